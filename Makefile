@@ -1,0 +1,22 @@
+# The two commands of the README:
+#   make demo   runs the proxy on rules.example.yaml over embedded backends
+#   make test   installs what the tests need (Debian packages) and runs them
+GO ?= go
+
+.PHONY: demo test deps build vet
+
+demo:
+	$(GO) run ./cmd/shardflake demo
+
+test: deps
+	$(GO) test -race -count=1 ./...
+
+deps:
+	./scripts/install-deps.sh
+
+build:
+	$(GO) build -o bin/shardflake ./cmd/shardflake
+
+vet:
+	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
+	$(GO) vet ./...

@@ -1,0 +1,3 @@
+module github.com/shardflake/shardflake
+
+go 1.26.8

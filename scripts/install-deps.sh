@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests start for real: MariaDB servers,
+# etcd, sysbench and Prometheus. Does nothing when they are all present.
+set -euo pipefail
+
+need=()
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
+command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
+command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
+command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+
+if [ ${#need[@]} -eq 0 ]; then
+	exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+	sudo="sudo"
+fi
+echo "install-deps: installing ${need[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${need[@]}"
