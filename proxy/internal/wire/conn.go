@@ -1,0 +1,223 @@
+package wire
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// MaxPayload is the largest payload of one packet; longer payloads continue
+// in further packets.
+const MaxPayload = 1<<24 - 1
+
+// ErrSequence means the peer sent a packet out of order: the connection is
+// no longer usable.
+var ErrSequence = errors.New("wire: packet out of sequence")
+
+// Conn reads and writes packets on one connection. Reads are buffered and
+// return slices of the read buffer where possible; writes are buffered until
+// Flush, so a whole response costs one write system call.
+type Conn struct {
+	nc  net.Conn
+	src pushback
+	br  *bufio.Reader
+	bw  *bufio.Writer
+	seq uint8
+
+	joined  []byte // payload of a packet split over several packets
+	scratch []byte // for callers building packets (Scratch)
+}
+
+// NewConn wraps nc, which must have finished its handshake. Nothing may be
+// buffered elsewhere for nc: the handshake protocols guarantee it, because
+// the peer waits for the handshake's last packet before sending more.
+func NewConn(nc net.Conn) *Conn {
+	c := &Conn{nc: nc}
+	c.src.nc = nc
+	c.br = bufio.NewReaderSize(&c.src, 64<<10)
+	c.bw = bufio.NewWriterSize(nc, 64<<10)
+	return c
+}
+
+// NetConn returns the underlying connection.
+func (c *Conn) NetConn() net.Conn { return c.nc }
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.nc.Close() }
+
+// ResetSeq starts a new command: the next packet read or written has
+// sequence number 0.
+func (c *Conn) ResetSeq() { c.seq = 0 }
+
+// ReadPacket reads one payload, joining continuation packets. The slice is
+// only valid until the next read on c.
+func (c *Conn) ReadPacket() ([]byte, error) {
+	p, err := c.readOne()
+	if err != nil || len(p) < MaxPayload {
+		return p, err
+	}
+	c.joined = append(c.joined[:0], p...)
+	for {
+		p, err = c.readOne()
+		if err != nil {
+			return nil, err
+		}
+		c.joined = append(c.joined, p...)
+		if len(p) < MaxPayload {
+			return c.joined, nil
+		}
+	}
+}
+
+func (c *Conn) readOne() ([]byte, error) {
+	hdr, err := c.br.Peek(4)
+	if err != nil {
+		return nil, readErr(err)
+	}
+	n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
+	seq := hdr[3]
+	if _, err := c.br.Discard(4); err != nil {
+		return nil, readErr(err)
+	}
+	if seq != c.seq {
+		return nil, fmt.Errorf("%w: got %d, want %d", ErrSequence, seq, c.seq)
+	}
+	c.seq++
+	if n <= c.br.Size() {
+		p, err := c.br.Peek(n)
+		if err != nil {
+			return nil, readErr(err)
+		}
+		c.br.Discard(n)
+		return p, nil
+	}
+	if cap(c.joined) < n {
+		c.joined = make([]byte, n)
+	}
+	p := c.joined[:n]
+	if _, err := io.ReadFull(c.br, p); err != nil {
+		return nil, readErr(err)
+	}
+	return p, nil
+}
+
+// readErr marks read errors as coming from this package; errors.Is still
+// finds io.EOF, net.ErrClosed and timeouts underneath.
+func readErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("wire: read: %w", err)
+}
+
+// Buffered reports whether the peer has sent bytes that are not read yet.
+func (c *Conn) Buffered() bool { return c.br.Buffered() > 0 || len(c.src.pending) > 0 }
+
+// WritePacket buffers one payload, splitting it into continuation packets
+// when it is MaxPayload bytes or longer.
+func (c *Conn) WritePacket(payload []byte) error {
+	for {
+		n := min(len(payload), MaxPayload)
+		hdr := [4]byte{byte(n), byte(n >> 8), byte(n >> 16), c.seq}
+		c.seq++
+		if _, err := c.bw.Write(hdr[:]); err != nil {
+			return fmt.Errorf("wire: write: %w", err)
+		}
+		if _, err := c.bw.Write(payload[:n]); err != nil {
+			return fmt.Errorf("wire: write: %w", err)
+		}
+		payload = payload[n:]
+		if n < MaxPayload {
+			return nil
+		}
+	}
+}
+
+// Flush sends everything buffered.
+func (c *Conn) Flush() error {
+	if err := c.bw.Flush(); err != nil {
+		return fmt.Errorf("wire: write: %w", err)
+	}
+	return nil
+}
+
+// Scratch returns an empty slice with the capacity of earlier packets, for
+// building the next packet; give it back with SetScratch so its capacity is
+// kept.
+func (c *Conn) Scratch() []byte { return c.scratch[:0] }
+
+// SetScratch keeps b's storage for the next Scratch.
+func (c *Conn) SetScratch(b []byte) {
+	if cap(b) <= 1<<20 {
+		c.scratch = b[:0]
+	}
+}
+
+// SetDeadline sets the read and write deadlines of the connection.
+func (c *Conn) SetDeadline(t time.Time) error { return c.nc.SetDeadline(t) }
+
+// SetReadDeadline sets the read deadline of the connection.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.nc.SetReadDeadline(t) }
+
+// SetWriteDeadline sets the write deadline of the connection.
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.nc.SetWriteDeadline(t) }
+
+// Watch notices the peer closing the connection while its owner is busy
+// elsewhere (running a statement the client waits for): it reads on a
+// goroutine of its own and calls gone if the read fails. Bytes the peer sends
+// meanwhile are kept for the next ReadPacket. stop ends the watch and must be
+// called, by the owner, before the owner reads again.
+func (c *Conn) Watch(gone func()) (stop func()) {
+	if c.Buffered() || c.src.err != nil {
+		// The peer has already sent its next command: it is alive, and
+		// reading further would only reorder its bytes.
+		return func() {}
+	}
+	var stopping atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var b [512]byte
+		n, err := c.nc.Read(b[:])
+		c.src.pending = append(c.src.pending, b[:n]...)
+		if err == nil {
+			return
+		}
+		var ne net.Error
+		if stopping.Load() && errors.As(err, &ne) && ne.Timeout() {
+			return
+		}
+		c.src.err = err
+		gone()
+	}()
+	return func() {
+		stopping.Store(true)
+		c.nc.SetReadDeadline(time.Unix(1, 0))
+		<-done
+		c.nc.SetReadDeadline(time.Time{})
+	}
+}
+
+// pushback is the reader under the buffered reader: it hands out what a
+// Watch read first, then the error that read got, then reads nc.
+type pushback struct {
+	nc      net.Conn
+	pending []byte
+	err     error
+}
+
+func (p *pushback) Read(b []byte) (int, error) {
+	if len(p.pending) > 0 {
+		n := copy(b, p.pending)
+		p.pending = p.pending[n:]
+		return n, nil
+	}
+	if p.err != nil {
+		return 0, p.err
+	}
+	return p.nc.Read(b)
+}

@@ -1,0 +1,261 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// First bytes of response packets.
+const (
+	HeaderOK          = 0x00
+	HeaderLocalInfile = 0xfb
+	HeaderEOF         = 0xfe
+	HeaderErr         = 0xff
+)
+
+// ErrMalformed means a packet is shorter than its layout requires.
+var ErrMalformed = errors.New("wire: malformed packet")
+
+// OK is the content of an OK packet.
+type OK struct {
+	AffectedRows uint64
+	InsertID     uint64
+	Status       uint16
+	Warnings     uint16
+	Info         string
+}
+
+// AppendOK appends an OK packet. sessionTrack is whether the client
+// negotiated CLIENT_SESSION_TRACK, which changes how the info string is
+// written.
+func AppendOK(dst []byte, ok OK, sessionTrack bool) []byte {
+	dst = append(dst, HeaderOK)
+	dst = AppendLenEncInt(dst, ok.AffectedRows)
+	dst = AppendLenEncInt(dst, ok.InsertID)
+	dst = binary.LittleEndian.AppendUint16(dst, ok.Status&^mysql.SERVER_SESSION_STATE_CHANGED)
+	dst = binary.LittleEndian.AppendUint16(dst, ok.Warnings)
+	if sessionTrack {
+		return AppendLenEncString(dst, []byte(ok.Info))
+	}
+	return append(dst, ok.Info...)
+}
+
+// ParseOK decodes an OK packet (or an EOF packet that carries OK content).
+// sessionTrack is whether CLIENT_SESSION_TRACK was negotiated.
+func ParseOK(p []byte, sessionTrack bool) (OK, error) {
+	var ok OK
+	if len(p) < 1 {
+		return ok, ErrMalformed
+	}
+	pos := 1
+	var n int
+	var good bool
+	if ok.AffectedRows, _, n, good = ReadLenEncInt(p[pos:]); !good {
+		return ok, ErrMalformed
+	}
+	pos += n
+	if ok.InsertID, _, n, good = ReadLenEncInt(p[pos:]); !good {
+		return ok, ErrMalformed
+	}
+	pos += n
+	if len(p) < pos+4 {
+		return ok, ErrMalformed
+	}
+	ok.Status = binary.LittleEndian.Uint16(p[pos:])
+	ok.Warnings = binary.LittleEndian.Uint16(p[pos+2:])
+	pos += 4
+	if sessionTrack {
+		if s, _, _, err := ReadLenEncString(p[pos:]); err == nil {
+			ok.Info = string(s)
+		}
+	} else {
+		ok.Info = string(p[pos:])
+	}
+	return ok, nil
+}
+
+// AppendErr appends an error packet.
+func AppendErr(dst []byte, code uint16, state, message string) []byte {
+	if len(state) != 5 {
+		state = "HY000"
+	}
+	dst = append(dst, HeaderErr)
+	dst = binary.LittleEndian.AppendUint16(dst, code)
+	dst = append(dst, '#')
+	dst = append(dst, state...)
+	return append(dst, message...)
+}
+
+// ParseErr decodes an error packet.
+func ParseErr(p []byte) *mysql.MyError {
+	e := &mysql.MyError{Code: mysql.ER_UNKNOWN_ERROR, State: "HY000"}
+	if len(p) < 3 {
+		e.Message = "malformed error packet"
+		return e
+	}
+	e.Code = binary.LittleEndian.Uint16(p[1:])
+	rest := p[3:]
+	if len(rest) >= 6 && rest[0] == '#' {
+		e.State = string(rest[1:6])
+		rest = rest[6:]
+	}
+	e.Message = string(rest)
+	return e
+}
+
+// AppendEOF appends an EOF packet.
+func AppendEOF(dst []byte, warnings, status uint16) []byte {
+	dst = append(dst, HeaderEOF)
+	dst = binary.LittleEndian.AppendUint16(dst, warnings)
+	return binary.LittleEndian.AppendUint16(dst, status&^mysql.SERVER_SESSION_STATE_CHANGED)
+}
+
+// IsEOF reports whether p is an EOF packet (a result row can start with
+// 0xfe too, but is then at least 9 bytes long).
+func IsEOF(p []byte) bool { return len(p) > 0 && p[0] == HeaderEOF && len(p) < 9 }
+
+// IsErr reports whether p is an error packet.
+func IsErr(p []byte) bool { return len(p) > 0 && p[0] == HeaderErr }
+
+// ParseEOF returns the warnings and status flags of an EOF packet.
+func ParseEOF(p []byte) (warnings, status uint16) {
+	if len(p) < 5 {
+		return 0, 0
+	}
+	return binary.LittleEndian.Uint16(p[1:]), binary.LittleEndian.Uint16(p[3:])
+}
+
+// AppendLenEncInt appends a length-encoded integer.
+func AppendLenEncInt(dst []byte, n uint64) []byte {
+	return mysql.AppendLengthEncodedInteger(dst, n)
+}
+
+// ReadLenEncInt decodes a length-encoded integer: its value, whether it was
+// the NULL marker, its size, and whether p was long enough.
+func ReadLenEncInt(p []byte) (v uint64, null bool, n int, ok bool) {
+	if len(p) == 0 {
+		return 0, false, 0, false
+	}
+	switch p[0] {
+	case 0xfb:
+		return 0, true, 1, true
+	case 0xfc:
+		if len(p) < 3 {
+			return 0, false, 0, false
+		}
+		return uint64(p[1]) | uint64(p[2])<<8, false, 3, true
+	case 0xfd:
+		if len(p) < 4 {
+			return 0, false, 0, false
+		}
+		return uint64(p[1]) | uint64(p[2])<<8 | uint64(p[3])<<16, false, 4, true
+	case 0xfe:
+		if len(p) < 9 {
+			return 0, false, 0, false
+		}
+		return binary.LittleEndian.Uint64(p[1:]), false, 9, true
+	}
+	return uint64(p[0]), false, 1, true
+}
+
+// AppendLenEncString appends a length-encoded string.
+func AppendLenEncString(dst, s []byte) []byte {
+	dst = AppendLenEncInt(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// ReadLenEncString decodes a length-encoded string: the bytes (aliasing p),
+// whether it was NULL, and how many bytes of p it took.
+func ReadLenEncString(p []byte) (s []byte, null bool, n int, err error) {
+	l, null, n, ok := ReadLenEncInt(p)
+	if !ok {
+		return nil, false, 0, ErrMalformed
+	}
+	if null {
+		return nil, true, n, nil
+	}
+	end := n + int(l)
+	if l > uint64(len(p)) || end > len(p) {
+		return nil, false, 0, ErrMalformed
+	}
+	return p[n:end:end], false, end, nil
+}
+
+// AppendColumn appends a column definition (Protocol::ColumnDefinition41).
+func AppendColumn(dst []byte, f *mysql.Field) []byte {
+	dst = AppendLenEncString(dst, []byte("def"))
+	dst = AppendLenEncString(dst, f.Schema)
+	dst = AppendLenEncString(dst, f.Table)
+	dst = AppendLenEncString(dst, f.OrgTable)
+	dst = AppendLenEncString(dst, f.Name)
+	dst = AppendLenEncString(dst, f.OrgName)
+	dst = append(dst, 0x0c)
+	dst = binary.LittleEndian.AppendUint16(dst, f.Charset)
+	dst = binary.LittleEndian.AppendUint32(dst, f.ColumnLength)
+	dst = append(dst, f.Type)
+	dst = binary.LittleEndian.AppendUint16(dst, f.Flag)
+	dst = append(dst, f.Decimal, 0, 0)
+	return dst
+}
+
+// ParseColumn decodes a column definition. The Field keeps its own copy of
+// p, so p may be reused afterwards.
+func ParseColumn(p []byte) (*mysql.Field, error) {
+	f := new(mysql.Field)
+	if err := safeParseField(f, append([]byte(nil), p...)); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func safeParseField(f *mysql.Field, p []byte) (err error) {
+	// go-mysql indexes without bounds checks; a short packet must not
+	// take the proxy down.
+	defer func() {
+		if recover() != nil {
+			err = ErrMalformed
+		}
+	}()
+	return f.Parse(p)
+}
+
+// AppendTextRow appends a text-protocol row: each value length-encoded,
+// nil as NULL.
+func AppendTextRow(dst []byte, values [][]byte) []byte {
+	for _, v := range values {
+		if v == nil {
+			dst = append(dst, 0xfb)
+			continue
+		}
+		dst = AppendLenEncString(dst, v)
+	}
+	return dst
+}
+
+// SplitTextRow decodes a text-protocol row of n columns into dst (reused
+// when large enough). Values alias p; NULL is nil, an empty string is an
+// empty non-nil slice.
+func SplitTextRow(p []byte, n int, dst [][]byte) ([][]byte, error) {
+	if cap(dst) < n {
+		dst = make([][]byte, n)
+	}
+	dst = dst[:n]
+	pos := 0
+	for i := range n {
+		s, null, size, err := ReadLenEncString(p[pos:])
+		if err != nil {
+			return nil, err
+		}
+		pos += size
+		if null {
+			s = nil
+		}
+		dst[i] = s
+	}
+	if pos != len(p) {
+		return nil, ErrMalformed
+	}
+	return dst, nil
+}

@@ -1,0 +1,255 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// AppendPrepareOK appends the first packet of a COM_STMT_PREPARE response.
+func AppendPrepareOK(dst []byte, stmtID uint32, columns, params uint16, warnings uint16) []byte {
+	dst = append(dst, HeaderOK)
+	dst = binary.LittleEndian.AppendUint32(dst, stmtID)
+	dst = binary.LittleEndian.AppendUint16(dst, columns)
+	dst = binary.LittleEndian.AppendUint16(dst, params)
+	dst = append(dst, 0)
+	return binary.LittleEndian.AppendUint16(dst, warnings)
+}
+
+// StmtID returns the statement id that starts the payload of
+// COM_STMT_EXECUTE, COM_STMT_CLOSE, COM_STMT_RESET and
+// COM_STMT_SEND_LONG_DATA (p excludes the command byte).
+func StmtID(p []byte) (uint32, error) {
+	if len(p) < 4 {
+		return 0, ErrMalformed
+	}
+	return binary.LittleEndian.Uint32(p), nil
+}
+
+// Execute is a decoded COM_STMT_EXECUTE.
+type Execute struct {
+	StmtID uint32
+	// CursorFlags are the cursor bits of the flags byte; the proxy supports
+	// none (CURSOR_TYPE_NO_CURSOR).
+	CursorFlags byte
+	// Types holds two bytes per parameter (type, then 0x80 for unsigned),
+	// a copy the caller may keep for the next execute.
+	Types []byte
+	Args  []any
+}
+
+// ParseExecute decodes the payload of COM_STMT_EXECUTE (without the command
+// byte) for a statement with nParams parameters. prevTypes are the types the
+// client bound last time, used when this execute does not resend them;
+// longData holds what COM_STMT_SEND_LONG_DATA sent per parameter (nil
+// entries for none).
+//
+// Arguments come back as nil, int64, uint64 (only above MaxInt64), float32,
+// float64, string (text, decimals, dates and times in their SQL form) or
+// []byte (blobs).
+func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte) (Execute, error) {
+	var e Execute
+	if len(p) < 9 {
+		return e, ErrMalformed
+	}
+	e.StmtID = binary.LittleEndian.Uint32(p)
+	e.CursorFlags = p[4] & 0x0f
+	pos := 9 // statement id, flags, iteration count (always 1)
+	if nParams == 0 {
+		return e, nil
+	}
+	nb := (nParams + 7) / 8
+	if len(p) < pos+nb+1 {
+		return e, ErrMalformed
+	}
+	nulls := p[pos : pos+nb]
+	pos += nb
+	bound := p[pos]
+	pos++
+	if bound == 1 {
+		if len(p) < pos+2*nParams {
+			return e, ErrMalformed
+		}
+		e.Types = append([]byte(nil), p[pos:pos+2*nParams]...)
+		pos += 2 * nParams
+	} else {
+		if len(prevTypes) != 2*nParams {
+			return e, fmt.Errorf("%w: execute without parameter types and none bound before", ErrMalformed)
+		}
+		e.Types = prevTypes
+	}
+	e.Args = make([]any, nParams)
+	for i := range nParams {
+		if nulls[i/8]&(1<<(i%8)) != 0 {
+			continue
+		}
+		tp, unsigned := e.Types[2*i], e.Types[2*i+1]&0x80 != 0
+		if i < len(longData) && longData[i] != nil {
+			e.Args[i] = longValue(tp, longData[i])
+			continue
+		}
+		v, n, err := binaryParam(p[pos:], tp, unsigned)
+		if err != nil {
+			return e, fmt.Errorf("parameter %d: %w", i+1, err)
+		}
+		pos += n
+		e.Args[i] = v
+	}
+	return e, nil
+}
+
+func longValue(tp byte, b []byte) any {
+	if isBlob(tp) {
+		return append([]byte(nil), b...)
+	}
+	return string(b)
+}
+
+func isBlob(tp byte) bool {
+	switch tp {
+	case mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB,
+		mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_GEOMETRY:
+		return true
+	}
+	return false
+}
+
+func binaryParam(p []byte, tp byte, unsigned bool) (any, int, error) {
+	need := func(n int) error {
+		if len(p) < n {
+			return ErrMalformed
+		}
+		return nil
+	}
+	switch tp {
+	case mysql.MYSQL_TYPE_NULL:
+		return nil, 0, nil
+	case mysql.MYSQL_TYPE_TINY:
+		if err := need(1); err != nil {
+			return nil, 0, err
+		}
+		if unsigned {
+			return int64(p[0]), 1, nil
+		}
+		return int64(int8(p[0])), 1, nil
+	case mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_YEAR:
+		if err := need(2); err != nil {
+			return nil, 0, err
+		}
+		v := binary.LittleEndian.Uint16(p)
+		if unsigned {
+			return int64(v), 2, nil
+		}
+		return int64(int16(v)), 2, nil
+	case mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG:
+		if err := need(4); err != nil {
+			return nil, 0, err
+		}
+		v := binary.LittleEndian.Uint32(p)
+		if unsigned {
+			return int64(v), 4, nil
+		}
+		return int64(int32(v)), 4, nil
+	case mysql.MYSQL_TYPE_LONGLONG:
+		if err := need(8); err != nil {
+			return nil, 0, err
+		}
+		v := binary.LittleEndian.Uint64(p)
+		if unsigned && v > math.MaxInt64 {
+			return v, 8, nil
+		}
+		return int64(v), 8, nil
+	case mysql.MYSQL_TYPE_FLOAT:
+		if err := need(4); err != nil {
+			return nil, 0, err
+		}
+		return math.Float32frombits(binary.LittleEndian.Uint32(p)), 4, nil
+	case mysql.MYSQL_TYPE_DOUBLE:
+		if err := need(8); err != nil {
+			return nil, 0, err
+		}
+		return math.Float64frombits(binary.LittleEndian.Uint64(p)), 8, nil
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
+		s, _, n, err := ReadLenEncString(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		v, err := formatBinaryDateTime(s, tp)
+		return v, n, err
+	case mysql.MYSQL_TYPE_TIME:
+		s, _, n, err := ReadLenEncString(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		v, err := formatBinaryTime(s)
+		return v, n, err
+	}
+	s, null, n, err := ReadLenEncString(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	if null {
+		return nil, n, nil
+	}
+	if isBlob(tp) {
+		return append([]byte(nil), s...), n, nil
+	}
+	return string(s), n, nil
+}
+
+// formatBinaryDateTime turns a binary DATE/DATETIME value into its SQL text.
+func formatBinaryDateTime(b []byte, tp byte) (string, error) {
+	var y, mo, d, h, mi, s, us int
+	switch len(b) {
+	case 0:
+	case 4, 7, 11:
+		y = int(binary.LittleEndian.Uint16(b))
+		mo, d = int(b[2]), int(b[3])
+		if len(b) >= 7 {
+			h, mi, s = int(b[4]), int(b[5]), int(b[6])
+		}
+		if len(b) == 11 {
+			us = int(binary.LittleEndian.Uint32(b[7:]))
+		}
+	default:
+		return "", fmt.Errorf("%w: date of %d bytes", ErrMalformed, len(b))
+	}
+	out := fmt.Sprintf("%04d-%02d-%02d", y, mo, d)
+	if tp == mysql.MYSQL_TYPE_DATE || tp == mysql.MYSQL_TYPE_NEWDATE {
+		return out, nil
+	}
+	out += fmt.Sprintf(" %02d:%02d:%02d", h, mi, s)
+	if us != 0 {
+		out += "." + fmt.Sprintf("%06d", us)
+	}
+	return out, nil
+}
+
+// formatBinaryTime turns a binary TIME value into its SQL text.
+func formatBinaryTime(b []byte) (string, error) {
+	switch len(b) {
+	case 0:
+		return "00:00:00", nil
+	case 8, 12:
+	default:
+		return "", fmt.Errorf("%w: time of %d bytes", ErrMalformed, len(b))
+	}
+	sign := ""
+	if b[0] == 1 {
+		sign = "-"
+	}
+	hours := int(binary.LittleEndian.Uint32(b[1:]))*24 + int(b[5])
+	out := sign + strconv.Itoa(hours) + fmt.Sprintf(":%02d:%02d", b[6], b[7])
+	if len(b) == 12 {
+		if us := binary.LittleEndian.Uint32(b[8:]); us != 0 {
+			out += fmt.Sprintf(".%06d", us)
+		}
+	}
+	if hours < 10 {
+		out = sign + "0" + out[len(sign):]
+	}
+	return out, nil
+}

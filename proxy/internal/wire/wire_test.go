@@ -1,0 +1,300 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"net"
+	"reflect"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+func TestPacketsRoundTrip(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	w, r := NewConn(a), NewConn(b)
+
+	big := bytes.Repeat([]byte{'x'}, MaxPayload+10)
+	exact := bytes.Repeat([]byte{'y'}, MaxPayload)
+	payloads := [][]byte{{0x03, 's', 'e', 'l'}, {}, big, exact, {0x01}}
+	go func() {
+		for _, p := range payloads {
+			if err := w.WritePacket(p); err != nil {
+				t.Error(err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Error(err)
+		}
+	}()
+	for i, want := range payloads {
+		got, err := r.ReadPacket()
+		if err != nil {
+			t.Fatalf("packet %d: %v", i, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("packet %d: got %d bytes, want %d", i, len(got), len(want))
+		}
+	}
+}
+
+func TestReadPacketRejectsWrongSequence(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	go a.Write([]byte{1, 0, 0, 5, 0x0e})
+	if _, err := NewConn(b).ReadPacket(); err == nil {
+		t.Fatal("want a sequence error")
+	}
+}
+
+func TestOKErrEOF(t *testing.T) {
+	tests := []struct {
+		give         OK
+		sessionTrack bool
+	}{
+		{OK{AffectedRows: 3, InsertID: 1 << 40, Status: 2, Warnings: 1, Info: "Rows matched: 3"}, false},
+		{OK{AffectedRows: 0, Status: 3}, true},
+		{OK{AffectedRows: 70000, InsertID: 251, Info: "x"}, true},
+	}
+	for _, tt := range tests {
+		p := AppendOK(nil, tt.give, tt.sessionTrack)
+		got, err := ParseOK(p, tt.sessionTrack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.give {
+			t.Errorf("ParseOK(AppendOK(%+v)) = %+v", tt.give, got)
+		}
+	}
+
+	e := ParseErr(AppendErr(nil, 1146, "42S02", "Table 'x' doesn't exist"))
+	if e.Code != 1146 || e.State != "42S02" || e.Message != "Table 'x' doesn't exist" {
+		t.Errorf("ParseErr: got %+v", e)
+	}
+	if e := ParseErr(AppendErr(nil, 1105, "", "m")); e.State != "HY000" {
+		t.Errorf("empty state: got %q, want HY000", e.State)
+	}
+
+	eof := AppendEOF(nil, 2, mysql.SERVER_MORE_RESULTS_EXISTS|mysql.SERVER_SESSION_STATE_CHANGED)
+	if !IsEOF(eof) {
+		t.Fatal("IsEOF(AppendEOF) = false")
+	}
+	if w, s := ParseEOF(eof); w != 2 || s != mysql.SERVER_MORE_RESULTS_EXISTS {
+		t.Errorf("ParseEOF: got %d, %#x", w, s)
+	}
+	longRow := AppendTextRow([]byte{}, [][]byte{bytes.Repeat([]byte{'a'}, 1<<24)})
+	if IsEOF(longRow) {
+		t.Error("a row with a 16 MiB value is not an EOF packet")
+	}
+}
+
+func TestTextRows(t *testing.T) {
+	tests := []struct {
+		give [][]byte
+	}{
+		{[][]byte{[]byte("1"), nil, {}, []byte("hello")}},
+		{[][]byte{bytes.Repeat([]byte{'z'}, 300), bytes.Repeat([]byte{'q'}, 70000)}},
+		{[][]byte{nil}},
+	}
+	for _, tt := range tests {
+		p := AppendTextRow(nil, tt.give)
+		got, err := SplitTextRow(p, len(tt.give), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(tt.give) {
+			t.Fatalf("got %d values, want %d", len(got), len(tt.give))
+		}
+		for i := range got {
+			if (got[i] == nil) != (tt.give[i] == nil) || !bytes.Equal(got[i], tt.give[i]) {
+				t.Errorf("value %d: got %q (nil %v), want %q (nil %v)", i, got[i], got[i] == nil, tt.give[i], tt.give[i] == nil)
+			}
+		}
+	}
+	if _, err := SplitTextRow([]byte{5, 'a'}, 1, nil); err == nil {
+		t.Error("short row: want an error")
+	}
+	if _, err := SplitTextRow([]byte{1, 'a', 1, 'b'}, 1, nil); err == nil {
+		t.Error("row with extra bytes: want an error")
+	}
+}
+
+func TestColumnRoundTrip(t *testing.T) {
+	f := &mysql.Field{Schema: []byte("ds_0"), Table: []byte("t"), OrgTable: []byte("t_order_1"), Name: []byte("id"),
+		OrgName: []byte("id"), Charset: 63, ColumnLength: 20, Type: mysql.MYSQL_TYPE_LONGLONG, Flag: mysql.NOT_NULL_FLAG, Decimal: 0}
+	got, err := ParseColumn(AppendColumn(nil, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Data = nil
+	if !reflect.DeepEqual(got, f) {
+		t.Errorf("got %+v, want %+v", got, f)
+	}
+	if _, err := ParseColumn([]byte{3, 'd', 'e'}); err == nil {
+		t.Error("short column definition: want an error")
+	}
+}
+
+func TestBinaryRow(t *testing.T) {
+	field := func(tp uint8, flag uint16) *mysql.Field { return &mysql.Field{Type: tp, Flag: flag} }
+	le16 := func(v uint16) []byte { return binary.LittleEndian.AppendUint16(nil, v) }
+	le32 := func(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+	le64 := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	tests := []struct {
+		name  string
+		field *mysql.Field
+		give  string
+		want  []byte
+	}{
+		{"tiny", field(mysql.MYSQL_TYPE_TINY, 0), "-1", []byte{0xff}},
+		{"short", field(mysql.MYSQL_TYPE_SHORT, 0), "300", le16(300)},
+		{"long", field(mysql.MYSQL_TYPE_LONG, 0), "-2", le32(math.MaxUint32 - 1)},
+		{"longlong unsigned", field(mysql.MYSQL_TYPE_LONGLONG, mysql.UNSIGNED_FLAG), "18446744073709551615", le64(math.MaxUint64)},
+		{"double", field(mysql.MYSQL_TYPE_DOUBLE, 0), "1.5", le64(math.Float64bits(1.5))},
+		{"float", field(mysql.MYSQL_TYPE_FLOAT, 0), "0.25", le32(math.Float32bits(0.25))},
+		{"decimal", field(mysql.MYSQL_TYPE_NEWDECIMAL, 0), "12.30", []byte("\x0512.30")},
+		{"varchar", field(mysql.MYSQL_TYPE_VAR_STRING, 0), "abc", []byte("\x03abc")},
+		{"date", field(mysql.MYSQL_TYPE_DATE, 0), "2024-02-29", cat([]byte{4}, le16(2024), []byte{2, 29})},
+		{"zero date", field(mysql.MYSQL_TYPE_DATE, 0), "0000-00-00", []byte{0}},
+		{"datetime", field(mysql.MYSQL_TYPE_DATETIME, 0), "2024-02-29 13:14:15", cat([]byte{7}, le16(2024), []byte{2, 29, 13, 14, 15})},
+		{"datetime micro", field(mysql.MYSQL_TYPE_TIMESTAMP, 0), "2024-02-29 13:14:15.5", cat([]byte{11}, le16(2024), []byte{2, 29, 13, 14, 15}, le32(500000))},
+		{"time", field(mysql.MYSQL_TYPE_TIME, 0), "-838:59:59", cat([]byte{8, 1}, le32(34), []byte{22, 59, 59})},
+		{"zero time", field(mysql.MYSQL_TYPE_TIME, 0), "00:00:00", []byte{0}},
+		{"time micro", field(mysql.MYSQL_TYPE_TIME, 0), "01:02:03.000004", cat([]byte{12, 0}, le32(0), []byte{1, 2, 3}, le32(4))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := AppendBinaryRow(nil, []*mysql.Field{tt.field}, [][]byte{[]byte(tt.give)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := cat([]byte{0, 0}, tt.want)
+			if !bytes.Equal(got, want) {
+				t.Errorf("got %x, want %x", got, want)
+			}
+		})
+	}
+
+	fields := []*mysql.Field{field(mysql.MYSQL_TYPE_LONG, 0), field(mysql.MYSQL_TYPE_VAR_STRING, 0)}
+	got, err := AppendBinaryRow(nil, fields, [][]byte{nil, []byte("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []byte{0, 0x04, 1, 'x'}; !bytes.Equal(got, want) {
+		t.Errorf("NULL bitmap: got %x, want %x", got, want)
+	}
+	if _, err := AppendBinaryRow(nil, fields[:1], [][]byte{[]byte("1x")}); err == nil {
+		t.Error("bad integer: want an error")
+	}
+}
+
+func TestParseExecute(t *testing.T) {
+	types := []byte{
+		mysql.MYSQL_TYPE_LONGLONG, 0,
+		mysql.MYSQL_TYPE_VAR_STRING, 0,
+		mysql.MYSQL_TYPE_NULL, 0,
+		mysql.MYSQL_TYPE_DOUBLE, 0,
+		mysql.MYSQL_TYPE_DATETIME, 0,
+		mysql.MYSQL_TYPE_BLOB, 0,
+		mysql.MYSQL_TYPE_TINY, 0x80,
+		mysql.MYSQL_TYPE_TIME, 0,
+	}
+	p := binary.LittleEndian.AppendUint32(nil, 7)
+	p = append(p, 0)                                     // flags
+	p = binary.LittleEndian.AppendUint32(p, 1)           // iteration count
+	p = append(p, 0x04)                                  // NULL bitmap: parameter 3
+	p = append(p, 1)                                     // new params bound
+	p = append(p, types...)                              // types
+	p = binary.LittleEndian.AppendUint64(p, ^uint64(41)) // -42
+	p = append(p, 2, 'h', 'i')
+	p = binary.LittleEndian.AppendUint64(p, math.Float64bits(2.5))
+	p = append(p, 7, 0xe8, 0x07, 1, 2, 3, 4, 5)
+	p = append(p, 200) // TINY unsigned
+	p = append(p, 8, 0, 1, 0, 0, 0, 2, 3, 4)
+	e, err := ParseExecute(p, 8, nil, [][]byte{5: []byte("long\x00data")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{int64(-42), "hi", nil, 2.5, "2024-01-02 03:04:05", []byte("long\x00data"), int64(200), "26:03:04"}
+	if e.StmtID != 7 || !reflect.DeepEqual(e.Args, want) {
+		t.Errorf("got id %d args %#v, want 7 %#v", e.StmtID, e.Args, want)
+	}
+
+	// A later execute may omit the types and reuse the bound ones.
+	q := binary.LittleEndian.AppendUint32(nil, 7)
+	q = append(q, 0, 1, 0, 0, 0, 0xff, 0, 0) // flags, iterations, all NULL, not bound
+	e2, err := ParseExecute(q, 8, e.Types, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(e2.Args, make([]any, 8)) {
+		t.Errorf("all-NULL execute: got %#v", e2.Args)
+	}
+	if _, err := ParseExecute(q, 8, nil, nil); err == nil {
+		t.Error("execute without types and none bound before: want an error")
+	}
+	if _, err := ParseExecute(p[:len(p)-3], 8, nil, nil); err == nil {
+		t.Error("truncated execute: want an error")
+	}
+}
+
+func TestWatchNoticesPeerLeaving(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	c := NewConn(a)
+	var gone atomic.Bool
+	called := make(chan struct{})
+	stop := c.Watch(func() { gone.Store(true); close(called) })
+	b.Close()
+	select {
+	case <-called:
+	case <-time.After(10 * time.Second):
+		t.Fatal("gone not called after the peer closed")
+	}
+	stop()
+	if _, err := c.ReadPacket(); err == nil {
+		t.Error("ReadPacket after the peer left: want an error")
+	}
+}
+
+func TestWatchKeepsWhatThePeerSent(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	c := NewConn(a)
+	var gone atomic.Bool
+	stop := c.Watch(func() { gone.Store(true) })
+	if _, err := b.Write([]byte{2, 0, 0, 0, 0x0e, 0x01}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if gone.Load() {
+		t.Fatal("gone called for a live peer")
+	}
+	got, err := c.ReadPacket()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, []byte{0x0e, 0x01}) {
+		t.Errorf("got %x, want 0e01", got)
+	}
+
+	// A watch that sees nothing ends cleanly and leaves the connection usable.
+	c.ResetSeq()
+	stop = c.Watch(func() { gone.Store(true) })
+	stop()
+	go b.Write([]byte{1, 0, 0, 0, 0x0e})
+	if got, err := c.ReadPacket(); err != nil || !bytes.Equal(got, []byte{0x0e}) {
+		t.Errorf("after an idle watch: got %x, %v", got, err)
+	}
+	if gone.Load() {
+		t.Error("gone called for an idle watch")
+	}
+}
