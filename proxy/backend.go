@@ -1,0 +1,355 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+)
+
+// backendCharset is what every backend connection speaks unless the client
+// session asks for something else (SET NAMES ...).
+const (
+	backendCollation = "utf8mb4_general_ci"
+	// backendBaseline is applied to every new backend connection and again
+	// after COM_RESET_CONNECTION. A generous net_write_timeout lets a
+	// route's rows wait while a merge reads other routes first.
+	backendBaseline = "NAMES utf8mb4 COLLATE utf8mb4_general_ci, net_write_timeout = 3600"
+	// killGrace is how long a cancelled statement may take to end after
+	// KILL QUERY before its connection is cut.
+	killGrace = 5 * time.Second
+)
+
+// backendConn is one connection to a data source. It is owned by one
+// statement (or one transaction) at a time; only interrupt runs from
+// another goroutine.
+type backendConn struct {
+	pool *pool
+	gc   *client.Conn
+	wc   *wire.Conn
+	nc   net.Conn
+	id   uint32 // the backend's connection id, for KILL QUERY
+
+	status   uint16 // status flags of the last response
+	created  time.Time
+	lastUsed time.Time
+	// applied is the session settings (SET ...) in effect on this
+	// connection beyond the baseline; "" for none.
+	applied string
+	broken  bool
+}
+
+func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
+	ds := p.ds
+	addr := net.JoinHostPort(ds.Host, strconv.Itoa(ds.Port))
+	dialer := &net.Dialer{Timeout: p.connectTimeout, KeepAlive: 30 * time.Second}
+	flags := mysql.CLIENT_MULTI_RESULTS
+	if p.foundRows {
+		flags |= mysql.CLIENT_FOUND_ROWS
+	}
+	opts := []client.Option{func(c *client.Conn) error {
+		// Results must end with EOF packets, as the proxy's clients
+		// expect them, so they can be forwarded unchanged.
+		c.UnsetCapability(mysql.CLIENT_DEPRECATE_EOF)
+		c.UnsetCapability(mysql.CLIENT_QUERY_ATTRIBUTES)
+		c.UnsetCapability(mysql.CLIENT_MULTI_STATEMENTS)
+		c.UnsetCapability(mysql.CLIENT_SESSION_TRACK)
+		for _, f := range []uint32{mysql.CLIENT_MULTI_RESULTS, mysql.CLIENT_FOUND_ROWS} {
+			if flags&f != 0 {
+				if err := c.SetCapability(f); err != nil {
+					return err
+				}
+			}
+		}
+		c.ReadTimeout = p.connectTimeout
+		c.WriteTimeout = p.connectTimeout
+		return c.SetCollation(backendCollation)
+	}}
+	dctx, cancel := context.WithTimeout(ctx, p.connectTimeout)
+	defer cancel()
+	gc, err := client.ConnectWithDialer(dctx, "tcp", addr, ds.User, ds.Password, ds.Database, dialer.DialContext, opts...)
+	if err != nil {
+		return nil, err
+	}
+	nc := gc.Conn.Conn
+	// The handshake left its deadline behind; statements set their own.
+	nc.SetDeadline(time.Time{})
+	now := time.Now()
+	bc := &backendConn{pool: p, gc: gc, wc: wire.NewConn(nc), nc: nc, id: gc.GetConnectionID(), created: now, lastUsed: now}
+	nc.SetDeadline(now.Add(p.connectTimeout))
+	_, err = bc.exec("SET " + backendBaseline)
+	nc.SetDeadline(time.Time{})
+	if err != nil {
+		bc.close()
+		return nil, err
+	}
+	return bc, nil
+}
+
+func (bc *backendConn) close() {
+	bc.broken = true
+	bc.nc.Close()
+}
+
+// lost marks the connection broken after a read or write failed and
+// returns the error a client should see.
+func (bc *backendConn) lost(err error) error {
+	bc.broken = true
+	return &DataSourceError{DataSource: bc.pool.name, Lost: true, Err: err}
+}
+
+// send writes one command packet.
+func (bc *backendConn) send(cmd byte, arg string) error {
+	bc.wc.ResetSeq()
+	buf := append(bc.wc.Scratch(), cmd)
+	buf = append(buf, arg...)
+	err := bc.wc.WritePacket(buf)
+	bc.wc.SetScratch(buf)
+	if err == nil {
+		err = bc.wc.Flush()
+	}
+	if err != nil {
+		return bc.lost(err)
+	}
+	bc.lastUsed = time.Now()
+	return nil
+}
+
+// head is the start of a response: an OK packet, or the columns of a
+// result set whose rows follow.
+type head struct {
+	ok      wire.OK
+	columns []*mysql.Field
+}
+
+// readHead reads a response up to its rows. A backend error comes back as
+// *mysql.MyError with the connection still usable.
+func (bc *backendConn) readHead() (head, error) {
+	var h head
+	p, err := bc.wc.ReadPacket()
+	if err != nil {
+		return h, bc.lost(err)
+	}
+	switch {
+	case len(p) == 0:
+		return h, bc.lost(wire.ErrMalformed)
+	case p[0] == wire.HeaderOK:
+		ok, err := wire.ParseOK(p, false)
+		if err != nil {
+			return h, bc.lost(err)
+		}
+		bc.status = ok.Status
+		h.ok = ok
+		return h, nil
+	case p[0] == wire.HeaderErr:
+		return h, wire.ParseErr(p)
+	case p[0] == wire.HeaderLocalInfile:
+		// LOAD DATA LOCAL: answer with no data; the backend then fails
+		// the statement and the connection stays in step.
+		if err := bc.wc.WritePacket(nil); err != nil {
+			return h, bc.lost(err)
+		}
+		if err := bc.wc.Flush(); err != nil {
+			return h, bc.lost(err)
+		}
+		return bc.readHead()
+	}
+	n, _, _, ok := wire.ReadLenEncInt(p)
+	if !ok || n == 0 {
+		return h, bc.lost(wire.ErrMalformed)
+	}
+	h.columns = make([]*mysql.Field, n)
+	for i := range h.columns {
+		p, err := bc.wc.ReadPacket()
+		if err != nil {
+			return h, bc.lost(err)
+		}
+		if h.columns[i], err = wire.ParseColumn(p); err != nil {
+			return h, bc.lost(err)
+		}
+	}
+	p, err = bc.wc.ReadPacket()
+	if err != nil {
+		return h, bc.lost(err)
+	}
+	if !wire.IsEOF(p) {
+		return h, bc.lost(fmt.Errorf("%w: no EOF after column definitions", wire.ErrMalformed))
+	}
+	return h, nil
+}
+
+// readRow reads one row packet of an open result set: the raw payload, or
+// io.EOF (status updated) at the end, or the backend's error.
+func (bc *backendConn) readRow() ([]byte, error) {
+	p, err := bc.wc.ReadPacket()
+	if err != nil {
+		return nil, bc.lost(err)
+	}
+	if wire.IsEOF(p) {
+		_, bc.status = wire.ParseEOF(p)
+		return nil, io.EOF
+	}
+	if wire.IsErr(p) {
+		return nil, wire.ParseErr(p)
+	}
+	return p, nil
+}
+
+// inTransaction reports whether the backend says a transaction is open.
+func (bc *backendConn) inTransaction() bool { return bc.status&mysql.SERVER_STATUS_IN_TRANS != 0 }
+
+// moreResults reports whether the backend announced another result for
+// the current command (CALL, or a statement returning several results).
+func (bc *backendConn) moreResults() bool { return bc.status&mysql.SERVER_MORE_RESULTS_EXISTS != 0 }
+
+// discardRows reads and drops the rest of an open result set.
+func (bc *backendConn) discardRows() error {
+	for {
+		_, err := bc.readRow()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// exec runs a statement whose result does not matter beyond success: SET,
+// BEGIN, COMMIT. Rows, and further results, are read and dropped.
+func (bc *backendConn) exec(sql string) (wire.OK, error) {
+	if err := bc.send(mysql.COM_QUERY, sql); err != nil {
+		return wire.OK{}, err
+	}
+	return bc.finish()
+}
+
+// finish reads every remaining result of the current command.
+func (bc *backendConn) finish() (wire.OK, error) {
+	var firstErr error
+	var ok wire.OK
+	for {
+		h, err := bc.readHead()
+		if err != nil {
+			if bc.broken {
+				return ok, err
+			}
+			// A backend error ends the command.
+			if firstErr == nil {
+				firstErr = err
+			}
+			return ok, firstErr
+		}
+		if h.columns != nil {
+			if err := bc.discardRows(); err != nil {
+				return ok, err
+			}
+		} else {
+			ok = h.ok
+		}
+		if !bc.moreResults() {
+			return ok, firstErr
+		}
+	}
+}
+
+// ping checks the connection with COM_PING.
+func (bc *backendConn) ping(timeout time.Duration) error {
+	bc.nc.SetDeadline(time.Now().Add(timeout))
+	defer bc.nc.SetDeadline(time.Time{})
+	if err := bc.send(mysql.COM_PING, ""); err != nil {
+		return err
+	}
+	_, err := bc.readHead()
+	return err
+}
+
+// reset returns the connection to the baseline settings: session
+// variables, user variables, temporary tables and locks of the session
+// that used it before are gone.
+func (bc *backendConn) reset() error {
+	if err := bc.send(mysql.COM_RESET_CONNECTION, ""); err != nil {
+		return err
+	}
+	if _, err := bc.readHead(); err != nil {
+		return err
+	}
+	bc.applied = ""
+	_, err := bc.exec("SET " + backendBaseline)
+	return err
+}
+
+// apply makes the connection carry a session's settings ("" for none):
+// nothing when they are already in effect, a SET when the connection has
+// only the baseline, and a reset first when it carries another session's.
+func (bc *backendConn) apply(settings string) error {
+	if bc.applied == settings {
+		return nil
+	}
+	if bc.applied != "" {
+		if err := bc.reset(); err != nil {
+			return err
+		}
+	}
+	if settings != "" {
+		if _, err := bc.exec("SET " + settings); err != nil {
+			return err
+		}
+	}
+	bc.applied = settings
+	return nil
+}
+
+// watch makes ctx's cancellation stop the statement running on bc: KILL
+// QUERY through another connection, and if the backend does not end the
+// statement within killGrace, the connection is cut. Call stop once the
+// statement's response has been read to its end; it waits for a KILL in
+// flight, so a late KILL can never hit the connection's next statement.
+func (bc *backendConn) watch(ctx context.Context) (stop func()) {
+	if ctx.Done() == nil {
+		return func() {}
+	}
+	var (
+		mu       sync.Mutex
+		finished bool
+		timer    *time.Timer
+		killed   = make(chan struct{})
+	)
+	stopAfter := context.AfterFunc(ctx, func() {
+		defer close(killed)
+		bc.pool.killQuery(bc.id)
+		mu.Lock()
+		defer mu.Unlock()
+		if !finished {
+			timer = time.AfterFunc(killGrace, func() {
+				mu.Lock()
+				defer mu.Unlock()
+				if !finished {
+					bc.nc.SetReadDeadline(time.Unix(1, 0))
+				}
+			})
+		}
+	})
+	return func() {
+		if stopAfter() {
+			return
+		}
+		<-killed
+		mu.Lock()
+		finished = true
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		bc.nc.SetReadDeadline(time.Time{})
+	}
+}

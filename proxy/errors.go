@@ -1,0 +1,191 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/shardflake/shardflake/router"
+)
+
+// Errors the proxy itself reports. mysqlError maps each to its MySQL error
+// number and SQLSTATE; everything else in the package wraps them with %w.
+var (
+	// ErrTooManyConnections: the server is at server.maxConnections.
+	ErrTooManyConnections = errors.New("Too many connections")
+	// ErrQueryInterrupted: KILL QUERY (or KILL) stopped the statement.
+	ErrQueryInterrupted = errors.New("Query execution was interrupted")
+	// ErrStatementTimeout: the statement ran longer than server.statementTimeout.
+	ErrStatementTimeout = errors.New("Query execution was interrupted (statementTimeout exceeded)")
+	// ErrNoDatabase: a statement names a table without a database and none is selected.
+	ErrNoDatabase = errors.New("No database selected")
+	// ErrShuttingDown: the proxy is stopping and takes no new statements.
+	ErrShuttingDown = errors.New("shardflake is shutting down")
+	// ErrMultiStatementsOff: a query holds several statements but the
+	// client did not enable CLIENT_MULTI_STATEMENTS.
+	ErrMultiStatementsOff = errors.New("the query holds several statements but the client did not enable multi-statements (CLIENT_MULTI_STATEMENTS, e.g. multiStatements=true); nothing was run")
+)
+
+// UnknownDatabaseError: USE or COM_INIT_DB named a schema other than the
+// logical one.
+type UnknownDatabaseError struct{ Name string }
+
+func (e *UnknownDatabaseError) Error() string { return fmt.Sprintf("Unknown database '%s'", e.Name) }
+
+// NotSupportedError: a statement shardflake cannot run correctly.
+type NotSupportedError struct{ What string }
+
+func (e *NotSupportedError) Error() string {
+	return "shardflake does not support " + e.What + " yet"
+}
+
+// DataSourceError: a data source could not be reached, or the connection
+// to it was lost while a statement ran on it.
+type DataSourceError struct {
+	DataSource string
+	// Lost is true when an established connection broke mid-statement,
+	// false when no connection could be had (down, pool exhausted).
+	Lost bool
+	Err  error
+}
+
+func (e *DataSourceError) Error() string {
+	if e.Lost {
+		return fmt.Sprintf("Lost connection to data source %s during query: %v", e.DataSource, e.Err)
+	}
+	return fmt.Sprintf("data source %s is unavailable: %v", e.DataSource, e.Err)
+}
+
+func (e *DataSourceError) Unwrap() error { return e.Err }
+
+// MultiSourceError: multiSourceTransactions: reject, and a statement in a
+// transaction would touch a second data source.
+type MultiSourceError struct {
+	InUse, Wanted string
+}
+
+func (e *MultiSourceError) Error() string {
+	return fmt.Sprintf("this transaction already uses data source %s and multiSourceTransactions: reject forbids adding %s (a transaction over several data sources would not be atomic); commit first or keep the transaction on one data source", e.InUse, e.Wanted)
+}
+
+// CommitError: COMMIT failed on a data source, possibly after others had
+// committed (commits over several data sources are not atomic).
+type CommitError struct {
+	DataSource string
+	Committed  []string
+	Err        error
+}
+
+func (e *CommitError) Error() string {
+	if len(e.Committed) == 0 {
+		return fmt.Sprintf("commit failed on data source %s: %v", e.DataSource, e.Err)
+	}
+	return fmt.Sprintf("commit failed on data source %s after %v committed (multi-source commits are not atomic): %v", e.DataSource, e.Committed, e.Err)
+}
+
+func (e *CommitError) Unwrap() error { return e.Err }
+
+// UnknownThreadError: KILL named no connection of this proxy.
+type UnknownThreadError struct{ ID uint64 }
+
+func (e *UnknownThreadError) Error() string { return fmt.Sprintf("Unknown thread id: %d", e.ID) }
+
+// KillDeniedError: KILL named another user's connection.
+type KillDeniedError struct{ ID uint64 }
+
+func (e *KillDeniedError) Error() string { return fmt.Sprintf("You are not owner of thread %d", e.ID) }
+
+// UnknownStmtError: a COM_STMT_* command named no prepared statement.
+type UnknownStmtError struct {
+	ID      uint32
+	Command string
+}
+
+func (e *UnknownStmtError) Error() string {
+	return fmt.Sprintf("Unknown prepared statement handler (%d) given to %s", e.ID, e.Command)
+}
+
+// ParseError: the SQL parser rejected a statement.
+type ParseError struct{ Err error }
+
+func (e *ParseError) Error() string { return e.Err.Error() }
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// InternalError: a bug (a recovered panic, an impossible state).
+type InternalError struct{ Msg string }
+
+func (e *InternalError) Error() string { return "internal error: " + e.Msg }
+
+// mysqlError is the one boundary where an error becomes what the client
+// sees: a MySQL error number, SQLSTATE and message. A backend's own error
+// passes through unchanged.
+func mysqlError(err error) *mysql.MyError {
+	var ce *CommitError
+	if errors.As(err, &ce) {
+		// The cause decides the number; the message says what committed.
+		m := mysqlError(ce.Err)
+		if m.Code == mysql.ER_UNKNOWN_ERROR {
+			m.Code = mysql.ER_ERROR_DURING_COMMIT
+		}
+		return &mysql.MyError{Code: m.Code, State: m.State, Message: ce.Error()}
+	}
+	var (
+		my   *mysql.MyError
+		re   *router.Error
+		udb  *UnknownDatabaseError
+		ns   *NotSupportedError
+		dse  *DataSourceError
+		mse  *MultiSourceError
+		ute  *UnknownThreadError
+		kde  *KillDeniedError
+		use  *UnknownStmtError
+		pe   *ParseError
+		code uint16
+		st   string
+	)
+	switch {
+	case errors.As(err, &my):
+		return my
+	case errors.As(err, &re):
+		return &mysql.MyError{Code: re.Code, State: state(re.State), Message: re.Message}
+	case errors.Is(err, ErrTooManyConnections):
+		code, st = mysql.ER_CON_COUNT_ERROR, "08004"
+	case errors.Is(err, ErrStatementTimeout):
+		code, st = 1969, "70100" // ER_STATEMENT_TIMEOUT, as MariaDB's max_statement_time
+	case errors.Is(err, ErrQueryInterrupted), errors.Is(err, context.Canceled):
+		code, st = mysql.ER_QUERY_INTERRUPTED, "70100"
+	case errors.Is(err, ErrNoDatabase):
+		code, st = mysql.ER_NO_DB_ERROR, "3D000"
+	case errors.Is(err, ErrMultiStatementsOff):
+		code, st = mysql.ER_PARSE_ERROR, "42000"
+	case errors.As(err, &udb):
+		code, st = mysql.ER_BAD_DB_ERROR, "42000"
+	case errors.As(err, &ns), errors.As(err, &mse):
+		code, st = mysql.ER_NOT_SUPPORTED_YET, "42000"
+	case errors.As(err, &dse):
+		code, st = mysql.ER_UNKNOWN_ERROR, "HY000"
+		if dse.Lost {
+			code = 2013 // CR_SERVER_LOST
+		}
+	case errors.As(err, &ute):
+		code, st = mysql.ER_NO_SUCH_THREAD, "HY000"
+	case errors.As(err, &kde):
+		code, st = mysql.ER_KILL_DENIED_ERROR, "HY000"
+	case errors.As(err, &use):
+		code, st = mysql.ER_UNKNOWN_STMT_HANDLER, "HY000"
+	case errors.As(err, &pe):
+		code, st = mysql.ER_PARSE_ERROR, "42000"
+	default:
+		code, st = mysql.ER_UNKNOWN_ERROR, "HY000"
+	}
+	return &mysql.MyError{Code: code, State: st, Message: err.Error()}
+}
+
+func state(s string) string {
+	if len(s) != 5 {
+		return "HY000"
+	}
+	return s
+}

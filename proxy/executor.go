@@ -1,0 +1,567 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
+)
+
+// maxConnsPerDataSource caps the connections one statement takes from one
+// data source; routes beyond it share connections (their results are
+// buffered only if the merge reads them out of order).
+const maxConnsPerDataSource = 8
+
+// maxParallelLanes bounds the goroutines one statement starts.
+const maxParallelLanes = 16
+
+// result is what running a plan gives the session: an OK (writes, DDL) or
+// rows.
+type result struct {
+	ok   wire.OK
+	rows RowStream // nil for an OK
+}
+
+// connSource hands an execution its backend connections. Outside a
+// transaction they come from the pools and go back when a lane is done;
+// inside one the session's pinned connection is used and kept.
+type connSource interface {
+	// acquire returns n connections to ds (n may be lowered), with the
+	// session's settings applied.
+	acquire(ctx context.Context, ds string, n int) ([]*backendConn, error)
+	// release gives a connection back after its last route.
+	release(bc *backendConn)
+}
+
+// execution is one run of a plan.
+type execution struct {
+	ctx    context.Context
+	plan   *router.Plan
+	conns  connSource
+	budget int64 // bytes left for buffering results
+
+	lanes  []*lane
+	routes []*routeRun // in plan order
+	mu     sync.Mutex  // guards budget when lanes run in parallel
+}
+
+// lane is the routes that run one after the other on one connection.
+type lane struct {
+	ex     *execution
+	bc     *backendConn
+	routes []*routeRun
+	next   int       // index of the next route to send
+	open   *routeRun // route whose rows are being read, if any
+	done   bool      // connection released
+}
+
+// routeRun is one route's progress.
+type routeRun struct {
+	route  *router.Route
+	lane   *lane
+	ok     wire.OK
+	stream *routeStream // set when the route returned rows
+	err    error
+	sent   bool
+	closed bool // the consumer no longer wants the rows
+}
+
+// runPlan executes plan's routes: every lane's first statements run at
+// once (in parallel when there are several lanes, inline for one), writes
+// come back as one OK with affected rows summed, and rows come back as one
+// RowStream (a single route's own stream, or merger's result).
+func runPlan(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64) (result, error) {
+	ex := &execution{ctx: ctx, plan: plan, conns: conns, budget: budget}
+	if len(plan.Routes) == 0 {
+		return result{ok: wire.OK{InsertID: firstKey(plan)}}, nil
+	}
+	if err := ex.assign(); err != nil {
+		return result{}, err
+	}
+	ex.start()
+	for _, r := range ex.routes {
+		if r.err != nil {
+			err := r.err
+			ex.abort()
+			return result{}, err
+		}
+	}
+	var streams []RowStream
+	for _, r := range ex.routes {
+		if r.stream != nil || !r.sent {
+			streams = append(streams, r.rowStream())
+		}
+	}
+	if len(streams) == 0 {
+		return result{ok: ex.sumOK()}, nil
+	}
+	if len(streams) == 1 {
+		return result{rows: streams[0]}, nil
+	}
+	rows, err := merger.Merge(ctx, plan, streams, budget)
+	if err != nil {
+		return result{}, err
+	}
+	return result{rows: rows}, nil
+}
+
+func firstKey(plan *router.Plan) uint64 {
+	if plan.Keys != nil && plan.Keys.Count > 0 {
+		return uint64(plan.Keys.First)
+	}
+	return 0
+}
+
+// assign groups the routes by data source and gives each group its
+// connections, taken in data-source name order so that two statements
+// never wait for each other's connections.
+func (ex *execution) assign() error {
+	byDS := map[string][]*routeRun{}
+	var order []string
+	for i := range ex.plan.Routes {
+		r := &routeRun{route: &ex.plan.Routes[i]}
+		ex.routes = append(ex.routes, r)
+		ds := r.route.DataSource
+		if _, ok := byDS[ds]; !ok {
+			order = append(order, ds)
+		}
+		byDS[ds] = append(byDS[ds], r)
+	}
+	sorted := slices.Clone(order)
+	slices.Sort(sorted)
+	got := map[string][]*backendConn{}
+	for _, ds := range sorted {
+		n := min(len(byDS[ds]), maxConnsPerDataSource)
+		bcs, err := ex.conns.acquire(ex.ctx, ds, n)
+		if err != nil {
+			for _, bcs := range got {
+				for _, bc := range bcs {
+					ex.conns.release(bc)
+				}
+			}
+			return err
+		}
+		got[ds] = bcs
+	}
+	for _, ds := range order {
+		bcs := got[ds]
+		lanes := make([]*lane, len(bcs))
+		for i, bc := range bcs {
+			lanes[i] = &lane{ex: ex, bc: bc}
+		}
+		for i, r := range byDS[ds] {
+			l := lanes[i%len(lanes)]
+			r.lane = l
+			l.routes = append(l.routes, r)
+		}
+		ex.lanes = append(ex.lanes, lanes...)
+	}
+	return nil
+}
+
+// start runs every lane until it reaches rows or its end.
+func (ex *execution) start() {
+	if len(ex.lanes) == 1 {
+		ex.lanes[0].advance()
+		return
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxParallelLanes)
+	for _, l := range ex.lanes {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			l.advance()
+		})
+	}
+	wg.Wait()
+}
+
+// abort stops everything after an error: open results are cancelled and
+// connections go back.
+func (ex *execution) abort() {
+	for _, r := range ex.routes {
+		r.closed = true
+		if r.stream != nil {
+			r.stream.Close()
+		}
+	}
+	for _, l := range ex.lanes {
+		l.finish()
+	}
+}
+
+// sumOK combines the OK packets of a write's routes: affected rows and
+// warnings add up; the insert id is the first generated key, else the
+// first non-zero one a data source reported (AUTO_INCREMENT).
+func (ex *execution) sumOK() wire.OK {
+	var ok wire.OK
+	ok.InsertID = firstKey(ex.plan)
+	for _, r := range ex.routes {
+		ok.AffectedRows += r.ok.AffectedRows
+		ok.Warnings += r.ok.Warnings
+		if ok.InsertID == 0 {
+			ok.InsertID = r.ok.InsertID
+		}
+	}
+	if len(ex.routes) == 1 {
+		ok.Info = ex.routes[0].ok.Info
+	}
+	return ok
+}
+
+// advance sends the lane's routes in turn until one returns rows (the
+// consumer reads them later) or all are done.
+func (l *lane) advance() {
+	for l.next < len(l.routes) && l.open == nil {
+		r := l.routes[l.next]
+		l.next++
+		if r.closed {
+			continue
+		}
+		r.run()
+		if r.err != nil {
+			return
+		}
+	}
+	if l.open == nil && l.next >= len(l.routes) {
+		l.finish()
+	}
+}
+
+// finish gives the lane's connection back.
+func (l *lane) finish() {
+	if l.done {
+		return
+	}
+	l.done = true
+	if l.open != nil && !l.bc.broken {
+		// Rows left unread: the connection is not in step.
+		l.bc.broken = true
+	}
+	l.ex.conns.release(l.bc)
+}
+
+// run sends the route's SQL and reads its response up to the rows.
+func (r *routeRun) run() {
+	l := r.lane
+	r.sent = true
+	sql := r.route.SQL
+	if r.route.Args != nil {
+		mode := sqlarg.Backslash
+		if l.bc.status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0 {
+			mode = sqlarg.NoBackslashEscapes
+		}
+		var err error
+		if sql, err = sqlarg.Interpolate(sql, r.route.Args, mode); err != nil {
+			r.err = &InternalError{Msg: fmt.Sprintf("route to %s: %v", r.route.DataSource, err)}
+			return
+		}
+	}
+	ctx := l.ex.ctx
+	if err := l.bc.send(mysql.COM_QUERY, sql); err != nil {
+		r.err = err
+		return
+	}
+	stop := l.bc.watch(ctx)
+	h, err := l.bc.readHead()
+	if err != nil {
+		stop()
+		r.err = cancelled(ctx, err)
+		return
+	}
+	if h.columns == nil {
+		if l.bc.moreResults() {
+			if _, err := l.bc.finish(); err != nil {
+				stop()
+				r.err = cancelled(ctx, err)
+				return
+			}
+		}
+		stop()
+		if ctx.Err() != nil {
+			// The backend finished anyway (MariaDB's SLEEP returns 1
+			// when killed); the client asked to stop and hears so.
+			r.err = context.Cause(ctx)
+			return
+		}
+		r.ok = h.ok
+		return
+	}
+	r.stream = &routeStream{run: r, columns: h.columns, stopWatch: stop}
+	l.open = r
+}
+
+// cancelled replaces a backend's "interrupted" error with the reason the
+// statement was cancelled (KILL QUERY, timeout, client gone).
+func cancelled(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	var my *mysql.MyError
+	if errors.As(err, &my) && (my.Code == mysql.ER_QUERY_INTERRUPTED || my.Code == 1969) {
+		return context.Cause(ctx)
+	}
+	var dse *DataSourceError
+	if errors.As(err, &dse) {
+		return context.Cause(ctx)
+	}
+	return err
+}
+
+// rowStream returns the route's rows as a RowStream: its open result, or
+// a stream that sends the route when it is first read.
+func (r *routeRun) rowStream() RowStream {
+	if r.stream != nil {
+		return r.stream
+	}
+	return &lazyStream{run: r}
+}
+
+// reserve takes n bytes of the statement's buffering budget.
+func (ex *execution) reserve(n int64) error {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.budget < n {
+		return &NotSupportedError{What: "results this large when several routes share one connection (raise the data source's maxPoolSize or mergeMemoryBytes)"}
+	}
+	ex.budget -= n
+	return nil
+}
+
+// routeStream reads one route's rows from its connection.
+type routeStream struct {
+	run       *routeRun
+	columns   []*mysql.Field
+	stopWatch func()
+	row       Row
+	eof       bool
+	err       error
+	// buffered holds the rest of the rows once they had to be read ahead
+	// (a later route on the same connection was wanted first).
+	buffered []Row
+	inBuffer bool
+}
+
+func (s *routeStream) Columns() []*mysql.Field { return s.columns }
+
+// nextRaw returns the next row packet's payload unchanged, for forwarding
+// a single route's rows without decoding them.
+func (s *routeStream) nextRaw() ([]byte, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if s.eof {
+		return nil, io.EOF
+	}
+	bc := s.run.lane.bc
+	p, err := bc.readRow()
+	if err != nil {
+		s.end(err)
+		if s.eof {
+			return nil, io.EOF
+		}
+		return nil, s.err
+	}
+	return p, nil
+}
+
+func (s *routeStream) Next() (Row, error) {
+	if s.inBuffer {
+		if len(s.buffered) == 0 {
+			return nil, io.EOF
+		}
+		row := s.buffered[0]
+		s.buffered = s.buffered[1:]
+		return row, nil
+	}
+	p, err := s.nextRaw()
+	if err != nil {
+		return nil, err
+	}
+	row, err := wire.SplitTextRow(p, len(s.columns), s.row)
+	if err != nil {
+		s.run.lane.bc.broken = true
+		s.end(&DataSourceError{DataSource: s.run.route.DataSource, Lost: true, Err: err})
+		return nil, s.err
+	}
+	s.row = row
+	return row, nil
+}
+
+// end records how the rows ended and lets the lane go on.
+func (s *routeStream) end(err error) {
+	l := s.run.lane
+	if errors.Is(err, io.EOF) && l.ex.ctx.Err() != nil {
+		err = context.Cause(l.ex.ctx)
+	}
+	if errors.Is(err, io.EOF) {
+		s.eof = true
+		if l.bc.moreResults() {
+			if _, ferr := l.bc.finish(); ferr != nil {
+				s.err = ferr
+			}
+		}
+	} else {
+		s.err = cancelled(l.ex.ctx, err)
+	}
+	s.stopWatch()
+	l.open = nil
+	if l.bc.broken {
+		l.finish()
+		return
+	}
+	l.advanceIfWanted()
+}
+
+// bufferRest reads the remaining rows into memory so the connection can
+// run the lane's next route.
+func (s *routeStream) bufferRest() error {
+	for {
+		p, err := s.nextRaw()
+		if errors.Is(err, io.EOF) {
+			s.inBuffer = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.run.lane.ex.reserve(int64(len(p)) + 64); err != nil {
+			s.Close()
+			return err
+		}
+		row, err := wire.SplitTextRow(p, len(s.columns), nil)
+		if err != nil {
+			s.run.lane.bc.broken = true
+			s.end(&DataSourceError{DataSource: s.run.route.DataSource, Lost: true, Err: err})
+			return s.err
+		}
+		s.buffered = append(s.buffered, Row(row).Clone())
+	}
+}
+
+// Close stops reading: rows left on the connection are drained, or the
+// backend query is killed when many are left.
+func (s *routeStream) Close() error {
+	if s.run.closed {
+		return nil
+	}
+	s.run.closed = true
+	s.buffered = nil
+	if s.eof || s.err != nil {
+		return nil
+	}
+	l := s.run.lane
+	// A short rest is cheaper to read than to kill.
+	for range 256 {
+		if _, err := s.nextRaw(); err != nil {
+			return nil
+		}
+	}
+	// KILL QUERY returns once the backend has flagged the statement, so
+	// it cannot hit whatever runs on this connection next.
+	l.bc.pool.killQuery(l.bc.id)
+	l.bc.nc.SetReadDeadline(time.Now().Add(killGrace))
+	defer l.bc.nc.SetReadDeadline(time.Time{})
+	for {
+		if _, err := s.nextRaw(); err != nil {
+			return nil
+		}
+	}
+}
+
+// advanceIfWanted runs the lane's next route if someone will read it, or
+// gives the connection back when none is left.
+func (l *lane) advanceIfWanted() {
+	for l.next < len(l.routes) && l.routes[l.next].closed {
+		l.next++
+	}
+	if l.next >= len(l.routes) {
+		l.finish()
+	}
+	// Otherwise the next route is sent when its lazyStream is first read.
+}
+
+// lazyStream is a route that waits behind another route on the same
+// connection; reading it first buffers what is ahead of it.
+type lazyStream struct {
+	run *routeRun
+	s   *routeStream
+	err error
+}
+
+func (z *lazyStream) open() error {
+	if z.s != nil || z.err != nil {
+		return z.err
+	}
+	r := z.run
+	l := r.lane
+	for !r.sent {
+		if l.done {
+			z.err = &DataSourceError{DataSource: r.route.DataSource, Lost: true, Err: errors.New("connection lost before the route ran")}
+			return z.err
+		}
+		if l.open != nil {
+			if err := l.open.stream.bufferRest(); err != nil {
+				z.err = err
+				return err
+			}
+		}
+		// Send the routes in order up to this one; earlier ones that
+		// nobody will read are skipped.
+		for l.next < len(l.routes) && l.open == nil && !r.sent {
+			next := l.routes[l.next]
+			l.next++
+			if next.closed {
+				continue
+			}
+			next.run()
+			if next.err != nil {
+				z.err = next.err
+				return z.err
+			}
+		}
+	}
+	if r.stream == nil {
+		// The route answered with an OK instead of rows.
+		z.s = &routeStream{run: r, eof: true, stopWatch: func() {}}
+		return nil
+	}
+	z.s = r.stream
+	return nil
+}
+
+func (z *lazyStream) Columns() []*mysql.Field {
+	if z.open() != nil || z.s.columns == nil {
+		return nil
+	}
+	return z.s.columns
+}
+
+func (z *lazyStream) Next() (Row, error) {
+	if err := z.open(); err != nil {
+		return nil, err
+	}
+	return z.s.Next()
+}
+
+func (z *lazyStream) Close() error {
+	if z.s != nil {
+		return z.s.Close()
+	}
+	z.run.closed = true
+	l := z.run.lane
+	if !l.done && l.open == nil {
+		l.advanceIfWanted()
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package sqlarg
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrArgCount means the statement has a different number of placeholders
+// than arguments.
+var ErrArgCount = errors.New("sqlarg: placeholder and argument counts differ")
+
+// Mode says how string literals must be escaped.
+type Mode int
+
+// Escaping modes.
+const (
+	// Backslash: backslash is an escape character (MySQL's default).
+	Backslash Mode = iota + 1
+	// NoBackslashEscapes: the server runs with NO_BACKSLASH_ESCAPES, so
+	// only quotes are doubled.
+	NoBackslashEscapes
+)
+
+// String returns the mode's name.
+func (m Mode) String() string {
+	switch m {
+	case Backslash:
+		return "backslash"
+	case NoBackslashEscapes:
+		return "no_backslash_escapes"
+	}
+	return "unknown"
+}
+
+// AppendLiteral appends v as a SQL literal. Supported: nil, bool, all
+// integer types, float32, float64, string, []byte and time.Time. Strings
+// that are not valid UTF-8 and all []byte values are written as hex
+// literals (X'..'), so binary data survives any connection character set.
+func AppendLiteral(dst []byte, v any, mode Mode) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "NULL"...), nil
+	case bool:
+		if x {
+			return append(dst, '1'), nil
+		}
+		return append(dst, '0'), nil
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case int8:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case int16:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case int32:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(dst, x, 10), nil
+	case uint:
+		return strconv.AppendUint(dst, uint64(x), 10), nil
+	case uint8:
+		return strconv.AppendUint(dst, uint64(x), 10), nil
+	case uint16:
+		return strconv.AppendUint(dst, uint64(x), 10), nil
+	case uint32:
+		return strconv.AppendUint(dst, uint64(x), 10), nil
+	case uint64:
+		return strconv.AppendUint(dst, x, 10), nil
+	case float32:
+		return appendFloat(dst, float64(x), 32)
+	case float64:
+		return appendFloat(dst, x, 64)
+	case string:
+		if !utf8.ValidString(x) {
+			return appendHex(dst, []byte(x)), nil
+		}
+		return appendQuoted(dst, x, mode), nil
+	case []byte:
+		if x == nil {
+			return append(dst, "NULL"...), nil
+		}
+		return appendHex(dst, x), nil
+	case time.Time:
+		return appendQuoted(dst, x.Format("2006-01-02 15:04:05.999999"), mode), nil
+	}
+	return nil, fmt.Errorf("sqlarg: cannot write %T as a SQL literal", v)
+}
+
+func appendFloat(dst []byte, f float64, bits int) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, fmt.Errorf("sqlarg: %v has no SQL literal", f)
+	}
+	// E notation makes MySQL read the literal as a DOUBLE, not a DECIMAL.
+	return strconv.AppendFloat(dst, f, 'e', -1, bits), nil
+}
+
+func appendHex(dst, b []byte) []byte {
+	if len(b) == 0 {
+		return append(dst, "''"...)
+	}
+	dst = append(dst, "X'"...)
+	dst = hex.AppendEncode(dst, b)
+	return append(dst, '\'')
+}
+
+func appendQuoted(dst []byte, s string, mode Mode) []byte {
+	dst = append(dst, '\'')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'':
+			dst = append(dst, '\'', '\'')
+		case mode == NoBackslashEscapes:
+			dst = append(dst, c)
+		case c == '\\':
+			dst = append(dst, '\\', '\\')
+		case c == 0:
+			dst = append(dst, '\\', '0')
+		case c == '\n':
+			dst = append(dst, '\\', 'n')
+		case c == '\r':
+			dst = append(dst, '\\', 'r')
+		case c == 0x1a:
+			dst = append(dst, '\\', 'Z')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '\'')
+}
+
+// Interpolate replaces each ? placeholder of sql (outside string literals,
+// quoted identifiers and comments) with the literal of the matching
+// argument.
+func Interpolate(sql string, args []any, mode Mode) (string, error) {
+	out := make([]byte, 0, len(sql)+16*len(args))
+	n, last := 0, 0
+	var err error
+	scan(sql, mode, func(i int) bool {
+		if n >= len(args) {
+			n++
+			return false
+		}
+		out = append(out, sql[last:i]...)
+		if out, err = AppendLiteral(out, args[n], mode); err != nil {
+			return false
+		}
+		n++
+		last = i + 1
+		return true
+	})
+	if err != nil {
+		return "", err
+	}
+	if n != len(args) {
+		return "", fmt.Errorf("%w: %d arguments for the placeholders of %q", ErrArgCount, len(args), sql)
+	}
+	return string(append(out, sql[last:]...)), nil
+}
+
+// Count returns how many ? placeholders sql holds, by the same rules as
+// Interpolate.
+func Count(sql string) int {
+	n := 0
+	scan(sql, Backslash, func(int) bool { n++; return true })
+	return n
+}
+
+// scan calls found with the index of each placeholder until it returns
+// false.
+func scan(sql string, mode Mode, found func(i int) bool) {
+	for i := 0; i < len(sql); i++ {
+		switch c := sql[i]; {
+		case c == '\'' || c == '"' || c == '`':
+			i = skipQuoted(sql, i, mode) - 1
+		case c == '#' || lineComment(sql, i):
+			for i < len(sql) && sql[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
+			j := i + 2
+			for j+1 < len(sql) && !(sql[j] == '*' && sql[j+1] == '/') {
+				j++
+			}
+			i = j + 1
+		case c == '?':
+			if !found(i) {
+				return
+			}
+		}
+	}
+}
+
+// lineComment reports whether a "-- " comment starts at i (MySQL wants
+// white space or the end after the two dashes).
+func lineComment(s string, i int) bool {
+	if i+1 >= len(s) || s[i] != '-' || s[i+1] != '-' {
+		return false
+	}
+	return i+2 == len(s) || s[i+2] <= ' '
+}
+
+// skipQuoted returns the index just past the quoted text starting at i.
+func skipQuoted(s string, i int, mode Mode) int {
+	q := s[i]
+	for j := i + 1; j < len(s); j++ {
+		switch {
+		case s[j] == '\\' && q != '`' && mode != NoBackslashEscapes:
+			j++
+		case s[j] == q:
+			if j+1 < len(s) && s[j+1] == q {
+				j++
+				continue
+			}
+			return j + 1
+		}
+	}
+	return len(s)
+}

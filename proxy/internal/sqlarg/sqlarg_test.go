@@ -1,0 +1,90 @@
+package sqlarg
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+)
+
+func TestAppendLiteral(t *testing.T) {
+	tests := []struct {
+		give any
+		mode Mode
+		want string
+	}{
+		{nil, Backslash, "NULL"},
+		{true, Backslash, "1"},
+		{int64(-42), Backslash, "-42"},
+		{uint64(math.MaxUint64), Backslash, "18446744073709551615"},
+		{int8(-3), Backslash, "-3"},
+		{1.5, Backslash, "1.5e+00"},
+		{float32(0.1), Backslash, "1e-01"},
+		{"it's", Backslash, `'it''s'`},
+		{`a\b`, Backslash, `'a\\b'`},
+		{`a\b`, NoBackslashEscapes, `'a\b'`},
+		{"nl\n\x00\x1a\r", Backslash, `'nl\n\0\Z\r'`},
+		{"héllo", Backslash, "'héllo'"},
+		{"\xff\xfe", Backslash, "X'fffe'"},
+		{[]byte{0, 1, 'a'}, Backslash, "X'000161'"},
+		{[]byte{}, Backslash, "''"},
+		{[]byte(nil), Backslash, "NULL"},
+		{time.Date(2024, 1, 2, 3, 4, 5, 600000000, time.UTC), Backslash, "'2024-01-02 03:04:05.6'"},
+	}
+	for _, tt := range tests {
+		got, err := AppendLiteral(nil, tt.give, tt.mode)
+		if err != nil {
+			t.Errorf("AppendLiteral(%#v): %v", tt.give, err)
+			continue
+		}
+		if string(got) != tt.want {
+			t.Errorf("AppendLiteral(%#v, %v) = %s, want %s", tt.give, tt.mode, got, tt.want)
+		}
+	}
+	for _, bad := range []any{math.NaN(), math.Inf(1), struct{}{}} {
+		if _, err := AppendLiteral(nil, bad, Backslash); err == nil {
+			t.Errorf("AppendLiteral(%#v): want an error", bad)
+		}
+	}
+}
+
+func TestInterpolate(t *testing.T) {
+	tests := []struct {
+		give string
+		args []any
+		mode Mode
+		want string
+	}{
+		{"SELECT * FROM t WHERE a = ? AND b = ?", []any{int64(1), "x"}, Backslash, "SELECT * FROM t WHERE a = 1 AND b = 'x'"},
+		{"SELECT '?', `?`, \"?\", ? -- ?\n", []any{int64(2)}, Backslash, "SELECT '?', `?`, \"?\", 2 -- ?\n"},
+		{"SELECT /* ? */ ? # ?", []any{nil}, Backslash, "SELECT /* ? */ NULL # ?"},
+		{`SELECT 'a\'?', ?`, []any{int64(3)}, Backslash, `SELECT 'a\'?', 3`},
+		{`SELECT 'a\', ?`, []any{int64(4)}, NoBackslashEscapes, `SELECT 'a\', 4`},
+		{"SELECT 1--?", []any{int64(5)}, Backslash, "SELECT 1--5"},
+		{"SELECT 'it''s ?', ?", []any{"y"}, Backslash, "SELECT 'it''s ?', 'y'"},
+	}
+	for _, tt := range tests {
+		got, err := Interpolate(tt.give, tt.args, tt.mode)
+		if err != nil {
+			t.Errorf("Interpolate(%q): %v", tt.give, err)
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("Interpolate(%q) = %q, want %q", tt.give, got, tt.want)
+		}
+		if n := Count(tt.give); tt.mode == Backslash && n != len(tt.args) {
+			t.Errorf("Count(%q) = %d, want %d", tt.give, n, len(tt.args))
+		}
+	}
+	for _, tt := range []struct {
+		give string
+		args []any
+	}{
+		{"SELECT ?, ?", []any{int64(1)}},
+		{"SELECT ?", []any{int64(1), int64(2)}},
+	} {
+		if _, err := Interpolate(tt.give, tt.args, Backslash); !errors.Is(err, ErrArgCount) {
+			t.Errorf("Interpolate(%q, %d args): got %v, want ErrArgCount", tt.give, len(tt.args), err)
+		}
+	}
+}
