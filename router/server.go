@@ -1,6 +1,11 @@
 package router
 
-import "time"
+import (
+	"net"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
 
 // Server is the rules file's server: section, shardflake's own settings for
 // the proxy process. The proxy owns the meaning of each field; Load fills
@@ -98,4 +103,129 @@ func (m MultiSourceTransactions) String() string {
 		return "reject"
 	}
 	return "unknown"
+}
+
+// serverKeys are the keys of the server: section.
+func serverKeys() []string {
+	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
+		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
+		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes"}
+}
+
+// server decodes the server: section and applies the defaults. root is
+// the file's top mapping, for errors about a missing section.
+func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
+	s := &r.Server
+	f := d.fields(n, "server", serverKeys()...)
+	missing := f == nil
+	if missing {
+		// A ShardingSphere file has no server: section; it loads (check and
+		// explain work) but CheckServe refuses to serve it without users.
+		f = &fieldSet{node: root}
+		d.warnf(nil, "no server: section: defaults apply, and serve needs server.users to accept logins")
+	}
+	s.Listen = d.address(f, "listen", DefaultListen)
+	s.MetricsListen = d.address(f, "metricsListen", DefaultMetricsListen)
+	if s.Listen == s.MetricsListen {
+		d.errorf(f.keyNode("metricsListen"), "server.metricsListen %s is the same address as server.listen", s.MetricsListen)
+	}
+	if !missing {
+		d.users(s, f)
+	}
+	s.DefaultDataSource = d.str(f.get("defaultDataSource"), "server.defaultDataSource")
+	if s.DefaultDataSource != "" && r.dsByName != nil && r.dsByName[s.DefaultDataSource] == nil {
+		d.errorf(f.get("defaultDataSource"), "server.defaultDataSource %q is not in dataSources", s.DefaultDataSource)
+	}
+	if tls := d.fields(f.get("tls"), "server.tls", "cert", "key"); tls != nil {
+		s.TLSCert = d.str(tls.get("cert"), "server.tls.cert")
+		s.TLSKey = d.str(tls.get("key"), "server.tls.key")
+		if (s.TLSCert == "") != (s.TLSKey == "") {
+			d.errorf(f.keyNode("tls"), "server.tls needs both cert and key (PEM file paths)")
+		}
+	}
+	s.AuthPlugin = AuthNativePassword
+	switch p := d.str(f.get("authPlugin"), "server.authPlugin"); p {
+	case "", "mysql_native_password":
+	case "caching_sha2_password":
+		s.AuthPlugin = AuthCachingSHA2
+	default:
+		d.errorf(f.get("authPlugin"), "server.authPlugin %q: want mysql_native_password or caching_sha2_password", p)
+	}
+	s.MaxConnections = int(d.integer(f.get("maxConnections"), "server.maxConnections", DefaultMaxConnections))
+	if s.MaxConnections <= 0 {
+		d.errorf(f.get("maxConnections"), "server.maxConnections must be positive")
+	}
+	s.HandshakeTimeout = d.duration(f.get("handshakeTimeout"), "server.handshakeTimeout", DefaultHandshakeTimeout)
+	if s.HandshakeTimeout == 0 {
+		d.errorf(f.get("handshakeTimeout"), "server.handshakeTimeout must be positive")
+	}
+	s.StatementTimeout = d.duration(f.get("statementTimeout"), "server.statementTimeout", 0)
+	s.MultiSourceTransactions = MultiSourceAllow
+	switch m := d.str(f.get("multiSourceTransactions"), "server.multiSourceTransactions"); m {
+	case "", "allow":
+	case "reject":
+		s.MultiSourceTransactions = MultiSourceReject
+	default:
+		d.errorf(f.get("multiSourceTransactions"), "server.multiSourceTransactions %q: want allow or reject", m)
+	}
+	s.SlowStatementThreshold = d.duration(f.get("slowStatementThreshold"), "server.slowStatementThreshold", DefaultSlowStatementThreshold)
+	s.MaxScatterRows = d.integer(f.get("maxScatterRows"), "server.maxScatterRows", 0)
+	if s.MaxScatterRows < 0 {
+		d.errorf(f.get("maxScatterRows"), "server.maxScatterRows cannot be negative (0 means unlimited)")
+	}
+	s.MergeMemoryBytes = d.bytesize(f.get("mergeMemoryBytes"), "server.mergeMemoryBytes", DefaultMergeMemoryBytes)
+	if s.MergeMemoryBytes == 0 {
+		d.errorf(f.get("mergeMemoryBytes"), "server.mergeMemoryBytes must be positive")
+	}
+}
+
+// address reads a host:port; def when absent.
+func (d *decoder) address(f *fieldSet, key, def string) string {
+	if !f.has(key) {
+		return def
+	}
+	a := d.str(f.get(key), "server."+key)
+	if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+		d.errorf(f.get(key), "server.%s must be host:port, got %q", key, a)
+	}
+	return a
+}
+
+func (d *decoder) users(s *Server, f *fieldSet) {
+	n := resolve(f.get("users"))
+	if n == nil || isNull(n) || n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
+		d.errorf(f.keyNode("users"), "server.users is required: at least one {user, password} clients log in with")
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, "server.users must be a list of {user, password}")
+		return
+	}
+	seen := map[string]bool{}
+	for _, it := range n.Content {
+		u := d.fields(it, "server.users item", "user", "password")
+		if u == nil {
+			continue
+		}
+		name := d.str(u.get("user"), "server.users user")
+		if name == "" {
+			d.errorf(u.node, "server.users: user is required")
+			continue
+		}
+		if seen[name] {
+			d.errorf(u.get("user"), "server.users: user %q appears twice", name)
+		}
+		seen[name] = true
+		s.Users = append(s.Users, User{Name: name, Password: d.str(u.get("password"), "server.users password")})
+	}
+}
+
+// CheckServe reports what keeps the rules from being served although they
+// load: a file without a server: section (a ShardingSphere file) has no
+// users to log in with. serve calls it before listening.
+func (r *Rules) CheckServe() error {
+	if len(r.Server.Users) == 0 {
+		return ConfigErrors{{File: r.File, Message: "server.users is required to serve: add a server: section with at least one {user, password}"}}
+	}
+	return nil
 }

@@ -1,0 +1,3 @@
+package router
+
+func (d *decoder) validate(r *Rules, sh *shardingConfig) {}
