@@ -41,7 +41,9 @@ func TestParseProps(t *testing.T) {
 		{
 			name: "ShardingSphere props",
 			give: map[string]string{"worker-id": "7", "datacenter-id": "3", "max-tolerate-time-difference-milliseconds": "25", "max-vibration-offset": "255"},
-			want: func(c *Config) { c.WorkerID, c.DatacenterID, c.MaxTolerate, c.MaxVibrationOffset = 7, 3, 25*time.Millisecond, 255 },
+			want: func(c *Config) {
+				c.WorkerID, c.DatacenterID, c.MaxTolerate, c.MaxVibrationOffset = 7, 3, 25*time.Millisecond, 255
+			},
 		},
 		{
 			name: "layout and epoch",
@@ -58,7 +60,9 @@ func TestParseProps(t *testing.T) {
 		{
 			name: "lead, reserve and state file",
 			give: map[string]string{"max-lead-milliseconds": "0", "high-water-reserve-milliseconds": "250", "state-file": "/var/lib/shardflake/idgen.json"},
-			want: func(c *Config) { c.MaxLead, c.HighWaterReserve, c.StateFile = 0, 250*time.Millisecond, "/var/lib/shardflake/idgen.json" },
+			want: func(c *Config) {
+				c.MaxLead, c.HighWaterReserve, c.StateFile = 0, 250*time.Millisecond, "/var/lib/shardflake/idgen.json"
+			},
 		},
 		{
 			name: "etcd source",
