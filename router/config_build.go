@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/shardflake/shardflake/idgen"
 )
 
 // build turns the decoded sharding rules into Rules: algorithms, key
@@ -94,29 +96,22 @@ type autoAlgorithm interface {
 	AutoTablesAmount() int
 }
 
-// checkKeyGenerator validates a key generator's type and the props
-// shardflake knows; other props are kept as strings for the generator.
+// checkKeyGenerator validates a key generator's type and props with the
+// generator's own parser (idgen.ParseProps), so a bad prop is reported at
+// its line before the proxy listens.
 func checkKeyGenerator(typ string, props map[string]string) error {
 	if typ != "SNOWFLAKE" {
 		return &propError{Reason: "unknown type; supported: SNOWFLAKE"}
 	}
-	for _, p := range []struct {
-		key      string
-		min, max int64
-	}{
-		{"worker-id", 0, 1<<10 - 1},
-		{"datacenter-id", 0, 1<<10 - 1},
-		{"max-tolerate-time-difference-milliseconds", 0, 1 << 31},
-		{"max-vibration-offset", 0, 4095},
-	} {
-		s, ok := props[p.key]
-		if !ok {
-			continue
+	if _, err := idgen.ParseProps(props); err != nil {
+		var pe *idgen.PropError
+		if errors.As(err, &pe) {
+			if pe.Value == "" {
+				return &propError{Prop: pe.Prop, Reason: pe.Reason}
+			}
+			return propErrorf(pe.Prop, "%q: %s", pe.Value, pe.Reason)
 		}
-		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-		if err != nil || n < p.min || n > p.max {
-			return propErrorf(p.key, "want an integer from %d to %d, got %q", p.min, p.max, s)
-		}
+		return &propError{Reason: err.Error()}
 	}
 	return nil
 }
@@ -375,6 +370,7 @@ func (d *decoder) bindings(r *Rules, sh *shardingConfig) {
 			continue
 		}
 		r.BindingGroups = append(r.BindingGroups, group)
+		sh.groupNodes = append(sh.groupNodes, b.node)
 		for _, name := range group {
 			r.binding[name] = group
 		}

@@ -12,6 +12,7 @@ type shardingConfig struct {
 	node                *yaml.Node
 	tables              []*rawTable
 	bindings            []rawBinding
+	groupNodes          []*yaml.Node // per Rules.BindingGroups entry
 	broadcast           []rawName
 	defaultDB           *rawStrategy
 	defaultTable        *rawStrategy
