@@ -21,3 +21,5 @@ require (
 	golang.org/x/text v0.36.0 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 )
+
+require gopkg.in/yaml.v3 v3.0.1

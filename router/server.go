@@ -1,24 +1,231 @@
 package router
 
-import "time"
+import (
+	"net"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
 
 // Server is the rules file's server: section, shardflake's own settings for
-// the proxy process. The proxy owns the meaning of each field.
+// the proxy process. The proxy owns the meaning of each field; Load fills
+// in every default, so a zero value below means what its comment says.
 type Server struct {
-	Listen        string
+	// Listen is the MySQL protocol address (default 127.0.0.1:3307).
+	Listen string
+	// MetricsListen serves /metrics and /healthz (default 127.0.0.1:9307).
 	MetricsListen string
-	Users         []User
+	// Users are the accounts clients log in with; at least one.
+	Users []User
+	// DefaultDataSource holds tables without rules: server.defaultDataSource,
+	// else the first data source in the file. Rules.DefaultDataSource
+	// carries the same name.
+	DefaultDataSource string
 	// TLSCert and TLSKey are PEM file paths; TLS is offered when both are set.
 	TLSCert string
 	TLSKey  string
-	// MaxConnections caps client connections; 0 means the default.
-	MaxConnections   int
+	// AuthPlugin is the authentication method offered first
+	// (default mysql_native_password).
+	AuthPlugin AuthPlugin
+	// MaxConnections caps client connections (default 1024).
+	MaxConnections int
+	// HandshakeTimeout bounds the login handshake (default 10s).
 	HandshakeTimeout time.Duration
+	// StatementTimeout cancels a statement running longer (default 0: none).
 	StatementTimeout time.Duration
+	// MultiSourceTransactions says whether one transaction may write to
+	// several data sources (default allow).
+	MultiSourceTransactions MultiSourceTransactions
+	// SlowStatementThreshold is the duration above which a statement is
+	// logged and counted as slow (default 1s).
+	SlowStatementThreshold time.Duration
+	// MaxScatterRows caps the rows a statement that reaches several data
+	// nodes may return (default 0: unlimited).
+	MaxScatterRows int64
+	// MergeMemoryBytes is the memory budget of one statement's in-memory
+	// merge (sort, group, distinct) (default 64 MiB).
+	MergeMemoryBytes int64
 }
+
+// Server defaults, applied by Load for keys the file leaves out.
+const (
+	DefaultListen                 = "127.0.0.1:3307"
+	DefaultMetricsListen          = "127.0.0.1:9307"
+	DefaultMaxConnections         = 1024
+	DefaultHandshakeTimeout       = 10 * time.Second
+	DefaultSlowStatementThreshold = time.Second
+	DefaultMergeMemoryBytes       = 64 << 20
+)
 
 // User is one account clients log in with.
 type User struct {
 	Name     string
 	Password string
+}
+
+// AuthPlugin is a MySQL authentication plugin the proxy offers.
+type AuthPlugin int
+
+// Authentication plugins.
+const (
+	AuthNativePassword AuthPlugin = iota + 1 // mysql_native_password
+	AuthCachingSHA2                          // caching_sha2_password
+)
+
+// String returns the plugin name as MySQL spells it.
+func (p AuthPlugin) String() string {
+	switch p {
+	case AuthNativePassword:
+		return "mysql_native_password"
+	case AuthCachingSHA2:
+		return "caching_sha2_password"
+	}
+	return "unknown"
+}
+
+// MultiSourceTransactions is the policy for a transaction that writes to
+// more than one data source (shardflake commits each data source's part
+// separately, so such a transaction is not atomic across data sources).
+type MultiSourceTransactions int
+
+// Multi-source transaction policies.
+const (
+	MultiSourceAllow  MultiSourceTransactions = iota + 1 // allow, commit per data source
+	MultiSourceReject                                    // reject the statement that would add a second data source
+)
+
+// String returns the policy as the rules file writes it.
+func (m MultiSourceTransactions) String() string {
+	switch m {
+	case MultiSourceAllow:
+		return "allow"
+	case MultiSourceReject:
+		return "reject"
+	}
+	return "unknown"
+}
+
+// serverKeys are the keys of the server: section.
+func serverKeys() []string {
+	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
+		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
+		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes"}
+}
+
+// server decodes the server: section and applies the defaults. root is
+// the file's top mapping, for errors about a missing section.
+func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
+	s := &r.Server
+	f := d.fields(n, "server", serverKeys()...)
+	missing := f == nil
+	if missing {
+		// A ShardingSphere file has no server: section; it loads (check and
+		// explain work) but CheckServe refuses to serve it without users.
+		f = &fieldSet{node: root}
+		d.warnf(nil, "no server: section: defaults apply, and serve needs server.users to accept logins")
+	}
+	s.Listen = d.address(f, "listen", DefaultListen)
+	s.MetricsListen = d.address(f, "metricsListen", DefaultMetricsListen)
+	if s.Listen == s.MetricsListen {
+		d.errorf(f.keyNode("metricsListen"), "server.metricsListen %s is the same address as server.listen", s.MetricsListen)
+	}
+	if !missing {
+		d.users(s, f)
+	}
+	s.DefaultDataSource = d.str(f.get("defaultDataSource"), "server.defaultDataSource")
+	if s.DefaultDataSource != "" && r.dsByName != nil && r.dsByName[s.DefaultDataSource] == nil {
+		d.errorf(f.get("defaultDataSource"), "server.defaultDataSource %q is not in dataSources", s.DefaultDataSource)
+	}
+	if tls := d.fields(f.get("tls"), "server.tls", "cert", "key"); tls != nil {
+		s.TLSCert = d.str(tls.get("cert"), "server.tls.cert")
+		s.TLSKey = d.str(tls.get("key"), "server.tls.key")
+		if (s.TLSCert == "") != (s.TLSKey == "") {
+			d.errorf(f.keyNode("tls"), "server.tls needs both cert and key (PEM file paths)")
+		}
+	}
+	s.AuthPlugin = AuthNativePassword
+	switch p := d.str(f.get("authPlugin"), "server.authPlugin"); p {
+	case "", "mysql_native_password":
+	case "caching_sha2_password":
+		s.AuthPlugin = AuthCachingSHA2
+	default:
+		d.errorf(f.get("authPlugin"), "server.authPlugin %q: want mysql_native_password or caching_sha2_password", p)
+	}
+	s.MaxConnections = int(d.integer(f.get("maxConnections"), "server.maxConnections", DefaultMaxConnections))
+	if s.MaxConnections <= 0 {
+		d.errorf(f.get("maxConnections"), "server.maxConnections must be positive")
+	}
+	s.HandshakeTimeout = d.duration(f.get("handshakeTimeout"), "server.handshakeTimeout", DefaultHandshakeTimeout)
+	if s.HandshakeTimeout == 0 {
+		d.errorf(f.get("handshakeTimeout"), "server.handshakeTimeout must be positive")
+	}
+	s.StatementTimeout = d.duration(f.get("statementTimeout"), "server.statementTimeout", 0)
+	s.MultiSourceTransactions = MultiSourceAllow
+	switch m := d.str(f.get("multiSourceTransactions"), "server.multiSourceTransactions"); m {
+	case "", "allow":
+	case "reject":
+		s.MultiSourceTransactions = MultiSourceReject
+	default:
+		d.errorf(f.get("multiSourceTransactions"), "server.multiSourceTransactions %q: want allow or reject", m)
+	}
+	s.SlowStatementThreshold = d.duration(f.get("slowStatementThreshold"), "server.slowStatementThreshold", DefaultSlowStatementThreshold)
+	s.MaxScatterRows = d.integer(f.get("maxScatterRows"), "server.maxScatterRows", 0)
+	if s.MaxScatterRows < 0 {
+		d.errorf(f.get("maxScatterRows"), "server.maxScatterRows cannot be negative (0 means unlimited)")
+	}
+	s.MergeMemoryBytes = d.bytesize(f.get("mergeMemoryBytes"), "server.mergeMemoryBytes", DefaultMergeMemoryBytes)
+	if s.MergeMemoryBytes == 0 {
+		d.errorf(f.get("mergeMemoryBytes"), "server.mergeMemoryBytes must be positive")
+	}
+}
+
+// address reads a host:port; def when absent.
+func (d *decoder) address(f *fieldSet, key, def string) string {
+	if !f.has(key) {
+		return def
+	}
+	a := d.str(f.get(key), "server."+key)
+	if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+		d.errorf(f.get(key), "server.%s must be host:port, got %q", key, a)
+	}
+	return a
+}
+
+func (d *decoder) users(s *Server, f *fieldSet) {
+	n := resolve(f.get("users"))
+	if n == nil || isNull(n) || n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
+		d.errorf(f.keyNode("users"), "server.users is required: at least one {user, password} clients log in with")
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, "server.users must be a list of {user, password}")
+		return
+	}
+	seen := map[string]bool{}
+	for _, it := range n.Content {
+		u := d.fields(it, "server.users item", "user", "password")
+		if u == nil {
+			continue
+		}
+		name := d.str(u.get("user"), "server.users user")
+		if name == "" {
+			d.errorf(u.node, "server.users: user is required")
+			continue
+		}
+		if seen[name] {
+			d.errorf(u.get("user"), "server.users: user %q appears twice", name)
+		}
+		seen[name] = true
+		s.Users = append(s.Users, User{Name: name, Password: d.str(u.get("password"), "server.users password")})
+	}
+}
+
+// CheckServe reports what keeps the rules from being served although they
+// load: a file without a server: section (a ShardingSphere file) has no
+// users to log in with. serve calls it before listening.
+func (r *Rules) CheckServe() error {
+	if len(r.Server.Users) == 0 {
+		return ConfigErrors{{File: r.File, Message: "server.users is required to serve: add a server: section with at least one {user, password}"}}
+	}
+	return nil
 }
