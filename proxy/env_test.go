@@ -29,7 +29,7 @@ type testEnv struct {
 
 // envOptions tune a test proxy.
 type envOptions struct {
-	server   string               // extra lines for the server: section
+	server   string                // extra lines for the server: section
 	backends []*mariadbtest.Server // default: the shared servers
 	planner  func(*router.Rules) Planner
 	hook     func(sql string)
