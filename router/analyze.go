@@ -77,7 +77,7 @@ type analysis struct {
 	inSubqueries []inSubquery
 	// inLists are the IN (value, ...) predicates and their blocks.
 	inLists []inSubquery
-	scopeOf      map[*ast.SelectStmt]*scope
+	scopeOf map[*ast.SelectStmt]*scope
 }
 
 // inSubquery is "outer IN (SELECT inner ...)" or "x IN (list)" in block s.

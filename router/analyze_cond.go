@@ -288,7 +288,7 @@ func negate(v Value) (Value, bool) {
 		return -n, true
 	case uint64:
 		if n <= 1<<63 {
-			return -int64(n - 1) - 1, true
+			return -int64(n-1) - 1, true
 		}
 	case float64:
 		return -n, true

@@ -23,8 +23,8 @@ func fullNodeSet(n int) nodeSet {
 	return s
 }
 
-func (s nodeSet) add(i int)           { s[i/64] |= 1 << (i % 64) }
-func (s nodeSet) has(i int) bool      { return s[i/64]&(1<<(i%64)) != 0 }
+func (s nodeSet) add(i int)      { s[i/64] |= 1 << (i % 64) }
+func (s nodeSet) has(i int) bool { return s[i/64]&(1<<(i%64)) != 0 }
 func (s nodeSet) intersect(o nodeSet) {
 	for i := range s {
 		s[i] &= o[i]
@@ -76,10 +76,10 @@ type routing struct {
 	// they pair data node by data node.
 	aligned bool
 	// written are the holes of tables a write changes (INSERT target).
-	primary    int  // hole whose data nodes the slice hint divides
-	singles    bool // a table without rules is involved
-	broadcastW bool // a write to broadcast tables: every data source
-	write      bool
+	primary     int  // hole whose data nodes the slice hint divides
+	singles     bool // a table without rules is involved
+	broadcastW  bool // a write to broadcast tables: every data source
+	write       bool
 	static      []unit // units when they depend on no argument
 	staticEmpty bool
 	staticErr   error
