@@ -65,13 +65,18 @@ func (r *Router) prepareDDL(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	a.shareHoles = true
 	var c tableCollector
 	stmt.Accept(&c)
+	targets := ddlTargets(stmt)
 	for _, tn := range c.names {
 		ref, err := a.addRef(tn, nil, nil, false)
 		if err != nil {
 			return err
 		}
 		if ref != nil {
-			ref.written = true
+			for _, t := range targets {
+				if t == tn {
+					ref.written = true
+				}
+			}
 		}
 	}
 	if a.system {
@@ -85,7 +90,7 @@ func (r *Router) prepareDDL(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 		return err
 	}
 	// Every data node of the table, even those the tables pair with none.
-	return r.finishWhole(p, a, stmt, h, rt, false)
+	return r.finishWhole(p, a, stmt, h, rt, true)
 }
 
 // checkDDL rejects DDL that would change the rules' meaning.
@@ -169,6 +174,34 @@ func (m *multiBinder) bind(args []any) (*Plan, error) {
 		}
 	}
 	return plan, nil
+}
+
+// ddlTargets returns the tables a DDL statement changes (not those it
+// only refers to, as a foreign key or LIKE does).
+func ddlTargets(stmt ast.StmtNode) []*ast.TableName {
+	switch s := stmt.(type) {
+	case *ast.CreateTableStmt:
+		return []*ast.TableName{s.Table}
+	case *ast.AlterTableStmt:
+		return []*ast.TableName{s.Table}
+	case *ast.CreateIndexStmt:
+		return []*ast.TableName{s.Table}
+	case *ast.DropIndexStmt:
+		return []*ast.TableName{s.Table}
+	case *ast.TruncateTableStmt:
+		return []*ast.TableName{s.Table}
+	case *ast.DropTableStmt:
+		return s.Tables
+	case *ast.CreateViewStmt:
+		return []*ast.TableName{s.ViewName}
+	case *ast.RenameTableStmt:
+		var out []*ast.TableName
+		for _, t := range s.TableToTables {
+			out = append(out, t.OldTable, t.NewTable)
+		}
+		return out
+	}
+	return nil
 }
 
 // tableCollector finds the table names of a DDL statement.

@@ -346,7 +346,10 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 		case 0:
 			return nil, errNotSupported("row %d of the INSERT into %s (%s) matches no data node of the table", i+1, b.target.name, b.describe(conds))
 		default:
-			return nil, errNotSupported("row %d of the INSERT into %s (%s) could belong to %d data nodes; give every sharding column (or a hint value for a hint strategy)", i+1, b.target.name, b.describe(conds), set.count())
+			if len(b.shard) == 0 {
+				return nil, errNotSupported("row %d of the INSERT into %s could belong to %d data nodes: the table's hint strategy needs SHARDINGSPHERE_HINT values", i+1, b.target.name, set.count())
+			}
+			return nil, errNotSupported("row %d of the INSERT into %s (%s) could belong to %d data nodes; give every sharding column", i+1, b.target.name, b.describe(conds), set.count())
 		}
 		node := set.first()
 		if _, ok := byNode[node]; !ok {

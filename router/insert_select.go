@@ -13,7 +13,7 @@ func (r *Router) prepareWhole(p *Prepared, a *analysis, stmt ast.StmtNode, h *hi
 	if err != nil {
 		return err
 	}
-	return r.finishWhole(p, a, stmt, h, rt, false)
+	return r.finishWhole(p, a, stmt, h, rt, true)
 }
 
 func (r *Router) finishWhole(p *Prepared, a *analysis, stmt ast.StmtNode, h *hints, rt *routing, aliases bool) error {
