@@ -93,15 +93,20 @@ func startEnv(t *testing.T, opts envOptions) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	planner := opts.planner
-	if planner == nil {
-		planner = testPlanner
+	var planner Planner
+	if opts.planner != nil {
+		planner = opts.planner(rules)
 	}
+	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeKeys() })
 	level := slog.LevelWarn
 	if os.Getenv("SHARDFLAKE_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	srv, err := New(Config{Rules: rules, Planner: planner(rules), Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
+	srv, err := New(Config{Rules: rules, Keys: keys, Planner: planner, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,9 +221,11 @@ type directPlan struct {
 	kind    router.StatementKind
 }
 
+func (d directPlan) Kind() router.StatementKind { return d.kind }
+
 func (d directPlan) Bind(args []any) (*router.Plan, error) {
 	return &router.Plan{Kind: d.kind, Type: router.RouteSingle, Routes: []router.Route{{DataSource: d.ds, SQL: d.sql, Args: args}}}, nil
 }
 
-// testPlanner is the planner test proxies use by default.
-var testPlanner = func(r *router.Rules) Planner { return directPlanner{ds: r.DefaultDataSource} }
+// toDefault is a planner that sends everything to the default data source.
+func toDefault(r *router.Rules) Planner { return directPlanner{ds: r.DefaultDataSource} }

@@ -56,6 +56,13 @@ func (c *planCache) put(db, sql string, pp PreparedPlan) {
 	}
 }
 
+func (c *planCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ll.Init()
+	c.items = map[string]*list.Element{}
+}
+
 func (c *planCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -15,21 +15,6 @@ import (
 	"github.com/shardflake/shardflake/router"
 )
 
-// Planner turns a parsed statement into a prepared plan; the router is the
-// implementation. Prepare must be safe for concurrent use and its result
-// immutable: the proxy caches it by SQL text and shares it between
-// sessions.
-type Planner interface {
-	Prepare(stmt ast.StmtNode, sql, db string) (PreparedPlan, error)
-}
-
-// PreparedPlan is a statement the router analysed once; Bind fills in the
-// values of its ? placeholders (none for a text query) and returns the
-// plan to run.
-type PreparedPlan interface {
-	Bind(args []any) (*router.Plan, error)
-}
-
 // handleQuery answers COM_QUERY: every statement of the query in order,
 // each result flagged when another follows, stopping at the first error
 // (MySQL's behaviour). Several statements are refused, before any runs,
@@ -152,14 +137,33 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 			return s.onDefault(ctx, sql, router.KindOther, proto, more)
 		}
 	}
+	toDefault := defaultable(stmt)
 	pp, err := s.srv.planner.Prepare(stmt, sql, s.db)
 	if err != nil {
 		return err
+	}
+	if pp.Kind() == router.KindOther {
+		// Not about the logical schema (mysql.*, performance_schema.*,
+		// CALL): the default data source answers, or nobody does.
+		if !toDefault {
+			return &NotSupportedError{What: "this statement through the proxy"}
+		}
+		return s.onDefault(ctx, sql, router.KindOther, proto, more)
 	}
 	if cacheable && args == nil {
 		s.srv.cache.put(s.db, sql, pp)
 	}
 	return s.runPrepared(ctx, pp, sql, args, proto, more)
+}
+
+// defaultable reports whether a statement the router leaves to the proxy
+// may run on the default data source as it is.
+func defaultable(stmt ast.StmtNode) bool {
+	switch stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.DoStmt, *ast.CallStmt:
+		return true
+	}
+	return false
 }
 
 func (s *Session) runPrepared(ctx context.Context, pp PreparedPlan, sql string, args []any, proto Protocol, more bool) error {
@@ -218,8 +222,11 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		return err
 	}
 	if res.rows != nil {
-		err = s.writeRows(res.rows, proto, more)
-		return err
+		return s.writeRows(res.rows, proto, more)
+	}
+	if plan.Kind == router.KindDDL {
+		// Cached plans and column lists may describe the old tables.
+		s.srv.schemaChanged()
 	}
 	if res.ok.InsertID != 0 {
 		s.lastInsertID = res.ok.InsertID

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 
+	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
 )
@@ -27,7 +30,11 @@ type Config struct {
 	// Rules is the loaded rules file; its server: section sets the
 	// listener's behaviour and its data sources the backends.
 	Rules *router.Rules
-	// Planner routes statements; normally router.New's Router.
+	// Keys are the key generators by keyGenerators name (see
+	// KeyGenerators); the server builds its router with them.
+	Keys map[string]idgen.KeyGenerator
+	// Planner replaces the router, for tests of the server alone; nil
+	// means a router built from Rules and Keys.
 	Planner Planner
 	// Logger receives the proxy's logs; nil discards them.
 	Logger *slog.Logger
@@ -67,6 +74,9 @@ type Server struct {
 	started   time.Time
 	questions atomic.Int64
 
+	columnsMu sync.Mutex
+	columns   map[string][]string // logical table -> column names
+
 	// beforeStatement, when set, runs before each statement of a
 	// session; tests use it to inject failures.
 	beforeStatement func(sql string)
@@ -76,8 +86,8 @@ type Server struct {
 // their data sources on first use (and keep minPoolSize connections from
 // then on).
 func New(cfg Config) (*Server, error) {
-	if cfg.Rules == nil || cfg.Planner == nil {
-		return nil, errors.New("proxy: Config needs Rules and Planner")
+	if cfg.Rules == nil {
+		return nil, errors.New("proxy: Config needs Rules")
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -101,8 +111,16 @@ func New(cfg Config) (*Server, error) {
 		physicalDB:    map[string]bool{},
 		physicalTable: map[string]string{},
 		listeners:     map[net.Listener]bool{},
+		columns:       map[string][]string{},
 		sessions:      map[uint32]*Session{},
 		started:       time.Now(),
+	}
+	if s.planner == nil {
+		rt, err := router.New(cfg.Rules, cfg.Keys, router.WithTableColumns(s.tableColumns))
+		if err != nil {
+			return nil, err
+		}
+		s.planner = RouterPlanner(rt)
 	}
 	if s.merger == nil {
 		s.merger = ConcatMerger{}
@@ -120,6 +138,74 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// tableColumns returns a logical table's columns in table order, read
+// from its first data node once and cached until the next DDL; the router
+// needs them for an INSERT without a column list. nil when the table
+// cannot be read.
+func (s *Server) tableColumns(table string) []string {
+	key := strings.ToLower(table)
+	s.columnsMu.Lock()
+	cols, ok := s.columns[key]
+	s.columnsMu.Unlock()
+	if ok {
+		return cols
+	}
+	ds, physical := s.rules.DefaultDataSource, table
+	if t := s.rules.Table(table); t != nil && len(t.DataNodes) > 0 {
+		ds, physical = t.DataNodes[0].DataSource, t.DataNodes[0].Table
+	}
+	p, err := s.pool(ds, false)
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.connectTimeout)
+	defer cancel()
+	bcs, err := p.get(ctx, 1)
+	if err != nil {
+		return nil
+	}
+	bc := bcs[0]
+	defer p.put(bc)
+	if err := bc.apply(""); err != nil {
+		return nil
+	}
+	if err := bc.send(mysql.COM_QUERY, "SHOW COLUMNS FROM `"+strings.ReplaceAll(physical, "`", "``")+"`"); err != nil {
+		return nil
+	}
+	h, err := bc.readHead()
+	if err != nil || h.columns == nil {
+		return nil
+	}
+	for {
+		p, err := bc.readRow()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil
+		}
+		row, err := wire.SplitTextRow(p, len(h.columns), nil)
+		if err != nil {
+			bc.broken = true
+			return nil
+		}
+		cols = append(cols, string(row[0]))
+	}
+	s.columnsMu.Lock()
+	s.columns[key] = cols
+	s.columnsMu.Unlock()
+	return cols
+}
+
+// schemaChanged forgets what DDL may have made stale: cached plans and
+// column lists.
+func (s *Server) schemaChanged() {
+	s.columnsMu.Lock()
+	s.columns = map[string][]string{}
+	s.columnsMu.Unlock()
+	s.cache.clear()
 }
 
 // pool returns the pool of data source ds for a session; clients that

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
 )
 
 // preparedStmt is a server-side prepared statement of a session. A routed
@@ -20,7 +21,6 @@ type preparedStmt struct {
 	id     uint32
 	sql    string
 	params int
-	stmt   ast.StmtNode
 	pp     PreparedPlan // nil when the statement is not routed
 	// types are the parameter types the client bound last; an execute
 	// may omit them.
@@ -60,10 +60,13 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	if len(stmts) != 1 {
 		return nil, &ParseError{Err: fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))}
 	}
-	ps := &preparedStmt{sql: sql, stmt: stmts[0], params: countParams(stmts[0])}
+	ps := &preparedStmt{sql: sql, params: countParams(stmts[0])}
 	if routed(stmts[0]) {
 		if ps.pp, err = s.srv.planner.Prepare(stmts[0], sql, s.db); err != nil {
 			return nil, err
+		}
+		if ps.pp.Kind() == router.KindOther {
+			ps.pp = nil
 		}
 	}
 	s.nextStmtID++
