@@ -12,6 +12,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
 )
@@ -180,15 +181,11 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 	}
 	logical := st.Table.Name.O
 	ds, physical := s.tableHome(logical)
-	orig, origSchema, origDB := st.Table.Name, st.Table.Schema, st.DBName
-	st.Table.Name, st.Table.Schema, st.DBName = ast.NewCIStr(physical), ast.CIStr{}, ""
-	var b strings.Builder
-	err := st.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b))
-	st.Table.Name, st.Table.Schema, st.DBName = orig, origSchema, origDB
+	sql, err := showSQL(st, physical)
 	if err != nil {
-		return &InternalError{Msg: "restore SHOW: " + err.Error()}
+		return err
 	}
-	plan := &router.Plan{Kind: router.KindOther, Type: router.RouteSingle, Routes: []router.Route{{DataSource: ds, SQL: b.String()}}}
+	plan := &router.Plan{Kind: router.KindOther, Type: router.RouteSingle, Routes: []router.Route{{DataSource: ds, SQL: sql}}}
 	res, err := runPlan(ctx, plan, poolSource{s}, s.srv.merger, 0, s.srv.obs)
 	if err != nil {
 		var my *mysql.MyError
@@ -221,6 +218,47 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 		}
 	}
 	return s.writeRows(&mapStream{RowStream: res.rows, fn: rename}, proto, more)
+}
+
+// showSQL writes SHOW CREATE TABLE / COLUMNS / INDEX for a physical
+// table in the plainest spelling every MySQL-compatible server reads.
+func showSQL(st *ast.ShowStmt, physical string) (string, error) {
+	table := string(appendIdent(nil, physical))
+	switch st.Tp {
+	case ast.ShowCreateTable:
+		return "SHOW CREATE TABLE " + table, nil
+	case ast.ShowIndex:
+		return "SHOW INDEX FROM " + table, nil
+	}
+	sql := "SHOW COLUMNS FROM " + table
+	if st.Full {
+		sql = "SHOW FULL COLUMNS FROM " + table
+	}
+	var cond ast.Node
+	switch {
+	case st.Pattern != nil:
+		cond = st.Pattern.Pattern
+		sql += " LIKE "
+	case st.Where != nil:
+		cond = st.Where
+		sql += " WHERE "
+	case st.Column != nil:
+		// DESCRIBE t col
+		return sql + " LIKE " + string(appendQuotedName(st.Column.Name.O)), nil
+	}
+	if cond != nil {
+		var b strings.Builder
+		if err := cond.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
+			return "", &InternalError{Msg: "restore SHOW condition: " + err.Error()}
+		}
+		sql += b.String()
+	}
+	return sql, nil
+}
+
+func appendQuotedName(name string) []byte {
+	lit, _ := sqlarg.AppendLiteral(nil, name, sqlarg.Backslash)
+	return lit
 }
 
 // queryRows runs sql on data source ds and returns all its rows (small
