@@ -40,10 +40,14 @@ func authPluginName(p router.AuthPlugin) string {
 	return mysql.AUTH_NATIVE_PASSWORD
 }
 
-// GetCredential returns the user's password for go-mysql to check.
+// GetCredential returns the user's password for go-mysql to check. An
+// unknown user gets a password nobody knows, so the client sees 1045
+// "Access denied" as for a wrong password, and cannot tell the two apart.
 func (h *authHandler) GetCredential(username string) (server.Credential, bool, error) {
-	c, ok := h.users[username]
-	return c, ok, nil
+	if c, ok := h.users[username]; ok {
+		return c, true, nil
+	}
+	return server.Credential{Passwords: []string{rand.Text()}, AuthPluginName: h.plugin}, true, nil
 }
 
 // OnAuthSuccess accepts every user that passed the password check.

@@ -103,10 +103,11 @@ func (s *Session) attach(sc *server.Conn) {
 }
 
 // UseDB switches the logical schema (COM_INIT_DB, USE, and the schema a
-// client names at login). Only the rules file's databaseName exists.
+// client names at login). Only the rules file's databaseName exists. The
+// error is already a MySQL error: go-mysql sends it as it is.
 func (s *Session) UseDB(name string) error {
 	if name != s.srv.rules.DatabaseName {
-		return &UnknownDatabaseError{Name: name}
+		return mysqlError(&UnknownDatabaseError{Name: name})
 	}
 	s.db = name
 	return nil
