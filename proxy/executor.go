@@ -85,6 +85,11 @@ func runPlan(ctx context.Context, plan *router.Plan, conns connSource, merger Me
 	if len(plan.Routes) == 0 {
 		return result{ok: wire.OK{InsertID: firstKey(plan)}}, nil
 	}
+	if mc, ok := merger.(MergeChecker); ok && plan.Kind == router.KindSelect && len(plan.Routes) > 1 {
+		if err := mc.MergeCheck(plan); err != nil {
+			return result{}, err
+		}
+	}
 	if err := ex.assign(); err != nil {
 		return result{}, err
 	}

@@ -75,9 +75,17 @@ func (r Row) Clone() Row {
 // Merger may use for rows it has to hold (server.mergeMemoryBytes); past it
 // Merge fails with a clear error rather than growing.
 //
-// Implementations must be safe for concurrent use by many sessions.
+// Implementations must be safe for concurrent use by many sessions. A
+// Merger that also implements MergeChecker is asked first, before any
+// route runs, whether it can merge a plan at all.
 type Merger interface {
 	Merge(ctx context.Context, plan *router.Plan, streams []RowStream, budget int64) (RowStream, error)
+}
+
+// MergeChecker is implemented by Mergers that can refuse a plan before
+// its routes run, so an unsupported query costs the backends nothing.
+type MergeChecker interface {
+	MergeCheck(plan *router.Plan) error
 }
 
 // ConcatMerger is the Merger the proxy uses when none is configured: it
@@ -87,31 +95,34 @@ type Merger interface {
 // refused rather than answered wrongly.
 type ConcatMerger struct{}
 
-// Merge concatenates the streams in route order.
-func (ConcatMerger) Merge(ctx context.Context, plan *router.Plan, streams []RowStream, budget int64) (RowStream, error) {
+// MergeCheck refuses, before any route runs, the plans Merge cannot do.
+func (ConcatMerger) MergeCheck(plan *router.Plan) error {
 	m := plan.Merge
 	if m != nil && (len(m.Sort) > 0 || m.Group != nil || m.Having != nil || m.Distinct || len(m.OrderBy) > 0) {
-		closeAll(streams)
-		return nil, &NotSupportedError{What: "merging ORDER BY, GROUP BY, aggregates or DISTINCT across data nodes"}
+		return &NotSupportedError{What: "merging ORDER BY, GROUP BY, aggregates or DISTINCT across data nodes"}
 	}
-	c := &concatStream{streams: streams}
+	return nil
+}
+
+// Merge concatenates the streams in route order.
+func (c ConcatMerger) Merge(ctx context.Context, plan *router.Plan, streams []RowStream, budget int64) (RowStream, error) {
+	if err := c.MergeCheck(plan); err != nil {
+		closeAll(streams)
+		return nil, err
+	}
+	m := plan.Merge
+	cs := &concatStream{streams: streams, visible: -1, left: -1}
 	if len(streams) > 0 {
-		c.columns = streams[0].Columns()
+		cs.columns = streams[0].Columns()
 	}
 	if m != nil {
-		c.visible = len(c.columns) - m.Hidden
-		c.columns = c.columns[:c.visible]
+		cs.visible = len(cs.columns) - m.Hidden
+		cs.columns = cs.columns[:cs.visible]
 		if m.Limit != nil {
-			c.skip, c.left = m.Limit.Offset, m.Limit.Count
+			cs.skip, cs.left = m.Limit.Offset, m.Limit.Count
 		}
 	}
-	if m == nil || m.Limit == nil {
-		c.left = -1
-	}
-	if m == nil {
-		c.visible = -1
-	}
-	return c, nil
+	return cs, nil
 }
 
 // concatStream reads its streams one after the other.
