@@ -52,8 +52,10 @@ func (s *Session) infoSchemaSelect(ctx context.Context, sel *ast.SelectStmt, pro
 		r := &tableReplacer{target: t, with: node.(ast.ResultSetNode)}
 		sel.Accept(r)
 	}
+	// DATABASE() must name the logical schema, not the backend's.
+	sel.Accept(&localRewriter{s: s})
 	var b strings.Builder
-	if err := sel.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
+	if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
 		return &InternalError{Msg: "restore information_schema query: " + err.Error()}
 	}
 	return s.onDefault(ctx, b.String(), router.KindSelect, proto, more)

@@ -29,7 +29,7 @@ func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql 
 	sel.Accept(r)
 	if r.changed {
 		var b strings.Builder
-		if err := sel.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
+		if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
 			return &InternalError{Msg: "restore rewritten SELECT: " + err.Error()}
 		}
 		sql = b.String()
@@ -88,7 +88,7 @@ func fieldName(f *ast.SelectField) string {
 		return t
 	}
 	var b strings.Builder
-	f.Expr.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b))
+	f.Expr.Restore(format.NewRestoreCtx(restoreFlags, &b))
 	return b.String()
 }
 

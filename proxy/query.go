@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
 
 	// The parser needs a driver for its literal values.
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver"
 
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
 )
@@ -27,6 +29,12 @@ func (s *Session) handleQuery(sql string) {
 	}
 	stmts, _, err := s.parser.Parse(sql, "", "")
 	if err != nil {
+		if pieces := sqlarg.Split(sql); len(pieces) > 1 && s.multiStatements {
+			// MySQL parses one statement at a time: those before the
+			// one that does not parse still run.
+			s.runPieces(pieces)
+			return
+		}
 		s.writeErr(&ParseError{Err: err})
 		return
 	}
@@ -45,6 +53,25 @@ func (s *Session) handleQuery(sql string) {
 		}
 		more := i < len(stmts)-1
 		if err := s.execute(stmt, text, nil, TextProtocol, more, len(stmts) == 1); err != nil {
+			s.answer(err)
+			return
+		}
+		if s.quit {
+			return
+		}
+	}
+}
+
+// runPieces runs a multi-statement query one piece at a time, stopping at
+// the first that fails to parse or to run.
+func (s *Session) runPieces(pieces []string) {
+	for i, piece := range pieces {
+		stmt, err := s.parser.ParseOneStmt(piece, "", "")
+		if err != nil {
+			s.writeErr(&ParseError{Err: err})
+			return
+		}
+		if err := s.execute(stmt, piece, nil, TextProtocol, i < len(pieces)-1, false); err != nil {
 			s.answer(err)
 			return
 		}
@@ -257,6 +284,12 @@ func tablesOf(n ast.Node) []*ast.TableName {
 func hasTable(n ast.Node) bool { return len(tablesOf(n)) > 0 }
 
 const infoSchema = "information_schema"
+
+// restoreFlags write a statement tree back as SQL every MySQL and MariaDB
+// reads the same way: backquoted names, single-quoted strings with
+// backslashes escaped, and no charset introducers (_UTF8MB4'x'), which
+// MariaDB refuses in upper case.
+const restoreFlags = format.DefaultRestoreFlags | format.RestoreStringEscapeBackslash | format.RestoreStringWithoutCharset
 
 // schemaOf returns the schema every table of n names explicitly, lower
 // case, or "" when they differ or one names none.

@@ -48,9 +48,6 @@ func (s *Session) status(more bool) uint16 {
 	if s.txn.active {
 		st |= mysql.SERVER_STATUS_IN_TRANS
 	}
-	if s.noBackslashEscapes {
-		st |= mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED
-	}
 	if more {
 		st |= mysql.SERVER_MORE_RESULTS_EXISTS
 	}

@@ -46,13 +46,12 @@ type Session struct {
 	foundRows       bool
 	quit            bool // the connection ends after this command
 
-	db                 string // logical schema in use, "" for none
-	parser             *parser.Parser
-	autocommit         bool
-	noBackslashEscapes bool
-	txn                txnState
-	vars               settings
-	lastInsertID       uint64
+	db           string // logical schema in use, "" for none
+	parser       *parser.Parser
+	autocommit   bool
+	txn          txnState
+	vars         settings
+	lastInsertID uint64
 
 	stmts      map[uint32]*preparedStmt
 	nextStmtID uint32
@@ -294,7 +293,7 @@ func (s *Session) resetConnection() {
 	s.vars = settings{}
 	s.autocommit = true
 	s.lastInsertID = 0
-	s.noBackslashEscapes = false
+	s.parser.SetSQLMode(0)
 	s.stmts = map[uint32]*preparedStmt{}
 }
 

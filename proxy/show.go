@@ -248,7 +248,7 @@ func showSQL(st *ast.ShowStmt, physical string) (string, error) {
 	}
 	if cond != nil {
 		var b strings.Builder
-		if err := cond.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
+		if err := cond.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
 			return "", &InternalError{Msg: "restore SHOW condition: " + err.Error()}
 		}
 		sql += b.String()

@@ -116,11 +116,7 @@ func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
 		defer end()
 		return s.runPrepared(ctx, ps.pp, ps.sql, args, BinaryProtocol, false)
 	}
-	mode := sqlarg.Backslash
-	if s.noBackslashEscapes {
-		mode = sqlarg.NoBackslashEscapes
-	}
-	sql, err := sqlarg.Interpolate(ps.sql, args, mode)
+	sql, err := sqlarg.Interpolate(ps.sql, args, sqlarg.Backslash)
 	if err != nil {
 		return &InternalError{Msg: err.Error()}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
+	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
@@ -187,9 +188,13 @@ func (s *Session) applySet(ctx context.Context, set string, next settings) error
 		src.release(bc)
 		return err
 	}
+	if err := s.followSQLMode(bc, ok); err != nil {
+		bc.applied = "\x00unknown"
+		src.release(bc)
+		return err
+	}
 	bc.applied = next.sql()
 	src.release(bc)
-	s.noBackslashEscapes = ok.Status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0
 	for _, ds := range s.txn.order {
 		pinned := s.txn.conns[ds]
 		if _, err := pinned.exec(set); err != nil {
@@ -197,6 +202,50 @@ func (s *Session) applySet(ctx context.Context, set string, next settings) error
 		}
 		pinned.applied = next.sql()
 	}
+	return nil
+}
+
+// followSQLMode makes the session's parser read SQL as the session's
+// sql_mode says (ANSI_QUOTES, PIPES_AS_CONCAT, ...), reading the mode a
+// SET left on bc. NO_BACKSLASH_ESCAPES is refused: the router writes
+// string literals with backslash escapes.
+func (s *Session) followSQLMode(bc *backendConn, ok wire.OK) error {
+	if ok.Status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0 {
+		return &NotSupportedError{What: "sql_mode NO_BACKSLASH_ESCAPES"}
+	}
+	if err := bc.send(mysql.COM_QUERY, "SELECT @@SESSION.sql_mode"); err != nil {
+		return err
+	}
+	h, err := bc.readHead()
+	if err != nil {
+		return err
+	}
+	if h.columns == nil {
+		return &InternalError{Msg: "SELECT @@sql_mode returned no rows"}
+	}
+	p, err := bc.readRow()
+	if err != nil {
+		return err
+	}
+	row, err := wire.SplitTextRow(p, 1, nil)
+	if err != nil {
+		return bc.lost(err)
+	}
+	text := string(row[0])
+	if err := bc.discardRows(); err != nil {
+		return err
+	}
+	mode, err := tidbmysql.GetSQLMode(text)
+	if err != nil {
+		// A mode TiDB does not know (MariaDB's own) changes no parsing.
+		mode = 0
+		for _, part := range strings.Split(text, ",") {
+			if m, err := tidbmysql.GetSQLMode(part); err == nil {
+				mode |= m
+			}
+		}
+	}
+	s.parser.SetSQLMode(mode)
 	return nil
 }
 
@@ -261,7 +310,7 @@ func restoreExpr(e ast.ExprNode) (string, error) {
 		return "", &NotSupportedError{What: "subqueries in SET"}
 	}
 	var b strings.Builder
-	if err := e.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
+	if err := e.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
 		return "", &InternalError{Msg: "restore expression: " + err.Error()}
 	}
 	return b.String(), nil
