@@ -25,6 +25,8 @@ type testEnv struct {
 	addr     string
 	backends []*mariadbtest.Server
 	rules    *router.Rules
+	direct   map[int]*sql.DB
+	t        *testing.T // the test the environment belongs to
 }
 
 // envOptions tune a test proxy.
@@ -123,7 +125,7 @@ func startEnv(t *testing.T, opts envOptions) *testEnv {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return &testEnv{srv: srv, addr: l.Addr().String(), backends: backends, rules: rules}
+	return &testEnv{srv: srv, addr: l.Addr().String(), backends: backends, rules: rules, direct: map[int]*sql.DB{}, t: t}
 }
 
 // dsn returns a go-sql-driver DSN for the proxy.
@@ -165,10 +167,16 @@ func (e *testEnv) conn(t *testing.T, params ...string) *sql.Conn {
 	return c
 }
 
-// backend opens database ds_i on backend i directly.
+// backend returns a pool for database ds_i on backend i, directly.
 func (e *testEnv) backend(t *testing.T, i int) *sql.DB {
 	t.Helper()
-	return e.backends[i].Open(t, fmt.Sprintf("ds_%d", i))
+	if db, ok := e.direct[i]; ok {
+		return db
+	}
+	// Opened for the environment's test: subtests share it.
+	db := e.backends[i].Open(e.t, fmt.Sprintf("ds_%d", i))
+	e.direct[i] = db
+	return db
 }
 
 // errCode returns the MySQL error number of err, 0 if it has none.

@@ -41,6 +41,13 @@ func newTestPools(t *testing.T) testSource {
 				fmt.Sprintf("CREATE TABLE x_%d (id BIGINT PRIMARY KEY, v VARCHAR(20))", j))
 		}
 		s.Exec(t, name, stmts...)
+		t.Cleanup(func() {
+			var drop []string
+			for j := range 10 {
+				drop = append(drop, fmt.Sprintf("DROP TABLE IF EXISTS x_%d", j))
+			}
+			s.Exec(t, name, drop...)
+		})
 		p := newPool(router.DataSource{Name: name, Host: s.Host(), Port: s.Port(), Database: name, User: s.User(), MaxPoolSize: 20}, false, slog.New(slog.DiscardHandler))
 		t.Cleanup(p.close)
 		src.pools[name] = p
