@@ -36,6 +36,7 @@ type envOptions struct {
 	backends []*mariadbtest.Server // default: the shared servers
 	planner  func(*router.Rules) Planner
 	hook     func(sql string)
+	observer Observer
 }
 
 // rulesYAML is the test rules file: two data sources, t_order sharded by
@@ -114,7 +115,7 @@ func startEnv(t *testing.T, opts envOptions) *testEnv {
 	if os.Getenv("SHARDFLAKE_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	srv, err := New(Config{Rules: rules, Keys: keys, Planner: planner, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
+	srv, err := New(Config{Rules: rules, Keys: keys, Planner: planner, Observer: opts.observer, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
 	if err != nil {
 		t.Fatal(err)
 	}

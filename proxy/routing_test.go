@@ -387,3 +387,24 @@ func TestDDLReachesEveryDataNode(t *testing.T) {
 		}
 	}
 }
+
+func TestFoundRowsFlagGetsItsOwnPool(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	db := e.open(t)
+	if _, err := db.Exec("INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'same')"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		param string
+		want  int64
+	}{{"clientFoundRows=false", 0}, {"clientFoundRows=true", 1}} {
+		res, err := e.open(t, tt.param).Exec("UPDATE t_order SET status = 'same' WHERE user_id = 1 AND order_id = 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := res.RowsAffected(); n != tt.want {
+			t.Errorf("%s: %d affected rows for an unchanged row, want %d", tt.param, n, tt.want)
+		}
+	}
+}
