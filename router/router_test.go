@@ -152,7 +152,7 @@ func TestInsertGeneratesKeysInBlocks(t *testing.T) {
 type failingKeys struct{ err error }
 
 func (f failingKeys) NextN(int) (int64, error) { return 0, f.err }
-func (failingKeys) MaxBatch() int             { return 100 }
+func (failingKeys) MaxBatch() int              { return 100 }
 
 func TestInsertKeyGeneratorError(t *testing.T) {
 	cause := errors.New("clock moved backwards by 20ms")
