@@ -58,6 +58,9 @@ func (r *Rules) IsBroadcast(name string) bool {
 
 // BindingGroup returns the lower-case logical tables bound with name (name
 // included, in the file's order), or nil when name is in no binding group.
+// Validation guarantees that the tables of a group shard alike: the same
+// sharding values reach the data node at the same index of each table's
+// DataNodes, so joins pair DataNodes[i] with DataNodes[i].
 func (r *Rules) BindingGroup(name string) []string {
 	if g, ok := r.binding[name]; ok {
 		return g
