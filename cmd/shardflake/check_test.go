@@ -20,7 +20,7 @@ func TestCheckSkewed(t *testing.T) {
 		"skewed.yaml: valid: database skew_db, 4 data sources",
 		"skewed.yaml:18:24: table t_order: 24 of 32 data nodes are reached by no sampled value of order_id",
 		"ds_0: t_order_0, t_order_1, t_order_2, t_order_3, t_order_4, t_order_5, t_order_6, t_order_7",
-		"simulated distribution of 100000 rows (order_id: SNOWFLAKE keys of generator snowflake (datacenter 0, worker 1), one per millisecond)",
+		"simulated distribution of 100000 rows (order_id: keys of SNOWFLAKE generator snowflake (datacenter 0, worker 1), one every 1ms of simulated time)",
 		"warning: 24 of 32 data nodes get no rows (8 reached): ds_0.t_order_1,",
 		"warning: ds_0.t_order_0 gets ",
 		"more than twice its share of 3125",
@@ -87,12 +87,60 @@ func TestCheckUsage(t *testing.T) {
 		{nil, 2, "Usage: shardflake check --config FILE"},
 		{[]string{"--config"}, 2, "flag needs an argument"},
 		{[]string{"--config", "x.yaml", "extra"}, 2, "Usage:"},
+		{[]string{"--config", "x.yaml", "--key-interval", "0s"}, 2, "Usage:"},
 		{[]string{"--config", "does-not-exist.yaml"}, 1, "no such file"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
 		if code := runCheck(tt.args, &stdout, &stderr); code != tt.code || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("check %q: exit %d, stderr %q; want exit %d with %q", tt.args, code, stderr.String(), tt.code, tt.want)
+		}
+	}
+}
+
+// TestCheckTouchesNoState: check builds the key generator on a simulated
+// clock without reading or writing its state file or contacting etcd.
+func TestCheckTouchesNoState(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "hw.state")
+	rules := `databaseName: db
+dataSources:
+  ds_0: {url: "mysql://h/ds_0"}
+  ds_1: {url: "mysql://h/ds_1"}
+rules:
+- !SHARDING
+  tables:
+    t_a:
+      actualDataNodes: ds_${0..1}.t_a_${0..1}
+      databaseStrategy: {standard: {shardingColumn: id, shardingAlgorithmName: db}}
+      tableStrategy: {standard: {shardingColumn: id, shardingAlgorithmName: tb}}
+      keyGenerateStrategy: {column: id, keyGeneratorName: file}
+    t_b:
+      actualDataNodes: ds_${0..1}.t_b
+      databaseStrategy: {standard: {shardingColumn: id, shardingAlgorithmName: db}}
+      keyGenerateStrategy: {column: id, keyGeneratorName: lease}
+  shardingAlgorithms:
+    db: {type: MOD, props: {sharding-count: 2}}
+    tb: {type: INLINE, props: {algorithm-expression: "t_a_${id.intdiv(2) % 2}"}}
+  keyGenerators:
+    file: {type: SNOWFLAKE, props: {worker-id: 2, state-file: "` + state + `"}}
+    lease: {type: SNOWFLAKE, props: {worker-id-source: etcd, etcd-endpoints: "127.0.0.1:1"}}
+`
+	path := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(path, []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := runCheck([]string{"--config", path, "--rows", "4000"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s\nstdout:\n%s", code, stderr.String(), stdout.String())
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Errorf("check touched the state file: %v", err)
+	}
+	out := stdout.String()
+	for _, want := range []string{"generator file (datacenter 0, worker 2)", "generator lease (datacenter 0, worker 0)", "\n1 warnings\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 }
