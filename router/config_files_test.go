@@ -163,6 +163,24 @@ func TestLoadAutoTables(t *testing.T) {
 	}
 }
 
+// TestSimulateSpreadsRangeAlgorithms: random values for range and interval
+// algorithms fall around their boundaries, so every partition gets rows.
+func TestSimulateSpreadsRangeAlgorithms(t *testing.T) {
+	r := load(t, "testdata/rules/ss_auto_tables.yaml")
+	for _, name := range []string{"t_ledger", "t_account", "t_event"} {
+		tr := r.Table(name)
+		d, err := tr.Simulate(5000, nil, rand.New(rand.NewPCG(3, 4)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range d.Counts {
+			if share := 5000 / len(d.Counts); c < share/3 || c > 2*share {
+				t.Errorf("%s: %s got %d of 5000 rows (share %d)", name, tr.DataNodes[i], c, share)
+			}
+		}
+	}
+}
+
 func TestLoadInterval(t *testing.T) {
 	r := load(t, "testdata/rules/ss_interval.yaml")
 	if ds := r.DataSource("ds_1"); ds.User != "logger" || ds.Password != "pw" || ds.Port != 3307 || ds.Database != "logs_1" {

@@ -116,7 +116,7 @@ func (c *checker) report() error {
 			return err
 		}
 	}
-	c.printf("\n%d warnings\n", c.warnings+len(r.Warnings))
+	c.printf("\nwarnings: %d\n", c.warnings+len(r.Warnings))
 	return nil
 }
 

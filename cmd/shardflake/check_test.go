@@ -51,7 +51,7 @@ func TestCheckExample(t *testing.T) {
 		"user_id: uniformly random values",
 		"binding group (joined data node by data node): t_order, t_order_item",
 		"broadcast tables (on every data source): t_dict",
-		"\n0 warnings\n",
+		"\nwarnings: 0\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -138,7 +138,7 @@ rules:
 		t.Errorf("check touched the state file: %v", err)
 	}
 	out := stdout.String()
-	for _, want := range []string{"generator file (datacenter 0, worker 2)", "generator lease (datacenter 0, worker 0)", "\n1 warnings\n"} {
+	for _, want := range []string{"generator file (datacenter 0, worker 2)", "generator lease (datacenter 0, worker 0)", "\nwarnings: 1\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
