@@ -91,12 +91,15 @@ type DataSource struct {
 	Database string
 	User     string
 	Password string
-	// Params are the URL's query parameters, passed through when they mean
-	// something to a MySQL connection (e.g. charset).
+	// Params are the URL's query parameters as written (last value wins);
+	// the proxy uses those that mean something to its MySQL client (e.g.
+	// charset) and ignores JDBC-only ones (useSSL, serverTimezone). Nil
+	// when the URL has none.
 	Params map[string]string
 	// Pool settings, from ShardingSphere's names (maxPoolSize,
 	// minPoolSize, connectionTimeoutMilliseconds,
-	// idleTimeoutMilliseconds, maxLifetimeMilliseconds).
+	// idleTimeoutMilliseconds, maxLifetimeMilliseconds) or their HikariCP
+	// spellings; 0 when the file leaves them out (the proxy's default).
 	MaxPoolSize       int
 	MinPoolSize       int
 	ConnectionTimeout time.Duration
