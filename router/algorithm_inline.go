@@ -168,7 +168,7 @@ func (a *inlineAlgorithm) target(c *routeCtx, vars []val, v Value) error {
 	}
 	if !c.addName(name) {
 		return c.routeError(v, fmt.Sprintf("%s evaluates to %s, which is not among %s",
-			a.expr.src, name, strings.Join(c.available, ",")))
+			a.expr.src, string(name), strings.Join(c.available, ",")))
 	}
 	return nil
 }

@@ -14,22 +14,36 @@ import (
 type routeCtx struct {
 	s         *Strategy
 	available []string
-	small     [4]uint64
-	set       []uint64 // small[:] or, above 256 targets, a heap slice
-	buf       [64]byte // scratch for evaluated target names
+	small     [4]uint64 // the set for up to 256 targets
+	big       []uint64  // the set above 256 targets
+	buf       [64]byte  // scratch for evaluated target names
 }
 
+// init prepares an empty set. (The set is not a slice of small: a pointer
+// into itself would move the context to the heap.)
 func (c *routeCtx) init(s *Strategy, available []string) {
 	c.s = s
 	c.available = available
-	if n := (len(available) + 63) / 64; n <= len(c.small) {
-		c.set = c.small[:n]
-	} else {
-		c.set = make([]uint64, n)
+	if n := (len(available) + 63) / 64; n > len(c.small) {
+		c.big = make([]uint64, n)
 	}
 }
 
-func (c *routeCtx) add(i int) { c.set[i/64] |= 1 << (i % 64) }
+func (c *routeCtx) add(i int) {
+	if c.big != nil {
+		c.big[i/64] |= 1 << (i % 64)
+		return
+	}
+	c.small[i/64] |= 1 << (i % 64)
+}
+
+// word returns the w-th 64 targets' bits.
+func (c *routeCtx) word(w int) uint64 {
+	if c.big != nil {
+		return c.big[w]
+	}
+	return c.small[w]
+}
 
 func (c *routeCtx) addAll() {
 	for i := range c.available {
@@ -79,7 +93,9 @@ func (c *routeCtx) addEndsWith(suffix string) {
 // a sub-slice of available when they are contiguous, else a new slice.
 func (c *routeCtx) result() []string {
 	first, last, count := -1, -1, 0
-	for w, word := range c.set {
+	words := (len(c.available) + 63) / 64
+	for w := 0; w < words; w++ {
+		word := c.word(w)
 		if word == 0 {
 			continue
 		}
@@ -96,8 +112,8 @@ func (c *routeCtx) result() []string {
 		return c.available[first : last+1 : last+1]
 	}
 	out := make([]string, 0, count)
-	for w, word := range c.set {
-		for word != 0 {
+	for w := 0; w < words; w++ {
+		for word := c.word(w); word != 0; {
 			i := bits.TrailingZeros64(word)
 			word &^= 1 << i
 			out = append(out, c.available[w*64+i])
@@ -188,19 +204,19 @@ func (r intRange) empty() bool { return r.hasLo && r.hasHi && r.lo > r.hi }
 func toIntRange(r *Range) (intRange, error) {
 	var out intRange
 	if r.Low != nil {
-		f, exact, err := numberOf(r.Low)
+		f, i, exact, err := numberOf(r.Low)
 		if err != nil {
 			return out, err
 		}
 		out.hasLo = true
 		switch {
-		case exact != nil && r.LowInclusive:
-			out.lo = *exact
-		case exact != nil:
-			if *exact == math.MaxInt64 {
+		case exact && r.LowInclusive:
+			out.lo = i
+		case exact:
+			if i == math.MaxInt64 {
 				return intRange{lo: 1, hi: 0, hasLo: true, hasHi: true}, nil
 			}
-			out.lo = *exact + 1
+			out.lo = i + 1
 		default:
 			c := math.Ceil(f)
 			if c == f && !r.LowInclusive {
@@ -210,19 +226,19 @@ func toIntRange(r *Range) (intRange, error) {
 		}
 	}
 	if r.High != nil {
-		f, exact, err := numberOf(r.High)
+		f, i, exact, err := numberOf(r.High)
 		if err != nil {
 			return out, err
 		}
 		out.hasHi = true
 		switch {
-		case exact != nil && r.HighInclusive:
-			out.hi = *exact
-		case exact != nil:
-			if *exact == math.MinInt64 {
+		case exact && r.HighInclusive:
+			out.hi = i
+		case exact:
+			if i == math.MinInt64 {
 				return intRange{lo: 1, hi: 0, hasLo: true, hasHi: true}, nil
 			}
-			out.hi = *exact - 1
+			out.hi = i - 1
 		default:
 			fl := math.Floor(f)
 			if fl == f && !r.HighInclusive {
@@ -244,30 +260,28 @@ func clampFloat(f float64) int64 {
 	return int64(f)
 }
 
-// numberOf reads a bound as a number: exact when it is an integer, else
-// as a float.
-func numberOf(v Value) (float64, *int64, error) {
+// numberOf reads a bound as a number: exactly (i, exact) when it is an
+// integer, else as the float f.
+func numberOf(v Value) (f float64, i int64, exact bool, err error) {
 	x, err := valOf(v)
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, false, err
 	}
 	switch x.k {
 	case vInt:
-		i := x.i
-		return float64(i), &i, nil
+		return float64(x.i), x.i, true, nil
 	case vFloat:
-		return x.f, nil, nil
+		return x.f, 0, false, nil
 	case vRaw:
 		s := strings.TrimSpace(x.s)
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return float64(i), &i, nil
+			return float64(i), i, true, nil
 		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			i, err := mysqlInt(x.s)
-			return float64(i), &i, err
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return f, 0, false, nil
 		}
-		return f, nil, nil
+		i, err := mysqlInt(x.s)
+		return float64(i), i, true, err
 	}
-	return 0, nil, errNullValue
+	return 0, 0, false, errNullValue
 }

@@ -445,8 +445,9 @@ func (p *exprParser) parsePrimary() (*exprNode, error) {
 		}
 		v, err := strconv.ParseInt(p.src[start:p.pos], 10, 64)
 		if err != nil {
+			digits := p.src[start:p.pos]
 			p.pos = start
-			return nil, p.errf("integer %s out of range", p.src[start:p.pos])
+			return nil, p.errf("integer %s out of range", digits)
 		}
 		if p.pos < p.end && (p.src[p.pos] == 'L' || p.src[p.pos] == 'l') {
 			p.pos++

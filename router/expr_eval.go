@@ -24,9 +24,13 @@ const (
 // evaluation does not allocate.
 type val struct {
 	k valKind
-	i int64
-	s string
-	f float64
+	// i32 marks a Java int (the result of .hashCode()): Math.abs keeps
+	// Integer.MIN_VALUE negative, as Java does, so Math.abs(x.hashCode()) % n
+	// matches ShardingSphere even for that value.
+	i32 bool
+	i   int64
+	s   string
+	f   float64
 }
 
 // errNonInteger and friends are evaluation failures; the algorithm wraps
@@ -225,6 +229,9 @@ func (n *exprNode) eval(vars []val) (val, error) {
 		if err != nil {
 			return val{}, err
 		}
+		if a.i32 && x == math.MinInt32 {
+			return val{k: vInt, i: x}, nil // Java: Math.abs(Integer.MIN_VALUE) < 0
+		}
 		if n.op == opNeg || x < 0 {
 			x = -x // MinInt64 stays negative, as in Java
 		}
@@ -235,7 +242,7 @@ func (n *exprNode) eval(vars []val) (val, error) {
 			return val{}, err
 		}
 		h, err := a.javaHash()
-		return val{k: vInt, i: h}, err
+		return val{k: vInt, i: h, i32: true}, err
 	}
 	a, err := n.a.eval(vars)
 	if err != nil {
