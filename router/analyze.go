@@ -309,13 +309,15 @@ func limitExprs(l *ast.Limit) []ast.ExprNode {
 func (a *analysis) walkFrom(n ast.ResultSetNode, s *scope, nested, inner bool) error {
 	switch n := n.(type) {
 	case *ast.Join:
+		// The nullable side of an outer join keeps the other side's rows
+		// whatever its own ON conditions say.
 		if n.Left != nil {
-			if err := a.walkFrom(n.Left, s, nested, inner); err != nil {
+			if err := a.walkFrom(n.Left, s, nested, inner && n.Tp != ast.RightJoin); err != nil {
 				return err
 			}
 		}
 		if n.Right != nil {
-			if err := a.walkFrom(n.Right, s, nested, inner); err != nil {
+			if err := a.walkFrom(n.Right, s, nested, inner && n.Tp != ast.LeftJoin); err != nil {
 				return err
 			}
 		}

@@ -1,9 +1,9 @@
 package router
 
 import (
+	"fmt"
 	"math/bits"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -721,7 +721,21 @@ func argValue(v any) Value {
 		}
 		return x.Format("2006-01-02 15:04:05.999999")
 	case time.Duration:
-		return strconv.FormatFloat(x.Seconds(), 'f', -1, 64)
+		return mysqlTime(x)
 	}
 	return nil
+}
+
+// mysqlTime writes a duration as a MySQL TIME literal, [-]H:MM:SS[.ffffff].
+func mysqlTime(d time.Duration) string {
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	us := d.Microseconds()
+	s := fmt.Sprintf("%s%02d:%02d:%02d", sign, us/3600e6, us/60e6%60, us/1e6%60)
+	if frac := us % 1e6; frac != 0 {
+		s += fmt.Sprintf(".%06d", frac)
+	}
+	return s
 }
