@@ -151,6 +151,18 @@ func (a *analysis) addRef(tn *ast.TableName, ts *ast.TableSource, s *scope, nest
 	if ts != nil {
 		ref.alias = ts.AsName.L
 	}
+	if s != nil {
+		// MySQL rejects two tables of one FROM clause under one name; so
+		// does the router, which resolves qualified columns by that name.
+		own := firstNonEmpty(ref.alias, name)
+		if a.nameTaken(s, own) {
+			shown := tn.Name.O
+			if ts != nil && ts.AsName.O != "" {
+				shown = ts.AsName.O
+			}
+			return nil, newError(CodeNonUniqTable, "42000", "Not unique table/alias: '%s'", shown)
+		}
+	}
 	if kind == refSharded {
 		ref.hole = -1
 		if a.shareHoles {
@@ -170,6 +182,20 @@ func (a *analysis) addRef(tn *ast.TableName, ts *ast.TableSource, s *scope, nest
 		s.refs = append(s.refs, ref.idx)
 	}
 	return ref, nil
+}
+
+// nameTaken reports whether a table or derived table of block s already
+// goes by name (lower-case).
+func (a *analysis) nameTaken(s *scope, name string) bool {
+	if s.derived[name] {
+		return true
+	}
+	for _, i := range s.refs {
+		if o := a.refs[i]; firstNonEmpty(o.alias, o.name) == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *analysis) newScope(parent *scope, nested bool) *scope {
@@ -335,6 +361,9 @@ func (a *analysis) walkFrom(n ast.ResultSetNode, s *scope, nested, inner bool) e
 			return err
 		case *ast.SelectStmt, *ast.SetOprStmt:
 			if n.AsName.L != "" {
+				if a.nameTaken(s, n.AsName.L) {
+					return newError(CodeNonUniqTable, "42000", "Not unique table/alias: '%s'", n.AsName.O)
+				}
 				if s.derived == nil {
 					s.derived = map[string]bool{}
 				}
