@@ -19,6 +19,7 @@ import (
 type Snowflake struct {
 	cfg     Config
 	clock   Clock
+	clk     reader
 	epochMs int64
 	maxMs   int64
 	maxSeq  int64
@@ -63,8 +64,8 @@ type Snowflake struct {
 
 	lease         clientv3.LeaseID
 	leaseState    LeaseState
-	leaseRenewed  time.Time
-	leaseDeadline time.Time
+	leaseRenewed  time.Duration // monotonic, see reader
+	leaseDeadline time.Duration
 	leaseTTL      time.Duration
 	leaseReason   string
 
@@ -128,6 +129,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Snowflake, error) {
 	g := &Snowflake{
 		cfg:     cfg,
 		clock:   o.clock,
+		clk:     newReader(o.clock),
 		epochMs: l.Epoch.UnixMilli(),
 		maxMs:   l.MaxMillis(),
 		maxSeq:  int64(l.MaxSequence()),
@@ -218,7 +220,7 @@ func (g *Snowflake) NextN(n int) (int64, error) {
 	defer g.mu.Unlock()
 	var slept time.Duration
 	for {
-		now := g.clock.Now()
+		now := g.clk.read()
 		id, wait, err := g.step(now, int64(n))
 		if err != nil || wait == nil {
 			return id, err
@@ -244,14 +246,14 @@ func (g *Snowflake) NextN(n int) (int64, error) {
 // finish, or under a lease only until the lease deadline: a write stuck on
 // an unreachable etcd must not hold the caller past the point where the
 // answer is ErrLeaseLost anyway.
-func (g *Snowflake) awaitWriteLocked(done chan struct{}, now time.Time) {
+func (g *Snowflake) awaitWriteLocked(done chan struct{}, now reading) {
 	if g.etcd == nil {
 		g.mu.Unlock()
 		<-done
 		g.mu.Lock()
 		return
 	}
-	timer := time.NewTimer(g.leaseDeadline.Sub(now))
+	timer := time.NewTimer(g.leaseDeadline - now.mono)
 	g.mu.Unlock()
 	select {
 	case <-done:
@@ -274,7 +276,7 @@ type waitFor struct {
 }
 
 // step issues n ids at wall-clock time now, or says what to wait for.
-func (g *Snowflake) step(now time.Time, n int64) (int64, *waitFor, error) {
+func (g *Snowflake) step(now reading, n int64) (int64, *waitFor, error) {
 	if g.closed {
 		return 0, nil, ErrClosed
 	}
@@ -283,9 +285,10 @@ func (g *Snowflake) step(now time.Time, n int64) (int64, *waitFor, error) {
 			return 0, nil, err
 		}
 	}
-	ms := now.UnixMilli() - g.epochMs
+	ms := now.ms - g.epochMs
 	if ms < 0 {
-		return 0, nil, fmt.Errorf("%w: %s is before %s", ErrBeforeEpoch, now.UTC().Format(timeFormat), g.cfg.Layout.Epoch.UTC().Format(timeFormat))
+		return 0, nil, fmt.Errorf("%w: %s is before %s", ErrBeforeEpoch,
+			time.UnixMilli(now.ms).UTC().Format(timeFormat), g.cfg.Layout.Epoch.UTC().Format(timeFormat))
 	}
 	if ms < g.wallMax {
 		if !g.inBackStep {
@@ -318,8 +321,8 @@ func (g *Snowflake) step(now time.Time, n int64) (int64, *waitFor, error) {
 		t = g.last + 1
 		if t-ms > g.leadCap {
 			target := g.leadCap - g.hystMs
-			wake := time.UnixMilli(g.epochMs + t - target)
-			return 0, &waitFor{sleep: max(wake.Sub(now), time.Millisecond/10)}, nil
+			sleep := time.Duration(t-target-ms)*time.Millisecond - time.Duration(now.ns)
+			return 0, &waitFor{sleep: max(sleep, time.Millisecond/10)}, nil
 		}
 		width := g.borrow
 		if g.fresh {
