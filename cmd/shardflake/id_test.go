@@ -37,8 +37,8 @@ func TestIDDecode(t *testing.T) {
 				"id          4194304\ntime        2024-01-01T00:00:00.001Z\ndatacenter  0\nworker      0\nsequence    0\n",
 		},
 		{
-			name: "custom layout and epoch",
-			give: []string{"decode", "--epoch", "2020-01-01", "--datacenter-bits", "0", "--worker-bits", "10", "--time-bits", "41", "8193"},
+			name:    "custom layout and epoch",
+			give:    []string{"decode", "--epoch", "2020-01-01", "--datacenter-bits", "0", "--worker-bits", "10", "--time-bits", "41", "8193"},
 			wantOut: "id          8193\ntime        2020-01-01T00:00:00.000Z\ndatacenter  0\nworker      2\nsequence    1\n",
 		},
 		{name: "not a number", give: []string{"decode", "12ab"}, wantCode: 2, wantErr: `"12ab" is not a 64-bit integer id`},
