@@ -2,8 +2,8 @@ package idgen
 
 import (
 	"sync"
-	"testing"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
