@@ -368,11 +368,13 @@ func TestEtcdStopStopsIssuingBeforeTTL(t *testing.T) {
 	eventually(t, "a keep-alive", func() bool { return g.Stats().LeaseRenewed.After(time.Now().Add(-time.Second / 2)) })
 	etcd.stop()
 
+	// lastOK is when the last successful call started: the id was issued
+	// after that, so a call started at or after the deadline must fail.
 	var lastOK time.Time
 	var stopErr error
 	for stopErr == nil {
+		started := time.Now()
 		id, err := g.Next()
-		now := time.Now()
 		if err != nil {
 			stopErr = err
 			break
@@ -380,21 +382,24 @@ func TestEtcdStopStopsIssuingBeforeTTL(t *testing.T) {
 		if id <= lastID {
 			t.Fatalf("id %d after %d", id, lastID)
 		}
-		lastID, lastOK = id, now
+		lastID, lastOK = id, started
 		time.Sleep(time.Millisecond)
 	}
 	stoppedAt := time.Now()
 	s := g.Stats()
 	leaseEnd := s.LeaseRenewed.Add(s.LeaseTTL)
-	t.Logf("last renewal sent %s before the stop; last id %s, refused %s before the lease's TTL ended: %v",
+	t.Logf("last renewal sent %s before the stop; last id %s and refusal %s before the lease's TTL ended: %v",
 		stoppedAt.Sub(s.LeaseRenewed).Round(time.Millisecond), leaseEnd.Sub(lastOK).Round(time.Millisecond),
 		leaseEnd.Sub(stoppedAt).Round(time.Millisecond), stopErr)
 	if !errors.Is(stopErr, ErrLeaseLost) {
 		t.Fatalf("error after etcd stopped = %v, want ErrLeaseLost", stopErr)
 	}
 	if !lastOK.Before(s.LeaseDeadline) || !stoppedAt.Before(leaseEnd) {
-		t.Errorf("last id at %s, stopped at %s; want both before the deadline %s and the lease end %s",
+		t.Errorf("last id at %s, refused at %s; want the id before the deadline %s and the refusal before the lease end %s",
 			lastOK, stoppedAt, s.LeaseDeadline, leaseEnd)
+	}
+	if _, err := g.Next(); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("Next() after the deadline = %v, want ErrLeaseLost", err)
 	}
 	if s.LeaseState != LeaseLapsed {
 		t.Errorf("LeaseState = %s, want lapsed", s.LeaseState)

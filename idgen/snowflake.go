@@ -56,11 +56,12 @@ type Snowflake struct {
 	pairBits   int64
 	pairGen    uint64 // bumped on takeover, so a late write of the old pair is ignored
 
-	store     markStore // nil: no persistence
-	hw        int64     // durable high-water millisecond (since epoch)
-	writing   bool
-	writeDone chan struct{}
-	writeErr  error
+	store       markStore // nil: no persistence
+	hw          int64     // durable high-water millisecond (since epoch)
+	writing     bool
+	writeDone   chan struct{}
+	writeErr    error         // the last write's error, until a write succeeds
+	writeFailed time.Duration // when it failed (monotonic)
 
 	lease         clientv3.LeaseID
 	leaseState    LeaseState
@@ -77,6 +78,11 @@ type Snowflake struct {
 	waited         time.Duration
 	highWaterWaits uint64
 }
+
+var _ KeyGenerator = (*Snowflake)(nil)
+
+// writeRetry is how often a failing high-water write is retried.
+const writeRetry = 100 * time.Millisecond
 
 // noHighWater is the durable mark of a generator without a state file:
 // nothing to persist, ever.
@@ -334,12 +340,19 @@ func (g *Snowflake) step(now reading, n int64) (int64, *waitFor, error) {
 		return 0, nil, &HorizonError{Horizon: g.cfg.Layout.Horizon()}
 	}
 	if t > g.hw {
-		if !g.writing {
-			if err := g.writeErr; err != nil {
-				g.writeErr = nil // the next call tries again
-				return 0, nil, err
-			}
+		// The first write waits; once writes fail, calls fail fast with the
+		// last error while a retry runs in the background (at most every
+		// writeRetry), so a dead disk or etcd does not hang every INSERT.
+		failed := g.writeErr
+		switch {
+		case g.writing && failed == nil:
+		case g.writing, failed != nil && now.mono-g.writeFailed < writeRetry:
+			return 0, nil, failed
+		default:
 			g.startWriteLocked(t, ms)
+			if failed != nil {
+				return 0, nil, failed
+			}
 		}
 		return 0, &waitFor{write: g.writeDone}, nil
 	}
@@ -350,7 +363,7 @@ func (g *Snowflake) step(now reading, n int64) (int64, *waitFor, error) {
 	if lead := t - ms; g.leadCap > g.leadMs && lead < g.leadCap {
 		g.leadCap = max(g.leadMs, lead)
 	}
-	if g.store != nil && !g.writing && t > g.hw-g.resMs/2 {
+	if g.store != nil && !g.writing && t > g.hw-g.resMs/2 && (g.writeErr == nil || now.mono-g.writeFailed >= writeRetry) {
 		// Reserve the next window before it is reached, so issuing rarely
 		// waits for an fsync or an etcd round trip.
 		g.startWriteLocked(t, ms)
@@ -392,9 +405,10 @@ func (g *Snowflake) startWriteLocked(t, ms int64) {
 		defer g.mu.Unlock()
 		if gen == g.pairGen {
 			if err != nil {
-				g.writeErr = err
-			} else if target > g.hw {
-				g.hw = target
+				g.writeErr, g.writeFailed = err, g.clk.read().mono
+			} else {
+				g.writeErr = nil
+				g.hw = max(g.hw, target)
 			}
 		}
 		g.writing = false
