@@ -94,8 +94,7 @@ func (c *offsetClock) Set(d time.Duration)   { c.offset.Store(int64(d)) }
 func TestSystemClockTracksWallClock(t *testing.T) {
 	c := SystemClock().(*systemClock)
 	var lastMono time.Duration
-	deadline := time.Now().Add(5 * resync)
-	for n := 0; time.Now().Before(deadline) || n < 1000; n++ {
+	for n := 0; lastMono < 5*resync || n < 1000; n++ {
 		before := time.Now().UnixNano()
 		wall, mono := c.read()
 		after := time.Now().UnixNano()
@@ -108,9 +107,6 @@ func TestSystemClockTracksWallClock(t *testing.T) {
 			t.Fatalf("monotonic reading went back: %s after %s", mono, lastMono)
 		}
 		lastMono = mono
-	}
-	if lastMono < 5*resync {
-		t.Fatalf("covered %s, want several re-reads", lastMono)
 	}
 }
 

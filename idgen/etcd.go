@@ -333,6 +333,7 @@ func (g *Snowflake) keepLease() {
 			g.mu.Lock()
 			g.leaseState, g.leaseReason = LeaseLost, "etcd no longer has the lease; claiming a worker id again"
 			g.mu.Unlock()
+			src.revoke(lease) // in case it lingers: free the old pair at once
 			c, ok := g.reclaim()
 			if !ok {
 				return
@@ -350,7 +351,8 @@ func (g *Snowflake) keepLease() {
 }
 
 // leaseGone says whether a failed keep-alive means the lease no longer
-// exists (rather than etcd being unreachable).
+// exists (rather than etcd being slow or unreachable). TimeToLive reports
+// an expired lease as -1; 0 means less than a second left, still ours.
 func (s *etcdSource) leaseGone(ctx context.Context, lease clientv3.LeaseID, resp *clientv3.LeaseKeepAliveResponse, err error) bool {
 	if err == nil {
 		return resp.TTL <= 0
@@ -358,7 +360,7 @@ func (s *etcdSource) leaseGone(ctx context.Context, lease clientv3.LeaseID, resp
 	rctx, cancel := s.rpc(ctx)
 	defer cancel()
 	ttl, terr := s.cli.TimeToLive(rctx, lease)
-	return terr == nil && ttl.TTL <= 0
+	return terr == nil && ttl.TTL < 0
 }
 
 // reclaim claims a pair again after the lease was lost, retrying until it
