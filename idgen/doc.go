@@ -117,7 +117,9 @@
 // the generator claims a pair again. The pair's mark lives in
 // PREFIX/hw/DC/W, outside any lease, and is written only in a transaction
 // that checks the worker key still carries the writer's lease; a new holder
-// starts above it. Close revokes the lease, freeing the pair at once.
+// starts above it. Close revokes the lease, freeing the pair at once. The
+// etcd client logs its retries as JSON warnings on stderr; the environment
+// variable ETCD_CLIENT_DEBUG=error quiets it.
 //
 // # Errors
 //
