@@ -37,6 +37,10 @@
 // out (saturation, see below), the new millisecond starts at a random value
 // in [0, 32) instead: that costs about 0.4% of the capacity rather than
 // half of it, and still gives every millisecond a random residue mod 2..32.
+// The same holds when a saturated generator falls behind the wall clock
+// for a moment (the last millisecond was full for the request at hand);
+// single ids and blocks of up to 48 never fill a millisecond that started
+// in [0, 4000), so at lower rates every new millisecond gets the full range.
 // At saturation a single table's ids are runs of consecutive values, which
 // spread more evenly than random draws. Two tables strictly alternating on
 // one saturated generator each get every other id of a millisecond, so

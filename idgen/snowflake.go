@@ -316,8 +316,16 @@ func (g *Snowflake) step(now reading, n int64) (int64, *waitFor, error) {
 	var t, start int64
 	switch {
 	case ms > g.last:
-		// A new wall-clock millisecond: start anywhere in the spread range.
-		t, start = ms, g.randomStart(g.spread, n)
+		// A new wall-clock millisecond: start anywhere in the spread range,
+		// unless the last one was full for this request, i.e. the generator
+		// is saturated and only fell behind for a moment (descheduled, a
+		// sleep overshoot): then start as a borrowed millisecond would, or
+		// each such moment would cost half a millisecond's capacity.
+		width := g.spread
+		if g.seq+n > g.maxSeq && !g.fresh {
+			width = g.borrow
+		}
+		t, start = ms, g.randomStart(width, n)
 	case g.seq+n <= g.maxSeq:
 		t, start = g.last, g.seq+1
 	default:
