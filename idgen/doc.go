@@ -121,7 +121,10 @@
 // the generator claims a pair again. The pair's mark lives in
 // PREFIX/hw/DC/W, outside any lease, and is written only in a transaction
 // that checks the worker key still carries the writer's lease; a new holder
-// starts above it. Close revokes the lease, freeing the pair at once. The
+// starts above it. Since a holder only issues below its persisted mark and
+// cannot raise the mark once it lost the lease, even an old holder that
+// has not noticed yet (an operator revoked the lease) issues only below
+// the ids of the new one. Close revokes the lease, freeing the pair at once. The
 // etcd client logs its retries as JSON warnings on stderr; the environment
 // variable ETCD_CLIENT_DEBUG=error quiets it.
 //
