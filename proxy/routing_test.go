@@ -76,6 +76,10 @@ func TestShardedWritesLandOnTheirDataNodes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// No column list: the proxy tells the router the columns.
+			if _, err := c.ExecContext(ctx, "INSERT INTO t_order VALUES (31, 3, 'nolist')"); err != nil {
+				t.Fatal(err)
+			}
 			// Keys generated: one statement, three rows, consecutive ids.
 			res, err := c.ExecContext(ctx, "INSERT INTO t_order (user_id, status) VALUES (?, 'gen'), (?, 'gen'), (?, 'gen')", 5, 6, 7)
 			if err != nil {
@@ -94,7 +98,7 @@ func TestShardedWritesLandOnTheirDataNodes(t *testing.T) {
 			}
 
 			where := landed(t, e)
-			want := map[int64]string{10: "ds_1.t_order_0", 11: "ds_1.t_order_1", 20: "ds_0.t_order_0", 21: "ds_0.t_order_1"}
+			want := map[int64]string{10: "ds_1.t_order_0", 11: "ds_1.t_order_1", 20: "ds_0.t_order_0", 21: "ds_0.t_order_1", 31: "ds_1.t_order_1"}
 			for id, node := range want {
 				if where[id] != node {
 					t.Errorf("order %d on %q, want %s", id, where[id], node)
@@ -107,8 +111,8 @@ func TestShardedWritesLandOnTheirDataNodes(t *testing.T) {
 					t.Errorf("generated order %d (user %d) on %q, want %s", id, user, where[id], node)
 				}
 			}
-			if len(where) != 7 {
-				t.Errorf("%d rows stored, want 7", len(where))
+			if len(where) != 8 {
+				t.Errorf("%d rows stored, want 8", len(where))
 			}
 
 			// Reads by key reach one node; a scatter read sees every row.
@@ -117,8 +121,8 @@ func TestShardedWritesLandOnTheirDataNodes(t *testing.T) {
 				t.Errorf("point read: %q, %v", status, err)
 			}
 			ids := queryInts(t, c, "SELECT order_id FROM t_order")
-			if len(ids) != 7 {
-				t.Errorf("scatter read: %d rows, want 7", len(ids))
+			if len(ids) != 8 {
+				t.Errorf("scatter read: %d rows, want 8", len(ids))
 			}
 			// Writes across data nodes sum their affected rows.
 			res, err = c.ExecContext(ctx, "UPDATE t_order SET status = ? WHERE status = ?", "done", "gen")
