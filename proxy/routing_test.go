@@ -412,3 +412,28 @@ func TestFoundRowsFlagGetsItsOwnPool(t *testing.T) {
 		}
 	}
 }
+
+func TestLongDataParameters(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	// A small maxAllowedPacket makes go-sql-driver send big parameters with
+	// COM_STMT_SEND_LONG_DATA.
+	db := e.open(t, "maxAllowedPacket=4096")
+	big := strings.Repeat("0123456789", 300)
+	if _, err := db.Exec("INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, ?)", 1, 1, big[:30]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("ALTER TABLE t_order ADD COLUMN note TEXT"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("UPDATE t_order SET note = ? WHERE user_id = ? AND order_id = ?", []byte(big), 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := e.backend(t, 1).QueryRow("SELECT note FROM t_order_1 WHERE order_id = 1").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != big {
+		t.Errorf("long data stored %d bytes, want %d", len(got), len(big))
+	}
+}
