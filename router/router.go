@@ -311,6 +311,7 @@ func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, e
 		p.kind = kind
 	}
 	p.tables = a.tables()
+	a.release()
 	return p, nil
 }
 
