@@ -27,6 +27,9 @@ func (s *Session) handleQuery(sql string) {
 		s.answer(s.runCached(pp, sql))
 		return
 	}
+	if s.handleAdmin(sql) {
+		return
+	}
 	stmts, _, err := s.parser.Parse(sql, "", "")
 	if err != nil {
 		if pieces := sqlarg.Split(sql); len(pieces) > 1 && s.multiStatements {
