@@ -25,25 +25,17 @@ func (r orderRow) node() (ds, table string) {
 // swapped label would show.
 var knownOrders = []orderRow{{0, 0}, {1, 0}, {2, 1}, {3, 1}, {4, 3}, {5, 4}, {6, 4}, {8, 2}, {9, 7}}
 
-// trafficWant is what runKnownTraffic must add to the counters.
-type trafficWant struct {
-	series map[string]float64
-}
-
-// runKnownTraffic sends a known mix through one connection and returns
-// the counter increments it must cause: an INSERT and a point SELECT per
-// known order, one scatter SELECT, one failing point SELECT, one
-// broadcast INSERT. It ends with a ping on the same connection: the
-// session reports a statement before it reads the next command, so every
-// statement is counted when the ping returns.
-func runKnownTraffic(t *testing.T, e *opsEnv) trafficWant {
+// runKnownTraffic sends a known mix through one connection: an INSERT
+// and a point SELECT per known order, one scatter SELECT, one failing
+// point SELECT, one broadcast INSERT. It ends with a ping on the same
+// connection: the session reports a statement before it reads the next
+// command, so every statement is counted when the ping returns. It
+// returns knownTrafficWant.
+func runKnownTraffic(t *testing.T, e *opsEnv) map[string]float64 {
 	t.Helper()
 	c := e.conn(t)
-	hits := map[string]float64{}
 	for _, r := range knownOrders {
 		execAll(t, c, fmt.Sprintf("INSERT INTO t_order (order_id, user_id, status) VALUES (%d, %d, 'new')", r.order, r.user))
-		ds, table := r.node()
-		hits[series("shardflake_data_node_hits_total", "datasource", ds, "table", table)] += 2
 	}
 	for _, r := range knownOrders {
 		if n := queryAll(t, c, fmt.Sprintf("SELECT status FROM t_order WHERE user_id = %d AND order_id = %d", r.user, r.order)); n != 1 {
@@ -53,22 +45,18 @@ func runKnownTraffic(t *testing.T, e *opsEnv) trafficWant {
 	if n := queryAll(t, c, "SELECT order_id, user_id FROM t_order"); n != len(knownOrders) {
 		t.Fatalf("scatter select: %d rows, want %d", n, len(knownOrders))
 	}
-	for _, ds := range []string{"ds_0", "ds_1"} {
-		for _, table := range []string{"t_order_0", "t_order_1"} {
-			hits[series("shardflake_data_node_hits_total", "datasource", ds, "table", table)]++
-		}
-	}
 	if _, err := c.QueryContext(context.Background(), "SELECT no_such_column FROM t_order WHERE user_id = 1 AND order_id = 3"); errCode(err) != 1054 {
 		t.Fatalf("select of an unknown column: got %v, want error 1054", err)
 	}
-	hits[series("shardflake_data_node_hits_total", "datasource", "ds_1", "table", "t_order_1")]++
 	execAll(t, c, "INSERT INTO t_dict (code, label) VALUES ('a', 'A')")
-	hits[series("shardflake_data_node_hits_total", "datasource", "ds_0", "table", "t_dict")]++
-	hits[series("shardflake_data_node_hits_total", "datasource", "ds_1", "table", "t_dict")]++
 	if err := c.PingContext(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return knownTrafficWant()
+}
 
+// knownTrafficWant is what runKnownTraffic adds to each series.
+func knownTrafficWant() map[string]float64 {
 	n := float64(len(knownOrders))
 	want := map[string]float64{
 		series("shardflake_statements_total", "kind", "insert", "route", "single", "result", "ok"):           n,
@@ -84,12 +72,23 @@ func runKnownTraffic(t *testing.T, e *opsEnv) trafficWant {
 		series("shardflake_statement_fanout_data_nodes_bucket", "kind", "select", "route", "all", "le", "2"): 0,
 		series("shardflake_statement_fanout_data_nodes_bucket", "kind", "select", "route", "all", "le", "4"): 1,
 		series("shardflake_errors_total", "code", "1054"):                                                    1,
-		series("shardflake_data_node_hits_total", "datasource", "ds_0", "table", "_other"):                   0,
+		series("shardflake_data_node_hits_total", "datasource", "ds_0", "table", otherTable):                 0,
 	}
-	for k, v := range hits {
-		want[k] = v
+	hit := func(ds, table string) {
+		want[series("shardflake_data_node_hits_total", "datasource", ds, "table", table)]++
 	}
-	return trafficWant{series: want}
+	for _, r := range knownOrders {
+		ds, table := r.node()
+		hit(ds, table) // INSERT
+		hit(ds, table) // point SELECT
+	}
+	for _, ds := range []string{"ds_0", "ds_1"} {
+		hit(ds, "t_order_0") // scatter SELECT
+		hit(ds, "t_order_1")
+		hit(ds, "t_dict") // broadcast INSERT
+	}
+	hit("ds_1", "t_order_1") // the failing SELECT
+	return want
 }
 
 func TestMetricsCountRoutedStatements(t *testing.T) {
@@ -98,7 +97,7 @@ func TestMetricsCountRoutedStatements(t *testing.T) {
 	before := e.scrape(t)
 	want := runKnownTraffic(t, e)
 	after := e.scrape(t)
-	for s, w := range want.series {
+	for s, w := range want {
 		a, ok := after[s]
 		if !ok {
 			t.Errorf("%s: missing from /metrics", s)
