@@ -148,7 +148,9 @@ func (lx *adminLexer) parseShow() (adminStmt, error) {
 	case lx.keywords("SHARDING", "TABLE", "NODES"):
 		st.kind = adminTableNodes
 		save := *lx
-		if name, ok := lx.ident(); ok && !strings.EqualFold(name, "FROM") {
+		lx.skip()
+		quoted := lx.pos < len(lx.sql) && lx.sql[lx.pos] == '`'
+		if name, ok := lx.ident(); ok && (quoted || !strings.EqualFold(name, "FROM")) {
 			st.table = name
 		} else {
 			*lx = save

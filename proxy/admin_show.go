@@ -124,7 +124,7 @@ func (s *Session) previewPlan(stmt ast.StmtNode, sql string) (*router.Plan, erro
 	return pp.Bind(nil)
 }
 
-var errPreviewProxy = &NotSupportedError{What: "PREVIEW of a statement the proxy answers itself (SET, USE, transactions, SHOW TABLES, information_schema): it has no routes"}
+var errPreviewProxy = &NotSupportedError{What: "PREVIEW of statements the proxy answers without routing them (SET, USE, transactions, SHOW TABLES, information_schema)"}
 
 // tableRules is SHOW SHARDING TABLE RULES (table == "") and SHOW SHARDING
 // TABLE RULE table, with ShardingSphere's columns.
