@@ -234,6 +234,17 @@ func TestPrometheusScrapesTheCounters(t *testing.T) {
 		}
 	}
 	// The same through PromQL aggregation, as a dashboard reads it.
+	// Every query of the Grafana dashboard runs on this Prometheus; the
+	// data-node ones show the traffic.
+	for _, expr := range dashboardExprs(t) {
+		if strings.HasPrefix(expr, "label_values(") {
+			continue
+		}
+		res := prom.query(t, grafanaVars.Replace(expr))
+		if strings.Contains(expr, "shardflake_data_node_hits_total") && strings.Contains(expr, `table!="_other"`) && len(res) == 0 {
+			t.Errorf("dashboard query %s: no data after the traffic", expr)
+		}
+	}
 	// An INSERT and a SELECT per order, the scatter and the failing SELECT.
 	if got, want := prom.value(t, `sum(shardflake_data_node_hits_total{table=~"t_order_.*"})`), float64(2*len(knownOrders)+4+1); got != want {
 		t.Errorf("sum of t_order data node hits = %v, want %v", got, want)
