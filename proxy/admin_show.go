@@ -70,7 +70,7 @@ func stringColumns(names ...string) []*mysql.Field {
 // An INSERT without its key gets keys from the generator, as it would,
 // and shows them in the SQL.
 func (s *Session) preview(body string) ([]*mysql.Field, []Row, error) {
-	stmts, _, err := s.parser.Parse(body, "", "")
+	stmts, err := s.parse(body)
 	if err != nil {
 		return nil, nil, &ParseError{Err: err}
 	}
