@@ -103,7 +103,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			printDemoBanner(stdout, rules, *config, addr)
 		}()
 	}
-	return serve(rules, serveOptions{log: log, drain: 5 * time.Second, ready: ready})
+	return serve(rules, serveOptions{log: log, drain: 5 * time.Second, ready: ready, metricsOptional: true})
 }
 
 // startDemoBackends starts one in-memory server per data source and points

@@ -79,6 +79,9 @@ type serveOptions struct {
 	ready func(addr net.Addr)
 	// stop, when set, also stops the server (the demo's tests).
 	stop <-chan struct{}
+	// metricsOptional: a metrics address that cannot be listened on is
+	// logged, not fatal (the demo, whose example port may be taken).
+	metricsOptional bool
 }
 
 // serve runs a proxy for rules until a signal arrives; it returns the exit
@@ -111,14 +114,16 @@ func serve(rules *router.Rules, o serveOptions) int {
 		o.log.Error("metrics", "err", err)
 		return 1
 	}
-	ml, err := net.Listen("tcp", rules.Server.MetricsListen)
-	if err != nil {
+	if ml, err := net.Listen("tcp", rules.Server.MetricsListen); err == nil {
+		go ops.Serve(ml)
+		defer ops.Shutdown(context.Background())
+		o.log.Info("metrics and health endpoints", "addr", "http://"+ml.Addr().String(), "paths", "/metrics /healthz /readyz")
+	} else if o.metricsOptional {
+		o.log.Warn("no /metrics, /healthz, /readyz", "err", err)
+	} else {
 		o.log.Error("metrics listen", "err", err)
 		return 1
 	}
-	go ops.Serve(ml)
-	defer ops.Shutdown(context.Background())
-	o.log.Info("metrics and health endpoints", "addr", "http://"+ml.Addr().String(), "paths", "/metrics /healthz /readyz")
 	l, err := net.Listen("tcp", rules.Server.Listen)
 	if err != nil {
 		o.log.Error("listen", "err", err)
