@@ -277,26 +277,26 @@ func (m *Metrics) Statement(ev StatementEvent) {
 	}
 }
 
-// countHits counts each distinct data node of the routes once and returns
+// countHits counts a hit on each data node of the routes and returns
 // how many there were; a route that names no data node (a statement
-// without tables, run on the default data source) counts as one.
+// without tables, run on the default data source) counts as one. The
+// router gives each data node its own route, so only a route's own list
+// (a join's tables) can repeat one.
 func (m *Metrics) countHits(routes []router.Route) int {
-	var buf [16]router.DataNode
-	seen := buf[:0]
 	fan := 0
 	for i := range routes {
-		if len(routes[i].Nodes) == 0 {
+		nodes := routes[i].Nodes
+		if len(nodes) == 0 {
 			fan++
 			continue
 		}
 	nodes:
-		for _, n := range routes[i].Nodes {
-			for _, x := range seen {
+		for j, n := range nodes {
+			for _, x := range nodes[:j] {
 				if x == n {
 					continue nodes
 				}
 			}
-			seen = append(seen, n)
 			fan++
 			if c, ok := m.hits[n]; ok {
 				c.Inc()
