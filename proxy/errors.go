@@ -142,6 +142,7 @@ func mysqlError(err error) *mysql.MyError {
 		kde  *KillDeniedError
 		use  *UnknownStmtError
 		pe   *ParseError
+		nsr  *NoShardingRuleError
 		code uint16
 		st   string
 	)
@@ -177,6 +178,8 @@ func mysqlError(err error) *mysql.MyError {
 		code, st = mysql.ER_UNKNOWN_STMT_HANDLER, "HY000"
 	case errors.As(err, &pe):
 		code, st = mysql.ER_PARSE_ERROR, "42000"
+	case errors.As(err, &nsr):
+		code, st = mysql.ER_NO_SUCH_TABLE, "42S02"
 	default:
 		code, st = mysql.ER_UNKNOWN_ERROR, "HY000"
 	}

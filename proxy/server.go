@@ -51,6 +51,7 @@ type Config struct {
 // planner to the data sources. It is safe for concurrent use.
 type Server struct {
 	rules   *router.Rules
+	keys    map[string]idgen.KeyGenerator // for metrics, health and admin statements
 	planner Planner
 	log     *slog.Logger
 	merger  Merger
@@ -99,6 +100,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		rules:         cfg.Rules,
+		keys:          cfg.Keys,
 		planner:       cfg.Planner,
 		log:           log,
 		merger:        cfg.Merger,

@@ -189,10 +189,18 @@ func Launch(opts Options) (*Server, error) {
 }
 
 func (s *Server) install() error {
+	// Each server has a tmpdir of its own: mariadbd deletes the #sql temp
+	// files it finds in its tmpdir at startup, so servers sharing /tmp
+	// delete each other's (a bootstrap then fails with 1051 on
+	// mysql.tmp_user_sys).
+	if err := os.MkdirAll(s.tmpDir(), 0o700); err != nil {
+		return err
+	}
 	cmd := exec.Command(s.bin.installDB,
 		"--no-defaults",
 		"--user=root",
 		"--datadir="+filepath.Join(s.dir, "data"),
+		"--tmpdir="+s.tmpDir(),
 		"--auth-root-authentication-method=normal",
 		"--skip-test-db",
 		"--skip-name-resolve",
@@ -237,6 +245,7 @@ func (s *Server) args() []string {
 		"--no-defaults",
 		"--user=root",
 		"--datadir=" + filepath.Join(s.dir, "data"),
+		"--tmpdir=" + s.tmpDir(),
 		"--port=" + strconv.Itoa(s.port),
 		"--bind-address=127.0.0.1",
 		"--socket=" + filepath.Join(s.dir, "mysqld.sock"),
@@ -260,6 +269,8 @@ func (s *Server) args() []string {
 }
 
 func (s *Server) logPath() string { return filepath.Join(s.dir, "mariadbd.log") }
+
+func (s *Server) tmpDir() string { return filepath.Join(s.dir, "tmp") }
 
 // start runs mariadbd on s.port and waits until it answers.
 func (s *Server) start() error {
