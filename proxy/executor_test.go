@@ -124,7 +124,7 @@ func TestRunPlanWritesAndReads(t *testing.T) {
 	if got := collect(t, res.rows); !slices.Equal(got, []string{"it's"}) {
 		t.Errorf("single route: got %q", got)
 	}
-	hidden := &router.Plan{Kind: router.KindSelect, Merge: &router.Merge{Columns: 1}, Routes: []router.Route{
+	hidden := &router.Plan{Kind: router.KindSelect, Merge: &router.Merge{Hidden: 1}, Routes: []router.Route{
 		route("ds_0", "SELECT v, id FROM x_0 ORDER BY id"), route("ds_1", "SELECT v, id FROM x_1"),
 	}}
 	res, err = runPlan(ctx, hidden, src, ConcatMerger{}, 1<<20)
@@ -141,7 +141,7 @@ func TestRunPlanWritesAndReads(t *testing.T) {
 
 func TestRunPlanRejectsMergesItCannotDo(t *testing.T) {
 	src := newTestPools(t)
-	plan := &router.Plan{Kind: router.KindSelect, Merge: &router.Merge{Columns: 1, OrderBy: []router.OrderKey{{Column: 0}}}, Routes: []router.Route{
+	plan := &router.Plan{Kind: router.KindSelect, Merge: &router.Merge{Hidden: 0, OrderBy: []router.OrderKey{{Column: 0}}}, Routes: []router.Route{
 		route("ds_0", "SELECT id FROM x_0 ORDER BY id"), route("ds_1", "SELECT id FROM x_1 ORDER BY id"),
 	}}
 	_, err := runPlan(context.Background(), plan, src, ConcatMerger{}, 1<<20)

@@ -89,13 +89,13 @@ type ConcatMerger struct{}
 // Merge concatenates the streams in route order.
 func (ConcatMerger) Merge(ctx context.Context, plan *router.Plan, streams []RowStream, budget int64) (RowStream, error) {
 	m := plan.Merge
-	if m != nil && (len(m.OrderBy) > 0 || len(m.GroupBy) > 0 || len(m.Aggregates) > 0 || m.Distinct || m.Limit != nil) {
+	if m != nil && (len(m.Sort) > 0 || m.Group != nil || m.Having != nil || m.Distinct || len(m.OrderBy) > 0 || m.Limit != nil) {
 		closeAll(streams)
 		return nil, &NotSupportedError{What: "merging ORDER BY, GROUP BY, aggregates, DISTINCT or LIMIT across data nodes"}
 	}
 	visible := -1
-	if m != nil && m.Columns > 0 {
-		visible = m.Columns
+	if m != nil && m.Hidden > 0 && len(streams) > 0 {
+		visible = len(streams[0].Columns()) - m.Hidden
 	}
 	return newConcatStream(streams, visible), nil
 }

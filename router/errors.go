@@ -1,18 +1,29 @@
 package router
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Error is a routing or configuration error with the MySQL error number and
 // SQLSTATE a client should see. The proxy's error boundary turns it into a
 // MySQL error packet unchanged (errors.As, never by parsing the text).
+//
+// Every error Router.Prepare and Prepared.Bind return is an *Error (wrapped
+// or not) with one of the Code constants below. Err, when set, is the cause
+// (for example the key generator's error), so errors.Is still finds it.
 type Error struct {
 	Code    uint16 // MySQL error number, e.g. 1235
 	State   string // SQLSTATE, e.g. "42000"
 	Message string
+	Err     error
 }
 
 // Error returns the code and message, as the explain and check commands print them.
 func (e *Error) Error() string { return fmt.Sprintf("%d: %s", e.Code, e.Message) }
+
+// Unwrap returns the cause, if any.
+func (e *Error) Unwrap() error { return e.Err }
 
 // MySQL error numbers the router returns.
 const (
@@ -27,6 +38,32 @@ const (
 	CodeWrongArgs     uint16 = 1210 // ER_WRONG_ARGUMENTS, HY000
 )
 
+// StateOf returns the SQLSTATE of a code in the router's catalog, and
+// false for a code the router never returns. The fuzz test checks every
+// error against it.
+func StateOf(code uint16) (string, bool) {
+	switch code {
+	case CodeUnknown, CodeWrongArgs:
+		return "HY000", true
+	case CodeParse, CodeNotSupported, CodeBadDB:
+		return "42000", true
+	case CodeNoSuchTable:
+		return "42S02", true
+	case CodeBadField:
+		return "42S22", true
+	case CodeWrongValueCnt:
+		return "21S01", true
+	case CodeNoDB:
+		return "3D000", true
+	}
+	return "", false
+}
+
+// ErrProxyStatement is wrapped by the error Bind returns for a statement of
+// KindOther: SET, USE, SHOW TABLES, BEGIN, KILL and the like are the
+// proxy's to answer, not the router's to route.
+var ErrProxyStatement = errors.New("statement is handled by the proxy, not routed")
+
 func newError(code uint16, state, format string, args ...any) *Error {
 	return &Error{Code: code, State: state, Message: fmt.Sprintf(format, args...)}
 }
@@ -35,4 +72,19 @@ func newError(code uint16, state, format string, args ...any) *Error {
 // correctly; the message says why.
 func errNotSupported(format string, args ...any) *Error {
 	return newError(CodeNotSupported, "42000", format, args...)
+}
+
+// errSyntax is the 1064 error for text the router itself parses (hints).
+func errSyntax(format string, args ...any) *Error {
+	return newError(CodeParse, "42000", format, args...)
+}
+
+// errRouting wraps an error from a sharding algorithm: an *Error passes
+// through, anything else becomes 1105 with the cause kept.
+func errRouting(table string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return &Error{Code: CodeUnknown, State: "HY000", Message: fmt.Sprintf("routing %s: %v", table, err), Err: err}
 }

@@ -1,33 +1,112 @@
 package router
 
+import (
+	"encoding/json"
+	"strconv"
+)
+
 // Merge says how the results of a multi-route SELECT combine into the one
 // result a single MySQL server would return.
 //
-// Every route returns the same columns in the same order. The first Columns
-// of them are what the client sees; any further columns are hidden helpers
-// the router added (ORDER BY keys not in the select list, the COUNT half of
-// an AVG, ...) and the merge strips them.
+// Every route returns the same columns in the same order: the columns the
+// client asked for, then Hidden helper columns the router appended (ORDER
+// BY and GROUP BY keys not in the select list, the SUM and COUNT behind an
+// AVG, the arguments of COUNT(DISTINCT ...), aggregates used only in
+// HAVING or ORDER BY). The router cannot know how many columns a wildcard
+// stands for, so column positions are ColumnRefs that count from either
+// end.
+//
+// The merge is a pipeline; each step runs only when its field is set:
+//
+//  1. Combine: with Sort, a streaming k-way merge of the routes' rows
+//     (each route already returns its rows in that order, NULLs first
+//     ascending as MySQL orders them, strings by the column's collation);
+//     without Sort, the routes' rows one route after the other.
+//  2. Group: aggregate (see Group), streaming when Group.Streamed.
+//  3. Having: keep the rows for which the expression is true.
+//  4. Distinct: drop a row whose visible columns equal an earlier row's.
+//  5. OrderBy: sort the rows in memory (stable); absent when step 1
+//     already gives the final order.
+//  6. Limit: skip Offset rows, then return at most Count rows (each route
+//     was sent LIMIT Offset+Count when that is correct, so a route never
+//     returns more than Offset+Count rows).
+//  7. Strip the Hidden trailing columns.
+//
+// Result metadata (names, types, decimals, flags) is that of the first
+// route's result for the visible columns; the router keeps each visible
+// column's expression as MySQL would name it (an unaliased expression gets
+// its original text as alias, e.g. AS `count(*)`), so the names are what a
+// single MySQL server would return.
 type Merge struct {
-	Columns int `json:"columns"`
-	// OrderBy is the total order the merged rows come out in; every route
-	// already returns its rows in this order, so the merge is a k-way merge.
-	OrderBy []OrderKey `json:"orderBy,omitempty"`
-	// GroupBy holds the result columns of the GROUP BY key.
-	GroupBy []int `json:"groupBy,omitempty"`
-	// Aggregates combine the routes' partial aggregates, one per output
-	// column that holds an aggregate.
-	Aggregates []Aggregate `json:"aggregates,omitempty"`
-	// Distinct removes duplicate visible rows after the merge.
+	// Hidden is the number of trailing helper columns every route
+	// returns; the client sees all the other columns.
+	Hidden int `json:"hidden,omitempty"`
+	// Sort is the order every route returns its rows in; merge them with
+	// a k-way merge on these keys.
+	Sort []OrderKey `json:"sort,omitempty"`
+	// Group aggregates the rows; nil when the query has neither GROUP BY
+	// nor aggregate functions.
+	Group *Group `json:"group,omitempty"`
+	// Having is the HAVING condition, evaluated after grouping; routes are
+	// sent no HAVING.
+	Having *Expr `json:"having,omitempty"`
+	// Distinct removes duplicate rows (comparing visible columns) after
+	// grouping and HAVING.
 	Distinct bool `json:"distinct,omitempty"`
-	// Limit applies after ordering, grouping and HAVING; routes were sent
-	// LIMIT offset+count.
+	// OrderBy is the final order when it must be established in memory
+	// (after grouping, or when the routes could not sort by it).
+	OrderBy []OrderKey `json:"orderBy,omitempty"`
+	// Limit is the client's LIMIT, bound.
 	Limit *Limit `json:"limit,omitempty"`
 }
 
-// OrderKey is one ORDER BY key: a result column and its direction.
+// ColumnRef addresses one column of the routes' results: a value >= 0
+// counts from the first column (0 is the first), a negative value from the
+// last (-1 is the last). Hidden columns are always addressed from the end;
+// visible columns from the start, unless a wildcard precedes them in the
+// select list (then the router repeats them as hidden columns).
+type ColumnRef int
+
+// Index returns the 0-based position of the column in a row of n columns.
+func (c ColumnRef) Index(n int) int {
+	if c < 0 {
+		return n + int(c)
+	}
+	return int(c)
+}
+
+// String returns the position as explain prints it: "2" or "end-1".
+func (c ColumnRef) String() string {
+	if c < 0 {
+		return "end" + strconv.Itoa(int(c))
+	}
+	return strconv.Itoa(int(c))
+}
+
+// OrderKey is one sort key: a result column and its direction. Ascending
+// puts NULLs first, as MySQL does.
 type OrderKey struct {
-	Column int  `json:"column"`
-	Desc   bool `json:"desc,omitempty"`
+	Column ColumnRef `json:"column"`
+	Desc   bool      `json:"desc,omitempty"`
+}
+
+// Group is GROUP BY and the aggregates.
+//
+// Rows with equal Keys (NULLs equal, strings compared by the column's
+// collation) form one group and become one row: each Aggregate's column
+// gets the merged value; every other column keeps its value from the
+// group's first row (what MySQL returns for a column that is neither
+// grouped nor aggregated). Without Keys all rows form one group, and the
+// result is exactly one row even when no route returned a row (COUNT 0,
+// the other aggregates and columns NULL), as MySQL answers an aggregate
+// query over no rows.
+type Group struct {
+	Keys []ColumnRef `json:"keys,omitempty"`
+	// Streamed means Sort makes rows of one group adjacent (the routes
+	// are ordered by the group key), so groups can be emitted one at a
+	// time; otherwise group in memory, then OrderBy sorts.
+	Streamed   bool        `json:"streamed,omitempty"`
+	Aggregates []Aggregate `json:"aggregates,omitempty"`
 }
 
 // AggregateFunc names how partial aggregates combine.
@@ -59,22 +138,161 @@ func (f AggregateFunc) String() string {
 	return "UNKNOWN"
 }
 
-// Aggregate is one aggregate output column and where its partial values are.
+// MarshalText writes the function by name, so plans print readably.
+func (f AggregateFunc) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// Aggregate is one aggregate and where its partial values are.
+//
+//   - COUNT: Column holds each route's partial count; the merged value is
+//     their sum (0 when there are none).
+//   - SUM: the sum of the non-NULL partial sums, NULL when all are NULL.
+//   - MIN, MAX: the least/greatest non-NULL partial value.
+//   - AVG: Column holds the route's own AVG (its value is replaced; its
+//     metadata is what the client sees); Sum and Count are hidden columns
+//     with the partial SUM and COUNT of the same argument. The merged
+//     value is total SUM / total COUNT with the AVG column's decimals
+//     (NULL when the total COUNT is 0).
+//   - Distinct (COUNT(DISTINCT ...), SUM(DISTINCT ...)): routes group by
+//     the argument values too and return them in the hidden Args columns;
+//     the merge collects, per group, the distinct argument values (tuples
+//     for COUNT with several arguments) that contain no NULL, and counts
+//     or sums them. Column holds a per-route value to be replaced.
 type Aggregate struct {
-	Func AggregateFunc `json:"func"`
-	// Column is the result column holding the partial value (for AVG, the
-	// partial SUM).
-	Column int `json:"column"`
-	// CountColumn is, for AVG, the hidden column holding the partial COUNT.
-	CountColumn int `json:"countColumn,omitempty"`
-	// Distinct marks COUNT(DISTINCT x) and SUM(DISTINCT x): routes return
-	// the distinct values, not partial aggregates, and the merge combines
-	// them across routes.
-	Distinct bool `json:"distinct,omitempty"`
+	Func     AggregateFunc `json:"func"`
+	Column   ColumnRef     `json:"column"`
+	Distinct bool          `json:"distinct,omitempty"`
+	Args     []ColumnRef   `json:"args,omitempty"`
+	Sum      ColumnRef     `json:"sum,omitempty"`
+	Count    ColumnRef     `json:"count,omitempty"`
 }
 
-// Limit is a bound LIMIT clause.
+// Limit is a bound LIMIT clause. Count is at most math.MaxInt64 (a larger
+// client value, like the customary 18446744073709551615, means "no
+// limit" in practice and is clamped).
 type Limit struct {
 	Offset int64 `json:"offset"`
 	Count  int64 `json:"count"`
+}
+
+// ExprOp is the operator of an Expr node.
+type ExprOp int
+
+// Expression operators. Comparisons and logic follow SQL's three-valued
+// logic (NULL compares as unknown, except ExprNullSafeEQ).
+const (
+	ExprColumn     ExprOp = iota + 1 // the value of result column Column
+	ExprValue                        // the literal Value: nil, int64, uint64, float64 or string
+	ExprDecimal                      // the exact decimal literal in Value, a string such as "1.50"
+	ExprAnd                          // Args[0] AND Args[1]
+	ExprOr                           // Args[0] OR Args[1]
+	ExprXor                          // Args[0] XOR Args[1]
+	ExprNot                          // NOT Args[0]
+	ExprEQ                           // Args[0] = Args[1]
+	ExprNE                           // Args[0] <> Args[1]
+	ExprLT                           // Args[0] < Args[1]
+	ExprLE                           // Args[0] <= Args[1]
+	ExprGT                           // Args[0] > Args[1]
+	ExprGE                           // Args[0] >= Args[1]
+	ExprNullSafeEQ                   // Args[0] <=> Args[1]
+	ExprIsNull                       // Args[0] IS NULL
+	ExprIsTrue                       // Args[0] IS TRUE
+	ExprIsFalse                      // Args[0] IS FALSE
+	ExprIn                           // Args[0] IN (Args[1:])
+	ExprPlus                         // Args[0] + Args[1]
+	ExprMinus                        // Args[0] - Args[1]
+	ExprMul                          // Args[0] * Args[1]
+	ExprDiv                          // Args[0] / Args[1]
+	ExprIntDiv                       // Args[0] DIV Args[1]
+	ExprMod                          // Args[0] % Args[1]
+	ExprNeg                          // -Args[0]
+)
+
+// String returns the operator as SQL writes it (or column, value, decimal).
+func (o ExprOp) String() string {
+	switch o {
+	case ExprColumn:
+		return "column"
+	case ExprValue:
+		return "value"
+	case ExprDecimal:
+		return "decimal"
+	case ExprAnd:
+		return "AND"
+	case ExprOr:
+		return "OR"
+	case ExprXor:
+		return "XOR"
+	case ExprNot:
+		return "NOT"
+	case ExprEQ:
+		return "="
+	case ExprNE:
+		return "<>"
+	case ExprLT:
+		return "<"
+	case ExprLE:
+		return "<="
+	case ExprGT:
+		return ">"
+	case ExprGE:
+		return ">="
+	case ExprNullSafeEQ:
+		return "<=>"
+	case ExprIsNull:
+		return "IS NULL"
+	case ExprIsTrue:
+		return "IS TRUE"
+	case ExprIsFalse:
+		return "IS FALSE"
+	case ExprIn:
+		return "IN"
+	case ExprPlus:
+		return "+"
+	case ExprMinus:
+		return "-"
+	case ExprMul:
+		return "*"
+	case ExprDiv:
+		return "/"
+	case ExprIntDiv:
+		return "DIV"
+	case ExprMod:
+		return "%"
+	case ExprNeg:
+		return "NEG"
+	}
+	return "unknown"
+}
+
+// MarshalText writes the operator by name, so plans print readably.
+func (o ExprOp) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// Expr is a small expression over one merged row: the HAVING condition.
+// Leaves are result columns (ExprColumn, usually an aggregate's column
+// after merging, or a group key) and literals (ExprValue, ExprDecimal;
+// parameters are already bound). Arithmetic and comparisons follow MySQL's
+// rules for the operand types (a string compared with a number is
+// compared as a number; / yields a decimal).
+type Expr struct {
+	Op     ExprOp    `json:"op"`
+	Column ColumnRef `json:"column,omitempty"`
+	Value  Value     `json:"value,omitempty"`
+	Args   []*Expr   `json:"args,omitempty"`
+}
+
+// MarshalJSON prints a column leaf with its column (even column 0) and
+// other nodes without one.
+func (e *Expr) MarshalJSON() ([]byte, error) {
+	type plain struct {
+		Op     ExprOp     `json:"op"`
+		Column *ColumnRef `json:"column,omitempty"`
+		Value  Value      `json:"value,omitempty"`
+		Args   []*Expr    `json:"args,omitempty"`
+	}
+	p := plain{Op: e.Op, Value: e.Value, Args: e.Args}
+	if e.Op == ExprColumn {
+		c := e.Column
+		p.Column = &c
+	}
+	return json.Marshal(p)
 }

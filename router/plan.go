@@ -10,7 +10,15 @@ const (
 	KindUpdate
 	KindDelete
 	KindDDL
+	// KindOther is a statement the router does not route (SET, USE, BEGIN,
+	// COMMIT, SHOW TABLES, KILL, CREATE DATABASE, ...): the proxy answers
+	// it. Prepare returns such a Prepared without error and its Bind fails
+	// with ErrProxyStatement.
 	KindOther
+	// KindShow is SHOW CREATE TABLE, SHOW COLUMNS/DESCRIBE and SHOW INDEX
+	// on one table: routed to one data node, with Plan.Rename set when the
+	// result names the physical table.
+	KindShow
 )
 
 // String returns the lower-case name used in metrics labels and explain output.
@@ -28,9 +36,14 @@ func (k StatementKind) String() string {
 		return "ddl"
 	case KindOther:
 		return "other"
+	case KindShow:
+		return "show"
 	}
 	return "unknown"
 }
+
+// MarshalText writes the kind by name, so plans print readably.
+func (k StatementKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // RouteType says how many data nodes a plan reaches.
 type RouteType int
@@ -58,13 +71,21 @@ func (t RouteType) String() string {
 	return "unknown"
 }
 
+// MarshalText writes the type by name, so plans print readably.
+func (t RouteType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
 // Plan is one bound statement: the routes to run and how to combine their
 // results. A Plan is immutable; the proxy executes it and never changes it.
+// Bind may return the same *Plan to many callers (a statement without
+// parameters is planned once, at Prepare).
 type Plan struct {
 	Kind   StatementKind `json:"kind"`
 	Type   RouteType     `json:"type"`
 	Tables []string      `json:"tables,omitempty"` // logical tables the statement names
-	Routes []Route       `json:"routes"`
+	// Routes are the statements to run, in data-node order. There is
+	// always at least one. Several routes may name the same data source
+	// (one per data node); they are independent statements.
+	Routes []Route `json:"routes"`
 	// Merge says how the routes' results combine into the one result the
 	// client sees. Nil means: a single route's result passes through
 	// unchanged, or (for writes) affected rows are summed.
@@ -72,6 +93,10 @@ type Plan struct {
 	// Keys describes the keys the router generated for an INSERT; nil when
 	// it generated none.
 	Keys *GeneratedKeys `json:"keys,omitempty"`
+	// Rename is set when the result names a physical table that the client
+	// must see under its logical name (SHOW CREATE TABLE, SHOW INDEX on a
+	// sharded table).
+	Rename *TableRename `json:"rename,omitempty"`
 }
 
 // Route is one data source and the SQL to run on it.
@@ -80,9 +105,15 @@ type Route struct {
 	// Nodes are the data nodes (physical tables) the SQL touches, for
 	// metrics and explain output.
 	Nodes []DataNode `json:"nodes,omitempty"`
-	SQL   string     `json:"sql"`
-	// Args are the values for the SQL's ? placeholders, in order; nil when
-	// the SQL carries its values as literals.
+	// SQL is the statement for the data source. Literals of the client's
+	// statement stay literals, correctly escaped (backslash escapes, so
+	// backends must not run with NO_BACKSLASH_ESCAPES); generated keys are
+	// integer literals; each ? of the client's prepared statement that
+	// this route still needs stays a ?.
+	SQL string `json:"sql"`
+	// Args are the values for SQL's ? placeholders, in order, taken
+	// unchanged from the args given to Bind (pruned with IN lists and
+	// split with INSERT rows); nil when SQL has no placeholder.
 	Args []any `json:"args,omitempty"`
 }
 
@@ -95,9 +126,26 @@ type DataNode struct {
 // String returns the ds.table form used in rules files and explain output.
 func (n DataNode) String() string { return n.DataSource + "." + n.Table }
 
-// GeneratedKeys records the consecutive keys an INSERT was given.
+// MarshalText writes the ds.table form, so plans print compactly.
+func (n DataNode) MarshalText() ([]byte, error) { return []byte(n.String()), nil }
+
+// GeneratedKeys records the keys an INSERT was given.
+//
+// The router asks the key generator once per statement for Count
+// consecutive keys (First, First+1, ...); only when Count exceeds the
+// generator's MaxBatch do the keys come in several blocks, each
+// consecutive. First is what LAST_INSERT_ID() and the OK packet report.
 type GeneratedKeys struct {
 	Column string `json:"column"`
 	First  int64  `json:"first"`
 	Count  int    `json:"count"`
+}
+
+// TableRename is a physical table name in a result that the client must see
+// as its logical name: in SHOW CREATE TABLE the Table column and the
+// "CREATE TABLE `physical`" head of the Create Table column; in SHOW INDEX
+// the Table column. SHOW COLUMNS results name no table.
+type TableRename struct {
+	Physical string `json:"physical"`
+	Logical  string `json:"logical"`
 }

@@ -1,0 +1,470 @@
+package router
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+)
+
+// refKind classifies a table reference.
+type refKind int
+
+const (
+	refSharded   refKind = iota + 1 // has a sharding rule
+	refBroadcast                    // exists on every data source
+	refSingle                       // no rule: one table on the default data source
+)
+
+// tableRef is one appearance of a logical table in a statement.
+type tableRef struct {
+	idx   int
+	name  string // lower-case logical name
+	orig  string // as written
+	kind  refKind
+	info  *tableInfo // sharded only
+	tn    *ast.TableName
+	ts    *ast.TableSource // nil outside FROM clauses (INSERT target, DDL)
+	alias string           // lower-case alias, "" when none
+	scope *scope
+	// nested marks a reference inside a subquery, derived table, CTE or a
+	// branch of a set operation: its conditions do not narrow the
+	// statement's routing.
+	nested bool
+	// hole is the reference's index among the sharded references (the
+	// table-name hole of the SQL templates), -1 for others.
+	hole int
+	// written marks the table a write statement changes.
+	written bool
+	// follows is the index of the top-level sharded reference a correlated
+	// subquery reference is bound to by equal sharding columns, -1 if none.
+	follows int
+}
+
+// scope is one query block: the tables of its FROM clause and the
+// conditions that restrict them.
+type scope struct {
+	parent *scope
+	refs   []int
+	// derived are the lower-case aliases of derived tables and CTEs
+	// visible in the block: names that resolve to no table reference.
+	derived map[string]bool
+	// conds are the conjuncts that must hold for every row of the block:
+	// WHERE and the ON conditions of inner joins.
+	conds []ast.ExprNode
+	// nested marks a block inside another (subquery, derived table, CTE,
+	// set operation branch).
+	nested bool
+}
+
+// analysis is what Prepare learns about one statement's tables.
+type analysis struct {
+	r       *Router
+	db      string // session schema, lower-case
+	refs    []*tableRef
+	scopes  []*scope
+	ctes    map[string]bool
+	params  []*driver.ParamMarkerExpr // in text order
+	sharded []*tableRef               // refs with a hole, in hole order
+	// setOp marks UNION/INTERSECT/EXCEPT: branches are nested blocks.
+	setOp bool
+	// system marks a statement on information_schema, mysql,
+	// performance_schema or sys: the proxy's to answer.
+	system bool
+	// subqueries are IN (SELECT ...) predicates, checked for correlation
+	// on sharding columns.
+	inSubqueries []inSubquery
+	// inLists are the IN (value, ...) predicates and their blocks.
+	inLists []inSubquery
+	scopeOf map[*ast.SelectStmt]*scope
+}
+
+// inSubquery is "outer IN (SELECT inner ...)" or "x IN (list)" in block s.
+type inSubquery struct {
+	s    *scope
+	expr *ast.PatternInExpr
+}
+
+func (r *Router) newAnalysis(db string) *analysis {
+	return &analysis{r: r, db: strings.ToLower(db)}
+}
+
+// isSystemSchema reports whether a schema is one the proxy answers itself.
+func isSystemSchema(s string) bool {
+	switch strings.ToLower(s) {
+	case "information_schema", "mysql", "performance_schema", "sys":
+		return true
+	}
+	return false
+}
+
+// classify resolves one table name to a logical table. ok is false for a
+// name that is not a table (a CTE) or a system table.
+func (a *analysis) classify(tn *ast.TableName) (name string, kind refKind, info *tableInfo, ok bool, err error) {
+	schema := tn.Schema.L
+	if schema == "" {
+		if a.ctes[tn.Name.L] {
+			return "", 0, nil, false, nil
+		}
+		if a.db == "" {
+			return "", 0, nil, false, newError(CodeNoDB, "3D000", "No database selected")
+		}
+		schema = a.db
+	}
+	if isSystemSchema(schema) {
+		a.system = true
+		return "", 0, nil, false, nil
+	}
+	if schema != a.r.dbLower {
+		return "", 0, nil, false, newError(CodeBadDB, "42000", "Unknown database '%s'", firstNonEmpty(tn.Schema.O, a.db))
+	}
+	name = tn.Name.L
+	if ti := a.r.tables[name]; ti != nil {
+		return name, refSharded, ti, true, nil
+	}
+	if a.r.rules.IsBroadcast(name) {
+		return name, refBroadcast, nil, true, nil
+	}
+	return name, refSingle, nil, true, nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// addRef records a table reference in scope s.
+func (a *analysis) addRef(tn *ast.TableName, ts *ast.TableSource, s *scope, nested bool) (*tableRef, error) {
+	name, kind, info, ok, err := a.classify(tn)
+	if err != nil || !ok {
+		return nil, err
+	}
+	ref := &tableRef{idx: len(a.refs), name: name, orig: tn.Name.O, kind: kind, info: info, tn: tn, ts: ts, scope: s, nested: nested, hole: -1, follows: -1}
+	if ts != nil {
+		ref.alias = ts.AsName.L
+	}
+	if kind == refSharded {
+		ref.hole = len(a.sharded)
+		a.sharded = append(a.sharded, ref)
+	}
+	a.refs = append(a.refs, ref)
+	if s != nil {
+		s.refs = append(s.refs, ref.idx)
+	}
+	return ref, nil
+}
+
+func (a *analysis) newScope(parent *scope, nested bool) *scope {
+	s := &scope{parent: parent, nested: nested}
+	a.scopes = append(a.scopes, s)
+	return s
+}
+
+// walkResultSet analyzes a SELECT, a set operation or a derived table.
+func (a *analysis) walkResultSet(n ast.Node, parent *scope, nested bool) error {
+	switch n := n.(type) {
+	case *ast.SelectStmt:
+		return a.walkSelect(n, parent, nested)
+	case *ast.SetOprStmt:
+		a.setOp = true
+		if err := a.walkWith(n.With, parent); err != nil {
+			return err
+		}
+		if n.SelectList != nil {
+			if err := a.walkWith(n.SelectList.With, parent); err != nil {
+				return err
+			}
+			for _, sel := range n.SelectList.Selects {
+				if err := a.walkResultSet(sel, parent, true); err != nil {
+					return err
+				}
+			}
+		}
+		s := a.newScope(parent, true)
+		return a.walkExprs(s, orderExprs(n.OrderBy), limitExprs(n.Limit))
+	case *ast.SetOprSelectList:
+		a.setOp = true
+		if err := a.walkWith(n.With, parent); err != nil {
+			return err
+		}
+		for _, sel := range n.Selects {
+			if err := a.walkResultSet(sel, parent, true); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *ast.SubqueryExpr:
+		return a.walkResultSet(n.Query, parent, true)
+	case nil:
+		return nil
+	}
+	return errNotSupported("unsupported query block %T", n)
+}
+
+func (a *analysis) walkWith(w *ast.WithClause, parent *scope) error {
+	if w == nil {
+		return nil
+	}
+	if a.ctes == nil {
+		a.ctes = map[string]bool{}
+	}
+	for _, cte := range w.CTEs {
+		a.ctes[cte.Name.L] = true
+		if parent != nil {
+			if parent.derived == nil {
+				parent.derived = map[string]bool{}
+			}
+			parent.derived[cte.Name.L] = true
+		}
+		if cte.Query != nil {
+			if err := a.walkResultSet(cte.Query.Query, parent, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (a *analysis) walkSelect(sel *ast.SelectStmt, parent *scope, nested bool) error {
+	if err := a.walkWith(sel.With, parent); err != nil {
+		return err
+	}
+	s := a.newScope(parent, nested)
+	if a.scopeOf == nil {
+		a.scopeOf = map[*ast.SelectStmt]*scope{}
+	}
+	a.scopeOf[sel] = s
+	if sel.From != nil && sel.From.TableRefs != nil {
+		if err := a.walkFrom(sel.From.TableRefs, s, nested, true); err != nil {
+			return err
+		}
+	}
+	if sel.Where != nil {
+		s.conds = append(s.conds, sel.Where)
+	}
+	var exprs []ast.ExprNode
+	if sel.Fields != nil {
+		for _, f := range sel.Fields.Fields {
+			if f.Expr != nil {
+				exprs = append(exprs, f.Expr)
+			}
+		}
+	}
+	exprs = append(exprs, sel.Where)
+	if sel.GroupBy != nil {
+		for _, it := range sel.GroupBy.Items {
+			exprs = append(exprs, it.Expr)
+		}
+	}
+	if sel.Having != nil {
+		exprs = append(exprs, sel.Having.Expr)
+	}
+	if sel.Kind == ast.SelectStmtKindValues {
+		for _, row := range sel.Lists {
+			exprs = append(exprs, row)
+		}
+	}
+	return a.walkExprs(s, exprs, orderExprs(sel.OrderBy), limitExprs(sel.Limit))
+}
+
+func orderExprs(o *ast.OrderByClause) []ast.ExprNode {
+	if o == nil {
+		return nil
+	}
+	out := make([]ast.ExprNode, 0, len(o.Items))
+	for _, it := range o.Items {
+		out = append(out, it.Expr)
+	}
+	return out
+}
+
+func limitExprs(l *ast.Limit) []ast.ExprNode {
+	if l == nil {
+		return nil
+	}
+	return []ast.ExprNode{l.Count, l.Offset}
+}
+
+// walkFrom registers the tables of a FROM clause. inner is false below
+// the nullable side of an outer join, whose ON conditions must not narrow
+// the routing.
+func (a *analysis) walkFrom(n ast.ResultSetNode, s *scope, nested, inner bool) error {
+	switch n := n.(type) {
+	case *ast.Join:
+		if n.Left != nil {
+			if err := a.walkFrom(n.Left, s, nested, inner); err != nil {
+				return err
+			}
+		}
+		if n.Right != nil {
+			if err := a.walkFrom(n.Right, s, nested, inner); err != nil {
+				return err
+			}
+		}
+		if n.On != nil {
+			if n.Tp == ast.CrossJoin && inner {
+				s.conds = append(s.conds, n.On.Expr)
+			}
+			return a.walkExprs(s, []ast.ExprNode{n.On.Expr})
+		}
+		return nil
+	case *ast.TableSource:
+		switch src := n.Source.(type) {
+		case *ast.TableName:
+			_, err := a.addRef(src, n, s, nested)
+			return err
+		case *ast.SelectStmt, *ast.SetOprStmt:
+			if n.AsName.L != "" {
+				if s.derived == nil {
+					s.derived = map[string]bool{}
+				}
+				s.derived[n.AsName.L] = true
+			}
+			return a.walkResultSet(src, s, true)
+		case *ast.Join:
+			return a.walkFrom(src, s, nested, inner)
+		}
+		return errNotSupported("unsupported table source %T", n.Source)
+	case *ast.TableName:
+		_, err := a.addRef(n, nil, s, nested)
+		return err
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		return a.walkResultSet(n, s, true)
+	}
+	return errNotSupported("unsupported table source %T", n)
+}
+
+// walkExprs finds the subqueries in expressions of block s and analyzes
+// them as nested blocks.
+func (a *analysis) walkExprs(s *scope, lists ...[]ast.ExprNode) error {
+	v := subqueryFinder{a: a, s: s}
+	for _, list := range lists {
+		for _, e := range list {
+			if e == nil {
+				continue
+			}
+			e.Accept(&v)
+			if v.err != nil {
+				return v.err
+			}
+		}
+	}
+	return nil
+}
+
+type subqueryFinder struct {
+	a   *analysis
+	s   *scope
+	err error
+}
+
+func (v *subqueryFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if v.err != nil {
+		return n, true
+	}
+	switch n := n.(type) {
+	case *ast.SubqueryExpr:
+		v.err = v.a.walkResultSet(n.Query, v.s, true)
+		return n, true
+	case *ast.PatternInExpr:
+		if n.Sel != nil {
+			v.a.inSubqueries = append(v.a.inSubqueries, inSubquery{s: v.s, expr: n})
+		} else {
+			v.a.inLists = append(v.a.inLists, inSubquery{s: v.s, expr: n})
+		}
+	}
+	return n, false
+}
+
+func (v *subqueryFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// collectParams finds the ? markers of the statement, in text order.
+func (a *analysis) collectParams(stmt ast.Node) {
+	var c paramCollector
+	stmt.Accept(&c)
+	sort.Slice(c.params, func(i, j int) bool { return c.params[i].Offset < c.params[j].Offset })
+	for i, p := range c.params {
+		p.Order = i
+	}
+	a.params = c.params
+}
+
+type paramCollector struct{ params []*driver.ParamMarkerExpr }
+
+func (c *paramCollector) Enter(n ast.Node) (ast.Node, bool) {
+	if p, ok := n.(*driver.ParamMarkerExpr); ok {
+		c.params = append(c.params, p)
+	}
+	return n, false
+}
+
+func (c *paramCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// resolve finds the table reference a qualified column name belongs to,
+// looking through enclosing blocks. -1 when it names no table reference
+// (a derived table, an unknown name).
+func (a *analysis) resolve(s *scope, cn *ast.ColumnName) int {
+	if cn.Table.L == "" {
+		return -1
+	}
+	if cn.Schema.L != "" && cn.Schema.L != a.r.dbLower {
+		return -1
+	}
+	for ; s != nil; s = s.parent {
+		if s.derived[cn.Table.L] {
+			return -1
+		}
+		for _, i := range s.refs {
+			ref := a.refs[i]
+			if ref.alias == cn.Table.L || (ref.alias == "" && ref.name == cn.Table.L) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// columnRefs returns the sharded references of block s a column names:
+// the qualified one, or for an unqualified name every sharded table of the
+// block with a sharding column of that name (a valid statement names only
+// one, or several joined with USING).
+func (a *analysis) columnRefs(s *scope, cn *ast.ColumnName, buf []int) []int {
+	buf = buf[:0]
+	if cn.Table.L != "" {
+		i := a.resolve(s, cn)
+		if i >= 0 && a.refs[i].kind == refSharded && a.refs[i].scope == s {
+			buf = append(buf, i)
+		}
+		return buf
+	}
+	for _, i := range s.refs {
+		ref := a.refs[i]
+		if ref.kind == refSharded && ref.info.role(cn.Name.L) != 0 {
+			buf = append(buf, i)
+		}
+	}
+	return buf
+}
+
+// tables returns the distinct logical tables of the statement, in order.
+func (a *analysis) tables() []string {
+	var out []string
+	for _, ref := range a.refs {
+		dup := false
+		for _, t := range out {
+			if t == ref.name {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, ref.name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,329 @@
+package router
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+)
+
+// operand is a value a condition compares a sharding column with: a
+// literal known at Prepare, or a ? bound at Bind.
+type operand struct {
+	param int // -1 for a literal
+	val   Value
+}
+
+func (o operand) value(args []any) Value {
+	if o.param >= 0 {
+		return argValue(args[o.param])
+	}
+	return o.val
+}
+
+// atom is one condition on one sharding column of one table reference:
+// exact values (=, <=>, IN) or a range (<, <=, >, >=, BETWEEN).
+type atom struct {
+	ref    int
+	col    string
+	values []operand // non-nil for exact values
+	low    *operand
+	high   *operand
+	lowInc bool
+	hiInc  bool
+}
+
+func (at *atom) hasParam() bool {
+	for _, v := range at.values {
+		if v.param >= 0 {
+			return true
+		}
+	}
+	return (at.low != nil && at.low.param >= 0) || (at.high != nil && at.high.param >= 0)
+}
+
+// condition binds the atom's operands.
+func (at *atom) condition(args []any) ColumnCondition {
+	c := ColumnCondition{Column: at.col}
+	if at.values != nil {
+		c.Values = make([]Value, len(at.values))
+		for i, v := range at.values {
+			c.Values[i] = v.value(args)
+		}
+		return c
+	}
+	r := &Range{LowInclusive: at.lowInc, HighInclusive: at.hiInc}
+	if at.low != nil {
+		r.Low = at.low.value(args)
+	}
+	if at.high != nil {
+		r.High = at.high.value(args)
+	}
+	c.Range = r
+	return c
+}
+
+// dnf is a condition in disjunctive normal form over atoms: the rows it
+// admits satisfy all atoms of at least one group. A group without atoms
+// admits every row; an expression the router does not understand is such
+// a group, so a dnf always admits a superset of the rows the statement
+// touches, which is what routing needs.
+type dnf [][]atom
+
+// maxGroups bounds the size of a dnf; a larger one is replaced by "every
+// row" (a superset, so still correct).
+const maxGroups = 64
+
+// dnfAll admits every row.
+func dnfAll() dnf { return dnf{nil} }
+
+func (d dnf) isTrue() bool {
+	for _, g := range d {
+		if len(g) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func dnfOr(x, y dnf) dnf {
+	if x.isTrue() || y.isTrue() || len(x)+len(y) > maxGroups {
+		return dnfAll()
+	}
+	out := make(dnf, 0, len(x)+len(y))
+	return append(append(out, x...), y...)
+}
+
+func dnfAnd(x, y dnf) dnf {
+	if x.isTrue() && len(x) == 1 {
+		return y
+	}
+	if y.isTrue() && len(y) == 1 {
+		return x
+	}
+	if len(x)*len(y) > maxGroups {
+		// Keep the side with fewer groups: still a superset.
+		if len(x) <= len(y) {
+			return x
+		}
+		return y
+	}
+	out := make(dnf, 0, len(x)*len(y))
+	for _, gx := range x {
+		for _, gy := range y {
+			g := make([]atom, 0, len(gx)+len(gy))
+			out = append(out, append(append(g, gx...), gy...))
+		}
+	}
+	return out
+}
+
+// conditions returns the dnf of block s's conjuncts.
+func (a *analysis) conditions(s *scope) dnf {
+	d := dnfAll()
+	for _, c := range s.conds {
+		d = dnfAnd(d, a.cond(s, c))
+	}
+	return d
+}
+
+// cond converts one boolean expression of block s.
+func (a *analysis) cond(s *scope, e ast.ExprNode) dnf {
+	switch e := e.(type) {
+	case *ast.ParenthesesExpr:
+		return a.cond(s, e.Expr)
+	case *ast.BinaryOperationExpr:
+		switch e.Op {
+		case opcode.LogicAnd:
+			return dnfAnd(a.cond(s, e.L), a.cond(s, e.R))
+		case opcode.LogicOr:
+			return dnfOr(a.cond(s, e.L), a.cond(s, e.R))
+		case opcode.EQ, opcode.NullEQ, opcode.LT, opcode.LE, opcode.GT, opcode.GE:
+			return a.comparison(s, e)
+		}
+	case *ast.PatternInExpr:
+		if e.Not || e.Sel != nil {
+			return dnfAll()
+		}
+		cn := columnOf(e.Expr)
+		if cn == nil {
+			return dnfAll()
+		}
+		vals := make([]operand, 0, len(e.List))
+		for _, item := range e.List {
+			o, ok := operandOf(item)
+			if !ok {
+				return dnfAll()
+			}
+			vals = append(vals, o)
+		}
+		return a.atoms(s, cn, atom{values: vals})
+	case *ast.BetweenExpr:
+		if e.Not {
+			return dnfAll()
+		}
+		cn := columnOf(e.Expr)
+		lo, ok1 := operandOf(e.Left)
+		hi, ok2 := operandOf(e.Right)
+		if cn == nil || !ok1 || !ok2 {
+			return dnfAll()
+		}
+		return a.atoms(s, cn, atom{low: &lo, high: &hi, lowInc: true, hiInc: true})
+	}
+	return dnfAll()
+}
+
+func (a *analysis) comparison(s *scope, e *ast.BinaryOperationExpr) dnf {
+	op := e.Op
+	cn := columnOf(e.L)
+	o, ok := operandOf(e.R)
+	if cn == nil || !ok {
+		cn = columnOf(e.R)
+		o, ok = operandOf(e.L)
+		if cn == nil || !ok {
+			return dnfAll()
+		}
+		switch op { // value < col is col > value
+		case opcode.LT:
+			op = opcode.GT
+		case opcode.LE:
+			op = opcode.GE
+		case opcode.GT:
+			op = opcode.LT
+		case opcode.GE:
+			op = opcode.LE
+		}
+	}
+	var at atom
+	switch op {
+	case opcode.EQ, opcode.NullEQ:
+		at.values = []operand{o}
+	case opcode.LT, opcode.LE:
+		at.high, at.hiInc = &o, op == opcode.LE
+	case opcode.GT, opcode.GE:
+		at.low, at.lowInc = &o, op == opcode.GE
+	}
+	return a.atoms(s, cn, at)
+}
+
+// atoms applies a condition on column cn to every sharded table of block
+// s it can name (see columnRefs); columns that shard nothing add nothing.
+func (a *analysis) atoms(s *scope, cn *ast.ColumnName, at atom) dnf {
+	var buf [4]int
+	refs := a.columnRefs(s, cn, buf[:0])
+	var group []atom
+	for _, i := range refs {
+		if a.refs[i].info.role(cn.Name.L) == 0 {
+			continue
+		}
+		x := at
+		x.ref = i
+		x.col = cn.Name.L
+		group = append(group, x)
+	}
+	if len(group) == 0 {
+		return dnfAll()
+	}
+	return dnf{group}
+}
+
+func columnOf(e ast.ExprNode) *ast.ColumnName {
+	for {
+		switch x := e.(type) {
+		case *ast.ColumnNameExpr:
+			return x.Name
+		case *ast.ParenthesesExpr:
+			e = x.Expr
+		default:
+			return nil
+		}
+	}
+}
+
+// operandOf reads a literal or a ? (possibly signed, in parentheses).
+func operandOf(e ast.ExprNode) (operand, bool) {
+	switch x := e.(type) {
+	case *driver.ParamMarkerExpr:
+		return operand{param: x.Order}, true
+	case *driver.ValueExpr:
+		v, ok := literalValue(x)
+		return operand{param: -1, val: v}, ok
+	case *ast.ParenthesesExpr:
+		return operandOf(x.Expr)
+	case *ast.UnaryOperationExpr:
+		o, ok := operandOf(x.V)
+		if !ok || o.param >= 0 {
+			return operand{}, false
+		}
+		switch x.Op {
+		case opcode.Plus:
+			if _, isNum := numeric(o.val); isNum {
+				return o, true
+			}
+		case opcode.Minus:
+			if v, ok := negate(o.val); ok {
+				return operand{param: -1, val: v}, true
+			}
+		}
+	}
+	return operand{}, false
+}
+
+func numeric(v Value) (Value, bool) {
+	switch v.(type) {
+	case int64, uint64, float64:
+		return v, true
+	}
+	return nil, false
+}
+
+func negate(v Value) (Value, bool) {
+	switch n := v.(type) {
+	case int64:
+		if n == math.MinInt64 {
+			return nil, false
+		}
+		return -n, true
+	case uint64:
+		if n <= 1<<63 {
+			return -int64(n-1) - 1, true
+		}
+	case float64:
+		return -n, true
+	}
+	return nil, false
+}
+
+// literalValue converts a parsed literal into a routing Value. Decimals
+// become int64 when integral, else float64; bit and hex literals and
+// temporal values are not routing values (ok false).
+func literalValue(x *driver.ValueExpr) (Value, bool) {
+	switch x.Kind() {
+	case driver.KindNull:
+		return nil, true
+	case driver.KindInt64:
+		return x.GetInt64(), true
+	case driver.KindUint64:
+		return x.GetUint64(), true
+	case driver.KindFloat32, driver.KindFloat64:
+		return x.GetFloat64(), true
+	case driver.KindString, driver.KindBytes:
+		return x.GetString(), true
+	case driver.KindMysqlDecimal:
+		s := x.GetMysqlDecimal().String()
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return n, true
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, false
+		}
+		if f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+			return int64(f), true
+		}
+		return f, true
+	}
+	return nil, false
+}

@@ -1,0 +1,702 @@
+package router
+
+import (
+	"math/bits"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+)
+
+// nodeSet is a set of data node indexes of one table.
+type nodeSet []uint64
+
+func newNodeSet(n int) nodeSet { return make(nodeSet, (n+63)/64) }
+
+func fullNodeSet(n int) nodeSet {
+	s := newNodeSet(n)
+	for i := 0; i < n; i++ {
+		s.add(i)
+	}
+	return s
+}
+
+func (s nodeSet) add(i int)      { s[i/64] |= 1 << (i % 64) }
+func (s nodeSet) has(i int) bool { return s[i/64]&(1<<(i%64)) != 0 }
+func (s nodeSet) intersect(o nodeSet) {
+	for i := range s {
+		s[i] &= o[i]
+	}
+}
+func (s nodeSet) union(o nodeSet) {
+	for i := range s {
+		s[i] |= o[i]
+	}
+}
+
+func (s nodeSet) count() int {
+	n := 0
+	for _, w := range s {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// first returns the lowest member, -1 when empty.
+func (s nodeSet) first() int {
+	for i, w := range s {
+		if w != 0 {
+			return i*64 + bits.TrailingZeros64(w)
+		}
+	}
+	return -1
+}
+
+// unit is one route before rendering: the data source and, per sharded
+// reference (hole), the data node it reads.
+type unit struct {
+	ds    string
+	order int   // binding slot or node index of the primary table: sort key and slice position
+	nodes []int // per hole: index into that table's DataNodes
+}
+
+// routing decides the units of a SELECT, UPDATE, DELETE, INSERT ... SELECT
+// or DDL statement.
+type routing struct {
+	r     *Router
+	a     *analysis
+	hints *hints
+	// holeGroups[h] are the condition groups restricting sharded reference
+	// h: routing is the union over the groups; a nil group admits all.
+	holeGroups [][][]atom
+	// aligned: the sharded references are distinct tables of one binding
+	// group (and nested ones are correlated on their sharding columns), so
+	// they pair data node by data node.
+	aligned bool
+	// written are the holes of tables a write changes (INSERT target).
+	primary     int  // hole whose data nodes the slice hint divides
+	singles     bool // a table without rules is involved
+	broadcastW  bool // a write to broadcast tables: every data source
+	write       bool
+	static      []unit // units when they depend on no argument
+	staticEmpty bool
+	staticErr   error
+	hasStatic   bool
+}
+
+// newRouting prepares routing for a statement whose references a holds.
+func (r *Router) newRouting(a *analysis, h *hints, write bool) (*routing, error) {
+	rt := &routing{r: r, a: a, hints: h, write: write, primary: -1}
+	for _, ref := range a.refs {
+		switch ref.kind {
+		case refSingle:
+			rt.singles = true
+		case refBroadcast:
+			if ref.written {
+				rt.broadcastW = true
+			}
+		}
+	}
+	if rt.broadcastW && (len(a.sharded) > 0 || rt.singles) {
+		return nil, errNotSupported("a statement that changes broadcast table %s may not involve sharded or unsharded tables: the change must reach every data source alike", firstWrittenBroadcast(a))
+	}
+	a.bindCorrelated()
+	// Condition groups per hole, from the hole's own block.
+	dnfs := map[*scope]dnf{}
+	paramDependent := false
+	rt.holeGroups = make([][][]atom, len(a.sharded))
+	for h, ref := range a.sharded {
+		if ref.scope == nil {
+			rt.holeGroups[h] = [][]atom{nil}
+			continue
+		}
+		d, ok := dnfs[ref.scope]
+		if !ok {
+			d = a.conditions(ref.scope)
+			dnfs[ref.scope] = d
+		}
+		groups := make([][]atom, 0, len(d))
+		for _, g := range d {
+			var mine []atom
+			for _, at := range g {
+				if at.ref == ref.idx {
+					mine = append(mine, at)
+					if at.hasParam() {
+						paramDependent = true
+					}
+				}
+			}
+			if mine == nil {
+				groups = [][]atom{nil}
+				break
+			}
+			groups = append(groups, mine)
+		}
+		rt.holeGroups[h] = groups
+	}
+	rt.aligned = a.alignedRefs()
+	for h, ref := range a.sharded {
+		if !ref.nested {
+			rt.primary = h
+			break
+		}
+	}
+	if rt.primary < 0 && len(a.sharded) > 0 {
+		rt.primary = 0
+	}
+	if !paramDependent {
+		rt.static, rt.staticEmpty, rt.staticErr = rt.compute(nil)
+		rt.hasStatic = true
+	}
+	return rt, nil
+}
+
+func firstWrittenBroadcast(a *analysis) string {
+	for _, ref := range a.refs {
+		if ref.kind == refBroadcast && ref.written {
+			return ref.name
+		}
+	}
+	return ""
+}
+
+// units returns the units of one execution, in data-node order. empty
+// is true when the slice hint leaves no unit: the single unit returned
+// must then run with a false condition.
+func (rt *routing) units(args []any) (units []unit, empty bool, err error) {
+	if rt.hasStatic {
+		return rt.static, rt.staticEmpty, rt.staticErr
+	}
+	return rt.compute(args)
+}
+
+func (rt *routing) compute(args []any) ([]unit, bool, error) {
+	units, err := rt.unsliced(args)
+	if err != nil {
+		return nil, false, err
+	}
+	if rt.hints.sliceOf() == nil {
+		return units, false, nil
+	}
+	kept := units[:0:0]
+	for _, u := range units {
+		if rt.sliced(u.order) {
+			kept = append(kept, u)
+		}
+	}
+	if len(kept) == 0 {
+		return units[:1], true, nil
+	}
+	return kept, false, nil
+}
+
+func (rt *routing) unsliced(args []any) ([]unit, error) {
+	a := rt.a
+	if len(a.sharded) == 0 {
+		return rt.unshardedUnits(), nil
+	}
+	sets := make([]nodeSet, len(a.sharded))
+	for h := range a.sharded {
+		s, err := rt.routeHole(h, args)
+		if err != nil {
+			return nil, err
+		}
+		sets[h] = s
+	}
+	var units []unit
+	if rt.aligned {
+		units = rt.alignedUnits(sets)
+	} else {
+		u, err := rt.singleUnit(sets)
+		if err != nil {
+			return nil, err
+		}
+		units = u
+	}
+	if len(units) == 0 {
+		// The conditions contradict each other (or name only NULLs): no
+		// data node holds a matching row. Run on one data node anyway so
+		// the client gets the right empty answer and column metadata.
+		u, err := rt.fallbackUnit()
+		if err != nil {
+			return nil, err
+		}
+		units = []unit{u}
+	}
+	if rt.singles {
+		for _, u := range units {
+			if u.ds != rt.r.defaultDS {
+				return nil, errNotSupported("tables without sharding rules live on data source %s, but the sharded tables of this statement are routed to %s: such a statement must reach data nodes on %s only", rt.r.defaultDS, u.ds, rt.r.defaultDS)
+			}
+		}
+	}
+	return units, nil
+}
+
+func (rt *routing) unshardedUnits() []unit {
+	if rt.broadcastW {
+		units := make([]unit, len(rt.r.rules.DataSources))
+		for i, ds := range rt.r.rules.DataSources {
+			units[i] = unit{ds: ds.Name, order: i}
+		}
+		return units
+	}
+	return []unit{{ds: rt.r.defaultDS}}
+}
+
+// routeHole returns the data nodes sharded reference h can touch.
+func (rt *routing) routeHole(h int, args []any) (nodeSet, error) {
+	ref := rt.a.sharded[h]
+	ti := ref.info
+	n := len(ti.rule.DataNodes)
+	var set nodeSet
+	for _, g := range rt.holeGroups[h] {
+		if g == nil {
+			set = fullNodeSet(n)
+			break
+		}
+		s, err := ti.routeAtoms(g, args)
+		if err != nil {
+			return nil, errRouting(ref.name, err)
+		}
+		if set == nil {
+			set = s
+		} else {
+			set.union(s)
+		}
+	}
+	if set == nil {
+		set = newNodeSet(n)
+	}
+	if dbv, tv := rt.hints.values(ref.name, true), rt.hints.values(ref.name, false); dbv != nil || tv != nil {
+		nodes, err := ti.rule.RouteHint(dbv, tv)
+		if err != nil {
+			return nil, errRouting(ref.name, err)
+		}
+		hs := newNodeSet(n)
+		for _, nd := range nodes {
+			if i, ok := ti.index[nd]; ok {
+				hs.add(i)
+			}
+		}
+		set.intersect(hs)
+	}
+	return set, nil
+}
+
+// routeAtoms returns the data nodes rows satisfying all atoms (one
+// table's conditions of one group) can live on. Several atoms on one
+// column are routed one by one and intersected.
+func (ti *tableInfo) routeAtoms(atoms []atom, args []any) (nodeSet, error) {
+	conds := make(map[string]ColumnCondition, len(atoms))
+	var extra []int
+	for i := range atoms {
+		at := &atoms[i]
+		if _, dup := conds[at.col]; dup {
+			extra = append(extra, i)
+			continue
+		}
+		conds[at.col] = at.condition(args)
+	}
+	set, err := ti.routeConds(conds)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range extra {
+		at := &atoms[i]
+		prev := conds[at.col]
+		conds[at.col] = at.condition(args)
+		s, err := ti.routeConds(conds)
+		if err != nil {
+			return nil, err
+		}
+		set.intersect(s)
+		conds[at.col] = prev
+	}
+	return set, nil
+}
+
+// routeConds routes by the database strategy, then on each chosen data
+// source by the table strategy.
+func (ti *tableInfo) routeConds(conds map[string]ColumnCondition) (nodeSet, error) {
+	rule := ti.rule
+	set := newNodeSet(len(rule.DataNodes))
+	dss, err := rule.DatabaseStrategy.Route(rule.DataSources(), conds)
+	if err != nil {
+		return nil, err
+	}
+	for _, ds := range dss {
+		tables, err := rule.TableStrategy.Route(rule.Tables(ds), conds)
+		if err != nil {
+			return nil, err
+		}
+		for _, tb := range tables {
+			if i, ok := ti.index[DataNode{ds, tb}]; ok {
+				set.add(i)
+			}
+		}
+	}
+	return set, nil
+}
+
+// alignedUnits pairs the holes slot by slot: a slot is a unit when every
+// top-level hole may touch its data node there.
+func (rt *routing) alignedUnits(sets []nodeSet) []unit {
+	a := rt.a
+	prim := a.sharded[rt.primary].info
+	slots := fullNodeSet(len(prim.slotToNode))
+	for h, ref := range a.sharded {
+		if ref.nested {
+			continue
+		}
+		ss := newNodeSet(len(prim.slotToNode))
+		ti := ref.info
+		for node := range ti.rule.DataNodes {
+			if sets[h].has(node) && ti.slot[node] < len(prim.slotToNode) {
+				ss.add(ti.slot[node])
+			}
+		}
+		slots.intersect(ss)
+	}
+	var units []unit
+	for slot := range prim.slotToNode {
+		if !slots.has(slot) {
+			continue
+		}
+		u := unit{order: slot, nodes: make([]int, len(a.sharded))}
+		ok := true
+		for h, ref := range a.sharded {
+			node := ref.info.slotToNode[slot]
+			if node < 0 {
+				ok = false
+				break
+			}
+			u.nodes[h] = node
+			if h == rt.primary {
+				u.ds = ref.info.rule.DataNodes[node].DataSource
+			}
+		}
+		if ok {
+			units = append(units, u)
+		}
+	}
+	return units
+}
+
+// singleUnit handles references that do not pair: each must reach exactly
+// one data node, all on one data source.
+func (rt *routing) singleUnit(sets []nodeSet) ([]unit, error) {
+	a := rt.a
+	u := unit{nodes: make([]int, len(a.sharded))}
+	for h, ref := range a.sharded {
+		if sets[h].count() == 0 {
+			return nil, nil
+		}
+		if sets[h].count() > 1 {
+			return nil, rt.notPairable(h)
+		}
+		node := sets[h].first()
+		u.nodes[h] = node
+		ds := ref.info.rule.DataNodes[node].DataSource
+		if h == 0 {
+			u.ds = ds
+		} else if ds != u.ds {
+			return nil, rt.notPairable(h)
+		}
+		if h == rt.primary {
+			u.order = node
+		}
+	}
+	return []unit{u}, nil
+}
+
+func (rt *routing) notPairable(h int) error {
+	a := rt.a
+	ref := a.sharded[h]
+	if a.setOp {
+		return errNotSupported("UNION, INTERSECT and EXCEPT over sharded table %s are supported only when every branch reaches the same single data node", ref.name)
+	}
+	if ref.nested {
+		return errNotSupported("a subquery or derived table on sharded table %s must reach the same single data node as the rest of the statement, or be correlated with a binding table on all its sharding columns (%s)", ref.name, columnList(ref.info.rule.ShardingColumns()))
+	}
+	var other string
+	for _, o := range a.sharded {
+		if o != ref {
+			other = o.name
+			break
+		}
+	}
+	if other == ref.name {
+		return errNotSupported("a self-join of sharded table %s is supported only when both sides reach the same single data node", ref.name)
+	}
+	return errNotSupported("joining sharded tables %s and %s, which are not binding tables, is supported only when both reach one data node on the same data source", other, ref.name)
+}
+
+// fallbackUnit is the unit for a statement no data node can match.
+func (rt *routing) fallbackUnit() (unit, error) {
+	a := rt.a
+	u := unit{nodes: make([]int, len(a.sharded))}
+	if rt.aligned {
+		prim := a.sharded[rt.primary].info
+		for h, ref := range a.sharded {
+			u.nodes[h] = ref.info.slotToNode[0]
+		}
+		u.ds = prim.rule.DataNodes[prim.slotToNode[0]].DataSource
+		return u, nil
+	}
+	u.ds = a.sharded[0].info.rule.DataNodes[0].DataSource
+	for h, ref := range a.sharded {
+		node := -1
+		for i, n := range ref.info.rule.DataNodes {
+			if n.DataSource == u.ds {
+				node = i
+				break
+			}
+		}
+		if node < 0 {
+			return u, rt.notPairable(h)
+		}
+		u.nodes[h] = node
+	}
+	return u, nil
+}
+
+// sliced reports whether a unit at position order belongs to the slice
+// the shardflake hint asks for.
+func (rt *routing) sliced(order int) bool {
+	s := rt.hints.sliceOf()
+	return s == nil || order%s.Count == s.Index
+}
+
+func (h *hints) sliceOf() *slice {
+	if h == nil {
+		return nil
+	}
+	return h.slice
+}
+
+// alignedRefs reports whether the sharded references pair data node by
+// data node: distinct tables of one binding group at the top level, and
+// nested references correlated with one of them.
+func (a *analysis) alignedRefs() bool {
+	if a.setOp || len(a.sharded) == 0 {
+		return false
+	}
+	group := -2
+	var seen []string
+	for _, ref := range a.sharded {
+		if ref.nested {
+			if ref.follows < 0 {
+				return false
+			}
+			continue
+		}
+		for _, s := range seen {
+			if s == ref.name {
+				return false
+			}
+		}
+		seen = append(seen, ref.name)
+		g := ref.info.group
+		if len(seen) == 1 {
+			group = g
+			continue
+		}
+		if g < 0 || g != group {
+			return false
+		}
+	}
+	return len(seen) > 0
+}
+
+// bindCorrelated marks nested sharded references whose block equates all
+// their sharding columns with those of a top-level reference of the same
+// table or binding group: their rows live on that reference's data node.
+func (a *analysis) bindCorrelated() {
+	for _, ref := range a.sharded {
+		if !ref.nested || ref.scope == nil || a.setOp {
+			continue
+		}
+		eqs := a.equalities(ref.scope)
+		for _, o := range a.sharded {
+			if o.nested || (o.name != ref.name && (o.info.group < 0 || o.info.group != ref.info.group)) {
+				continue
+			}
+			if correlatedOn(ref, o, eqs) {
+				ref.follows = o.idx
+				break
+			}
+		}
+	}
+}
+
+// colEq is "ref.col = ref2.col2".
+type colEq struct {
+	ref1 int
+	col1 string
+	ref2 int
+	col2 string
+}
+
+// equalities returns the column equalities of block s's conjuncts, plus
+// those an IN (SELECT ...) predicate implies for the subquery's block.
+func (a *analysis) equalities(s *scope) []colEq {
+	var out []colEq
+	var walk func(e ast.ExprNode)
+	walk = func(e ast.ExprNode) {
+		switch x := e.(type) {
+		case *ast.ParenthesesExpr:
+			walk(x.Expr)
+		case *ast.BinaryOperationExpr:
+			switch x.Op {
+			case opcode.LogicAnd:
+				walk(x.L)
+				walk(x.R)
+			case opcode.EQ, opcode.NullEQ:
+				l, r := columnOf(x.L), columnOf(x.R)
+				if l != nil && r != nil {
+					out = append(out, a.colEqs(s, l, s, r)...)
+				}
+			}
+		}
+	}
+	for _, c := range s.conds {
+		walk(c)
+	}
+	for _, in := range a.inSubqueries {
+		sub, ok := in.expr.Sel.(*ast.SubqueryExpr)
+		if !ok || in.expr.Not {
+			continue
+		}
+		sel, ok := sub.Query.(*ast.SelectStmt)
+		if !ok || a.scopeOf[sel] != s || sel.Fields == nil {
+			continue
+		}
+		var outer []ast.ExprNode
+		if row, ok := in.expr.Expr.(*ast.RowExpr); ok {
+			outer = row.Values
+		} else {
+			outer = []ast.ExprNode{in.expr.Expr}
+		}
+		if len(outer) != len(sel.Fields.Fields) {
+			continue
+		}
+		for i, f := range sel.Fields.Fields {
+			l, r := columnOf(outer[i]), columnOf(f.Expr)
+			if l != nil && r != nil {
+				out = append(out, a.colEqs(in.s, l, s, r)...)
+			}
+		}
+	}
+	return out
+}
+
+// colEqs resolves both sides of an equality (x in block sx, y in block sy).
+func (a *analysis) colEqs(sx *scope, x *ast.ColumnName, sy *scope, y *ast.ColumnName) []colEq {
+	rx, ry := a.anyRefs(sx, x), a.anyRefs(sy, y)
+	var out []colEq
+	for _, i := range rx {
+		for _, j := range ry {
+			out = append(out, colEq{i, x.Name.L, j, y.Name.L})
+		}
+	}
+	return out
+}
+
+// anyRefs resolves a column to sharded references, qualified through
+// enclosing blocks, unqualified in its own block.
+func (a *analysis) anyRefs(s *scope, cn *ast.ColumnName) []int {
+	if cn.Table.L != "" {
+		if i := a.resolve(s, cn); i >= 0 && a.refs[i].kind == refSharded {
+			return []int{i}
+		}
+		return nil
+	}
+	return a.columnRefs(s, cn, nil)
+}
+
+// correlatedOn reports whether eqs equate every sharding column of ref
+// with the column in the same strategy position of o.
+func correlatedOn(ref, o *tableRef, eqs []colEq) bool {
+	pairs := [][2][]string{{ref.info.dbCols, o.info.dbCols}, {ref.info.tableCols, o.info.tableCols}}
+	for _, p := range pairs {
+		if len(p[0]) != len(p[1]) {
+			return false
+		}
+		for k := range p[0] {
+			found := false
+			for _, e := range eqs {
+				if (e.ref1 == ref.idx && e.col1 == p[0][k] && e.ref2 == o.idx && e.col2 == p[1][k]) ||
+					(e.ref2 == ref.idx && e.col2 == p[0][k] && e.ref1 == o.idx && e.col1 == p[1][k]) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// routeType classifies the units of a plan.
+func (rt *routing) routeType(units []unit) RouteType {
+	switch {
+	case rt.broadcastW && len(units) > 1:
+		return RouteBroadcast
+	case len(units) == 1:
+		return RouteSingle
+	case len(rt.a.sharded) > 0 && len(units) == len(rt.a.sharded[rt.primary].info.rule.DataNodes):
+		return RouteAll
+	}
+	return RouteMulti
+}
+
+// sortUnits orders units by data node.
+func sortUnits(units []unit) {
+	sort.SliceStable(units, func(i, j int) bool { return units[i].order < units[j].order })
+}
+
+// argValue converts a Bind argument to a routing Value.
+func argValue(v any) Value {
+	switch x := v.(type) {
+	case nil, int64, uint64, float64, string:
+		return x
+	case []byte:
+		return string(x)
+	case int:
+		return int64(x)
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case uint:
+		return uint64(x)
+	case uint8:
+		return uint64(x)
+	case uint16:
+		return uint64(x)
+	case uint32:
+		return uint64(x)
+	case float32:
+		return float64(x)
+	case bool:
+		if x {
+			return int64(1)
+		}
+		return int64(0)
+	case time.Time:
+		if x.Nanosecond() == 0 {
+			return x.Format("2006-01-02 15:04:05")
+		}
+		return x.Format("2006-01-02 15:04:05.999999")
+	case time.Duration:
+		return strconv.FormatFloat(x.Seconds(), 'f', -1, 64)
+	}
+	return nil
+}

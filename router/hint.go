@@ -1,0 +1,249 @@
+package router
+
+import (
+	"strconv"
+	"strings"
+)
+
+// hints are the routing hints of one statement, read from its comments.
+//
+// Two forms are recognised, each in a /* ... */ comment anywhere in the
+// statement (never inside a string literal or a quoted name; -- and #
+// comments, /*! ... */ and /*+ ... */ are not hints):
+//
+//	/* SHARDINGSPHERE_HINT: t_order.SHARDING_DATABASE_VALUE=1, t_order.SHARDING_TABLE_VALUE=3 */
+//	/* SHARDINGSPHERE_HINT: DATA_SOURCE_NAME=ds_1 */
+//	/* shardflake: slice=2/8 */
+//
+// SHARDINGSPHERE_HINT is ShardingSphere's SQL hint: key=value pairs
+// separated by commas, keys case-insensitive (the camelCase aliases
+// shardingDatabaseValue, shardingTableValue and dataSourceName work too).
+//   - [table.]SHARDING_DATABASE_VALUE and [table.]SHARDING_TABLE_VALUE give
+//     the sharding value of the database and table strategy of table (of
+//     every sharded table when no table is named). A hint strategy routes by
+//     them (HINT_INLINE); a standard strategy takes them as the value of its
+//     sharding column, so the hint forces the data node. They narrow the
+//     routing the WHERE clause gives; they do not widen it. Repeating a key
+//     gives several values. Numbers are numbers; 'quoted' values are strings.
+//   - DATA_SOURCE_NAME sends the statement unchanged (no rewriting, no
+//     merge) to that data source: write physical table names yourself.
+//   - Other ShardingSphere keys (WRITE_ROUTE_ONLY, SKIP_SQL_REWRITE, ...)
+//     are accepted and ignored.
+//
+// The shardflake hint slice=i/n (0 <= i < n) restricts the statement to
+// slice i of n of the data nodes of its first sharded table, for sharded
+// jobs: data node k (in actualDataNodes order) belongs to slice k mod n, so
+// executors 0..n-1 with the same n together cover every data node exactly
+// once, and binding tables follow their partner's data node. A slice with no
+// data node the statement reaches returns an empty result (the statement
+// runs on one data node with a false condition, so column metadata and
+// aggregates over no rows stay right). A statement without sharded tables
+// belongs to slice 0.
+type hints struct {
+	dataSource  string
+	dbValues    map[string][]Value // lower-case table ("" = every table) -> values
+	tableValues map[string][]Value
+	slice       *slice
+}
+
+// slice is slice=Index/Count.
+type slice struct {
+	Index, Count int
+}
+
+func (h *hints) empty() bool {
+	return h == nil || (h.dataSource == "" && h.dbValues == nil && h.tableValues == nil && h.slice == nil)
+}
+
+// values returns the hint values for the database (or table) strategy of
+// table; nil when the hint names none.
+func (h *hints) values(table string, db bool) []Value {
+	if h == nil {
+		return nil
+	}
+	m := h.tableValues
+	if db {
+		m = h.dbValues
+	}
+	if m == nil {
+		return nil
+	}
+	if v, ok := m[table]; ok {
+		return v
+	}
+	return m[""]
+}
+
+// parseHints extracts the hints from the comments of sql. It returns nil
+// when there are none.
+func parseHints(sql string) (*hints, error) {
+	if !strings.Contains(sql, "/*") {
+		return nil, nil
+	}
+	var h *hints
+	for _, c := range comments(sql) {
+		body := strings.TrimSpace(c)
+		switch {
+		case hasPrefixFold(body, "SHARDINGSPHERE_HINT:"):
+			if h == nil {
+				h = &hints{}
+			}
+			if err := h.parseShardingSphere(body[len("SHARDINGSPHERE_HINT:"):]); err != nil {
+				return nil, err
+			}
+		case hasPrefixFold(body, "shardflake:"):
+			if h == nil {
+				h = &hints{}
+			}
+			if err := h.parseShardflake(body[len("shardflake:"):]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return h, nil
+}
+
+func (h *hints) parseShardingSphere(s string) error {
+	for _, pair := range strings.Split(s, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(pair, "=")
+		if !ok {
+			return errSyntax("malformed SHARDINGSPHERE_HINT %q: want key=value", pair)
+		}
+		k = strings.ToLower(strings.TrimSpace(k))
+		v = strings.TrimSpace(v)
+		table := ""
+		if i := strings.LastIndexByte(k, '.'); i >= 0 {
+			table, k = strings.Trim(k[:i], "`"), k[i+1:]
+		}
+		switch k {
+		case "sharding_database_value", "shardingdatabasevalue":
+			val, err := hintValue(v)
+			if err != nil {
+				return err
+			}
+			if h.dbValues == nil {
+				h.dbValues = map[string][]Value{}
+			}
+			h.dbValues[table] = append(h.dbValues[table], val)
+		case "sharding_table_value", "shardingtablevalue":
+			val, err := hintValue(v)
+			if err != nil {
+				return err
+			}
+			if h.tableValues == nil {
+				h.tableValues = map[string][]Value{}
+			}
+			h.tableValues[table] = append(h.tableValues[table], val)
+		case "data_source_name", "datasourcename":
+			if v == "" {
+				return errSyntax("malformed SHARDINGSPHERE_HINT: DATA_SOURCE_NAME needs a data source name")
+			}
+			h.dataSource = strings.Trim(v, "'\"`")
+		}
+	}
+	return nil
+}
+
+func (h *hints) parseShardflake(s string) error {
+	for _, pair := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' }) {
+		k, v, ok := strings.Cut(pair, "=")
+		if !ok || !strings.EqualFold(k, "slice") {
+			return errSyntax("malformed shardflake hint %q: want slice=i/n", pair)
+		}
+		is, ns, ok := strings.Cut(v, "/")
+		i, err1 := strconv.Atoi(is)
+		n, err2 := strconv.Atoi(ns)
+		if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+			return errSyntax("malformed shardflake hint %q: want slice=i/n with 0 <= i < n", pair)
+		}
+		h.slice = &slice{Index: i, Count: n}
+	}
+	return nil
+}
+
+// hintValue reads a hint value: an integer, or a string ('quoted' or bare).
+func hintValue(v string) (Value, error) {
+	if v == "" {
+		return nil, errSyntax("malformed SHARDINGSPHERE_HINT: empty sharding value")
+	}
+	if len(v) >= 2 && (v[0] == '\'' || v[0] == '"') && v[len(v)-1] == v[0] {
+		return v[1 : len(v)-1], nil
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return n, nil
+	}
+	if n, err := strconv.ParseUint(v, 10, 64); err == nil {
+		return n, nil
+	}
+	return v, nil
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// comments returns the bodies of the /* ... */ comments of sql, skipping
+// string literals, quoted names, line comments, executable comments
+// (/*! ... */) and optimizer hints (/*+ ... */), as MySQL's lexer does.
+func comments(sql string) []string {
+	var out []string
+	for i := 0; i < len(sql); i++ {
+		switch c := sql[i]; c {
+		case '\'', '"', '`':
+			i = skipQuoted(sql, i)
+		case '#':
+			i = skipLine(sql, i)
+		case '-':
+			if i+2 < len(sql) && sql[i+1] == '-' && (sql[i+2] == ' ' || sql[i+2] == '\t' || sql[i+2] == '\n' || sql[i+2] == '\r') {
+				i = skipLine(sql, i)
+			} else if i+2 == len(sql) && sql[i+1] == '-' {
+				return out
+			}
+		case '/':
+			if i+1 < len(sql) && sql[i+1] == '*' {
+				end := strings.Index(sql[i+2:], "*/")
+				if end < 0 {
+					return out
+				}
+				body := sql[i+2 : i+2+end]
+				if !strings.HasPrefix(body, "!") && !strings.HasPrefix(body, "+") {
+					out = append(out, body)
+				}
+				i += 2 + end + 1
+			}
+		}
+	}
+	return out
+}
+
+// skipQuoted returns the index of the quote closing the literal or name
+// that starts at i (len(sql) when it is unterminated).
+func skipQuoted(sql string, i int) int {
+	q := sql[i]
+	for j := i + 1; j < len(sql); j++ {
+		switch sql[j] {
+		case '\\':
+			if q != '`' {
+				j++
+			}
+		case q:
+			if j+1 < len(sql) && sql[j+1] == q {
+				j++
+				continue
+			}
+			return j
+		}
+	}
+	return len(sql)
+}
+
+func skipLine(sql string, i int) int {
+	if j := strings.IndexByte(sql[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(sql)
+}

@@ -1,0 +1,566 @@
+package router
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+)
+
+// inList is an IN list on a sharding column whose items are literals or
+// ?s: each route gets only the items whose rows can live on its data node.
+type inList struct {
+	hole  int
+	col   string
+	items []operand
+	texts []*sqlTemplate // each item restored
+	// static holds the data nodes of each item when no item is a ?.
+	static []nodeSet
+}
+
+// dmlBinder plans SELECT, UPDATE and DELETE executions.
+type dmlBinder struct {
+	r      *Router
+	kind   StatementKind
+	a      *analysis
+	rt     *routing
+	tables []string
+	single *sqlTemplate // SQL for one route
+	empty  *sqlTemplate // SQL with a false condition, for an empty slice
+	multi  *selectMerge // SQL and merge for several routes (SELECT)
+	// multiErr is why a SELECT cannot run on several routes (returned only
+	// when it does).
+	multiErr error
+	// orderLimit is the ORDER BY/LIMIT of an UPDATE or DELETE, which
+	// cannot run on several data nodes alike.
+	orderLimit bool
+	inLists    []*inList
+	keyChanges []keyChange
+}
+
+// keyChange is an UPDATE assignment to a sharding column; it is allowed
+// only when the WHERE clause pins the column to the same value.
+type keyChange struct {
+	table  string
+	col    string
+	value  operand
+	hasVal bool
+	pinned []operand // values of top-level col = v conjuncts
+}
+
+func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hints) error {
+	if err := checkMarkers(stmt, p.sql); err != nil {
+		return err
+	}
+	d := &dmlBinder{r: r, a: a, kind: statementKind(stmt)}
+	var top *scope
+	aliases := true
+	var where ast.ExprNode
+	switch s := stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		if err := a.walkResultSet(s, nil, false); err != nil {
+			return err
+		}
+	case *ast.UpdateStmt:
+		if err := a.walkWith(s.With, nil); err != nil {
+			return err
+		}
+		top = a.newScope(nil, false)
+		if err := a.walkFrom(s.TableRefs.TableRefs, top, false, true); err != nil {
+			return err
+		}
+		if s.Where != nil {
+			top.conds = append(top.conds, s.Where)
+		}
+		exprs := []ast.ExprNode{s.Where}
+		for _, as := range s.List {
+			exprs = append(exprs, as.Expr)
+		}
+		if err := a.walkExprs(top, exprs, orderExprs(s.Order), limitExprs(s.Limit)); err != nil {
+			return err
+		}
+		d.orderLimit = s.Order != nil || s.Limit != nil
+		where = s.Where
+		if err := d.markUpdated(top, s); err != nil {
+			return err
+		}
+	case *ast.DeleteStmt:
+		if err := a.walkWith(s.With, nil); err != nil {
+			return err
+		}
+		top = a.newScope(nil, false)
+		if err := a.walkFrom(s.TableRefs.TableRefs, top, false, true); err != nil {
+			return err
+		}
+		if s.Where != nil {
+			top.conds = append(top.conds, s.Where)
+		}
+		if err := a.walkExprs(top, []ast.ExprNode{s.Where}, orderExprs(s.Order), limitExprs(s.Limit)); err != nil {
+			return err
+		}
+		d.orderLimit = s.Order != nil || s.Limit != nil
+		where = s.Where
+		aliases = s.IsMultiTable
+		markDeleted(a, top, s)
+	}
+	if a.system {
+		return nil
+	}
+	rt, err := r.newRouting(a, h, d.kind != KindSelect)
+	if err != nil {
+		return err
+	}
+	d.rt = rt
+	d.tables = a.tables()
+	if top != nil && len(d.keyChanges) > 0 {
+		d.pinKeyChanges(top, where)
+	}
+
+	a.rewriteTables(stmt, aliases)
+	aliasFields(stmt)
+	if err := d.markInLists(); err != nil {
+		return err
+	}
+	replaceParams(stmt)
+	if d.single, err = buildTemplate(stmt); err != nil {
+		return err
+	}
+	if h.sliceOf() != nil {
+		if d.empty, err = falseTemplate(stmt); err != nil {
+			return err
+		}
+	}
+	if sel, ok := stmt.(*ast.SelectStmt); ok && len(a.sharded) > 0 {
+		d.multi, d.multiErr = a.prepareMerge(sel)
+	}
+	p.b = d
+	if p.params == 0 {
+		plan, err := d.bind(nil)
+		if err != nil {
+			return err
+		}
+		p.static = plan
+	}
+	return nil
+}
+
+// markUpdated marks the tables an UPDATE changes and records assignments
+// to sharding columns.
+func (d *dmlBinder) markUpdated(s *scope, u *ast.UpdateStmt) error {
+	a := d.a
+	for _, as := range u.List {
+		cn := as.Column
+		var refs []int
+		if cn.Table.L != "" {
+			if i := a.resolve(s, cn); i >= 0 {
+				refs = []int{i}
+			}
+		} else {
+			refs = s.refs // unqualified: any table of the statement may own it
+		}
+		for _, i := range refs {
+			ref := a.refs[i]
+			ref.written = true
+			if ref.kind != refSharded || ref.info.role(cn.Name.L) == 0 {
+				continue
+			}
+			kc := keyChange{table: ref.name, col: cn.Name.L}
+			kc.value, kc.hasVal = operandOf(as.Expr)
+			d.keyChanges = append(d.keyChanges, kc)
+		}
+	}
+	return nil
+}
+
+func markDeleted(a *analysis, s *scope, del *ast.DeleteStmt) {
+	if !del.IsMultiTable || del.Tables == nil {
+		for _, i := range s.refs {
+			a.refs[i].written = true
+		}
+		return
+	}
+	for _, tn := range del.Tables.Tables {
+		if i := a.resolve(s, &ast.ColumnName{Schema: tn.Schema, Table: tn.Name}); i >= 0 {
+			a.refs[i].written = true
+		}
+	}
+}
+
+// pinKeyChanges finds, for each sharding-column assignment, the values the
+// WHERE clause pins that column to (top-level AND of col = value).
+func (d *dmlBinder) pinKeyChanges(s *scope, where ast.ExprNode) {
+	var walk func(e ast.ExprNode)
+	walk = func(e ast.ExprNode) {
+		switch x := e.(type) {
+		case *ast.ParenthesesExpr:
+			walk(x.Expr)
+		case *ast.BinaryOperationExpr:
+			if x.Op == opcode.LogicAnd {
+				walk(x.L)
+				walk(x.R)
+				return
+			}
+			if x.Op != opcode.EQ {
+				return
+			}
+			cn, o, ok := columnOperand(x.L, x.R)
+			if !ok {
+				return
+			}
+			for i := range d.keyChanges {
+				kc := &d.keyChanges[i]
+				if kc.col != cn.Name.L {
+					continue
+				}
+				for _, ri := range d.a.columnRefs(s, cn, nil) {
+					if d.a.refs[ri].name == kc.table {
+						kc.pinned = append(kc.pinned, o)
+						break
+					}
+				}
+			}
+		}
+	}
+	if where != nil {
+		walk(where)
+	}
+}
+
+func columnOperand(l, r ast.ExprNode) (*ast.ColumnName, operand, bool) {
+	if cn := columnOf(l); cn != nil {
+		if o, ok := operandOf(r); ok {
+			return cn, o, true
+		}
+	}
+	if cn := columnOf(r); cn != nil {
+		if o, ok := operandOf(l); ok {
+			return cn, o, true
+		}
+	}
+	return nil, operand{}, false
+}
+
+// checkKeyChanges rejects an UPDATE that would change a sharding column.
+func (d *dmlBinder) checkKeyChanges(args []any) error {
+	for _, kc := range d.keyChanges {
+		ok := false
+		if kc.hasVal {
+			v := kc.value.value(args)
+			for _, p := range kc.pinned {
+				if (p.param >= 0 && p.param == kc.value.param) || sameValue(p.value(args), v) {
+					ok = true
+					break
+				}
+			}
+		}
+		if !ok {
+			return errNotSupported("UPDATE may not change sharding column %s of %s: the row would have to move to another data node. Assign only the value the WHERE clause already fixes (%s = value), or DELETE the row and INSERT it again", kc.col, kc.table, kc.col)
+		}
+	}
+	return nil
+}
+
+// sameValue reports whether two routing values are certainly equal.
+func sameValue(x, y Value) bool {
+	if x == nil || y == nil {
+		return false
+	}
+	if x == y {
+		return true
+	}
+	fx, okx := asFloat(x)
+	fy, oky := asFloat(y)
+	if okx && oky {
+		_, ix := x.(float64)
+		_, iy := y.(float64)
+		if !ix && !iy {
+			return compareInts(x, y)
+		}
+		return fx == fy
+	}
+	return false
+}
+
+func asFloat(v Value) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+func compareInts(x, y Value) bool {
+	switch a := x.(type) {
+	case int64:
+		switch b := y.(type) {
+		case int64:
+			return a == b
+		case uint64:
+			return a >= 0 && uint64(a) == b
+		}
+	case uint64:
+		switch b := y.(type) {
+		case uint64:
+			return a == b
+		case int64:
+			return b >= 0 && uint64(b) == a
+		}
+	}
+	return false
+}
+
+// markInLists puts IN-list holes in place of the lists that can be
+// pruned per route.
+func (d *dmlBinder) markInLists() error {
+	a := d.a
+	for _, il := range a.inLists {
+		e := il.expr
+		if e.Not || e.Sel != nil || len(e.List) < 2 {
+			continue
+		}
+		cn := columnOf(e.Expr)
+		if cn == nil {
+			continue
+		}
+		refs := a.columnRefs(il.s, cn, nil)
+		if len(refs) != 1 {
+			continue
+		}
+		ref := a.refs[refs[0]]
+		if ref.info.role(cn.Name.L) == 0 {
+			continue
+		}
+		items := make([]operand, len(e.List))
+		ok := true
+		for i, it := range e.List {
+			if items[i], ok = operandOf(it); !ok {
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		l := &inList{hole: ref.hole, col: cn.Name.L, items: items, texts: make([]*sqlTemplate, len(items))}
+		replaceParamsIn(e.List)
+		for i, it := range e.List {
+			t, err := buildTemplate(it)
+			if err != nil {
+				return err
+			}
+			l.texts[i] = t
+		}
+		e.List = []ast.ExprNode{markerExpr(holeIn, len(d.inLists))}
+		d.inLists = append(d.inLists, l)
+		l.static, _ = d.itemNodes(l, nil)
+	}
+	return nil
+}
+
+func replaceParamsIn(list []ast.ExprNode) {
+	for i, e := range list {
+		n, _ := e.Accept(paramReplacer{})
+		list[i] = n.(ast.ExprNode)
+	}
+}
+
+// itemNodes returns the data nodes of each item of an IN list; nil when
+// the list has a ? and args are not given.
+func (d *dmlBinder) itemNodes(l *inList, args []any) ([]nodeSet, error) {
+	if l.static != nil {
+		return l.static, nil
+	}
+	if args == nil {
+		for _, it := range l.items {
+			if it.param >= 0 {
+				return nil, nil
+			}
+		}
+	}
+	ti := d.a.sharded[l.hole].info
+	out := make([]nodeSet, len(l.items))
+	for i, it := range l.items {
+		v := it.value(args)
+		if v == nil {
+			continue // NULL matches nothing; the item is kept everywhere
+		}
+		s, err := ti.routeConds(map[string]ColumnCondition{l.col: {Column: l.col, Values: []Value{v}}})
+		if err != nil {
+			continue // keep an item the algorithm cannot place
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// falseTemplate renders the statement with its WHERE clause made false,
+// for a slice that holds no data node.
+func falseTemplate(stmt ast.StmtNode) (*sqlTemplate, error) {
+	f := ast.NewValueExpr(0, "", "")
+	var restore func()
+	switch s := stmt.(type) {
+	case *ast.SelectStmt:
+		old := s.Where
+		s.Where = andFalse(old, f)
+		restore = func() { s.Where = old }
+	case *ast.UpdateStmt:
+		old := s.Where
+		s.Where = andFalse(old, f)
+		restore = func() { s.Where = old }
+	case *ast.DeleteStmt:
+		old := s.Where
+		s.Where = andFalse(old, f)
+		restore = func() { s.Where = old }
+	default:
+		return nil, errNotSupported("the slice hint needs a SELECT, UPDATE or DELETE")
+	}
+	defer restore()
+	return buildTemplate(stmt)
+}
+
+func andFalse(where, f ast.ExprNode) ast.ExprNode {
+	if where == nil {
+		return f
+	}
+	return &ast.BinaryOperationExpr{Op: opcode.LogicAnd, L: &ast.ParenthesesExpr{Expr: where}, R: f}
+}
+
+func (d *dmlBinder) bind(args []any) (*Plan, error) {
+	units, empty, err := d.rt.units(args)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkKeyChanges(args); err != nil {
+		return nil, err
+	}
+	tmpl := d.single
+	var merge *Merge
+	var limit int64 = -1
+	switch {
+	case empty:
+		tmpl = d.empty
+	case len(units) > 1 && d.orderLimit:
+		return nil, errNotSupported("%s with ORDER BY or LIMIT reaches %d data nodes, where it cannot keep MySQL's meaning (the order and the row count are per data node); add conditions on the sharding columns that pick one data node", strings.ToUpper(d.kind.String()), len(units))
+	case len(units) > 1 && d.kind == KindSelect:
+		if d.multiErr != nil {
+			return nil, d.multiErr
+		}
+		if d.multi != nil {
+			tmpl = d.multi.tmpl
+			if merge, limit, err = d.multi.bind(args); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var items [][]nodeSet
+	if len(d.inLists) > 0 && len(units) > 1 {
+		items = make([][]nodeSet, len(d.inLists))
+		for i, l := range d.inLists {
+			if items[i], err = d.itemNodes(l, args); err != nil {
+				return nil, err
+			}
+		}
+	}
+	routes := make([]Route, len(units))
+	f := unitFiller{d: d, items: items, limit: limit, bind: args}
+	for i := range units {
+		f.u = &units[i]
+		sql, rargs, err := tmpl.render(&f, args)
+		if err != nil {
+			return nil, err
+		}
+		routes[i] = Route{DataSource: units[i].ds, Nodes: d.nodes(&units[i]), SQL: sql, Args: rargs}
+	}
+	return &Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge}, nil
+}
+
+// nodes lists the data nodes a unit touches.
+func (d *dmlBinder) nodes(u *unit) []DataNode {
+	return unitNodes(d.a, u)
+}
+
+func unitNodes(a *analysis, u *unit) []DataNode {
+	out := make([]DataNode, 0, len(a.refs))
+	for _, ref := range a.refs {
+		var n DataNode
+		if ref.kind == refSharded {
+			n = ref.info.rule.DataNodes[u.nodes[ref.hole]]
+		} else {
+			n = DataNode{DataSource: u.ds, Table: ref.name}
+		}
+		dup := false
+		for _, x := range out {
+			if x == n {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// unitFiller fills the holes of one route.
+type unitFiller struct {
+	d     *dmlBinder
+	u     *unit
+	items [][]nodeSet
+	limit int64
+	bind  []any
+}
+
+func (f *unitFiller) fill(b *strings.Builder, k holeKind, id int, out []any) ([]any, error) {
+	switch k {
+	case holeTable:
+		ref := f.d.a.sharded[id]
+		writeName(b, ref.info.rule.DataNodes[f.u.nodes[id]].Table)
+	case holeLimit:
+		b.WriteString(strconv.FormatInt(f.limit, 10))
+	case holeIn:
+		l := f.d.inLists[id]
+		var keep []bool
+		if f.items != nil && f.items[id] != nil {
+			node := f.u.nodes[l.hole]
+			keep = make([]bool, len(l.items))
+			any := false
+			for i, s := range f.items[id] {
+				keep[i] = s == nil || s.has(node)
+				if s != nil && s.has(node) {
+					any = true
+				}
+			}
+			if !any {
+				keep = nil // nothing routes here: keep the list whole
+			}
+		}
+		first := true
+		for i, t := range l.texts {
+			if keep != nil && !keep[i] {
+				continue
+			}
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			if err := t.renderTo(b, f, f.bind, &out); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, errNotSupported("cannot rewrite the statement: unexpected %c hole", k)
+	}
+	return out, nil
+}
+
+// writeName writes a back-quoted identifier.
+func writeName(b *strings.Builder, name string) {
+	b.WriteByte('`')
+	b.WriteString(strings.ReplaceAll(name, "`", "``"))
+	b.WriteByte('`')
+}

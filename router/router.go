@@ -1,0 +1,349 @@
+package router
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
+	"github.com/shardflake/shardflake/idgen"
+)
+
+// Router turns statements into plans for one rules snapshot. It is
+// immutable and safe for concurrent use; build a new one when the rules
+// change.
+type Router struct {
+	rules     *Rules
+	keys      map[string]idgen.KeyGenerator
+	dbLower   string
+	tables    map[string]*tableInfo
+	defaultDS string
+	columns   func(table string) []string
+}
+
+// Option configures a Router.
+type Option func(*Router)
+
+// WithTableColumns gives the router the columns of logical tables, in
+// table order, so that an INSERT without a column list can be routed. fn
+// returns nil for a table it does not know; it must be safe for concurrent
+// use. Without it such INSERTs into sharded tables fail with 1235.
+func WithTableColumns(fn func(table string) []string) Option {
+	return func(r *Router) { r.columns = fn }
+}
+
+// tableInfo is what routing needs of one sharded table, precomputed.
+type tableInfo struct {
+	rule  *TableRule
+	name  string
+	index map[DataNode]int // data node -> position in rule.DataNodes
+	// slot maps a data node to its binding slot: data nodes of bound
+	// tables with the same slot hold rows with the same sharding values.
+	// For the first table of a binding group (and tables in none) the slot
+	// is the node index.
+	slot       []int
+	slotToNode []int // slot -> node index, -1 when the table has none there
+	group      int   // binding group number, -1 for none
+	dbCols     []string
+	tableCols  []string
+	keyGen     idgen.KeyGenerator
+}
+
+// colRole says which strategies a column drives.
+type colRole int
+
+const (
+	roleDB    colRole = 1 << iota // the database strategy's column
+	roleTable                     // the table strategy's column
+)
+
+func (t *tableInfo) role(col string) colRole {
+	var r colRole
+	if contains(t.dbCols, col) {
+		r |= roleDB
+	}
+	if contains(t.tableCols, col) {
+		r |= roleTable
+	}
+	return r
+}
+
+// New builds a router for rules. keys holds the key generators by their
+// keyGenerators name; every table with a keyGenerateStrategy needs its
+// generator. The router keeps both; neither may change afterwards.
+func New(rules *Rules, keys map[string]idgen.KeyGenerator, opts ...Option) (*Router, error) {
+	if rules == nil {
+		return nil, fmt.Errorf("router: nil rules")
+	}
+	r := &Router{
+		rules:     rules,
+		keys:      keys,
+		dbLower:   strings.ToLower(rules.DatabaseName),
+		tables:    make(map[string]*tableInfo, len(rules.Tables)),
+		defaultDS: rules.DefaultDataSource,
+	}
+	if r.defaultDS == "" && len(rules.DataSources) > 0 {
+		r.defaultDS = rules.DataSources[0].Name
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	for name, rule := range rules.Tables {
+		ti := &tableInfo{rule: rule, name: strings.ToLower(name), index: make(map[DataNode]int, len(rule.DataNodes)), group: -1}
+		for i, n := range rule.DataNodes {
+			ti.index[n] = i
+		}
+		if s := rule.DatabaseStrategy; s != nil {
+			ti.dbCols = s.Columns
+		}
+		if s := rule.TableStrategy; s != nil {
+			ti.tableCols = s.Columns
+		}
+		if rule.KeyGenerator != "" {
+			g := keys[rule.KeyGenerator]
+			if g == nil {
+				return nil, fmt.Errorf("router: table %s needs key generator %q, which was not given", name, rule.KeyGenerator)
+			}
+			if g.MaxBatch() < 1 {
+				return nil, fmt.Errorf("router: key generator %q issues no keys (MaxBatch %d)", rule.KeyGenerator, g.MaxBatch())
+			}
+			ti.keyGen = g
+		}
+		ti.slot = make([]int, len(rule.DataNodes))
+		ti.slotToNode = make([]int, len(rule.DataNodes))
+		for i := range ti.slot {
+			ti.slot[i] = i
+			ti.slotToNode[i] = i
+		}
+		r.tables[ti.name] = ti
+	}
+	for gi, group := range rules.BindingGroups {
+		if err := r.bindGroup(gi, group); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// bindGroup pairs the data nodes of a binding group: a node of a later
+// table gets the slot of the first table's node on the same data source
+// with the same physical-name suffix (t_order_3 and t_order_item_3), as
+// ShardingSphere pairs them.
+func (r *Router) bindGroup(gi int, group []string) error {
+	var first *tableInfo
+	for _, name := range group {
+		ti := r.tables[strings.ToLower(name)]
+		if ti == nil {
+			continue
+		}
+		ti.group = gi
+		if first == nil {
+			first = ti
+			continue
+		}
+		bySuffix := make(map[DataNode]int, len(first.rule.DataNodes))
+		for i, n := range first.rule.DataNodes {
+			bySuffix[DataNode{n.DataSource, strings.TrimPrefix(n.Table, first.name)}] = i
+		}
+		slots := make([]int, len(ti.rule.DataNodes))
+		ok := len(ti.rule.DataNodes) == len(first.rule.DataNodes)
+		for i, n := range ti.rule.DataNodes {
+			s, found := bySuffix[DataNode{n.DataSource, strings.TrimPrefix(n.Table, ti.name)}]
+			if !found {
+				ok = false
+				break
+			}
+			slots[i] = s
+		}
+		if !ok {
+			// Fall back to position when the names do not pair by suffix
+			// but the data sources line up.
+			ok = len(ti.rule.DataNodes) == len(first.rule.DataNodes)
+			for i, n := range ti.rule.DataNodes {
+				if !ok || n.DataSource != first.rule.DataNodes[i].DataSource {
+					ok = false
+					break
+				}
+				slots[i] = i
+			}
+		}
+		if !ok {
+			return fmt.Errorf("router: binding tables %s and %s have data nodes that do not pair one to one", first.name, ti.name)
+		}
+		ti.slot = slots
+		for i := range ti.slotToNode {
+			ti.slotToNode[i] = -1
+		}
+		for node, s := range slots {
+			ti.slotToNode[s] = node
+		}
+	}
+	return nil
+}
+
+// Rules returns the rules the router was built from.
+func (r *Router) Rules() *Rules { return r.rules }
+
+// ParseOne parses one SQL statement with a fresh TiDB parser, for tests and
+// the explain command (the proxy keeps one parser per session). A syntax
+// error is a 1064 *Error.
+func ParseOne(sql string) (ast.StmtNode, error) {
+	stmt, err := parser.New().ParseOneStmt(sql, "", "")
+	if err != nil {
+		return nil, &Error{Code: CodeParse, State: "42000", Message: err.Error(), Err: err}
+	}
+	return stmt, nil
+}
+
+// Prepared is the analysis of one statement text: what Bind needs to plan
+// each execution. It is immutable and safe for concurrent use, so the proxy
+// caches it per SQL text and per prepared statement.
+type Prepared struct {
+	kind   StatementKind
+	sql    string
+	params int
+	tables []string
+	// static is the plan of a statement that needs neither arguments nor
+	// generated keys: Bind returns it as is.
+	static *Plan
+	b      binder
+}
+
+// binder plans one execution.
+type binder interface {
+	bind(args []any) (*Plan, error)
+}
+
+// Kind returns the statement's kind; KindOther means the proxy answers
+// the statement itself.
+func (p *Prepared) Kind() StatementKind { return p.kind }
+
+// ParamCount returns the number of ? placeholders Bind expects values for.
+func (p *Prepared) ParamCount() int { return p.params }
+
+// Tables returns the logical tables the statement names, lower-case, in
+// order of appearance. The slice must not be modified.
+func (p *Prepared) Tables() []string { return p.tables }
+
+// SQL returns the statement text Prepare was given.
+func (p *Prepared) SQL() string { return p.sql }
+
+// Bind plans one execution with args as the values of the ? placeholders
+// (int64, uint64, float64, string, []byte, nil, time.Time, bool and the
+// other integer types are understood). The returned Plan is immutable and
+// may be shared with other callers.
+func (p *Prepared) Bind(args []any) (*Plan, error) {
+	if len(args) != p.params {
+		return nil, newError(CodeWrongArgs, "HY000", "Incorrect arguments to mysqld_stmt_execute: statement has %d parameters, got %d", p.params, len(args))
+	}
+	if p.static != nil {
+		return p.static, nil
+	}
+	if p.kind == KindOther {
+		return nil, &Error{Code: CodeNotSupported, State: "42000", Message: "statement is answered by the proxy, not routed", Err: ErrProxyStatement}
+	}
+	return p.b.bind(args)
+}
+
+// Prepare analyzes one parsed statement. sql is its text (hints are read
+// from its comments) and db the session's current schema ("" for none);
+// tables may also be qualified with the logical schema, Rules.DatabaseName.
+//
+// Prepare consumes stmt: it rewrites the tree in place, so parse again to
+// use the statement elsewhere. Statements the proxy answers itself (SET,
+// USE, BEGIN, SHOW TABLES, statements on information_schema, ...) give a
+// Prepared of KindOther and no error.
+func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, error) {
+	h, err := parseHints(sql)
+	if err != nil {
+		return nil, err
+	}
+	p := &Prepared{sql: sql}
+	kind := statementKind(stmt)
+	if kind == KindOther {
+		p.kind = KindOther
+		return p, nil
+	}
+	a := r.newAnalysis(db)
+	a.collectParams(stmt)
+	p.params = len(a.params)
+	if h != nil && h.dataSource != "" {
+		return r.preparePassThrough(p, kind, stmt, h.dataSource)
+	}
+	switch s := stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.UpdateStmt, *ast.DeleteStmt:
+		err = r.prepareDML(p, a, s, h)
+	case *ast.InsertStmt:
+		err = r.prepareInsert(p, a, s, h)
+	case *ast.ShowStmt:
+		err = r.prepareShow(p, a, s)
+	default:
+		err = r.prepareDDL(p, a, stmt, h)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if a.system {
+		return &Prepared{kind: KindOther, sql: sql, params: p.params}, nil
+	}
+	if p.kind == 0 {
+		p.kind = kind
+	}
+	p.tables = a.tables()
+	return p, nil
+}
+
+// statementKind classifies a statement; KindOther for those the router
+// does not plan.
+func statementKind(stmt ast.StmtNode) StatementKind {
+	switch s := stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		return KindSelect
+	case *ast.InsertStmt:
+		return KindInsert
+	case *ast.UpdateStmt:
+		return KindUpdate
+	case *ast.DeleteStmt:
+		return KindDelete
+	case *ast.CreateTableStmt, *ast.AlterTableStmt, *ast.DropTableStmt, *ast.TruncateTableStmt,
+		*ast.CreateIndexStmt, *ast.DropIndexStmt, *ast.RenameTableStmt, *ast.CreateViewStmt:
+		return KindDDL
+	case *ast.ShowStmt:
+		switch s.Tp {
+		case ast.ShowCreateTable, ast.ShowColumns, ast.ShowIndex:
+			return KindShow
+		}
+	}
+	return KindOther
+}
+
+// preparePassThrough plans a statement with a DATA_SOURCE_NAME hint: the
+// text goes unchanged to that data source.
+func (r *Router) preparePassThrough(p *Prepared, kind StatementKind, stmt ast.StmtNode, ds string) (*Prepared, error) {
+	if r.rules.DataSource(ds) == nil {
+		return nil, errNotSupported("SHARDINGSPHERE_HINT names data source %q, which the rules do not define", ds)
+	}
+	p.kind = kind
+	pt := &passThrough{kind: kind, route: Route{DataSource: ds, SQL: p.sql}}
+	if p.params == 0 {
+		p.static = pt.plan(nil)
+	}
+	p.b = pt
+	return p, nil
+}
+
+type passThrough struct {
+	kind  StatementKind
+	route Route
+}
+
+func (pt *passThrough) plan(args []any) *Plan {
+	rt := pt.route
+	if len(args) > 0 {
+		rt.Args = args
+	}
+	return &Plan{Kind: pt.kind, Type: RouteSingle, Routes: []Route{rt}}
+}
+
+func (pt *passThrough) bind(args []any) (*Plan, error) { return pt.plan(args), nil }
