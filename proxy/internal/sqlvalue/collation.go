@@ -1,0 +1,410 @@
+package sqlvalue
+
+import (
+	"bytes"
+	"compress/flate"
+	"embed"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sync"
+	"unicode/utf8"
+)
+
+//go:embed weights/*.bin
+var weightFiles embed.FS
+
+// algorithm says how a collation turns a string into weights.
+type algorithm int
+
+const (
+	algoBytes algorithm = iota + 1 // the bytes themselves (binary, *_bin)
+	algoUTF8                       // a table lookup per code point; 0xFFFD above the BMP
+	algoByte                       // a table lookup per byte (8-bit charsets)
+)
+
+// Collation is one MariaDB collation: how the strings of one charset
+// compare. Compare and AppendKey agree: two strings compare equal exactly
+// when their keys are equal.
+type Collation struct {
+	ID      uint16
+	Name    string
+	Charset string
+	// pad is PAD SPACE: a string compares as if padded with spaces to the
+	// other's length, so trailing spaces never count. NO PAD collations
+	// (the *_nopad_* ones and binary) count every character.
+	pad   bool
+	algo  algorithm
+	table func() *weightTable
+}
+
+// String returns the collation's name.
+func (c *Collation) String() string { return c.Name }
+
+// PadSpace reports whether trailing spaces are ignored.
+func (c *Collation) PadSpace() bool { return c.pad }
+
+// weightTable holds the weights of the characters 0..size-1: character c
+// weighs w[off[c]:off[c+1]] (empty for characters the collation ignores,
+// several weights for expansions such as 'ß' in utf8mb4_unicode_ci).
+type weightTable struct {
+	off   []uint32
+	w     []uint16
+	space uint16 // weight of ' ', for PAD SPACE comparisons
+}
+
+func (t *weightTable) size() int { return len(t.off) - 1 }
+
+func (t *weightTable) of(c int) []uint16 { return t.w[t.off[c]:t.off[c+1]] }
+
+// tableLoader returns a function that decodes the embedded table name once
+// and then returns it. The files are generated and checked by the tests,
+// so a file that does not decode is a build defect and panics.
+func tableLoader(name string) func() *weightTable {
+	return sync.OnceValue(func() *weightTable {
+		t, err := decodeTable(name)
+		if err != nil {
+			panic(fmt.Sprintf("sqlvalue: weight table %s: %v", name, err))
+		}
+		return t
+	})
+}
+
+// decodeTable reads the format gen_weights.go writes.
+func decodeTable(name string) (*weightTable, error) {
+	f, err := weightFiles.Open("weights/" + name + ".bin")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(flate.NewReader(f))
+	if err != nil {
+		return nil, err
+	}
+	r := bytes.NewReader(raw)
+	size, err := binary.ReadUvarint(r)
+	if err != nil || size > 1<<17 {
+		return nil, fmt.Errorf("bad size %d: %v", size, err)
+	}
+	if _, err := r.ReadByte(); err != nil { // weight width; deltas make it moot
+		return nil, err
+	}
+	t := &weightTable{off: make([]uint32, size+1)}
+	var prev []int64
+	for c := range int(size) {
+		n, err := binary.ReadUvarint(r)
+		if err != nil || n > 32 {
+			return nil, fmt.Errorf("character %d: bad weight count %d: %v", c, n, err)
+		}
+		cur := make([]int64, n)
+		for i := range cur {
+			d, err := binary.ReadVarint(r)
+			if err != nil {
+				return nil, fmt.Errorf("character %d: %v", c, err)
+			}
+			var p int64
+			if i < len(prev) {
+				p = prev[i]
+			}
+			cur[i] = p + d
+			if cur[i] < 0 || cur[i] > 0xFFFF {
+				return nil, fmt.Errorf("character %d: weight %d out of range", c, cur[i])
+			}
+			t.w = append(t.w, uint16(cur[i]))
+		}
+		prev = cur
+		t.off[c+1] = uint32(len(t.w))
+	}
+	if r.Len() != 0 {
+		return nil, fmt.Errorf("%d trailing bytes", r.Len())
+	}
+	if int(size) <= ' ' || len(t.of(' ')) != 1 {
+		return nil, fmt.Errorf("space has no single weight")
+	}
+	t.space = t.of(' ')[0]
+	return t, nil
+}
+
+// The weight tables, each shared by the collations that weigh alike (a
+// NO PAD variant weighs as its PAD SPACE twin; utf8mb3 as utf8mb4 within
+// the BMP).
+var (
+	utf8General   = tableLoader("utf8_general_ci")
+	utf8Unicode   = tableLoader("utf8_unicode_ci")
+	latin1Swedish = tableLoader("latin1_swedish_ci")
+	latin1German1 = tableLoader("latin1_german1_ci")
+	latin1Danish  = tableLoader("latin1_danish_ci")
+	latin1General = tableLoader("latin1_general_ci")
+	latin1GenCS   = tableLoader("latin1_general_cs")
+	latin1Spanish = tableLoader("latin1_spanish_ci")
+	asciiGeneral  = tableLoader("ascii_general_ci")
+)
+
+// Collation ids MariaDB gives these collations.
+const (
+	BinaryID          uint16 = 63
+	Utf8mb4GeneralCI  uint16 = 45
+	Utf8mb4Bin        uint16 = 46
+	Utf8mb4UnicodeCI  uint16 = 224
+	Utf8mb3GeneralCI  uint16 = 33
+	Latin1SwedishCI   uint16 = 8
+	Latin1Bin         uint16 = 47
+	Utf8mb4NopadBin   uint16 = 1070
+	Utf8mb4GeneralNP  uint16 = 1069
+	Utf8mb4UnicodeNP  uint16 = 1248
+	Latin1SwedishNPCI uint16 = 1032
+)
+
+// collations are the collations the merge can compare with, by id.
+var collations = []*Collation{
+	{ID: BinaryID, Name: "binary", Charset: "binary", algo: algoBytes},
+
+	{ID: 45, Name: "utf8mb4_general_ci", Charset: "utf8mb4", pad: true, algo: algoUTF8, table: utf8General},
+	{ID: 46, Name: "utf8mb4_bin", Charset: "utf8mb4", pad: true, algo: algoBytes},
+	{ID: 224, Name: "utf8mb4_unicode_ci", Charset: "utf8mb4", pad: true, algo: algoUTF8, table: utf8Unicode},
+	{ID: 1069, Name: "utf8mb4_general_nopad_ci", Charset: "utf8mb4", algo: algoUTF8, table: utf8General},
+	{ID: 1070, Name: "utf8mb4_nopad_bin", Charset: "utf8mb4", algo: algoBytes},
+	{ID: 1248, Name: "utf8mb4_unicode_nopad_ci", Charset: "utf8mb4", algo: algoUTF8, table: utf8Unicode},
+
+	{ID: 33, Name: "utf8mb3_general_ci", Charset: "utf8mb3", pad: true, algo: algoUTF8, table: utf8General},
+	{ID: 83, Name: "utf8mb3_bin", Charset: "utf8mb3", pad: true, algo: algoBytes},
+	{ID: 192, Name: "utf8mb3_unicode_ci", Charset: "utf8mb3", pad: true, algo: algoUTF8, table: utf8Unicode},
+	{ID: 1057, Name: "utf8mb3_general_nopad_ci", Charset: "utf8mb3", algo: algoUTF8, table: utf8General},
+	{ID: 1107, Name: "utf8mb3_nopad_bin", Charset: "utf8mb3", algo: algoBytes},
+	{ID: 1216, Name: "utf8mb3_unicode_nopad_ci", Charset: "utf8mb3", algo: algoUTF8, table: utf8Unicode},
+
+	{ID: 8, Name: "latin1_swedish_ci", Charset: "latin1", pad: true, algo: algoByte, table: latin1Swedish},
+	{ID: 5, Name: "latin1_german1_ci", Charset: "latin1", pad: true, algo: algoByte, table: latin1German1},
+	{ID: 15, Name: "latin1_danish_ci", Charset: "latin1", pad: true, algo: algoByte, table: latin1Danish},
+	{ID: 47, Name: "latin1_bin", Charset: "latin1", pad: true, algo: algoBytes},
+	{ID: 48, Name: "latin1_general_ci", Charset: "latin1", pad: true, algo: algoByte, table: latin1General},
+	{ID: 49, Name: "latin1_general_cs", Charset: "latin1", pad: true, algo: algoByte, table: latin1GenCS},
+	{ID: 94, Name: "latin1_spanish_ci", Charset: "latin1", pad: true, algo: algoByte, table: latin1Spanish},
+	{ID: 1032, Name: "latin1_swedish_nopad_ci", Charset: "latin1", algo: algoByte, table: latin1Swedish},
+	{ID: 1071, Name: "latin1_nopad_bin", Charset: "latin1", algo: algoBytes},
+
+	{ID: 11, Name: "ascii_general_ci", Charset: "ascii", pad: true, algo: algoByte, table: asciiGeneral},
+	{ID: 65, Name: "ascii_bin", Charset: "ascii", pad: true, algo: algoBytes},
+	{ID: 1035, Name: "ascii_general_nopad_ci", Charset: "ascii", algo: algoByte, table: asciiGeneral},
+	{ID: 1089, Name: "ascii_nopad_bin", Charset: "ascii", algo: algoBytes},
+}
+
+// CollationByID returns the collation with MariaDB id id, or nil when the
+// merge does not know how it compares.
+func CollationByID(id uint16) *Collation {
+	for _, c := range collations {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// CollationByName returns the collation called name (lower case, as
+// information_schema spells it), or nil.
+func CollationByName(name string) *Collation {
+	for _, c := range collations {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// BinCollation returns the PAD SPACE _bin collation of c's charset (what
+// a column definition with BINARY_FLAG means), or c itself when c is
+// binary.
+func (c *Collation) BinCollation() *Collation {
+	if c.algo == algoBytes {
+		return c
+	}
+	for _, b := range collations {
+		if b.Charset == c.Charset && b.algo == algoBytes && b.pad {
+			return b
+		}
+	}
+	return nil
+}
+
+// Compare returns -1, 0 or +1 as a sorts before, equal to or after b.
+func (c *Collation) Compare(a, b []byte) int {
+	if c.algo == algoBytes {
+		return compareBytes(a, b, c.pad)
+	}
+	if bytes.Equal(a, b) {
+		return 0
+	}
+	t := c.table()
+	x := weigher{algo: c.algo, t: t, s: a}
+	y := weigher{algo: c.algo, t: t, s: b}
+	for {
+		wa, oka := x.next()
+		wb, okb := y.next()
+		if x.bad || y.bad {
+			// MariaDB compares the rest bytewise from the first bad byte.
+			return bytes.Compare(x.rest(), y.rest())
+		}
+		switch {
+		case oka && okb:
+			if wa != wb {
+				return cmpUint16(wa, wb)
+			}
+		case !oka && !okb:
+			return 0
+		case !oka:
+			if !c.pad {
+				return -1
+			}
+			return -padRest(&y, wb, t.space)
+		default:
+			if !c.pad {
+				return 1
+			}
+			return padRest(&x, wa, t.space)
+		}
+	}
+}
+
+// padRest compares the rest of a longer string (its first remaining
+// weight w) with the spaces the shorter one is padded with.
+func padRest(it *weigher, w, space uint16) int {
+	for {
+		if w != space {
+			return cmpUint16(w, space)
+		}
+		var ok bool
+		if w, ok = it.next(); !ok {
+			return 0
+		}
+		if it.bad {
+			return 1
+		}
+	}
+}
+
+func cmpUint16(a, b uint16) int {
+	if a < b {
+		return -1
+	}
+	return 1
+}
+
+// compareBytes compares byte strings, PAD SPACE when pad.
+func compareBytes(a, b []byte, pad bool) int {
+	n := min(len(a), len(b))
+	if r := bytes.Compare(a[:n], b[:n]); r != 0 || !pad {
+		if r != 0 {
+			return r
+		}
+		return cmpInt(len(a), len(b))
+	}
+	sign := 1
+	rest := a[n:]
+	if len(b) > n {
+		rest, sign = b[n:], -1
+	}
+	for _, ch := range rest {
+		if ch != ' ' {
+			if ch < ' ' {
+				return -sign
+			}
+			return sign
+		}
+	}
+	return 0
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// AppendKey appends to dst a key for s: two strings are equal under c
+// exactly when their keys are equal, so keys can be hashed (GROUP BY,
+// DISTINCT).
+func (c *Collation) AppendKey(dst, s []byte) []byte {
+	if c.algo == algoBytes {
+		if c.pad {
+			s = bytes.TrimRight(s, " ")
+		}
+		return append(dst, s...)
+	}
+	t := c.table()
+	start := len(dst)
+	it := weigher{algo: c.algo, t: t, s: s}
+	for {
+		w, ok := it.next()
+		if it.bad {
+			// Keep the undecodable rest as it is, after a marker no
+			// weight sequence produces.
+			dst = append(dst, 0xFF, 0xFF, 0xFF)
+			return append(dst, it.rest()...)
+		}
+		if !ok {
+			break
+		}
+		dst = append(dst, byte(w>>8), byte(w))
+	}
+	if c.pad {
+		for len(dst)-start >= 2 && uint16(dst[len(dst)-2])<<8|uint16(dst[len(dst)-1]) == t.space {
+			dst = dst[:len(dst)-2]
+		}
+	}
+	return dst
+}
+
+// weigher produces a string's weights one at a time.
+type weigher struct {
+	algo algorithm
+	t    *weightTable
+	s    []byte
+	pos  int      // next byte of s to decode
+	last int      // start of the character the pending weights belong to
+	pend []uint16 // weights of the current character not yet returned
+	bad  bool     // s[last:] does not decode
+}
+
+// next returns the next weight, or false at the end of the string (or at
+// an undecodable byte, with bad set).
+func (it *weigher) next() (uint16, bool) {
+	for len(it.pend) == 0 {
+		if it.pos >= len(it.s) {
+			return 0, false
+		}
+		it.last = it.pos
+		var c int
+		if it.algo == algoByte {
+			c = int(it.s[it.pos])
+			it.pos++
+			if c >= it.t.size() {
+				return uint16(c), true
+			}
+		} else {
+			r, n := rune(it.s[it.pos]), 1
+			if r >= utf8.RuneSelf {
+				r, n = utf8.DecodeRune(it.s[it.pos:])
+				if r == utf8.RuneError && n <= 1 {
+					it.bad = true
+					return 0, false
+				}
+			}
+			it.pos += n
+			if int(r) >= it.t.size() {
+				return 0xFFFD, true
+			}
+			c = int(r)
+		}
+		it.pend = it.t.of(c)
+	}
+	w := it.pend[0]
+	it.pend = it.pend[1:]
+	return w, true
+}
+
+// rest returns the bytes from the character being weighed on.
+func (it *weigher) rest() []byte { return it.s[it.last:] }
