@@ -11,7 +11,7 @@ import (
 )
 
 func col(c int) *router.Expr { return &router.Expr{Op: router.ExprColumn, Column: router.ColumnRef(c)} }
-func lit(v any) *router.Expr  { return &router.Expr{Op: router.ExprValue, Value: v} }
+func lit(v any) *router.Expr { return &router.Expr{Op: router.ExprValue, Value: v} }
 func decLit(s string) *router.Expr {
 	return &router.Expr{Op: router.ExprDecimal, Value: s}
 }
