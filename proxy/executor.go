@@ -48,6 +48,7 @@ type execution struct {
 	plan   *router.Plan
 	conns  connSource
 	budget int64 // bytes left for buffering results
+	obs    Observer
 
 	lanes  []*lane
 	routes []*routeRun // in plan order
@@ -79,10 +80,15 @@ type routeRun struct {
 // once (in parallel when there are several lanes, inline for one), writes
 // come back as one OK with affected rows summed, and rows come back as one
 // RowStream (a single route's own stream, or merger's result).
-func runPlan(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64) (result, error) {
-	ex := &execution{ctx: ctx, plan: plan, conns: conns, budget: budget}
+func runPlan(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64, obs Observer) (result, error) {
+	ex := &execution{ctx: ctx, plan: plan, conns: conns, budget: budget, obs: obs}
 	if len(plan.Routes) == 0 {
 		return result{ok: wire.OK{InsertID: firstKey(plan)}}, nil
+	}
+	if mc, ok := merger.(MergeChecker); ok && plan.Kind == router.KindSelect && len(plan.Routes) > 1 {
+		if err := mc.MergeCheck(plan); err != nil {
+			return result{}, err
+		}
 	}
 	if err := ex.assign(); err != nil {
 		return result{}, err
@@ -268,12 +274,15 @@ func (r *routeRun) run() {
 		}
 	}
 	ctx := l.ex.ctx
+	start := time.Now()
 	if err := l.bc.send(mysql.COM_QUERY, sql); err != nil {
 		r.err = err
+		l.ex.obs.Route(RouteEvent{DataSource: r.route.DataSource, Duration: time.Since(start), Err: err})
 		return
 	}
 	stop := l.bc.watch(ctx)
 	h, err := l.bc.readHead()
+	l.ex.obs.Route(RouteEvent{DataSource: r.route.DataSource, Duration: time.Since(start), Err: err})
 	if err != nil {
 		stop()
 		r.err = cancelled(ctx, err)

@@ -41,6 +41,13 @@ func newTestPools(t *testing.T) testSource {
 				fmt.Sprintf("CREATE TABLE x_%d (id BIGINT PRIMARY KEY, v VARCHAR(20))", j))
 		}
 		s.Exec(t, name, stmts...)
+		t.Cleanup(func() {
+			var drop []string
+			for j := range 10 {
+				drop = append(drop, fmt.Sprintf("DROP TABLE IF EXISTS x_%d", j))
+			}
+			s.Exec(t, name, drop...)
+		})
 		p := newPool(router.DataSource{Name: name, Host: s.Host(), Port: s.Port(), Database: name, User: s.User(), MaxPoolSize: 20}, false, slog.New(slog.DiscardHandler))
 		t.Cleanup(p.close)
 		src.pools[name] = p
@@ -85,7 +92,7 @@ func TestRunPlanWritesAndReads(t *testing.T) {
 		route("ds_1", "INSERT INTO x_1 VALUES (1, 'b')"),
 		route("ds_1", "INSERT INTO x_3 VALUES (3, NULL)"),
 	}, Keys: &router.GeneratedKeys{Column: "id", First: 7, Count: 4}}
-	res, err := runPlan(ctx, write, src, ConcatMerger{}, 1<<20)
+	res, err := runPlan(ctx, write, src, ConcatMerger{}, 1<<20, nopObserver{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +105,7 @@ func TestRunPlanWritesAndReads(t *testing.T) {
 		route("ds_1", "SELECT id, v FROM x_1"),
 		route("ds_1", "SELECT id, v FROM x_3"),
 	}}
-	res, err = runPlan(ctx, read, src, ConcatMerger{}, 1<<20)
+	res, err = runPlan(ctx, read, src, ConcatMerger{}, 1<<20, nopObserver{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +121,7 @@ func TestRunPlanWritesAndReads(t *testing.T) {
 	// A single route streams its own result; a hidden column is stripped
 	// by the merge of a multi-route plan.
 	single := &router.Plan{Kind: router.KindSelect, Routes: []router.Route{route("ds_0", "SELECT v FROM x_0 WHERE id = ?", int64(2))}}
-	res, err = runPlan(ctx, single, src, ConcatMerger{}, 1<<20)
+	res, err = runPlan(ctx, single, src, ConcatMerger{}, 1<<20, nopObserver{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +134,7 @@ func TestRunPlanWritesAndReads(t *testing.T) {
 	hidden := &router.Plan{Kind: router.KindSelect, Merge: &router.Merge{Hidden: 1}, Routes: []router.Route{
 		route("ds_0", "SELECT v, id FROM x_0 ORDER BY id"), route("ds_1", "SELECT v, id FROM x_1"),
 	}}
-	res, err = runPlan(ctx, hidden, src, ConcatMerger{}, 1<<20)
+	res, err = runPlan(ctx, hidden, src, ConcatMerger{}, 1<<20, nopObserver{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,10 +148,10 @@ func TestRunPlanWritesAndReads(t *testing.T) {
 
 func TestRunPlanRejectsMergesItCannotDo(t *testing.T) {
 	src := newTestPools(t)
-	plan := &router.Plan{Kind: router.KindSelect, Merge: &router.Merge{Hidden: 0, OrderBy: []router.OrderKey{{Column: 0}}}, Routes: []router.Route{
+	plan := &router.Plan{Kind: router.KindSelect, Merge: &router.Merge{Sort: []router.OrderKey{{Column: 0}}}, Routes: []router.Route{
 		route("ds_0", "SELECT id FROM x_0 ORDER BY id"), route("ds_1", "SELECT id FROM x_1 ORDER BY id"),
 	}}
-	_, err := runPlan(context.Background(), plan, src, ConcatMerger{}, 1<<20)
+	_, err := runPlan(context.Background(), plan, src, ConcatMerger{}, 1<<20, nopObserver{})
 	if got := mysqlError(err); got.Code != mysql.ER_NOT_SUPPORTED_YET {
 		t.Fatalf("got %v, want 1235", err)
 	}
@@ -163,7 +170,7 @@ func TestRunPlanSharesConnectionsBeyondTheLimit(t *testing.T) {
 		writes = append(writes, route("ds_0", fmt.Sprintf("INSERT INTO x_%d VALUES (%d, 'r%d'), (%d, 'r%d')", j, j, j, j+100, j)))
 		reads = append(reads, route("ds_0", fmt.Sprintf("SELECT id FROM x_%d ORDER BY id", j)))
 	}
-	res, err := runPlan(ctx, &router.Plan{Kind: router.KindInsert, Routes: writes}, src, ConcatMerger{}, 1<<20)
+	res, err := runPlan(ctx, &router.Plan{Kind: router.KindInsert, Routes: writes}, src, ConcatMerger{}, 1<<20, nopObserver{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +180,7 @@ func TestRunPlanSharesConnectionsBeyondTheLimit(t *testing.T) {
 
 	// Read the streams backwards, as a merge may: routes queued behind
 	// others on a shared connection force their predecessors to buffer.
-	ex := &execution{ctx: ctx, plan: &router.Plan{Kind: router.KindSelect, Routes: reads}, conns: src, budget: 1 << 20}
+	ex := &execution{ctx: ctx, plan: &router.Plan{Kind: router.KindSelect, Routes: reads}, conns: src, budget: 1 << 20, obs: nopObserver{}}
 	if err := ex.assign(); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +204,7 @@ func TestRunPlanSharesConnectionsBeyondTheLimit(t *testing.T) {
 	}
 
 	// Without budget for the buffering, the statement fails clearly.
-	ex = &execution{ctx: ctx, plan: &router.Plan{Kind: router.KindSelect, Routes: reads}, conns: src, budget: 10}
+	ex = &execution{ctx: ctx, plan: &router.Plan{Kind: router.KindSelect, Routes: reads}, conns: src, budget: 10, obs: nopObserver{}}
 	if err := ex.assign(); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +235,7 @@ func TestRunPlanCancelStopsTheBackendQuery(t *testing.T) {
 			defer cancel()
 			plan := &router.Plan{Kind: router.KindSelect, Routes: []router.Route{route("ds_0", tt.sql), route("ds_1", tt.sql)}}
 			start := time.Now()
-			res, err := runPlan(ctx, plan, src, ConcatMerger{}, 1<<20)
+			res, err := runPlan(ctx, plan, src, ConcatMerger{}, 1<<20, nopObserver{})
 			if err == nil && res.rows != nil {
 				for err == nil {
 					_, err = res.rows.Next()

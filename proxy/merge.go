@@ -118,7 +118,7 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []R
 		}
 		src = newSortMerge(streams, keys)
 	} else {
-		src = newConcatStream(streams, -1)
+		src = &concatStage{streams: streams}
 	}
 	if m.MaxScatterRows > 0 {
 		src = &scatterCap{src: src, limit: m.MaxScatterRows}
@@ -290,6 +290,25 @@ func rowBytes(r Row) int64 {
 		n += int64(len(v))
 	}
 	return n
+}
+
+// concatStage reads the routes one after the other.
+type concatStage struct {
+	streams []RowStream
+	cur     int
+}
+
+func (c *concatStage) Next() (Row, error) {
+	for c.cur < len(c.streams) {
+		row, err := c.streams[c.cur].Next()
+		if errors.Is(err, io.EOF) {
+			c.streams[c.cur].Close()
+			c.cur++
+			continue
+		}
+		return row, err
+	}
+	return nil, io.EOF
 }
 
 // scatterCap fails once more rows than limit came from the data nodes.

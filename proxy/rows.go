@@ -75,29 +75,54 @@ func (r Row) Clone() Row {
 // Merger may use for rows it has to hold (server.mergeMemoryBytes); past it
 // Merge fails with a clear error rather than growing.
 //
-// Implementations must be safe for concurrent use by many sessions.
+// Implementations must be safe for concurrent use by many sessions. A
+// Merger that also implements MergeChecker is asked first, before any
+// route runs, whether it can merge a plan at all.
 type Merger interface {
 	Merge(ctx context.Context, plan *router.Plan, streams []RowStream, budget int64) (RowStream, error)
 }
 
+// MergeChecker is implemented by Mergers that can refuse a plan before
+// its routes run, so an unsupported query costs the backends nothing.
+type MergeChecker interface {
+	MergeCheck(plan *router.Plan) error
+}
+
 // ConcatMerger is the Merger the proxy uses when none is configured: it
-// answers a multi-route SELECT whose Merge needs no more than concatenation
-// (nil, or hidden columns only) and rejects everything else with 1235, so
-// a query it cannot merge is refused rather than answered wrongly.
+// answers a multi-route SELECT whose Merge needs no more than
+// concatenation (hidden columns stripped, LIMIT applied while streaming)
+// and rejects everything else with 1235, so a query it cannot merge is
+// refused rather than answered wrongly.
 type ConcatMerger struct{}
 
-// Merge concatenates the streams in route order.
-func (ConcatMerger) Merge(ctx context.Context, plan *router.Plan, streams []RowStream, budget int64) (RowStream, error) {
+// MergeCheck refuses, before any route runs, the plans Merge cannot do.
+func (ConcatMerger) MergeCheck(plan *router.Plan) error {
 	m := plan.Merge
-	if m != nil && (len(m.Sort) > 0 || m.Group != nil || m.Having != nil || m.Distinct || len(m.OrderBy) > 0 || m.Limit != nil) {
+	if m != nil && (len(m.Sort) > 0 || m.Group != nil || m.Having != nil || m.Distinct || len(m.OrderBy) > 0) {
+		return &NotSupportedError{What: "merging ORDER BY, GROUP BY, aggregates or DISTINCT across data nodes"}
+	}
+	return nil
+}
+
+// Merge concatenates the streams in route order.
+func (c ConcatMerger) Merge(ctx context.Context, plan *router.Plan, streams []RowStream, budget int64) (RowStream, error) {
+	if err := c.MergeCheck(plan); err != nil {
 		closeAll(streams)
-		return nil, &NotSupportedError{What: "merging ORDER BY, GROUP BY, aggregates, DISTINCT or LIMIT across data nodes"}
+		return nil, err
 	}
-	visible := -1
-	if m != nil && m.Hidden > 0 && len(streams) > 0 {
-		visible = len(streams[0].Columns()) - m.Hidden
+	m := plan.Merge
+	cs := &concatStream{streams: streams, visible: -1, left: -1}
+	if len(streams) > 0 {
+		cs.columns = streams[0].Columns()
 	}
-	return newConcatStream(streams, visible), nil
+	if m != nil {
+		cs.visible = len(cs.columns) - m.Hidden
+		cs.columns = cs.columns[:cs.visible]
+		if m.Limit != nil {
+			cs.skip, cs.left = m.Limit.Offset, m.Limit.Count
+		}
+	}
+	return cs, nil
 }
 
 // concatStream reads its streams one after the other.
@@ -105,36 +130,35 @@ type concatStream struct {
 	streams []RowStream
 	cur     int
 	columns []*mysql.Field
-	visible int // columns the client sees; -1 for all
-}
-
-func newConcatStream(streams []RowStream, visible int) *concatStream {
-	c := &concatStream{streams: streams, visible: visible}
-	if len(streams) > 0 {
-		c.columns = streams[0].Columns()
-		if visible >= 0 && visible < len(c.columns) {
-			c.columns = c.columns[:visible]
-		}
-	}
-	return c
+	visible int   // columns the client sees; -1 for all
+	skip    int64 // LIMIT offset still to skip
+	left    int64 // LIMIT count still to return; -1 for no limit
 }
 
 func (c *concatStream) Columns() []*mysql.Field { return c.columns }
 
 func (c *concatStream) Next() (Row, error) {
-	for c.cur < len(c.streams) {
+	for c.cur < len(c.streams) && c.left != 0 {
 		row, err := c.streams[c.cur].Next()
-		if err == nil {
-			if c.visible >= 0 && c.visible < len(row) {
-				row = row[:c.visible]
-			}
-			return row, nil
+		if errors.Is(err, io.EOF) {
+			c.streams[c.cur].Close()
+			c.cur++
+			continue
 		}
-		if !errors.Is(err, io.EOF) {
+		if err != nil {
 			return nil, err
 		}
-		c.streams[c.cur].Close()
-		c.cur++
+		if c.skip > 0 {
+			c.skip--
+			continue
+		}
+		if c.left > 0 {
+			c.left--
+		}
+		if c.visible >= 0 && c.visible < len(row) {
+			row = row[:c.visible]
+		}
+		return row, nil
 	}
 	return nil, io.EOF
 }

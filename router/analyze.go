@@ -78,6 +78,9 @@ type analysis struct {
 	// inLists are the IN (value, ...) predicates and their blocks.
 	inLists []inSubquery
 	scopeOf map[*ast.SelectStmt]*scope
+	// shareHoles gives every mention of one sharded table the same hole
+	// (DDL names a table several times, as one table).
+	shareHoles bool
 }
 
 // inSubquery is "outer IN (SELECT inner ...)" or "x IN (list)" in block s.
@@ -149,8 +152,18 @@ func (a *analysis) addRef(tn *ast.TableName, ts *ast.TableSource, s *scope, nest
 		ref.alias = ts.AsName.L
 	}
 	if kind == refSharded {
-		ref.hole = len(a.sharded)
-		a.sharded = append(a.sharded, ref)
+		ref.hole = -1
+		if a.shareHoles {
+			for _, o := range a.sharded {
+				if o.name == name {
+					ref.hole = o.hole
+				}
+			}
+		}
+		if ref.hole < 0 {
+			ref.hole = len(a.sharded)
+			a.sharded = append(a.sharded, ref)
+		}
 	}
 	a.refs = append(a.refs, ref)
 	if s != nil {

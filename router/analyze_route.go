@@ -76,14 +76,15 @@ type routing struct {
 	// they pair data node by data node.
 	aligned bool
 	// written are the holes of tables a write changes (INSERT target).
-	primary     int  // hole whose data nodes the slice hint divides
-	singles     bool // a table without rules is involved
-	broadcastW  bool // a write to broadcast tables: every data source
-	write       bool
-	static      []unit // units when they depend on no argument
-	staticEmpty bool
-	staticErr   error
-	hasStatic   bool
+	primary        int  // hole whose data nodes the slice hint divides
+	singles        bool // a table without rules is involved
+	broadcastW     bool // a write to broadcast tables: every data source
+	write          bool
+	paramDependent bool
+	static         []unit // units when they depend on no argument
+	staticEmpty    bool
+	staticErr      error
+	hasStatic      bool
 }
 
 // newRouting prepares routing for a statement whose references a holds.
@@ -146,11 +147,19 @@ func (r *Router) newRouting(a *analysis, h *hints, write bool) (*routing, error)
 	if rt.primary < 0 && len(a.sharded) > 0 {
 		rt.primary = 0
 	}
+	rt.paramDependent = paramDependent
+	rt.recompute(paramDependent)
+	return rt, nil
+}
+
+// recompute refreshes the units cached for statements whose routing
+// depends on no argument.
+func (rt *routing) recompute(paramDependent bool) {
+	rt.hasStatic = false
 	if !paramDependent {
 		rt.static, rt.staticEmpty, rt.staticErr = rt.compute(nil)
 		rt.hasStatic = true
 	}
-	return rt, nil
 }
 
 func firstWrittenBroadcast(a *analysis) string {
@@ -417,6 +426,12 @@ func (rt *routing) notPairable(h int) error {
 	ref := a.sharded[h]
 	if a.setOp {
 		return errNotSupported("UNION, INTERSECT and EXCEPT over sharded table %s are supported only when every branch reaches the same single data node", ref.name)
+	}
+	for _, o := range a.sharded {
+		if o.nested && o.follows < 0 {
+			ref = o
+			break
+		}
 	}
 	if ref.nested {
 		return errNotSupported("a subquery or derived table on sharded table %s must reach the same single data node as the rest of the statement, or be correlated with a binding table on all its sharding columns (%s)", ref.name, columnList(ref.info.rule.ShardingColumns()))

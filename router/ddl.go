@@ -1,11 +1,217 @@
 package router
 
-import "github.com/pingcap/tidb/pkg/parser/ast"
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
 
+// prepareShow plans SHOW CREATE TABLE, SHOW COLUMNS (DESCRIBE) and SHOW
+// INDEX: a sharded table is asked of its first data node, whose physical
+// name the result carries and the proxy renames back (Plan.Rename).
 func (r *Router) prepareShow(p *Prepared, a *analysis, s *ast.ShowStmt) error {
-	return errNotSupported("SHOW not built yet")
+	if s.Table == nil {
+		p.kind = KindOther
+		return nil
+	}
+	tn := s.Table
+	if s.DBName != "" && tn.Schema.L == "" {
+		tn.Schema = ast.NewCIStr(s.DBName)
+	}
+	ref, err := a.addRef(tn, nil, nil, false)
+	if err != nil || ref == nil {
+		return err
+	}
+	s.DBName = ""
+	tn.Schema = ast.CIStr{}
+	route := Route{DataSource: r.defaultDS}
+	plan := &Plan{Kind: KindShow, Type: RouteSingle, Tables: []string{ref.name}}
+	if ref.kind == refSharded {
+		dn := ref.info.rule.DataNodes[0]
+		route.DataSource = dn.DataSource
+		tn.Name = ast.NewCIStr(dn.Table)
+		plan.Rename = &TableRename{Physical: dn.Table, Logical: ref.info.rule.Name}
+		route.Nodes = []DataNode{dn}
+	} else {
+		route.Nodes = []DataNode{{DataSource: route.DataSource, Table: ref.name}}
+	}
+	sql, err := restoreSQL(s)
+	if err != nil {
+		return err
+	}
+	route.SQL = sql
+	plan.Routes = []Route{route}
+	p.kind = KindShow
+	p.static = plan
+	return nil
 }
 
-func (r *Router) prepareDDL(p *Prepared, a *analysis, s ast.StmtNode, h *hints) error {
-	return errNotSupported("DDL not built yet")
+// prepareDDL plans CREATE/ALTER/DROP/TRUNCATE TABLE, CREATE/DROP INDEX,
+// RENAME TABLE and CREATE VIEW: a sharded table's statement runs on every
+// data node with the physical name, a broadcast table's on every data
+// source, others' on the default data source.
+func (r *Router) prepareDDL(p *Prepared, a *analysis, stmt ast.StmtNode, h *hints) error {
+	if h.sliceOf() != nil {
+		return errNotSupported("the slice hint applies to SELECT, UPDATE and DELETE, not DDL")
+	}
+	switch s := stmt.(type) {
+	case *ast.DropTableStmt:
+		if len(s.Tables) > 1 {
+			return r.prepareDropMany(p, s, h, a.db)
+		}
+	case *ast.CreateTableStmt:
+		if s.Select != nil {
+			return errNotSupported("CREATE TABLE ... SELECT is not supported through the router; create the table, then INSERT ... SELECT")
+		}
+	}
+	a.shareHoles = true
+	var c tableCollector
+	stmt.Accept(&c)
+	targets := ddlTargets(stmt)
+	for _, tn := range c.names {
+		ref, err := a.addRef(tn, nil, nil, false)
+		if err != nil {
+			return err
+		}
+		if ref != nil {
+			for _, t := range targets {
+				if t == tn {
+					ref.written = true
+				}
+			}
+		}
+	}
+	if a.system {
+		return nil
+	}
+	if err := r.checkDDL(a, stmt); err != nil {
+		return err
+	}
+	rt, err := r.newRouting(a, h, true)
+	if err != nil {
+		return err
+	}
+	// Every data node of the table, even those the tables pair with none.
+	return r.finishWhole(p, a, stmt, h, rt, true)
 }
+
+// checkDDL rejects DDL that would change the rules' meaning.
+func (r *Router) checkDDL(a *analysis, stmt ast.StmtNode) error {
+	ruled := func() string {
+		for _, ref := range a.refs {
+			if ref.kind != refSingle {
+				return ref.name
+			}
+		}
+		return ""
+	}
+	switch s := stmt.(type) {
+	case *ast.RenameTableStmt:
+		if t := ruled(); t != "" {
+			return errNotSupported("RENAME TABLE on %s is not supported: its name is in the sharding rules; change the rules instead", t)
+		}
+	case *ast.AlterTableStmt:
+		for _, spec := range s.Specs {
+			if spec.Tp == ast.AlterTableRenameTable {
+				if t := ruled(); t != "" {
+					return errNotSupported("ALTER TABLE ... RENAME on %s is not supported: its name is in the sharding rules; change the rules instead", t)
+				}
+			}
+		}
+	case *ast.CreateViewStmt:
+		if t := ruled(); t != "" {
+			return errNotSupported("CREATE VIEW over sharded or broadcast table %s is not supported", t)
+		}
+	}
+	return nil
+}
+
+// prepareDropMany plans DROP TABLE a, b, ... as one DROP per table.
+func (r *Router) prepareDropMany(p *Prepared, s *ast.DropTableStmt, h *hints, db string) error {
+	mb := &multiBinder{}
+	for _, tn := range s.Tables {
+		one := *s
+		one.Tables = []*ast.TableName{tn}
+		sub := &Prepared{sql: p.sql}
+		a := r.newAnalysis(db)
+		if err := r.prepareDDL(sub, a, &one, h); err != nil {
+			return err
+		}
+		if a.system {
+			return errNotSupported("DROP TABLE of system tables is not supported")
+		}
+		mb.parts = append(mb.parts, sub)
+		p.tables = append(p.tables, a.tables()...)
+	}
+	p.b = mb
+	plan, err := mb.bind(nil)
+	if err != nil {
+		return err
+	}
+	p.static = plan
+	return nil
+}
+
+// multiBinder concatenates the plans of several statements run as one.
+type multiBinder struct{ parts []*Prepared }
+
+func (m *multiBinder) bind(args []any) (*Plan, error) {
+	var plan *Plan
+	for _, part := range m.parts {
+		pp, err := part.Bind(nil)
+		if err != nil {
+			return nil, err
+		}
+		if plan == nil {
+			c := *pp
+			c.Routes = append([]Route(nil), pp.Routes...)
+			c.Tables = append([]string(nil), pp.Tables...)
+			plan = &c
+			continue
+		}
+		plan.Routes = append(plan.Routes, pp.Routes...)
+		plan.Tables = append(plan.Tables, pp.Tables...)
+		if pp.Type != plan.Type {
+			plan.Type = RouteMulti
+		}
+	}
+	return plan, nil
+}
+
+// ddlTargets returns the tables a DDL statement changes (not those it
+// only refers to, as a foreign key or LIKE does).
+func ddlTargets(stmt ast.StmtNode) []*ast.TableName {
+	switch s := stmt.(type) {
+	case *ast.CreateTableStmt:
+		return []*ast.TableName{s.Table}
+	case *ast.AlterTableStmt:
+		return []*ast.TableName{s.Table}
+	case *ast.CreateIndexStmt:
+		return []*ast.TableName{s.Table}
+	case *ast.DropIndexStmt:
+		return []*ast.TableName{s.Table}
+	case *ast.TruncateTableStmt:
+		return []*ast.TableName{s.Table}
+	case *ast.DropTableStmt:
+		return s.Tables
+	case *ast.CreateViewStmt:
+		return []*ast.TableName{s.ViewName}
+	case *ast.RenameTableStmt:
+		var out []*ast.TableName
+		for _, t := range s.TableToTables {
+			out = append(out, t.OldTable, t.NewTable)
+		}
+		return out
+	}
+	return nil
+}
+
+// tableCollector finds the table names of a DDL statement.
+type tableCollector struct{ names []*ast.TableName }
+
+func (c *tableCollector) Enter(n ast.Node) (ast.Node, bool) {
+	if tn, ok := n.(*ast.TableName); ok {
+		c.names = append(c.names, tn)
+	}
+	return n, false
+}
+
+func (c *tableCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }

@@ -1,7 +1,456 @@
 package router
 
-import "github.com/pingcap/tidb/pkg/parser/ast"
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+)
+
+// insertBinder plans INSERT and REPLACE ... VALUES (or SET) into a
+// sharded table: it fills in generated keys, routes every row and splits
+// the rows by data node.
+type insertBinder struct {
+	r      *Router
+	a      *analysis
+	rt     *routing
+	target *tableRef
+	tables []string
+	tmpl   *sqlTemplate // INSERT ... VALUES (<rows>) ...
+	rows   []insertRow
+	cols   []string // lower-case column list, as sent (key column included)
+	// keyIdx is the key column's position in the client's list, -1 when
+	// the router appends it; gen is nil when the table has no generator.
+	keyIdx int
+	keyCol string
+	gen    keyGen
+	shard  []shardCol
+}
+
+// keyGen issues keys; the router's map holds idgen.KeyGenerators.
+type keyGen interface {
+	NextN(n int) (int64, error)
+	MaxBatch() int
+}
+
+// shardCol is one sharding column: its position in the rows, -1 when it
+// is the key column the router appends.
+type shardCol struct {
+	name string
+	idx  int
+}
+
+// insertRow is one row of VALUES.
+type insertRow struct {
+	values []*sqlTemplate
+	ops    []operand // sharding value operands by shardCol; param -2 marks the generated key
+	keyOp  operand   // the key column's operand when the client gave one
+	keyOK  bool      // keyOp is a literal or ?
+	keyGen bool      // the client's key value is NULL or DEFAULT: generate
+}
+
+const generatedKey = -2
 
 func (r *Router) prepareInsert(p *Prepared, a *analysis, s *ast.InsertStmt, h *hints) error {
-	return errNotSupported("INSERT not built yet")
+	if err := checkMarkers(s, p.sql); err != nil {
+		return err
+	}
+	if h.sliceOf() != nil {
+		return errNotSupported("the slice hint applies to SELECT, UPDATE and DELETE, not INSERT")
+	}
+	tn := insertTarget(s)
+	if tn == nil {
+		return errNotSupported("INSERT into a table expression is not supported")
+	}
+	top := a.newScope(nil, false)
+	target, err := a.addRef(tn, nil, top, false)
+	if err != nil || target == nil {
+		return err
+	}
+	target.written = true
+	if s.Select != nil {
+		return r.prepareInsertSelect(p, a, s, h, target)
+	}
+	var exprs []ast.ExprNode
+	for _, row := range s.Lists {
+		exprs = append(exprs, row...)
+	}
+	for _, as := range s.OnDuplicate {
+		exprs = append(exprs, as.Expr)
+	}
+	if err := a.walkExprs(top, exprs); err != nil {
+		return err
+	}
+	if a.system {
+		return nil
+	}
+	if len(a.sharded) > 1 || (len(a.sharded) == 1 && target.kind != refSharded) {
+		return errNotSupported("a subquery on sharded table %s inside INSERT ... VALUES is not supported", a.sharded[len(a.sharded)-1].name)
+	}
+	if target.kind != refSharded {
+		// Broadcast: every data source gets the statement; no rule: the
+		// default data source.
+		return r.prepareWhole(p, a, s, h, true)
+	}
+	b := &insertBinder{r: r, a: a, target: target, keyIdx: -1, tables: a.tables()}
+	if err := b.columns(s); err != nil {
+		return err
+	}
+	if err := b.checkDuplicateUpdate(s.OnDuplicate); err != nil {
+		return err
+	}
+	if b.rt, err = r.newRouting(a, h, true); err != nil {
+		return err
+	}
+	a.rewriteTables(s, false)
+	replaceParams(s)
+	for i, row := range s.Lists {
+		ir, err := b.row(i, row)
+		if err != nil {
+			return err
+		}
+		b.rows = append(b.rows, ir)
+	}
+	if b.keyIdx < 0 && b.gen != nil {
+		s.Columns = append(s.Columns, &ast.ColumnName{Name: ast.NewCIStr(b.keyCol)})
+	}
+	s.Setlist = false
+	s.Lists = [][]ast.ExprNode{{markerExpr(holeRows, 0)}}
+	if b.tmpl, err = buildTemplate(s); err != nil {
+		return err
+	}
+	p.b = b
+	if p.params == 0 && !b.generates() {
+		plan, err := b.bind(nil)
+		if err != nil {
+			return err
+		}
+		p.static = plan
+	}
+	return nil
+}
+
+func insertTarget(s *ast.InsertStmt) *ast.TableName {
+	if s.Table == nil || s.Table.TableRefs == nil {
+		return nil
+	}
+	ts, ok := s.Table.TableRefs.Left.(*ast.TableSource)
+	if !ok || s.Table.TableRefs.Right != nil {
+		return nil
+	}
+	tn, _ := ts.Source.(*ast.TableName)
+	return tn
+}
+
+// columns reads the column list (or the known columns of the table) and
+// finds the key and sharding columns in it.
+func (b *insertBinder) columns(s *ast.InsertStmt) error {
+	ti := b.target.info
+	if len(s.Columns) == 0 {
+		var known []string
+		if b.r.columns != nil {
+			known = b.r.columns(b.target.name)
+		}
+		if known == nil {
+			return errNotSupported("INSERT into sharded table %s needs a column list: the router must find the sharding columns (%s) in every row", b.target.name, columnList(ti.rule.ShardingColumns()))
+		}
+		for _, c := range known {
+			s.Columns = append(s.Columns, &ast.ColumnName{Name: ast.NewCIStr(c)})
+		}
+	}
+	for i, c := range s.Columns {
+		name := c.Name.L
+		for _, prev := range b.cols {
+			if prev == name {
+				return newError(CodeFieldTwice, "42000", "Column '%s' specified twice", c.Name.O)
+			}
+		}
+		b.cols = append(b.cols, name)
+		if name == strings.ToLower(ti.rule.KeyColumn) {
+			b.keyIdx = i
+		}
+	}
+	for ri, row := range s.Lists {
+		if len(row) != len(b.cols) {
+			return newError(CodeWrongValueCnt, "21S01", "Column count doesn't match value count at row %d", ri+1)
+		}
+	}
+	if ti.rule.KeyColumn != "" {
+		b.keyCol = strings.ToLower(ti.rule.KeyColumn)
+		b.gen = ti.keyGen
+	}
+	for _, col := range ti.rule.ShardingColumns() {
+		idx := -1
+		for i, c := range b.cols {
+			if c == col {
+				idx = i
+			}
+		}
+		if idx < 0 && !(col == b.keyCol && b.gen != nil) {
+			return errNotSupported("INSERT into %s must give sharding column %s, which picks the data node of each row", b.target.name, col)
+		}
+		b.shard = append(b.shard, shardCol{name: col, idx: idx})
+	}
+	if b.keyIdx < 0 && b.gen != nil {
+		b.cols = append(b.cols, b.keyCol)
+	}
+	return nil
+}
+
+// checkDuplicateUpdate rejects ON DUPLICATE KEY UPDATE assignments that
+// could change a sharding column (col = col and col = VALUES(col) keep
+// the row on its data node).
+func (b *insertBinder) checkDuplicateUpdate(list []*ast.Assignment) error {
+	ti := b.target.info
+	for _, as := range list {
+		col := as.Column.Name.L
+		if ti.role(col) == 0 {
+			continue
+		}
+		same := false
+		switch x := as.Expr.(type) {
+		case *ast.ColumnNameExpr:
+			same = x.Name.Name.L == col
+		case *ast.ValuesExpr:
+			same = x.Column != nil && x.Column.Name.Name.L == col
+		}
+		if !same {
+			return errNotSupported("ON DUPLICATE KEY UPDATE may not change sharding column %s of %s: the row would have to move to another data node", col, b.target.name)
+		}
+	}
+	return nil
+}
+
+// row prepares one row of VALUES (parameters already replaced by holes).
+func (b *insertBinder) row(i int, row []ast.ExprNode) (insertRow, error) {
+	ir := insertRow{values: make([]*sqlTemplate, len(row))}
+	for j, e := range row {
+		t, err := buildTemplate(e)
+		if err != nil {
+			return ir, err
+		}
+		ir.values[j] = t
+	}
+	if b.keyIdx >= 0 {
+		ir.keyOp, ir.keyOK = rowOperand(row[b.keyIdx])
+		if _, isDefault := row[b.keyIdx].(*ast.DefaultExpr); isDefault && b.gen != nil {
+			ir.keyGen = true
+		} else if ir.keyOK && ir.keyOp.param < 0 && ir.keyOp.val == nil && b.gen != nil {
+			ir.keyGen = true
+		}
+	}
+	for _, sc := range b.shard {
+		if sc.idx < 0 {
+			ir.ops = append(ir.ops, operand{param: generatedKey})
+			continue
+		}
+		if sc.idx == b.keyIdx && ir.keyGen {
+			ir.ops = append(ir.ops, operand{param: generatedKey})
+			continue
+		}
+		o, ok := rowOperand(row[sc.idx])
+		if !ok {
+			return ir, errNotSupported("row %d of the INSERT into %s gives sharding column %s an expression; it must be a literal or a parameter so the router can pick the data node", i+1, b.target.name, sc.name)
+		}
+		ir.ops = append(ir.ops, o)
+	}
+	return ir, nil
+}
+
+// rowOperand reads a VALUES item after parameters became holes.
+func rowOperand(e ast.ExprNode) (operand, bool) {
+	if p, ok := paramOf(e); ok {
+		return operand{param: p}, true
+	}
+	if _, ok := e.(*driver.ParamMarkerExpr); ok {
+		return operand{}, false
+	}
+	return operandOf(e)
+}
+
+func (b *insertBinder) generates() bool {
+	if b.gen == nil {
+		return false
+	}
+	if b.keyIdx < 0 {
+		return true
+	}
+	for _, r := range b.rows {
+		if r.keyGen || (r.keyOK && r.keyOp.param >= 0) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *insertBinder) bind(args []any) (*Plan, error) {
+	// Which rows get a generated key.
+	need := make([]bool, len(b.rows))
+	n := 0
+	if b.gen != nil {
+		for i, r := range b.rows {
+			if b.keyIdx < 0 || r.keyGen || (r.keyOK && r.keyOp.param >= 0 && argValue(args[r.keyOp.param]) == nil) {
+				need[i] = true
+				n++
+			}
+		}
+	}
+	keys, err := b.generate(n)
+	if err != nil {
+		return nil, err
+	}
+	rowKeys := make([]int64, len(b.rows))
+	k := 0
+	for i := range b.rows {
+		if need[i] {
+			rowKeys[i] = keys[k]
+			k++
+		}
+	}
+	// Route every row.
+	ti := b.target.info
+	dbv, tv := b.rt.hints.values(b.target.name, true), b.rt.hints.values(b.target.name, false)
+	byNode := map[int][]int{}
+	var order []int
+	conds := make(map[string]ColumnCondition, len(b.shard))
+	for i, r := range b.rows {
+		for j, sc := range b.shard {
+			var v Value
+			if r.ops[j].param == generatedKey || (sc.idx == b.keyIdx && need[i]) {
+				v = rowKeys[i]
+			} else {
+				v = r.ops[j].value(args)
+			}
+			conds[sc.name] = ColumnCondition{Column: sc.name, Values: []Value{v}}
+		}
+		set, err := ti.routeConds(conds)
+		if err != nil {
+			return nil, errRouting(b.target.name, err)
+		}
+		if dbv != nil || tv != nil {
+			nodes, err := ti.rule.RouteHint(dbv, tv)
+			if err != nil {
+				return nil, errRouting(b.target.name, err)
+			}
+			hs := newNodeSet(len(ti.rule.DataNodes))
+			for _, nd := range nodes {
+				hs.add(ti.index[nd])
+			}
+			set.intersect(hs)
+		}
+		switch set.count() {
+		case 1:
+		case 0:
+			return nil, errNotSupported("row %d of the INSERT into %s (%s) matches no data node of the table", i+1, b.target.name, b.describe(conds))
+		default:
+			if len(b.shard) == 0 {
+				return nil, errNotSupported("row %d of the INSERT into %s could belong to %d data nodes: the table's hint strategy needs SHARDINGSPHERE_HINT values", i+1, b.target.name, set.count())
+			}
+			return nil, errNotSupported("row %d of the INSERT into %s (%s) could belong to %d data nodes; give every sharding column", i+1, b.target.name, b.describe(conds), set.count())
+		}
+		node := set.first()
+		if _, ok := byNode[node]; !ok {
+			order = append(order, node)
+		}
+		byNode[node] = append(byNode[node], i)
+	}
+	sort.Ints(order)
+	routes := make([]Route, 0, len(order))
+	for _, node := range order {
+		dn := ti.rule.DataNodes[node]
+		if b.rt.singles && dn.DataSource != b.r.defaultDS {
+			return nil, errNotSupported("tables without sharding rules live on data source %s, but the rows of this INSERT go to %s", b.r.defaultDS, dn.DataSource)
+		}
+		f := &rowFiller{b: b, node: node, rows: byNode[node], keys: rowKeys, need: need, bind: args}
+		sql, rargs, err := b.tmpl.render(f, args)
+		if err != nil {
+			return nil, err
+		}
+		routes = append(routes, Route{DataSource: dn.DataSource, Nodes: []DataNode{dn}, SQL: sql, Args: rargs})
+	}
+	plan := &Plan{Kind: KindInsert, Type: RouteSingle, Tables: b.tables, Routes: routes}
+	if len(routes) > 1 {
+		plan.Type = RouteMulti
+	}
+	if n > 0 {
+		plan.Keys = &GeneratedKeys{Column: b.keyCol, First: keys[0], Count: n}
+	}
+	return plan, nil
+}
+
+func (b *insertBinder) describe(conds map[string]ColumnCondition) string {
+	parts := make([]string, 0, len(b.shard))
+	for _, sc := range b.shard {
+		parts = append(parts, fmt.Sprintf("%s=%v", sc.name, conds[sc.name].Values[0]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// generate asks the key generator for n keys, in as few calls as its
+// MaxBatch allows.
+func (b *insertBinder) generate(n int) ([]int64, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	keys := make([]int64, 0, n)
+	for len(keys) < n {
+		k := n - len(keys)
+		if m := b.gen.MaxBatch(); k > m {
+			k = m
+		}
+		first, err := b.gen.NextN(k)
+		if err != nil {
+			return nil, &Error{Code: CodeUnknown, State: "HY000", Message: fmt.Sprintf("key generator %s for %s.%s: %v", b.target.info.rule.KeyGenerator, b.target.name, b.keyCol, err), Err: err}
+		}
+		for i := 0; i < k; i++ {
+			keys = append(keys, first+int64(i))
+		}
+	}
+	return keys, nil
+}
+
+// rowFiller fills the holes of one data node's INSERT.
+type rowFiller struct {
+	b    *insertBinder
+	node int
+	rows []int
+	keys []int64
+	need []bool
+	bind []any
+}
+
+func (f *rowFiller) fill(sb *strings.Builder, k holeKind, id int, out []any) ([]any, error) {
+	switch k {
+	case holeTable:
+		writeName(sb, f.b.target.info.rule.DataNodes[f.node].Table)
+	case holeRows:
+		for n, ri := range f.rows {
+			if n > 0 {
+				sb.WriteString("),(")
+			}
+			r := f.b.rows[ri]
+			for j, v := range r.values {
+				if j > 0 {
+					sb.WriteByte(',')
+				}
+				if j == f.b.keyIdx && f.need[ri] {
+					sb.WriteString(strconv.FormatInt(f.keys[ri], 10))
+					continue
+				}
+				if err := v.renderTo(sb, f, f.bind, &out); err != nil {
+					return nil, err
+				}
+			}
+			if f.b.keyIdx < 0 && f.b.gen != nil {
+				sb.WriteByte(',')
+				sb.WriteString(strconv.FormatInt(f.keys[ri], 10))
+			}
+		}
+	default:
+		return nil, errNotSupported("cannot rewrite the statement: unexpected %c hole", k)
+	}
+	return out, nil
 }

@@ -278,6 +278,8 @@ func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, e
 		err = r.prepareInsert(p, a, s, h)
 	case *ast.ShowStmt:
 		err = r.prepareShow(p, a, s)
+	case *ast.ExplainStmt:
+		err = r.prepareShow(p, a, s.Stmt.(*ast.ShowStmt))
 	default:
 		err = r.prepareDDL(p, a, stmt, h)
 	}
@@ -313,6 +315,10 @@ func statementKind(stmt ast.StmtNode) StatementKind {
 		switch s.Tp {
 		case ast.ShowCreateTable, ast.ShowColumns, ast.ShowIndex:
 			return KindShow
+		}
+	case *ast.ExplainStmt:
+		if sh, ok := s.Stmt.(*ast.ShowStmt); ok {
+			return statementKind(sh)
 		}
 	}
 	return KindOther

@@ -99,8 +99,11 @@ func planFor(r *Router, query, db string, args []any) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if db == "" {
+	switch db {
+	case "":
 		db = "sharding_db"
+	case "(none)":
+		db = ""
 	}
 	p, err := r.Prepare(stmt, query, db)
 	if err != nil {

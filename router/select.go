@@ -1,18 +1,612 @@
 package router
 
-import "github.com/pingcap/tidb/pkg/parser/ast"
+import (
+	"math"
+	"strconv"
+	"strings"
 
-// selectMerge is the multi-route form of a SELECT: its SQL and merge.
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+)
+
+// selectMerge is the multi-route form of a SELECT: the SQL every route
+// runs and the merge of their results (bound per execution for LIMIT and
+// HAVING parameters).
 type selectMerge struct {
-	tmpl *sqlTemplate
+	tmpl  *sqlTemplate
+	merge Merge // without Limit and with unbound HAVING
+	// having has parameters to bind; nil when merge.Having is final.
+	having *Expr
+	limit  *limitOperands
+	// pushLimit: routes are sent LIMIT offset+count.
+	pushLimit bool
 }
 
+// limitOperands are LIMIT's count and offset, literals or ?s.
+type limitOperands struct {
+	count, offset operand
+}
+
+// paramValue is an unbound ? inside a HAVING template.
+type paramValue struct{ param int }
+
+// mref is a result column while the select list still grows: a field
+// index, or (abs >= 0) a position counted from the first column.
+type mref struct {
+	field int
+	abs   int
+}
+
+// mergeBuilder rewrites a SELECT for several routes and builds its merge.
+type mergeBuilder struct {
+	a        *analysis
+	sel      *ast.SelectStmt
+	fields   []*ast.SelectField
+	visible  int
+	wildLo   int      // first wildcard field, -1 when none
+	wildHi   int      // last wildcard field
+	texts    []string // restored expression text per field, lower-case
+	hidden   int
+	aggs     []aggSpec
+	distinct []ast.ExprNode // arguments of DISTINCT aggregates, grouped by on routes
+	// distinctFields are the hidden fields of distinct.
+	distinctFields []int
+}
+
+// aggSpec is an aggregate being planned.
+type aggSpec struct {
+	fn       AggregateFunc
+	field    int
+	distinct bool
+	args     []mref
+	sum      mref
+	count    mref
+	text     string
+}
+
+// prepareMerge rewrites sel (already carrying table and parameter holes)
+// into the statement every route runs and builds the merge. An error
+// means the SELECT cannot be answered correctly across data nodes; it is
+// returned only when an execution reaches several.
 func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
+	if err := unmergeable(sel); err != nil {
+		return nil, err
+	}
+	b := &mergeBuilder{a: a, sel: sel, fields: sel.Fields.Fields, visible: len(sel.Fields.Fields), wildLo: -1, wildHi: -1}
+	for j, f := range b.fields {
+		if f.WildCard != nil {
+			if b.wildLo < 0 {
+				b.wildLo = j
+			}
+			b.wildHi = j
+			b.texts = append(b.texts, "")
+			continue
+		}
+		t, err := exprText(f.Expr)
+		if err != nil {
+			return nil, err
+		}
+		b.texts = append(b.texts, t)
+	}
+	for j := 0; j < b.visible; j++ {
+		f := b.fields[j]
+		if f.Expr == nil {
+			continue
+		}
+		if agg, ok := f.Expr.(*ast.AggregateFuncExpr); ok {
+			if !b.addressable(j) {
+				return nil, errNotSupported("an aggregate between two wildcards of the select list cannot be merged across data nodes; list the columns")
+			}
+			if _, err := b.aggregate(agg, j); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if containsAggregate(f.Expr) {
+			return nil, errNotSupported("the aggregate inside the expression %s cannot be merged across data nodes; select the aggregate itself and compute the expression in the application", strings.TrimSpace(f.Text()))
+		}
+	}
+	var groupKeys []mref
+	if sel.GroupBy != nil {
+		for _, it := range sel.GroupBy.Items {
+			ref, err := b.keyRef(it.Expr, "group statement", false)
+			if err != nil {
+				return nil, err
+			}
+			groupKeys = append(groupKeys, ref)
+		}
+	}
+	m := &selectMerge{}
+	var having *Expr
+	hasParams := false
+	if sel.Having != nil {
+		h, params, err := b.expr(sel.Having.Expr)
+		if err != nil {
+			return nil, err
+		}
+		having, hasParams = h, params
+	}
+	var orderKeys []OrderKey
+	var orderRefs []mref
+	var orderDesc []bool
+	if sel.OrderBy != nil {
+		for _, it := range sel.OrderBy.Items {
+			if isConstant(it.Expr) {
+				continue
+			}
+			ref, err := b.keyRef(it.Expr, "order clause", true)
+			if err != nil {
+				return nil, err
+			}
+			orderRefs = append(orderRefs, ref)
+			orderDesc = append(orderDesc, it.Desc)
+		}
+	}
+	if sel.Limit != nil {
+		lo := &limitOperands{offset: operand{param: -1, val: int64(0)}}
+		var ok bool
+		if lo.count, ok = limitOperand(sel.Limit.Count); !ok {
+			return nil, errNotSupported("LIMIT must be an integer or a parameter")
+		}
+		if sel.Limit.Offset != nil {
+			if lo.offset, ok = limitOperand(sel.Limit.Offset); !ok {
+				return nil, errNotSupported("OFFSET must be an integer or a parameter")
+			}
+		}
+		m.limit = lo
+	}
+
+	grouping := len(groupKeys) > 0 || len(b.aggs) > 0
+	distinctAggs := len(b.distinct) > 0
+	switch {
+	case !grouping:
+		if sel.Distinct && len(orderRefs) == 0 && b.wildLo < 0 {
+			// Sorted routes let the merge drop duplicates while streaming.
+			sel.OrderBy = &ast.OrderByClause{}
+			for j := 0; j < b.visible; j++ {
+				sel.OrderBy.Items = append(sel.OrderBy.Items, &ast.ByItem{Expr: &ast.PositionExpr{N: j + 1}})
+				orderRefs = append(orderRefs, mref{field: j, abs: -1})
+				orderDesc = append(orderDesc, false)
+			}
+		}
+		m.pushLimit = !(sel.Distinct && b.hidden > 0)
+	case len(groupKeys) == 0:
+		sel.OrderBy = nil
+		if distinctAggs {
+			sel.GroupBy = &ast.GroupByClause{}
+		}
+	default:
+		streamed := len(orderRefs) == 0 || sameKeys(orderRefs, groupKeys)
+		if streamed && len(orderRefs) == 0 {
+			sel.OrderBy = &ast.OrderByClause{}
+			for i, it := range sel.GroupBy.Items {
+				sel.OrderBy.Items = append(sel.OrderBy.Items, &ast.ByItem{Expr: it.Expr})
+				orderRefs = append(orderRefs, groupKeys[i])
+				orderDesc = append(orderDesc, false)
+			}
+		}
+		if !streamed {
+			sel.OrderBy = nil
+		}
+		m.merge.Group = &Group{Streamed: streamed}
+		m.pushLimit = streamed && sel.Having == nil && !sel.Distinct && !distinctAggs
+	}
+	if grouping && m.merge.Group == nil {
+		m.merge.Group = &Group{Streamed: true}
+	}
+	for _, arg := range b.distinct {
+		sel.GroupBy.Items = append(sel.GroupBy.Items, &ast.ByItem{Expr: arg})
+	}
+	sel.Having = nil
+	if sel.Limit != nil {
+		if m.pushLimit {
+			sel.Limit = &ast.Limit{Count: markerExpr(holeLimit, 0)}
+		} else {
+			sel.Limit = nil
+		}
+	}
+	if len(b.fields) > b.visible {
+		sel.Fields.Fields = b.fields
+	}
+
+	// Every column is known now: turn field indexes into ColumnRefs.
+	total := len(b.fields)
+	for i, r := range orderRefs {
+		orderKeys = append(orderKeys, OrderKey{Column: b.colRef(r, total), Desc: orderDesc[i]})
+	}
+	mg := &m.merge
+	mg.Hidden = b.hidden
+	mg.Distinct = sel.Distinct
+	switch {
+	case mg.Group == nil || mg.Group.Streamed && len(groupKeys) > 0:
+		mg.Sort = orderKeys
+	case len(groupKeys) > 0:
+		mg.OrderBy = orderKeys
+	}
+	if mg.Group != nil {
+		for _, k := range groupKeys {
+			mg.Group.Keys = append(mg.Group.Keys, b.colRef(k, total))
+		}
+		for _, s := range b.aggs {
+			ag := Aggregate{Func: s.fn, Column: b.colRef(mref{field: s.field, abs: -1}, total), Distinct: s.distinct}
+			for _, x := range s.args {
+				ag.Args = append(ag.Args, b.colRef(x, total))
+			}
+			if s.fn == AggAvg && !s.distinct {
+				ag.Sum, ag.Count = b.colRef(s.sum, total), b.colRef(s.count, total)
+			}
+			mg.Group.Aggregates = append(mg.Group.Aggregates, ag)
+		}
+	}
+	if having != nil {
+		b.finishExpr(having, total)
+		if hasParams {
+			m.having = having
+		} else {
+			mg.Having = having
+		}
+	}
 	t, err := buildTemplate(sel)
 	if err != nil {
 		return nil, err
 	}
-	return &selectMerge{tmpl: t}, nil
+	m.tmpl = t
+	return m, nil
 }
 
-func (m *selectMerge) bind(args []any) (*Merge, int64, error) { return nil, -1, nil }
+// unmergeable rejects SELECT features whose results cannot be combined
+// from several data nodes.
+func unmergeable(sel *ast.SelectStmt) error {
+	switch {
+	case sel.Kind != ast.SelectStmtKindSelect:
+		return errNotSupported("TABLE and VALUES statements over several data nodes are not supported")
+	case sel.SelectIntoOpt != nil:
+		return errNotSupported("SELECT ... INTO over several data nodes is not supported")
+	case sel.SelectStmtOpts != nil && sel.SelectStmtOpts.CalcFoundRows:
+		return errNotSupported("SQL_CALC_FOUND_ROWS over several data nodes is not supported")
+	case sel.GroupBy != nil && sel.GroupBy.Rollup:
+		return errNotSupported("GROUP BY ... WITH ROLLUP over several data nodes is not supported")
+	case len(sel.WindowSpecs) > 0:
+		return errNotSupported("window functions over several data nodes are not supported: a window spans rows of every data node")
+	}
+	var w windowFinder
+	for _, f := range sel.Fields.Fields {
+		if f.Expr != nil {
+			f.Expr.Accept(&w)
+		}
+	}
+	if sel.OrderBy != nil {
+		sel.OrderBy.Accept(&w)
+	}
+	if w.found {
+		return errNotSupported("window functions over several data nodes are not supported: a window spans rows of every data node")
+	}
+	return nil
+}
+
+type windowFinder struct{ found bool }
+
+func (w *windowFinder) Enter(n ast.Node) (ast.Node, bool) {
+	switch n.(type) {
+	case *ast.WindowFuncExpr:
+		w.found = true
+	case *ast.SubqueryExpr:
+		return n, true
+	}
+	return n, w.found
+}
+
+func (w *windowFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// containsAggregate reports an aggregate function in e outside subqueries.
+func containsAggregate(e ast.ExprNode) bool {
+	var f aggFinder
+	e.Accept(&f)
+	return f.found
+}
+
+type aggFinder struct{ found bool }
+
+func (f *aggFinder) Enter(n ast.Node) (ast.Node, bool) {
+	switch n.(type) {
+	case *ast.AggregateFuncExpr:
+		f.found = true
+	case *ast.SubqueryExpr:
+		return n, true
+	}
+	return n, f.found
+}
+
+func (f *aggFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func exprText(e ast.ExprNode) (string, error) {
+	s, err := restoreSQL(e)
+	return strings.ToLower(s), err
+}
+
+// addressable reports whether field j can be named by a ColumnRef: no
+// wildcard before it, or none after it.
+func (b *mergeBuilder) addressable(j int) bool {
+	return j >= b.visible || b.wildLo < 0 || j < b.wildLo || j > b.wildHi
+}
+
+// colRef converts a field index into a ColumnRef once the list is final.
+func (b *mergeBuilder) colRef(r mref, total int) ColumnRef {
+	if r.abs >= 0 {
+		return ColumnRef(r.abs)
+	}
+	if r.field < b.visible && (b.wildLo < 0 || r.field < b.wildLo) {
+		return ColumnRef(r.field)
+	}
+	return ColumnRef(r.field - total)
+}
+
+// addHidden appends a helper column and returns its field index.
+func (b *mergeBuilder) addHidden(e ast.ExprNode) int {
+	name := "__sf_hidden_" + strconv.Itoa(b.hidden)
+	b.fields = append(b.fields, &ast.SelectField{Expr: e, AsName: ast.CIStr{O: name, L: name}})
+	t, _ := exprText(e)
+	b.texts = append(b.texts, t)
+	b.hidden++
+	return len(b.fields) - 1
+}
+
+// field returns a reference to field j, through a hidden copy when j
+// cannot be addressed.
+func (b *mergeBuilder) field(j int) mref {
+	if b.addressable(j) {
+		return mref{field: j, abs: -1}
+	}
+	return mref{field: b.addHidden(b.fields[j].Expr), abs: -1}
+}
+
+// aggregate plans one aggregate function found at field j (-1: a hidden
+// aggregate needed by HAVING or ORDER BY) and returns its field.
+func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error) {
+	text, err := exprText(agg)
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range b.aggs {
+		if s.text == text {
+			return s.field, nil
+		}
+	}
+	var fn AggregateFunc
+	switch strings.ToLower(agg.F) {
+	case ast.AggFuncCount:
+		fn = AggCount
+	case ast.AggFuncSum:
+		fn = AggSum
+	case ast.AggFuncMin:
+		fn = AggMin
+	case ast.AggFuncMax:
+		fn = AggMax
+	case ast.AggFuncAvg:
+		fn = AggAvg
+	default:
+		return 0, errNotSupported("aggregate function %s over several data nodes is not supported", strings.ToUpper(agg.F))
+	}
+	if agg.Order != nil {
+		return 0, errNotSupported("ORDER BY inside %s over several data nodes is not supported", strings.ToUpper(agg.F))
+	}
+	if j < 0 {
+		j = b.addHidden(agg)
+	}
+	s := aggSpec{fn: fn, field: j, text: text, distinct: agg.Distinct && fn != AggMin && fn != AggMax}
+	switch {
+	case s.distinct:
+		if fn == AggSum || fn == AggAvg {
+			if len(agg.Args) != 1 {
+				return 0, errNotSupported("%s(DISTINCT ...) takes one argument", fn)
+			}
+		}
+		for _, arg := range agg.Args {
+			s.args = append(s.args, mref{field: b.distinctArg(arg), abs: -1})
+		}
+	case fn == AggAvg:
+		s.sum = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncSum, Args: agg.Args}), abs: -1}
+		s.count = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncCount, Args: agg.Args}), abs: -1}
+	}
+	b.aggs = append(b.aggs, s)
+	return j, nil
+}
+
+// distinctArg returns the hidden field holding a DISTINCT aggregate's
+// argument, shared by aggregates over the same expression; routes group
+// by it.
+func (b *mergeBuilder) distinctArg(arg ast.ExprNode) int {
+	t, _ := exprText(arg)
+	for i, d := range b.distinct {
+		if dt, _ := exprText(d); dt == t {
+			return b.distinctFields[i]
+		}
+	}
+	j := b.addHidden(arg)
+	b.distinct = append(b.distinct, arg)
+	b.distinctFields = append(b.distinctFields, j)
+	return j
+}
+
+// keyRef resolves a GROUP BY or ORDER BY item to a result column, adding
+// a hidden column when the select list does not hold it.
+func (b *mergeBuilder) keyRef(e ast.ExprNode, clause string, aliasFirst bool) (mref, error) {
+	if pe, ok := e.(*ast.PositionExpr); ok {
+		p := pe.N
+		if b.wildLo >= 0 && p >= 1 {
+			return mref{abs: p - 1}, nil
+		}
+		if p < 1 || p > b.visible {
+			return mref{}, newError(CodeBadField, "42S22", "Unknown column '%d' in '%s'", p, clause)
+		}
+		return b.field(p - 1), nil
+	}
+	if agg, ok := e.(*ast.AggregateFuncExpr); ok {
+		j, err := b.aggregate(agg, -1)
+		return mref{field: j, abs: -1}, err
+	}
+	if containsAggregate(e) {
+		return mref{}, errNotSupported("an expression over aggregates in the %s cannot be merged across data nodes; select the aggregate and order by it", clause)
+	}
+	if j := b.match(e, aliasFirst); j >= 0 {
+		return b.field(j), nil
+	}
+	return mref{field: b.addHidden(e), abs: -1}, nil
+}
+
+// match finds the visible field an expression names: by alias (for an
+// unqualified name), by identical text, or by column name.
+func (b *mergeBuilder) match(e ast.ExprNode, aliasFirst bool) int {
+	cn := columnOf(e)
+	byAlias := func() int {
+		if cn == nil || cn.Table.L != "" {
+			return -1
+		}
+		for j := 0; j < b.visible; j++ {
+			if f := b.fields[j]; f.Expr != nil && f.AsName.L == cn.Name.L {
+				return j
+			}
+		}
+		return -1
+	}
+	if aliasFirst {
+		if j := byAlias(); j >= 0 {
+			return j
+		}
+	}
+	t, err := exprText(e)
+	if err == nil {
+		for j := 0; j < b.visible; j++ {
+			if b.texts[j] != "" && b.texts[j] == t {
+				return j
+			}
+		}
+	}
+	if cn != nil {
+		for j := 0; j < b.visible; j++ {
+			f := b.fields[j]
+			fc, ok := f.Expr.(*ast.ColumnNameExpr)
+			if !ok || fc.Name.Name.L != cn.Name.L {
+				continue
+			}
+			if cn.Table.L == "" || fc.Name.Table.L == "" || cn.Table.L == fc.Name.Table.L {
+				return j
+			}
+		}
+	}
+	if !aliasFirst {
+		return byAlias()
+	}
+	return -1
+}
+
+func sameKeys(order, group []mref) bool {
+	if len(order) != len(group) {
+		return false
+	}
+	for _, o := range order {
+		found := false
+		for _, g := range group {
+			if o == g {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// isConstant reports an ORDER BY item that orders nothing: NULL, a
+// string, or a ? (which MySQL takes as a value, not a position).
+func isConstant(e ast.ExprNode) bool {
+	switch x := e.(type) {
+	case *driver.ValueExpr:
+		return true
+	case *ast.ColumnNameExpr:
+		return strings.HasPrefix(x.Name.Name.O, markerPrefix+string(holeParam))
+	}
+	return false
+}
+
+// paramOf returns the ? a parameter hole stands for.
+func paramOf(e ast.ExprNode) (int, bool) {
+	x, ok := e.(*ast.ColumnNameExpr)
+	if !ok || x.Name.Table.O != "" || !strings.HasPrefix(x.Name.Name.O, markerPrefix+string(holeParam)) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(x.Name.Name.O[len(markerPrefix)+1:], "\x00"))
+	return n, err == nil
+}
+
+func limitOperand(e ast.ExprNode) (operand, bool) {
+	if p, ok := paramOf(e); ok {
+		return operand{param: p}, true
+	}
+	if v, ok := e.(*driver.ValueExpr); ok {
+		switch v.Kind() {
+		case driver.KindInt64, driver.KindUint64:
+			lv, _ := literalValue(v)
+			return operand{param: -1, val: lv}, true
+		}
+	}
+	return operand{}, false
+}
+
+// bind binds the LIMIT and HAVING parameters of one execution; limit is
+// the count each route is sent (-1 when routes get no LIMIT).
+func (m *selectMerge) bind(args []any) (*Merge, int64, error) {
+	mg := m.merge
+	limit := int64(-1)
+	if m.limit != nil {
+		count, err := limitValue(m.limit.count.value(args))
+		if err != nil {
+			return nil, 0, err
+		}
+		offset, err := limitValue(m.limit.offset.value(args))
+		if err != nil {
+			return nil, 0, err
+		}
+		mg.Limit = &Limit{Offset: offset, Count: count}
+		if m.pushLimit {
+			limit = count
+			if count > math.MaxInt64-offset {
+				limit = math.MaxInt64
+			} else {
+				limit += offset
+			}
+		}
+	}
+	if m.having != nil {
+		mg.Having = bindExpr(m.having, args)
+	}
+	return &mg, limit, nil
+}
+
+func limitValue(v Value) (int64, error) {
+	switch n := v.(type) {
+	case int64:
+		if n >= 0 {
+			return n, nil
+		}
+	case uint64:
+		if n > math.MaxInt64 {
+			return math.MaxInt64, nil
+		}
+		return int64(n), nil
+	case string:
+		if u, err := strconv.ParseUint(strings.TrimSpace(n), 10, 64); err == nil {
+			return limitValue(u)
+		}
+	case float64:
+		if n >= 0 && n == math.Trunc(n) {
+			if n >= math.MaxInt64 {
+				return math.MaxInt64, nil
+			}
+			return int64(n), nil
+		}
+	}
+	return 0, newError(CodeWrongArgs, "HY000", "Incorrect arguments to LIMIT: %v", v)
+}

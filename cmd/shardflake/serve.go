@@ -1,12 +1,166 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shardflake/shardflake/proxy"
+	"github.com/shardflake/shardflake/router"
 )
 
-// runServe is a placeholder until the serve command lands.
+// defaultDrain is how long SIGTERM waits for statements in flight.
+const defaultDrain = 30 * time.Second
+
+// runServe runs the proxy on a rules file until SIGTERM or SIGINT.
 func runServe(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "shardflake serve: not built yet")
-	return 1
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "rules file (required)")
+	listen := fs.String("listen", "", "MySQL protocol address; overrides server.listen")
+	lf := addLogFlags(fs)
+	drain := fs.Duration("drain", defaultDrain, "how long SIGTERM waits for statements in flight before cutting them")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: shardflake serve --config FILE [--listen ADDR] [flags]")
+		fmt.Fprintln(stderr)
+		fmt.Fprintln(stderr, "Runs the proxy: MySQL clients connect to server.listen (default 127.0.0.1:3307)")
+		fmt.Fprintln(stderr, "and log in as a server.users account; statements are routed to the data")
+		fmt.Fprintln(stderr, "sources the rules file names. SIGTERM or SIGINT stops accepting connections,")
+		fmt.Fprintln(stderr, "lets statements in flight finish (up to --drain), closes the backends and")
+		fmt.Fprintln(stderr, "exits 0.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return flagExit(err)
+	}
+	if *config == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "shardflake serve:", err)
+		return 2
+	}
+	rules, err := router.Load(*config)
+	if err == nil {
+		err = rules.CheckServe()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: invalid rules\n%v\n", *config, err)
+		return 1
+	}
+	if *listen != "" {
+		rules.Server.Listen = *listen
+	}
+	return serve(rules, serveOptions{log: log, drain: *drain, ready: func(addr net.Addr) {
+		log.Info("shardflake listening", "addr", addr.String(), "rules", *config, "database", rules.DatabaseName)
+	}})
+}
+
+// serveOptions are what serve needs besides the rules.
+type serveOptions struct {
+	log   *slog.Logger
+	drain time.Duration
+	// ready is called once the listener is open.
+	ready func(addr net.Addr)
+	// stop, when set, also stops the server (the demo's tests).
+	stop <-chan struct{}
+}
+
+// serve runs a proxy for rules until a signal arrives; it returns the exit
+// status.
+func serve(rules *router.Rules, o serveOptions) int {
+	for _, w := range rules.Warnings {
+		o.log.Warn("rules", "warning", w.Error())
+	}
+	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stopSignals()
+
+	keys, closeKeys, err := proxy.KeyGenerators(ctx, rules)
+	if err != nil {
+		o.log.Error("key generators", "err", err)
+		return 1
+	}
+	defer func() {
+		if err := closeKeys(); err != nil {
+			o.log.Warn("closing key generators", "err", err)
+		}
+	}()
+	srv, err := proxy.New(proxy.Config{Rules: rules, Keys: keys, Logger: o.log})
+	if err != nil {
+		o.log.Error("proxy", "err", err)
+		return 1
+	}
+	l, err := net.Listen("tcp", rules.Server.Listen)
+	if err != nil {
+		o.log.Error("listen", "err", err)
+		return 1
+	}
+	if o.ready != nil {
+		o.ready(l.Addr())
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+
+	select {
+	case <-ctx.Done():
+		o.log.Info("shutting down: no new connections; waiting for statements in flight", "drain", o.drain)
+	case <-o.stop:
+		o.log.Info("shutting down")
+	case err := <-served:
+		o.log.Error("serve", "err", err)
+		srv.Close()
+		return 1
+	}
+	stopSignals() // a second signal kills the process the default way
+	dctx, cancel := context.WithTimeout(context.Background(), o.drain)
+	defer cancel()
+	if err := srv.Shutdown(dctx); err != nil {
+		o.log.Warn("statements still running were cut", "err", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, proxy.ErrServerClosed) {
+		o.log.Error("serve", "err", err)
+		return 1
+	}
+	o.log.Info("stopped")
+	return 0
+}
+
+// logFlags are the logging flags serve and demo share.
+type logFlags struct {
+	level  *string
+	format *string
+}
+
+func addLogFlags(fs *flag.FlagSet) logFlags {
+	return logFlags{
+		level:  fs.String("log-level", "info", "log level: debug, info, warn or error"),
+		format: fs.String("log-format", "text", "log format: text or json"),
+	}
+}
+
+// logger builds the slog logger the flags ask for, writing to w.
+func (f logFlags) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*f.level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", *f.level)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(*f.format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", *f.format)
 }

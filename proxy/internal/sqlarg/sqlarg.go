@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -170,9 +171,32 @@ func Count(sql string) int {
 	return n
 }
 
+// Split cuts a multi-statement query at the semicolons that end its
+// statements (outside string literals, quoted identifiers and comments),
+// dropping empty statements. The pieces keep their text as written.
+func Split(sql string) []string {
+	var out []string
+	start := 0
+	add := func(end int) {
+		if piece := strings.TrimSpace(sql[start:end]); piece != "" {
+			out = append(out, piece)
+		}
+		start = end + 1
+	}
+	scanFor(sql, Backslash, ';', func(i int) bool { add(i); return true })
+	add(len(sql))
+	return out
+}
+
 // scan calls found with the index of each placeholder until it returns
 // false.
 func scan(sql string, mode Mode, found func(i int) bool) {
+	scanFor(sql, mode, '?', found)
+}
+
+// scanFor calls found with the index of each byte target outside quotes
+// and comments until it returns false.
+func scanFor(sql string, mode Mode, target byte, found func(i int) bool) {
 	for i := 0; i < len(sql); i++ {
 		switch c := sql[i]; {
 		case c == '\'' || c == '"' || c == '`':
@@ -187,7 +211,7 @@ func scan(sql string, mode Mode, found func(i int) bool) {
 				j++
 			}
 			i = j + 1
-		case c == '?':
+		case c == target:
 			if !found(i) {
 				return
 			}

@@ -3,6 +3,7 @@ package sqlarg
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -85,6 +86,23 @@ func TestInterpolate(t *testing.T) {
 	} {
 		if _, err := Interpolate(tt.give, tt.args, Backslash); !errors.Is(err, ErrArgCount) {
 			t.Errorf("Interpolate(%q, %d args): got %v, want ErrArgCount", tt.give, len(tt.args), err)
+		}
+	}
+}
+
+func TestSplit(t *testing.T) {
+	tests := []struct {
+		give string
+		want []string
+	}{
+		{"SELECT 1", []string{"SELECT 1"}},
+		{"SELECT 1; SELECT 2;", []string{"SELECT 1", "SELECT 2"}},
+		{"SELECT ';'; SELECT `a;b` -- ;\n; /* ; */ SELECT \"x;\"", []string{"SELECT ';'", "SELECT `a;b` -- ;", "/* ; */ SELECT \"x;\""}},
+		{" ; ;", nil},
+	}
+	for _, tt := range tests {
+		if got := Split(tt.give); !slices.Equal(got, tt.want) {
+			t.Errorf("Split(%q) = %q, want %q", tt.give, got, tt.want)
 		}
 	}
 }

@@ -1,0 +1,88 @@
+package proxy
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+
+	"github.com/shardflake/shardflake/router"
+)
+
+// ServerVersion is the version the proxy announces. A 5.7-style number
+// keeps drivers on the variable names MariaDB backends know (tx_isolation,
+// query_cache_size), which they pick from the version.
+const ServerVersion = "5.7.99-shardflake"
+
+// authHandler checks logins against the rules file's users.
+type authHandler struct {
+	users  map[string]server.Credential
+	plugin string
+	log    *slog.Logger
+}
+
+func newAuthHandler(users []router.User, plugin router.AuthPlugin, log *slog.Logger) *authHandler {
+	h := &authHandler{users: map[string]server.Credential{}, plugin: authPluginName(plugin), log: log}
+	for _, u := range users {
+		h.users[u.Name] = server.Credential{Passwords: []string{u.Password}, AuthPluginName: h.plugin}
+	}
+	return h
+}
+
+func authPluginName(p router.AuthPlugin) string {
+	if p == router.AuthCachingSHA2 {
+		return mysql.AUTH_CACHING_SHA2_PASSWORD
+	}
+	return mysql.AUTH_NATIVE_PASSWORD
+}
+
+// GetCredential returns the user's password for go-mysql to check. An
+// unknown user gets a password nobody knows, so the client sees 1045
+// "Access denied" as for a wrong password, and cannot tell the two apart.
+func (h *authHandler) GetCredential(username string) (server.Credential, bool, error) {
+	if c, ok := h.users[username]; ok {
+		return c, true, nil
+	}
+	return server.Credential{Passwords: []string{rand.Text()}, AuthPluginName: h.plugin}, true, nil
+}
+
+// OnAuthSuccess accepts every user that passed the password check.
+func (h *authHandler) OnAuthSuccess(*server.Conn) error { return nil }
+
+// OnAuthFailure logs the failed login (never the password).
+func (h *authHandler) OnAuthFailure(c *server.Conn, err error) {
+	h.log.Info("login failed", "conn", c.ConnectionID(), "user", c.GetUser(), "remote", c.RemoteAddr().String(), "err", err)
+}
+
+// newMySQLServer builds go-mysql's server settings: version, the default
+// authentication plugin and TLS when a certificate is configured.
+// caching_sha2_password without TLS needs an RSA key to exchange the
+// password; one is generated for the life of the process.
+func newMySQLServer(cfg router.Server) (*server.Server, error) {
+	var tlsConfig *tls.Config
+	if cfg.TLSCert != "" || cfg.TLSKey != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("server.tls: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	plugin := authPluginName(cfg.AuthPlugin)
+	var key *rsa.PrivateKey
+	if plugin == mysql.AUTH_CACHING_SHA2_PASSWORD {
+		if tlsConfig != nil {
+			key, _ = tlsConfig.Certificates[0].PrivateKey.(*rsa.PrivateKey)
+		}
+		if key == nil {
+			var err error
+			if key, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+				return nil, fmt.Errorf("RSA key for caching_sha2_password: %w", err)
+			}
+		}
+	}
+	return server.NewServer(ServerVersion, charsetUTF8MB4, plugin, key, tlsConfig), nil
+}

@@ -1,0 +1,146 @@
+package proxy
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+)
+
+// backendRunning counts statements containing marker that the backends
+// are running now.
+func backendRunning(t *testing.T, e *testEnv, marker string) int {
+	t.Helper()
+	n := 0
+	for i := range e.backends {
+		var c int
+		err := e.backend(t, i).QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND INFO NOT LIKE '%PROCESSLIST%'", "%"+marker+"%").Scan(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += c
+	}
+	return n
+}
+
+// slowScatter is a statement that runs for 30 s on every data node.
+const slowScatter = "SELECT order_id, SLEEP(30) FROM t_order"
+
+// seedSlow puts one row in each of the four data nodes.
+func seedSlow(t *testing.T, e *testEnv) {
+	t.Helper()
+	createTables(t, e)
+	db := e.open(t)
+	if _, err := db.Exec("INSERT INTO t_order (order_id, user_id) VALUES (0, 0), (1, 0), (2, 1), (3, 1)"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKillQueryStopsTheBackends(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	seedSlow(t, e)
+	ctx := context.Background()
+	victim := e.conn(t)
+	var id int64
+	victim.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id)
+	errc := make(chan error, 1)
+	go func() {
+		rows, err := victim.QueryContext(ctx, slowScatter)
+		if err == nil {
+			for rows.Next() {
+			}
+			err = rows.Err()
+			rows.Close()
+		}
+		errc <- err
+	}()
+	waitFor(t, func() bool { return backendRunning(t, e, "SLEEP(30)") == 4 })
+
+	killer := e.conn(t)
+	start := time.Now()
+	if _, err := killer.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", id)); err != nil {
+		t.Fatal(err)
+	}
+	err := <-errc
+	if errCode(err) != 1317 {
+		t.Errorf("killed statement: got %v, want 1317", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("KILL QUERY took %s to take effect", took)
+	}
+	waitFor(t, func() bool { return backendRunning(t, e, "SLEEP(30)") == 0 })
+	// The connection survives KILL QUERY.
+	var one int
+	if err := victim.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		t.Errorf("after KILL QUERY: %v", err)
+	}
+
+	// KILL of another user's connection is refused; of an unknown one, 1094.
+	db2, _ := sql.Open("mysql", e.dsn("other", "other-secret"))
+	defer db2.Close()
+	if _, err := db2.Exec(fmt.Sprintf("KILL QUERY %d", id)); errCode(err) != 1095 {
+		t.Errorf("another user's KILL: %v, want 1095", err)
+	}
+	if _, err := killer.ExecContext(ctx, "KILL 999999"); errCode(err) != 1094 {
+		t.Errorf("KILL of an unknown id: %v, want 1094", err)
+	}
+
+	// KILL closes the connection.
+	if _, err := killer.ExecContext(ctx, fmt.Sprintf("KILL %d", id)); err != nil {
+		t.Fatal(err)
+	}
+	if err := victim.QueryRowContext(ctx, "SELECT 1").Scan(&one); err == nil {
+		t.Error("the killed connection still answers")
+	}
+}
+
+func TestStatementTimeout(t *testing.T) {
+	e := startEnv(t, envOptions{server: "statementTimeout: 500ms"})
+	seedSlow(t, e)
+	c := e.conn(t)
+	ctx := context.Background()
+	start := time.Now()
+	rows, err := c.QueryContext(ctx, slowScatter)
+	if err == nil {
+		for rows.Next() {
+		}
+		err = rows.Err()
+		rows.Close()
+	}
+	if errCode(err) != 1969 {
+		t.Errorf("got %v, want 1969", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("timeout of 500ms took %s", took)
+	}
+	waitFor(t, func() bool { return backendRunning(t, e, "SLEEP(30)") == 0 })
+	var one int
+	if err := c.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		t.Errorf("after the timeout: %v", err)
+	}
+}
+
+func TestClientDisconnectStopsTheBackends(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	seedSlow(t, e)
+	c, err := client.Connect(e.addr, "app", "app-secret", "sharding_db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := e.srv.Clients()
+	go c.Execute(slowScatter)
+	waitFor(t, func() bool { return backendRunning(t, e, "SLEEP(30)") == 4 })
+	// Hang up without a word (no COM_QUIT), mid-statement.
+	c.Conn.Conn.(*net.TCPConn).SetLinger(0)
+	c.Close()
+	start := time.Now()
+	waitFor(t, func() bool { return backendRunning(t, e, "SLEEP(30)") == 0 })
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("backends stopped %s after the client left", took)
+	}
+	waitFor(t, func() bool { return e.srv.Clients() == clients-1 })
+}

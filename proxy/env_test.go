@@ -1,0 +1,239 @@
+package proxy
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/router"
+)
+
+// testEnv is a proxy in front of MariaDB servers, serving on a loopback
+// port for one test.
+type testEnv struct {
+	srv      *Server
+	addr     string
+	backends []*mariadbtest.Server
+	rules    *router.Rules
+	direct   map[int]*sql.DB
+	t        *testing.T // the test the environment belongs to
+}
+
+// envOptions tune a test proxy.
+type envOptions struct {
+	server   string                // extra lines for the server: section
+	backends []*mariadbtest.Server // default: the shared servers
+	planner  func(*router.Rules) Planner
+	hook     func(sql string)
+}
+
+// rulesYAML is the test rules file: two data sources, t_order sharded by
+// user_id over them and by order_id over two tables each, t_dict
+// broadcast.
+func rulesYAML(backends []*mariadbtest.Server, server string) string {
+	var ds strings.Builder
+	for i, b := range backends {
+		fmt.Fprintf(&ds, "  ds_%d: { url: \"jdbc:mysql://%s/ds_%d\", username: root, password: \"\", maxPoolSize: 20 }\n", i, b.Addr(), i)
+	}
+	return fmt.Sprintf(`databaseName: sharding_db
+server:
+  listen: 127.0.0.1:0
+  metricsListen: 127.0.0.1:1
+  users:
+    - { user: app, password: app-secret }
+    - { user: other, password: other-secret }
+%s
+dataSources:
+%s
+rules:
+  - !SHARDING
+    tables:
+      t_order:
+        actualDataNodes: ds_${0..1}.t_order_${0..1}
+        databaseStrategy:
+          standard: { shardingColumn: user_id, shardingAlgorithmName: db_inline }
+        tableStrategy:
+          standard: { shardingColumn: order_id, shardingAlgorithmName: order_inline }
+        keyGenerateStrategy: { column: order_id, keyGeneratorName: snowflake }
+    shardingAlgorithms:
+      db_inline:    { type: INLINE, props: { algorithm-expression: "ds_${user_id %% 2}" } }
+      order_inline: { type: INLINE, props: { algorithm-expression: "t_order_${order_id %% 2}" } }
+    keyGenerators:
+      snowflake: { type: SNOWFLAKE, props: { worker-id: 1 } }
+  - !BROADCAST
+    tables: [t_dict]
+`, indent(server), ds.String())
+}
+
+func indent(s string) string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if l != "" {
+			out = append(out, "  "+strings.TrimSpace(l))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func startEnv(t *testing.T, opts envOptions) *testEnv {
+	t.Helper()
+	backends := opts.backends
+	if backends == nil {
+		backends = sharedServers(t)
+	}
+	rules, err := router.Parse([]byte(rulesYAML(backends, opts.server)), "test-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var planner Planner
+	if opts.planner != nil {
+		planner = opts.planner(rules)
+	}
+	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeKeys() })
+	level := slog.LevelWarn
+	if os.Getenv("SHARDFLAKE_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	srv, err := New(Config{Rules: rules, Keys: keys, Planner: planner, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.beforeStatement = opts.hook
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		srv.Close()
+		if err := <-done; err != ErrServerClosed {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return &testEnv{srv: srv, addr: l.Addr().String(), backends: backends, rules: rules, direct: map[int]*sql.DB{}, t: t}
+}
+
+// dsn returns a go-sql-driver DSN for the proxy.
+func (e *testEnv) dsn(user, password string, params ...string) string {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd = user, password
+	cfg.Net, cfg.Addr, cfg.DBName = "tcp", e.addr, "sharding_db"
+	cfg.Timeout = 5 * time.Second
+	s := cfg.FormatDSN()
+	for _, p := range params {
+		if strings.Contains(s, "?") {
+			s += "&" + p
+		} else {
+			s += "?" + p
+		}
+	}
+	return s
+}
+
+// open connects to the proxy as app.
+func (e *testEnv) open(t *testing.T, params ...string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", e.dsn("app", "app-secret", params...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// conn returns one dedicated connection to the proxy.
+func (e *testEnv) conn(t *testing.T, params ...string) *sql.Conn {
+	t.Helper()
+	c, err := e.open(t, params...).Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// backend returns a pool for database ds_i on backend i, directly.
+func (e *testEnv) backend(t *testing.T, i int) *sql.DB {
+	t.Helper()
+	if db, ok := e.direct[i]; ok {
+		return db
+	}
+	// Opened for the environment's test: subtests share it.
+	db := e.backends[i].Open(e.t, fmt.Sprintf("ds_%d", i))
+	e.direct[i] = db
+	return db
+}
+
+// errCode returns the MySQL error number of err, 0 if it has none.
+func errCode(err error) uint16 {
+	var me *mysql.MySQLError
+	if ok := asMySQL(err, &me); ok {
+		return me.Number
+	}
+	return 0
+}
+
+func asMySQL(err error, me **mysql.MySQLError) bool {
+	for err != nil {
+		if m, ok := err.(*mysql.MySQLError); ok {
+			*me = m
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
+
+// directPlanner sends every statement unchanged to one data source; it
+// stands in for the router in tests of the server itself.
+type directPlanner struct{ ds string }
+
+func (p directPlanner) Prepare(stmt ast.StmtNode, sql, db string) (PreparedPlan, error) {
+	kind := router.KindOther
+	switch stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		kind = router.KindSelect
+	case *ast.InsertStmt:
+		kind = router.KindInsert
+	case *ast.UpdateStmt:
+		kind = router.KindUpdate
+	case *ast.DeleteStmt:
+		kind = router.KindDelete
+	case ast.DDLNode:
+		kind = router.KindDDL
+	}
+	return directPlan{ds: p.ds, sql: sql, kind: kind}, nil
+}
+
+type directPlan struct {
+	ds, sql string
+	kind    router.StatementKind
+}
+
+func (d directPlan) Kind() router.StatementKind { return d.kind }
+
+func (d directPlan) Bind(args []any) (*router.Plan, error) {
+	return &router.Plan{Kind: d.kind, Type: router.RouteSingle, Routes: []router.Route{{DataSource: d.ds, SQL: d.sql, Args: args}}}, nil
+}
+
+// toDefault is a planner that sends everything to the default data source.
+func toDefault(r *router.Rules) Planner { return directPlanner{ds: r.DefaultDataSource} }

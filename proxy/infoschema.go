@@ -1,0 +1,227 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
+	"github.com/shardflake/shardflake/router"
+)
+
+// logicalInfoTables are the information_schema tables the proxy rewrites
+// to describe the logical schema, and the columns naming schema and table
+// in each.
+var logicalInfoTables = map[string]infoTable{
+	"tables":     {schemaCols: []string{"TABLE_SCHEMA"}, tableCol: "TABLE_NAME"},
+	"columns":    {schemaCols: []string{"TABLE_SCHEMA"}, tableCol: "TABLE_NAME"},
+	"statistics": {schemaCols: []string{"TABLE_SCHEMA", "INDEX_SCHEMA"}, tableCol: "TABLE_NAME"},
+	"schemata":   {schemaCols: []string{"SCHEMA_NAME"}},
+}
+
+type infoTable struct {
+	schemaCols []string
+	tableCol   string
+}
+
+// infoSchemaSelect answers a SELECT on information_schema. TABLES,
+// COLUMNS, STATISTICS and SCHEMATA describe the logical schema: each is
+// replaced in the statement by a derived table holding its rows for the
+// logical tables (read from each table's first data node, or the default
+// data source, with physical names replaced), and the statement, with its
+// own WHERE, ORDER BY and joins, runs on the default data source. Other
+// information_schema tables are the default data source's.
+func (s *Session) infoSchemaSelect(ctx context.Context, sel *ast.SelectStmt, proto Protocol, more bool) error {
+	for _, t := range tablesOf(sel) {
+		it, ok := logicalInfoTables[t.Name.L]
+		if !ok {
+			continue
+		}
+		derived, err := s.derivedInfoTable(ctx, t.Name.O, it)
+		if err != nil {
+			return err
+		}
+		node, err := s.parser.ParseOneStmt(derived, "", "")
+		if err != nil {
+			return &InternalError{Msg: "parse derived information_schema table: " + err.Error()}
+		}
+		r := &tableReplacer{target: t, with: node.(ast.ResultSetNode)}
+		sel.Accept(r)
+	}
+	// DATABASE() must name the logical schema, not the backend's.
+	sel.Accept(&localRewriter{s: s})
+	var b strings.Builder
+	if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
+		return &InternalError{Msg: "restore information_schema query: " + err.Error()}
+	}
+	return s.onDefault(ctx, b.String(), router.KindSelect, proto, more)
+}
+
+// derivedInfoTable returns a SELECT ... UNION ALL ... of information_schema
+// table name's rows for the logical schema.
+func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTable) (string, error) {
+	rules := s.srv.rules
+	// Which data sources to read: the default one, and each one holding
+	// a sharded table's first data node.
+	homes := map[string]map[string]string{} // ds -> physical -> logical
+	dsOrder := []string{rules.DefaultDataSource}
+	homes[rules.DefaultDataSource] = map[string]string{}
+	for logical, t := range rules.Tables {
+		if len(t.DataNodes) == 0 {
+			continue
+		}
+		n := t.DataNodes[0]
+		if homes[n.DataSource] == nil {
+			homes[n.DataSource] = map[string]string{}
+			dsOrder = append(dsOrder, n.DataSource)
+		}
+		homes[n.DataSource][n.Table] = logical
+	}
+	var columns []*mysql.Field
+	var rows []Row
+	for _, ds := range dsOrder {
+		db := rules.DataSource(ds).Database
+		lit, _ := sqlarg.AppendLiteral(nil, db, sqlarg.Backslash)
+		where := it.schemaCols[0] + " = " + string(lit)
+		if it.tableCol == "" {
+			where = it.schemaCols[0] + " IN (" + string(lit) + ", 'information_schema')"
+		}
+		if ds != rules.DefaultDataSource && it.tableCol == "" {
+			continue
+		}
+		res, err := s.queryResult(ctx, ds, "SELECT * FROM information_schema."+name+" WHERE "+where)
+		if err != nil {
+			return "", err
+		}
+		if columns == nil {
+			columns = res.columns
+		}
+		idx := func(col string) int {
+			for i, f := range res.columns {
+				if strings.EqualFold(string(f.Name), col) {
+					return i
+				}
+			}
+			return -1
+		}
+		tableIdx := -1
+		if it.tableCol != "" {
+			tableIdx = idx(it.tableCol)
+		}
+		for _, r := range res.rows {
+			if tableIdx >= 0 {
+				table := string(r[tableIdx])
+				logical, isHome := homes[ds][table]
+				_, isNode := s.srv.physicalTable[table]
+				switch {
+				case isHome:
+					r[tableIdx] = []byte(logical)
+				case isNode || ds != rules.DefaultDataSource:
+					continue
+				}
+			}
+			for _, col := range it.schemaCols {
+				if i := idx(col); i >= 0 && r[i] != nil && string(r[i]) == db {
+					r[i] = []byte(rules.DatabaseName)
+				}
+			}
+			rows = append(rows, r)
+		}
+	}
+	return derivedSQL(columns, rows)
+}
+
+// derivedSQL writes rows as SELECT literal AS col, ... UNION ALL ...; no
+// rows gives a SELECT of NULLs that returns nothing.
+func derivedSQL(columns []*mysql.Field, rows []Row) (string, error) {
+	var b []byte
+	if len(rows) == 0 {
+		b = append(b, "SELECT "...)
+		for i, f := range columns {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, "NULL AS "...)
+			b = appendIdent(b, string(f.Name))
+		}
+		return string(append(b, " FROM DUAL WHERE 0"...)), nil
+	}
+	for ri, r := range rows {
+		if ri > 0 {
+			b = append(b, " UNION ALL "...)
+		}
+		b = append(b, "SELECT "...)
+		for i, v := range r {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			var err error
+			switch {
+			case v == nil:
+				b = append(b, "NULL"...)
+			case isNumeric(columns[i].Type):
+				b = append(b, v...)
+			default:
+				if b, err = sqlarg.AppendLiteral(b, string(v), sqlarg.Backslash); err != nil {
+					return "", err
+				}
+			}
+			if ri == 0 {
+				b = append(b, " AS "...)
+				b = appendIdent(b, string(columns[i].Name))
+			}
+		}
+	}
+	return string(b), nil
+}
+
+func appendIdent(b []byte, name string) []byte {
+	b = append(b, '`')
+	b = append(b, strings.ReplaceAll(name, "`", "``")...)
+	return append(b, '`')
+}
+
+// buffered is a small result read completely.
+type buffered struct {
+	columns []*mysql.Field
+	rows    []Row
+}
+
+// queryResult runs sql on data source ds and reads all of its result.
+func (s *Session) queryResult(ctx context.Context, ds, sql string) (buffered, error) {
+	plan := &router.Plan{Kind: router.KindSelect, Type: router.RouteSingle, Routes: []router.Route{{DataSource: ds, SQL: sql}}}
+	res, err := runPlan(ctx, plan, poolSource{s}, s.srv.merger, 0, s.srv.obs)
+	if err != nil {
+		return buffered{}, err
+	}
+	if res.rows == nil {
+		return buffered{}, fmt.Errorf("%s: no result set from %s", truncate(sql), ds)
+	}
+	out := buffered{columns: res.rows.Columns()}
+	rows, err := drain(res.rows)
+	out.rows = rows
+	return out, err
+}
+
+// tableReplacer puts a derived table where a table name was.
+type tableReplacer struct {
+	target *ast.TableName
+	with   ast.ResultSetNode
+}
+
+func (r *tableReplacer) Enter(n ast.Node) (ast.Node, bool) {
+	if ts, ok := n.(*ast.TableSource); ok && ts.Source == r.target {
+		if ts.AsName.O == "" {
+			ts.AsName = r.target.Name
+		}
+		ts.Source = r.with
+		return n, true
+	}
+	return n, false
+}
+
+func (r *tableReplacer) Leave(n ast.Node) (ast.Node, bool) { return n, true }

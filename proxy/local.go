@@ -1,0 +1,186 @@
+package proxy
+
+import (
+	"context"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+
+	"github.com/shardflake/shardflake/router"
+)
+
+// versionComment is @@version_comment, which clients print at login.
+const versionComment = "shardflake MySQL sharding proxy"
+
+// tablelessSelect answers a SELECT that names no table. Values only the
+// proxy knows (DATABASE(), CONNECTION_ID(), LAST_INSERT_ID(), VERSION(),
+// USER(), @@version_comment, @@version, @@autocommit) are answered by the
+// proxy: entirely when the statement holds nothing else, otherwise by
+// writing them into the statement as literals and running it on the
+// default data source (SELECT 1, NOW(), @@sql_mode are the backend's
+// business).
+func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql string, proto Protocol, more bool) error {
+	if rows, ok := s.localSelect(sel); ok {
+		return s.writeRows(rows, proto, more)
+	}
+	r := &localRewriter{s: s}
+	sel.Accept(r)
+	if r.changed {
+		var b strings.Builder
+		if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
+			return &InternalError{Msg: "restore rewritten SELECT: " + err.Error()}
+		}
+		sql = b.String()
+	}
+	return s.onDefault(ctx, sql, router.KindSelect, proto, more)
+}
+
+// localSelect returns the result of a SELECT made only of values the
+// proxy knows, with at most a LIMIT.
+func (s *Session) localSelect(sel *ast.SelectStmt) (RowStream, bool) {
+	if sel.Fields == nil || sel.Where != nil || sel.GroupBy != nil || sel.Having != nil || sel.OrderBy != nil || sel.Distinct {
+		return nil, false
+	}
+	var cols []*mysql.Field
+	var row Row
+	for _, f := range sel.Fields.Fields {
+		if f.WildCard != nil {
+			return nil, false
+		}
+		v, ok := s.localValue(f.Expr)
+		if !ok {
+			return nil, false
+		}
+		name := fieldName(f)
+		switch v.(type) {
+		case uint64:
+			cols = append(cols, uintColumn(name))
+		case int64:
+			cols = append(cols, intColumn(name))
+		default: // string or NULL
+			cols = append(cols, stringColumn(name))
+		}
+		row = append(row, rowOf(v)[0])
+	}
+	rows := []Row{row}
+	if sel.Limit != nil {
+		if c, ok := sel.Limit.Count.(ast.ValueExpr); ok && c.GetValue() != nil {
+			if n, ok := c.GetValue().(uint64); ok && n == 0 {
+				rows = nil
+			}
+			if n, ok := c.GetValue().(int64); ok && n == 0 {
+				rows = nil
+			}
+		}
+	}
+	return newMemStream(cols, rows), true
+}
+
+// fieldName is the column name MySQL gives a select field: its alias, or
+// the expression as written.
+func fieldName(f *ast.SelectField) string {
+	if f.AsName.O != "" {
+		return f.AsName.O
+	}
+	if t := strings.TrimSpace(f.Text()); t != "" {
+		return t
+	}
+	var b strings.Builder
+	f.Expr.Restore(format.NewRestoreCtx(restoreFlags, &b))
+	return b.String()
+}
+
+// localValue returns the value of an expression only the proxy can
+// answer: uint64, int64, string or nil (SQL NULL).
+func (s *Session) localValue(e ast.ExprNode) (any, bool) {
+	switch x := e.(type) {
+	case *ast.FuncCallExpr:
+		if len(x.Args) > 0 {
+			return nil, false
+		}
+		switch x.FnName.L {
+		case "database", "schema":
+			if s.db == "" {
+				return nil, true
+			}
+			return s.db, true
+		case "connection_id":
+			return uint64(s.id), true
+		case "last_insert_id":
+			return s.lastInsertID, true
+		case "version":
+			return ServerVersion, true
+		case "user", "session_user", "system_user":
+			return s.user + "@" + s.remoteHost(), true
+		case "current_user":
+			return s.user + "@%", true
+		}
+	case *ast.VariableExpr:
+		if !x.IsSystem || x.IsGlobal {
+			return nil, false
+		}
+		switch strings.ToLower(x.Name) {
+		case "version_comment":
+			return versionComment, true
+		case "version":
+			return ServerVersion, true
+		case "autocommit":
+			if s.autocommit {
+				return int64(1), true
+			}
+			return int64(0), true
+		case "in_transaction":
+			if s.txn.active {
+				return int64(1), true
+			}
+			return int64(0), true
+		}
+	}
+	return nil, false
+}
+
+func (s *Session) remoteHost() string {
+	if s.nc == nil {
+		return "localhost"
+	}
+	host := s.nc.RemoteAddr().String()
+	if i := strings.LastIndexByte(host, ':'); i > 0 {
+		host = strings.Trim(host[:i], "[]")
+	}
+	return host
+}
+
+// localRewriter replaces the proxy's own values in a statement with
+// literals, keeping each select field's column name.
+type localRewriter struct {
+	s       *Session
+	changed bool
+}
+
+func (r *localRewriter) Enter(n ast.Node) (ast.Node, bool) {
+	if f, ok := n.(*ast.SelectField); ok && f.Expr != nil {
+		if v, ok := r.s.localValue(f.Expr); ok {
+			if f.AsName.O == "" {
+				f.AsName = ast.NewCIStr(fieldName(f))
+			}
+			f.Expr = ast.NewValueExpr(v, "", "")
+			r.changed = true
+			return n, true
+		}
+	}
+	return n, false
+}
+
+func (r *localRewriter) Leave(n ast.Node) (ast.Node, bool) {
+	if e, ok := n.(ast.ExprNode); ok {
+		if _, isField := n.(*ast.SelectField); !isField {
+			if v, ok := r.s.localValue(e); ok {
+				r.changed = true
+				return ast.NewValueExpr(v, "", ""), true
+			}
+		}
+	}
+	return n, true
+}

@@ -1,0 +1,308 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+
+	// The parser needs a driver for its literal values.
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
+)
+
+// handleQuery answers COM_QUERY: every statement of the query in order,
+// each result flagged when another follows, stopping at the first error
+// (MySQL's behaviour). Several statements are refused, before any runs,
+// unless the client enabled multi-statements.
+func (s *Session) handleQuery(sql string) {
+	s.srv.questions.Add(1)
+	if pp := s.srv.cache.get(s.db, sql); pp != nil {
+		s.answer(s.runCached(pp, sql))
+		return
+	}
+	stmts, _, err := s.parser.Parse(sql, "", "")
+	if err != nil {
+		if pieces := sqlarg.Split(sql); len(pieces) > 1 && s.multiStatements {
+			// MySQL parses one statement at a time: those before the
+			// one that does not parse still run.
+			s.runPieces(pieces)
+			return
+		}
+		s.writeErr(&ParseError{Err: err})
+		return
+	}
+	if len(stmts) == 0 {
+		s.writeErr(&ParseError{Err: errors.New("Query was empty")})
+		return
+	}
+	if len(stmts) > 1 && !s.multiStatements {
+		s.writeErr(ErrMultiStatementsOff)
+		return
+	}
+	for i, stmt := range stmts {
+		text := sql
+		if len(stmts) > 1 {
+			text = strings.TrimSpace(stmt.Text())
+		}
+		more := i < len(stmts)-1
+		if err := s.execute(stmt, text, nil, TextProtocol, more, len(stmts) == 1); err != nil {
+			s.answer(err)
+			return
+		}
+		if s.quit {
+			return
+		}
+	}
+}
+
+// runPieces runs a multi-statement query one piece at a time, stopping at
+// the first that fails to parse or to run.
+func (s *Session) runPieces(pieces []string) {
+	for i, piece := range pieces {
+		stmt, err := s.parser.ParseOneStmt(piece, "", "")
+		if err != nil {
+			s.writeErr(&ParseError{Err: err})
+			return
+		}
+		if err := s.execute(stmt, piece, nil, TextProtocol, i < len(pieces)-1, false); err != nil {
+			s.answer(err)
+			return
+		}
+		if s.quit {
+			return
+		}
+	}
+}
+
+// answer sends err unless the client already has it.
+func (s *Session) answer(err error) {
+	var w *errWritten
+	if err == nil || errors.As(err, &w) {
+		return
+	}
+	s.writeErr(err)
+}
+
+func (s *Session) runCached(pp PreparedPlan, sql string) error {
+	ctx, end := s.statementContext()
+	defer end()
+	return s.runPrepared(ctx, pp, sql, nil, TextProtocol, false)
+}
+
+// execute runs one statement and writes its result. Statements about the
+// session (USE, SET, transactions, KILL), the proxy's own answers (SHOW
+// TABLES, DATABASE(), information_schema) and statements that name no
+// table are handled here; everything else goes to the planner. cacheable
+// says the statement is a whole text query, so its plan may be cached by
+// its SQL text.
+func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Protocol, more, cacheable bool) error {
+	if hook := s.srv.beforeStatement; hook != nil {
+		hook(sql)
+	}
+	ctx, end := s.statementContext()
+	defer end()
+	switch st := stmt.(type) {
+	case *ast.UseStmt:
+		if err := s.UseDB(st.DBName); err != nil {
+			return err
+		}
+		return s.writeOK(wire.OK{}, more)
+	case *ast.SetStmt:
+		return s.handleSet(ctx, st, more)
+	case *ast.BeginStmt:
+		if err := s.beginTransaction(st); err != nil {
+			return err
+		}
+		return s.writeOK(wire.OK{}, more)
+	case *ast.CommitStmt:
+		if err := s.endTransaction(true); err != nil {
+			return err
+		}
+		return s.writeOK(wire.OK{}, more)
+	case *ast.RollbackStmt:
+		if st.SavepointName != "" {
+			return &NotSupportedError{What: "savepoints"}
+		}
+		if err := s.endTransaction(false); err != nil {
+			return err
+		}
+		return s.writeOK(wire.OK{}, more)
+	case *ast.SavepointStmt, *ast.ReleaseSavepointStmt:
+		return &NotSupportedError{What: "savepoints"}
+	case *ast.KillStmt:
+		if err := s.srv.killSession(s, st.ConnectionID, st.Query); err != nil {
+			return err
+		}
+		if s.quit {
+			return nil
+		}
+		return s.writeOK(wire.OK{}, more)
+	case *ast.ShowStmt:
+		return s.handleShow(ctx, st, sql, proto, more)
+	case *ast.ExplainStmt:
+		if show, ok := st.Stmt.(*ast.ShowStmt); ok {
+			// DESCRIBE t and EXPLAIN t are SHOW COLUMNS.
+			return s.handleShow(ctx, show, sql, proto, more)
+		}
+		return &NotSupportedError{What: "EXPLAIN of statements (shardflake explain prints the plan)"}
+	case *ast.SelectStmt:
+		if st.From == nil && !hasTable(st) {
+			return s.tablelessSelect(ctx, st, sql, proto, more)
+		}
+		if schemaOf(st) == infoSchema {
+			return s.infoSchemaSelect(ctx, st, proto, more)
+		}
+	case *ast.DoStmt:
+		if !hasTable(st) {
+			return s.onDefault(ctx, sql, router.KindOther, proto, more)
+		}
+	}
+	toDefault := defaultable(stmt)
+	pp, err := s.srv.planner.Prepare(stmt, sql, s.db)
+	if err != nil {
+		return err
+	}
+	if pp.Kind() == router.KindOther {
+		// Not about the logical schema (mysql.*, performance_schema.*,
+		// CALL): the default data source answers, or nobody does.
+		if !toDefault {
+			return &NotSupportedError{What: "this statement through the proxy"}
+		}
+		return s.onDefault(ctx, sql, router.KindOther, proto, more)
+	}
+	if cacheable && args == nil {
+		s.srv.cache.put(s.db, sql, pp)
+	}
+	return s.runPrepared(ctx, pp, sql, args, proto, more)
+}
+
+// defaultable reports whether a statement the router leaves to the proxy
+// may run on the default data source as it is.
+func defaultable(stmt ast.StmtNode) bool {
+	switch stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.DoStmt, *ast.CallStmt:
+		return true
+	}
+	return false
+}
+
+func (s *Session) runPrepared(ctx context.Context, pp PreparedPlan, sql string, args []any, proto Protocol, more bool) error {
+	plan, err := pp.Bind(args)
+	if err != nil {
+		return err
+	}
+	return s.runRouted(ctx, plan, sql, proto, more)
+}
+
+// onDefault runs a statement unchanged on the default data source
+// (SELECT 1, SELECT NOW(), @@variables): nothing about it is sharded.
+func (s *Session) onDefault(ctx context.Context, sql string, kind router.StatementKind, proto Protocol, more bool) error {
+	plan := &router.Plan{Kind: kind, Type: router.RouteSingle, Routes: []router.Route{{DataSource: s.srv.rules.DefaultDataSource, SQL: sql}}}
+	return s.runRouted(ctx, plan, sql, proto, more)
+}
+
+// runRouted runs a plan in the session's transaction state and writes its
+// result.
+func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, proto Protocol, more bool) error {
+	start := time.Now()
+	err := s.runPlanAndWrite(ctx, plan, proto, more)
+	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
+	if err != nil {
+		ev.Code = mysqlError(err).Code
+		s.log.Debug("statement failed", "sql", truncate(sql), "err", err)
+	}
+	s.srv.obs.Statement(ev)
+	return err
+}
+
+func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto Protocol, more bool) error {
+	if plan.Kind == router.KindDDL {
+		// DDL commits an open transaction, as in MySQL.
+		if err := s.implicitCommit(); err != nil {
+			return err
+		}
+	}
+	var src connSource = poolSource{s}
+	inTxn := plan.Kind != router.KindDDL && s.inTransaction()
+	if inTxn {
+		if !s.txn.active {
+			// autocommit=0: the first statement opens the transaction.
+			s.startTxn("START TRANSACTION")
+		}
+		if err := s.checkMultiSource(plan); err != nil {
+			return err
+		}
+		src = txnSource{s: s, write: plan.Kind != router.KindSelect}
+	}
+	res, err := runPlan(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs)
+	if inTxn {
+		defer s.afterTxnStatement(err)
+	}
+	if err != nil {
+		return err
+	}
+	if res.rows != nil {
+		return s.writeRows(res.rows, proto, more)
+	}
+	if plan.Kind == router.KindDDL {
+		// Cached plans and column lists may describe the old tables.
+		s.srv.schemaChanged()
+	}
+	if res.ok.InsertID != 0 {
+		s.lastInsertID = res.ok.InsertID
+	}
+	return s.writeOK(res.ok, more)
+}
+
+// tableFinder finds table names in a statement.
+type tableFinder struct {
+	tables []*ast.TableName
+}
+
+func (f *tableFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if t, ok := n.(*ast.TableName); ok {
+		f.tables = append(f.tables, t)
+	}
+	return n, false
+}
+
+func (f *tableFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func tablesOf(n ast.Node) []*ast.TableName {
+	f := &tableFinder{}
+	n.Accept(f)
+	return f.tables
+}
+
+func hasTable(n ast.Node) bool { return len(tablesOf(n)) > 0 }
+
+const infoSchema = "information_schema"
+
+// restoreFlags write a statement tree back as SQL every MySQL and MariaDB
+// reads the same way: backquoted names, single-quoted strings with
+// backslashes escaped, and no charset introducers (_UTF8MB4'x'), which
+// MariaDB refuses in upper case.
+const restoreFlags = format.DefaultRestoreFlags | format.RestoreStringEscapeBackslash | format.RestoreStringWithoutCharset
+
+// schemaOf returns the schema every table of n names explicitly, lower
+// case, or "" when they differ or one names none.
+func schemaOf(n ast.Node) string {
+	tables := tablesOf(n)
+	if len(tables) == 0 {
+		return ""
+	}
+	schema := tables[0].Schema.L
+	for _, t := range tables[1:] {
+		if t.Schema.L != schema {
+			return ""
+		}
+	}
+	return schema
+}

@@ -1,0 +1,256 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"strconv"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+)
+
+// Protocol is the row format a result is written in.
+type Protocol int
+
+// Row formats.
+const (
+	TextProtocol   Protocol = iota + 1 // COM_QUERY results
+	BinaryProtocol                     // COM_STMT_EXECUTE results
+)
+
+// String returns the protocol's name.
+func (p Protocol) String() string {
+	switch p {
+	case TextProtocol:
+		return "text"
+	case BinaryProtocol:
+		return "binary"
+	}
+	return "unknown"
+}
+
+// rawRows is implemented by streams that can hand out each row packet's
+// payload unchanged (a single route's backend result), so a text-protocol
+// result is forwarded without decoding a row.
+type rawRows interface {
+	nextRaw() ([]byte, error)
+}
+
+// status is the status flags of the session for a response; more adds
+// SERVER_MORE_RESULTS_EXISTS (another result of a multi-statement query
+// follows).
+func (s *Session) status(more bool) uint16 {
+	var st uint16
+	if s.autocommit {
+		st |= mysql.SERVER_STATUS_AUTOCOMMIT
+	}
+	if s.txn.active {
+		st |= mysql.SERVER_STATUS_IN_TRANS
+	}
+	if more {
+		st |= mysql.SERVER_MORE_RESULTS_EXISTS
+	}
+	return st
+}
+
+func (s *Session) writePacket(p []byte) error {
+	err := s.wc.WritePacket(p)
+	s.wc.SetScratch(p)
+	return err
+}
+
+// writeOK writes an OK packet with the session's status.
+func (s *Session) writeOK(ok wire.OK, more bool) error {
+	ok.Status = s.status(more)
+	if s.capture != nil {
+		s.capture.ok(ok)
+		return nil
+	}
+	return s.writePacket(wire.AppendOK(s.wc.Scratch(), ok, s.sessionTrack))
+}
+
+// writeErr writes err as the client sees it, through the one error boundary.
+func (s *Session) writeErr(err error) error {
+	m := mysqlError(err)
+	s.srv.obs.Error(m.Code)
+	if s.capture != nil {
+		s.capture.fail(m)
+		return nil
+	}
+	return s.writePacket(wire.AppendErr(s.wc.Scratch(), m.Code, m.State, m.Message))
+}
+
+func (s *Session) writeEOF(more bool) error {
+	return s.writePacket(wire.AppendEOF(s.wc.Scratch(), 0, s.status(more)))
+}
+
+// writeRows writes a result set. Column definitions name the logical
+// schema and tables, never the physical ones. A single route's rows in
+// the text protocol are forwarded packet by packet. An error after the
+// columns ends the result with an error packet, as MySQL does; writeRows
+// then returns errWritten wrapping it, so the caller stops.
+func (s *Session) writeRows(rows RowStream, proto Protocol, more bool) error {
+	if s.capture != nil {
+		cols := rows.Columns()
+		all, err := drain(rows)
+		if err != nil {
+			return err
+		}
+		s.capture.rows(cols, all, proto == BinaryProtocol)
+		return nil
+	}
+	defer rows.Close()
+	cols := rows.Columns()
+	if cols == nil {
+		// A stream that failed before it had columns.
+		_, err := rows.Next()
+		if err == nil || errors.Is(err, io.EOF) {
+			err = &InternalError{Msg: "result without columns"}
+		}
+		return err
+	}
+	buf := wire.AppendLenEncInt(s.wc.Scratch(), uint64(len(cols)))
+	if err := s.writePacket(buf); err != nil {
+		return err
+	}
+	for _, f := range cols {
+		if err := s.writePacket(wire.AppendColumn(s.wc.Scratch(), s.logicalColumn(f))); err != nil {
+			return err
+		}
+	}
+	if err := s.writeEOF(false); err != nil {
+		return err
+	}
+	raw, canRaw := rows.(rawRows)
+	for {
+		var p []byte
+		var err error
+		switch {
+		case canRaw && proto == TextProtocol:
+			p, err = raw.nextRaw()
+		default:
+			var row Row
+			if row, err = rows.Next(); err == nil {
+				if proto == BinaryProtocol {
+					p, err = wire.AppendBinaryRow(s.wc.Scratch(), cols, row)
+				} else {
+					p = wire.AppendTextRow(s.wc.Scratch(), row)
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return s.writeEOF(more)
+		}
+		if err != nil {
+			if werr := s.writeErr(err); werr != nil {
+				return werr
+			}
+			return &errWritten{err: err}
+		}
+		if err := s.wc.WritePacket(p); err != nil {
+			return err
+		}
+		if !canRaw || proto != TextProtocol {
+			s.wc.SetScratch(p)
+		}
+	}
+}
+
+// errWritten is an error the client has already been sent (mid-result).
+type errWritten struct{ err error }
+
+func (e *errWritten) Error() string { return e.err.Error() }
+func (e *errWritten) Unwrap() error { return e.err }
+
+// logicalColumn returns f as the client should see it: the logical schema
+// instead of a data source's database, the logical table instead of a
+// physical one.
+func (s *Session) logicalColumn(f *mysql.Field) *mysql.Field {
+	schema, table, orgTable := f.Schema, f.Table, f.OrgTable
+	changed := false
+	if len(schema) > 0 && s.srv.physicalDB[string(schema)] {
+		schema, changed = []byte(s.srv.rules.DatabaseName), true
+	}
+	if logical, ok := s.srv.physicalTable[string(orgTable)]; ok {
+		if string(table) == string(orgTable) {
+			table = []byte(logical)
+		}
+		orgTable, changed = []byte(logical), true
+	}
+	if !changed {
+		return f
+	}
+	c := *f
+	c.Data = nil
+	c.Schema, c.Table, c.OrgTable = schema, table, orgTable
+	return &c
+}
+
+// memStream is a result computed by the proxy itself.
+type memStream struct {
+	columns []*mysql.Field
+	rows    []Row
+	i       int
+}
+
+func newMemStream(columns []*mysql.Field, rows []Row) *memStream {
+	return &memStream{columns: columns, rows: rows}
+}
+
+func (m *memStream) Columns() []*mysql.Field { return m.columns }
+
+func (m *memStream) Next() (Row, error) {
+	if m.i >= len(m.rows) {
+		return nil, io.EOF
+	}
+	m.i++
+	return m.rows[m.i-1], nil
+}
+
+func (m *memStream) Close() error { return nil }
+
+// Column definitions for results the proxy computes.
+const (
+	charsetUTF8MB4 = 45 // utf8mb4_general_ci
+	charsetBinary  = 63
+)
+
+func stringColumn(name string) *mysql.Field {
+	return &mysql.Field{Name: []byte(name), OrgName: []byte(name), Charset: charsetUTF8MB4, ColumnLength: 256, Type: mysql.MYSQL_TYPE_VAR_STRING}
+}
+
+func intColumn(name string) *mysql.Field {
+	return &mysql.Field{Name: []byte(name), OrgName: []byte(name), Charset: charsetBinary, ColumnLength: 21, Type: mysql.MYSQL_TYPE_LONGLONG, Flag: mysql.BINARY_FLAG}
+}
+
+func uintColumn(name string) *mysql.Field {
+	f := intColumn(name)
+	f.Flag |= mysql.UNSIGNED_FLAG
+	return f
+}
+
+// rowOf builds a Row for a computed result; nil values are NULL.
+func rowOf(values ...any) Row {
+	r := make(Row, len(values))
+	for i, v := range values {
+		switch x := v.(type) {
+		case nil:
+		case string:
+			r[i] = []byte(x)
+		case []byte:
+			r[i] = x
+		case int:
+			r[i] = strconv.AppendInt(nil, int64(x), 10)
+		case int64:
+			r[i] = strconv.AppendInt(nil, x, 10)
+		case uint64:
+			r[i] = strconv.AppendUint(nil, x, 10)
+		case uint32:
+			r[i] = strconv.AppendUint(nil, uint64(x), 10)
+		default:
+			panic("rowOf: unsupported type")
+		}
+	}
+	return r
+}

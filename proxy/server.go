@@ -1,0 +1,472 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+
+	"github.com/shardflake/shardflake/idgen"
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
+)
+
+// ErrServerClosed is returned by Serve after Shutdown or Close.
+var ErrServerClosed = errors.New("proxy: server closed")
+
+// Config is what a Server needs. The command line builds it from a rules
+// file; tests build it by hand.
+type Config struct {
+	// Rules is the loaded rules file; its server: section sets the
+	// listener's behaviour and its data sources the backends.
+	Rules *router.Rules
+	// Keys are the key generators by keyGenerators name (see
+	// KeyGenerators); the server builds its router with them.
+	Keys map[string]idgen.KeyGenerator
+	// Planner replaces the router, for tests of the server alone; nil
+	// means a router built from Rules and Keys.
+	Planner Planner
+	// Logger receives the proxy's logs; nil discards them.
+	Logger *slog.Logger
+	// Merger combines multi-route SELECT results; nil means ConcatMerger.
+	Merger Merger
+	// Observer is told about statements, routes and errors (metrics);
+	// nil means none.
+	Observer Observer
+	// PlanCacheSize bounds the plans cached by SQL text; 0 means 4096.
+	PlanCacheSize int
+}
+
+// Server is a MySQL server that routes every statement through the
+// planner to the data sources. It is safe for concurrent use.
+type Server struct {
+	rules   *router.Rules
+	planner Planner
+	log     *slog.Logger
+	merger  Merger
+	obs     Observer
+	mysql   *server.Server
+	auth    *authHandler
+	cache   *planCache
+
+	pools         map[string]*pool // by data source name
+	foundRows     map[string]*pool // the same with CLIENT_FOUND_ROWS, made on first use
+	poolsMu       sync.Mutex
+	physicalDB    map[string]bool   // databases of data sources
+	physicalTable map[string]string // physical table -> logical table
+
+	mu        sync.Mutex
+	listeners map[net.Listener]bool
+	sessions  map[uint32]*Session
+	clients   atomic.Int64
+	shutdown  atomic.Bool
+	sessWG    sync.WaitGroup
+	started   time.Time
+	questions atomic.Int64
+
+	columnsMu sync.Mutex
+	columns   map[string][]string // logical table -> column names
+
+	// beforeStatement, when set, runs before each statement of a
+	// session; tests use it to inject failures.
+	beforeStatement func(sql string)
+}
+
+// New builds a server from cfg. It opens no connection yet: pools dial
+// their data sources on first use (and keep minPoolSize connections from
+// then on).
+func New(cfg Config) (*Server, error) {
+	if cfg.Rules == nil {
+		return nil, errors.New("proxy: Config needs Rules")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ms, err := newMySQLServer(cfg.Rules.Server)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		rules:         cfg.Rules,
+		planner:       cfg.Planner,
+		log:           log,
+		merger:        cfg.Merger,
+		obs:           cfg.Observer,
+		mysql:         ms,
+		auth:          newAuthHandler(cfg.Rules.Server.Users, cfg.Rules.Server.AuthPlugin, log),
+		cache:         newPlanCache(cfg.PlanCacheSize),
+		pools:         map[string]*pool{},
+		foundRows:     map[string]*pool{},
+		physicalDB:    map[string]bool{},
+		physicalTable: map[string]string{},
+		listeners:     map[net.Listener]bool{},
+		columns:       map[string][]string{},
+		sessions:      map[uint32]*Session{},
+		started:       time.Now(),
+	}
+	if s.planner == nil {
+		rt, err := router.New(cfg.Rules, cfg.Keys, router.WithTableColumns(s.tableColumns))
+		if err != nil {
+			return nil, err
+		}
+		s.planner = RouterPlanner(rt)
+	}
+	if s.merger == nil {
+		s.merger = ConcatMerger{}
+	}
+	if s.obs == nil {
+		s.obs = nopObserver{}
+	}
+	for _, ds := range cfg.Rules.DataSources {
+		s.pools[ds.Name] = newPool(ds, false, log)
+		s.physicalDB[ds.Database] = true
+	}
+	for _, t := range cfg.Rules.Tables {
+		for _, n := range t.DataNodes {
+			s.physicalTable[n.Table] = t.Name
+		}
+	}
+	return s, nil
+}
+
+// tableColumns returns a logical table's columns in table order, read
+// from its first data node once and cached until the next DDL; the router
+// needs them for an INSERT without a column list. nil when the table
+// cannot be read.
+func (s *Server) tableColumns(table string) []string {
+	key := strings.ToLower(table)
+	s.columnsMu.Lock()
+	cols, ok := s.columns[key]
+	s.columnsMu.Unlock()
+	if ok {
+		return cols
+	}
+	ds, physical := s.rules.DefaultDataSource, table
+	if t := s.rules.Table(table); t != nil && len(t.DataNodes) > 0 {
+		ds, physical = t.DataNodes[0].DataSource, t.DataNodes[0].Table
+	}
+	p, err := s.pool(ds, false)
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.connectTimeout)
+	defer cancel()
+	bcs, err := p.get(ctx, 1)
+	if err != nil {
+		return nil
+	}
+	bc := bcs[0]
+	defer p.put(bc)
+	if err := bc.apply(""); err != nil {
+		return nil
+	}
+	if err := bc.send(mysql.COM_QUERY, "SHOW COLUMNS FROM `"+strings.ReplaceAll(physical, "`", "``")+"`"); err != nil {
+		return nil
+	}
+	h, err := bc.readHead()
+	if err != nil || h.columns == nil {
+		return nil
+	}
+	for {
+		p, err := bc.readRow()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil
+		}
+		row, err := wire.SplitTextRow(p, len(h.columns), nil)
+		if err != nil {
+			bc.broken = true
+			return nil
+		}
+		cols = append(cols, string(row[0]))
+	}
+	s.columnsMu.Lock()
+	s.columns[key] = cols
+	s.columnsMu.Unlock()
+	return cols
+}
+
+// schemaChanged forgets what DDL may have made stale: cached plans and
+// column lists.
+func (s *Server) schemaChanged() {
+	s.columnsMu.Lock()
+	s.columns = map[string][]string{}
+	s.columnsMu.Unlock()
+	s.cache.clear()
+}
+
+// pool returns the pool of data source ds for a session; clients that
+// asked for CLIENT_FOUND_ROWS get connections that count matched rows.
+func (s *Server) pool(ds string, foundRows bool) (*pool, error) {
+	p, ok := s.pools[ds]
+	if !ok {
+		return nil, &InternalError{Msg: fmt.Sprintf("route to unknown data source %q", ds)}
+	}
+	if !foundRows {
+		return p, nil
+	}
+	s.poolsMu.Lock()
+	defer s.poolsMu.Unlock()
+	fp, ok := s.foundRows[ds]
+	if !ok {
+		fp = newPool(p.ds, true, s.log)
+		s.foundRows[ds] = fp
+	}
+	return fp, nil
+}
+
+// PoolStats returns a snapshot of every backend pool, for metrics and
+// health checks.
+func (s *Server) PoolStats() []PoolStats {
+	var out []PoolStats
+	for _, ds := range s.rules.DataSources {
+		out = append(out, s.pools[ds.Name].stats())
+	}
+	s.poolsMu.Lock()
+	defer s.poolsMu.Unlock()
+	for _, ds := range s.rules.DataSources {
+		if p, ok := s.foundRows[ds.Name]; ok {
+			st := p.stats()
+			st.DataSource += " (found rows)"
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// Clients returns the number of client connections.
+func (s *Server) Clients() int { return int(s.clients.Load()) }
+
+// ListenAndServe listens on the rules file's server.listen address.
+func (s *Server) ListenAndServe() error {
+	l, err := net.Listen("tcp", s.rules.Server.Listen)
+	if err != nil {
+		return err
+	}
+	return s.Serve(l)
+}
+
+// Serve accepts connections on l until Shutdown or Close, in the manner
+// of net/http: shutdown is checked first, temporary accept errors back
+// off, every connection gets its own goroutine.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.shutdown.Load() {
+		s.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	s.listeners[l] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+		l.Close()
+	}()
+	var delay time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.shutdown.Load() {
+				return ErrServerClosed
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.log.Warn("accept failed; retrying", "err", err, "delay", delay)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		s.sessWG.Add(1)
+		go s.serveConn(nc)
+	}
+}
+
+// serveConn runs one client connection from handshake to close.
+func (s *Server) serveConn(nc net.Conn) {
+	defer s.sessWG.Done()
+	n := s.clients.Add(1)
+	defer s.clients.Add(-1)
+	if max := s.rules.Server.MaxConnections; max > 0 && n > int64(max) {
+		// MySQL answers the greeting itself with the error.
+		refuse(nc, ErrTooManyConnections)
+		return
+	}
+	if s.shutdown.Load() {
+		refuse(nc, ErrShuttingDown)
+		return
+	}
+	sess := newSession(s)
+	defer func() {
+		if r := recover(); r != nil {
+			s.obs.Panic()
+			s.log.Error("panic in handshake", "panic", r, "stack", string(debug.Stack()))
+			nc.Close()
+		}
+	}()
+	if t := s.rules.Server.HandshakeTimeout; t > 0 {
+		nc.SetDeadline(time.Now().Add(t))
+	}
+	sc, err := s.mysql.NewCustomizedConn(nc, s.auth, sess)
+	if err != nil {
+		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", err)
+		nc.Close()
+		return
+	}
+	nc.SetDeadline(time.Time{})
+	sess.attach(sc)
+	if !s.register(sess) {
+		sess.wc.ResetSeq()
+		sess.writeErr(ErrShuttingDown)
+		sess.wc.Flush()
+		sess.close()
+		return
+	}
+	defer s.unregister(sess)
+	s.obs.ClientConnected()
+	defer s.obs.ClientDisconnected()
+	sess.run()
+}
+
+// refuse answers a connection that will not be served with an error
+// packet in place of the greeting.
+func refuse(nc net.Conn, err error) {
+	defer nc.Close()
+	nc.SetWriteDeadline(time.Now().Add(time.Second))
+	m := mysqlError(err)
+	w := wire.NewConn(nc)
+	w.WritePacket(wire.AppendErr(nil, m.Code, m.State, m.Message))
+	w.Flush()
+}
+
+func (s *Server) register(sess *Session) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown.Load() {
+		return false
+	}
+	s.sessions[sess.id] = sess
+	return true
+}
+
+func (s *Server) unregister(sess *Session) {
+	s.mu.Lock()
+	delete(s.sessions, sess.id)
+	s.mu.Unlock()
+}
+
+// session returns the session with connection id id.
+func (s *Server) session(id uint64) *Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id > 0xffffffff {
+		return nil
+	}
+	return s.sessions[uint32(id)]
+}
+
+// Shutdown stops accepting connections, closes idle client connections,
+// lets statements in flight finish and then closes their connections,
+// and finally closes the backend pools. When ctx ends first, the
+// remaining statements are cancelled and their connections closed.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutdown.Store(true)
+	s.mu.Lock()
+	for l := range s.listeners {
+		l.Close()
+	}
+	sessions := make([]*Session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		sessions = append(sessions, sess)
+	}
+	s.mu.Unlock()
+	for _, sess := range sessions {
+		sess.closeIfIdle()
+	}
+	done := make(chan struct{})
+	go func() {
+		s.sessWG.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+		s.mu.Lock()
+		for _, sess := range s.sessions {
+			sess.kill(ErrShuttingDown)
+		}
+		s.mu.Unlock()
+		<-done
+	}
+	s.closePools()
+	return err
+}
+
+// Close closes every listener and connection at once.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.Shutdown(ctx)
+	return nil
+}
+
+func (s *Server) closePools() {
+	for _, p := range s.pools {
+		p.close()
+	}
+	s.poolsMu.Lock()
+	defer s.poolsMu.Unlock()
+	for _, p := range s.foundRows {
+		p.close()
+	}
+}
+
+// killStatement is KILL QUERY id (query) or KILL id from session from.
+func (s *Server) killSession(from *Session, id uint64, query bool) error {
+	target := s.session(id)
+	if target == nil {
+		return &UnknownThreadError{ID: id}
+	}
+	if target.user != from.user {
+		return &KillDeniedError{ID: id}
+	}
+	if query {
+		target.cancelStatement(ErrQueryInterrupted)
+		return nil
+	}
+	if target == from {
+		// MySQL closes the connection without an answer.
+		from.quit = true
+		return nil
+	}
+	target.kill(ErrQueryInterrupted)
+	return nil
+}
+
+// errPanic turns a recovered panic into the error the client sees.
+func errPanic(r any) error {
+	return &InternalError{Msg: fmt.Sprintf("%v (the connection is still usable)", r)}
+}
+
+// isClientGone reports whether err means the client connection is gone.
+func isClientGone(err error) bool {
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, mysql.ErrBadConn)
+}

@@ -1,0 +1,386 @@
+package proxy
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/charset"
+
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+)
+
+// watchDelay is how long a statement runs before the session starts
+// watching for the client going away; quick statements never pay for it.
+const watchDelay = 50 * time.Millisecond
+
+// Session is one client connection: its logical schema, session settings,
+// transaction, prepared statements and the statement running now. It
+// implements go-mysql's server.Handler, the seam through which go-mysql
+// runs the handshake; after it the session reads commands itself (run) so
+// results can be streamed packet by packet.
+//
+// A Session is used by its own goroutine; only cancelStatement, kill and
+// closeIfIdle are called from others (KILL, shutdown).
+type Session struct {
+	srv  *Server
+	sc   *server.Conn
+	wc   *wire.Conn
+	nc   net.Conn
+	id   uint32
+	user string
+	log  *slog.Logger
+
+	clientFlags     uint32
+	sessionTrack    bool
+	multiStatements bool
+	foundRows       bool
+	quit            bool // the connection ends after this command
+
+	db           string // logical schema in use, "" for none
+	parser       *parser.Parser
+	autocommit   bool
+	txn          txnState
+	vars         settings
+	lastInsertID uint64
+
+	stmts      map[uint32]*preparedStmt
+	nextStmtID uint32
+
+	// capture, when set, collects results instead of writing them
+	// (the server.Handler methods).
+	capture *capture
+
+	heldMu sync.Mutex
+	held   map[*backendConn]bool // pooled connections a statement holds
+
+	mu      sync.Mutex
+	cancel  context.CancelCauseFunc // the running statement's
+	busy    bool
+	closing bool
+}
+
+func newSession(srv *Server) *Session {
+	return &Session{
+		srv:        srv,
+		log:        srv.log,
+		parser:     parser.New(),
+		autocommit: true,
+		stmts:      map[uint32]*preparedStmt{},
+		held:       map[*backendConn]bool{},
+	}
+}
+
+// attach takes over the connection once go-mysql finished the handshake.
+func (s *Session) attach(sc *server.Conn) {
+	s.sc = sc
+	s.nc = sc.Conn.Conn
+	s.wc = wire.NewConn(s.nc)
+	s.id = sc.ConnectionID()
+	s.user = sc.GetUser()
+	s.log = s.srv.log.With("conn", s.id, "user", s.user)
+	s.clientFlags = sc.Capability()
+	offered := s.srv.mysql.Capability()
+	s.sessionTrack = s.clientFlags&offered&mysql.CLIENT_SESSION_TRACK != 0
+	// go-mysql does not offer CLIENT_MULTI_STATEMENTS, but a client that
+	// asks for it gets it, as from MySQL.
+	s.multiStatements = s.clientFlags&mysql.CLIENT_MULTI_STATEMENTS != 0
+	s.foundRows = s.clientFlags&mysql.CLIENT_FOUND_ROWS != 0
+	if c, err := charset.GetCollationByID(int(sc.Charset())); err == nil && c.CharsetName != "utf8mb4" {
+		s.vars.setNames(c.CharsetName, "")
+	}
+	s.log.Debug("connected", "remote", s.nc.RemoteAddr().String(), "db", s.db)
+}
+
+// UseDB switches the logical schema (COM_INIT_DB, USE, and the schema a
+// client names at login). Only the rules file's databaseName exists. The
+// error is already a MySQL error: go-mysql sends it as it is.
+func (s *Session) UseDB(name string) error {
+	if name != s.srv.rules.DatabaseName {
+		return mysqlError(&UnknownDatabaseError{Name: name})
+	}
+	s.db = name
+	return nil
+}
+
+// run reads and answers commands until the client leaves, the
+// connection is killed, or the server shuts down.
+func (s *Session) run() {
+	defer s.close()
+	for {
+		s.wc.ResetSeq()
+		p, err := s.wc.ReadPacket()
+		if err != nil {
+			return
+		}
+		if !s.startCommand() {
+			return
+		}
+		s.dispatch(p)
+		err = s.wc.Flush()
+		s.endCommand()
+		if err != nil || s.quit || s.srv.shutdown.Load() {
+			return
+		}
+	}
+}
+
+func (s *Session) startCommand() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.busy = true
+	return true
+}
+
+func (s *Session) endCommand() {
+	s.mu.Lock()
+	s.busy = false
+	s.mu.Unlock()
+}
+
+// closeIfIdle closes the connection unless a command is running (that one
+// closes it when done, see run).
+func (s *Session) closeIfIdle() {
+	s.mu.Lock()
+	idle := !s.busy
+	if idle {
+		s.closing = true
+	}
+	s.mu.Unlock()
+	if idle {
+		s.nc.Close()
+	}
+}
+
+// kill cancels the running statement and closes the connection (KILL,
+// shutdown deadline).
+func (s *Session) kill(cause error) {
+	s.mu.Lock()
+	s.closing = true
+	if s.cancel != nil {
+		s.cancel(cause)
+	}
+	s.mu.Unlock()
+	s.nc.Close()
+}
+
+// cancelStatement cancels the running statement, if any (KILL QUERY).
+func (s *Session) cancelStatement(cause error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel(cause)
+	}
+}
+
+// close ends the session: an open transaction is rolled back and its
+// connections go back to the pools.
+func (s *Session) close() {
+	s.endTransaction(false)
+	s.releaseHeld()
+	s.nc.Close()
+	s.log.Debug("disconnected")
+}
+
+// dispatch answers one command. A panic answers 1105 and leaves the
+// connection usable.
+func (s *Session) dispatch(p []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.srv.obs.Panic()
+			s.log.Error("panic while serving a command", "panic", r, "stack", string(debug.Stack()))
+			// What the statement held is in an unknown state: the
+			// transaction is rolled back and its connections dropped.
+			s.endTransaction(false)
+			s.releaseHeld()
+			s.writeErr(errPanic(r))
+		}
+	}()
+	if len(p) == 0 {
+		s.writeErr(&InternalError{Msg: "empty command packet"})
+		return
+	}
+	cmd, data := p[0], p[1:]
+	var err error
+	switch cmd {
+	case mysql.COM_QUIT:
+		s.quit = true
+		return
+	case mysql.COM_PING:
+		err = s.writeOK(wire.OK{}, false)
+	case mysql.COM_INIT_DB:
+		if err = s.UseDB(string(data)); err == nil {
+			err = s.writeOK(wire.OK{}, false)
+		}
+	case mysql.COM_QUERY:
+		s.handleQuery(string(data))
+		return
+	case mysql.COM_FIELD_LIST:
+		err = s.handleFieldList(data)
+	case mysql.COM_STMT_PREPARE:
+		err = s.handleStmtPrepare(string(data))
+	case mysql.COM_STMT_EXECUTE:
+		s.handleStmtExecute(data)
+		return
+	case mysql.COM_STMT_CLOSE:
+		s.handleStmtClose(data)
+		return
+	case mysql.COM_STMT_RESET:
+		err = s.handleStmtReset(data)
+	case mysql.COM_STMT_SEND_LONG_DATA:
+		s.handleStmtSendLongData(data)
+		return
+	case mysql.COM_RESET_CONNECTION:
+		s.resetConnection()
+		err = s.writeOK(wire.OK{}, false)
+	case mysql.COM_SET_OPTION:
+		err = s.setOption(data)
+	case mysql.COM_STATISTICS:
+		err = s.writePacket(append(s.wc.Scratch(), s.statistics()...))
+	case mysql.COM_PROCESS_KILL:
+		if len(data) < 4 {
+			err = &InternalError{Msg: "malformed COM_PROCESS_KILL"}
+		} else if err = s.srv.killSession(s, uint64(binary.LittleEndian.Uint32(data)), false); err == nil {
+			err = s.writeOK(wire.OK{}, false)
+		}
+	default:
+		err = mysql.NewDefaultError(mysql.ER_UNKNOWN_COM_ERROR)
+	}
+	if err != nil {
+		s.writeErr(err)
+	}
+}
+
+// setOption answers COM_SET_OPTION: multi-statements on (0) or off (1).
+func (s *Session) setOption(data []byte) error {
+	if len(data) < 2 {
+		return mysql.NewDefaultError(mysql.ER_UNKNOWN_COM_ERROR)
+	}
+	switch binary.LittleEndian.Uint16(data) {
+	case 0:
+		s.multiStatements = true
+	case 1:
+		s.multiStatements = false
+	default:
+		return mysql.NewDefaultError(mysql.ER_UNKNOWN_COM_ERROR)
+	}
+	return s.writeEOF(false)
+}
+
+// statistics is the COM_STATISTICS answer (mysqladmin status, \s).
+func (s *Session) statistics() string {
+	up := int64(time.Since(s.srv.started).Seconds())
+	return fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Slow queries: 0  Opens: 0  Open tables: 0  Queries per second avg: %.3f",
+		up, s.srv.Clients(), s.srv.questions.Load(), float64(s.srv.questions.Load())/float64(max(up, 1)))
+}
+
+// resetConnection is COM_RESET_CONNECTION: the session is as after login,
+// except for the schema in use.
+func (s *Session) resetConnection() {
+	s.endTransaction(false)
+	s.vars = settings{}
+	s.autocommit = true
+	s.lastInsertID = 0
+	s.parser.SetSQLMode(0)
+	s.stmts = map[uint32]*preparedStmt{}
+}
+
+// statementContext makes the context of one statement: KILL QUERY, the
+// statement timeout and the client going away cancel it. end must be
+// called when the statement's response is written.
+func (s *Session) statementContext() (ctx context.Context, end func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	var timeout *time.Timer
+	if t := s.srv.rules.Server.StatementTimeout; t > 0 {
+		timeout = time.AfterFunc(t, func() { cancel(ErrStatementTimeout) })
+	}
+	s.mu.Lock()
+	s.cancel = cancel
+	s.mu.Unlock()
+
+	var (
+		wmu       sync.Mutex
+		ended     bool
+		stopWatch func()
+	)
+	watch := time.AfterFunc(watchDelay, func() {
+		wmu.Lock()
+		defer wmu.Unlock()
+		if !ended {
+			stopWatch = s.wc.Watch(func() { cancel(errClientGone) })
+		}
+	})
+	return ctx, func() {
+		watch.Stop()
+		wmu.Lock()
+		ended = true
+		stop := stopWatch
+		wmu.Unlock()
+		if stop != nil {
+			stop()
+		}
+		if timeout != nil {
+			timeout.Stop()
+		}
+		s.mu.Lock()
+		s.cancel = nil
+		s.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// errClientGone cancels the statement of a client that disconnected.
+var errClientGone = fmt.Errorf("%w: the client disconnected", ErrQueryInterrupted)
+
+// hold and unhold track pooled connections a statement has, so that a
+// panic cannot leak them.
+func (s *Session) hold(bc *backendConn) {
+	s.heldMu.Lock()
+	s.held[bc] = true
+	s.heldMu.Unlock()
+}
+
+func (s *Session) unhold(bc *backendConn) bool {
+	s.heldMu.Lock()
+	defer s.heldMu.Unlock()
+	if !s.held[bc] {
+		return false
+	}
+	delete(s.held, bc)
+	return true
+}
+
+// releaseHeld closes whatever a failed statement left behind: the
+// connections are in an unknown state.
+func (s *Session) releaseHeld() {
+	s.heldMu.Lock()
+	held := s.held
+	s.held = map[*backendConn]bool{}
+	s.heldMu.Unlock()
+	for bc := range held {
+		bc.broken = true
+		bc.pool.put(bc)
+	}
+}
+
+// truncate shortens SQL for logs.
+func truncate(sql string) string {
+	const max = 200
+	sql = strings.TrimSpace(sql)
+	if len(sql) <= max {
+		return sql
+	}
+	return sql[:max] + "..."
+}

@@ -1,0 +1,440 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
+)
+
+// handleShow answers SHOW statements. What depends on sharding is
+// answered with logical names (SHOW DATABASES, SHOW TABLES, SHOW CREATE
+// TABLE, SHOW COLUMNS, SHOW INDEX); the rest (SHOW VARIABLES, SHOW
+// STATUS, SHOW COLLATION, ...) is the default data source's answer.
+func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, proto Protocol, more bool) error {
+	switch st.Tp {
+	case ast.ShowDatabases:
+		var rows []Row
+		for _, db := range []string{infoSchema, s.srv.rules.DatabaseName} {
+			if ok, err := matchPattern(st.Pattern, db); err != nil {
+				return err
+			} else if ok {
+				rows = append(rows, rowOf(db))
+			}
+		}
+		if st.Where != nil {
+			return &NotSupportedError{What: "SHOW DATABASES WHERE"}
+		}
+		return s.writeRows(newMemStream([]*mysql.Field{stringColumn("Database")}, rows), proto, more)
+	case ast.ShowCreateDatabase:
+		if st.DBName != s.srv.rules.DatabaseName {
+			return &UnknownDatabaseError{Name: st.DBName}
+		}
+		cols := []*mysql.Field{stringColumn("Database"), stringColumn("Create Database")}
+		row := rowOf(st.DBName, "CREATE DATABASE `"+st.DBName+"` /*!40100 DEFAULT CHARACTER SET utf8mb4 */")
+		return s.writeRows(newMemStream(cols, []Row{row}), proto, more)
+	case ast.ShowTables:
+		return s.showTables(ctx, st, proto, more)
+	case ast.ShowCreateTable, ast.ShowColumns, ast.ShowIndex:
+		return s.showTableMeta(ctx, st, proto, more)
+	case ast.ShowWarnings, ast.ShowErrors:
+		// Warnings belong to the backend connection that ran the last
+		// statement, which is back in its pool by now.
+		cols := []*mysql.Field{stringColumn("Level"), uintColumn("Code"), stringColumn("Message")}
+		if st.CountWarningsOrErrors {
+			return s.writeRows(newMemStream([]*mysql.Field{intColumn("@@session.warning_count")}, []Row{rowOf(int64(0))}), proto, more)
+		}
+		return s.writeRows(newMemStream(cols, nil), proto, more)
+	case ast.ShowProcessList:
+		return s.writeRows(s.srv.processList(), proto, more)
+	}
+	return s.onDefault(ctx, sql, router.KindOther, proto, more)
+}
+
+// showTables lists the logical tables: sharded, broadcast, and the
+// default data source's own tables that are not data nodes.
+func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, proto Protocol, more bool) error {
+	db, err := s.schema(st.DBName)
+	if err != nil {
+		return err
+	}
+	if st.Where != nil {
+		return &NotSupportedError{What: "SHOW TABLES WHERE (use LIKE)"}
+	}
+	tables, err := s.logicalTables(ctx)
+	if err != nil {
+		return err
+	}
+	name := "Tables_in_" + db
+	if st.Pattern != nil {
+		if p, ok := st.Pattern.Pattern.(ast.ValueExpr); ok {
+			name += " (" + p.GetString() + ")"
+		}
+	}
+	cols := []*mysql.Field{stringColumn(name)}
+	if st.Full {
+		cols = append(cols, stringColumn("Table_type"))
+	}
+	var rows []Row
+	for _, t := range tables {
+		ok, err := matchPattern(st.Pattern, t.name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if st.Full {
+			rows = append(rows, rowOf(t.name, t.kind))
+		} else {
+			rows = append(rows, rowOf(t.name))
+		}
+	}
+	return s.writeRows(newMemStream(cols, rows), proto, more)
+}
+
+type logicalTable struct {
+	name string
+	kind string // BASE TABLE or VIEW
+}
+
+// logicalTables returns the schema's tables by name.
+func (s *Session) logicalTables(ctx context.Context) ([]logicalTable, error) {
+	rules := s.srv.rules
+	seen := map[string]bool{}
+	var out []logicalTable
+	add := func(name, kind string) {
+		if !seen[strings.ToLower(name)] {
+			seen[strings.ToLower(name)] = true
+			out = append(out, logicalTable{name: name, kind: kind})
+		}
+	}
+	for name := range rules.Tables {
+		add(name, "BASE TABLE")
+	}
+	for _, name := range rules.BroadcastTables {
+		add(name, "BASE TABLE")
+	}
+	rows, err := s.queryRows(ctx, rules.DefaultDataSource, "SHOW FULL TABLES")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		name := string(r[0])
+		if _, isNode := s.srv.physicalTable[name]; isNode {
+			continue
+		}
+		add(name, string(r[1]))
+	}
+	slices.SortFunc(out, func(a, b logicalTable) int { return strings.Compare(a.name, b.name) })
+	return out, nil
+}
+
+// schema checks a schema a statement names ("" for the one in use).
+func (s *Session) schema(name string) (string, error) {
+	if name == "" {
+		if s.db == "" {
+			return "", ErrNoDatabase
+		}
+		return s.db, nil
+	}
+	if name != s.srv.rules.DatabaseName {
+		return "", &UnknownDatabaseError{Name: name}
+	}
+	return name, nil
+}
+
+// tableHome is where the proxy reads a logical table's definition: the
+// first data node of a sharded table, else the table itself on the
+// default data source (broadcast tables are there too).
+func (s *Session) tableHome(name string) (ds, physical string) {
+	rules := s.srv.rules
+	if t := rules.Table(name); t != nil && len(t.DataNodes) > 0 {
+		return t.DataNodes[0].DataSource, t.DataNodes[0].Table
+	}
+	return rules.DefaultDataSource, name
+}
+
+// showTableMeta answers SHOW CREATE TABLE, SHOW COLUMNS (DESCRIBE) and
+// SHOW INDEX from the table's first data node, with the physical name
+// replaced by the logical one.
+func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Protocol, more bool) error {
+	if st.Table == nil {
+		return &NotSupportedError{What: "this SHOW statement"}
+	}
+	schemaName := st.Table.Schema.O
+	if schemaName == "" {
+		schemaName = st.DBName
+	}
+	if _, err := s.schema(schemaName); err != nil {
+		return err
+	}
+	logical := st.Table.Name.O
+	ds, physical := s.tableHome(logical)
+	sql, err := showSQL(st, physical)
+	if err != nil {
+		return err
+	}
+	plan := &router.Plan{Kind: router.KindOther, Type: router.RouteSingle, Routes: []router.Route{{DataSource: ds, SQL: sql}}}
+	res, err := runPlan(ctx, plan, poolSource{s}, s.srv.merger, 0, s.srv.obs)
+	if err != nil {
+		var my *mysql.MyError
+		if errors.As(err, &my) && my.Code == mysql.ER_NO_SUCH_TABLE {
+			return mysql.NewDefaultError(mysql.ER_NO_SUCH_TABLE, s.srv.rules.DatabaseName, logical)
+		}
+		return err
+	}
+	if res.rows == nil {
+		return s.writeOK(res.ok, more)
+	}
+	rename := func(r Row) Row { return r }
+	if physical != logical {
+		switch st.Tp {
+		case ast.ShowCreateTable:
+			rename = func(r Row) Row {
+				r = r.Clone()
+				r[0] = []byte(logical)
+				if len(r) > 1 && r[1] != nil {
+					r[1] = bytes.Replace(r[1], []byte("`"+physical+"`"), []byte("`"+logical+"`"), 1)
+				}
+				return r
+			}
+		case ast.ShowIndex:
+			rename = func(r Row) Row {
+				r = r.Clone()
+				r[0] = []byte(logical)
+				return r
+			}
+		}
+	}
+	return s.writeRows(&mapStream{RowStream: res.rows, fn: rename}, proto, more)
+}
+
+// showSQL writes SHOW CREATE TABLE / COLUMNS / INDEX for a physical
+// table in the plainest spelling every MySQL-compatible server reads.
+func showSQL(st *ast.ShowStmt, physical string) (string, error) {
+	table := string(appendIdent(nil, physical))
+	switch st.Tp {
+	case ast.ShowCreateTable:
+		return "SHOW CREATE TABLE " + table, nil
+	case ast.ShowIndex:
+		return "SHOW INDEX FROM " + table, nil
+	}
+	sql := "SHOW COLUMNS FROM " + table
+	if st.Full {
+		sql = "SHOW FULL COLUMNS FROM " + table
+	}
+	var cond ast.Node
+	switch {
+	case st.Pattern != nil:
+		cond = st.Pattern.Pattern
+		sql += " LIKE "
+	case st.Where != nil:
+		cond = st.Where
+		sql += " WHERE "
+	case st.Column != nil:
+		// DESCRIBE t col
+		return sql + " LIKE " + string(appendQuotedName(st.Column.Name.O)), nil
+	}
+	if cond != nil {
+		var b strings.Builder
+		if err := cond.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
+			return "", &InternalError{Msg: "restore SHOW condition: " + err.Error()}
+		}
+		sql += b.String()
+	}
+	return sql, nil
+}
+
+func appendQuotedName(name string) []byte {
+	lit, _ := sqlarg.AppendLiteral(nil, name, sqlarg.Backslash)
+	return lit
+}
+
+// queryRows runs sql on data source ds and returns all its rows (small
+// metadata results only).
+func (s *Session) queryRows(ctx context.Context, ds, sql string) ([]Row, error) {
+	plan := &router.Plan{Kind: router.KindOther, Type: router.RouteSingle, Routes: []router.Route{{DataSource: ds, SQL: sql}}}
+	res, err := runPlan(ctx, plan, poolSource{s}, s.srv.merger, 0, s.srv.obs)
+	if err != nil {
+		return nil, err
+	}
+	if res.rows == nil {
+		return nil, nil
+	}
+	return drain(res.rows)
+}
+
+// drain reads a stream to its end and closes it; rows are copies.
+func drain(rows RowStream) ([]Row, error) {
+	defer rows.Close()
+	var out []Row
+	for {
+		r, err := rows.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r.Clone())
+	}
+}
+
+// mapStream changes each row of a stream.
+type mapStream struct {
+	RowStream
+	fn func(Row) Row
+}
+
+func (m *mapStream) Next() (Row, error) {
+	r, err := m.RowStream.Next()
+	if err != nil {
+		return nil, err
+	}
+	return m.fn(r), nil
+}
+
+// matchPattern applies SHOW ... LIKE 'pattern' to a name (true when there
+// is no pattern).
+func matchPattern(p *ast.PatternLikeOrIlikeExpr, name string) (bool, error) {
+	if p == nil {
+		return true, nil
+	}
+	v, ok := p.Pattern.(ast.ValueExpr)
+	if !ok {
+		return false, &NotSupportedError{What: "a LIKE pattern that is not a string literal"}
+	}
+	escape := p.Escape
+	if escape == 0 {
+		escape = '\\'
+	}
+	m := likeMatch(v.GetString(), name, escape)
+	return m != p.Not, nil
+}
+
+// likeMatch reports whether s matches a SQL LIKE pattern (% and _),
+// case-insensitively as table-name comparisons are.
+func likeMatch(pattern, s string, escape byte) bool {
+	pattern, s = strings.ToLower(pattern), strings.ToLower(s)
+	var match func(p, t int) bool
+	match = func(p, t int) bool {
+		for p < len(pattern) {
+			c := pattern[p]
+			switch {
+			case c == escape && p+1 < len(pattern):
+				if t >= len(s) || s[t] != pattern[p+1] {
+					return false
+				}
+				p, t = p+2, t+1
+			case c == '%':
+				for k := t; k <= len(s); k++ {
+					if match(p+1, k) {
+						return true
+					}
+				}
+				return false
+			case c == '_':
+				if t >= len(s) {
+					return false
+				}
+				p, t = p+1, t+1
+			default:
+				if t >= len(s) || s[t] != c {
+					return false
+				}
+				p, t = p+1, t+1
+			}
+		}
+		return t == len(s)
+	}
+	return match(0, 0)
+}
+
+// processList is SHOW PROCESSLIST over the proxy's client connections.
+func (srv *Server) processList() RowStream {
+	cols := []*mysql.Field{uintColumn("Id"), stringColumn("User"), stringColumn("Host"), stringColumn("db"),
+		stringColumn("Command"), intColumn("Time"), stringColumn("State"), stringColumn("Info")}
+	srv.mu.Lock()
+	sessions := make([]*Session, 0, len(srv.sessions))
+	for _, s := range srv.sessions {
+		sessions = append(sessions, s)
+	}
+	srv.mu.Unlock()
+	slices.SortFunc(sessions, func(a, b *Session) int { return int(a.id) - int(b.id) })
+	var rows []Row
+	for _, s := range sessions {
+		s.mu.Lock()
+		cmd := "Sleep"
+		if s.busy {
+			cmd = "Query"
+		}
+		s.mu.Unlock()
+		rows = append(rows, rowOf(uint64(s.id), s.user, s.nc.RemoteAddr().String(), nil, cmd, int64(0), "", nil))
+	}
+	return newMemStream(cols, rows)
+}
+
+// handleFieldList answers COM_FIELD_LIST (the column list of a table, used
+// by the mariadb client's completion).
+func (s *Session) handleFieldList(data []byte) error {
+	table, wildcard, _ := bytes.Cut(data, []byte{0})
+	fields, err := s.fieldList(string(table), string(wildcard))
+	if err != nil {
+		return err
+	}
+	for _, f := range fields {
+		out := wire.AppendColumn(s.wc.Scratch(), f)
+		if f.DefaultValue != nil {
+			out = wire.AppendLenEncString(out, f.DefaultValue)
+		}
+		if err := s.writePacket(out); err != nil {
+			return err
+		}
+	}
+	return s.writeEOF(false)
+}
+
+// fieldList reads a logical table's columns from its first data node.
+func (s *Session) fieldList(logical, wildcard string) ([]*mysql.Field, error) {
+	ds, physical := s.tableHome(logical)
+	ctx, end := s.statementContext()
+	defer end()
+	bcs, err := poolSource{s}.acquire(ctx, ds, 1)
+	if err != nil {
+		return nil, err
+	}
+	bc := bcs[0]
+	defer poolSource{s}.release(bc)
+	if err := bc.send(mysql.COM_FIELD_LIST, physical+"\x00"+wildcard); err != nil {
+		return nil, err
+	}
+	var fields []*mysql.Field
+	for {
+		p, err := bc.wc.ReadPacket()
+		if err != nil {
+			return nil, bc.lost(err)
+		}
+		if wire.IsErr(p) {
+			return nil, wire.ParseErr(p)
+		}
+		if wire.IsEOF(p) {
+			return fields, nil
+		}
+		f, err := wire.ParseColumn(p)
+		if err != nil {
+			return nil, bc.lost(err)
+		}
+		fields = append(fields, s.logicalColumn(f))
+	}
+}

@@ -1,0 +1,209 @@
+package proxy
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
+)
+
+// preparedStmt is a server-side prepared statement of a session. A routed
+// statement is analysed by the router once, at prepare time, and bound to
+// each execute's values (routing happens then); a statement the session
+// answers itself (SET, SHOW, SELECT @@var, ...) is run as text with the
+// values written in.
+type preparedStmt struct {
+	id     uint32
+	sql    string
+	params int
+	pp     PreparedPlan // nil when the statement is not routed
+	// types are the parameter types the client bound last; an execute
+	// may omit them.
+	types    []byte
+	longData [][]byte // COM_STMT_SEND_LONG_DATA per parameter
+}
+
+// handleStmtPrepare answers COM_STMT_PREPARE. The column count is
+// reported as 0: the columns come with each execute's result, which every
+// client reads.
+func (s *Session) handleStmtPrepare(sql string) error {
+	ps, err := s.prepare(sql)
+	if err != nil {
+		return err
+	}
+	if err := s.writePacket(wire.AppendPrepareOK(s.wc.Scratch(), ps.id, 0, uint16(ps.params), 0)); err != nil {
+		return err
+	}
+	if ps.params == 0 {
+		return nil
+	}
+	param := &mysql.Field{Name: []byte("?"), Charset: charsetBinary, Type: mysql.MYSQL_TYPE_VAR_STRING, Flag: mysql.BINARY_FLAG}
+	for range ps.params {
+		if err := s.writePacket(wire.AppendColumn(s.wc.Scratch(), param)); err != nil {
+			return err
+		}
+	}
+	return s.writeEOF(false)
+}
+
+// prepare parses and plans a statement and keeps it under a new id.
+func (s *Session) prepare(sql string) (*preparedStmt, error) {
+	stmts, _, err := s.parser.Parse(sql, "", "")
+	if err != nil {
+		return nil, &ParseError{Err: err}
+	}
+	if len(stmts) != 1 {
+		return nil, &ParseError{Err: fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))}
+	}
+	ps := &preparedStmt{sql: sql, params: countParams(stmts[0])}
+	if routed(stmts[0]) {
+		if ps.pp, err = s.srv.planner.Prepare(stmts[0], sql, s.db); err != nil {
+			return nil, err
+		}
+		if ps.pp.Kind() == router.KindOther {
+			ps.pp = nil
+		}
+	}
+	s.nextStmtID++
+	ps.id = s.nextStmtID
+	s.stmts[ps.id] = ps
+	return ps, nil
+}
+
+// handleStmtExecute answers COM_STMT_EXECUTE with binary-protocol rows.
+func (s *Session) handleStmtExecute(data []byte) {
+	s.srv.questions.Add(1)
+	s.answer(s.stmtExecute(data))
+}
+
+func (s *Session) stmtExecute(data []byte) error {
+	id, err := wire.StmtID(data)
+	if err != nil {
+		return err
+	}
+	ps, ok := s.stmts[id]
+	if !ok {
+		return &UnknownStmtError{ID: id, Command: "mysqld_stmt_execute"}
+	}
+	e, err := wire.ParseExecute(data, ps.params, ps.types, ps.longData)
+	ps.longData = nil
+	if err != nil {
+		return &InternalError{Msg: "malformed COM_STMT_EXECUTE: " + err.Error()}
+	}
+	ps.types = e.Types
+	if e.CursorFlags != 0 {
+		return &NotSupportedError{What: "cursors on prepared statements (useCursorFetch)"}
+	}
+	return s.executeStmt(ps, e.Args)
+}
+
+// executeStmt runs a prepared statement with its arguments: routed at
+// execute time with the bound values, or as text with them written in.
+func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
+	if len(args) != ps.params {
+		return mysql.NewDefaultError(mysql.ER_WRONG_ARGUMENTS, "mysqld_stmt_execute")
+	}
+	if ps.pp != nil {
+		if hook := s.srv.beforeStatement; hook != nil {
+			hook(ps.sql)
+		}
+		ctx, end := s.statementContext()
+		defer end()
+		return s.runPrepared(ctx, ps.pp, ps.sql, args, BinaryProtocol, false)
+	}
+	sql, err := sqlarg.Interpolate(ps.sql, args, sqlarg.Backslash)
+	if err != nil {
+		return &InternalError{Msg: err.Error()}
+	}
+	stmt, err := s.parser.ParseOneStmt(sql, "", "")
+	if err != nil {
+		return &ParseError{Err: err}
+	}
+	return s.execute(stmt, sql, nil, BinaryProtocol, false, false)
+}
+
+// handleStmtClose answers COM_STMT_CLOSE (no response).
+func (s *Session) handleStmtClose(data []byte) {
+	if id, err := wire.StmtID(data); err == nil {
+		delete(s.stmts, id)
+	}
+}
+
+// handleStmtReset answers COM_STMT_RESET: long data sent so far is dropped.
+func (s *Session) handleStmtReset(data []byte) error {
+	id, err := wire.StmtID(data)
+	if err != nil {
+		return err
+	}
+	ps, ok := s.stmts[id]
+	if !ok {
+		return &UnknownStmtError{ID: id, Command: "mysqld_stmt_reset"}
+	}
+	ps.longData = nil
+	return s.writeOK(wire.OK{}, false)
+}
+
+// handleStmtSendLongData answers COM_STMT_SEND_LONG_DATA (no response):
+// the bytes are added to the parameter's value for the next execute.
+func (s *Session) handleStmtSendLongData(data []byte) {
+	id, err := wire.StmtID(data)
+	if err != nil || len(data) < 6 {
+		return
+	}
+	ps, ok := s.stmts[id]
+	if !ok {
+		return
+	}
+	param := int(binary.LittleEndian.Uint16(data[4:]))
+	if param >= ps.params {
+		return
+	}
+	if ps.longData == nil {
+		ps.longData = make([][]byte, ps.params)
+	}
+	if ps.longData[param] == nil {
+		ps.longData[param] = []byte{}
+	}
+	ps.longData[param] = append(ps.longData[param], data[6:]...)
+}
+
+// routed reports whether the planner handles stmt, rather than the
+// session (see Session.execute).
+func routed(stmt ast.StmtNode) bool {
+	switch st := stmt.(type) {
+	case *ast.UseStmt, *ast.SetStmt, *ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt,
+		*ast.SavepointStmt, *ast.ReleaseSavepointStmt, *ast.KillStmt, *ast.ShowStmt, *ast.ExplainStmt:
+		return false
+	case *ast.SelectStmt:
+		if st.From == nil && !hasTable(st) {
+			return false
+		}
+		return schemaOf(st) != infoSchema
+	case *ast.DoStmt:
+		return hasTable(st)
+	}
+	return true
+}
+
+// paramCounter counts ? placeholders.
+type paramCounter struct{ n int }
+
+func (c *paramCounter) Enter(n ast.Node) (ast.Node, bool) {
+	if _, ok := n.(ast.ParamMarkerExpr); ok {
+		c.n++
+	}
+	return n, false
+}
+
+func (c *paramCounter) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func countParams(stmt ast.StmtNode) int {
+	c := &paramCounter{}
+	stmt.Accept(c)
+	return c.n
+}

@@ -1,0 +1,217 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/shardflake/shardflake/router"
+)
+
+// txnState is a session's transaction. A transaction pins one backend
+// connection per data source it touches, starting a backend transaction
+// there on first touch; COMMIT commits each data source in turn. That is
+// not atomic across data sources (as ShardingSphere's LOCAL transactions):
+// if a later commit fails, the earlier ones stay committed, and the error
+// says which. server.multiSourceTransactions: reject refuses statements
+// that would make one transaction write to a second data source.
+type txnState struct {
+	active  bool
+	conns   map[string]*backendConn
+	order   []string        // data sources in the order they joined
+	written map[string]bool // data sources the transaction wrote to
+	// begin is the statement that starts each backend's part, e.g.
+	// "START TRANSACTION READ ONLY".
+	begin string
+	// isolation is a one-shot SET TRANSACTION ISOLATION LEVEL for the
+	// next transaction, "" for none.
+	isolation string
+}
+
+// inTransaction reports whether the next statement runs inside a
+// transaction (BEGIN, or autocommit=0).
+func (s *Session) inTransaction() bool { return s.txn.active || !s.autocommit }
+
+// beginTransaction starts a transaction; one that is open is committed
+// first, as MySQL does.
+func (s *Session) beginTransaction(st *ast.BeginStmt) error {
+	if s.txn.active {
+		if err := s.endTransaction(true); err != nil {
+			return err
+		}
+	}
+	s.startTxn(beginSQL(st))
+	return nil
+}
+
+func (s *Session) startTxn(begin string) {
+	iso := s.txn.isolation
+	s.txn = txnState{active: true, conns: map[string]*backendConn{}, written: map[string]bool{}, begin: begin, isolation: iso}
+}
+
+func beginSQL(st *ast.BeginStmt) string {
+	if st == nil {
+		return "START TRANSACTION"
+	}
+	// TiDB's own options (pessimistic, AS OF) mean nothing to MySQL.
+	if st.ReadOnly {
+		return "START TRANSACTION READ ONLY"
+	}
+	return "START TRANSACTION"
+}
+
+// endTransaction commits (commit) or rolls back the open transaction on
+// every data source it touched, in the order they joined, and gives the
+// connections back. On a failed commit the data sources not yet
+// committed are rolled back and the error names what did commit.
+func (s *Session) endTransaction(commit bool) error {
+	t := s.txn
+	s.txn = txnState{isolation: t.isolation}
+	if !t.active {
+		return nil
+	}
+	s.txn.isolation = ""
+	var err error
+	var committed []string
+	for _, ds := range t.order {
+		bc := t.conns[ds]
+		if err == nil && commit {
+			if _, cerr := bc.exec("COMMIT"); cerr != nil {
+				err = &CommitError{DataSource: ds, Committed: committed, Err: cerr}
+			} else {
+				committed = append(committed, ds)
+			}
+		} else if !bc.broken {
+			if _, rerr := bc.exec("ROLLBACK"); rerr != nil {
+				s.log.Warn("rollback failed", "datasource", ds, "err", rerr)
+				bc.broken = true
+			}
+		}
+		if s.unhold(bc) {
+			bc.pool.put(bc)
+		}
+	}
+	return err
+}
+
+// implicitCommit commits an open transaction before a statement that
+// MySQL runs outside one (DDL, SET autocommit=1, BEGIN).
+func (s *Session) implicitCommit() error {
+	if !s.txn.active {
+		return nil
+	}
+	return s.endTransaction(true)
+}
+
+// checkMultiSource applies multiSourceTransactions: reject to a write
+// that reaches data sources dss inside a transaction.
+func (s *Session) checkMultiSource(plan *router.Plan) error {
+	if s.srv.rules.Server.MultiSourceTransactions != router.MultiSourceReject || plan.Kind == router.KindSelect {
+		return nil
+	}
+	var first string
+	for ds := range s.txn.written {
+		first = ds
+	}
+	for _, r := range plan.Routes {
+		if first == "" {
+			first = r.DataSource
+			continue
+		}
+		if r.DataSource != first {
+			return &MultiSourceError{InUse: first, Wanted: r.DataSource}
+		}
+	}
+	return nil
+}
+
+// afterTxnStatement ends a transaction that can no longer go on: a
+// pinned connection broke, or a backend rolled its part back (deadlock).
+func (s *Session) afterTxnStatement(err error) {
+	var my *mysql.MyError
+	deadlock := errors.As(err, &my) && my.Code == mysql.ER_LOCK_DEADLOCK
+	broken := false
+	for _, bc := range s.txn.conns {
+		broken = broken || bc.broken
+	}
+	if deadlock || broken {
+		s.log.Info("transaction rolled back", "err", err)
+		s.endTransaction(false)
+	}
+}
+
+// txnSource gives a statement inside a transaction its data sources'
+// pinned connections, starting the backend transaction on first touch.
+type txnSource struct {
+	s     *Session
+	write bool
+}
+
+func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendConn, error) {
+	s := t.s
+	if bc, ok := s.txn.conns[ds]; ok {
+		if t.write {
+			s.txn.written[ds] = true
+		}
+		return []*backendConn{bc}, nil
+	}
+	bcs, err := poolSource{s}.acquire(ctx, ds, 1)
+	if err != nil {
+		return nil, err
+	}
+	bc := bcs[0]
+	if s.txn.isolation != "" {
+		if _, err := bc.exec("SET TRANSACTION ISOLATION LEVEL " + s.txn.isolation); err != nil {
+			poolSource{s}.release(bc)
+			return nil, err
+		}
+	}
+	if _, err := bc.exec(s.txn.begin); err != nil {
+		poolSource{s}.release(bc)
+		return nil, err
+	}
+	s.txn.conns[ds] = bc
+	s.txn.order = append(s.txn.order, ds)
+	if t.write {
+		s.txn.written[ds] = true
+	}
+	return bcs, nil
+}
+
+// release keeps pinned connections: the transaction gives them back.
+func (txnSource) release(*backendConn) {}
+
+// poolSource gives a statement outside a transaction pooled connections
+// carrying the session's settings.
+type poolSource struct{ s *Session }
+
+func (ps poolSource) acquire(ctx context.Context, ds string, n int) ([]*backendConn, error) {
+	s := ps.s
+	p, err := s.srv.pool(ds, s.foundRows)
+	if err != nil {
+		return nil, err
+	}
+	bcs, err := p.get(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	want := s.vars.sql()
+	for _, bc := range bcs {
+		if err := bc.apply(want); err != nil {
+			p.put(bcs...)
+			return nil, err
+		}
+	}
+	for _, bc := range bcs {
+		s.hold(bc)
+	}
+	return bcs, nil
+}
+
+func (ps poolSource) release(bc *backendConn) {
+	if ps.s.unhold(bc) {
+		bc.pool.put(bc)
+	}
+}

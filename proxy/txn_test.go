@@ -1,0 +1,162 @@
+package proxy
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+)
+
+// countOrders counts t_order rows as the backends hold them, committed.
+func countOrders(t *testing.T, e *testEnv, ids ...int64) int {
+	t.Helper()
+	return len(filterIDs(landed(t, e), ids))
+}
+
+func filterIDs(where map[int64]string, ids []int64) []int64 {
+	var out []int64
+	for _, id := range ids {
+		if _, ok := where[id]; ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func TestTransactions(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	ctx := context.Background()
+	c := e.conn(t)
+	other := e.conn(t)
+	exec := func(c *sql.Conn, q string, args ...any) {
+		t.Helper()
+		if _, err := c.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+
+	t.Run("commit over two data sources, own writes visible", func(t *testing.T) {
+		exec(c, "BEGIN")
+		exec(c, "INSERT INTO t_order (order_id, user_id) VALUES (1, 0), (2, 1)") // ds_0 and ds_1
+		if n := len(queryInts(t, c, "SELECT order_id FROM t_order WHERE order_id IN (1, 2)")); n != 2 {
+			t.Errorf("inside the transaction: %d of its rows visible, want 2", n)
+		}
+		if n := len(queryInts(t, other, "SELECT order_id FROM t_order WHERE order_id IN (1, 2)")); n != 0 {
+			t.Errorf("another connection sees %d uncommitted rows", n)
+		}
+		if n := countOrders(t, e, 1, 2); n != 0 {
+			t.Errorf("backends hold %d uncommitted rows", n)
+		}
+		exec(c, "COMMIT")
+		if n := countOrders(t, e, 1, 2); n != 2 {
+			t.Errorf("after COMMIT the backends hold %d rows, want 2", n)
+		}
+	})
+
+	t.Run("rollback", func(t *testing.T) {
+		exec(c, "START TRANSACTION")
+		exec(c, "INSERT INTO t_order (order_id, user_id) VALUES (3, 0), (4, 1)")
+		exec(c, "UPDATE t_order SET status = 'changed' WHERE order_id IN (1, 2)")
+		exec(c, "ROLLBACK")
+		if n := countOrders(t, e, 3, 4); n != 0 {
+			t.Errorf("after ROLLBACK %d rows remain", n)
+		}
+		if got := queryStrings(t, other, "SELECT status FROM t_order WHERE order_id = 1 AND user_id = 0"); len(got) != 1 || got[0] != "NULL" {
+			t.Errorf("after ROLLBACK the update stayed: %q", got)
+		}
+	})
+
+	t.Run("autocommit=0", func(t *testing.T) {
+		exec(c, "SET autocommit = 0")
+		var ac int
+		c.QueryRowContext(ctx, "SELECT @@autocommit").Scan(&ac)
+		if ac != 0 {
+			t.Errorf("@@autocommit = %d after SET autocommit = 0", ac)
+		}
+		exec(c, "INSERT INTO t_order (order_id, user_id) VALUES (5, 0)")
+		if n := countOrders(t, e, 5); n != 0 {
+			t.Error("autocommit=0: row committed without COMMIT")
+		}
+		exec(c, "COMMIT")
+		if n := countOrders(t, e, 5); n != 1 {
+			t.Error("autocommit=0: COMMIT did not commit")
+		}
+		exec(c, "INSERT INTO t_order (order_id, user_id) VALUES (6, 1)")
+		exec(c, "SET autocommit = 1") // commits, as in MySQL
+		if n := countOrders(t, e, 6); n != 1 {
+			t.Error("SET autocommit = 1 did not commit the open transaction")
+		}
+	})
+
+	t.Run("DDL commits first", func(t *testing.T) {
+		exec(c, "BEGIN")
+		exec(c, "INSERT INTO t_order (order_id, user_id) VALUES (7, 0)")
+		exec(c, "CREATE TABLE IF NOT EXISTS t_plain (id INT PRIMARY KEY)")
+		if n := countOrders(t, e, 7); n != 1 {
+			t.Error("DDL inside a transaction did not commit it")
+		}
+	})
+
+	t.Run("connection close rolls back", func(t *testing.T) {
+		c2, err := e.open(t).Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(c2, "BEGIN")
+		exec(c2, "INSERT INTO t_order (order_id, user_id) VALUES (8, 0), (9, 1)")
+		c2.Raw(func(dc any) error { return dc.(interface{ Close() error }).Close() })
+		c2.Close()
+		waitFor(t, func() bool {
+			for _, st := range e.srv.PoolStats() {
+				if st.InUse != 0 {
+					return false
+				}
+			}
+			return true
+		})
+		if n := countOrders(t, e, 8, 9); n != 0 {
+			t.Errorf("%d rows of an abandoned transaction committed", n)
+		}
+	})
+}
+
+func TestRejectMultiSourceTransactions(t *testing.T) {
+	e := startEnv(t, envOptions{server: "multiSourceTransactions: reject"})
+	createTables(t, e)
+	ctx := context.Background()
+	c := e.conn(t)
+	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id) VALUES (1, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id) VALUES (2, 1)")
+	if errCode(err) != 1235 {
+		t.Fatalf("write to a second data source: got %v, want 1235", err)
+	}
+	// The transaction goes on on its data source.
+	if _, err := c.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id) VALUES (3, 2)"); err != nil {
+		t.Fatalf("same data source after the refusal: %v", err)
+	}
+	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	if got := countOrders(t, e, 1, 2, 3); got != 2 {
+		t.Errorf("%d rows committed, want 2 (orders 1 and 3)", got)
+	}
+	// A statement that alone would write to both is refused before it runs.
+	c.ExecContext(ctx, "BEGIN")
+	_, err = c.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id) VALUES (4, 0), (5, 1)")
+	if errCode(err) != 1235 {
+		t.Errorf("one statement over two data sources: got %v, want 1235", err)
+	}
+	c.ExecContext(ctx, "COMMIT")
+	if got := countOrders(t, e, 4, 5); got != 0 {
+		t.Errorf("the refused statement stored %d rows", got)
+	}
+	// Outside a transaction nothing is refused.
+	if _, err := c.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id) VALUES (6, 0), (7, 1)"); err != nil {
+		t.Errorf("autocommit write to two data sources: %v", err)
+	}
+}

@@ -1,0 +1,362 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
+)
+
+// settings are the session variables a client set (SET NAMES, SET
+// [SESSION] var, SET @user_var) that every backend connection the session
+// uses must carry. They are kept in the order of their last assignment and
+// applied as one SET statement; a backend connection remembers which
+// settings it carries, so a session reusing it pays nothing, and another
+// session gets it reset first (backendConn.apply).
+type settings struct {
+	items []setting
+}
+
+type setting struct {
+	key string // what a later assignment replaces, e.g. "@@sql_mode"
+	sql string // the assignment, e.g. "@@SESSION.sql_mode = 'ANSI'"
+}
+
+func (v settings) clone() settings {
+	return settings{items: append([]setting(nil), v.items...)}
+}
+
+func (v *settings) remove(keys ...string) {
+	out := v.items[:0]
+	for _, it := range v.items {
+		keep := true
+		for _, k := range keys {
+			if it.key == k {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, it)
+		}
+	}
+	v.items = out
+}
+
+func (v *settings) set(key, sql string) {
+	v.remove(key)
+	v.items = append(v.items, setting{key: key, sql: sql})
+}
+
+// setNames records SET NAMES, which supersedes the character set
+// variables it sets. utf8mb4 with its default collation is the baseline
+// every backend connection has, so it needs no setting.
+func (v *settings) setNames(cs, collation string) {
+	v.remove("names", "@@character_set_client", "@@character_set_results", "@@character_set_connection", "@@collation_connection")
+	cs = strings.ToLower(cs)
+	if cs == "utf8mb4" && (collation == "" || strings.EqualFold(collation, backendCollation)) {
+		return
+	}
+	sql := "NAMES " + cs
+	if collation != "" {
+		sql += " COLLATE " + collation
+	}
+	v.set("names", sql)
+}
+
+// sql returns the assignments for a SET statement ("" for none).
+func (v settings) sql() string {
+	if len(v.items) == 0 {
+		return ""
+	}
+	parts := make([]string, len(v.items))
+	for i, it := range v.items {
+		parts[i] = it.sql
+	}
+	return strings.Join(parts, ", ")
+}
+
+// handleSet runs SET. autocommit and SET TRANSACTION ISOLATION LEVEL are
+// the session's own business; everything else is checked by running it on
+// the default data source and then recorded for every backend connection.
+func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) error {
+	next := s.vars.clone()
+	var assignments []string
+	var autocommit *bool
+	isolation := ""
+	for _, a := range st.Variables {
+		name := strings.ToLower(a.Name)
+		switch {
+		case a.IsGlobal || a.IsInstance:
+			return &NotSupportedError{What: "SET GLOBAL through the proxy (set it on each data source)"}
+		case a.Name == ast.SetNames:
+			cs, err := restoreExpr(a.Value)
+			if err != nil {
+				return err
+			}
+			collation := ""
+			if a.ExtendValue != nil {
+				collation = valueText(a.ExtendValue)
+			}
+			cs = strings.Trim(cs, "'`\"")
+			if strings.EqualFold(cs, "default") {
+				cs = "utf8mb4"
+			}
+			next.setNames(cs, collation)
+			assignments = append(assignments, "NAMES "+cs+collateSuffix(collation))
+		case a.Name == ast.SetCharset:
+			cs, err := restoreExpr(a.Value)
+			if err != nil {
+				return err
+			}
+			next.remove("names")
+			next.set("charset", "CHARACTER SET "+cs)
+			assignments = append(assignments, "CHARACTER SET "+cs)
+		case a.IsSystem && name == "autocommit":
+			on, err := boolSetting(a.Value)
+			if err != nil {
+				return err
+			}
+			autocommit = &on
+		case a.IsSystem && name == "tx_isolation_one_shot":
+			level, err := restoreExpr(a.Value)
+			if err != nil {
+				return err
+			}
+			isolation = strings.ReplaceAll(strings.Trim(level, "'"), "-", " ")
+		case a.IsSystem:
+			val, err := restoreExpr(a.Value)
+			if err != nil {
+				return err
+			}
+			sql := "@@SESSION." + name + " = " + val
+			next.set("@@"+name, sql)
+			assignments = append(assignments, sql)
+		default:
+			val, err := s.userVarValue(ctx, a.Value)
+			if err != nil {
+				return err
+			}
+			sql := "@`" + strings.ReplaceAll(a.Name, "`", "``") + "` = " + val
+			next.set("@"+name, sql)
+			assignments = append(assignments, sql)
+		}
+	}
+	if len(assignments) > 0 {
+		if err := s.applySet(ctx, "SET "+strings.Join(assignments, ", "), next); err != nil {
+			return err
+		}
+	}
+	s.vars = next
+	if isolation != "" {
+		s.txn.isolation = isolation
+	}
+	if autocommit != nil {
+		if *autocommit && !s.autocommit {
+			// Turning autocommit on commits, as in MySQL.
+			if err := s.implicitCommit(); err != nil {
+				return err
+			}
+		}
+		s.autocommit = *autocommit
+	}
+	return s.writeOK(wire.OK{}, more)
+}
+
+// applySet runs a SET on a default data source connection (that is the
+// check that the values are valid) and on the connections an open
+// transaction pinned.
+func (s *Session) applySet(ctx context.Context, set string, next settings) error {
+	src := poolSource{s}
+	bcs, err := src.acquire(ctx, s.srv.rules.DefaultDataSource, 1)
+	if err != nil {
+		return err
+	}
+	bc := bcs[0]
+	ok, err := bc.exec(set)
+	if err != nil {
+		// The connection may hold part of the SET; make it reset.
+		bc.applied = "\x00unknown"
+		src.release(bc)
+		return err
+	}
+	if err := s.followSQLMode(bc, ok); err != nil {
+		bc.applied = "\x00unknown"
+		src.release(bc)
+		return err
+	}
+	bc.applied = next.sql()
+	src.release(bc)
+	for _, ds := range s.txn.order {
+		pinned := s.txn.conns[ds]
+		if _, err := pinned.exec(set); err != nil {
+			return err
+		}
+		pinned.applied = next.sql()
+	}
+	return nil
+}
+
+// followSQLMode makes the session's parser read SQL as the session's
+// sql_mode says (ANSI_QUOTES, PIPES_AS_CONCAT, ...), reading the mode a
+// SET left on bc. NO_BACKSLASH_ESCAPES is refused: the router writes
+// string literals with backslash escapes.
+func (s *Session) followSQLMode(bc *backendConn, ok wire.OK) error {
+	if ok.Status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0 {
+		return &NotSupportedError{What: "sql_mode NO_BACKSLASH_ESCAPES"}
+	}
+	if err := bc.send(mysql.COM_QUERY, "SELECT @@SESSION.sql_mode"); err != nil {
+		return err
+	}
+	h, err := bc.readHead()
+	if err != nil {
+		return err
+	}
+	if h.columns == nil {
+		return &InternalError{Msg: "SELECT @@sql_mode returned no rows"}
+	}
+	p, err := bc.readRow()
+	if err != nil {
+		return err
+	}
+	row, err := wire.SplitTextRow(p, 1, nil)
+	if err != nil {
+		return bc.lost(err)
+	}
+	text := string(row[0])
+	if err := bc.discardRows(); err != nil {
+		return err
+	}
+	mode, err := tidbmysql.GetSQLMode(text)
+	if err != nil {
+		// A mode TiDB does not know (MariaDB's own) changes no parsing.
+		mode = 0
+		for _, part := range strings.Split(text, ",") {
+			if m, err := tidbmysql.GetSQLMode(part); err == nil {
+				mode |= m
+			}
+		}
+	}
+	s.parser.SetSQLMode(mode)
+	return nil
+}
+
+// userVarValue evaluates a user variable's value once, on the default
+// data source, so that replaying the assignment on other connections
+// gives the same value (SET @t = NOW() must not change per connection).
+func (s *Session) userVarValue(ctx context.Context, e ast.ExprNode) (string, error) {
+	val, err := restoreExpr(e)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := e.(ast.ValueExpr); ok {
+		return val, nil
+	}
+	plan := &router.Plan{Kind: router.KindSelect, Type: router.RouteSingle, Routes: []router.Route{{DataSource: s.srv.rules.DefaultDataSource, SQL: "SELECT " + val}}}
+	res, err := runPlan(ctx, plan, poolSource{s}, s.srv.merger, 0, s.srv.obs)
+	if err != nil {
+		return "", err
+	}
+	defer res.rows.Close()
+	row, err := res.rows.Next()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return "NULL", nil
+		}
+		return "", err
+	}
+	if row[0] == nil {
+		return "NULL", nil
+	}
+	if isNumeric(res.rows.Columns()[0].Type) {
+		return string(row[0]), nil
+	}
+	lit, err := sqlarg.AppendLiteral(nil, string(row[0]), sqlarg.Backslash)
+	return string(lit), err
+}
+
+func isNumeric(tp byte) bool {
+	switch tp {
+	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG,
+		mysql.MYSQL_TYPE_LONGLONG, mysql.MYSQL_TYPE_FLOAT, mysql.MYSQL_TYPE_DOUBLE,
+		mysql.MYSQL_TYPE_DECIMAL, mysql.MYSQL_TYPE_NEWDECIMAL, mysql.MYSQL_TYPE_YEAR:
+		return true
+	}
+	return false
+}
+
+func collateSuffix(collation string) string {
+	if collation == "" {
+		return ""
+	}
+	return " COLLATE " + collation
+}
+
+// restoreExpr writes an expression back as SQL. Subqueries are refused:
+// they could name logical tables, which only the router can resolve.
+func restoreExpr(e ast.ExprNode) (string, error) {
+	if e == nil {
+		return "DEFAULT", nil
+	}
+	if hasSubquery(e) {
+		return "", &NotSupportedError{What: "subqueries in SET"}
+	}
+	var b strings.Builder
+	if err := e.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
+		return "", &InternalError{Msg: "restore expression: " + err.Error()}
+	}
+	return b.String(), nil
+}
+
+// valueText returns a literal's text (a collation name, a charset).
+func valueText(v ast.ValueExpr) string {
+	if v == nil {
+		return ""
+	}
+	s, err := restoreExpr(v)
+	if err != nil {
+		return ""
+	}
+	return strings.Trim(s, "'`\"")
+}
+
+// boolSetting reads ON/OFF/1/0/TRUE/FALSE.
+func boolSetting(e ast.ExprNode) (bool, error) {
+	s, err := restoreExpr(e)
+	if err != nil {
+		return false, err
+	}
+	switch strings.ToUpper(strings.Trim(s, "'`\"")) {
+	case "1", "ON", "TRUE":
+		return true, nil
+	case "0", "OFF", "FALSE":
+		return false, nil
+	}
+	return false, mysql.NewDefaultError(mysql.ER_WRONG_VALUE_FOR_VAR, "autocommit", s)
+}
+
+type subqueryFinder struct{ found bool }
+
+func (f *subqueryFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if _, ok := n.(*ast.SubqueryExpr); ok {
+		f.found = true
+		return n, true
+	}
+	return n, false
+}
+
+func (f *subqueryFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func hasSubquery(n ast.Node) bool {
+	f := &subqueryFinder{}
+	n.Accept(f)
+	return f.found
+}
