@@ -39,6 +39,7 @@ type claim struct {
 	dc, worker int
 	lease      clientv3.LeaseID
 	ttl        time.Duration
+	sent       time.Time // when the grant was sent
 	deadline   time.Time // stop issuing here unless renewed
 	mark       mark
 	found      bool // the pair had a mark from an earlier holder
@@ -162,7 +163,7 @@ func (s *etcdSource) tryClaim(ctx context.Context) (claim, error) {
 		if !resp.Succeeded {
 			continue // another generator won this pair since the scan
 		}
-		c := claim{dc: p[0], worker: p[1], lease: grant.ID, ttl: granted,
+		c := claim{dc: p[0], worker: p[1], lease: grant.ID, ttl: granted, sent: sent,
 			deadline: sent.Add(granted - s.margin(granted))}
 		if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
 			var m markJSON
@@ -260,7 +261,7 @@ func (g *Snowflake) startEtcd(ctx context.Context, cli *clientv3.Client) error {
 // both. Called with g.mu held (or before the generator is shared).
 func (g *Snowflake) adoptClaim(c claim) {
 	g.setPair(c.dc, c.worker)
-	g.lease, g.leaseTTL, g.leaseDeadline = c.lease, c.ttl, c.deadline
+	g.lease, g.leaseTTL, g.leaseRenewed, g.leaseDeadline = c.lease, c.ttl, c.sent, c.deadline
 	g.leaseState, g.leaseReason = LeaseHeld, ""
 	g.store = &etcdMarks{src: g.etcd, dc: c.dc, worker: c.worker, lease: c.lease}
 	g.hw = -1
@@ -322,7 +323,7 @@ func (g *Snowflake) keepLease() {
 			granted := time.Duration(resp.TTL) * time.Second
 			g.mu.Lock()
 			if d := sent.Add(granted - src.margin(granted)); d.After(g.leaseDeadline) {
-				g.leaseDeadline = d
+				g.leaseRenewed, g.leaseDeadline = sent, d
 			}
 			g.leaseState, g.leaseReason = LeaseHeld, ""
 			g.mu.Unlock()

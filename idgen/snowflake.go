@@ -63,6 +63,7 @@ type Snowflake struct {
 
 	lease         clientv3.LeaseID
 	leaseState    LeaseState
+	leaseRenewed  time.Time
 	leaseDeadline time.Time
 	leaseTTL      time.Duration
 	leaseReason   string
@@ -225,9 +226,7 @@ func (g *Snowflake) NextN(n int) (int64, error) {
 		switch {
 		case wait.write != nil:
 			g.highWaterWaits++
-			g.mu.Unlock()
-			<-wait.write
-			g.mu.Lock()
+			g.awaitWriteLocked(wait.write, now)
 		default:
 			if slept > g.stallLimit() {
 				return 0, &ClockStalledError{Waited: slept}
@@ -239,6 +238,27 @@ func (g *Snowflake) NextN(n int) (int64, error) {
 			g.mu.Lock()
 		}
 	}
+}
+
+// awaitWriteLocked waits, with g.mu released, for a high-water write to
+// finish, or under a lease only until the lease deadline: a write stuck on
+// an unreachable etcd must not hold the caller past the point where the
+// answer is ErrLeaseLost anyway.
+func (g *Snowflake) awaitWriteLocked(done chan struct{}, now time.Time) {
+	if g.etcd == nil {
+		g.mu.Unlock()
+		<-done
+		g.mu.Lock()
+		return
+	}
+	timer := time.NewTimer(g.leaseDeadline.Sub(now))
+	g.mu.Unlock()
+	select {
+	case <-done:
+	case <-timer.C:
+	}
+	timer.Stop()
+	g.mu.Lock()
 }
 
 // stallLimit is how long one call sleeps in total before it decides the

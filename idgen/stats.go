@@ -66,8 +66,11 @@ type Stats struct {
 	Source                 WorkerIDSource
 	DatacenterID, WorkerID int
 	LeaseState             LeaseState
-	// LeaseDeadline is when the generator stops issuing unless the lease is
-	// renewed (monotonic); zero without a lease.
+	// LeaseRenewed is when the last successful grant or keep-alive was
+	// sent: etcd keeps the lease at least until LeaseRenewed + LeaseTTL.
+	// LeaseDeadline, a margin earlier, is when the generator stops issuing
+	// unless renewed again. Both are zero without a lease.
+	LeaseRenewed  time.Time
 	LeaseDeadline time.Time
 	LeaseTTL      time.Duration
 	// HighWater is the persisted high-water mark; zero without a state file
@@ -104,6 +107,7 @@ func (g *Snowflake) Stats() Stats {
 	}
 	if g.etcd != nil {
 		s.LeaseState = g.leaseStateLocked(now)
+		s.LeaseRenewed = g.leaseRenewed
 		s.LeaseDeadline = g.leaseDeadline
 		s.LeaseTTL = g.leaseTTL
 	}

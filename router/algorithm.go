@@ -23,7 +23,8 @@ type Algorithm interface {
 // is 0, ' 7' is 7), and a fraction (4.5, '4.5', 1e1) is rounded half away
 // from zero, as MySQL stores it in a BIGINT column. A uint64 above the
 // int64 range is an error. NULL matches no row, so a NULL among exact values
-// contributes no target.
+// contributes no target. The date-time algorithms (INTERVAL,
+// AUTO_INTERVAL) read strings in their pattern and also accept time.Time.
 type Value = any
 
 // Range is a range of one column's values; a nil bound is unbounded.

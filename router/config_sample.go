@@ -19,7 +19,12 @@ const (
 )
 
 type columnDomain struct {
-	kind     domainKind
+	kind domainKind
+	// ranged integers (BOUNDARY_RANGE, VOLUME_RANGE): random values fall in
+	// [ilo, ihi), samples include points around each boundary.
+	ranged   bool
+	ilo, ihi int64
+	points   []int64
 	layout   string    // Go layout values are written in (domainTime)
 	lo, hi   time.Time // the algorithm's span (domainTime)
 	interval *intervalAlgorithm
@@ -45,26 +50,49 @@ func (t *TableRule) columnDomains() (map[string]columnDomain, string) {
 				return nil, fmt.Sprintf("expression %s uses its column as text, not as a number", a.expr.src)
 			}
 			dom = columnDomain{kind: domainInt}
-		case *modAlgorithm, *rangeAlgorithm:
+		case *modAlgorithm:
 			dom = columnDomain{kind: domainInt}
+		case *rangeAlgorithm:
+			dom = rangedDomain(a.bounds)
 		case *intervalAlgorithm:
 			dom = columnDomain{kind: domainTime, layout: a.layout, lo: a.starts[0], hi: a.end, interval: a}
 		case *autoIntervalAlgorithm:
-			span := time.Duration(a.seconds*(a.amount-1)) * time.Second
-			dom = columnDomain{kind: domainTime, layout: "2006-01-02 15:04:05", lo: a.lower.Add(-24 * time.Hour), hi: a.lower.Add(span + 24*time.Hour), auto: a}
+			// partition 0 ends at lower, each later one is sharding-seconds wide
+			step := time.Duration(a.seconds) * time.Second
+			dom = columnDomain{kind: domainTime, layout: "2006-01-02 15:04:05", lo: a.lower.Add(-step), hi: a.lower.Add(time.Duration(a.amount-1) * step), auto: a}
 		default:
 			return nil, "algorithm " + s.AlgorithmName + " cannot be sampled"
 		}
 		for _, c := range s.Columns {
-			if prev, ok := doms[c]; ok && (prev.kind != dom.kind || prev.layout != dom.layout) {
+			prev, ok := doms[c]
+			switch {
+			case ok && (prev.kind != dom.kind || prev.layout != dom.layout):
 				return nil, "column " + c + " is read as two different kinds of value"
-			}
-			if _, ok := doms[c]; !ok {
+			case !ok || dom.ranged && !prev.ranged:
 				doms[c] = dom
 			}
 		}
 	}
 	return doms, ""
+}
+
+// rangedDomain spreads random values over the partitions of a range
+// algorithm: from one average partition width below the first boundary to
+// one above the last, so each partition gets its share.
+func rangedDomain(bounds []int64) columnDomain {
+	first, last := bounds[0], bounds[len(bounds)-1]
+	width := int64(1)
+	if len(bounds) > 1 {
+		width = max((last-first)/int64(len(bounds)-1), 1)
+	} else if first != 0 {
+		width = max(first, -first)
+	}
+	d := columnDomain{kind: domainInt, ranged: true, ilo: first - width, ihi: last + width}
+	for _, b := range bounds {
+		d.points = append(d.points, b-1, b, b+1)
+	}
+	d.points = append(d.points, d.ilo, d.ihi)
+	return d
 }
 
 // numeric reports whether every column the expression reads is an operand
@@ -117,6 +145,9 @@ func (cd columnDomain) samples(rng *rand.Rand) []Value {
 				out = append(out, rng.Int64N(int64(1)<<b))
 			}
 		}
+		for _, p := range cd.points {
+			out = append(out, p)
+		}
 	case domainTime:
 		if a := cd.interval; a != nil {
 			for i, s := range a.starts {
@@ -141,8 +172,12 @@ func (cd columnDomain) samples(rng *rand.Rand) []Value {
 }
 
 // random returns one uniformly random value of the domain: a non-negative
-// int64, or a time between the algorithm's bounds.
+// int64 (for a range algorithm, one around its boundaries), or a time
+// between the algorithm's bounds.
 func (cd columnDomain) random(rng *rand.Rand) Value {
+	if cd.ranged && cd.ihi > cd.ilo {
+		return cd.ilo + rng.Int64N(cd.ihi-cd.ilo)
+	}
 	if cd.kind == domainTime {
 		span := cd.hi.Sub(cd.lo)
 		if span <= 0 {

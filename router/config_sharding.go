@@ -9,20 +9,19 @@ import (
 // shardingConfig is the !SHARDING, !BROADCAST and !SINGLE rules as
 // written, with the YAML nodes errors point at. build turns it into Rules.
 type shardingConfig struct {
-	node                *yaml.Node
-	tables              []*rawTable
-	bindings            []rawBinding
-	groupNodes          []*yaml.Node // per Rules.BindingGroups entry
-	broadcast           []rawName
-	defaultDB           *rawStrategy
-	defaultTable        *rawStrategy
-	defaultKey          *rawKeyGen
-	defaultColumn       string
-	algorithms          []*rawAlgorithm
-	keyGenerators       []*rawAlgorithm
-	singleDefault       string
-	singleDefaultNode   *yaml.Node
-	broadcastRuleTables bool // tables came from a !BROADCAST rule
+	node              *yaml.Node
+	tables            []*rawTable
+	bindings          []rawBinding
+	groupNodes        []*yaml.Node // per Rules.BindingGroups entry
+	broadcast         []rawName
+	defaultDB         *rawStrategy
+	defaultTable      *rawStrategy
+	defaultKey        *rawKeyGen
+	defaultColumn     string
+	algorithms        []*rawAlgorithm
+	keyGenerators     []*rawAlgorithm
+	singleDefault     string
+	singleDefaultNode *yaml.Node
 }
 
 type rawName struct {
@@ -105,7 +104,6 @@ func (d *decoder) rules(r *Rules, n *yaml.Node) *shardingConfig {
 			for i, name := range names {
 				sh.broadcast = append(sh.broadcast, rawName{name, nodes[i]})
 			}
-			sh.broadcastRuleTables = true
 		case "!SINGLE":
 			d.single(sh, it)
 		case "!!map", "":

@@ -3,6 +3,7 @@ package router
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // hints are the routing hints of one statement, read from its comments.
@@ -180,6 +181,28 @@ func hintValue(v string) (Value, error) {
 		return n, nil
 	}
 	return v, nil
+}
+
+// checkUTF8 rejects a statement with bytes that are not UTF-8 outside its
+// string literals: the parser turns them into '?' in names, which would
+// name another table or column, or even become a placeholder.
+func checkUTF8(sql string) error {
+	if utf8.ValidString(sql) {
+		return nil
+	}
+	for i := 0; i < len(sql); {
+		switch sql[i] {
+		case '\'', '"':
+			i = skipQuoted(sql, i) + 1
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(sql[i:])
+		if r == utf8.RuneError && n == 1 {
+			return errSyntax("invalid UTF-8 byte 0x%02x at offset %d outside a string literal", sql[i], i)
+		}
+		i += n
+	}
+	return nil
 }
 
 func hasPrefixFold(s, prefix string) bool {

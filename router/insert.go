@@ -105,8 +105,7 @@ func (r *Router) prepareInsert(p *Prepared, a *analysis, s *ast.InsertStmt, h *h
 	if b.rt, err = r.newRouting(a, h, true); err != nil {
 		return err
 	}
-	a.rewriteTables(s, false)
-	replaceParams(s)
+	a.rewrite(s, false)
 	for i, row := range s.Lists {
 		ir, err := b.row(i, row)
 		if err != nil {

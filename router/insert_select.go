@@ -18,12 +18,10 @@ func (r *Router) prepareWhole(p *Prepared, a *analysis, stmt ast.StmtNode, h *hi
 
 func (r *Router) finishWhole(p *Prepared, a *analysis, stmt ast.StmtNode, h *hints, rt *routing, aliases bool) error {
 	d := &dmlBinder{r: r, a: a, kind: statementKind(stmt), rt: rt, tables: a.tables()}
-	a.rewriteTables(stmt, aliases)
-	aliasFields(stmt)
 	if err := d.markInLists(); err != nil {
 		return err
 	}
-	replaceParams(stmt)
+	a.rewrite(stmt, aliases)
 	var err error
 	if d.single, err = buildTemplate(stmt); err != nil {
 		return err

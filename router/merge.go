@@ -2,7 +2,9 @@ package router
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Merge says how the results of a multi-route SELECT combine into the one
@@ -295,4 +297,67 @@ func (e *Expr) MarshalJSON() ([]byte, error) {
 		p.Column = &c
 	}
 	return json.Marshal(p)
+}
+
+// String writes the expression in SQL-like infix form with columns as
+// col[2] or col[end-1], for explain output and logs.
+func (e *Expr) String() string {
+	var b strings.Builder
+	e.write(&b)
+	return b.String()
+}
+
+func (e *Expr) write(b *strings.Builder) {
+	arg := func(i int) {
+		if i < len(e.Args) && e.Args[i] != nil {
+			e.Args[i].write(b)
+		} else {
+			b.WriteString("?")
+		}
+	}
+	switch e.Op {
+	case ExprColumn:
+		b.WriteString("col[" + e.Column.String() + "]")
+	case ExprValue:
+		switch v := e.Value.(type) {
+		case nil:
+			b.WriteString("NULL")
+		case string:
+			b.WriteString(strconv.Quote(v))
+		default:
+			fmt.Fprint(b, v)
+		}
+	case ExprDecimal:
+		fmt.Fprint(b, e.Value)
+	case ExprNot, ExprNeg:
+		if e.Op == ExprNot {
+			b.WriteString("NOT ")
+		} else {
+			b.WriteString("-")
+		}
+		b.WriteString("(")
+		arg(0)
+		b.WriteString(")")
+	case ExprIsNull, ExprIsTrue, ExprIsFalse:
+		b.WriteString("(")
+		arg(0)
+		b.WriteString(" " + e.Op.String() + ")")
+	case ExprIn:
+		b.WriteString("(")
+		arg(0)
+		b.WriteString(" IN (")
+		for i := 1; i < len(e.Args); i++ {
+			if i > 1 {
+				b.WriteString(", ")
+			}
+			arg(i)
+		}
+		b.WriteString("))")
+	default:
+		b.WriteString("(")
+		arg(0)
+		b.WriteString(" " + e.Op.String() + " ")
+		arg(1)
+		b.WriteString(")")
+	}
 }

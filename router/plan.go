@@ -1,5 +1,10 @@
 package router
 
+import (
+	"fmt"
+	"strings"
+)
+
 // StatementKind classifies a statement for routing, transactions and metrics.
 type StatementKind int
 
@@ -128,6 +133,16 @@ func (n DataNode) String() string { return n.DataSource + "." + n.Table }
 
 // MarshalText writes the ds.table form, so plans print compactly.
 func (n DataNode) MarshalText() ([]byte, error) { return []byte(n.String()), nil }
+
+// UnmarshalText reads the ds.table form.
+func (n *DataNode) UnmarshalText(b []byte) error {
+	ds, table, ok := strings.Cut(string(b), ".")
+	if !ok || ds == "" || table == "" {
+		return fmt.Errorf("data node %q: want ds.table", b)
+	}
+	n.DataSource, n.Table = ds, table
+	return nil
+}
 
 // GeneratedKeys records the keys an INSERT was given.
 //

@@ -61,8 +61,9 @@ type segment struct {
 
 // sqlTemplate is restored SQL cut at its holes.
 type sqlTemplate struct {
-	segs []segment
-	size int // bytes of literal text
+	segs   []segment
+	size   int // bytes of literal text
+	params int // param holes
 }
 
 // restoreSQL restores a node with restoreFlags.
@@ -105,6 +106,9 @@ func parseTemplate(s string) (*sqlTemplate, error) {
 		}
 		t.segs = append(t.segs, segment{text: s[:i], kind: holeKind(rest[0]), id: id})
 		t.size += i
+		if holeKind(rest[0]) == holeParam {
+			t.params++
+		}
 		s = rest[end+2:]
 	}
 }
@@ -126,6 +130,9 @@ func (t *sqlTemplate) render(f filler, bind []any) (string, []any, error) {
 	var b strings.Builder
 	b.Grow(t.size + 16*len(t.segs))
 	var out []any
+	if t.params > 0 {
+		out = make([]any, 0, t.params)
+	}
 	if err := t.renderTo(&b, f, bind, &out); err != nil {
 		return "", nil, err
 	}
@@ -187,12 +194,18 @@ func (c *markerChecker) Enter(n ast.Node) (ast.Node, bool) {
 
 func (c *markerChecker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
-// rewriteTables puts table holes in place of sharded table names and
-// drops the logical schema from every name. With aliases set, a sharded
-// table in a FROM clause without an alias gets its logical name as alias,
-// so qualified columns (t_order.x) and result metadata keep the logical
-// name; otherwise columns qualified with the table's name get the hole.
-func (a *analysis) rewriteTables(stmt ast.Node, aliases bool) {
+// rewrite prepares the statement's AST for restoring into a template, in
+// one walk: table holes in place of sharded table names, the logical
+// schema dropped from every name, a param hole in place of every ?, and
+// every unaliased expression of a select list named by its original text
+// (MySQL names such a column by its text, and the restored text differs:
+// COUNT(*) is restored as COUNT(1), spacing changes).
+//
+// With aliases set, a sharded table in a FROM clause without an alias gets
+// its logical name as alias, so qualified columns (t_order.x) and result
+// metadata keep the logical name; otherwise columns qualified with the
+// table's name get the hole.
+func (a *analysis) rewrite(stmt ast.Node, aliases bool) {
 	for _, ref := range a.refs {
 		if ref.tn.Schema.L == a.r.dbLower || ref.tn.Schema.L == "" {
 			ref.tn.Schema = ast.CIStr{}
@@ -205,24 +218,24 @@ func (a *analysis) rewriteTables(stmt ast.Node, aliases bool) {
 			ref.ts.AsName = ast.CIStr{O: ref.orig, L: ref.name}
 		}
 	}
-	q := qualifierRewriter{a: a, aliases: aliases}
-	stmt.Accept(&q)
+	v := rewriter{a: a, aliases: aliases}
+	stmt.Accept(&v)
 }
 
-type qualifierRewriter struct {
+type rewriter struct {
 	a       *analysis
 	aliases bool
 }
 
-func (q *qualifierRewriter) Enter(n ast.Node) (ast.Node, bool) {
+func (v *rewriter) Enter(n ast.Node) (ast.Node, bool) {
 	switch x := n.(type) {
 	case *ast.ColumnName:
-		if x.Schema.L != "" && x.Schema.L == q.a.r.dbLower {
+		if x.Schema.L != "" && x.Schema.L == v.a.r.dbLower {
 			x.Schema = ast.CIStr{}
 		}
 		if x.Table.L != "" && x.Schema.L == "" {
-			for _, ref := range q.a.sharded {
-				if ref.alias == "" && ref.name == x.Table.L && (ref.ts == nil || !q.aliases) {
+			for _, ref := range v.a.sharded {
+				if ref.alias == "" && ref.name == x.Table.L && (ref.ts == nil || !v.aliases) {
 					x.Table = markerName(holeTable, ref.hole)
 					break
 				}
@@ -230,22 +243,24 @@ func (q *qualifierRewriter) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.DeleteTableList:
 		for _, tn := range x.Tables {
-			if tn.Schema.L == q.a.r.dbLower {
+			if tn.Schema.L == v.a.r.dbLower {
 				tn.Schema = ast.CIStr{}
 			}
 		}
+	case *ast.SelectStmt:
+		aliasFields(x)
 	}
 	return n, false
 }
 
-func (q *qualifierRewriter) Leave(n ast.Node) (ast.Node, bool) { return n, true }
-
-// replaceParams puts a param hole in place of every ?.
-func replaceParams(stmt ast.Node) {
-	var p paramReplacer
-	stmt.Accept(&p)
+func (v *rewriter) Leave(n ast.Node) (ast.Node, bool) {
+	if p, ok := n.(*driver.ParamMarkerExpr); ok {
+		return markerExpr(holeParam, p.Order), true
+	}
+	return n, true
 }
 
+// paramReplacer puts a param hole in place of every ?.
 type paramReplacer struct{}
 
 func (paramReplacer) Enter(n ast.Node) (ast.Node, bool) { return n, false }
@@ -257,20 +272,11 @@ func (paramReplacer) Leave(n ast.Node) (ast.Node, bool) {
 	return n, true
 }
 
-// aliasFields names every unaliased expression of every select list with
-// its original text, as MySQL names such a column, because the restored
-// text differs (COUNT(*) is restored as COUNT(1), spacing changes).
-func aliasFields(stmt ast.Node) {
-	var v fieldAliaser
-	stmt.Accept(&v)
-}
-
-type fieldAliaser struct{}
-
-func (fieldAliaser) Enter(n ast.Node) (ast.Node, bool) {
-	sel, ok := n.(*ast.SelectStmt)
-	if !ok || sel.Fields == nil {
-		return n, false
+// aliasFields names the unaliased expressions of a select list with their
+// original text.
+func aliasFields(sel *ast.SelectStmt) {
+	if sel.Fields == nil {
+		return
 	}
 	for _, f := range sel.Fields.Fields {
 		if f.Expr == nil || f.AsName.L != "" {
@@ -288,7 +294,4 @@ func (fieldAliaser) Enter(n ast.Node) (ast.Node, bool) {
 			f.AsName = ast.CIStr{O: text, L: strings.ToLower(text)}
 		}
 	}
-	return n, false
 }
-
-func (fieldAliaser) Leave(n ast.Node) (ast.Node, bool) { return n, true }

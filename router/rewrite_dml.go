@@ -117,12 +117,10 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 		d.pinKeyChanges(top, where)
 	}
 
-	a.rewriteTables(stmt, aliases)
-	aliasFields(stmt)
 	if err := d.markInLists(); err != nil {
 		return err
 	}
-	replaceParams(stmt)
+	a.rewrite(stmt, aliases)
 	if d.single, err = buildTemplate(stmt); err != nil {
 		return err
 	}
@@ -131,7 +129,10 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 			return err
 		}
 	}
-	if sel, ok := stmt.(*ast.SelectStmt); ok && len(a.sharded) > 0 {
+	// A statement whose routing is fixed at one data node never needs
+	// the multi-route form.
+	fixedSingle := rt.hasStatic && rt.staticErr == nil && len(rt.static) == 1
+	if sel, ok := stmt.(*ast.SelectStmt); ok && len(a.sharded) > 0 && !fixedSingle {
 		d.multi, d.multiErr = a.prepareMerge(sel)
 	}
 	p.b = d
@@ -346,7 +347,7 @@ func (d *dmlBinder) markInLists() error {
 			continue
 		}
 		l := &inList{hole: ref.hole, col: cn.Name.L, items: items, texts: make([]*sqlTemplate, len(items))}
-		replaceParamsIn(e.List)
+		replaceParamsIn(e.List) // the list leaves the AST before the main rewrite walk
 		for i, it := range e.List {
 			t, err := buildTemplate(it)
 			if err != nil {
@@ -484,6 +485,10 @@ func (d *dmlBinder) nodes(u *unit) []DataNode {
 }
 
 func unitNodes(a *analysis, u *unit) []DataNode {
+	if len(a.refs) == 1 && a.refs[0].kind == refSharded {
+		n := u.nodes[0]
+		return a.refs[0].info.rule.DataNodes[n : n+1 : n+1] // shared, never modified
+	}
 	out := make([]DataNode, 0, len(a.refs))
 	for _, ref := range a.refs {
 		var n DataNode

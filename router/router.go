@@ -186,10 +186,25 @@ func (r *Router) bindGroup(gi int, group []string) error {
 func (r *Router) Rules() *Rules { return r.rules }
 
 // ParseOne parses one SQL statement with a fresh TiDB parser, for tests and
-// the explain command (the proxy keeps one parser per session). A syntax
-// error is a 1064 *Error.
+// the explain command. A syntax error is a 1064 *Error.
 func ParseOne(sql string) (ast.StmtNode, error) {
-	stmt, err := parser.New().ParseOneStmt(sql, "", "")
+	return ParseWith(parser.New(), sql)
+}
+
+// ParseWith parses one SQL statement with p, the session's parser (a
+// parser is not safe for concurrent use). A syntax error is a 1064 *Error.
+//
+// The parser's value driver panics on some inputs (an integer literal of
+// more than 81 digits reaches an unimplemented decimal branch); ParseWith
+// turns such a panic into a 1064 error, so a client's text can never take
+// the process down through the parser.
+func ParseWith(p *parser.Parser, sql string) (stmt ast.StmtNode, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			stmt, err = nil, &Error{Code: CodeParse, State: "42000", Message: fmt.Sprintf("the SQL parser cannot read this statement: %v", v)}
+		}
+	}()
+	stmt, err = p.ParseOneStmt(sql, "", "")
 	if err != nil {
 		return nil, &Error{Code: CodeParse, State: "42000", Message: err.Error(), Err: err}
 	}
@@ -255,6 +270,9 @@ func (p *Prepared) Bind(args []any) (*Plan, error) {
 // USE, BEGIN, SHOW TABLES, statements on information_schema, ...) give a
 // Prepared of KindOther and no error.
 func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, error) {
+	if err := checkUTF8(sql); err != nil {
+		return nil, err
+	}
 	h, err := parseHints(sql)
 	if err != nil {
 		return nil, err

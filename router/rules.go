@@ -58,6 +58,9 @@ func (r *Rules) IsBroadcast(name string) bool {
 
 // BindingGroup returns the lower-case logical tables bound with name (name
 // included, in the file's order), or nil when name is in no binding group.
+// Validation guarantees that the tables of a group shard alike: the same
+// sharding values reach the data node at the same index of each table's
+// DataNodes, so joins pair DataNodes[i] with DataNodes[i].
 func (r *Rules) BindingGroup(name string) []string {
 	if g, ok := r.binding[name]; ok {
 		return g
@@ -88,12 +91,15 @@ type DataSource struct {
 	Database string
 	User     string
 	Password string
-	// Params are the URL's query parameters, passed through when they mean
-	// something to a MySQL connection (e.g. charset).
+	// Params are the URL's query parameters as written (last value wins);
+	// the proxy uses those that mean something to its MySQL client (e.g.
+	// charset) and ignores JDBC-only ones (useSSL, serverTimezone). Nil
+	// when the URL has none.
 	Params map[string]string
 	// Pool settings, from ShardingSphere's names (maxPoolSize,
 	// minPoolSize, connectionTimeoutMilliseconds,
-	// idleTimeoutMilliseconds, maxLifetimeMilliseconds).
+	// idleTimeoutMilliseconds, maxLifetimeMilliseconds) or their HikariCP
+	// spellings; 0 when the file leaves them out (the proxy's default).
 	MaxPoolSize       int
 	MinPoolSize       int
 	ConnectionTimeout time.Duration

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/router"
@@ -24,13 +25,15 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	config := fs.String("config", "", "rules file to check (required)")
 	rows := fs.Int("rows", defaultCheckRows, "rows to simulate per sharded table")
-	seed := fs.Uint64("seed", 1, "seed of the random values given to sharding columns other than the key")
+	seed := fs.Uint64("seed", 1, "seed of the simulation's random values")
+	interval := fs.Duration("key-interval", time.Millisecond, "simulated time between two generated keys (the insert rate)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: shardflake check --config FILE [--rows N] [--seed N]")
+		fmt.Fprintln(stderr, "Usage: shardflake check --config FILE [--rows N] [--key-interval D] [--seed N]")
 		fmt.Fprintln(stderr)
 		fmt.Fprintln(stderr, "Validates a rules file as serve would, then prints each logical table's data")
 		fmt.Fprintln(stderr, "nodes and where simulated rows land: the key column gets keys from the")
-		fmt.Fprintln(stderr, "table's key generator, other sharding columns uniformly random values.")
+		fmt.Fprintln(stderr, "table's key generator (on a simulated clock, one key per --key-interval),")
+		fmt.Fprintln(stderr, "other sharding columns uniformly random values.")
 		fmt.Fprintln(stderr, "Warns about data nodes that get no rows or more than twice their share.")
 		fmt.Fprintln(stderr, "Exit status: 0 valid (warnings allowed), 1 invalid, 2 bad usage.")
 		fmt.Fprintln(stderr)
@@ -39,7 +42,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return flagExit(err)
 	}
-	if *config == "" || fs.NArg() > 0 || *rows <= 0 {
+	if *config == "" || fs.NArg() > 0 || *rows <= 0 || *interval <= 0 {
 		fs.Usage()
 		return 2
 	}
@@ -48,7 +51,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: invalid rules\n%v\n", *config, err)
 		return 1
 	}
-	c := &checker{out: stdout, rules: r, rows: *rows, rng: rand.New(rand.NewPCG(*seed, 0x5f1a))}
+	c := &checker{out: stdout, rules: r, rows: *rows, seed: *seed, keyInterval: *interval, rng: rand.New(rand.NewPCG(*seed, 0x5f1a))}
+	defer c.close()
 	if err := c.report(); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", *config, err)
 		return 1
@@ -58,11 +62,20 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 
 // checker prints one rules file's report.
 type checker struct {
-	out      io.Writer
-	rules    *router.Rules
-	rows     int
-	rng      *rand.Rand
-	warnings int
+	out         io.Writer
+	rules       *router.Rules
+	rows        int
+	seed        uint64
+	keyInterval time.Duration
+	rng         *rand.Rand
+	generators  []*idgen.Snowflake
+	warnings    int
+}
+
+func (c *checker) close() {
+	for _, g := range c.generators {
+		g.Close()
+	}
 }
 
 func (c *checker) printf(format string, args ...any) { fmt.Fprintf(c.out, format, args...) }
@@ -103,7 +116,7 @@ func (c *checker) report() error {
 			return err
 		}
 	}
-	c.printf("\n%d warnings\n", c.warnings+len(r.Warnings))
+	c.printf("\nwarnings: %d\n", c.warnings+len(r.Warnings))
 	return nil
 }
 
@@ -161,11 +174,11 @@ func (c *checker) table(t *router.TableRule) error {
 // keySource returns the generator of the table's key column and how the
 // output describes it; nil when the table has no key generator.
 //
-// idgen's generator is not available on this branch yet, so keys are
-// composed with the generator's configured layout (its worker and
-// datacenter ids): one key per millisecond, each millisecond's sequence
-// starting at a random value, which is the low-rate case where a plain
-// Snowflake skews `key % 2^n` the most.
+// It is the table's idgen generator, built from the rules file's props, on
+// a simulated clock that advances keyInterval per key (so 100,000 keys cost
+// no real time and the distribution reflects the chosen insert rate). The
+// generator neither reads nor writes the state file and does not contact
+// etcd: an etcd-leased generator is simulated with worker 0.
 func (c *checker) keySource(t *router.TableRule) (func() (int64, error), string, error) {
 	if t.KeyColumn == "" {
 		return nil, "", nil
@@ -178,20 +191,32 @@ func (c *checker) keySource(t *router.TableRule) (func() (int64, error), string,
 	if err != nil {
 		return nil, "", fmt.Errorf("key generator %s: %w", kg.Name, err)
 	}
-	l := cfg.Layout
-	ms := int64(0)
-	rng := c.rng
-	next := func() (int64, error) {
-		ms++
-		if ms > l.MaxMillis() {
-			return 0, errors.New("simulated clock passed the layout's horizon")
-		}
-		return l.Compose(idgen.Parts{Millis: ms, Datacenter: cfg.DatacenterID, Worker: cfg.WorkerID,
-			Sequence: rng.IntN(l.MaxSequence() + 1)})
+	cfg.StateFile = ""
+	if cfg.Source == idgen.WorkerIDEtcd {
+		cfg.Source, cfg.WorkerID = idgen.WorkerIDStatic, 0
 	}
-	desc := fmt.Sprintf("%s keys of generator %s (datacenter %d, worker %d), one per millisecond", kg.Type, kg.Name, cfg.DatacenterID, cfg.WorkerID)
+	clock := &simClock{now: cfg.Layout.Epoch.AddDate(1, 0, 0)}
+	g, err := idgen.New(context.Background(), cfg, idgen.WithClock(clock), idgen.WithSeed(c.seed, uint64(len(c.generators))))
+	if err != nil {
+		return nil, "", fmt.Errorf("key generator %s: %w", kg.Name, err)
+	}
+	c.generators = append(c.generators, g)
+	next := func() (int64, error) {
+		id, err := g.Next()
+		clock.now = clock.now.Add(c.keyInterval)
+		return id, err
+	}
+	desc := fmt.Sprintf("keys of %s generator %s (datacenter %d, worker %d), one every %s of simulated time",
+		kg.Type, kg.Name, cfg.DatacenterID, cfg.WorkerID, c.keyInterval)
 	return next, desc, nil
 }
+
+// simClock is the simulated clock of check's key generators: Sleep
+// advances it instead of waiting.
+type simClock struct{ now time.Time }
+
+func (s *simClock) Now() time.Time        { return s.now }
+func (s *simClock) Sleep(d time.Duration) { s.now = s.now.Add(d) }
 
 // describeStrategy prints a strategy as the rules file configures it.
 func describeStrategy(s *router.Strategy) string {

@@ -1,0 +1,433 @@
+package idgen
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// etcdServer is a real etcd (Debian's etcd-server) started by a test on
+// free ports with a temporary data dir.
+type etcdServer struct {
+	t        *testing.T
+	bin      string
+	dir      string
+	client   string
+	peer     string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	logFile  string
+	Endpoint string
+}
+
+// startEtcd starts etcd and waits until it answers /health. Without the
+// binary the test is skipped locally and fails in CI.
+func startEtcd(t *testing.T) *etcdServer {
+	t.Helper()
+	bin, err := exec.LookPath("etcd")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("etcd not installed (Debian package etcd-server): %v", err)
+		}
+		t.Skipf("etcd not installed (Debian package etcd-server): %v", err)
+	}
+	dir := t.TempDir()
+	s := &etcdServer{t: t, bin: bin, dir: filepath.Join(dir, "data"), logFile: filepath.Join(dir, "etcd.log"),
+		client: "http://" + freeAddr(t), peer: "http://" + freeAddr(t)}
+	s.Endpoint = s.client
+	s.start()
+	t.Cleanup(s.stop)
+	return s
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func (s *etcdServer) start() {
+	s.t.Helper()
+	log, err := os.OpenFile(s.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer log.Close()
+	// Short heartbeat and election timeouts make a single member leader in
+	// a fraction of a second; etcd's minimum lease TTL stays 1 s.
+	s.cmd = exec.Command(s.bin, "--name", "idgen-test", "--data-dir", s.dir,
+		"--listen-client-urls", s.client, "--advertise-client-urls", s.client,
+		"--listen-peer-urls", s.peer, "--initial-advertise-peer-urls", s.peer,
+		"--initial-cluster", "idgen-test="+s.peer,
+		"--heartbeat-interval", "10", "--election-timeout", "100",
+		"--logger", "zap", "--log-level", "warn")
+	s.cmd.Stdout, s.cmd.Stderr = log, log
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, exited chan struct{}) {
+		cmd.Wait()
+		close(exited)
+	}(s.cmd, s.exited)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if s.healthy() {
+			return
+		}
+		select {
+		case <-s.exited:
+			b, _ := os.ReadFile(s.logFile)
+			s.t.Fatalf("etcd exited during start-up:\n%s", b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatal("etcd did not become healthy within 30 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s *etcdServer) healthy() bool {
+	c := http.Client{Timeout: time.Second}
+	resp, err := c.Get(s.client + "/health")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode == http.StatusOK && strings.Contains(string(b), `"health":"true"`)
+}
+
+// stop kills etcd (SIGKILL: no chance to say goodbye) and waits for it.
+func (s *etcdServer) stop() {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	<-s.exited
+	s.cmd = nil
+}
+
+// tinyLayout has 1 datacenter bit and 1 worker bit: four pairs.
+func tinyLayout() Layout {
+	return Layout{TimeBits: 49, DatacenterBits: 1, WorkerBits: 1, SequenceBits: 12, Epoch: DefaultEpoch()}
+}
+
+func etcdConfig(endpoint, prefix string) Config {
+	c := DefaultConfig()
+	c.Layout = tinyLayout()
+	c.Source = WorkerIDEtcd
+	c.Etcd.Endpoints = []string{endpoint}
+	c.Etcd.Prefix = prefix
+	c.Etcd.LeaseTTL = 2 * time.Second
+	c.Etcd.ClaimTimeout = 0
+	c.Etcd.DialTimeout = 2 * time.Second
+	return c
+}
+
+// helperEtcd claims a pair from etcd (datacenter 1 of the tiny layout:
+// two pairs), prints "pair DC W", issues and prints 1000 ids, prints
+// "ready", and closes the generator when its stdin closes.
+func helperEtcd() int {
+	cfg := etcdConfig(os.Getenv("IDGEN_ETCD_ENDPOINT"), os.Getenv("IDGEN_ETCD_PREFIX"))
+	cfg.DatacenterID, cfg.Etcd.PinDatacenter = 1, true
+	g, err := New(context.Background(), cfg)
+	if err != nil {
+		fmt.Printf("err %v\n", err)
+		return 3
+	}
+	s := g.Stats()
+	fmt.Printf("pair %d %d\n", s.DatacenterID, s.WorkerID)
+	for range 1000 {
+		id, err := g.Next()
+		if err != nil {
+			fmt.Printf("err %v\n", err)
+			return 3
+		}
+		fmt.Printf("id %d\n", id)
+	}
+	fmt.Println("ready")
+	io.Copy(io.Discard, bufio.NewReader(os.Stdin))
+	if err := g.Close(); err != nil {
+		fmt.Printf("err %v\n", err)
+		return 3
+	}
+	fmt.Println("closed")
+	return 0
+}
+
+// etcdHelper is a helper process holding a pair.
+type etcdHelper struct {
+	*helperProc
+	pair [2]int
+	ids  []int64
+}
+
+func startEtcdHelper(t *testing.T, etcd *etcdServer, prefix string) *etcdHelper {
+	t.Helper()
+	h := &etcdHelper{helperProc: startHelper(t, "etcd", "IDGEN_ETCD_ENDPOINT="+etcd.Endpoint, "IDGEN_ETCD_PREFIX="+prefix)}
+	line, _ := h.next(t, 30*time.Second)
+	if _, err := fmt.Sscanf(line, "pair %d %d", &h.pair[0], &h.pair[1]); err != nil {
+		t.Fatalf("etcd helper printed %q, want \"pair DC W\"", line)
+	}
+	for {
+		line, _ := h.next(t, 30*time.Second)
+		if line == "ready" {
+			return h
+		}
+		h.ids = append(h.ids, parseID(t, line))
+	}
+}
+
+func TestEtcdPairsAcrossProcesses(t *testing.T) {
+	etcd := startEtcd(t)
+	const prefix = "/test/processes"
+	a := startEtcdHelper(t, etcd, prefix)
+	b := startEtcdHelper(t, etcd, prefix)
+	if a.pair == b.pair || a.pair[0] != 1 || b.pair[0] != 1 {
+		t.Fatalf("two processes got pairs %v and %v, want two distinct pairs in datacenter 1", a.pair, b.pair)
+	}
+
+	// A third generator finds both pairs of datacenter 1 taken.
+	cfg := etcdConfig(etcd.Endpoint, prefix)
+	cfg.DatacenterID, cfg.Etcd.PinDatacenter = 1, true
+	cfg.Etcd.ClaimTimeout = 300 * time.Millisecond
+	_, err := New(t.Context(), cfg)
+	var taken *AllPairsTakenError
+	if !errors.As(err, &taken) || !errors.Is(err, ErrAllPairsTaken) || taken.Pairs != 2 || taken.Waited < 300*time.Millisecond {
+		t.Fatalf("third New() error = %v, want *AllPairsTakenError for 2 pairs after waiting 300ms", err)
+	}
+	t.Logf("third generator: %v", err)
+
+	// Another one waits; when A closes (revoking its lease) it gets A's
+	// pair and issues above everything A issued.
+	cfg.Etcd.ClaimTimeout = 30 * time.Second
+	type result struct {
+		g   *Snowflake
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		g, err := New(context.Background(), cfg, WithSeed(1, 1))
+		got <- result{g, err}
+	}()
+	select {
+	case r := <-got:
+		t.Fatalf("New() returned %v, %v while every pair was taken", r.g, r.err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	a.stdin.Close()
+	if line, _ := a.next(t, 30*time.Second); line != "closed" {
+		t.Fatalf("helper A printed %q on close", line)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("waiting New() error = %v", r.err)
+	}
+	defer r.g.Close()
+	if s := r.g.Stats(); [2]int{s.DatacenterID, s.WorkerID} != a.pair || s.LeaseState != LeaseHeld {
+		t.Fatalf("waiting generator got pair %d/%d (%s), want A's %v", s.DatacenterID, s.WorkerID, s.LeaseState, a.pair)
+	}
+	first, err := r.g.Next()
+	if err != nil || first <= a.ids[len(a.ids)-1] {
+		t.Fatalf("first id after taking over A's pair = %d, %v; want above A's last %d", first, err, a.ids[len(a.ids)-1])
+	}
+
+	// B dies without releasing: its pair comes free when its lease
+	// expires, and the next holder starts above B's mark.
+	if err := b.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	g2, err := New(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("New() after B was killed: %v", err)
+	}
+	defer g2.Close()
+	if s := g2.Stats(); [2]int{s.DatacenterID, s.WorkerID} != b.pair {
+		t.Fatalf("got pair %d/%d, want B's %v", s.DatacenterID, s.WorkerID, b.pair)
+	}
+	if waited := time.Since(killed); waited < time.Second {
+		t.Errorf("B's pair was free %s after B died, before its 2 s lease could expire", waited)
+	}
+	first, err = g2.Next()
+	if err != nil || first <= b.ids[len(b.ids)-1] {
+		t.Fatalf("first id on B's pair = %d, %v; want above B's last %d", first, err, b.ids[len(b.ids)-1])
+	}
+}
+
+func TestEtcdClaimsEveryPairOnce(t *testing.T) {
+	etcd := startEtcd(t)
+	cfg := etcdConfig(etcd.Endpoint, "/test/every")
+	pairs := map[[2]int]bool{}
+	for i := range 4 {
+		g, err := New(t.Context(), cfg)
+		if err != nil {
+			t.Fatalf("generator %d: %v", i, err)
+		}
+		defer g.Close()
+		s := g.Stats()
+		p := [2]int{s.DatacenterID, s.WorkerID}
+		if pairs[p] {
+			t.Fatalf("pair %v handed out twice", p)
+		}
+		pairs[p] = true
+	}
+	if _, err := New(t.Context(), cfg); !errors.Is(err, ErrAllPairsTaken) {
+		t.Fatalf("fifth New() error = %v, want ErrAllPairsTaken", err)
+	}
+}
+
+func TestEtcdTakeoverRespectsHighWater(t *testing.T) {
+	etcd := startEtcd(t)
+	cfg := etcdConfig(etcd.Endpoint, "/test/takeover")
+	cfg.DatacenterID, cfg.Etcd.PinDatacenter = 0, true
+	cfg.Layout = Layout{TimeBits: 51, DatacenterBits: 0, WorkerBits: 0, SequenceBits: 12, Epoch: DefaultEpoch()} // one pair
+
+	// A's clock runs 3 s fast.
+	fast := &offsetClock{}
+	fast.Set(3 * time.Second)
+	a, err := New(t.Context(), cfg, WithClock(fast))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lastA int64
+	for range 5000 {
+		if lastA, err = a.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hwA := a.Stats().HighWater
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// B's clock is right, 3 s behind A's: beyond the tolerance, so B
+	// refuses until its clock reaches A's.
+	b, err := New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Next()
+	var cb *ClockBackwardsError
+	if !errors.As(err, &cb) || !cb.HighWater || cb.Drift < 2*time.Second {
+		t.Fatalf("Next() on a pair whose mark is 3 s ahead: %v, want the high-water clock error", err)
+	}
+	b.Close()
+
+	// C's clock is 2.995 s fast (A's minus 5 ms, within the tolerance): it
+	// takes over at once, above A's mark.
+	near := &offsetClock{}
+	near.Set(3*time.Second - 5*time.Millisecond)
+	c, err := New(t.Context(), cfg, WithClock(near))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	first, err := c.Next()
+	if err != nil || first <= lastA {
+		t.Fatalf("first id after takeover = %d, %v; want above A's last %d", first, err, lastA)
+	}
+	p, _ := cfg.Layout.Decode(first)
+	if !p.Time.After(hwA) {
+		t.Errorf("first id after takeover at %s, not above A's mark %s", p.Time, hwA)
+	}
+}
+
+func TestEtcdStopStopsIssuingBeforeTTL(t *testing.T) {
+	etcd := startEtcd(t)
+	cfg := etcdConfig(etcd.Endpoint, "/test/stop")
+	g, err := New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	var lastID int64
+	for range 1000 {
+		if lastID, err = g.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Let a keep-alive or two go through, then kill etcd.
+	eventually(t, "a keep-alive", func() bool { return g.Stats().LeaseRenewed.After(time.Now().Add(-time.Second / 2)) })
+	etcd.stop()
+
+	var lastOK time.Time
+	var stopErr error
+	for stopErr == nil {
+		id, err := g.Next()
+		now := time.Now()
+		if err != nil {
+			stopErr = err
+			break
+		}
+		if id <= lastID {
+			t.Fatalf("id %d after %d", id, lastID)
+		}
+		lastID, lastOK = id, now
+		time.Sleep(time.Millisecond)
+	}
+	stoppedAt := time.Now()
+	s := g.Stats()
+	leaseEnd := s.LeaseRenewed.Add(s.LeaseTTL)
+	t.Logf("last renewal sent %s before the stop; last id %s, refused %s before the lease's TTL ended: %v",
+		stoppedAt.Sub(s.LeaseRenewed).Round(time.Millisecond), leaseEnd.Sub(lastOK).Round(time.Millisecond),
+		leaseEnd.Sub(stoppedAt).Round(time.Millisecond), stopErr)
+	if !errors.Is(stopErr, ErrLeaseLost) {
+		t.Fatalf("error after etcd stopped = %v, want ErrLeaseLost", stopErr)
+	}
+	if !lastOK.Before(s.LeaseDeadline) || !stoppedAt.Before(leaseEnd) {
+		t.Errorf("last id at %s, stopped at %s; want both before the deadline %s and the lease end %s",
+			lastOK, stoppedAt, s.LeaseDeadline, leaseEnd)
+	}
+	if s.LeaseState != LeaseLapsed {
+		t.Errorf("LeaseState = %s, want lapsed", s.LeaseState)
+	}
+
+	// etcd comes back with its data: the lease survived (a restarted
+	// leader extends leases), a keep-alive gets through and ids resume
+	// above the earlier ones.
+	etcd.start()
+	eventually(t, "ids after etcd restarted", func() bool {
+		id, err := g.Next()
+		if err != nil {
+			return false
+		}
+		if id <= lastID {
+			t.Fatalf("id %d after restart not above %d", id, lastID)
+		}
+		return true
+	})
+	if s := g.Stats(); s.LeaseState != LeaseHeld {
+		t.Errorf("LeaseState after etcd restarted = %s, want held", s.LeaseState)
+	}
+}
+
+func TestEtcdUnreachable(t *testing.T) {
+	cfg := etcdConfig("http://"+freeAddr(t), "/test/unreachable")
+	cfg.Etcd.DialTimeout = 300 * time.Millisecond
+	start := time.Now()
+	_, err := New(t.Context(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "etcd") {
+		t.Fatalf("New() with etcd unreachable = %v, want an error naming etcd", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("New() took %s to give up, want about the dial timeout", took)
+	}
+}

@@ -1,0 +1,100 @@
+package router
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestComments(t *testing.T) {
+	tests := []struct {
+		give string
+		want []string
+	}{
+		{"SELECT 1", nil},
+		{"/* a */ SELECT /*b*/ 1", []string{" a ", "b"}},
+		{"SELECT '/* not */', \"/* not */\", `/* not */` /* yes */", []string{" yes "}},
+		{`SELECT 'it\'s /* not */' /* yes */`, []string{" yes "}},
+		{"SELECT 'a''/* not */' /* yes */", []string{" yes "}},
+		{"SELECT 1 -- /* not */\n/* yes */", []string{" yes "}},
+		{"SELECT 1 # /* not */\n/* yes */", []string{" yes "}},
+		{"SELECT 1--1 /* yes */", []string{" yes "}},
+		{"SELECT /*!50000 1 */ /*+ MAX_EXECUTION_TIME(1) */ 1", nil},
+		{"SELECT 1 /* unterminated", nil},
+		{"SELECT 'unterminated /* x */", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			if got := comments(tt.give); fmt.Sprintf("%q", got) != fmt.Sprintf("%q", tt.want) {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseHints(t *testing.T) {
+	tests := []struct {
+		give    string
+		want    string
+		wantErr bool
+	}{
+		{"SELECT 1", "<nil>", false},
+		{"/* plain comment */ SELECT 1", "<nil>", false},
+		{"/* SHARDINGSPHERE_HINT: t_order.SHARDING_DATABASE_VALUE=1, T_ORDER.sharding_table_value = 'x' */", "ds= db=map[t_order:[1]] table=map[t_order:[x]] slice=<nil>", false},
+		{"/* sharding_sphere_hint: nothing */", "<nil>", false},
+		{"/*SHARDINGSPHERE_HINT: SHARDING_DATABASE_VALUE=18446744073709551615*/", "ds= db=map[:[18446744073709551615]] table=map[] slice=<nil>", false},
+		{"/* SHARDINGSPHERE_HINT: DATA_SOURCE_NAME=ds_1, WRITE_ROUTE_ONLY=true */", "ds=ds_1 db=map[] table=map[] slice=<nil>", false},
+		{"/* SHARDINGSPHERE_HINT: SHARDING_TABLE_VALUE */", "", true},
+		{"/* SHARDINGSPHERE_HINT: SHARDING_TABLE_VALUE= */", "", true},
+		{"/* shardflake: slice=3/8 */", "ds= db=map[] table=map[] slice=&{3 8}", false},
+		{"/* shardflake: slice=8/8 */", "", true},
+		{"/* shardflake: slice=-1/8 */", "", true},
+		{"/* shardflake: slice=1/0 */", "", true},
+		{"/* shardflake: shard=1 */", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			h, err := parseHints(tt.give)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("got %+v, want an error", h)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := "<nil>"
+			if h != nil {
+				got = fmt.Sprintf("ds=%s db=%v table=%v slice=%v", h.dataSource, fmtMap(h.dbValues), fmtMap(h.tableValues), h.slice)
+			}
+			if got != tt.want {
+				t.Fatalf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func fmtMap(m map[string][]Value) string {
+	if m == nil {
+		return "map[]"
+	}
+	return fmt.Sprint(m)
+}
+
+func TestCheckUTF8(t *testing.T) {
+	tests := []struct {
+		give    string
+		wantErr bool
+	}{
+		{"SELECT 'é'", false},
+		{"SELECT '\xff'", false},
+		{"SELECT \"\xff\"", false},
+		{"SELECT `\xff`", true},
+		{"SELECT \xff(1)", true},
+	}
+	for _, tt := range tests {
+		if err := checkUTF8(tt.give); (err != nil) != tt.wantErr {
+			t.Errorf("checkUTF8(%q) = %v, want error %v", tt.give, err, tt.wantErr)
+		}
+	}
+}
