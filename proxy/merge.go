@@ -66,6 +66,40 @@ func (e *MergeMemoryError) Error() string {
 	return fmt.Sprintf("merging the data nodes' rows for %s needs more than server.mergeMemoryBytes (%d bytes); narrow the statement with conditions on the sharding columns, add a LIMIT, or raise mergeMemoryBytes", e.What, e.Budget)
 }
 
+// MergeCheck implements MergeChecker: it refuses, before any route runs,
+// a merge that names an aggregate or a HAVING operator this merge does
+// not know. Everything that depends on the result's column types is
+// checked by Merge.
+func (m *ResultMerger) MergeCheck(plan *router.Plan) error {
+	spec := plan.Merge
+	if spec == nil {
+		return nil
+	}
+	if g := spec.Group; g != nil {
+		for _, a := range g.Aggregates {
+			if a.Func < router.AggCount || a.Func > router.AggAvg {
+				return &NotSupportedError{What: fmt.Sprintf("the aggregate %s across data nodes", a.Func)}
+			}
+		}
+	}
+	return checkExpr(spec.Having)
+}
+
+func checkExpr(e *router.Expr) error {
+	if e == nil {
+		return nil
+	}
+	if e.Op < router.ExprColumn || e.Op > router.ExprNeg {
+		return &NotSupportedError{What: fmt.Sprintf("the HAVING operator %s across data nodes", e.Op)}
+	}
+	for _, a := range e.Args {
+		if err := checkExpr(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Merge implements Merger.
 func (m *ResultMerger) Merge(ctx context.Context, plan *router.Plan, streams []RowStream, budget int64) (RowStream, error) {
 	rs, err := m.merge(ctx, plan, streams, budget)

@@ -23,6 +23,24 @@ const (
 	algoByte                       // a table lookup per byte (8-bit charsets)
 )
 
+// encoding is how a string's bytes encode its characters.
+type encoding int
+
+const (
+	encUTF8   encoding = iota + 1 // utf8mb4, utf8mb3
+	encSingle                     // one byte per character: latin1 (cp1252), ascii, binary
+)
+
+func encodingOf(charset string) (encoding, bool) {
+	switch charset {
+	case "utf8mb4", "utf8mb3":
+		return encUTF8, true
+	case "latin1", "ascii", "binary":
+		return encSingle, true
+	}
+	return 0, false
+}
+
 // Collation is one MariaDB collation: how the strings of one charset
 // compare. Compare and AppendKey agree: two strings compare equal exactly
 // when their keys are equal.
@@ -36,6 +54,9 @@ type Collation struct {
 	pad   bool
 	algo  algorithm
 	table func() *weightTable
+	// text is the encoding of the strings given to Compare when it is not
+	// the charset's own (see ForText); 0 for the charset's own.
+	text encoding
 }
 
 // String returns the collation's name.
@@ -226,17 +247,56 @@ func (c *Collation) BinCollation() *Collation {
 	return nil
 }
 
+// ForText returns the collation for strings in charset: c itself when
+// that is c's charset, otherwise a copy that converts each character
+// first, as MariaDB's column values arrive converted to the connection's
+// charset (character_set_results) while the server compares them in the
+// column's. It returns nil when the merge cannot convert between them.
+func (c *Collation) ForText(charset string) *Collation {
+	native, _ := encodingOf(c.Charset)
+	text, ok := encodingOf(charset)
+	switch {
+	case charset == c.Charset || c.Charset == "binary" || charset == "binary":
+		return c
+	case !ok:
+		return nil
+	case text == native && (text == encUTF8 || c.Charset == "ascii" || charset == "ascii"):
+		// utf8mb3 and utf8mb4 text are alike in the BMP; ascii is a
+		// subset of latin1.
+		return c
+	}
+	cp := *c
+	cp.text = text
+	return &cp
+}
+
+// transcoded reports whether Compare converts characters first.
+func (c *Collation) transcoded() bool { return c.text != 0 }
+
+func (c *Collation) weigher(s []byte) weigher {
+	native, _ := encodingOf(c.Charset)
+	text := native
+	if c.text != 0 {
+		text = c.text
+	}
+	w := weigher{native: native, text: text, s: s, space: ' '}
+	if c.table != nil {
+		w.t = c.table()
+		w.space = w.t.space
+	}
+	return w
+}
+
 // Compare returns -1, 0 or +1 as a sorts before, equal to or after b.
 func (c *Collation) Compare(a, b []byte) int {
-	if c.algo == algoBytes {
+	if c.algo == algoBytes && !c.transcoded() {
 		return compareBytes(a, b, c.pad)
 	}
 	if bytes.Equal(a, b) {
 		return 0
 	}
-	t := c.table()
-	x := weigher{algo: c.algo, t: t, s: a}
-	y := weigher{algo: c.algo, t: t, s: b}
+	x, y := c.weigher(a), c.weigher(b)
+	space := x.space
 	for {
 		wa, oka := x.next()
 		wb, okb := y.next()
@@ -255,12 +315,12 @@ func (c *Collation) Compare(a, b []byte) int {
 			if !c.pad {
 				return -1
 			}
-			return -padRest(&y, wb, t.space)
+			return -padRest(&y, wb, space)
 		default:
 			if !c.pad {
 				return 1
 			}
-			return padRest(&x, wa, t.space)
+			return padRest(&x, wa, space)
 		}
 	}
 }
@@ -328,15 +388,14 @@ func cmpInt(a, b int) int {
 // exactly when their keys are equal, so keys can be hashed (GROUP BY,
 // DISTINCT).
 func (c *Collation) AppendKey(dst, s []byte) []byte {
-	if c.algo == algoBytes {
+	if c.algo == algoBytes && !c.transcoded() {
 		if c.pad {
 			s = bytes.TrimRight(s, " ")
 		}
 		return append(dst, s...)
 	}
-	t := c.table()
 	start := len(dst)
-	it := weigher{algo: c.algo, t: t, s: s}
+	it := c.weigher(s)
 	for {
 		w, ok := it.next()
 		if it.bad {
@@ -351,7 +410,7 @@ func (c *Collation) AppendKey(dst, s []byte) []byte {
 		dst = append(dst, byte(w>>8), byte(w))
 	}
 	if c.pad {
-		for len(dst)-start >= 2 && uint16(dst[len(dst)-2])<<8|uint16(dst[len(dst)-1]) == t.space {
+		for len(dst)-start >= 2 && uint16(dst[len(dst)-2])<<8|uint16(dst[len(dst)-1]) == it.space {
 			dst = dst[:len(dst)-2]
 		}
 	}
@@ -360,13 +419,16 @@ func (c *Collation) AppendKey(dst, s []byte) []byte {
 
 // weigher produces a string's weights one at a time.
 type weigher struct {
-	algo algorithm
-	t    *weightTable
-	s    []byte
-	pos  int      // next byte of s to decode
-	last int      // start of the character the pending weights belong to
-	pend []uint16 // weights of the current character not yet returned
-	bad  bool     // s[last:] does not decode
+	native encoding     // the collation's charset: what its table is indexed by
+	text   encoding     // how s encodes characters
+	t      *weightTable // nil: a character weighs its own code (bin collations)
+	space  uint16       // weight of ' '
+	s      []byte
+	pos    int      // next byte of s to decode
+	last   int      // start of the character the pending weights belong to
+	pend   []uint16 // weights of the current character not yet returned
+	one    [1]uint16
+	bad    bool // s[last:] does not decode
 }
 
 // next returns the next weight, or false at the end of the string (or at
@@ -377,16 +439,10 @@ func (it *weigher) next() (uint16, bool) {
 			return 0, false
 		}
 		it.last = it.pos
-		var c int
-		if it.algo == algoByte {
-			c = int(it.s[it.pos])
-			it.pos++
-			if c >= it.t.size() {
-				return uint16(c), true
-			}
-		} else {
-			r, n := rune(it.s[it.pos]), 1
-			if r >= utf8.RuneSelf {
+		var r rune
+		if it.text == encUTF8 {
+			n := 1
+			if r = rune(it.s[it.pos]); r >= utf8.RuneSelf {
 				r, n = utf8.DecodeRune(it.s[it.pos:])
 				if r == utf8.RuneError && n <= 1 {
 					it.bad = true
@@ -394,12 +450,25 @@ func (it *weigher) next() (uint16, bool) {
 				}
 			}
 			it.pos += n
-			if int(r) >= it.t.size() {
-				return 0xFFFD, true
-			}
-			c = int(r)
+		} else {
+			r = latin1ToRune(it.s[it.pos])
+			it.pos++
 		}
-		it.pend = it.t.of(c)
+		c := int(r)
+		if it.native == encSingle {
+			c = int(runeToLatin1(r))
+		}
+		switch {
+		case it.t == nil:
+			it.one[0] = uint16(min(c, 0xFFFF))
+			it.pend = it.one[:]
+		case c >= it.t.size() && it.native == encUTF8:
+			return 0xFFFD, true // MariaDB weighs characters beyond the BMP alike
+		case c >= it.t.size():
+			return uint16(c), true
+		default:
+			it.pend = it.t.of(c)
+		}
 	}
 	w := it.pend[0]
 	it.pend = it.pend[1:]
@@ -408,3 +477,32 @@ func (it *weigher) next() (uint16, bool) {
 
 // rest returns the bytes from the character being weighed on.
 func (it *weigher) rest() []byte { return it.s[it.last:] }
+
+// cp1252 are the characters MariaDB's latin1 (Windows-1252) puts at
+// 0x80..0x9F; the five it leaves undefined map to the same code point.
+var cp1252 = [32]rune{
+	0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D, 0x017D, 0x8F,
+	0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+}
+
+func latin1ToRune(b byte) rune {
+	if b >= 0x80 && b < 0xA0 {
+		return cp1252[b-0x80]
+	}
+	return rune(b)
+}
+
+// runeToLatin1 encodes r in latin1, '?' when it has no byte there (as
+// MariaDB converts it).
+func runeToLatin1(r rune) byte {
+	switch {
+	case r < 0x80 || (r >= 0xA0 && r < 0x100):
+		return byte(r)
+	}
+	for i, c := range cp1252 {
+		if c == r {
+			return byte(0x80 + i)
+		}
+	}
+	return '?'
+}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestWeightsMatchMariaDB checks every character of every embedded table
@@ -183,9 +184,82 @@ func TestCollationCompareMatchesMariaDB(t *testing.T) {
 					if bytes.Equal(ka, kb) != (want[i] == 0) {
 						t.Errorf("keys of %q and %q: equal %v, MariaDB STRCMP %d", a, b, bytes.Equal(ka, kb), want[i])
 					}
+					// The same strings converted to the other family
+					// compare alike through ForText.
+					if tc, ta, tb, ok := converted(c, a, b); ok {
+						if got := tc.Compare(ta, tb); got != want[i] {
+							t.Errorf("%s.ForText: Compare(%q, %q) = %d, MariaDB says %d", c, ta, tb, got, want[i])
+						}
+						if bytes.Equal(tc.AppendKey(nil, ta), tc.AppendKey(nil, tb)) != (want[i] == 0) {
+							t.Errorf("%s.ForText: keys of %q and %q disagree with STRCMP %d", c, ta, tb, want[i])
+						}
+					}
 				}
 			}
 		})
+	}
+}
+
+// converted returns c for text in the other charset family (latin1
+// collations for UTF-8 text, UTF-8 collations for latin1 text) and a and
+// b converted to it, when they can be.
+func converted(c *Collation, a, b []byte) (*Collation, []byte, []byte, bool) {
+	switch c.Charset {
+	case "latin1":
+		return c.ForText("utf8mb4"), latin1ToUTF8(a), latin1ToUTF8(b), true
+	case "utf8mb4":
+		la, oka := utf8ToLatin1(a)
+		lb, okb := utf8ToLatin1(b)
+		return c.ForText("latin1"), la, lb, oka && okb
+	}
+	return nil, nil, nil, false
+}
+
+func latin1ToUTF8(s []byte) []byte {
+	var out []byte
+	for _, b := range s {
+		out = utf8.AppendRune(out, latin1ToRune(b))
+	}
+	return out
+}
+
+func utf8ToLatin1(s []byte) ([]byte, bool) {
+	var out []byte
+	for _, r := range string(s) {
+		b := runeToLatin1(r)
+		if b == '?' && r != '?' {
+			return nil, false
+		}
+		out = append(out, b)
+	}
+	return out, true
+}
+
+// TestLatin1MatchesMariaDB checks the cp1252 mapping of every latin1 byte
+// against the server's conversion to utf8mb4.
+func TestLatin1MatchesMariaDB(t *testing.T) {
+	db := mariadb(t)
+	rows, err := db.Query("SELECT seq, HEX(CONVERT(CONVERT(UNHEX(LPAD(HEX(seq), 2, '0')) USING latin1) USING utf8mb4)) FROM seq_0_to_255")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b int
+		var h string
+		if err := rows.Scan(&b, &h); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := hex.DecodeString(h)
+		if got := utf8.AppendRune(nil, latin1ToRune(byte(b))); !bytes.Equal(got, want) {
+			t.Errorf("latin1 %#x: got %X, MariaDB converts to %X", b, got, want)
+		}
+		if r, _ := utf8.DecodeRune(want); runeToLatin1(r) != byte(b) {
+			t.Errorf("runeToLatin1(%U) = %#x, want %#x", r, runeToLatin1(r), b)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -114,6 +114,15 @@ func TypeOf(f *mysql.Field, collation uint16) Type {
 		if collation == 0 && t.Collation != nil && f.Flag&mysql.BINARY_FLAG != 0 {
 			t.Collation = t.Collation.BinCollation()
 		}
+		if collation != 0 && t.Collation != nil {
+			// The values arrive in the connection's charset, which the
+			// definition's collation id names.
+			if rc := CollationByID(f.Charset); rc != nil {
+				t.Collation = t.Collation.ForText(rc.Charset)
+			} else {
+				t.Collation = nil
+			}
+		}
 		if t.Collation != nil && t.Collation.ID == BinaryID {
 			t.Class = ClassBinary
 		}

@@ -29,6 +29,8 @@ func TestTypeOf(t *testing.T) {
 		{name: "varchar", give: field(mysql.MYSQL_TYPE_VAR_STRING, 0, 45, 0), wantClass: ClassString, wantCollation: "utf8mb4_general_ci"},
 		{name: "varchar binary flag", give: field(mysql.MYSQL_TYPE_VAR_STRING, mysql.BINARY_FLAG, 45, 0), wantClass: ClassString, wantCollation: "utf8mb4_bin"},
 		{name: "resolved collation wins", give: field(mysql.MYSQL_TYPE_VAR_STRING, 0, 45, 0), collation: 224, wantClass: ClassString, wantCollation: "utf8mb4_unicode_ci"},
+		{name: "resolved latin1 column over utf8mb4", give: field(mysql.MYSQL_TYPE_VAR_STRING, 0, 45, 0), collation: 8, wantClass: ClassString, wantCollation: "latin1_swedish_ci"},
+		{name: "resolved collation the merge cannot convert", give: field(mysql.MYSQL_TYPE_VAR_STRING, 0, 45, 0), collation: 2304, wantClass: ClassString, wantOrderErr: true, wantEqualErr: true},
 		{name: "latin1 connection", give: field(mysql.MYSQL_TYPE_STRING, 0, 8, 0), wantClass: ClassString, wantCollation: "latin1_swedish_ci"},
 		{name: "varbinary", give: field(mysql.MYSQL_TYPE_VAR_STRING, mysql.BINARY_FLAG, 63, 0), wantClass: ClassBinary},
 		{name: "blob", give: field(mysql.MYSQL_TYPE_BLOB, mysql.BINARY_FLAG|mysql.BLOB_FLAG, 63, 0), wantClass: ClassBinary},
