@@ -31,20 +31,10 @@ type ResultMerger struct {
 	// MaxScatterRows caps the rows one statement may read from its data
 	// nodes (server.maxScatterRows); 0 is no cap.
 	MaxScatterRows int64
-	// Collations, when set, resolves the collations of string columns
-	// that MariaDB's column definitions do not carry.
+	// Collations, when set, tells the collations of string columns that
+	// MariaDB's column definitions do not carry; without it a string
+	// column compares by the collation its definition names.
 	Collations CollationSource
-}
-
-// CollationSource resolves the collation MariaDB compares a result column
-// with. MariaDB's column definitions carry the connection's collation, not
-// the column's, so a utf8mb4_unicode_ci column looks like any other
-// utf8mb4 column; the origin table and column of a field name it.
-type CollationSource interface {
-	// ColumnCollation returns the collation id of the column f comes
-	// from, as the data source dataSource defines it, or 0 when f is not
-	// a plain column or its collation is unknown.
-	ColumnCollation(ctx context.Context, dataSource string, f *mysql.Field) (uint16, error)
 }
 
 // ScatterRowsError: a multi-route SELECT read more rows from its data
@@ -82,7 +72,19 @@ func (m *ResultMerger) MergeCheck(plan *router.Plan) error {
 			}
 		}
 	}
-	return checkExpr(spec.Having)
+	if err := checkExpr(spec.Having); err != nil {
+		return err
+	}
+	if m.Collations != nil && needsCollations(spec) && len(plan.Routes) > 0 {
+		// Learn the collations now, while this statement holds no
+		// connection of the data source; Merge finds them kept.
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		defer cancel()
+		if _, err := m.Collations.RouteCollations(ctx, plan.Routes[0]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func checkExpr(e *router.Expr) error {
@@ -135,13 +137,18 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []R
 		return nil, &InternalError{Msg: fmt.Sprintf("merge hides %d of %d columns", spec.Hidden, n)}
 	}
 	p.visible = n - spec.Hidden
-	ds := ""
-	if len(plan.Routes) > 0 {
-		ds = plan.Routes[0].DataSource
+	var collations []uint16
+	if m.Collations != nil && needsCollations(spec) && len(plan.Routes) > 0 {
+		ids, err := m.Collations.RouteCollations(ctx, plan.Routes[0])
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) != n {
+			return nil, &InternalError{Msg: fmt.Sprintf("the route's prepared form has %d columns, its result %d", len(ids), n)}
+		}
+		collations = ids
 	}
-	if err := p.resolveTypes(ctx, m.Collations, ds); err != nil {
-		return nil, err
-	}
+	p.resolveTypes(collations)
 
 	// 1. Combine.
 	var src stage
@@ -222,22 +229,17 @@ type pipeline struct {
 	mem     *memBudget
 }
 
-// resolveTypes derives every column's Type, asking src for the real
-// collation of string columns.
-func (p *pipeline) resolveTypes(ctx context.Context, src CollationSource, ds string) error {
+// resolveTypes derives every column's Type; collations, when not nil,
+// are the columns' real collation ids.
+func (p *pipeline) resolveTypes(collations []uint16) {
 	p.types = make([]sqlvalue.Type, p.n)
 	for i, f := range p.fields {
 		var coll uint16
-		if src != nil && isStringField(f) {
-			c, err := src.ColumnCollation(ctx, ds, f)
-			if err != nil {
-				return err
-			}
-			coll = c
+		if collations != nil && isStringField(f) {
+			coll = collations[i]
 		}
 		p.types[i] = sqlvalue.TypeOf(f, coll)
 	}
-	return nil
 }
 
 func isStringField(f *mysql.Field) bool {

@@ -2,64 +2,78 @@ package proxy
 
 import (
 	"context"
-	"errors"
+	"encoding/binary"
 	"fmt"
-	"io"
-	"strconv"
-	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
 )
 
-// schemaCollations is the Server's CollationSource: it reads the
-// collations of a physical table's columns from its data source's
-// information_schema the first time a merge needs them and keeps them
-// until DDL runs through the proxy (Server.schemaChanged).
-//
-// Only plain columns resolve (the field names its origin table and
-// column); an expression keeps the collation its definition implies, and
-// the merge's order check refuses the statement if the routes' order
-// proves that wrong.
-type schemaCollations struct {
-	srv    *Server
-	mu     sync.Mutex
-	tables map[collationTable]map[string]uint16 // column (lower case) -> collation id
+// CollationSource tells the merge the collation MariaDB compares each
+// result column with. MariaDB's column definitions name the connection's
+// collation (collation_connection), not the column's, so a
+// utf8mb4_unicode_ci column, a latin1_swedish_ci column read over a utf8mb4
+// connection, or MAX() of either, all look like utf8mb4_general_ci.
+type CollationSource interface {
+	// RouteCollations returns the collation id of each column of route's
+	// result (0 for a column without one), as the data source defines
+	// them.
+	RouteCollations(ctx context.Context, route router.Route) ([]uint16, error)
 }
 
-type collationTable struct{ ds, schema, table string }
+// probeTimeout bounds a collation probe that runs before a statement's
+// routes (MergeCheck has no context of its own).
+const probeTimeout = 10 * time.Second
 
-func newSchemaCollations(srv *Server) *schemaCollations {
-	return &schemaCollations{srv: srv, tables: map[collationTable]map[string]uint16{}}
+// maxProbes bounds the probe results kept; past it they are dropped and
+// probed again as statements need them.
+const maxProbes = 4096
+
+// routeProbe is the Server's CollationSource. It prepares a route's SQL
+// (COM_STMT_PREPARE, which runs nothing) on a connection of the route's
+// data source with character_set_results = NULL: MariaDB then describes
+// every result column in its own charset, with its own collation id,
+// expressions and aggregates included. Results are kept by SQL text until
+// DDL runs through the proxy.
+type routeProbe struct {
+	srv  *Server
+	mu   sync.Mutex
+	seen map[string][]uint16 // route SQL -> collation ids
 }
 
-// ColumnCollation implements CollationSource.
-func (c *schemaCollations) ColumnCollation(ctx context.Context, ds string, f *mysql.Field) (uint16, error) {
-	if len(f.OrgTable) == 0 || len(f.OrgName) == 0 || len(f.Schema) == 0 {
-		return 0, nil
-	}
-	key := collationTable{ds: ds, schema: string(f.Schema), table: string(f.OrgTable)}
+func newRouteProbe(srv *Server) *routeProbe {
+	return &routeProbe{srv: srv, seen: map[string][]uint16{}}
+}
+
+// RouteCollations implements CollationSource.
+func (c *routeProbe) RouteCollations(ctx context.Context, route router.Route) ([]uint16, error) {
 	c.mu.Lock()
-	cols, ok := c.tables[key]
+	ids, ok := c.seen[route.SQL]
 	c.mu.Unlock()
-	if !ok {
-		var err error
-		if cols, err = c.fetch(ctx, key); err != nil {
-			return 0, err
-		}
-		c.mu.Lock()
-		c.tables[key] = cols
-		c.mu.Unlock()
+	if ok {
+		return ids, nil
 	}
-	return cols[strings.ToLower(string(f.OrgName))], nil
+	ids, err := c.probe(ctx, route)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if len(c.seen) >= maxProbes {
+		c.seen = map[string][]uint16{}
+	}
+	c.seen[route.SQL] = ids
+	c.mu.Unlock()
+	return ids, nil
 }
 
-// forget drops everything learnt; DDL may have changed collations.
-func (c *schemaCollations) forget() {
+// forget drops every probe result; DDL may have changed collations.
+func (c *routeProbe) forget() {
 	c.mu.Lock()
-	c.tables = map[collationTable]map[string]uint16{}
+	c.seen = map[string][]uint16{}
 	c.mu.Unlock()
 }
 
@@ -67,15 +81,15 @@ func (c *schemaCollations) forget() {
 // the schema changed.
 func forgetCollations(merger Merger) {
 	if m, ok := merger.(*ResultMerger); ok {
-		if sc, ok := m.Collations.(*schemaCollations); ok {
-			sc.forget()
+		if p, ok := m.Collations.(*routeProbe); ok {
+			p.forget()
 		}
 	}
 }
 
-// fetch reads the collation ids of a table's string columns.
-func (c *schemaCollations) fetch(ctx context.Context, key collationTable) (map[string]uint16, error) {
-	p, err := c.srv.pool(key.ds, false)
+// probe prepares route's SQL and reads its column definitions.
+func (c *routeProbe) probe(ctx context.Context, route router.Route) ([]uint16, error) {
+	p, err := c.srv.pool(route.DataSource, false)
 	if err != nil {
 		return nil, err
 	}
@@ -85,59 +99,68 @@ func (c *schemaCollations) fetch(ctx context.Context, key collationTable) (map[s
 	}
 	bc := bcs[0]
 	defer p.put(bc)
-	if err := bc.apply(""); err != nil {
+	if err := bc.apply("character_set_results = NULL"); err != nil {
 		return nil, err
 	}
-	q := "SELECT c.COLUMN_NAME, co.ID FROM information_schema.COLUMNS c" +
-		" JOIN information_schema.COLLATIONS co ON co.COLLATION_NAME = c.COLLATION_NAME" +
-		" WHERE c.TABLE_SCHEMA = " + quoteString(key.schema) + " AND c.TABLE_NAME = " + quoteString(key.table)
-	if err := bc.send(mysql.COM_QUERY, q); err != nil {
+	defer bc.apply("") // back to the baseline charset for the next user
+	if err := bc.send(mysql.COM_STMT_PREPARE, route.SQL); err != nil {
 		return nil, err
 	}
-	h, err := bc.readHead()
+	pkt, err := bc.wc.ReadPacket()
 	if err != nil {
+		return nil, bc.lost(err)
+	}
+	if wire.IsErr(pkt) {
+		return nil, wire.ParseErr(pkt)
+	}
+	if len(pkt) < 9 || pkt[0] != wire.HeaderOK {
+		return nil, bc.lost(fmt.Errorf("%w: prepare response", wire.ErrMalformed))
+	}
+	id := binary.LittleEndian.Uint32(pkt[1:5])
+	ncols := int(binary.LittleEndian.Uint16(pkt[5:7]))
+	nparams := int(binary.LittleEndian.Uint16(pkt[7:9]))
+	// Parameter definitions, then column definitions, each block
+	// closed by an EOF packet.
+	if nparams > 0 {
+		for range nparams + 1 {
+			if _, err := bc.wc.ReadPacket(); err != nil {
+				return nil, bc.lost(err)
+			}
+		}
+	}
+	ids := make([]uint16, ncols)
+	if ncols > 0 {
+		for i := range ncols {
+			pkt, err := bc.wc.ReadPacket()
+			if err != nil {
+				return nil, bc.lost(err)
+			}
+			f, err := wire.ParseColumn(pkt)
+			if err != nil {
+				return nil, bc.lost(err)
+			}
+			if f.Charset != 63 {
+				ids[i] = f.Charset
+			}
+		}
+		if pkt, err := bc.wc.ReadPacket(); err != nil || !wire.IsEOF(pkt) {
+			return nil, bc.lost(fmt.Errorf("%w: no EOF after the prepared statement's columns", wire.ErrMalformed))
+		}
+	}
+	// COM_STMT_CLOSE has no response.
+	var arg [4]byte
+	binary.LittleEndian.PutUint32(arg[:], id)
+	if err := bc.send(mysql.COM_STMT_CLOSE, string(arg[:])); err != nil {
 		return nil, err
 	}
-	if len(h.columns) != 2 {
-		return nil, &InternalError{Msg: "collation lookup returned no rows"}
-	}
-	cols := map[string]uint16{}
-	for {
-		pkt, err := bc.readRow()
-		if errors.Is(err, io.EOF) {
-			return cols, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		row, err := wire.SplitTextRow(pkt, 2, nil)
-		if err != nil {
-			bc.broken = true
-			return nil, &DataSourceError{DataSource: key.ds, Lost: true, Err: err}
-		}
-		id, err := strconv.ParseUint(string(row[1]), 10, 16)
-		if err != nil {
-			return nil, &InternalError{Msg: fmt.Sprintf("collation id %q of %s.%s", row[1], key.table, row[0])}
-		}
-		cols[strings.ToLower(string(row[0]))] = uint16(id)
-	}
+	return ids, nil
 }
 
-// quoteString writes s as a SQL string literal (backslash escapes, as the
-// proxy's backends run without NO_BACKSLASH_ESCAPES).
-func quoteString(s string) string {
-	var b strings.Builder
-	b.WriteByte('\'')
-	for _, r := range s {
-		switch r {
-		case '\'', '\\':
-			b.WriteByte('\\')
-		case 0:
-			b.WriteString("\\0")
-			continue
-		}
-		b.WriteRune(r)
+// needsCollations reports whether merging plan compares values, so that
+// string columns need their real collations.
+func needsCollations(spec *router.Merge) bool {
+	if spec == nil {
+		return false
 	}
-	b.WriteByte('\'')
-	return b.String()
+	return len(spec.Sort) > 0 || spec.Group != nil || spec.Having != nil || spec.Distinct || len(spec.OrderBy) > 0
 }

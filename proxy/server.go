@@ -124,7 +124,7 @@ func New(cfg Config) (*Server, error) {
 		s.planner = RouterPlanner(rt)
 	}
 	if s.merger == nil {
-		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newSchemaCollations(s)}
+		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s)}
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
