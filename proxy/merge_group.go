@@ -333,7 +333,11 @@ func (g *grouper) emit(gr *group) Row {
 			g.out[a.col] = nil
 			continue
 		}
-		g.out[a.col] = g.outBuf[spans[i].start:spans[i].end:spans[i].end]
+		v := g.outBuf[spans[i].start:spans[i].end:spans[i].end]
+		if v == nil {
+			v = []byte{} // an empty string, not NULL
+		}
+		g.out[a.col] = v
 	}
 	return g.out
 }

@@ -54,6 +54,15 @@ func TestMergeAggregates(t *testing.T) {
 			want: []string{"0|NULL|NULL|NULL|NULL"},
 		},
 		{
+			name: "MIN of the empty string is not NULL",
+			cols: []*mysql.Field{strCol("min(s)")},
+			spec: &router.Merge{Group: &router.Group{Aggregates: []router.Aggregate{{Func: router.AggMin, Column: 0}}}},
+			blocks: [][][]*string{
+				rowsOf("b"), rowsOf(""), rowsOf(N),
+			},
+			want: []string{""},
+		},
+		{
 			name: "AVG rounds half up at scale 4 from a larger sum",
 			cols: []*mysql.Field{decCol("avg(d)", 6), decCol("sum(d)", 2), intCol("count(d)")},
 			spec: &router.Merge{Hidden: 2, Group: &router.Group{Aggregates: []router.Aggregate{{Func: router.AggAvg, Column: 0, Sum: 1, Count: 2}}}},

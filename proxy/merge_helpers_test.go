@@ -45,6 +45,9 @@ func (s *fakeStream) Next() (Row, error) {
 	src := s.rows[s.pos]
 	s.pos++
 	s.reads++
+	if s.buf == nil {
+		s.buf = make([]byte, 0, 64) // empty strings must not come out as NULL
+	}
 	s.buf = s.buf[:0]
 	for _, v := range src {
 		if v != nil {

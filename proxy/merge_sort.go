@@ -115,6 +115,10 @@ func (c *cursor) remember(keys []sortKey) {
 			c.prev[k.col] = nil
 			continue
 		}
+		if len(v) == 0 {
+			c.prev[k.col] = []byte{} // an empty string, not NULL
+			continue
+		}
 		c.prev[k.col] = c.prevBuf[off : off+len(v) : off+len(v)]
 		off += len(v)
 	}
