@@ -2,10 +2,10 @@ package proxy
 
 import (
 	"flag"
-	"slices"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
