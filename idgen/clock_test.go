@@ -3,6 +3,7 @@ package idgen
 import (
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -89,3 +90,40 @@ type offsetClock struct {
 func (c *offsetClock) Now() time.Time        { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *offsetClock) Sleep(d time.Duration) { time.Sleep(d) }
 func (c *offsetClock) Set(d time.Duration)   { c.offset.Store(int64(d)) }
+
+func TestSystemClockTracksWallClock(t *testing.T) {
+	c := SystemClock().(*systemClock)
+	var lastMono time.Duration
+	for n := 0; lastMono < 5*resync || n < 1000; n++ {
+		before := time.Now().UnixNano()
+		wall, mono := c.read()
+		after := time.Now().UnixNano()
+		// Without a wall-clock step the derived wall clock agrees with
+		// time.Now to well within a millisecond, across re-reads.
+		if wall < before-int64(time.Millisecond) || wall > after+int64(time.Millisecond) {
+			t.Fatalf("read() wall %d outside [%d, %d]", wall, before, after)
+		}
+		if mono < lastMono {
+			t.Fatalf("monotonic reading went back: %s after %s", mono, lastMono)
+		}
+		lastMono = mono
+	}
+}
+
+func TestSystemClockSeesWallStep(t *testing.T) {
+	// Simulate the wall clock stepping back an hour relative to the
+	// monotonic clock by moving the anchor's wall reading: reads follow the
+	// monotonic clock until the next re-read picks the step up.
+	c := SystemClock().(*systemClock)
+	c.anchorWall -= int64(time.Hour)
+	if wall, mono := c.read(); mono < resync {
+		if d := time.Duration(time.Now().UnixNano() - wall); d < 59*time.Minute {
+			t.Fatalf("before a re-read the derived wall clock is %s off, want the hour", d)
+		}
+	}
+	time.Sleep(resync)
+	wall, _ := c.read()
+	if d := time.Duration(time.Now().UnixNano() - wall); d > time.Millisecond || d < -time.Millisecond {
+		t.Errorf("after a re-read the derived wall clock is %s off, want the step seen", d)
+	}
+}

@@ -31,7 +31,7 @@ type etcdSource struct {
 	cli       *clientv3.Client
 	ownClient bool
 	cfg       Config
-	clock     Clock
+	clk       *reader
 }
 
 // claim is a pair won from etcd.
@@ -39,8 +39,8 @@ type claim struct {
 	dc, worker int
 	lease      clientv3.LeaseID
 	ttl        time.Duration
-	sent       time.Time // when the grant was sent
-	deadline   time.Time // stop issuing here unless renewed
+	sent       time.Duration // when the grant was sent (monotonic, see reader)
+	deadline   time.Duration // stop issuing here unless renewed
 	mark       mark
 	found      bool // the pair had a mark from an earlier holder
 }
@@ -125,7 +125,7 @@ func (s *etcdSource) claim(ctx context.Context) (claim, error) {
 // returns *errNoFreePair (after revoking the unused lease).
 func (s *etcdSource) tryClaim(ctx context.Context) (claim, error) {
 	ttl := s.cfg.Etcd.LeaseTTL
-	sent := s.clock.Now()
+	sent := s.clk.read().mono
 	rctx, cancel := s.rpc(ctx)
 	grant, err := s.cli.Grant(rctx, int64(ttl/time.Second))
 	cancel()
@@ -164,7 +164,7 @@ func (s *etcdSource) tryClaim(ctx context.Context) (claim, error) {
 			continue // another generator won this pair since the scan
 		}
 		c := claim{dc: p[0], worker: p[1], lease: grant.ID, ttl: granted, sent: sent,
-			deadline: sent.Add(granted - s.margin(granted))}
+			deadline: sent + granted - s.margin(granted)}
 		if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
 			var m markJSON
 			if err := json.Unmarshal(kvs[0].Value, &m); err != nil {
@@ -229,7 +229,7 @@ func (e *etcdMarks) store(ctx context.Context, m mark) error {
 
 // startEtcd connects, claims a pair and starts the keeper.
 func (g *Snowflake) startEtcd(ctx context.Context, cli *clientv3.Client) error {
-	src := &etcdSource{cli: cli, cfg: g.cfg, clock: g.clock}
+	src := &etcdSource{cli: cli, cfg: g.cfg, clk: &g.clk}
 	if cli == nil {
 		var err error
 		src.cli, err = clientv3.New(clientv3.Config{
@@ -273,12 +273,12 @@ func (g *Snowflake) adoptClaim(c claim) {
 }
 
 // leaseUsableLocked says whether ids may be issued at now under the lease.
-func (g *Snowflake) leaseUsableLocked(now time.Time) error {
+func (g *Snowflake) leaseUsableLocked(now reading) error {
 	switch g.leaseState {
 	case LeaseLost, LeaseReleased:
 		return &LeaseLostError{Datacenter: g.dc, Worker: g.worker, Reason: g.leaseReason}
 	}
-	if !now.Before(g.leaseDeadline) {
+	if now.mono >= g.leaseDeadline {
 		reason := "not renewed in time, it may expire at etcd"
 		if g.leaseReason != "" {
 			reason += " (" + g.leaseReason + ")"
@@ -288,8 +288,8 @@ func (g *Snowflake) leaseUsableLocked(now time.Time) error {
 	return nil
 }
 
-func (g *Snowflake) leaseStateLocked(now time.Time) LeaseState {
-	if (g.leaseState == LeaseHeld || g.leaseState == LeaseRenewing) && !now.Before(g.leaseDeadline) {
+func (g *Snowflake) leaseStateLocked(now reading) LeaseState {
+	if (g.leaseState == LeaseHeld || g.leaseState == LeaseRenewing) && now.mono >= g.leaseDeadline {
 		return LeaseLapsed
 	}
 	return g.leaseState
@@ -314,7 +314,7 @@ func (g *Snowflake) keepLease() {
 		case <-timer.C:
 		}
 		next := interval
-		sent := g.clock.Now()
+		sent := g.clk.read().mono
 		rctx, cancel := context.WithTimeout(g.ctx, interval)
 		resp, err := src.cli.KeepAliveOnce(rctx, lease)
 		cancel()
@@ -322,7 +322,7 @@ func (g *Snowflake) keepLease() {
 		case err == nil && resp.TTL > 0:
 			granted := time.Duration(resp.TTL) * time.Second
 			g.mu.Lock()
-			if d := sent.Add(granted - src.margin(granted)); d.After(g.leaseDeadline) {
+			if d := sent + granted - src.margin(granted); d > g.leaseDeadline {
 				g.leaseRenewed, g.leaseDeadline = sent, d
 			}
 			g.leaseState, g.leaseReason = LeaseHeld, ""
@@ -333,6 +333,7 @@ func (g *Snowflake) keepLease() {
 			g.mu.Lock()
 			g.leaseState, g.leaseReason = LeaseLost, "etcd no longer has the lease; claiming a worker id again"
 			g.mu.Unlock()
+			src.revoke(lease) // in case it lingers: free the old pair at once
 			c, ok := g.reclaim()
 			if !ok {
 				return
@@ -350,7 +351,8 @@ func (g *Snowflake) keepLease() {
 }
 
 // leaseGone says whether a failed keep-alive means the lease no longer
-// exists (rather than etcd being unreachable).
+// exists (rather than etcd being slow or unreachable). TimeToLive reports
+// an expired lease as -1; 0 means less than a second left, still ours.
 func (s *etcdSource) leaseGone(ctx context.Context, lease clientv3.LeaseID, resp *clientv3.LeaseKeepAliveResponse, err error) bool {
 	if err == nil {
 		return resp.TTL <= 0
@@ -358,7 +360,7 @@ func (s *etcdSource) leaseGone(ctx context.Context, lease clientv3.LeaseID, resp
 	rctx, cancel := s.rpc(ctx)
 	defer cancel()
 	ttl, terr := s.cli.TimeToLive(rctx, lease)
-	return terr == nil && ttl.TTL <= 0
+	return terr == nil && ttl.TTL < 0
 }
 
 // reclaim claims a pair again after the lease was lost, retrying until it

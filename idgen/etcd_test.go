@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // etcdServer is a real etcd (Debian's etcd-server) started by a test on
@@ -368,11 +370,13 @@ func TestEtcdStopStopsIssuingBeforeTTL(t *testing.T) {
 	eventually(t, "a keep-alive", func() bool { return g.Stats().LeaseRenewed.After(time.Now().Add(-time.Second / 2)) })
 	etcd.stop()
 
+	// lastOK is when the last successful call started: the id was issued
+	// after that, so a call started at or after the deadline must fail.
 	var lastOK time.Time
 	var stopErr error
 	for stopErr == nil {
+		started := time.Now()
 		id, err := g.Next()
-		now := time.Now()
 		if err != nil {
 			stopErr = err
 			break
@@ -380,21 +384,24 @@ func TestEtcdStopStopsIssuingBeforeTTL(t *testing.T) {
 		if id <= lastID {
 			t.Fatalf("id %d after %d", id, lastID)
 		}
-		lastID, lastOK = id, now
+		lastID, lastOK = id, started
 		time.Sleep(time.Millisecond)
 	}
 	stoppedAt := time.Now()
 	s := g.Stats()
 	leaseEnd := s.LeaseRenewed.Add(s.LeaseTTL)
-	t.Logf("last renewal sent %s before the stop; last id %s, refused %s before the lease's TTL ended: %v",
+	t.Logf("last renewal sent %s before the stop; last id %s and refusal %s before the lease's TTL ended: %v",
 		stoppedAt.Sub(s.LeaseRenewed).Round(time.Millisecond), leaseEnd.Sub(lastOK).Round(time.Millisecond),
 		leaseEnd.Sub(stoppedAt).Round(time.Millisecond), stopErr)
 	if !errors.Is(stopErr, ErrLeaseLost) {
 		t.Fatalf("error after etcd stopped = %v, want ErrLeaseLost", stopErr)
 	}
 	if !lastOK.Before(s.LeaseDeadline) || !stoppedAt.Before(leaseEnd) {
-		t.Errorf("last id at %s, stopped at %s; want both before the deadline %s and the lease end %s",
+		t.Errorf("last id at %s, refused at %s; want the id before the deadline %s and the refusal before the lease end %s",
 			lastOK, stoppedAt, s.LeaseDeadline, leaseEnd)
+	}
+	if _, err := g.Next(); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("Next() after the deadline = %v, want ErrLeaseLost", err)
 	}
 	if s.LeaseState != LeaseLapsed {
 		t.Errorf("LeaseState = %s, want lapsed", s.LeaseState)
@@ -429,5 +436,77 @@ func TestEtcdUnreachable(t *testing.T) {
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("New() took %s to give up, want about the dial timeout", took)
+	}
+}
+
+func TestEtcdLeaseGoneReclaims(t *testing.T) {
+	etcd := startEtcd(t)
+	cfg := etcdConfig(etcd.Endpoint, "/test/reclaim")
+	cfg.DatacenterID, cfg.Etcd.PinDatacenter = 0, true
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.Endpoint}, DialTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	g, err := New(t.Context(), cfg, WithEtcdClient(cli))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	var last int64
+	for range 1000 {
+		if last, err = g.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An operator revokes the lease (etcdctl lease revoke): the worker key
+	// goes with it and another generator takes the pair at once, before
+	// g's keeper notices.
+	before := g.Stats()
+	g.mu.Lock()
+	lease := g.lease
+	g.mu.Unlock()
+	if _, err := cli.Revoke(t.Context(), lease); err != nil {
+		t.Fatal(err)
+	}
+	other, err := New(t.Context(), cfg, WithEtcdClient(cli))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if s := other.Stats(); s.WorkerID != before.WorkerID {
+		t.Fatalf("the freed pair went to worker %d, want %d", s.WorkerID, before.WorkerID)
+	}
+	// Both issue on the same pair for a moment. g cannot extend its mark
+	// (the write checks the lease), and other starts above it: no overlap.
+	var fromG []int64
+	for range 5000 {
+		if id, err := g.Next(); err == nil {
+			fromG = append(fromG, id)
+		}
+	}
+	otherFirst, err := other.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range fromG {
+		if id >= otherFirst {
+			t.Fatalf("g issued %d on the revoked pair, not below the new holder's first id %d", id, otherFirst)
+		}
+	}
+	t.Logf("g issued %d ids on the revoked pair, all below the new holder's", len(fromG))
+
+	// The keeper finds the lease gone and claims the other pair of the
+	// datacenter; ids continue above the earlier ones.
+	eventually(t, "a new pair", func() bool {
+		s := g.Stats()
+		return s.LeaseState == LeaseHeld && s.WorkerID != before.WorkerID
+	})
+	id, err := g.Next()
+	if err != nil || id <= last {
+		t.Fatalf("Next() after reclaiming = %d, %v; want an id above %d", id, err, last)
+	}
+	if p, _ := cfg.Layout.Decode(id); p.Worker == before.WorkerID {
+		t.Errorf("id %d still uses worker %d", id, before.WorkerID)
 	}
 }

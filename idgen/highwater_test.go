@@ -200,14 +200,24 @@ func TestStateFileProblems(t *testing.T) {
 		cfg := stateConfig(t)
 		dir := filepath.Join(filepath.Dir(cfg.StateFile), "sub")
 		cfg.StateFile = filepath.Join(dir, "idgen.json")
-		g := newTestGen(t, cfg, newFakeClock(t0))
+		clock := newFakeClock(t0)
+		g := newTestGen(t, cfg, clock)
 		if _, err := g.Next(); !errors.Is(err, ErrHighWater) {
 			t.Fatalf("Next() error = %v, want ErrHighWater", err)
+		}
+		// Until a retry succeeds, calls fail at once rather than each
+		// waiting for a write.
+		if _, err := g.Next(); !errors.Is(err, ErrHighWater) {
+			t.Fatalf("second Next() error = %v, want ErrHighWater", err)
 		}
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		nextOK(t, g)
+		eventually(t, "a retried write", func() bool {
+			clock.Advance(10 * time.Millisecond)
+			_, err := g.Next()
+			return err == nil
+		})
 		if s := readState(t, cfg.StateFile); s.HighWaterUnixMs <= t0.UnixMilli() {
 			t.Errorf("mark %d not above t0", s.HighWaterUnixMs)
 		}

@@ -19,6 +19,7 @@ import (
 type Snowflake struct {
 	cfg     Config
 	clock   Clock
+	clk     reader
 	epochMs int64
 	maxMs   int64
 	maxSeq  int64
@@ -55,16 +56,17 @@ type Snowflake struct {
 	pairBits   int64
 	pairGen    uint64 // bumped on takeover, so a late write of the old pair is ignored
 
-	store     markStore // nil: no persistence
-	hw        int64     // durable high-water millisecond (since epoch)
-	writing   bool
-	writeDone chan struct{}
-	writeErr  error
+	store       markStore // nil: no persistence
+	hw          int64     // durable high-water millisecond (since epoch)
+	writing     bool
+	writeDone   chan struct{}
+	writeErr    error         // the last write's error, until a write succeeds
+	writeFailed time.Duration // when it failed (monotonic)
 
 	lease         clientv3.LeaseID
 	leaseState    LeaseState
-	leaseRenewed  time.Time
-	leaseDeadline time.Time
+	leaseRenewed  time.Duration // monotonic, see reader
+	leaseDeadline time.Duration
 	leaseTTL      time.Duration
 	leaseReason   string
 
@@ -76,6 +78,11 @@ type Snowflake struct {
 	waited         time.Duration
 	highWaterWaits uint64
 }
+
+var _ KeyGenerator = (*Snowflake)(nil)
+
+// writeRetry is how often a failing high-water write is retried.
+const writeRetry = 100 * time.Millisecond
 
 // noHighWater is the durable mark of a generator without a state file:
 // nothing to persist, ever.
@@ -128,6 +135,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Snowflake, error) {
 	g := &Snowflake{
 		cfg:     cfg,
 		clock:   o.clock,
+		clk:     newReader(o.clock),
 		epochMs: l.Epoch.UnixMilli(),
 		maxMs:   l.MaxMillis(),
 		maxSeq:  int64(l.MaxSequence()),
@@ -218,7 +226,7 @@ func (g *Snowflake) NextN(n int) (int64, error) {
 	defer g.mu.Unlock()
 	var slept time.Duration
 	for {
-		now := g.clock.Now()
+		now := g.clk.read()
 		id, wait, err := g.step(now, int64(n))
 		if err != nil || wait == nil {
 			return id, err
@@ -244,14 +252,14 @@ func (g *Snowflake) NextN(n int) (int64, error) {
 // finish, or under a lease only until the lease deadline: a write stuck on
 // an unreachable etcd must not hold the caller past the point where the
 // answer is ErrLeaseLost anyway.
-func (g *Snowflake) awaitWriteLocked(done chan struct{}, now time.Time) {
+func (g *Snowflake) awaitWriteLocked(done chan struct{}, now reading) {
 	if g.etcd == nil {
 		g.mu.Unlock()
 		<-done
 		g.mu.Lock()
 		return
 	}
-	timer := time.NewTimer(g.leaseDeadline.Sub(now))
+	timer := time.NewTimer(g.leaseDeadline - now.mono)
 	g.mu.Unlock()
 	select {
 	case <-done:
@@ -274,7 +282,7 @@ type waitFor struct {
 }
 
 // step issues n ids at wall-clock time now, or says what to wait for.
-func (g *Snowflake) step(now time.Time, n int64) (int64, *waitFor, error) {
+func (g *Snowflake) step(now reading, n int64) (int64, *waitFor, error) {
 	if g.closed {
 		return 0, nil, ErrClosed
 	}
@@ -283,9 +291,10 @@ func (g *Snowflake) step(now time.Time, n int64) (int64, *waitFor, error) {
 			return 0, nil, err
 		}
 	}
-	ms := now.UnixMilli() - g.epochMs
+	ms := now.ms - g.epochMs
 	if ms < 0 {
-		return 0, nil, fmt.Errorf("%w: %s is before %s", ErrBeforeEpoch, now.UTC().Format(timeFormat), g.cfg.Layout.Epoch.UTC().Format(timeFormat))
+		return 0, nil, fmt.Errorf("%w: %s is before %s", ErrBeforeEpoch,
+			time.UnixMilli(now.ms).UTC().Format(timeFormat), g.cfg.Layout.Epoch.UTC().Format(timeFormat))
 	}
 	if ms < g.wallMax {
 		if !g.inBackStep {
@@ -307,8 +316,16 @@ func (g *Snowflake) step(now time.Time, n int64) (int64, *waitFor, error) {
 	var t, start int64
 	switch {
 	case ms > g.last:
-		// A new wall-clock millisecond: start anywhere in the spread range.
-		t, start = ms, g.randomStart(g.spread, n)
+		// A new wall-clock millisecond: start anywhere in the spread range,
+		// unless the last one was full for this request, i.e. the generator
+		// is saturated and only fell behind for a moment (descheduled, a
+		// sleep overshoot): then start as a borrowed millisecond would, or
+		// each such moment would cost half a millisecond's capacity.
+		width := g.spread
+		if g.seq+n > g.maxSeq && !g.fresh {
+			width = g.borrow
+		}
+		t, start = ms, g.randomStart(width, n)
 	case g.seq+n <= g.maxSeq:
 		t, start = g.last, g.seq+1
 	default:
@@ -318,8 +335,8 @@ func (g *Snowflake) step(now time.Time, n int64) (int64, *waitFor, error) {
 		t = g.last + 1
 		if t-ms > g.leadCap {
 			target := g.leadCap - g.hystMs
-			wake := time.UnixMilli(g.epochMs + t - target)
-			return 0, &waitFor{sleep: max(wake.Sub(now), time.Millisecond/10)}, nil
+			sleep := time.Duration(t-target-ms)*time.Millisecond - time.Duration(now.ns)
+			return 0, &waitFor{sleep: max(sleep, time.Millisecond/10)}, nil
 		}
 		width := g.borrow
 		if g.fresh {
@@ -331,12 +348,19 @@ func (g *Snowflake) step(now time.Time, n int64) (int64, *waitFor, error) {
 		return 0, nil, &HorizonError{Horizon: g.cfg.Layout.Horizon()}
 	}
 	if t > g.hw {
-		if !g.writing {
-			if err := g.writeErr; err != nil {
-				g.writeErr = nil // the next call tries again
-				return 0, nil, err
-			}
+		// The first write waits; once writes fail, calls fail fast with the
+		// last error while a retry runs in the background (at most every
+		// writeRetry), so a dead disk or etcd does not hang every INSERT.
+		failed := g.writeErr
+		switch {
+		case g.writing && failed == nil:
+		case g.writing, failed != nil && now.mono-g.writeFailed < writeRetry:
+			return 0, nil, failed
+		default:
 			g.startWriteLocked(t, ms)
+			if failed != nil {
+				return 0, nil, failed
+			}
 		}
 		return 0, &waitFor{write: g.writeDone}, nil
 	}
@@ -347,7 +371,7 @@ func (g *Snowflake) step(now time.Time, n int64) (int64, *waitFor, error) {
 	if lead := t - ms; g.leadCap > g.leadMs && lead < g.leadCap {
 		g.leadCap = max(g.leadMs, lead)
 	}
-	if g.store != nil && !g.writing && t > g.hw-g.resMs/2 {
+	if g.store != nil && !g.writing && t > g.hw-g.resMs/2 && (g.writeErr == nil || now.mono-g.writeFailed >= writeRetry) {
 		// Reserve the next window before it is reached, so issuing rarely
 		// waits for an fsync or an etcd round trip.
 		g.startWriteLocked(t, ms)
@@ -389,9 +413,10 @@ func (g *Snowflake) startWriteLocked(t, ms int64) {
 		defer g.mu.Unlock()
 		if gen == g.pairGen {
 			if err != nil {
-				g.writeErr = err
-			} else if target > g.hw {
-				g.hw = target
+				g.writeErr, g.writeFailed = err, g.clk.read().mono
+			} else {
+				g.writeErr = nil
+				g.hw = max(g.hw, target)
 			}
 		}
 		g.writing = false

@@ -206,7 +206,9 @@ func TestClockBackSteps(t *testing.T) {
 				// 20000 ids need about 5 borrowed milliseconds on top of the
 				// step back: the lead stays within its bound, and any wait
 				// is brief (at most the step plus the max lead).
-				if _, slept := clock.Sleeps(); s.Lead > s.MaxLead || slept > tt.give+s.MaxLead {
+				// (Four goroutines may sleep at once; the fake clock adds up
+				// their sleeps.)
+				if _, slept := clock.Sleeps(); s.Lead > s.MaxLead || slept > 4*(tt.give+s.MaxLead) {
 					t.Errorf("lead %s (max %s), slept %s: want the lead bounded and a brief wait", s.Lead, s.MaxLead, slept)
 				}
 				return
@@ -243,7 +245,8 @@ func TestFrozenClock(t *testing.T) {
 	clock.Freeze(true)
 	g := newTestGen(t, staticConfig(0, 0), clock)
 	seen := map[int64]bool{}
-	b := issueConcurrently(t, g, 4, 20000, seen)
+	// More than 11 ms hold, so every goroutine runs into the stall.
+	b := issueConcurrently(t, g, 4, 50000, seen)
 	for i, err := range b.errs {
 		if !errors.Is(err, ErrClockStalled) {
 			t.Fatalf("goroutine %d: error = %v, want ErrClockStalled", i, err)
@@ -293,46 +296,64 @@ func TestLeapForward(t *testing.T) {
 }
 
 func TestSequenceExhaustionBorrowsWithinMaxLead(t *testing.T) {
-	// The clock moves only when the generator sleeps: pure saturation.
+	// The clock moves only when the generator sleeps: pure saturation. One
+	// goroutine, so the fake clock's time is exactly the time slept (with
+	// several, their sleeps would add up on the fake clock though they
+	// overlap in reality).
 	clock := newFakeClock(t0)
 	g := newTestGen(t, staticConfig(0, 0), clock)
-	seen := map[int64]bool{}
-	b := issueConcurrently(t, g, 4, 50000, seen)
-	for _, err := range b.errs {
-		if err != nil {
-			t.Fatal(err)
+	perMs := map[int64]int{}
+	var first, prev int64 = -1, -1
+	for range 200000 {
+		id := nextOK(t, g)
+		if first < 0 {
+			first = id
+		}
+		if id <= prev {
+			t.Fatalf("id %d after %d", id, prev)
+		}
+		prev = id
+		p := mustDecode(t, id)
+		perMs[p.Millis]++
+		if lead := p.Time.Sub(clock.Now()); lead > 10*time.Millisecond {
+			t.Fatalf("id at %s, %s ahead of the clock: beyond the 10 ms max lead", p.Time, lead)
 		}
 	}
-	msSeen := map[int64]int{}
-	for _, ids := range b.ids {
-		for _, id := range ids {
-			p := mustDecode(t, id)
-			msSeen[p.Millis]++
-		}
+	firstMs, lastMs := mustDecode(t, first).Millis, mustDecode(t, prev).Millis
+	if lastMs-firstMs < 48 {
+		t.Fatalf("200000 ids span %d ms, want at least 48", lastMs-firstMs)
 	}
-	firstMs := mustDecode(t, b.min()).Millis
-	for ms := range msSeen {
-		if ms == firstMs {
-			continue
-		}
+	for ms := firstMs + 1; ms < lastMs; ms++ {
 		// Borrowed milliseconds start below 32 and run to the end.
-		if msSeen[ms] < 4096-32 && ms != mustDecode(t, b.max()).Millis {
-			t.Errorf("borrowed ms %d holds %d ids, want at least %d", ms, msSeen[ms], 4096-32)
+		if perMs[ms] < 4096-32 {
+			t.Errorf("borrowed ms %d holds %d ids, want at least %d", ms-firstMs, perMs[ms], 4096-32)
 		}
 	}
-	// 200000 ids need about 49 ms; the clock advanced only by sleeps, which
-	// never let the lead exceed 10 ms and were hysteresis-sized (lead back
-	// to 5 ms), not one millisecond at a time.
+	// 200000 ids need about 49 ms; the sleeps were hysteresis-sized (lead
+	// back to 5 ms), not one millisecond at a time.
 	n, slept := clock.Sleeps()
-	span := time.Duration(mustDecode(t, b.max()).Millis-firstMs) * time.Millisecond
-	if lead := span - slept; lead > 11*time.Millisecond {
-		t.Errorf("ids span %s but the clock moved %s: lead %s beyond the max", span, slept, lead)
-	}
 	if n == 0 || slept/time.Duration(n) < 4*time.Millisecond {
 		t.Errorf("%d sleeps totalling %s: want few sleeps of about 5 ms", n, slept)
 	}
 	if s := g.Stats(); s.Lead > s.MaxLead || s.Waited != slept {
 		t.Errorf("Stats() lead %s (max %s) waited %s, want lead within max and waited %s", s.Lead, s.MaxLead, s.Waited, slept)
+	}
+}
+
+func TestSequenceExhaustionConcurrent(t *testing.T) {
+	clock := newFakeClock(t0)
+	g := newTestGen(t, staticConfig(0, 0), clock)
+	b := issueConcurrently(t, g, 4, 50000, map[int64]bool{})
+	for _, err := range b.errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.count() != 200000 {
+		t.Fatalf("issued %d ids, want 200000", b.count())
+	}
+	if s := g.Stats(); s.Lead > s.MaxLead || s.Generated != 200000 {
+		t.Errorf("Stats() lead %s (max %s), generated %d; want the lead within max and 200000", s.Lead, s.MaxLead, s.Generated)
 	}
 }
 

@@ -83,7 +83,7 @@ type Stats struct {
 // Stats returns a snapshot; it reads the clock once for Lead and the lease
 // state.
 func (g *Snowflake) Stats() Stats {
-	now := g.clock.Now()
+	now := g.clk.read()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := Stats{
@@ -99,7 +99,7 @@ func (g *Snowflake) Stats() Stats {
 		LeaseState:     LeaseNone,
 		LastID:         g.lastID,
 	}
-	if lead := g.last - (now.UnixMilli() - g.epochMs); lead > 0 && g.generated > 0 {
+	if lead := g.last - (now.ms - g.epochMs); lead > 0 && g.generated > 0 {
 		s.Lead = time.Duration(lead) * time.Millisecond
 	}
 	if g.hw != noHighWater && g.hw >= 0 {
@@ -107,8 +107,8 @@ func (g *Snowflake) Stats() Stats {
 	}
 	if g.etcd != nil {
 		s.LeaseState = g.leaseStateLocked(now)
-		s.LeaseRenewed = g.leaseRenewed
-		s.LeaseDeadline = g.leaseDeadline
+		s.LeaseRenewed = g.clk.at(g.leaseRenewed)
+		s.LeaseDeadline = g.clk.at(g.leaseDeadline)
 		s.LeaseTTL = g.leaseTTL
 	}
 	return s

@@ -1,8 +1,31 @@
 // Package proxy is the MySQL server side of shardflake.
 //
-// It accepts client connections (go-mysql's server package is the only place
-// that knows the wire protocol), keeps one Session per connection, asks the
-// router for a plan, runs the plan's routes on pooled backend connections and
-// merges their results. A Session is used by one goroutine at a time; the
-// Server and the backend pools are safe for concurrent use.
+// A Server accepts client connections (server.go: accept loop, connection
+// limit, handshake deadline, KILL, shutdown); go-mysql's server package runs
+// the handshake and authentication (auth.go), then a Session per connection
+// reads commands itself (session.go) and writes responses through
+// internal/wire, the only code that knows packet layouts besides go-mysql.
+//
+// One statement's path:
+//
+//	Session.handleQuery / stmtExecute        query.go, stmt.go
+//	  session statements answered here       vars.go (SET), txn.go, show.go,
+//	                                         local.go, infoschema.go
+//	  everything else: Planner.Prepare+Bind  planner.go (the router), plancache.go
+//	  runPlan                                executor.go: routes in parallel
+//	                                         lanes on pooled backend connections
+//	                                         (pool.go, backend.go)
+//	  one route: its RowStream               streamed, packets forwarded as is
+//	  several:   Merger.Merge(streams)       rows.go (ConcatMerger by default)
+//	  writeOK / writeRows / writeErr         results.go; errors.go is the one
+//	                                         error-to-MySQL boundary
+//
+// Extension points: a Merger (Config.Merger) combines the RowStreams of a
+// multi-route SELECT; an Observer (Config.Observer) is told about client
+// connections, statements, routes, errors and panics, and Server.PoolStats
+// gives pool gauges, for metrics.
+//
+// A Session is used by its own goroutine (a statement's routes run on
+// goroutines of their own, joined before the statement ends); the Server,
+// its pools and the plan cache are safe for concurrent use.
 package proxy

@@ -32,18 +32,23 @@ type testEnv struct {
 // envOptions tune a test proxy.
 type envOptions struct {
 	server   string                // extra lines for the server: section
+	rules    string                // replaces the rules: section
 	backends []*mariadbtest.Server // default: the shared servers
 	planner  func(*router.Rules) Planner
 	hook     func(sql string)
+	observer Observer
 }
 
 // rulesYAML is the test rules file: two data sources, t_order sharded by
 // user_id over them and by order_id over two tables each, t_dict
 // broadcast.
-func rulesYAML(backends []*mariadbtest.Server, server string) string {
+func rulesYAML(backends []*mariadbtest.Server, server, rules string) string {
 	var ds strings.Builder
 	for i, b := range backends {
 		fmt.Fprintf(&ds, "  ds_%d: { url: \"jdbc:mysql://%s/ds_%d\", username: root, password: \"\", maxPoolSize: 20 }\n", i, b.Addr(), i)
+	}
+	if rules == "" {
+		rules = defaultTestRules
 	}
 	return fmt.Sprintf(`databaseName: sharding_db
 server:
@@ -56,7 +61,10 @@ server:
 dataSources:
 %s
 rules:
-  - !SHARDING
+%s`, indent(server), ds.String(), rules)
+}
+
+const defaultTestRules = `  - !SHARDING
     tables:
       t_order:
         actualDataNodes: ds_${0..1}.t_order_${0..1}
@@ -66,14 +74,13 @@ rules:
           standard: { shardingColumn: order_id, shardingAlgorithmName: order_inline }
         keyGenerateStrategy: { column: order_id, keyGeneratorName: snowflake }
     shardingAlgorithms:
-      db_inline:    { type: INLINE, props: { algorithm-expression: "ds_${user_id %% 2}" } }
-      order_inline: { type: INLINE, props: { algorithm-expression: "t_order_${order_id %% 2}" } }
+      db_inline:    { type: INLINE, props: { algorithm-expression: "ds_${user_id % 2}" } }
+      order_inline: { type: INLINE, props: { algorithm-expression: "t_order_${order_id % 2}" } }
     keyGenerators:
       snowflake: { type: SNOWFLAKE, props: { worker-id: 1 } }
   - !BROADCAST
     tables: [t_dict]
-`, indent(server), ds.String())
-}
+`
 
 func indent(s string) string {
 	var out []string
@@ -91,7 +98,7 @@ func startEnv(t *testing.T, opts envOptions) *testEnv {
 	if backends == nil {
 		backends = sharedServers(t)
 	}
-	rules, err := router.Parse([]byte(rulesYAML(backends, opts.server)), "test-rules.yaml")
+	rules, err := router.Parse([]byte(rulesYAML(backends, opts.server, opts.rules)), "test-rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +115,7 @@ func startEnv(t *testing.T, opts envOptions) *testEnv {
 	if os.Getenv("SHARDFLAKE_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	srv, err := New(Config{Rules: rules, Keys: keys, Planner: planner, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
+	srv, err := New(Config{Rules: rules, Keys: keys, Planner: planner, Observer: opts.observer, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
 	if err != nil {
 		t.Fatal(err)
 	}

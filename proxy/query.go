@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ func (s *Session) handleQuery(sql string) {
 		s.answer(s.runCached(pp, sql))
 		return
 	}
-	stmts, _, err := s.parser.Parse(sql, "", "")
+	stmts, err := s.parse(sql)
 	if err != nil {
 		if pieces := sqlarg.Split(sql); len(pieces) > 1 && s.multiStatements {
 			// MySQL parses one statement at a time: those before the
@@ -66,11 +67,15 @@ func (s *Session) handleQuery(sql string) {
 // the first that fails to parse or to run.
 func (s *Session) runPieces(pieces []string) {
 	for i, piece := range pieces {
-		stmt, err := s.parser.ParseOneStmt(piece, "", "")
+		stmts, err := s.parse(piece)
+		if err == nil && len(stmts) != 1 {
+			err = errors.New("cannot split the query into statements")
+		}
 		if err != nil {
 			s.writeErr(&ParseError{Err: err})
 			return
 		}
+		stmt := stmts[0]
 		if err := s.execute(stmt, piece, nil, TextProtocol, i < len(pieces)-1, false); err != nil {
 			s.answer(err)
 			return
@@ -79,6 +84,18 @@ func (s *Session) runPieces(pieces []string) {
 			return
 		}
 	}
+}
+
+// parse parses a query with the session's parser. The parser can panic
+// on some inputs; that is a syntax error for the client, not a crash.
+func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			stmts, err = nil, fmt.Errorf("the SQL parser cannot read this statement: %v", r)
+		}
+	}()
+	stmts, _, err = s.parser.Parse(sql, "", "")
+	return stmts, err
 }
 
 // answer sends err unless the client already has it.

@@ -76,6 +76,10 @@ func TestShardedWritesLandOnTheirDataNodes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// No column list: the proxy tells the router the columns.
+			if _, err := c.ExecContext(ctx, "INSERT INTO t_order VALUES (31, 3, 'nolist')"); err != nil {
+				t.Fatal(err)
+			}
 			// Keys generated: one statement, three rows, consecutive ids.
 			res, err := c.ExecContext(ctx, "INSERT INTO t_order (user_id, status) VALUES (?, 'gen'), (?, 'gen'), (?, 'gen')", 5, 6, 7)
 			if err != nil {
@@ -94,7 +98,7 @@ func TestShardedWritesLandOnTheirDataNodes(t *testing.T) {
 			}
 
 			where := landed(t, e)
-			want := map[int64]string{10: "ds_1.t_order_0", 11: "ds_1.t_order_1", 20: "ds_0.t_order_0", 21: "ds_0.t_order_1"}
+			want := map[int64]string{10: "ds_1.t_order_0", 11: "ds_1.t_order_1", 20: "ds_0.t_order_0", 21: "ds_0.t_order_1", 31: "ds_1.t_order_1"}
 			for id, node := range want {
 				if where[id] != node {
 					t.Errorf("order %d on %q, want %s", id, where[id], node)
@@ -107,8 +111,8 @@ func TestShardedWritesLandOnTheirDataNodes(t *testing.T) {
 					t.Errorf("generated order %d (user %d) on %q, want %s", id, user, where[id], node)
 				}
 			}
-			if len(where) != 7 {
-				t.Errorf("%d rows stored, want 7", len(where))
+			if len(where) != 8 {
+				t.Errorf("%d rows stored, want 8", len(where))
 			}
 
 			// Reads by key reach one node; a scatter read sees every row.
@@ -117,8 +121,8 @@ func TestShardedWritesLandOnTheirDataNodes(t *testing.T) {
 				t.Errorf("point read: %q, %v", status, err)
 			}
 			ids := queryInts(t, c, "SELECT order_id FROM t_order")
-			if len(ids) != 7 {
-				t.Errorf("scatter read: %d rows, want 7", len(ids))
+			if len(ids) != 8 {
+				t.Errorf("scatter read: %d rows, want 8", len(ids))
 			}
 			// Writes across data nodes sum their affected rows.
 			res, err = c.ExecContext(ctx, "UPDATE t_order SET status = ? WHERE status = ?", "done", "gen")
@@ -385,5 +389,51 @@ func TestDDLReachesEveryDataNode(t *testing.T) {
 		if slices.Contains(tables, "t_order") {
 			t.Errorf("ds_%d has a physical table named like the logical one", i)
 		}
+	}
+}
+
+func TestFoundRowsFlagGetsItsOwnPool(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	db := e.open(t)
+	if _, err := db.Exec("INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'same')"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		param string
+		want  int64
+	}{{"clientFoundRows=false", 0}, {"clientFoundRows=true", 1}} {
+		res, err := e.open(t, tt.param).Exec("UPDATE t_order SET status = 'same' WHERE user_id = 1 AND order_id = 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := res.RowsAffected(); n != tt.want {
+			t.Errorf("%s: %d affected rows for an unchanged row, want %d", tt.param, n, tt.want)
+		}
+	}
+}
+
+func TestLongDataParameters(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	// A small maxAllowedPacket makes go-sql-driver send big parameters with
+	// COM_STMT_SEND_LONG_DATA.
+	db := e.open(t, "maxAllowedPacket=4096")
+	big := strings.Repeat("0123456789", 300)
+	if _, err := db.Exec("INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, ?)", 1, 1, big[:30]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("ALTER TABLE t_order ADD COLUMN note TEXT"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("UPDATE t_order SET note = ? WHERE user_id = ? AND order_id = ?", []byte(big), 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := e.backend(t, 1).QueryRow("SELECT note FROM t_order_1 WHERE order_id = 1").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != big {
+		t.Errorf("long data stored %d bytes, want %d", len(got), len(big))
 	}
 }

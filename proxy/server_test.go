@@ -238,18 +238,19 @@ func TestShutdownDrainsStatementsInFlight(t *testing.T) {
 	if err := idle.PingContext(ctx); err != nil {
 		t.Fatal(err)
 	}
+	var busyID string
+	if err := busy.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&busyID); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	var got int
 	var qerr error
 	wg.Go(func() { qerr = busy.QueryRowContext(ctx, "SELECT SLEEP(1) + 7").Scan(&got) })
-	// Let the statement start before shutting down.
+	// Let the statement start before shutting down. (A command the
+	// session has not read yet when the proxy shuts down is lost with
+	// the connection, as an idle connection's would be.)
 	waitFor(t, func() bool {
-		for _, row := range collectProcessList(e) {
-			if row == "Query" {
-				return true
-			}
-		}
-		return false
+		return collectProcessList(e)[busyID] == "Query" && backendRunning(t, e, "SLEEP(1) + 7") == 1
 	})
 	start := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -272,12 +273,12 @@ func TestShutdownDrainsStatementsInFlight(t *testing.T) {
 	}
 }
 
-// collectProcessList returns the Command of each session.
-func collectProcessList(e *testEnv) []string {
+// collectProcessList returns the Command of each session by id.
+func collectProcessList(e *testEnv) map[string]string {
 	rows, _ := drain(e.srv.processList())
-	var out []string
+	out := map[string]string{}
 	for _, r := range rows {
-		out = append(out, string(r[4]))
+		out[string(r[0])] = string(r[4])
 	}
 	return out
 }

@@ -82,9 +82,15 @@ func newSession(srv *Server) *Session {
 
 // attach takes over the connection once go-mysql finished the handshake.
 func (s *Session) attach(sc *server.Conn) {
+	s.attachHandler(sc)
+	s.wc = wire.NewConn(s.nc)
+}
+
+// attachHandler learns the connection's identity and capabilities, for a
+// session that go-mysql's command loop drives through server.Handler.
+func (s *Session) attachHandler(sc *server.Conn) {
 	s.sc = sc
 	s.nc = sc.Conn.Conn
-	s.wc = wire.NewConn(s.nc)
 	s.id = sc.ConnectionID()
 	s.user = sc.GetUser()
 	s.log = s.srv.log.With("conn", s.id, "user", s.user)
@@ -318,7 +324,9 @@ func (s *Session) statementContext() (ctx context.Context, end func()) {
 	watch := time.AfterFunc(watchDelay, func() {
 		wmu.Lock()
 		defer wmu.Unlock()
-		if !ended {
+		// Without its own reader (driven by go-mysql's command loop)
+		// the session cannot watch the client.
+		if !ended && s.wc != nil {
 			stopWatch = s.wc.Watch(func() { cancel(errClientGone) })
 		}
 	})

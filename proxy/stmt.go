@@ -53,7 +53,7 @@ func (s *Session) handleStmtPrepare(sql string) error {
 
 // prepare parses and plans a statement and keeps it under a new id.
 func (s *Session) prepare(sql string) (*preparedStmt, error) {
-	stmts, _, err := s.parser.Parse(sql, "", "")
+	stmts, err := s.parse(sql)
 	if err != nil {
 		return nil, &ParseError{Err: err}
 	}
@@ -120,11 +120,14 @@ func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
 	if err != nil {
 		return &InternalError{Msg: err.Error()}
 	}
-	stmt, err := s.parser.ParseOneStmt(sql, "", "")
+	stmts, err := s.parse(sql)
+	if err == nil && len(stmts) != 1 {
+		err = fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))
+	}
 	if err != nil {
 		return &ParseError{Err: err}
 	}
-	return s.execute(stmt, sql, nil, BinaryProtocol, false, false)
+	return s.execute(stmts[0], sql, nil, BinaryProtocol, false, false)
 }
 
 // handleStmtClose answers COM_STMT_CLOSE (no response).

@@ -151,6 +151,18 @@ func (a *analysis) addRef(tn *ast.TableName, ts *ast.TableSource, s *scope, nest
 	if ts != nil {
 		ref.alias = ts.AsName.L
 	}
+	if s != nil {
+		// MySQL rejects two tables of one FROM clause under one name; so
+		// does the router, which resolves qualified columns by that name.
+		own := firstNonEmpty(ref.alias, name)
+		if a.nameTaken(s, own) {
+			shown := tn.Name.O
+			if ts != nil && ts.AsName.O != "" {
+				shown = ts.AsName.O
+			}
+			return nil, newError(CodeNonUniqTable, "42000", "Not unique table/alias: '%s'", shown)
+		}
+	}
 	if kind == refSharded {
 		ref.hole = -1
 		if a.shareHoles {
@@ -170,6 +182,20 @@ func (a *analysis) addRef(tn *ast.TableName, ts *ast.TableSource, s *scope, nest
 		s.refs = append(s.refs, ref.idx)
 	}
 	return ref, nil
+}
+
+// nameTaken reports whether a table or derived table of block s already
+// goes by name (lower-case).
+func (a *analysis) nameTaken(s *scope, name string) bool {
+	if s.derived[name] {
+		return true
+	}
+	for _, i := range s.refs {
+		if o := a.refs[i]; firstNonEmpty(o.alias, o.name) == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *analysis) newScope(parent *scope, nested bool) *scope {
@@ -309,13 +335,15 @@ func limitExprs(l *ast.Limit) []ast.ExprNode {
 func (a *analysis) walkFrom(n ast.ResultSetNode, s *scope, nested, inner bool) error {
 	switch n := n.(type) {
 	case *ast.Join:
+		// The nullable side of an outer join keeps the other side's rows
+		// whatever its own ON conditions say.
 		if n.Left != nil {
-			if err := a.walkFrom(n.Left, s, nested, inner); err != nil {
+			if err := a.walkFrom(n.Left, s, nested, inner && n.Tp != ast.RightJoin); err != nil {
 				return err
 			}
 		}
 		if n.Right != nil {
-			if err := a.walkFrom(n.Right, s, nested, inner); err != nil {
+			if err := a.walkFrom(n.Right, s, nested, inner && n.Tp != ast.LeftJoin); err != nil {
 				return err
 			}
 		}
@@ -333,6 +361,9 @@ func (a *analysis) walkFrom(n ast.ResultSetNode, s *scope, nested, inner bool) e
 			return err
 		case *ast.SelectStmt, *ast.SetOprStmt:
 			if n.AsName.L != "" {
+				if a.nameTaken(s, n.AsName.L) {
+					return newError(CodeNonUniqTable, "42000", "Not unique table/alias: '%s'", n.AsName.O)
+				}
 				if s.derived == nil {
 					s.derived = map[string]bool{}
 				}

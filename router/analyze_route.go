@@ -1,9 +1,9 @@
 package router
 
 import (
+	"fmt"
 	"math/bits"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -297,17 +297,24 @@ func (rt *routing) routeHole(h int, args []any) (nodeSet, error) {
 
 // routeAtoms returns the data nodes rows satisfying all atoms (one
 // table's conditions of one group) can live on. Several atoms on one
-// column are routed one by one and intersected.
+// column are routed one by one and intersected; exact values go first, so
+// a range an algorithm cannot route (INLINE without allow-range) is
+// dropped when an exact value already pins the column (a superset).
 func (ti *tableInfo) routeAtoms(atoms []atom, args []any) (nodeSet, error) {
 	conds := make(map[string]ColumnCondition, len(atoms))
 	var extra []int
-	for i := range atoms {
-		at := &atoms[i]
-		if _, dup := conds[at.col]; dup {
-			extra = append(extra, i)
-			continue
+	for pass := 0; pass < 2; pass++ {
+		for i := range atoms {
+			at := &atoms[i]
+			if (at.values != nil) != (pass == 0) {
+				continue
+			}
+			if _, dup := conds[at.col]; dup {
+				extra = append(extra, i)
+				continue
+			}
+			conds[at.col] = at.condition(args)
 		}
-		conds[at.col] = at.condition(args)
 	}
 	set, err := ti.routeConds(conds)
 	if err != nil {
@@ -318,11 +325,14 @@ func (ti *tableInfo) routeAtoms(atoms []atom, args []any) (nodeSet, error) {
 		prev := conds[at.col]
 		conds[at.col] = at.condition(args)
 		s, err := ti.routeConds(conds)
+		conds[at.col] = prev
 		if err != nil {
+			if at.values == nil {
+				continue
+			}
 			return nil, err
 		}
 		set.intersect(s)
-		conds[at.col] = prev
 	}
 	return set, nil
 }
@@ -711,7 +721,21 @@ func argValue(v any) Value {
 		}
 		return x.Format("2006-01-02 15:04:05.999999")
 	case time.Duration:
-		return strconv.FormatFloat(x.Seconds(), 'f', -1, 64)
+		return mysqlTime(x)
 	}
 	return nil
+}
+
+// mysqlTime writes a duration as a MySQL TIME literal, [-]H:MM:SS[.ffffff].
+func mysqlTime(d time.Duration) string {
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	us := d.Microseconds()
+	s := fmt.Sprintf("%s%02d:%02d:%02d", sign, us/3600e6, us/60e6%60, us/1e6%60)
+	if frac := us % 1e6; frac != 0 {
+		s += fmt.Sprintf(".%06d", frac)
+	}
+	return s
 }

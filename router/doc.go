@@ -14,4 +14,101 @@
 //   - sharding column: a column whose value picks the data node of a row.
 //   - route: one data source and the SQL to run there.
 //   - plan: the routes of one statement plus the merge its results need.
+//
+// # Planning a statement
+//
+// The proxy parses a statement (ParseWith, one parser per session), calls
+// Router.Prepare once per statement text or prepared statement, and
+// Prepared.Bind once per execution with the ? values. Bind generates keys,
+// routes and returns a Plan: one Route per data node, each with rewritten
+// SQL, and the Merge of their results. A statement without ? is planned at
+// Prepare, so Bind returns the same Plan at no cost.
+//
+// # Supported SQL
+//
+// Routing reads WHERE and inner-join ON conditions on sharding columns:
+// =, <=>, IN, BETWEEN, <, <=, >, >= against literals or ?; AND narrows, OR
+// is the union of its branches; conditions on both the data-source and
+// the table column combine. No condition, NOT, an expression on the
+// sharding column (order_id + 1 = 6) or a function reaches every data node
+// of the table. Range conditions prune with range algorithms (BOUNDARY_RANGE,
+// VOLUME_RANGE, INTERVAL, ...); INLINE routes a range to every data node
+// only with allow-range-query-with-inline-sharding, else 1235.
+//
+// Each route gets the statement with physical table names: a table in FROM
+// keeps its logical name as alias (FROM `t_order_3` AS `t_order`), so
+// qualified columns and result metadata keep working; IN lists on sharding
+// columns keep only the values of the route's data node; schema-qualified
+// names (sharding_db.t_order) lose the schema. String literals are never
+// touched: the SQL is restored from the parsed tree, not edited as text.
+// Literals stay literals (re-escaped); each ? stays a ? and Route.Args holds
+// its value. Unaliased select expressions get their original text as alias
+// (COUNT(*) AS `COUNT(*)`) so column names are MySQL's.
+//
+//   - SELECT on one data node: passed through. On several: one route per
+//     data node and a Merge for ORDER BY (any mix of columns, expressions,
+//     aliases, positions; keys not selected become hidden columns), LIMIT
+//     and OFFSET (routes get LIMIT offset+count), COUNT, SUM, MIN, MAX, AVG
+//     (with hidden SUM and COUNT), COUNT/SUM/AVG(DISTINCT), GROUP BY
+//     (streamed when the order allows), HAVING (evaluated after merging)
+//     and DISTINCT.
+//   - Joins: binding tables pair data node by data node, never a Cartesian
+//     product (bindingTables declares that they are joined on their
+//     sharding columns); broadcast tables join on every data node; a table
+//     without rules joins only data nodes on the default data source;
+//     other sharded tables join only when each reaches one data node on
+//     the same data source.
+//   - Subqueries and derived tables: pushed down when everything reaches one
+//     data node, or when a subquery on a binding table (or the same table)
+//     equates all its sharding columns with the outer table's (EXISTS,
+//     IN (SELECT ...) on the sharding columns); broadcast tables anywhere.
+//   - INSERT, REPLACE, INSERT ... SET, ON DUPLICATE KEY UPDATE: keys are
+//     generated before routing (for a missing key column, NULL or DEFAULT),
+//     so a generated key can be a sharding column; each row goes to its data
+//     node and a multi-row INSERT splits by data node. INSERT ... SELECT
+//     works when the target's sharding columns come from the same sharding
+//     columns of a binding table (or the same table), or are literals and
+//     everything reaches one data source.
+//   - UPDATE, DELETE, also multi-table on binding tables. A write to a
+//     broadcast table reaches every data source.
+//   - DDL: CREATE/ALTER/DROP/TRUNCATE TABLE and CREATE/DROP INDEX run on
+//     every data node of a sharded table (CREATE TABLE creates them), on
+//     every data source for a broadcast table, on the default data source
+//     for others. SHOW CREATE TABLE, SHOW COLUMNS, DESCRIBE and SHOW INDEX
+//     ask a sharded table's first data node (Plan.Rename names it back).
+//   - Tables without rules live on the default data source; statements on
+//     them pass through.
+//   - Hints in comments: SHARDINGSPHERE_HINT (sharding values, forcing a
+//     data node; DATA_SOURCE_NAME sends the statement unchanged to one data
+//     source) and the shardflake slice=i/n hint for sharded jobs; see the
+//     documentation of the hints type in hint.go.
+//
+// # Rejected with 1235 (never answered wrongly)
+//
+// Changing a sharding column (UPDATE to a value the WHERE clause does not
+// already fix, ON DUPLICATE KEY UPDATE other than col = VALUES(col)); an
+// INSERT without a column list into a sharded table (unless
+// WithTableColumns knows the columns), or with an expression as sharding
+// value; UPDATE or DELETE with ORDER BY or LIMIT on several data nodes;
+// joins of unrelated sharded tables and uncorrelated subqueries across
+// data nodes; UNION, INTERSECT, EXCEPT and CTEs across data nodes; across
+// data nodes also window functions, GROUP BY ... WITH ROLLUP,
+// GROUP_CONCAT and other aggregates beyond the five, aggregates inside
+// expressions (SUM(x)/COUNT(*)), HAVING with functions, SQL_CALC_FOUND_ROWS
+// and SELECT ... INTO; RENAME of tables named in the rules; CREATE TABLE
+// ... SELECT; views over sharded or broadcast tables.
+//
+// Statements the proxy answers itself (SET, USE, BEGIN, COMMIT, SHOW
+// TABLES, KILL, CREATE DATABASE, statements on information_schema, ...)
+// are Prepared with KindOther; their Bind fails with ErrProxyStatement.
+//
+// # Limits
+//
+// Table and schema names are matched case-insensitively. Sharding values
+// are taken as written: a string compared with a numeric sharding column is
+// read as MySQL reads it, but collations are not applied to string
+// sharding columns. Backends must not run with NO_BACKSLASH_ESCAPES or
+// ANSI_QUOTES. A self-join of a sharded table, or a join of a binding table
+// on columns other than its sharding columns, runs data node by data node
+// only when each side reaches one data node.
 package router

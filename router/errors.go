@@ -37,6 +37,7 @@ const (
 	CodeNoDB          uint16 = 1046 // ER_NO_DB_ERROR, 3D000
 	CodeWrongArgs     uint16 = 1210 // ER_WRONG_ARGUMENTS, HY000
 	CodeFieldTwice    uint16 = 1110 // ER_FIELD_SPECIFIED_TWICE, 42000
+	CodeNonUniqTable  uint16 = 1066 // ER_NONUNIQ_TABLE, 42000
 )
 
 // StateOf returns the SQLSTATE of a code in the router's catalog, and
@@ -46,7 +47,7 @@ func StateOf(code uint16) (string, bool) {
 	switch code {
 	case CodeUnknown, CodeWrongArgs:
 		return "HY000", true
-	case CodeParse, CodeNotSupported, CodeBadDB, CodeFieldTwice:
+	case CodeParse, CodeNotSupported, CodeBadDB, CodeFieldTwice, CodeNonUniqTable:
 		return "42000", true
 	case CodeNoSuchTable:
 		return "42S02", true

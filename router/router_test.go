@@ -262,3 +262,26 @@ func TestColumnRefIndex(t *testing.T) {
 		}
 	}
 }
+
+func TestArgValue(t *testing.T) {
+	tests := []struct {
+		give any
+		want Value
+	}{
+		{nil, nil},
+		{int64(-3), int64(-3)},
+		{uint32(7), uint64(7)},
+		{[]byte("ab"), "ab"},
+		{false, int64(0)},
+		{float32(1.5), float64(1.5)},
+		{time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), "2024-05-06 07:08:09"},
+		{time.Date(2024, 5, 6, 7, 8, 9, 120000, time.UTC), "2024-05-06 07:08:09.00012"},
+		{-(26*time.Hour + 3*time.Minute + 4*time.Second + 5*time.Microsecond), "-26:03:04.000005"},
+		{struct{}{}, nil},
+	}
+	for _, tt := range tests {
+		if got := argValue(tt.give); got != tt.want {
+			t.Errorf("argValue(%#v) = %#v, want %#v", tt.give, got, tt.want)
+		}
+	}
+}

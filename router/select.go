@@ -169,7 +169,10 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 				orderDesc = append(orderDesc, false)
 			}
 		}
-		m.pushLimit = !(sel.Distinct && b.hidden > 0)
+		// HAVING without grouping filters rows after the merge, and
+		// DISTINCT over hidden columns keeps more rows per route than the
+		// client sees: either way a route's first rows may not suffice.
+		m.pushLimit = !(sel.Distinct && b.hidden > 0) && sel.Having == nil
 	case len(groupKeys) == 0:
 		sel.OrderBy = nil
 		if distinctAggs {

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"database/sql"
+	"net"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shardflake/shardflake/internal/mariadbtest"
+)
+
+// TestDemo runs the demo binary the way the README says (from the
+// repository root, on rules.example.yaml) and talks to it with the mariadb
+// client and go-sql-driver.
+func TestDemo(t *testing.T) {
+	addr := freeAddr(t)
+	p := start(t, "../..", "demo", "--listen", addr)
+	p.waitLine(t, "Connect with:")
+	p.waitLine(t, "mariadb -h127.0.0.1 -P")
+
+	db, err := sql.Open("mysql", "app:app-secret@tcp("+addr+")/sharding_db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var orders, items, dict int
+	for q, n := range map[string]*int{
+		"SELECT order_id FROM t_order":     &orders,
+		"SELECT item_id FROM t_order_item": &items,
+		"SELECT code FROM t_dict":          &dict,
+	} {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		for rows.Next() {
+			*n++
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		rows.Close()
+	}
+	if orders != 4 || items != 8 || dict != 3 {
+		t.Errorf("demo rows: %d orders, %d items, %d dict entries; want 4, 8, 3", orders, items, dict)
+	}
+	res, err := db.Exec("INSERT INTO t_order (user_id, status) VALUES (?, ?)", 42, "new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := res.LastInsertId()
+	var status string
+	if err := db.QueryRow("SELECT status FROM t_order WHERE user_id = ? AND order_id = ?", 42, id).Scan(&status); err != nil || status != "new" {
+		t.Errorf("the inserted order: %q, %v", status, err)
+	}
+
+	bin := mariadbtest.RequireBinary(t, "mariadb")
+	host, port, _ := net.SplitHostPort(addr)
+	out, err := exec.Command(bin, "--no-defaults", "-h"+host, "-P"+port, "-uapp", "-papp-secret", "sharding_db", "--batch", "--skip-column-names",
+		"-e", "SHOW TABLES; SELECT status FROM t_order WHERE user_id = 42; SELECT label FROM t_dict WHERE code = 'paid'").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mariadb: %v\n%s", err, out)
+	}
+	if got, want := string(out), "t_dict\nt_order\nt_order_item\nnew\nPaid\n"; got != want {
+		t.Errorf("mariadb printed:\n%s\nwant:\n%s", got, want)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.waitExit(t, 15*time.Second); code != 0 {
+		t.Errorf("demo exit code %d:\n%s", code, p.output())
+	}
+	if !strings.Contains(p.output(), "stopped") {
+		t.Errorf("demo log:\n%s", p.output())
+	}
+}
