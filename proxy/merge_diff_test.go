@@ -172,9 +172,59 @@ func quoteString(s string) string {
 	return "'" + strings.NewReplacer("\\", "\\\\", "'", "\\'").Replace(s) + "'"
 }
 
+// startDiffProxy serves the differential rules (with server, extra lines
+// for the server: section) on a loopback port.
+func startDiffProxy(backends []*mariadbtest.Server, server string) (*Server, string, error) {
+	rules, err := router.Parse([]byte(diffRules(backends, server)), "merge-diff-rules.yaml")
+	if err != nil {
+		return nil, "", err
+	}
+	srv, err := New(Config{Rules: rules, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, "", err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	go srv.Serve(l)
+	return srv, l.Addr().String(), nil
+}
+
+// diffDSN is a go-sql-driver DSN for the proxy at addr.
+func diffDSN(addr string, params ...string) string {
+	cfg := gomysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "app", "app-secret", "tcp", addr, diffLogicalDB
+	cfg.Timeout = 5 * time.Second
+	dsn := cfg.FormatDSN()
+	if len(params) > 0 {
+		dsn += "?" + strings.Join(params, "&")
+	}
+	return dsn
+}
+
+// diffProxy starts another proxy over the loaded tables, with extra
+// server: settings, for one test.
+func diffProxy(t *testing.T, server string) *sql.DB {
+	t.Helper()
+	e := diffEnvironment(t)
+	srv, addr, err := startDiffProxy(e.backends, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	db, err := sql.Open("mysql", diffDSN(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // diffEnv is a proxy over the sharded tables and connections to it and to
 // the reference database.
 type diffEnv struct {
+	srv      *Server
 	addr     string
 	backends []*mariadbtest.Server
 	proxy    *sql.DB // go-sql-driver, through the proxy
@@ -246,24 +296,12 @@ func newDiffEnv(backends []*mariadbtest.Server, server string) (*diffEnv, error)
 	if err := setup(backends[0], diffRefDB, func(logical string) []string { return []string{logical} }); err != nil {
 		return nil, err
 	}
-	rules, err := router.Parse([]byte(diffRules(backends, server)), "merge-diff-rules.yaml")
+	srv, addr, err := startDiffProxy(backends, server)
 	if err != nil {
 		return nil, err
 	}
-	srv, err := New(Config{Rules: rules, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return nil, err
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	go srv.Serve(l)
-	e := &diffEnv{addr: l.Addr().String(), backends: backends}
-	cfg := gomysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "app", "app-secret", "tcp", e.addr, diffLogicalDB
-	cfg.Timeout = 5 * time.Second
-	if e.proxy, err = sql.Open("mysql", cfg.FormatDSN()); err != nil {
+	e := &diffEnv{srv: srv, addr: addr, backends: backends}
+	if e.proxy, err = sql.Open("mysql", diffDSN(addr)); err != nil {
 		return nil, err
 	}
 	if e.ref, err = backends[0].DB(diffRefDB); err != nil {
