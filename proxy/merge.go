@@ -152,10 +152,14 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []R
 
 	// 1. Combine.
 	var src stage
+	var sorted []int // the columns rows are sorted by
 	if len(spec.Sort) > 0 {
 		keys, err := p.orderKeys(spec.Sort, "ORDER BY")
 		if err != nil {
 			return nil, err
+		}
+		for _, k := range keys {
+			sorted = append(sorted, k.col)
 		}
 		src = newSortMerge(streams, keys)
 	} else {
@@ -166,7 +170,7 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []R
 	}
 	// 2. Group.
 	if g := spec.Group; g != nil {
-		gs, err := p.newGrouper(src, g)
+		gs, err := p.newGrouper(src, g, sorted)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"
@@ -258,7 +259,9 @@ type grouper struct {
 	done    bool
 }
 
-func (p *pipeline) newGrouper(src stage, g *router.Group) (stage, error) {
+// newGrouper returns the grouping stage over src, whose rows come sorted
+// by the columns sorted (none when unsorted).
+func (p *pipeline) newGrouper(src stage, g *router.Group, sorted []int) (stage, error) {
 	gr := grouper{src: src, mem: p.mem, n: p.n}
 	for _, k := range g.Keys {
 		c, err := p.column(k)
@@ -276,10 +279,26 @@ func (p *pipeline) newGrouper(src stage, g *router.Group) (stage, error) {
 		return nil, err
 	}
 	gr.aggs = aggs
-	if g.Streamed && len(gr.keys) > 0 {
+	if g.Streamed && len(gr.keys) > 0 && groupsAdjacent(gr.keys, sorted) {
 		return &streamGrouper{grouper: gr}, nil
 	}
 	return &hashGrouper{grouper: gr}, nil
+}
+
+// groupsAdjacent reports whether rows sorted by the columns sorted (in
+// that order) keep each group's rows together: the first len(keys) sort
+// columns are the group keys, in any order. Otherwise the merge groups by
+// hashing even when the plan says Streamed.
+func groupsAdjacent(keys, sorted []int) bool {
+	if len(sorted) < len(keys) {
+		return false
+	}
+	for _, k := range keys {
+		if !slices.Contains(sorted[:len(keys)], k) {
+			return false
+		}
+	}
+	return true
 }
 
 // newGroup starts a group with row, which it copies.

@@ -99,6 +99,17 @@ func TestMergeAggregates(t *testing.T) {
 			ordered: true,
 		},
 		{
+			name: "Streamed without a matching sort falls back to hashing",
+			cols: grouped,
+			spec: &router.Merge{Group: &router.Group{Keys: []router.ColumnRef{0}, Streamed: true, Aggregates: groupAggs}},
+			blocks: [][][]*string{
+				rowsOf("b|3|2|-1.25", N+"|1|2|1.00", "a|2|1|0.50"),
+				rowsOf("c|5|1|"+N, "A|4|3|2.00"),
+				rowsOf("B |7|1|1.25", N+"|6|1|"+N),
+			},
+			want: []string{"b|3|3|0.00", "NULL|1|3|1.00", "a|2|4|2.50", "c|5|1|NULL"},
+		},
+		{
 			name: "hashed GROUP BY gives the same groups",
 			cols: grouped,
 			spec: &router.Merge{Group: &router.Group{Keys: []router.ColumnRef{0}, Aggregates: groupAggs}},
