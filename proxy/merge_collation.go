@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/pingcap/tidb/pkg/parser"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
@@ -38,11 +39,14 @@ const maxProbes = 4096
 // data source with character_set_results = NULL: MariaDB then describes
 // every result column in its own charset, with its own collation id,
 // expressions and aggregates included. Results are kept by SQL text until
-// DDL runs through the proxy.
+// DDL runs through the proxy, by the SQL's normalized form (literals
+// replaced by ?): the collations of a result's columns do not depend on
+// the values a statement compares with, so a workload of text statements
+// that differ only in literals is probed once.
 type routeProbe struct {
 	srv  *Server
 	mu   sync.Mutex
-	seen map[string][]uint16 // route SQL -> collation ids
+	seen map[string][]uint16 // normalized route SQL -> collation ids
 }
 
 func newRouteProbe(srv *Server) *routeProbe {
@@ -51,8 +55,9 @@ func newRouteProbe(srv *Server) *routeProbe {
 
 // RouteCollations implements CollationSource.
 func (c *routeProbe) RouteCollations(ctx context.Context, route router.Route) ([]uint16, error) {
+	key := parser.Normalize(route.SQL, "ON") // "ON": literals become ?
 	c.mu.Lock()
-	ids, ok := c.seen[route.SQL]
+	ids, ok := c.seen[key]
 	c.mu.Unlock()
 	if ok {
 		return ids, nil
@@ -65,7 +70,7 @@ func (c *routeProbe) RouteCollations(ctx context.Context, route router.Route) ([
 	if len(c.seen) >= maxProbes {
 		c.seen = map[string][]uint16{}
 	}
-	c.seen[route.SQL] = ids
+	c.seen[key] = ids
 	c.mu.Unlock()
 	return ids, nil
 }

@@ -181,3 +181,26 @@ func TestRouteProbeCollations(t *testing.T) {
 		t.Errorf("after probes: %v", err)
 	}
 }
+
+// TestRouteProbeKeysByShape checks that statements differing only in
+// literals share one probe.
+func TestRouteProbeKeysByShape(t *testing.T) {
+	e := diffEnvironment(t)
+	probe := newRouteProbe(e.srv)
+	ctx := context.Background()
+	first := router.Route{DataSource: "ds_0", SQL: "SELECT note FROM t_order_0 WHERE user_id = 4 ORDER BY note"}
+	if _, err := probe.RouteCollations(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	// Same shape, other literal: kept, so even a missing data source
+	// answers.
+	other := router.Route{DataSource: "no_such_source", SQL: "SELECT note FROM t_order_0 WHERE user_id = 12 ORDER BY note"}
+	if got, err := probe.RouteCollations(ctx, other); err != nil || !slices.Equal(got, []uint16{224}) {
+		t.Errorf("same shape: %v, %v", got, err)
+	}
+	// Another shape is probed.
+	other.SQL = "SELECT city FROM t_order_0 WHERE user_id = 12 ORDER BY city"
+	if _, err := probe.RouteCollations(ctx, other); err == nil {
+		t.Error("another shape did not probe")
+	}
+}
