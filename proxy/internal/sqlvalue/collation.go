@@ -427,8 +427,7 @@ type weigher struct {
 	pos    int      // next byte of s to decode
 	last   int      // start of the character the pending weights belong to
 	pend   []uint16 // weights of the current character not yet returned
-	one    [1]uint16
-	bad    bool // s[last:] does not decode
+	bad    bool     // s[last:] does not decode
 }
 
 // next returns the next weight, or false at the end of the string (or at
@@ -460,8 +459,7 @@ func (it *weigher) next() (uint16, bool) {
 		}
 		switch {
 		case it.t == nil:
-			it.one[0] = uint16(min(c, 0xFFFF))
-			it.pend = it.one[:]
+			return uint16(min(c, 0xFFFF)), true
 		case c >= it.t.size() && it.native == encUTF8:
 			return 0xFFFD, true // MariaDB weighs characters beyond the BMP alike
 		case c >= it.t.size():
