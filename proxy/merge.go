@@ -154,7 +154,9 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []R
 	var src stage
 	var sorted []int // the columns rows are sorted by
 	if len(spec.Sort) > 0 {
-		keys, err := p.orderKeys(spec.Sort, "ORDER BY")
+		// The routes' order serves ORDER BY, or GROUP BY and DISTINCT
+		// merged by streaming.
+		keys, err := p.orderKeys(spec.Sort, "ORDER BY, GROUP BY or DISTINCT")
 		if err != nil {
 			return nil, err
 		}

@@ -127,6 +127,18 @@ var diffQueries = []diffCase{
 	{sql: "SELECT COUNT(DISTINCT user_id), SUM(amount), COUNT(*) FROM t_order"},
 	{sql: "SELECT AVG(DISTINCT qty) FROM t_order"},
 
+	// TIME values (negative, over 24 hours) and ENUMs, which MariaDB
+	// orders by their position in the definition but compares by text in
+	// MIN/MAX, GROUP BY and DISTINCT.
+	{sql: "SELECT order_id, TIMEDIFF(created, '2024-03-01 00:00:00') AS td FROM t_order ORDER BY td, order_id", ordered: true},
+	{sql: "SELECT MIN(TIMEDIFF(created, '2024-03-01')), MAX(TIMEDIFF(created, '2024-03-01')) FROM t_order"},
+	{sql: "SELECT order_id, prio FROM t_order WHERE prio IS NOT NULL ORDER BY order_id", ordered: true},
+	{sql: "SELECT MIN(prio), MAX(prio), COUNT(DISTINCT prio) FROM t_order"},
+	{sql: "SELECT order_id FROM t_order ORDER BY prio, order_id", wantErr: 1235},
+	// The routes sort by prio to group and deduplicate: refused too.
+	{sql: "SELECT prio, COUNT(*) FROM t_order GROUP BY prio", wantErr: 1235},
+	{sql: "SELECT DISTINCT prio FROM t_order", wantErr: 1235},
+
 	// The range-sharded table, empty data nodes, negative keys.
 	{sql: "SELECT * FROM t_range ORDER BY id", ordered: true},
 	{sql: "SELECT id, w FROM t_range WHERE id < 0 ORDER BY w DESC, id", ordered: true},

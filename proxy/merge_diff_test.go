@@ -93,7 +93,8 @@ var diffSchema = map[string]string{
   created DATETIME NULL,
   day DATE NULL,
   flag TINYINT NULL,
-  big BIGINT UNSIGNED NULL
+  big BIGINT UNSIGNED NULL,
+  prio ENUM('low', 'mid', 'high') NULL
 )`,
 	"t_range": `(
   id INT NOT NULL PRIMARY KEY,
@@ -151,9 +152,9 @@ func diffData() map[string][]string {
 		if i%5 == 0 {
 			big = "18446744073709551615"
 		}
-		orders = append(orders, fmt.Sprintf("(%d, %d, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s)",
+		orders = append(orders, fmt.Sprintf("(%d, %d, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s, %s)",
 			order, user, pick(statuses, i, 8), pick(notes, i*3, 6), pick(codes, i*5, 7), pick(cities, i*7, 9),
-			amount, qty, score, created, pick(days, i, 11), i%3-1, big))
+			amount, qty, score, created, pick(days, i, 11), i%3-1, big, pick([]string{"mid", "low", "high"}, i, 10)))
 	}
 	var ranges []string
 	for i := range 40 {
