@@ -233,7 +233,7 @@ func benchScatter(b *testing.B, q, qDirect string, scanned, want int) {
 	if n := drainRows(b, p.db, "SELECT id FROM t_big ORDER BY id LIMIT 5"); n != 5 {
 		b.Fatalf("warm-up returned %d rows", n)
 	}
-	idle, _ := memStatus(b, p.cmd.Process.Pid)
+	idle, idleHWM := memStatus(b, p.cmd.Process.Pid)
 	direct := backends[0].Open(b, "mb_ref")
 
 	b.ReportAllocs()
@@ -264,8 +264,8 @@ func benchScatter(b *testing.B, q, qDirect string, scanned, want int) {
 	b.ReportMetric(rate/directRate, "ratio")
 	b.ReportMetric(above, "MiB-peak-above-idle")
 	b.ReportMetric(float64(idle)/(1<<20), "MiB-idle")
-	b.Logf("%s: %.0f rows/s through the proxy, %.0f rows/s direct (ratio %.2f); proxy RSS idle %.1f MiB, peak %.1f MiB (%.1f MiB above idle)",
-		q, rate, directRate, rate/directRate, float64(idle)/(1<<20), float64(hwm)/(1<<20), above)
+	b.Logf("%s: %.0f rows/s through the proxy, %.0f rows/s direct (ratio %.2f); proxy RSS idle %.1f MiB (peak so far %.1f), peak after %.1f MiB (%.1f MiB above idle)",
+		q, rate, directRate, rate/directRate, float64(idle)/(1<<20), float64(idleHWM)/(1<<20), float64(hwm)/(1<<20), above)
 	if above >= 64 {
 		b.Errorf("the proxy's peak RSS was %.1f MiB above idle, want under 64 MiB", above)
 	}
