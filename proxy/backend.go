@@ -34,7 +34,6 @@ const (
 // another goroutine.
 type backendConn struct {
 	pool *pool
-	gc   *client.Conn
 	wc   *wire.Conn
 	nc   net.Conn
 	id   uint32 // the backend's connection id, for KILL QUERY
@@ -84,7 +83,7 @@ func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
 	// The handshake left its deadline behind; statements set their own.
 	nc.SetDeadline(time.Time{})
 	now := time.Now()
-	bc := &backendConn{pool: p, gc: gc, wc: wire.NewConn(nc), nc: nc, id: gc.GetConnectionID(), created: now, lastUsed: now}
+	bc := &backendConn{pool: p, wc: wire.NewConn(nc), nc: nc, id: gc.GetConnectionID(), created: now, lastUsed: now}
 	nc.SetDeadline(now.Add(p.connectTimeout))
 	_, err = bc.exec("SET " + backendBaseline)
 	nc.SetDeadline(time.Time{})

@@ -441,7 +441,7 @@ func (s *Server) closePools() {
 	}
 }
 
-// killStatement is KILL QUERY id (query) or KILL id from session from.
+// killSession is KILL QUERY id (query) or KILL id, sent by session from.
 func (s *Server) killSession(from *Session, id uint64, query bool) error {
 	target := s.session(id)
 	if target == nil {
@@ -466,9 +466,4 @@ func (s *Server) killSession(from *Session, id uint64, query bool) error {
 // errPanic turns a recovered panic into the error the client sees.
 func errPanic(r any) error {
 	return &InternalError{Msg: fmt.Sprintf("%v (the connection is still usable)", r)}
-}
-
-// isClientGone reports whether err means the client connection is gone.
-func isClientGone(err error) bool {
-	return errors.Is(err, net.ErrClosed) || errors.Is(err, mysql.ErrBadConn)
 }

@@ -33,7 +33,6 @@ const watchDelay = 50 * time.Millisecond
 // closeIfIdle are called from others (KILL, shutdown).
 type Session struct {
 	srv  *Server
-	sc   *server.Conn
 	wc   *wire.Conn
 	nc   net.Conn
 	id   uint32
@@ -89,7 +88,6 @@ func (s *Session) attach(sc *server.Conn) {
 // attachHandler learns the connection's identity and capabilities, for a
 // session that go-mysql's command loop drives through server.Handler.
 func (s *Session) attachHandler(sc *server.Conn) {
-	s.sc = sc
 	s.nc = sc.Conn.Conn
 	s.id = sc.ConnectionID()
 	s.user = sc.GetUser()
