@@ -38,7 +38,8 @@ type Config struct {
 	Planner Planner
 	// Logger receives the proxy's logs; nil discards them.
 	Logger *slog.Logger
-	// Merger combines multi-route SELECT results; nil means ConcatMerger.
+	// Merger combines multi-route SELECT results; nil means a
+	// ResultMerger with the rules' maxScatterRows.
 	Merger Merger
 	// Observer is told about statements, routes and errors (metrics);
 	// nil means none.
@@ -125,7 +126,7 @@ func New(cfg Config) (*Server, error) {
 		s.planner = RouterPlanner(rt)
 	}
 	if s.merger == nil {
-		s.merger = ConcatMerger{}
+		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s)}
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
@@ -208,6 +209,7 @@ func (s *Server) schemaChanged() {
 	s.columns = map[string][]string{}
 	s.columnsMu.Unlock()
 	s.cache.clear()
+	forgetCollations(s.merger)
 }
 
 // pool returns the pool of data source ds for a session; clients that

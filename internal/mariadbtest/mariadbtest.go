@@ -206,6 +206,10 @@ func (s *Server) install() error {
 		"--skip-name-resolve",
 		"--innodb-log-file-size=8M",
 		"--innodb-buffer-pool-size=32M",
+		// A private tmpdir: mariadbd deletes the #sql* files it finds in
+		// its tmpdir at startup, so servers sharing /tmp break each
+		// other's bootstrap ("Unknown table 'mysql.tmp_user_sys'").
+		"--tmpdir="+s.dir,
 	)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -249,6 +253,7 @@ func (s *Server) args() []string {
 		"--port=" + strconv.Itoa(s.port),
 		"--bind-address=127.0.0.1",
 		"--socket=" + filepath.Join(s.dir, "mysqld.sock"),
+		"--tmpdir=" + s.dir,
 		"--pid-file=" + filepath.Join(s.dir, "mysqld.pid"),
 		"--log-error=" + s.logPath(),
 		"--skip-name-resolve",
