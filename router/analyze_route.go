@@ -3,6 +3,7 @@ package router
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 	"time"
 
@@ -446,17 +447,28 @@ func (rt *routing) notPairable(h int) error {
 	if ref.nested {
 		return errNotSupported("a subquery or derived table on sharded table %s must reach the same single data node as the rest of the statement, or be correlated with a binding table on all its sharding columns (%s)", ref.name, columnList(ref.info.rule.ShardingColumns()))
 	}
-	var other string
+	var other *tableRef
 	for _, o := range a.sharded {
 		if o != ref {
-			other = o.name
+			other = o
 			break
 		}
 	}
-	if other == ref.name {
-		return errNotSupported("a self-join of sharded table %s is supported only when both sides reach the same single data node", ref.name)
+	if other == nil {
+		return errNotSupported("sharded table %s must reach one data node here", ref.name)
 	}
-	return errNotSupported("joining sharded tables %s and %s, which are not binding tables, is supported only when both reach one data node on the same data source", other, ref.name)
+	cols := columnList(ref.info.rule.ShardingColumns())
+	first, second := other.name, ref.name
+	if other.hole > ref.hole {
+		first, second = second, first
+	}
+	switch {
+	case other.name == ref.name:
+		return errNotSupported("a self-join of sharded table %s across data nodes must equate all its sharding columns (%s) of both sides, in ON or WHERE (for an outer join in its ON clause); otherwise both sides must reach the same single data node", ref.name, cols)
+	case ref.info.group >= 0 && ref.info.group == other.info.group:
+		return errNotSupported("joining binding tables %s and %s across data nodes needs a join condition that equates all their sharding columns (%s), in ON or WHERE (for an outer join in its ON clause), so that joined rows live on paired data nodes; otherwise both must reach one data node on the same data source", first, second, cols)
+	}
+	return errNotSupported("joining sharded tables %s and %s, which are not binding tables, is supported only when both reach one data node on the same data source", first, second)
 }
 
 // fallbackUnit is the unit for a statement no data node can match.
@@ -503,14 +515,17 @@ func (h *hints) sliceOf() *slice {
 }
 
 // alignedRefs reports whether the sharded references pair data node by
-// data node: distinct tables of one binding group at the top level, and
-// nested references correlated with one of them.
+// data node: at the top level, tables of one binding group (or one table
+// joined with itself) whose join conditions equate all their sharding
+// columns, so that rows that join always live on paired data nodes; and
+// nested references correlated with one of them. bindingTables only
+// declares which tables pair; a join on other columns (or none) must not
+// pair them, or rows joining across data nodes would be lost.
 func (a *analysis) alignedRefs() bool {
 	if a.setOp || len(a.sharded) == 0 {
 		return false
 	}
-	group := -2
-	var seen []string
+	var tops []*tableRef
 	for _, ref := range a.sharded {
 		if ref.nested {
 			if ref.follows < 0 {
@@ -518,22 +533,93 @@ func (a *analysis) alignedRefs() bool {
 			}
 			continue
 		}
-		for _, s := range seen {
-			if s == ref.name {
-				return false
+		if len(tops) > 0 && ref.name != tops[0].name && (ref.info.group < 0 || ref.info.group != tops[0].info.group) {
+			return false
+		}
+		tops = append(tops, ref)
+	}
+	switch len(tops) {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	var eqs []colEq
+	var seen []*scope
+	for _, ref := range tops {
+		if ref.scope == nil {
+			// DDL names tables without a FROM clause: a foreign key
+			// between binding tables pairs their data nodes.
+			return distinctNames(tops)
+		}
+		if !containsScope(seen, ref.scope) {
+			seen = append(seen, ref.scope)
+			eqs = append(eqs, a.pairingEqs(ref.scope)...)
+		}
+	}
+	// Every top-level reference must be connected to the first through
+	// equalities on all sharding columns.
+	comp := make([]int, len(tops))
+	for i := range comp {
+		comp[i] = i
+	}
+	var find func(i int) int
+	find = func(i int) int {
+		for comp[i] != i {
+			i = comp[i]
+		}
+		return i
+	}
+	for i := range tops {
+		for j := i + 1; j < len(tops); j++ {
+			if find(i) != find(j) && correlatedOn(tops[i], tops[j], eqs) {
+				comp[find(j)] = find(i)
 			}
 		}
-		seen = append(seen, ref.name)
-		g := ref.info.group
-		if len(seen) == 1 {
-			group = g
-			continue
-		}
-		if g < 0 || g != group {
+	}
+	for i := range tops {
+		if find(i) != find(0) {
 			return false
 		}
 	}
-	return len(seen) > 0
+	return true
+}
+
+func distinctNames(refs []*tableRef) bool {
+	for i, r := range refs {
+		for _, o := range refs[:i] {
+			if o.name == r.name {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func containsScope(list []*scope, s *scope) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// pairingEqs returns the column equalities that hold for every row block
+// s produces from two non-NULL rows: those of WHERE and inner-join ON
+// conditions, USING and NATURAL joins, and those of an outer join's ON
+// clause that read a table of its nullable side (a row of the preserved
+// side is kept whatever its ON clause says).
+func (a *analysis) pairingEqs(s *scope) []colEq {
+	out := append(a.equalities(s), s.usingEqs...)
+	for _, jc := range s.joinConds {
+		for _, e := range a.conjunctEqs(s, jc.expr, nil) {
+			if jc.nullable == nil || slices.Contains(jc.nullable, e.ref1) || slices.Contains(jc.nullable, e.ref2) {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
 }
 
 // bindCorrelated marks nested sharded references whose block equates all
@@ -569,26 +655,8 @@ type colEq struct {
 // those an IN (SELECT ...) predicate implies for the subquery's block.
 func (a *analysis) equalities(s *scope) []colEq {
 	var out []colEq
-	var walk func(e ast.ExprNode)
-	walk = func(e ast.ExprNode) {
-		switch x := e.(type) {
-		case *ast.ParenthesesExpr:
-			walk(x.Expr)
-		case *ast.BinaryOperationExpr:
-			switch x.Op {
-			case opcode.LogicAnd:
-				walk(x.L)
-				walk(x.R)
-			case opcode.EQ, opcode.NullEQ:
-				l, r := columnOf(x.L), columnOf(x.R)
-				if l != nil && r != nil {
-					out = append(out, a.colEqs(s, l, s, r)...)
-				}
-			}
-		}
-	}
 	for _, c := range s.conds {
-		walk(c)
+		out = a.conjunctEqs(s, c, out)
 	}
 	for _, in := range a.inSubqueries {
 		sub, ok := in.expr.Sel.(*ast.SubqueryExpr)
@@ -612,6 +680,26 @@ func (a *analysis) equalities(s *scope) []colEq {
 			l, r := columnOf(outer[i]), columnOf(f.Expr)
 			if l != nil && r != nil {
 				out = append(out, a.colEqs(in.s, l, s, r)...)
+			}
+		}
+	}
+	return out
+}
+
+// conjunctEqs appends the column equalities among the conjuncts of e, an
+// expression of block s, to out.
+func (a *analysis) conjunctEqs(s *scope, e ast.ExprNode, out []colEq) []colEq {
+	switch x := e.(type) {
+	case *ast.ParenthesesExpr:
+		return a.conjunctEqs(s, x.Expr, out)
+	case *ast.BinaryOperationExpr:
+		switch x.Op {
+		case opcode.LogicAnd:
+			return a.conjunctEqs(s, x.R, a.conjunctEqs(s, x.L, out))
+		case opcode.EQ, opcode.NullEQ:
+			l, r := columnOf(x.L), columnOf(x.R)
+			if l != nil && r != nil {
+				out = append(out, a.colEqs(s, l, s, r)...)
 			}
 		}
 	}

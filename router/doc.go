@@ -52,12 +52,17 @@
 //     (with hidden SUM and COUNT), COUNT/SUM/AVG(DISTINCT), GROUP BY
 //     (streamed when the order allows), HAVING (evaluated after merging)
 //     and DISTINCT.
-//   - Joins: binding tables pair data node by data node, never a Cartesian
-//     product (bindingTables declares that they are joined on their
-//     sharding columns); broadcast tables join on every data node; a table
-//     without rules joins only data nodes on the default data source;
-//     other sharded tables join only when each reaches one data node on
-//     the same data source.
+//   - Joins: binding tables (and a table joined with itself) pair data
+//     node by data node, never a Cartesian product, when the join equates
+//     all their sharding columns (o.user_id = i.user_id AND o.order_id =
+//     i.order_id, in ON or WHERE, USING or NATURAL JOIN; for an outer join
+//     in its ON clause): only then do joined rows live on paired data
+//     nodes. Otherwise they are unrelated sharded tables. Broadcast tables
+//     join on every data node; a table without rules joins only data nodes
+//     on the default data source; unrelated sharded tables join only when
+//     each reaches one data node, all on the same data source (the
+//     statement then runs there), else 1235 asking for a join condition
+//     that equates the sharding columns.
 //   - Subqueries and derived tables: pushed down when everything reaches one
 //     data node, or when a subquery on a binding table (or the same table)
 //     equates all its sharding columns with the outer table's (EXISTS,
@@ -122,7 +127,8 @@
 // INSERT without a column list into a sharded table (unless
 // WithTableColumns knows the columns), or with an expression as sharding
 // value; UPDATE or DELETE with ORDER BY or LIMIT on several data nodes;
-// joins of unrelated sharded tables and uncorrelated subqueries across
+// joins of unrelated sharded tables (binding tables too, unless the join
+// equates all their sharding columns) and uncorrelated subqueries across
 // data nodes; UNION, INTERSECT, EXCEPT and CTEs across data nodes; across
 // data nodes also window functions, GROUP BY ... WITH ROLLUP,
 // GROUP_CONCAT and other aggregates beyond the five, aggregates inside
@@ -140,7 +146,7 @@
 // are taken as written: a string compared with a numeric sharding column is
 // read as MySQL reads it, but collations are not applied to string
 // sharding columns. Backends must not run with NO_BACKSLASH_ESCAPES or
-// ANSI_QUOTES. A self-join of a sharded table, or a join of a binding table
-// on columns other than its sharding columns, runs data node by data node
-// only when each side reaches one data node.
+// ANSI_QUOTES. Join conditions pair tables only through plain column
+// equalities ANDed together; an equality under OR, or through an
+// expression, does not pair them.
 package router
