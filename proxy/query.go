@@ -173,7 +173,18 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		}
 		return &NotSupportedError{What: "EXPLAIN of statements (shardflake explain prints the plan)"}
 	case *ast.SelectStmt:
-		if st.From == nil && !hasTable(st) {
+		tableless := st.From == nil && !hasTable(st)
+		if tableless || schemaOf(st) == infoSchema {
+			// The router never sees these: its DATA_SOURCE_NAME hint is
+			// honoured (and checked) here.
+			if ds, err := s.srv.rules.DataSourceHint(sql); err != nil || ds != "" {
+				if err != nil {
+					return err
+				}
+				return s.onDataSource(ctx, ds, sql, router.KindSelect, proto, more)
+			}
+		}
+		if tableless {
 			return s.tablelessSelect(ctx, st, sql, proto, more)
 		}
 		if schemaOf(st) == infoSchema {
@@ -181,7 +192,11 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		}
 	case *ast.DoStmt:
 		if !hasTable(st) {
-			return s.onDefault(ctx, sql, router.KindOther, proto, more)
+			ds, err := s.srv.rules.DataSourceHint(sql)
+			if err != nil {
+				return err
+			}
+			return s.onDataSource(ctx, ds, sql, router.KindOther, proto, more)
 		}
 	}
 	toDefault := defaultable(stmt)
@@ -224,7 +239,16 @@ func (s *Session) runPrepared(ctx context.Context, pp PreparedPlan, sql string, 
 // onDefault runs a statement unchanged on the default data source
 // (SELECT 1, SELECT NOW(), @@variables): nothing about it is sharded.
 func (s *Session) onDefault(ctx context.Context, sql string, kind router.StatementKind, proto Protocol, more bool) error {
-	plan := &router.Plan{Kind: kind, Type: router.RouteSingle, Routes: []router.Route{{DataSource: s.srv.rules.DefaultDataSource, SQL: sql}}}
+	return s.onDataSource(ctx, "", sql, kind, proto, more)
+}
+
+// onDataSource runs a statement unchanged on data source ds ("" for the
+// default one).
+func (s *Session) onDataSource(ctx context.Context, ds, sql string, kind router.StatementKind, proto Protocol, more bool) error {
+	if ds == "" {
+		ds = s.srv.rules.DefaultDataSource
+	}
+	plan := &router.Plan{Kind: kind, Type: router.RouteSingle, Routes: []router.Route{{DataSource: ds, SQL: sql}}}
 	return s.runRouted(ctx, plan, sql, proto, more)
 }
 

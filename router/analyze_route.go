@@ -173,8 +173,11 @@ func firstWrittenBroadcast(a *analysis) string {
 }
 
 // units returns the units of one execution, in data-node order. empty
-// is true when the slice hint leaves no unit: the single unit returned
-// must then run with a false condition.
+// is true when no data node can hold a matching row (contradicting
+// conditions, NULL or nonexistent sharding values, a slice that holds no
+// data node): the single unit returned must then run with a false
+// condition, which gives the right empty answer and column metadata
+// without touching an unrelated data node's rows.
 func (rt *routing) units(args []any) (units []unit, empty bool, err error) {
 	if rt.hasStatic {
 		return rt.static, rt.staticEmpty, rt.staticErr
@@ -186,6 +189,13 @@ func (rt *routing) compute(args []any) ([]unit, bool, error) {
 	units, err := rt.unsliced(args)
 	if err != nil {
 		return nil, false, err
+	}
+	if len(units) == 0 {
+		u, err := rt.emptyUnit()
+		if err != nil {
+			return nil, false, err
+		}
+		return []unit{u}, true, nil
 	}
 	if rt.hints.sliceOf() == nil {
 		return units, false, nil
@@ -225,16 +235,6 @@ func (rt *routing) unsliced(args []any) ([]unit, error) {
 		}
 		units = u
 	}
-	if len(units) == 0 {
-		// The conditions contradict each other (or name only NULLs): no
-		// data node holds a matching row. Run on one data node anyway so
-		// the client gets the right empty answer and column metadata.
-		u, err := rt.fallbackUnit()
-		if err != nil {
-			return nil, err
-		}
-		units = []unit{u}
-	}
 	if rt.singles {
 		for _, u := range units {
 			if u.ds != rt.r.defaultDS {
@@ -257,17 +257,23 @@ func (rt *routing) unshardedUnits() []unit {
 }
 
 // routeHole returns the data nodes sharded reference h can touch.
+//
+// SHARDINGSPHERE_HINT values for a strategy replace what the conditions
+// say about that strategy's columns, as in ShardingSphere: the hint picks
+// the data sources (or tables), the conditions still pick the other
+// strategy's targets and still filter the rows.
 func (rt *routing) routeHole(h int, args []any) (nodeSet, error) {
 	ref := rt.a.sharded[h]
 	ti := ref.info
 	n := len(ti.rule.DataNodes)
+	hv := hintValues{db: rt.hints.values(ref.name, true), table: rt.hints.values(ref.name, false)}
 	var set nodeSet
 	for _, g := range rt.holeGroups[h] {
-		if g == nil {
+		if g == nil && hv.none() {
 			set = fullNodeSet(n)
 			break
 		}
-		s, err := ti.routeAtoms(g, args)
+		s, err := ti.routeAtoms(g, args, hv)
 		if err != nil {
 			return nil, errRouting(ref.name, err)
 		}
@@ -280,28 +286,23 @@ func (rt *routing) routeHole(h int, args []any) (nodeSet, error) {
 	if set == nil {
 		set = newNodeSet(n)
 	}
-	if dbv, tv := rt.hints.values(ref.name, true), rt.hints.values(ref.name, false); dbv != nil || tv != nil {
-		nodes, err := ti.rule.RouteHint(dbv, tv)
-		if err != nil {
-			return nil, errRouting(ref.name, err)
-		}
-		hs := newNodeSet(n)
-		for _, nd := range nodes {
-			if i, ok := ti.index[nd]; ok {
-				hs.add(i)
-			}
-		}
-		set.intersect(hs)
-	}
 	return set, nil
 }
+
+// hintValues are the SHARDINGSPHERE_HINT values for one table's database
+// and table strategies; nil when the hint gives none.
+type hintValues struct {
+	db, table []Value
+}
+
+func (hv hintValues) none() bool { return hv.db == nil && hv.table == nil }
 
 // routeAtoms returns the data nodes rows satisfying all atoms (one
 // table's conditions of one group) can live on. Several atoms on one
 // column are routed one by one and intersected; exact values go first, so
 // a range an algorithm cannot route (INLINE without allow-range) is
 // dropped when an exact value already pins the column (a superset).
-func (ti *tableInfo) routeAtoms(atoms []atom, args []any) (nodeSet, error) {
+func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv hintValues) (nodeSet, error) {
 	conds := make(map[string]ColumnCondition, len(atoms))
 	var extra []int
 	for pass := 0; pass < 2; pass++ {
@@ -317,7 +318,7 @@ func (ti *tableInfo) routeAtoms(atoms []atom, args []any) (nodeSet, error) {
 			conds[at.col] = at.condition(args)
 		}
 	}
-	set, err := ti.routeConds(conds)
+	set, err := ti.routeConds(conds, hv)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +326,7 @@ func (ti *tableInfo) routeAtoms(atoms []atom, args []any) (nodeSet, error) {
 		at := &atoms[i]
 		prev := conds[at.col]
 		conds[at.col] = at.condition(args)
-		s, err := ti.routeConds(conds)
+		s, err := ti.routeConds(conds, hv)
 		conds[at.col] = prev
 		if err != nil {
 			if at.values == nil {
@@ -339,16 +340,28 @@ func (ti *tableInfo) routeAtoms(atoms []atom, args []any) (nodeSet, error) {
 }
 
 // routeConds routes by the database strategy, then on each chosen data
-// source by the table strategy.
-func (ti *tableInfo) routeConds(conds map[string]ColumnCondition) (nodeSet, error) {
+// source by the table strategy; hint values replace the conditions of
+// the strategy they are given for.
+func (ti *tableInfo) routeConds(conds map[string]ColumnCondition, hv hintValues) (nodeSet, error) {
 	rule := ti.rule
 	set := newNodeSet(len(rule.DataNodes))
-	dss, err := rule.DatabaseStrategy.Route(rule.DataSources(), conds)
+	var dss []string
+	var err error
+	if hv.db != nil {
+		dss, err = rule.DatabaseStrategy.RouteHint(rule.DataSources(), hv.db)
+	} else {
+		dss, err = rule.DatabaseStrategy.Route(rule.DataSources(), conds)
+	}
 	if err != nil {
 		return nil, err
 	}
 	for _, ds := range dss {
-		tables, err := rule.TableStrategy.Route(rule.Tables(ds), conds)
+		var tables []string
+		if hv.table != nil {
+			tables, err = rule.TableStrategy.RouteHint(rule.Tables(ds), hv.table)
+		} else {
+			tables, err = rule.TableStrategy.Route(rule.Tables(ds), conds)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -471,33 +484,43 @@ func (rt *routing) notPairable(h int) error {
 	return errNotSupported("joining sharded tables %s and %s, which are not binding tables, is supported only when both reach one data node on the same data source", first, second)
 }
 
-// fallbackUnit is the unit for a statement no data node can match.
-func (rt *routing) fallbackUnit() (unit, error) {
+// emptyUnit is the unit a statement that no data node can match runs on,
+// with a false condition: a data node of each sharded table on one data
+// source (the default one when tables without rules are involved).
+func (rt *routing) emptyUnit() (unit, error) {
 	a := rt.a
 	u := unit{nodes: make([]int, len(a.sharded))}
-	if rt.aligned {
-		prim := a.sharded[rt.primary].info
-		for h, ref := range a.sharded {
-			u.nodes[h] = ref.info.slotToNode[0]
-		}
-		u.ds = prim.rule.DataNodes[prim.slotToNode[0]].DataSource
+	if len(a.sharded) == 0 {
+		u.ds = rt.r.defaultDS
 		return u, nil
 	}
-	u.ds = a.sharded[0].info.rule.DataNodes[0].DataSource
-	for h, ref := range a.sharded {
-		node := -1
-		for i, n := range ref.info.rule.DataNodes {
-			if n.DataSource == u.ds {
-				node = i
+	candidates := []string{rt.r.defaultDS}
+	if !rt.singles {
+		candidates = a.sharded[rt.primary].info.rule.DataSources()
+	}
+	for _, ds := range candidates {
+		ok := true
+		for h, ref := range a.sharded {
+			node := -1
+			for i, n := range ref.info.rule.DataNodes {
+				if n.DataSource == ds {
+					node = i
+					break
+				}
+			}
+			if node < 0 {
+				ok = false
 				break
 			}
+			u.nodes[h] = node
 		}
-		if node < 0 {
-			return u, rt.notPairable(h)
+		if ok {
+			u.ds = ds
+			u.order = u.nodes[rt.primary]
+			return u, nil
 		}
-		u.nodes[h] = node
 	}
-	return u, nil
+	return u, errNotSupported("no data node can hold a row this statement matches, and its tables share no data source to answer it empty")
 }
 
 // sliced reports whether a unit at position order belongs to the slice

@@ -33,7 +33,11 @@
 // sharding column (order_id + 1 = 6) or a function reaches every data node
 // of the table. Range conditions prune with range algorithms (BOUNDARY_RANGE,
 // VOLUME_RANGE, INTERVAL, ...); INLINE routes a range to every data node
-// only with allow-range-query-with-inline-sharding, else 1235.
+// only with allow-range-query-with-inline-sharding, else 1235. A SELECT,
+// UPDATE or DELETE that no data node can match (contradicting conditions,
+// NULL sharding values) runs once, on one data node, with its WHERE clause
+// ANDed with 0: the right empty answer, column metadata and 0 affected
+// rows, never the statement unchanged on an unrelated data node.
 //
 // Each route gets the statement with physical table names: a table in FROM
 // keeps its logical name as alias (FROM `t_order_3` AS `t_order`), so
@@ -103,12 +107,20 @@
 // sharding value of the database and table strategy of that table (of every
 // sharded table when no table is named): a hint strategy (HINT_INLINE)
 // routes by them, a standard strategy takes them as its sharding column's
-// value, so the hint forces the data node. They narrow what the WHERE
-// clause selects, never widen it; a repeated key gives several values;
-// numbers are numbers and 'quoted' values strings. DATA_SOURCE_NAME sends
+// value, so the hint forces the data node. As in ShardingSphere, a
+// strategy's hint values replace what the WHERE clause says about that
+// strategy's columns (the WHERE clause still filters the rows, and still
+// routes the other strategy); only an INSERT must agree with them, else
+// 1235, since its row would land where no routed statement finds it. A
+// repeated key gives several values; numbers are numbers and 'quoted'
+// values strings; a table named must be sharded. DATA_SOURCE_NAME sends
 // the statement unchanged, without rewriting or merging, to that data
-// source: name physical tables yourself. Other ShardingSphere keys
-// (WRITE_ROUTE_ONLY, SKIP_SQL_REWRITE, ...) are accepted and ignored.
+// source (statements without tables too, which the proxy otherwise
+// answers or sends to the default data source): name physical tables
+// yourself. ShardingSphere's other keys (WRITE_ROUTE_ONLY, USE_TRAFFIC,
+// SKIP_SQL_REWRITE, SKIP_ENCRYPT_REWRITE, DISABLE_AUDIT_NAMES, SHADOW) are
+// accepted and ignored; an unknown key is a 1064 error naming it, an
+// unknown data source or table a 1235 error.
 //
 // The shardflake hint slice=i/n (0 <= i < n) restricts a SELECT, UPDATE or
 // DELETE to slice i of n of the data nodes of its first sharded table, for

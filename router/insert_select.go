@@ -26,6 +26,9 @@ func (r *Router) finishWhole(p *Prepared, a *analysis, stmt ast.StmtNode, h *hin
 	if d.single, err = buildTemplate(stmt); err != nil {
 		return err
 	}
+	if err := d.buildEmpty(stmt); err != nil {
+		return err
+	}
 	p.b = d
 	if p.params == 0 {
 		plan, err := d.bind(nil)

@@ -277,6 +277,9 @@ func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, e
 	if err != nil {
 		return nil, err
 	}
+	if err := h.check(r.rules); err != nil {
+		return nil, err
+	}
 	p := &Prepared{sql: sql}
 	a := r.newAnalysis(db)
 	a.collectParams(stmt)
