@@ -4,7 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // TestShardingHints checks SHARDINGSPHERE_HINT end to end: the hint's
@@ -85,4 +89,39 @@ func TestShardingHints(t *testing.T) {
 func countRows(t *testing.T, c *sql.Conn, q string) int {
 	t.Helper()
 	return len(queryInts(t, c, q))
+}
+
+// TestPhysicalTablesAreNotLogical checks that the name of a sharded
+// table's physical table does not reach that table as if it had no rules
+// (bypassing routing), except through DATA_SOURCE_NAME.
+func TestPhysicalTablesAreNotLogical(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	c := e.conn(t)
+	ctx := context.Background()
+	if _, err := c.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id, status) VALUES (10, 2, 'a'), (12, 4, 'b'), (21, 3, 'c')"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"SELECT * FROM t_order_0",
+		"SELECT COUNT(*) FROM sharding_db.t_order_1",
+		"UPDATE t_order_0 SET status = 'x'",
+		"DELETE FROM t_order_1",
+		"INSERT INTO t_order_0 (order_id, user_id) VALUES (30, 2)",
+		"SHOW COLUMNS FROM t_order_0",
+	} {
+		_, err := c.ExecContext(ctx, q)
+		var me *mysql.MySQLError
+		if !asMySQL(err, &me) || me.Number != 1146 || !strings.Contains(me.Message, "sharding_db.t_order_") {
+			t.Errorf("%s: %v, want 1146 Table 'sharding_db.t_order_N' doesn't exist", q, err)
+		}
+	}
+	if got := queryInts(t, c, "SELECT order_id FROM t_order ORDER BY order_id"); !slices.Equal(got, []int64{10, 12, 21}) {
+		t.Errorf("rows after the refused statements: %v, want [10 12 21]", got)
+	}
+	// The operator's escape hatch: the physical table on a named data
+	// source.
+	if got := queryInts(t, c, "/* SHARDINGSPHERE_HINT: DATA_SOURCE_NAME=ds_0 */ SELECT order_id FROM t_order_0 ORDER BY order_id"); !slices.Equal(got, []int64{10, 12}) {
+		t.Errorf("ds_0.t_order_0 through DATA_SOURCE_NAME: %v, want [10 12]", got)
+	}
 }

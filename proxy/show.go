@@ -165,6 +165,17 @@ func (s *Session) tableHome(name string) (ds, physical string) {
 	return rules.DefaultDataSource, name
 }
 
+// isPhysicalName reports whether name is a physical table of a sharded
+// table and not itself a logical table.
+func (s *Session) isPhysicalName(name string) bool {
+	rules := s.srv.rules
+	_, isNode := s.srv.physicalTable[name]
+	if !isNode {
+		_, isNode = s.srv.physicalTable[strings.ToLower(name)]
+	}
+	return isNode && rules.Table(name) == nil && !rules.IsBroadcast(strings.ToLower(name))
+}
+
 // showTableMeta answers SHOW CREATE TABLE, SHOW COLUMNS (DESCRIBE) and
 // SHOW INDEX from the table's first data node, with the physical name
 // replaced by the logical one.
@@ -180,6 +191,11 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 		return err
 	}
 	logical := st.Table.Name.O
+	if s.isPhysicalName(logical) {
+		// A sharded table's physical table is not a logical table (the
+		// router answers the same for every other statement).
+		return mysql.NewDefaultError(mysql.ER_NO_SUCH_TABLE, s.srv.rules.DatabaseName, logical)
+	}
 	ds, physical := s.tableHome(logical)
 	sql, err := showSQL(st, physical)
 	if err != nil {

@@ -145,6 +145,12 @@ func (a *analysis) classify(tn *ast.TableName) (name string, kind refKind, info 
 	if a.r.rules.IsBroadcast(name) {
 		return name, refBroadcast, nil, true, nil
 	}
+	if _, ok := a.r.physical[name]; ok {
+		// A physical table of a sharded table read as a table without
+		// rules would bypass routing (and its rows be counted twice).
+		// DATA_SOURCE_NAME is the operator's way to name one.
+		return "", 0, nil, false, newError(CodeNoSuchTable, "42S02", "Table '%s.%s' doesn't exist", a.r.rules.DatabaseName, tn.Name.O)
+	}
 	return name, refSingle, nil, true, nil
 }
 

@@ -87,6 +87,12 @@
 //     ask a sharded table's first data node (Plan.Rename names it back).
 //   - Tables without rules live on the default data source; statements on
 //     them pass through.
+//   - The physical tables of sharded tables (every table an
+//     actualDataNodes names, t_order_0) are not logical tables: naming one
+//     is 1146 Table 'sharding_db.t_order_0' doesn't exist, as if reading
+//     it without routing were an unsharded table's; CREATE TABLE under
+//     such a name is 1235. The operator's way to read or repair one data
+//     node is the DATA_SOURCE_NAME hint.
 //   - Hints in comments (see Hints below).
 //
 // # Hints
@@ -117,10 +123,11 @@
 // the statement unchanged, without rewriting or merging, to that data
 // source (statements without tables too, which the proxy otherwise
 // answers or sends to the default data source): name physical tables
-// yourself. ShardingSphere's other keys (WRITE_ROUTE_ONLY, USE_TRAFFIC,
-// SKIP_SQL_REWRITE, SKIP_ENCRYPT_REWRITE, DISABLE_AUDIT_NAMES, SHADOW) are
-// accepted and ignored; an unknown key is a 1064 error naming it, an
-// unknown data source or table a 1235 error.
+// yourself (no other statement may name them). ShardingSphere's other
+// keys (WRITE_ROUTE_ONLY, USE_TRAFFIC, SKIP_SQL_REWRITE,
+// SKIP_ENCRYPT_REWRITE, DISABLE_AUDIT_NAMES, SHADOW) are accepted and
+// ignored; an unknown key is a 1064 error naming it, an unknown data
+// source or table a 1235 error.
 //
 // The shardflake hint slice=i/n (0 <= i < n) restricts a SELECT, UPDATE or
 // DELETE to slice i of n of the data nodes of its first sharded table, for
