@@ -36,6 +36,7 @@ type infoTable struct {
 // own WHERE, ORDER BY and joins, runs on the default data source. Other
 // information_schema tables are the default data source's.
 func (s *Session) infoSchemaSelect(ctx context.Context, sel *ast.SelectStmt, proto Protocol, more bool) error {
+	keepLabels(sel)
 	for _, t := range tablesOf(sel) {
 		it, ok := logicalInfoTables[t.Name.L]
 		if !ok {

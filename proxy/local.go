@@ -25,6 +25,7 @@ func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql 
 	if rows, ok := s.localSelect(sel); ok {
 		return s.writeRows(rows, proto, more)
 	}
+	keepLabels(sel)
 	r := &localRewriter{s: s}
 	sel.Accept(r)
 	if r.changed {
@@ -35,6 +36,33 @@ func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql 
 		sql = b.String()
 	}
 	return s.onDefault(ctx, sql, router.KindSelect, proto, more)
+}
+
+// keepLabels names every unaliased expression of sel's select list by
+// its text as written, MySQL's column label: restoring the statement
+// respells @@port as @@`port` and COUNT(*) as COUNT(1), which the backend
+// would use as labels. Columns and string literals keep their labels
+// anyway.
+func keepLabels(sel *ast.SelectStmt) {
+	if sel.Fields == nil {
+		return
+	}
+	for _, f := range sel.Fields.Fields {
+		if f.Expr == nil || f.AsName.O != "" {
+			continue
+		}
+		switch x := f.Expr.(type) {
+		case *ast.ColumnNameExpr:
+			continue
+		case ast.ValueExpr:
+			if _, isString := x.GetValue().(string); isString {
+				continue
+			}
+		}
+		if text := strings.TrimSpace(f.Text()); text != "" && len(text) <= 256 {
+			f.AsName = ast.NewCIStr(text)
+		}
+	}
 }
 
 // localSelect returns the result of a SELECT made only of values the

@@ -149,7 +149,9 @@ func (r *Router) prepareDropMany(p *Prepared, s *ast.DropTableStmt, h *hints, db
 	for _, tn := range s.Tables {
 		one := *s
 		one.Tables = []*ast.TableName{tn}
-		sub := &Prepared{sql: p.sql}
+		// No text: each part is a statement of its own, restored from
+		// the tree, never the client's whole DROP.
+		sub := &Prepared{}
 		a := r.newAnalysis(db)
 		if err := r.prepareDDL(sub, a, &one, h); err != nil {
 			return err

@@ -21,9 +21,12 @@ func (r *Router) finishWhole(p *Prepared, a *analysis, stmt ast.StmtNode, h *hin
 	if err := d.markInLists(); err != nil {
 		return err
 	}
+	verbatim := a.verbatimOK(p.sql)
 	a.rewrite(stmt, aliases)
 	var err error
-	if d.single, err = buildTemplate(stmt); err != nil {
+	if verbatim {
+		d.single = verbatimTemplate(p.sql)
+	} else if d.single, err = buildTemplate(stmt); err != nil {
 		return err
 	}
 	if err := d.buildEmpty(stmt); err != nil {

@@ -123,8 +123,11 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	if err := d.markInLists(); err != nil {
 		return err
 	}
+	verbatim := a.verbatimOK(p.sql)
 	a.rewrite(stmt, aliases)
-	if d.single, err = buildTemplate(stmt); err != nil {
+	if verbatim {
+		d.single = verbatimTemplate(p.sql)
+	} else if d.single, err = buildTemplate(stmt); err != nil {
 		return err
 	}
 	if err := d.buildEmpty(stmt); err != nil {
