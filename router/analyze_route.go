@@ -72,7 +72,10 @@ type routing struct {
 	// group (and nested ones are correlated on their sharding columns), so
 	// they pair data node by data node.
 	aligned bool
-	// written are the holes of tables a write changes (INSERT target).
+	// strictHole is the hole of an INSERT ... SELECT's target, whose
+	// literal sharding values must name an existing data node (-1: none);
+	// for every other hole a value without a data node matches no row.
+	strictHole     int
 	primary        int  // hole whose data nodes the slice hint divides
 	singles        bool // a table without rules is involved
 	broadcastW     bool // a write to broadcast tables: every data source
@@ -86,7 +89,7 @@ type routing struct {
 
 // newRouting prepares routing for a statement whose references a holds.
 func (r *Router) newRouting(a *analysis, h *hints, write bool) (*routing, error) {
-	rt := &routing{r: r, a: a, hints: h, write: write, primary: -1}
+	rt := &routing{r: r, a: a, hints: h, write: write, primary: -1, strictHole: -1}
 	for _, ref := range a.refs {
 		switch ref.kind {
 		case refSingle:
@@ -262,7 +265,10 @@ func (rt *routing) routeHole(h int, args []any) (nodeSet, error) {
 	ref := rt.a.sharded[h]
 	ti := ref.info
 	n := len(ti.rule.DataNodes)
-	hv := hintValues{db: rt.hints.values(ref.name, true), table: rt.hints.values(ref.name, false)}
+	hv := routeOpts{db: rt.hints.values(ref.name, true), table: rt.hints.values(ref.name, false), missing: targetOptional}
+	if h == rt.strictHole {
+		hv.missing = targetRequired
+	}
 	var set nodeSet
 	for _, g := range rt.holeGroups[h] {
 		if g == nil && hv.none() {
@@ -285,20 +291,22 @@ func (rt *routing) routeHole(h int, args []any) (nodeSet, error) {
 	return set, nil
 }
 
-// hintValues are the SHARDINGSPHERE_HINT values for one table's database
-// and table strategies; nil when the hint gives none.
-type hintValues struct {
+// routeOpts are the SHARDINGSPHERE_HINT values for one table's database
+// and table strategies (nil when the hint gives none), and what a value
+// without a target means.
+type routeOpts struct {
 	db, table []Value
+	missing   targetMode
 }
 
-func (hv hintValues) none() bool { return hv.db == nil && hv.table == nil }
+func (hv routeOpts) none() bool { return hv.db == nil && hv.table == nil }
 
 // routeAtoms returns the data nodes rows satisfying all atoms (one
 // table's conditions of one group) can live on. Several atoms on one
 // column are routed one by one and intersected; exact values go first, so
 // a range an algorithm cannot route (INLINE without allow-range) is
 // dropped when an exact value already pins the column (a superset).
-func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv hintValues) (nodeSet, error) {
+func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv routeOpts) (nodeSet, error) {
 	conds := make(map[string]ColumnCondition, len(atoms))
 	var extra []int
 	for pass := 0; pass < 2; pass++ {
@@ -338,7 +346,7 @@ func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv hintValues) (nodeSe
 // routeConds routes by the database strategy, then on each chosen data
 // source by the table strategy; hint values replace the conditions of
 // the strategy they are given for.
-func (ti *tableInfo) routeConds(conds map[string]ColumnCondition, hv hintValues) (nodeSet, error) {
+func (ti *tableInfo) routeConds(conds map[string]ColumnCondition, hv routeOpts) (nodeSet, error) {
 	rule := ti.rule
 	set := newNodeSet(len(rule.DataNodes))
 	var dss []string
@@ -346,7 +354,7 @@ func (ti *tableInfo) routeConds(conds map[string]ColumnCondition, hv hintValues)
 	if hv.db != nil {
 		dss, err = rule.DatabaseStrategy.RouteHint(rule.DataSources(), hv.db)
 	} else {
-		dss, err = rule.DatabaseStrategy.Route(rule.DataSources(), conds)
+		dss, err = rule.DatabaseStrategy.route(rule.DataSources(), conds, hv.missing)
 	}
 	if err != nil {
 		return nil, err
@@ -356,7 +364,7 @@ func (ti *tableInfo) routeConds(conds map[string]ColumnCondition, hv hintValues)
 		if hv.table != nil {
 			tables, err = rule.TableStrategy.RouteHint(rule.Tables(ds), hv.table)
 		} else {
-			tables, err = rule.TableStrategy.Route(rule.Tables(ds), conds)
+			tables, err = rule.TableStrategy.route(rule.Tables(ds), conds, hv.missing)
 		}
 		if err != nil {
 			return nil, err

@@ -35,9 +35,12 @@
 // VOLUME_RANGE, INTERVAL, ...); INLINE routes a range to every data node
 // only with allow-range-query-with-inline-sharding, else 1235. A SELECT,
 // UPDATE or DELETE that no data node can match (contradicting conditions,
-// NULL sharding values) runs once, on one data node, with its WHERE clause
+// NULL sharding values, a value whose inline expression names a data
+// source or table that does not exist, such as user_id = -5 with
+// ds_${user_id % 4}) runs once, on one data node, with its WHERE clause
 // ANDed with 0: the right empty answer, column metadata and 0 affected
-// rows, never the statement unchanged on an unrelated data node.
+// rows, never the statement unchanged on an unrelated data node. An
+// INSERT of such a value is 1235: its row has no data node.
 //
 // Each route gets the statement with physical table names: a table in FROM
 // keeps its logical name as alias (FROM `t_order_3` AS `t_order`), so
@@ -141,8 +144,9 @@
 //
 // # Rejected with 1235 (never answered wrongly)
 //
-// Changing a sharding column (UPDATE to a value the WHERE clause does not
-// already fix, ON DUPLICATE KEY UPDATE other than col = VALUES(col)); an
+// Changing a sharding column (UPDATE ... SET col = x where x is neither
+// col itself nor the value the WHERE clause already fixes, ON DUPLICATE
+// KEY UPDATE other than col = VALUES(col)); an
 // INSERT without a column list into a sharded table (unless
 // WithTableColumns knows the columns), or with an expression as sharding
 // value; UPDATE or DELETE with ORDER BY or LIMIT on several data nodes;

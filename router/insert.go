@@ -325,7 +325,7 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 			}
 			conds[sc.name] = ColumnCondition{Column: sc.name, Values: []Value{v}}
 		}
-		set, err := ti.routeConds(conds, hintValues{})
+		set, err := ti.routeConds(conds, routeOpts{missing: targetRequired})
 		if err != nil {
 			return nil, errRouting(b.target.name, err)
 		}
@@ -333,7 +333,7 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 			// The hint picks the data node, but a row it would put where
 			// its sharding values do not route would be lost to every
 			// later statement: they must agree.
-			hs, err := ti.routeConds(conds, hintValues{db: dbv, table: tv})
+			hs, err := ti.routeConds(conds, routeOpts{db: dbv, table: tv, missing: targetRequired})
 			if err != nil {
 				return nil, errRouting(b.target.name, err)
 			}

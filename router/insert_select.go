@@ -128,6 +128,7 @@ func (r *Router) prepareInsertSelect(p *Prepared, a *analysis, s *ast.InsertStmt
 		}
 		sortAtoms(g)
 		rt.aligned = false
+		rt.strictHole = target.hole
 		rt.holeGroups[target.hole] = [][]atom{g}
 		rt.recompute(rt.paramDependent || anyParam(values))
 	}

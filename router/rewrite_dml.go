@@ -167,7 +167,7 @@ func (d *dmlBinder) markUpdated(s *scope, u *ast.UpdateStmt) error {
 		for _, i := range refs {
 			ref := a.refs[i]
 			ref.written = true
-			if ref.kind != refSharded || ref.info.role(cn.Name.L) == 0 {
+			if ref.kind != refSharded || ref.info.role(cn.Name.L) == 0 || a.sameColumn(s, i, cn, as.Expr) {
 				continue
 			}
 			kc := keyChange{table: ref.name, col: cn.Name.L}
@@ -176,6 +176,21 @@ func (d *dmlBinder) markUpdated(s *scope, u *ast.UpdateStmt) error {
 		}
 	}
 	return nil
+}
+
+// sameColumn reports whether e is column cn of reference i itself (SET
+// user_id = user_id): assigning a column its own value changes nothing.
+// An unqualified e names reference i only when the statement has one
+// table.
+func (a *analysis) sameColumn(s *scope, i int, cn *ast.ColumnName, e ast.ExprNode) bool {
+	x := columnOf(e)
+	if x == nil || x.Name.L != cn.Name.L {
+		return false
+	}
+	if x.Table.L == "" {
+		return len(s.refs) == 1
+	}
+	return a.resolve(s, x) == i
 }
 
 func markDeleted(a *analysis, s *scope, del *ast.DeleteStmt) {
@@ -393,7 +408,7 @@ func (d *dmlBinder) itemNodes(l *inList, args []any) ([]nodeSet, error) {
 		if v == nil {
 			continue // NULL matches nothing; the item is kept everywhere
 		}
-		s, err := ti.routeConds(map[string]ColumnCondition{l.col: {Column: l.col, Values: []Value{v}}}, hintValues{})
+		s, err := ti.routeConds(map[string]ColumnCondition{l.col: {Column: l.col, Values: []Value{v}}}, routeOpts{missing: targetOptional})
 		if err != nil {
 			continue // keep an item the algorithm cannot place
 		}
