@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -427,12 +428,15 @@ func (rt *routing) alignedUnits(sets []nodeSet) []unit {
 func (rt *routing) singleUnit(sets []nodeSet) ([]unit, error) {
 	a := rt.a
 	u := unit{nodes: make([]int, len(a.sharded))}
+	if rt.strictHole >= 0 && sets[rt.strictHole].count() == 0 {
+		return nil, errNotSupported("INSERT ... SELECT into %s: its literal sharding values name no data node (NULL has none)", a.sharded[rt.strictHole].name)
+	}
 	for h, ref := range a.sharded {
 		if sets[h].count() == 0 {
 			return nil, nil
 		}
 		if sets[h].count() > 1 {
-			return nil, rt.notPairable(h)
+			return nil, rt.notPairableIn(h, sets)
 		}
 		node := sets[h].first()
 		u.nodes[h] = node
@@ -440,13 +444,40 @@ func (rt *routing) singleUnit(sets []nodeSet) ([]unit, error) {
 		if h == 0 {
 			u.ds = ds
 		} else if ds != u.ds {
-			return nil, rt.notPairable(h)
+			return nil, rt.notPairableIn(h, sets)
 		}
 		if h == rt.primary {
 			u.order = node
 		}
 	}
 	return []unit{u}, nil
+}
+
+// notPairableIn is notPairable when the data nodes each hole reaches are
+// known: an INSERT ... SELECT with literal sharding values says where its
+// rows go and what the SELECT reads.
+func (rt *routing) notPairableIn(h int, sets []nodeSet) error {
+	if rt.strictHole < 0 {
+		return rt.notPairable(h)
+	}
+	a := rt.a
+	target := a.sharded[rt.strictHole]
+	ti := target.info
+	dest := ti.rule.DataNodes[sets[rt.strictHole].first()]
+	var reads []string
+	for o, ref := range a.sharded {
+		if o == rt.strictHole {
+			continue
+		}
+		switch n := sets[o].count(); {
+		case n == 1:
+			reads = append(reads, ref.info.rule.DataNodes[sets[o].first()].String())
+		case n > 1:
+			reads = append(reads, fmt.Sprintf("%d data nodes of %s", n, ref.name))
+		}
+	}
+	return errNotSupported("INSERT ... SELECT into %s with literal sharding values puts its rows on %s and runs as one statement on %s, so its SELECT must read one data node of each sharded table, on %s; it reads %s. Make the SELECT's conditions pick data nodes on %s, or INSERT the rows with VALUES",
+		target.name, dest, dest.DataSource, dest.DataSource, strings.Join(reads, ", "), dest.DataSource)
 }
 
 func (rt *routing) notPairable(h int) error {
