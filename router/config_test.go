@@ -226,6 +226,15 @@ func TestValidationErrors(t *testing.T) {
 		{"missing databaseName", func(t *testing.T) string {
 			return edit(t, "databaseName: db\nserver:", "server: # ERR")
 		}, `databaseName is required`},
+		{"binding group of one table", func(t *testing.T) string {
+			return edit(t, "    - t_order,t_item", "    - t_order # ERR")
+		}, `bindingTables "t_order": a binding group needs at least two tables`},
+		{"binding tables as a flow list", func(t *testing.T) string {
+			return edit(t, "  bindingTables:\n    - t_order,t_item", "  bindingTables: [t_order,t_item] # ERR")
+		}, `bindingTables [t_order, t_item] is a list of 2 groups of one table each, and a binding group needs at least two tables: did you mean one group, written as the list entry "- t_order,t_item" (or ["t_order,t_item"])?`},
+		{"unquoted inline expression in a flow map", func(t *testing.T) string {
+			return edit(t, `db: {type: INLINE, props: {algorithm-expression: "ds_${user_id % 2}"}}`, `db: {type: INLINE, props: {algorithm-expression: ds_${user_id % 2}}} # ERR`)
+		}, `inline expression ${user_id % 2} unquoted inside { } or [ ], where YAML reads its braces and commas (YAML says: did not find expected ',' or '}', at line 21): quote the value ("...")`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
