@@ -76,6 +76,13 @@ var diffQueries = []diffCase{
 	{sql: "SELECT SUM(amount) / COUNT(*) AS mean FROM t_order", wantErr: 1235},
 	{sql: "SELECT COUNT(*) AS n, SUM(qty) total FROM t_order WHERE status = 'new'"},
 	{sql: "SELECT AVG(flag), SUM(flag), AVG(amount * 2) FROM t_order"},
+	// The same aggregate twice: every column is merged, not only the first.
+	{sql: "SELECT COUNT(*), COUNT(*) FROM t_order"},
+	{sql: "SELECT MAX(amount), MAX(amount) AS m2, MIN(qty), MIN(qty) FROM t_order"},
+	{sql: "SELECT SUM(amount), AVG(qty), SUM(amount), AVG(qty) a2 FROM t_order WHERE user_id IN (1, 2)"},
+	{sql: "SELECT COUNT(DISTINCT status), COUNT(DISTINCT status), SUM(DISTINCT qty), SUM(DISTINCT qty) FROM t_order"},
+	{sql: "SELECT user_id, COUNT(*) c1, COUNT(*) c2, AVG(amount), AVG(amount) FROM t_order GROUP BY user_id HAVING COUNT(*) > 7 ORDER BY COUNT(*), user_id", ordered: true},
+	{sql: "SELECT status, MIN(note), MIN(note), MAX(created), MAX(created) FROM t_order GROUP BY status", ordered: true, fold: map[int]string{0: gci, 1: uci, 2: uci}},
 
 	// GROUP BY (items 17, 18).
 	{sql: "SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id", ordered: true},

@@ -370,9 +370,15 @@ func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	for _, s := range b.aggs {
-		if s.text == text {
-			return s.field, nil
+	if j < 0 {
+		// A hidden use reads the merged value of any equal aggregate; a
+		// column of the select list gets an entry of its own even when it
+		// repeats another, since the merge replaces only the columns its
+		// entries name.
+		for _, s := range b.aggs {
+			if s.text == text {
+				return s.field, nil
+			}
 		}
 	}
 	var fn AggregateFunc
@@ -408,8 +414,18 @@ func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error)
 			s.args = append(s.args, mref{field: b.distinctArg(arg), abs: -1})
 		}
 	case fn == AggAvg:
-		s.sum = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncSum, Args: agg.Args}), abs: -1}
-		s.count = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncCount, Args: agg.Args}), abs: -1}
+		shared := false
+		for _, o := range b.aggs {
+			if o.text == text && !o.distinct {
+				// A repeated AVG shares the partial SUM and COUNT.
+				s.sum, s.count, shared = o.sum, o.count, true
+				break
+			}
+		}
+		if !shared {
+			s.sum = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncSum, Args: agg.Args}), abs: -1}
+			s.count = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncCount, Args: agg.Args}), abs: -1}
+		}
 	}
 	b.aggs = append(b.aggs, s)
 	return j, nil
