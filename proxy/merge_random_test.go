@@ -82,6 +82,10 @@ type generator struct {
 	cols  []genColumn
 	pk    string
 	aggs  []genAggregate // of the current query
+	nums  []string       // numeric aggregates of the current query
+	noAvg bool           // numericAggregate writes no AVG
+	// noDouble: numericAggregate writes no MIN or MAX of a DOUBLE.
+	noDouble bool
 }
 
 func (g *generator) pick(cols []genColumn) genColumn { return cols[g.r.IntN(len(cols))] }
@@ -183,7 +187,7 @@ func (g *generator) query() diffCase {
 		g.table, g.cols, g.pk = "t_order", orderColumns, "order_id"
 	}
 	tc := diffCase{fold: map[int]string{}}
-	g.aggs = g.aggs[:0]
+	g.aggs, g.nums, g.noAvg, g.noDouble = g.aggs[:0], g.nums[:0], false, false
 	where := ""
 	if g.r.IntN(3) != 0 {
 		where = " WHERE " + g.predicate(0)
@@ -200,6 +204,9 @@ func (g *generator) query() diffCase {
 		return ""
 	}
 	dir := func() string { return []string{"", " DESC"}[g.r.IntN(2)] }
+	if g.r.IntN(4) == 0 {
+		return g.exprCase(tc, where, limit)
+	}
 	switch g.r.IntN(3) {
 	case 0: // rows
 		var sel []genColumn

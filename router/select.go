@@ -13,11 +13,15 @@ import (
 // runs and the merge of their results (bound per execution for LIMIT and
 // HAVING parameters).
 type selectMerge struct {
-	tmpl  *sqlTemplate
-	merge Merge // without Limit and with unbound HAVING
+	tmpl *sqlTemplate
+	// describe is the describing route's SQL when merge.Describe.
+	describe *sqlTemplate
+	merge    Merge // without Limit and with unbound HAVING
 	// having has parameters to bind; nil when merge.Having is final.
 	having *Expr
-	limit  *limitOperands
+	// compute has parameters to bind; nil when merge.Compute is final.
+	compute []Computed
+	limit   *limitOperands
 	// pushLimit: routes are sent LIMIT offset+count.
 	pushLimit bool
 }
@@ -51,6 +55,12 @@ type mergeBuilder struct {
 	distinct []ast.ExprNode // arguments of DISTINCT aggregates, grouped by on routes
 	// distinctFields are the hidden fields of distinct.
 	distinctFields []int
+	computed       []computedSpec
+	// partials are the hidden fields with an AVG's partial SUM and COUNT,
+	// which a merged SUM or COUNT of the same argument may reuse.
+	partials []int
+	// unrounded are the Expr nodes of markUnrounded.
+	unrounded map[*Expr]bool
 }
 
 // aggSpec is an aggregate being planned.
@@ -102,9 +112,25 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 			}
 			continue
 		}
-		if containsAggregate(f.Expr) {
-			return nil, errNotSupported("the aggregate inside the expression %s cannot be merged across data nodes; select the aggregate itself and compute the expression in the application", strings.TrimSpace(f.Text()))
+	}
+	// Expressions over aggregates, once every aggregate of the select
+	// list has its entry (which their hidden aggregates then share).
+	for j := 0; j < b.visible; j++ {
+		f := b.fields[j]
+		if f.Expr == nil || !containsAggregate(f.Expr) {
+			continue
 		}
+		if _, ok := f.Expr.(*ast.AggregateFuncExpr); ok {
+			continue
+		}
+		if !b.addressable(j) {
+			return nil, errNotSupported("an expression over aggregates between two wildcards of the select list cannot be merged across data nodes; list the columns")
+		}
+		x, params, err := b.expr(f.Expr, inSelect)
+		if err != nil {
+			return nil, err
+		}
+		b.computed = append(b.computed, computedSpec{field: j, expr: x, params: params})
 	}
 	var groupKeys []mref
 	if sel.GroupBy != nil {
@@ -120,7 +146,7 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 	var having *Expr
 	hasParams := false
 	if sel.Having != nil {
-		h, params, err := b.expr(sel.Having.Expr)
+		h, params, err := b.expr(sel.Having.Expr, inHaving)
 		if err != nil {
 			return nil, err
 		}
@@ -158,6 +184,9 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 
 	grouping := len(groupKeys) > 0 || len(b.aggs) > 0
 	distinctAggs := len(b.distinct) > 0
+	if len(groupKeys) > 0 && (sel.Distinct || !groupOrder(orderRefs, orderDesc, groupKeys)) && b.planDependent(having) {
+		return nil, errNotSupported("an expression that computes with an AVG (or names a computed column) under GROUP BY, with DISTINCT or an ORDER BY other than the group keys, cannot be merged across data nodes: MariaDB computes it from the exact or from the rounded average depending on its plan (indexes, DISTINCT aggregates); order by the group keys, or select the AVG itself")
+	}
 	switch {
 	case !grouping:
 		if sel.Distinct && len(orderRefs) == 0 && b.wildLo < 0 {
@@ -241,6 +270,15 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 			mg.Group.Aggregates = append(mg.Group.Aggregates, ag)
 		}
 	}
+	var computeParams bool
+	for _, c := range b.computed {
+		b.finishExpr(c.expr, total)
+		mg.Compute = append(mg.Compute, Computed{Column: b.colRef(mref{field: c.field, abs: -1}, total), Expr: c.expr})
+		computeParams = computeParams || c.params
+	}
+	if computeParams {
+		m.compute, mg.Compute = mg.Compute, nil
+	}
 	if having != nil {
 		b.finishExpr(having, total)
 		if hasParams {
@@ -249,12 +287,43 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 			mg.Having = having
 		}
 	}
+	if len(b.computed) > 0 {
+		if err := b.describe(m, sel); err != nil {
+			return nil, err
+		}
+		mg.Describe = true
+	}
 	t, err := buildTemplate(sel)
 	if err != nil {
 		return nil, err
 	}
 	m.tmpl = t
 	return m, nil
+}
+
+// describe builds the describing route's SQL: the statement with its
+// computed columns and LIMIT 0, which MariaDB answers with the columns'
+// definitions and no rows, evaluating nothing. Then it replaces the
+// computed columns by NULL in sel, for the routes that return rows: a
+// route would compute them from its own partial aggregates, for groups
+// HAVING or LIMIT may drop, and could fail where MariaDB does not (BIGINT
+// UNSIGNED value is out of range).
+func (b *mergeBuilder) describe(m *selectMerge, sel *ast.SelectStmt) error {
+	limit, orderBy := sel.Limit, sel.OrderBy
+	sel.Limit, sel.OrderBy = &ast.Limit{Count: ast.NewValueExpr(0, "", "")}, nil
+	t, err := buildTemplate(sel)
+	sel.Limit, sel.OrderBy = limit, orderBy
+	if err != nil {
+		return err
+	}
+	m.describe = t
+	for _, c := range b.computed {
+		f := *b.fields[c.field]
+		f.Expr = ast.NewValueExpr(nil, "", "")
+		b.fields[c.field] = &f
+	}
+	sel.Fields.Fields = b.fields
+	return nil
 }
 
 // unmergeable rejects SELECT features whose results cannot be combined
@@ -380,6 +449,14 @@ func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error)
 				return s.field, nil
 			}
 		}
+		for _, k := range b.partials {
+			if b.texts[k] == text {
+				// Merging the partials in place: the AVG reads them from
+				// the routes' rows, before the merge writes its result.
+				j = k
+				break
+			}
+		}
 	}
 	var fn AggregateFunc
 	switch strings.ToLower(agg.F) {
@@ -425,6 +502,7 @@ func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error)
 		if !shared {
 			s.sum = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncSum, Args: agg.Args}), abs: -1}
 			s.count = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncCount, Args: agg.Args}), abs: -1}
+			b.partials = append(b.partials, s.sum.field, s.count.field)
 		}
 	}
 	b.aggs = append(b.aggs, s)
@@ -464,11 +542,22 @@ func (b *mergeBuilder) keyRef(e ast.ExprNode, clause string, aliasFirst bool) (m
 		j, err := b.aggregate(agg, -1)
 		return mref{field: j, abs: -1}, err
 	}
-	if containsAggregate(e) {
-		return mref{}, errNotSupported("an expression over aggregates in the %s cannot be merged across data nodes; select the aggregate and order by it", clause)
-	}
 	if j := b.match(e, aliasFirst); j >= 0 {
 		return b.field(j), nil
+	}
+	if containsAggregate(e) {
+		if clause != "order clause" {
+			return mref{}, errNotSupported("an expression over aggregates in the %s cannot be merged across data nodes", clause)
+		}
+		// The routes compute it for its type; the merge replaces the
+		// value before sorting.
+		x, params, err := b.expr(e, inOrder)
+		if err != nil {
+			return mref{}, err
+		}
+		j := b.addHidden(e)
+		b.computed = append(b.computed, computedSpec{field: j, expr: x, params: params})
+		return mref{field: j, abs: -1}, nil
 	}
 	return mref{field: b.addHidden(e), abs: -1}, nil
 }
@@ -517,6 +606,41 @@ func (b *mergeBuilder) match(e ast.ExprNode, aliasFirst bool) int {
 		return byAlias()
 	}
 	return -1
+}
+
+// planDependent reports an expression of the merge (HAVING, computed
+// columns) whose value MariaDB derives differently in different plans.
+func (b *mergeBuilder) planDependent(having *Expr) bool {
+	if len(b.unrounded) == 0 {
+		return false
+	}
+	if having != nil && b.dependsOnPlan(having, false) {
+		return true
+	}
+	for _, c := range b.computed {
+		if b.dependsOnPlan(c.expr, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// groupOrder reports an ORDER BY that MariaDB serves by the grouping
+// itself: none, or the group keys in their order, all ascending or all
+// descending.
+func groupOrder(order []mref, desc []bool, group []mref) bool {
+	if len(order) == 0 {
+		return true
+	}
+	if len(order) != len(group) {
+		return false
+	}
+	for i := range order {
+		if order[i] != group[i] || desc[i] != desc[0] {
+			return false
+		}
+	}
+	return true
 }
 
 func sameKeys(order, group []mref) bool {
@@ -600,6 +724,12 @@ func (m *selectMerge) bind(args []any) (*Merge, int64, error) {
 	}
 	if m.having != nil {
 		mg.Having = bindExpr(m.having, args)
+	}
+	if m.compute != nil {
+		mg.Compute = make([]Computed, len(m.compute))
+		for i, c := range m.compute {
+			mg.Compute[i] = Computed{Column: c.Column, Expr: bindExpr(c.Expr, args)}
+		}
 	}
 	return &mg, limit, nil
 }
