@@ -170,13 +170,18 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []R
 		// The routes' order serves ORDER BY, or GROUP BY and DISTINCT
 		// merged by streaming.
 		keys, err := p.orderKeys(spec.Sort, "ORDER BY, GROUP BY or DISTINCT")
-		if err != nil {
+		switch {
+		case err != nil && spec.AnyOrder:
+			// Nobody needs that order: group and deduplicate by hashing.
+			src = &concatStage{streams: streams}
+		case err != nil:
 			return nil, err
+		default:
+			for _, k := range keys {
+				sorted = append(sorted, k.col)
+			}
+			src = newSortMerge(streams, keys)
 		}
-		for _, k := range keys {
-			sorted = append(sorted, k.col)
-		}
-		src = newSortMerge(streams, keys)
 	} else {
 		src = &concatStage{streams: streams}
 	}
@@ -195,6 +200,9 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []R
 	if spec.Having != nil {
 		ev, err := p.compileExpr(spec.Having, "HAVING")
 		if err != nil {
+			return nil, err
+		}
+		if err := (&cexpr{args: []*cexpr{ev}}).noEnum("HAVING"); err != nil {
 			return nil, err
 		}
 		src = &havingFilter{src: src, cond: ev}

@@ -54,10 +54,8 @@ func arithmetic(op router.ExprOp, a, b value) (value, error) {
 			}
 			return value{k: vFloat, f: fa / fb}, nil
 		case router.ExprIntDiv:
-			if fb == 0 {
-				return nullValue, nil
-			}
-			return fitInteger(decimalOf(math.Trunc(fa/fb)), false, "DIV")
+			// MariaDB divides the values as DECIMALs.
+			return intDivDecimal(exactOf(a), exactOf(b), a.k == vUint || b.k == vUint)
 		case router.ExprMod:
 			if fb == 0 {
 				return nullValue, nil
@@ -84,6 +82,9 @@ func arithmetic(op router.ExprOp, a, b value) (value, error) {
 		}
 		return value{k: vDecimal, d: q}, nil
 	case router.ExprIntDiv:
+		if !integer {
+			return intDivDecimal(da, db, unsigned)
+		}
 		q, ok := da.IntDiv(&db)
 		if !ok {
 			return nullValue, nil
@@ -105,6 +106,32 @@ func arithmetic(op router.ExprOp, a, b value) (value, error) {
 		return fitInteger(r, unsigned, op.String())
 	}
 	return value{k: vDecimal, d: r}, nil
+}
+
+// intDivDecimal is DIV of values that are not both integers: MariaDB
+// divides them as DECIMALs, truncates, and converts to BIGINT (UNSIGNED
+// when an operand is). A negative quotient is out of the UNSIGNED range,
+// and so is a negative zero: the quotient of operands without fractions
+// keeps its sign when it truncates to 0 (-1 DIV 5 fails for a DECIMAL -1,
+// -1.0 DIV 5 is 0).
+func intDivDecimal(a, b sqlvalue.Decimal, unsigned bool) (value, error) {
+	q, ok := a.IntDiv(&b)
+	if !ok {
+		return nullValue, nil
+	}
+	if unsigned && a.Sign()*b.Sign() < 0 && (q.Sign() != 0 || a.Scale()+b.Scale() == 0) {
+		return value{}, outOfRange("BIGINT UNSIGNED", "DIV")
+	}
+	return fitInteger(q, unsigned, "DIV")
+}
+
+// exactOf converts a value to DECIMAL as MariaDB does for DIV: a DOUBLE
+// (or a string read as one) by its shortest digits.
+func exactOf(v value) sqlvalue.Decimal {
+	if isExact(v) {
+		return toDecimal(v)
+	}
+	return decimalOf(toFloat(v))
 }
 
 func decimalOf(f float64) sqlvalue.Decimal {

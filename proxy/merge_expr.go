@@ -62,10 +62,17 @@ type cexpr struct {
 	dec int
 	// places is ROUND's constant number of decimal places.
 	places int64
+	// enum: an ENUM or SET value, whose number is its member's position,
+	// which the merge does not know.
+	enum bool
 	// small: an integer of a type narrower than BIGINT (an INT column, a
 	// literal that fits 32 bits), which ROUND to tens keeps an integer;
 	// ROUND turns a BIGINT into a DECIMAL (that cannot overflow).
 	small bool
+	// lazy: MariaDB reads the right operand only when the left one is
+	// not NULL (arithmetic computed as DECIMALs), so an error there does
+	// not happen.
+	lazy bool
 	// double: an ExprAvg whose parent wants a DOUBLE, which MariaDB
 	// computes as SUM and COUNT converted to DOUBLE and divided, not as
 	// the DECIMAL quotient converted.
@@ -157,7 +164,7 @@ func (c *cexpr) derive(p *pipeline, what string) error {
 	a := func(i int) *cexpr { return c.args[i] }
 	switch c.op {
 	case router.ExprColumn:
-		c.kind, c.dec = classKind(c.typ), int(p.fields[c.col].Decimal)
+		c.kind, c.dec, c.enum = classKind(c.typ), int(p.fields[c.col].Decimal), c.typ.Enum
 		switch p.fields[c.col].Type {
 		case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_YEAR:
 			c.small = true
@@ -176,13 +183,21 @@ func (c *cexpr) derive(p *pipeline, what string) error {
 				return &NotSupportedError{What: fmt.Sprintf("arithmetic on a date or time value in %s across data nodes", what)}
 			}
 		}
+		if err := c.noEnum(what); err != nil {
+			return err
+		}
 		c.kind, c.dec = arithmeticType(c.op, a(0), a(1))
+		intArgs := isIntKind(a(0).kind) && isIntKind(a(1).kind)
+		c.lazy = c.kind == vDecimal || c.op == router.ExprIntDiv && !intArgs
 		if c.kind == vFloat {
 			return c.wantDouble(p, what)
 		}
 	case router.ExprAvg:
 		c.kind, c.dec = arithmeticType(router.ExprDiv, a(0), a(1))
 	case router.ExprNeg, router.ExprAbs:
+		if err := c.noEnum(what); err != nil {
+			return err
+		}
 		switch k := a(0).kind; k {
 		case vTemporal:
 			return &NotSupportedError{What: fmt.Sprintf("%s of a date or time value in %s across data nodes", c.op, what)}
@@ -197,27 +212,59 @@ func (c *cexpr) derive(p *pipeline, what string) error {
 			c.kind, c.dec = k, a(0).dec
 		}
 	case router.ExprRound:
+		if err := c.noEnum(what); err != nil {
+			return err
+		}
 		return c.deriveRound(what)
 	case router.ExprIfNull, router.ExprCoalesce:
 		if err := c.deriveChoice(what); err != nil {
 			return err
+		}
+		for _, x := range c.args {
+			c.enum = c.enum || x.enum
 		}
 		if c.kind == vFloat {
 			return c.wantDouble(p, what)
 		}
 	case router.ExprEQ, router.ExprNE, router.ExprLT, router.ExprLE, router.ExprGT, router.ExprGE, router.ExprNullSafeEQ, router.ExprBetween, router.ExprIn:
 		c.kind, c.dec = vInt, 0
+		numbers := false
+		for _, x := range c.args {
+			numbers = numbers || isNumberKind(x.kind)
+		}
+		if numbers {
+			if err := c.noEnum(what); err != nil {
+				return err
+			}
+		}
 		for _, x := range c.args {
 			if x.kind == vFloat || x.kind == vString {
 				// Compared as DOUBLEs.
 				return c.wantDouble(p, what)
 			}
 		}
-	default: // logic
+	case router.ExprIsNull:
 		c.kind, c.dec = vInt, 0
+	default: // logic: the arguments' truth
+		c.kind, c.dec = vInt, 0
+		return c.noEnum(what)
 	}
 	return nil
 }
+
+// noEnum refuses an ENUM or SET argument where MariaDB reads its number.
+func (c *cexpr) noEnum(what string) error {
+	for _, x := range c.args {
+		if x.enum {
+			return &NotSupportedError{What: fmt.Sprintf("an ENUM or SET value as a number in %s across data nodes: its number is its member's position in the column's definition", what)}
+		}
+	}
+	return nil
+}
+
+func isNumberKind(k vkind) bool { return k == vInt || k == vUint || k == vDecimal || k == vFloat }
+
+func isIntKind(k vkind) bool { return k == vInt || k == vUint || k == vNull }
 
 // wantDouble marks the AVGs among c's arguments, whose values c reads as
 // DOUBLEs. Over all rows MariaDB divides SUM by COUNT as DOUBLEs; under
@@ -479,6 +526,9 @@ func (c *cexpr) eval(row Row) (value, error) {
 		v, err := a.eval(row)
 		if err != nil {
 			return value{}, err
+		}
+		if v.k == vNull && c.lazy {
+			return nullValue, nil
 		}
 		args[i] = v
 	}

@@ -56,6 +56,8 @@ func TestExpressionFunctions(t *testing.T) {
 		{"COALESCE all NULL", op(router.ExprCoalesce, col(n), lit(nil)), "NULL", 0},
 		{"COALESCE of DECIMAL and DOUBLE converts the DECIMAL", op(router.ExprCoalesce, third, col(f)), "1.666666666", 0},
 		{"COALESCE evaluates no further", op(router.ExprCoalesce, col(i), op(router.ExprPlus, lit(int64(9223372036854775807)), lit(int64(1)))), "5", 0},
+		{"DECIMAL arithmetic skips the right side after NULL", op(router.ExprDiv, op(router.ExprPlus, col(n), col(d)), op(router.ExprNeg, col(u))), "NULL", 0},
+		{"integer arithmetic reads both sides", op(router.ExprPlus, col(n), op(router.ExprNeg, col(u))), "", mysql.ER_DATA_OUT_OF_RANGE},
 		{"AVG is SUM / COUNT", op(router.ExprAvg, col(d), lit(int64(3))), "0.833333333", 0},
 		{"AVG as a DOUBLE divides DOUBLEs", op(router.ExprMinus, op(router.ExprAvg, col(d), lit(int64(3))), col(f)), "0.33333333333333337", 0},
 		{"AVG of no rows", op(router.ExprAvg, col(n), lit(int64(0))), "NULL", 0},
@@ -64,6 +66,15 @@ func TestExpressionFunctions(t *testing.T) {
 		{"negative zero is false", op(router.ExprIsTrue, op(router.ExprMod, op(router.ExprNeg, col(d)), decLit("0.5"))), "0", 0},
 		{"unsigned negated beyond BIGINT", op(router.ExprNeg, col(u)), "", mysql.ER_DATA_OUT_OF_RANGE},
 		{"DIV of a DECIMAL beyond BIGINT", op(router.ExprIntDiv, decLit("99999999999999999999"), lit(int64(1))), "", mysql.ER_DATA_OUT_OF_RANGE},
+		// DIV with an UNSIGNED operand: integers divide as integers, a
+		// DECIMAL quotient keeps the sign of a zero without fraction.
+		{"negative integer DIV unsigned is 0", op(router.ExprIntDiv, lit(int64(-1)), lit(uint64(5))), "0", 0},
+		{"negative DECIMAL DIV unsigned below -1", op(router.ExprIntDiv, decLit("-7.0"), lit(uint64(5))), "", mysql.ER_DATA_OUT_OF_RANGE},
+		{"negative DECIMAL with a fraction DIV unsigned to 0", op(router.ExprIntDiv, decLit("-1.0"), lit(uint64(5))), "0", 0},
+		{"negative DECIMAL without fraction DIV unsigned", op(router.ExprIntDiv, op(router.ExprRound, decLit("-1.0")), lit(uint64(5))), "", mysql.ER_DATA_OUT_OF_RANGE},
+		{"negative DOUBLE DIV unsigned", op(router.ExprIntDiv, lit(-1.0), lit(uint64(5))), "", mysql.ER_DATA_OUT_OF_RANGE},
+		{"DOUBLE DIV as DECIMALs", op(router.ExprIntDiv, lit(0.5), lit(0.1)), "5", 0},
+		{"DOUBLE DIV beyond BIGINT", op(router.ExprIntDiv, lit(1e20), lit(int64(3))), "", mysql.ER_DATA_OUT_OF_RANGE},
 	}
 	p := &pipeline{fields: cols, n: len(cols), visible: len(cols), mem: &memBudget{left: 1 << 20, total: 1 << 20}}
 	p.resolveTypes(nil)

@@ -51,6 +51,12 @@ type Merge struct {
 	// Sort is the order every route returns its rows in; merge them with
 	// a k-way merge on these keys.
 	Sort []OrderKey `json:"sort,omitempty"`
+	// AnyOrder means the client asked for no order (DISTINCT without
+	// ORDER BY, GROUP BY ... ORDER BY NULL): Sort only lets grouping and
+	// DISTINCT stream, and the merge may read the routes one after the
+	// other instead and hash, when it cannot compare a Sort key in
+	// MariaDB's order (an ENUM orders by its members' positions).
+	AnyOrder bool `json:"anyOrder,omitempty"`
 	// Group aggregates the rows; nil when the query has neither GROUP BY
 	// nor aggregate functions.
 	Group *Group `json:"group,omitempty"`

@@ -145,6 +145,9 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 	m := &selectMerge{}
 	var having *Expr
 	hasParams := false
+	if len(groupKeys) > 0 {
+		b.pushHaving(sel)
+	}
 	if sel.Having != nil {
 		h, params, err := b.expr(sel.Having.Expr, inHaving)
 		if err != nil {
@@ -184,6 +187,9 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 
 	grouping := len(groupKeys) > 0 || len(b.aggs) > 0
 	distinctAggs := len(b.distinct) > 0
+	// ORDER BY NULL (or another constant): the client asks for no order,
+	// not even GROUP BY's.
+	orderedByNothing := sel.OrderBy != nil && len(orderRefs) == 0
 	if len(groupKeys) > 0 && (sel.Distinct || !groupOrder(orderRefs, orderDesc, groupKeys)) && b.planDependent(having) {
 		return nil, errNotSupported("an expression that computes with an AVG (or names a computed column) under GROUP BY, with DISTINCT or an ORDER BY other than the group keys, cannot be merged across data nodes: MariaDB computes it from the exact or from the rounded average depending on its plan (indexes, DISTINCT aggregates); order by the group keys, or select the AVG itself")
 	}
@@ -197,6 +203,7 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 				orderRefs = append(orderRefs, mref{field: j, abs: -1})
 				orderDesc = append(orderDesc, false)
 			}
+			m.merge.AnyOrder = true
 		}
 		// HAVING without grouping filters rows after the merge, and
 		// DISTINCT over hidden columns keeps more rows per route than the
@@ -221,7 +228,10 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 			sel.OrderBy = nil
 		}
 		m.merge.Group = &Group{Streamed: streamed}
-		m.pushLimit = streamed && sel.Having == nil && !sel.Distinct && !distinctAggs
+		// With AnyOrder the merge may hash the groups, and then needs
+		// every route's rows of every group, not its first ones.
+		m.merge.AnyOrder = streamed && orderedByNothing
+		m.pushLimit = streamed && sel.Having == nil && !sel.Distinct && !distinctAggs && !m.merge.AnyOrder
 	}
 	if grouping && m.merge.Group == nil {
 		m.merge.Group = &Group{Streamed: true}

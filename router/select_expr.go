@@ -250,11 +250,19 @@ func (b *mergeBuilder) pushdown(e ast.ExprNode, ctx exprContext) (*Expr, bool, e
 	if ctx != inSelect {
 		var names nameFinder
 		e.Accept(&names)
-		for _, cn := range names.names {
-			if b.aliasOf(&ast.ColumnNameExpr{Name: cn}) >= 0 {
-				text, _ := restoreSQL(e)
-				return nil, false, errNotSupported("%s over several data nodes cannot compute %s, which names the select-list alias %s; name the column itself", ctx, strings.ReplaceAll(text, "\x00", ""), cn.Name.O)
+		for _, n := range names.names {
+			j := b.aliasOf(n)
+			if j < 0 {
+				continue
 			}
+			// The routes compute it in their select list, where only a
+			// column's alias can become the column.
+			fc, ok := b.fields[j].Expr.(*ast.ColumnNameExpr)
+			if !ok {
+				text, _ := restoreSQL(e)
+				return nil, false, errNotSupported("%s over several data nodes cannot compute %s, which names the select-list alias %s; name the column itself", ctx, strings.ReplaceAll(text, "\x00", ""), n.Name.Name.O)
+			}
+			n.Name = fc.Name
 		}
 		if names.params {
 			// The routes would need the parameter in the select list.
@@ -286,8 +294,8 @@ func (b *mergeBuilder) aliasOf(n *ast.ColumnNameExpr) int {
 func (b *mergeBuilder) namesAlias(e ast.ExprNode) bool {
 	var names nameFinder
 	e.Accept(&names)
-	for _, cn := range names.names {
-		if b.aliasOf(&ast.ColumnNameExpr{Name: cn}) >= 0 {
+	for _, n := range names.names {
+		if b.aliasOf(n) >= 0 {
 			return true
 		}
 	}
@@ -305,7 +313,7 @@ func containsColumn(e ast.ExprNode) bool {
 // nameFinder collects the column names of an expression outside
 // subqueries and notes parameter holes among them.
 type nameFinder struct {
-	names  []*ast.ColumnName
+	names  []*ast.ColumnNameExpr
 	params bool
 }
 
@@ -317,7 +325,7 @@ func (f *nameFinder) Enter(n ast.Node) (ast.Node, bool) {
 		if _, ok := paramOf(x); ok {
 			f.params = true
 		} else {
-			f.names = append(f.names, x.Name)
+			f.names = append(f.names, x)
 		}
 	}
 	return n, false
