@@ -15,10 +15,10 @@ import (
 
 // ResultMerger is the Merger that answers a multi-route SELECT as one
 // MariaDB server would: it runs the pipeline router.Merge describes (k-way
-// merge, grouping and aggregates, HAVING, DISTINCT, in-memory ORDER BY,
-// LIMIT, hidden columns stripped), streaming wherever the semantics allow
-// and holding rows only for hashed grouping, DISTINCT and in-memory
-// ordering, under the statement's budget.
+// merge, grouping and aggregates, HAVING, expressions over aggregates,
+// DISTINCT, in-memory ORDER BY, LIMIT, hidden columns stripped), streaming
+// wherever the semantics allow and holding rows only for hashed grouping,
+// DISTINCT and in-memory ordering, under the statement's budget.
 //
 // Values are compared with MariaDB's rules for their column's type
 // (package sqlvalue). A string column's collation is the one its column
