@@ -113,6 +113,14 @@ func TestMergeComputedRefusals(t *testing.T) {
 	if code := mysqlCode(err); code != mysql.ER_NOT_SUPPORTED_YET {
 		t.Errorf("a number into a DATETIME: error %v, want 1235", err)
 	}
+	// A DATE read into a DATETIME column.
+	dates := []*mysql.Field{fld("d", mysql.MYSQL_TYPE_DATETIME, 0, 63, 0), fld("day", mysql.MYSQL_TYPE_DATE, 0, 63, 0)}
+	dspec := &router.Merge{Hidden: 1, Group: &router.Group{Aggregates: []router.Aggregate{{Func: router.AggMax, Column: -1}}},
+		Compute: []router.Computed{{Column: 0, Expr: op(router.ExprIfNull, col(-1), col(-1))}}, Describe: true}
+	_, err = runMerge(t, &ResultMerger{}, dspec, streamsOf(dates, rowsOf(), rowsOf(N+"|2024-01-01")), 1<<20)
+	if code := mysqlCode(err); code != mysql.ER_NOT_SUPPORTED_YET {
+		t.Errorf("a DATE into a DATETIME: error %v, want 1235", err)
+	}
 	spec.Compute[0].Column = 5
 	if _, err := runMerge(t, &ResultMerger{}, spec, streamsOf(cols, rowsOf(), rowsOf("x|1")), 1<<20); err == nil {
 		t.Error("a computed column past the row: no error")

@@ -127,6 +127,9 @@ var diffQueries = []diffCase{
 	{sql: "SELECT user_id, MAX(big) + 1 FROM t_order GROUP BY user_id HAVING MAX(big) < 18446744073709551615 ORDER BY user_id"},
 	{sql: "SELECT flag, qty, MAX(big) + 1 FROM t_order GROUP BY flag, qty ORDER BY flag DESC, qty DESC LIMIT 2 OFFSET 16", ordered: true},
 	{sql: "SELECT ROUND(MAX(score) / 7, 2), ROUND(SUM(big) / 3e0), ROUND(2e0 / COUNT(*), 17) FROM t_order"},
+	{sql: "SELECT user_id, COALESCE(MAX(created), MIN(created)), IFNULL(MAX(day), 'none'), COUNT(*) > 7 FROM t_order GROUP BY user_id", ordered: true},
+	// A DATE into a DATETIME would need converting: refused.
+	{sql: "SELECT IFNULL(MAX(day), MIN(created)) FROM t_order", wantErr: 1235},
 	{sql: "SELECT CASE WHEN COUNT(*) > 1 THEN 'many' END FROM t_order", wantErr: 1235},
 	{sql: "SELECT MAX(created) + 0 FROM t_order", wantErr: 1235},
 	{sql: "SELECT COUNT(*) AS n, SUM(qty) total FROM t_order WHERE status = 'new'"},

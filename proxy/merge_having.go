@@ -71,12 +71,28 @@ func (p *pipeline) newCompute(src stage, cs []router.Computed) (*computeStage, e
 			return nil, err
 		}
 		t := p.types[col]
-		if !convertible(x.kind, t) {
+		if !convertible(x.kind, t) || x.kind == vTemporal && !p.sameTemporal(x, p.fields[col]) {
 			return nil, &NotSupportedError{What: fmt.Sprintf("%s across data nodes: the merge computes %s values and the column is %s", name, x.kind, t.Class)}
 		}
 		st.cols = append(st.cols, computedColumn{col: col, expr: x, typ: t, name: name})
 	}
 	return st, nil
+}
+
+// sameTemporal reports whether every date or time column x reads has the
+// type of f: the merge returns their text as it is, where MariaDB would
+// convert a DATE to a DATETIME.
+func (p *pipeline) sameTemporal(x *cexpr, f *mysql.Field) bool {
+	if x.op == router.ExprColumn && x.kind == vTemporal {
+		g := p.fields[x.col]
+		return g.Type == f.Type && g.Decimal == f.Decimal
+	}
+	for _, a := range x.args {
+		if !p.sameTemporal(a, f) {
+			return false
+		}
+	}
+	return true
 }
 
 // String names a kind of value, for messages.
