@@ -49,6 +49,28 @@ var routerDiffQueries = []diffCase{
 	{sql: "SELECT order_id FROM t_order WHERE user_id IN (-5, 3) ORDER BY order_id", ordered: true},
 	{sql: "SELECT o.order_id, i.qty FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE o.user_id = -1"},
 	{sql: "SELECT COUNT(*) FROM t_order WHERE user_id = 1 AND user_id = 2"},
+
+	// ORM shapes over a row-wise inner block on several data nodes: each
+	// route runs the whole statement, the merge combines the answers.
+	{sql: "SELECT COUNT(*) FROM (SELECT order_id FROM t_order WHERE status = 'new') sub"},
+	{sql: "SELECT COUNT(*) FROM (SELECT order_id FROM t_order WHERE qty > 0) AS sub"},
+	{sql: "SELECT COUNT(*), SUM(sub.amount), MIN(sub.amount), MAX(sub.status), AVG(sub.qty) FROM (SELECT amount, status, qty FROM t_order WHERE flag = 0) sub", fold: map[int]string{3: gci}},
+	{sql: "SELECT COUNT(*) FROM (SELECT o.order_id FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE i.qty > 1) t"},
+	{sql: "SELECT sub.user_id, COUNT(*) FROM (SELECT user_id FROM t_order WHERE qty IS NOT NULL) sub GROUP BY sub.user_id ORDER BY sub.user_id", ordered: true},
+	{sql: "SELECT COUNT(*) FROM (SELECT order_id FROM t_order WHERE user_id = 3) sub"},
+	{sql: "SELECT COUNT(*) FROM (SELECT user_id FROM t_order GROUP BY user_id) sub", wantErr: 1235},
+	{sql: "SELECT COUNT(*) FROM (SELECT order_id FROM t_order ORDER BY order_id LIMIT 10) sub", wantErr: 1235},
+	{sql: "SELECT EXISTS(SELECT 1 FROM t_order WHERE status = 'paid')"},
+	{sql: "SELECT EXISTS(SELECT 1 FROM t_order WHERE status = 'nope')"},
+	{sql: "SELECT NOT EXISTS(SELECT 1 FROM t_order WHERE qty > 100)"},
+	{sql: "SELECT NOT EXISTS(SELECT 1 FROM t_order WHERE qty > 5) AS none"},
+	{sql: "SELECT EXISTS(SELECT 1 FROM t_order WHERE order_id = 8 LIMIT 1) AS found"},
+	{sql: "SELECT EXISTS(SELECT 1 FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE i.qty = 5)"},
+	{sql: "SELECT EXISTS(SELECT user_id FROM t_order GROUP BY user_id HAVING COUNT(*) > 8)", wantErr: 1235},
+	{sql: "SELECT order_id FROM t_order WHERE user_id = 3 AND order_id IN (SELECT order_id FROM t_order WHERE user_id = 3 AND qty > 0) ORDER BY order_id", ordered: true},
+	{sql: "SELECT o.order_id FROM t_order o WHERE o.user_id = 5 AND o.order_id IN (SELECT i.order_id FROM t_order_item i WHERE i.user_id = 5 AND i.qty > 1)"},
+	{sql: "SELECT COUNT(*) FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id WHERE o.user_id = 7 AND i.user_id = 7"},
+	{sql: "SELECT order_id FROM t_order WHERE user_id = 3 AND order_id IN (SELECT order_id FROM t_order WHERE user_id = 4)", wantErr: 1235},
 }
 
 func TestRouterDifferential(t *testing.T) {

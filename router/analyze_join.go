@@ -42,6 +42,7 @@ func (a *analysis) alignedRefs() bool {
 		return true
 	}
 	var eqs []colEq
+	var pins []colPin
 	var seen []*scope
 	for _, ref := range tops {
 		if ref.scope == nil {
@@ -52,6 +53,7 @@ func (a *analysis) alignedRefs() bool {
 		if !containsScope(seen, ref.scope) {
 			seen = append(seen, ref.scope)
 			eqs = append(eqs, a.pairingEqs(ref.scope)...)
+			pins = a.pins(ref.scope, pins)
 		}
 	}
 	// Every top-level reference must be connected to the first through
@@ -69,7 +71,7 @@ func (a *analysis) alignedRefs() bool {
 	}
 	for i := range tops {
 		for j := i + 1; j < len(tops); j++ {
-			if find(i) != find(j) && correlatedOn(tops[i], tops[j], eqs) {
+			if find(i) != find(j) && correlatedOn(tops[i], tops[j], eqs, pins) {
 				comp[find(j)] = find(i)
 			}
 		}
@@ -132,7 +134,11 @@ func (a *analysis) bindCorrelated() {
 			if o.nested || (o.name != ref.name && (o.info.group < 0 || o.info.group != ref.info.group)) {
 				continue
 			}
-			if correlatedOn(ref, o, eqs) {
+			pins := a.pins(ref.scope, nil)
+			if o.scope != nil && o.scope != ref.scope {
+				pins = a.pins(o.scope, pins)
+			}
+			if correlatedOn(ref, o, eqs, pins) {
 				ref.follows = o.idx
 				break
 			}
@@ -227,9 +233,10 @@ func (a *analysis) anyRefs(s *scope, cn *ast.ColumnName) []int {
 	return a.columnRefs(s, cn, nil)
 }
 
-// correlatedOn reports whether eqs equate every sharding column of ref
-// with the column in the same strategy position of o.
-func correlatedOn(ref, o *tableRef, eqs []colEq) bool {
+// correlatedOn reports whether every sharding column of ref is equal to
+// the column in the same strategy position of o: equated by eqs, or both
+// pinned to the same literal (user_id = 13 in both blocks).
+func correlatedOn(ref, o *tableRef, eqs []colEq, pins []colPin) bool {
 	pairs := [][2][]string{{ref.info.dbCols, o.info.dbCols}, {ref.info.tableCols, o.info.tableCols}}
 	for _, p := range pairs {
 		if len(p[0]) != len(p[1]) {
@@ -244,10 +251,86 @@ func correlatedOn(ref, o *tableRef, eqs []colEq) bool {
 					break
 				}
 			}
-			if !found {
+			if !found && !samePin(pins, ref.idx, p[0][k], o.idx, p[1][k]) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// colPin is "ref.col = literal", a conjunct of the reference's block.
+type colPin struct {
+	ref int
+	col string
+	val Value
+}
+
+// pins appends to out the sharding columns block s's conjuncts pin to one
+// non-NULL literal (col = v, col IN (v)).
+func (a *analysis) pins(s *scope, out []colPin) []colPin {
+	var walk func(e ast.ExprNode)
+	walk = func(e ast.ExprNode) {
+		var cn *ast.ColumnName
+		var o operand
+		switch x := e.(type) {
+		case *ast.ParenthesesExpr:
+			walk(x.Expr)
+			return
+		case *ast.BinaryOperationExpr:
+			if x.Op == opcode.LogicAnd {
+				walk(x.L)
+				walk(x.R)
+				return
+			}
+			if x.Op != opcode.EQ {
+				return
+			}
+			var ok bool
+			if cn, o, ok = columnOperand(x.L, x.R); !ok {
+				return
+			}
+		case *ast.PatternInExpr:
+			if x.Not || x.Sel != nil || len(x.List) != 1 {
+				return
+			}
+			var ok bool
+			if cn = columnOf(x.Expr); cn == nil {
+				return
+			}
+			if o, ok = operandOf(x.List[0]); !ok {
+				return
+			}
+		default:
+			return
+		}
+		if o.param >= 0 || o.val == nil {
+			return
+		}
+		for _, i := range a.columnRefs(s, cn, nil) {
+			if a.refs[i].info.role(cn.Name.L) != 0 {
+				out = append(out, colPin{i, cn.Name.L, o.val})
+			}
+		}
+	}
+	for _, c := range s.conds {
+		walk(c)
+	}
+	return out
+}
+
+// samePin reports whether ref1.col1 and ref2.col2 are pinned to the same
+// literal.
+func samePin(pins []colPin, ref1 int, col1 string, ref2 int, col2 string) bool {
+	for _, p := range pins {
+		if p.ref != ref1 || p.col != col1 {
+			continue
+		}
+		for _, q := range pins {
+			if q.ref == ref2 && q.col == col2 && sameValue(p.val, q.val) {
+				return true
+			}
+		}
+	}
+	return false
 }

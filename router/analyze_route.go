@@ -493,7 +493,7 @@ func (rt *routing) notPairable(h int) error {
 		}
 	}
 	if ref.nested {
-		return errNotSupported("a subquery or derived table on sharded table %s must reach the same single data node as the rest of the statement, or be correlated with a binding table on all its sharding columns (%s)", ref.name, columnList(ref.info.rule.ShardingColumns()))
+		return errNotSupported("a subquery or derived table on sharded table %s must reach the same single data node as the rest of the statement, or be correlated with a binding table on all its sharding columns (%s: equal to the outer table's, or pinned to the same literal in both)", ref.name, columnList(ref.info.rule.ShardingColumns()))
 	}
 	var other *tableRef
 	for _, o := range a.sharded {

@@ -73,7 +73,15 @@
 //   - Subqueries and derived tables: pushed down when everything reaches one
 //     data node, or when a subquery on a binding table (or the same table)
 //     equates all its sharding columns with the outer table's (EXISTS,
-//     IN (SELECT ...) on the sharding columns); broadcast tables anywhere.
+//     IN (SELECT ...) on the sharding columns; a column pinned to the same
+//     literal in both blocks, user_id = 13, counts as equated); broadcast
+//     tables anywhere. Across data nodes also two ORM shapes whose inner
+//     block returns rows (no GROUP BY, HAVING, DISTINCT, aggregates,
+//     window functions or LIMIT): a SELECT from one derived table (SELECT
+//     COUNT(*) FROM (SELECT ... FROM t_order WHERE ...) sub), which every
+//     route runs whole and the outer query's merge combines; and SELECT
+//     [NOT] EXISTS (SELECT ... [LIMIT n]), the OR (AND) of the routes'
+//     answers.
 //   - INSERT, REPLACE, INSERT ... SET, ON DUPLICATE KEY UPDATE: keys are
 //     generated before routing (for a missing key column, NULL or DEFAULT),
 //     so a generated key can be a sharding column; each row goes to its data

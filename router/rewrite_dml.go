@@ -58,12 +58,16 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	}
 	d := &dmlBinder{r: r, a: a, kind: statementKind(stmt)}
 	var top *scope
+	lifted := liftNone
 	aliases := true
 	var where ast.ExprNode
 	switch s := stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		if err := a.walkResultSet(s, nil, false); err != nil {
 			return err
+		}
+		if sel, ok := s.(*ast.SelectStmt); ok && !a.system {
+			lifted = a.lift(sel)
 		}
 	case *ast.UpdateStmt:
 		if err := a.walkWith(s.With, nil); err != nil {
@@ -137,7 +141,11 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	// the multi-route form.
 	fixedSingle := rt.hasStatic && rt.staticErr == nil && len(rt.static) == 1
 	if sel, ok := stmt.(*ast.SelectStmt); ok && len(a.sharded) > 0 && !fixedSingle {
-		d.multi, d.multiErr = a.prepareMerge(sel)
+		if lifted == liftExists {
+			d.multi = existsMerge(sel, d.single)
+		} else {
+			d.multi, d.multiErr = a.prepareMerge(sel)
+		}
 	}
 	p.b = d
 	if p.params == 0 {
