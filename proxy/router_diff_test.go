@@ -38,6 +38,7 @@ var routerDiffQueries = []diffCase{
 	{sql: "SELECT COUNT(*) FROM t_order JOIN t_order_item USING (user_id, order_id)"},
 	{sql: "SELECT COUNT(*) FROM t_order a JOIN t_order b ON a.user_id = b.user_id AND a.order_id = b.order_id"},
 	{sql: "SELECT o.user_id, COUNT(i.item_id) FROM t_order o LEFT JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id GROUP BY o.user_id ORDER BY o.user_id", ordered: true},
+	{sql: "SELECT o.order_id FROM t_order o LEFT JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE i.user_id <=> NULL"},
 	// Unrelated data nodes of one data source: each side on one node.
 	{sql: "SELECT o.order_id, i.item_id FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id WHERE o.user_id = 3 AND o.order_id = 22 AND i.user_id = 3 AND i.order_id = 204"},
 	{sql: "SELECT o.order_id, i.item_id FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id WHERE o.user_id = 3 AND o.order_id = 22 AND i.user_id = 4 AND i.order_id = 57", wantErr: 1235},
