@@ -261,7 +261,18 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		}
 		src = txnSource{s: s, write: plan.Kind != router.KindSelect}
 	}
-	res, err := runPlan(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs)
+	var res result
+	var err error
+	if needsGuard(plan) {
+		// A write over several routes is all-or-nothing (stmtatomic.go).
+		guard := newStmtGuard(s, src, inTxn)
+		if err = guard.begin(ctx, plan); err == nil {
+			res, err = runPlan(ctx, plan, guard, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs)
+		}
+		err = guard.finish(err)
+	} else {
+		res, err = runPlan(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs)
+	}
 	if inTxn {
 		defer s.afterTxnStatement(err)
 	}
