@@ -45,6 +45,11 @@ type backendConn struct {
 	// connection beyond the baseline; "" for none.
 	applied string
 	broken  bool
+	// pinned: the connection belongs to one client session (see pin.go)
+	// until it is unpinned; carriesState: it holds session state
+	// (temporary tables, locks) that pool.put must reset.
+	pinned       bool
+	carriesState bool
 }
 
 func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
@@ -303,6 +308,21 @@ func (bc *backendConn) apply(settings string) error {
 		if _, err := bc.exec("SET " + settings); err != nil {
 			return err
 		}
+	}
+	bc.applied = settings
+	return nil
+}
+
+// applyPinned makes a pinned connection carry its session's settings
+// without a reset, which would drop the state it is pinned for: the
+// session's settings only ever grow or change values, so applying all of
+// them again on top of the old ones gives the same result.
+func (bc *backendConn) applyPinned(settings string) error {
+	if bc.applied == settings || settings == "" {
+		return nil
+	}
+	if _, err := bc.exec("SET " + settings); err != nil {
+		return err
 	}
 	bc.applied = settings
 	return nil

@@ -344,6 +344,16 @@ func (p *pool) brokenSeen() {
 // put gives connections back. Broken ones, ones past their lifetime and
 // ones left inside a transaction are closed instead.
 func (p *pool) put(conns ...*backendConn) {
+	for _, bc := range conns {
+		if bc != nil && bc.carriesState {
+			// Another session must find neither the temporary tables nor
+			// the locks of the one that used it.
+			bc.carriesState = false
+			if !bc.broken && bc.reset() != nil {
+				bc.broken = true
+			}
+		}
+	}
 	now := time.Now()
 	var drop []*backendConn
 	p.mu.Lock()

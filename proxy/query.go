@@ -122,12 +122,23 @@ func (s *Session) runCached(pp PreparedPlan, sql string) error {
 // table are handled here; everything else goes to the planner. cacheable
 // says the statement is a whole text query, so its plan may be cached by
 // its SQL text.
-func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Protocol, more, cacheable bool) error {
+func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Protocol, more, cacheable bool) (err error) {
 	if hook := s.srv.beforeStatement; hook != nil {
 		hook(sql)
 	}
 	ctx, end := s.statementContext()
 	defer end()
+	// Temporary tables, named locks and in-statement variables stay on
+	// the backend connection: such statements pin it (pin.go), and their
+	// plans are not cached, so the next one is seen too.
+	if err := s.tempTableError(stmt); err != nil {
+		return err
+	}
+	if b := stateOf(stmt); b.touches() || len(s.state.pinned) > 0 {
+		cacheable = cacheable && !b.touches()
+		s.beginState(b)
+		defer func() { s.endState(b, err) }()
+	}
 	switch st := stmt.(type) {
 	case *ast.UseStmt:
 		if err := s.UseDB(st.DBName); err != nil {
@@ -243,14 +254,16 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 }
 
 func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto Protocol, more bool) error {
-	if plan.Kind == router.KindDDL {
-		// DDL commits an open transaction, as in MySQL.
+	// DDL commits an open transaction, as in MySQL; CREATE and DROP
+	// TEMPORARY TABLE do not.
+	ddl := plan.Kind == router.KindDDL && !s.state.tempDDL
+	if ddl {
 		if err := s.implicitCommit(); err != nil {
 			return err
 		}
 	}
 	var src connSource = poolSource{s}
-	inTxn := plan.Kind != router.KindDDL && s.inTransaction()
+	inTxn := !ddl && s.inTransaction()
 	if inTxn {
 		if !s.txn.active {
 			// autocommit=0: the first statement opens the transaction.

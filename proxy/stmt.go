@@ -26,6 +26,9 @@ type preparedStmt struct {
 	// may omit them.
 	types    []byte
 	longData [][]byte // COM_STMT_SEND_LONG_DATA per parameter
+	// state is what a routed statement does to backend session state
+	// (pin.go).
+	state backendState
 }
 
 // handleStmtPrepare answers COM_STMT_PREPARE. The column count is
@@ -60,7 +63,10 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	if len(stmts) != 1 {
 		return nil, &ParseError{Err: fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))}
 	}
-	ps := &preparedStmt{sql: sql, params: countParams(stmts[0])}
+	ps := &preparedStmt{sql: sql, params: countParams(stmts[0]), state: stateOf(stmts[0])}
+	if err := s.tempTableError(stmts[0]); err != nil {
+		return nil, err
+	}
 	if routed(stmts[0]) {
 		if ps.pp, err = s.srv.planner.Prepare(stmts[0], sql, s.db); err != nil {
 			return nil, err
@@ -114,7 +120,10 @@ func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
 		}
 		ctx, end := s.statementContext()
 		defer end()
-		return s.runPrepared(ctx, ps.pp, ps.sql, args, BinaryProtocol, false)
+		s.beginState(ps.state)
+		err := s.runPrepared(ctx, ps.pp, ps.sql, args, BinaryProtocol, false)
+		s.endState(ps.state, err)
+		return err
 	}
 	sql, err := sqlarg.Interpolate(ps.sql, args, sqlarg.Backslash)
 	if err != nil {

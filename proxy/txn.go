@@ -155,6 +155,9 @@ func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendCon
 		if t.write {
 			s.txn.written[ds] = true
 		}
+		if s.state.pinNext && !bc.pinned {
+			s.pin(bc)
+		}
 		return []*backendConn{bc}, nil
 	}
 	bcs, err := poolSource{s}.acquire(ctx, ds, 1)
@@ -189,15 +192,25 @@ type poolSource struct{ s *Session }
 
 func (ps poolSource) acquire(ctx context.Context, ds string, n int) ([]*backendConn, error) {
 	s := ps.s
+	want := s.vars.sql()
+	if bc := s.pinnedConn(ds); bc != nil {
+		// The session's state is on this one connection.
+		if err := bc.applyPinned(want); err != nil {
+			return nil, err
+		}
+		return []*backendConn{bc}, nil
+	}
 	p, err := s.srv.pool(ds, s.foundRows)
 	if err != nil {
 		return nil, err
+	}
+	if s.state.pinNext {
+		n = 1
 	}
 	bcs, err := p.get(ctx, n)
 	if err != nil {
 		return nil, err
 	}
-	want := s.vars.sql()
 	for _, bc := range bcs {
 		if err := bc.apply(want); err != nil {
 			p.put(bcs...)
@@ -207,10 +220,16 @@ func (ps poolSource) acquire(ctx context.Context, ds string, n int) ([]*backendC
 	for _, bc := range bcs {
 		s.hold(bc)
 	}
+	if s.state.pinNext {
+		s.pin(bcs[0])
+	}
 	return bcs, nil
 }
 
 func (ps poolSource) release(bc *backendConn) {
+	if bc.pinned {
+		return // the session keeps it
+	}
 	if ps.s.unhold(bc) {
 		bc.pool.put(bc)
 	}
