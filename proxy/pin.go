@@ -202,5 +202,5 @@ func (s *Session) tempTableError(stmt ast.StmtNode) error {
 	default:
 		return nil
 	}
-	return &NotSupportedError{What: "CREATE TEMPORARY TABLE " + name + ": a temporary table with the name of a " + kind + " table (temporary tables live on one backend connection of the default data source; give it a name of its own)"}
+	return &NotSupportedError{What: "a temporary table named like the " + kind + " table " + name + " (temporary tables live on one backend connection of the default data source; give it a name of its own)"}
 }
