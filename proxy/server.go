@@ -79,6 +79,8 @@ type Server struct {
 	columnsMu sync.Mutex
 	columns   map[string][]string // logical table -> column names
 
+	stmtMeta *stmtMetaCache // result columns of prepared statements
+
 	// beforeStatement, when set, runs before each statement of a
 	// session; tests use it to inject failures.
 	beforeStatement func(sql string)
@@ -117,6 +119,7 @@ func New(cfg Config) (*Server, error) {
 		columns:       map[string][]string{},
 		sessions:      map[uint32]*Session{},
 		started:       time.Now(),
+		stmtMeta:      newStmtMetaCache(),
 	}
 	if s.planner == nil {
 		rt, err := router.New(cfg.Rules, cfg.Keys, router.WithTableColumns(s.tableColumns))
@@ -209,6 +212,7 @@ func (s *Server) schemaChanged() {
 	s.columns = map[string][]string{}
 	s.columnsMu.Unlock()
 	s.cache.clear()
+	s.stmtMeta.clear()
 	forgetCollations(s.merger)
 }
 

@@ -243,6 +243,20 @@ func TestParseExecute(t *testing.T) {
 	if _, err := ParseExecute(p[:len(p)-3], 8, nil, nil); err == nil {
 		t.Error("truncated execute: want an error")
 	}
+
+	// PARAMETER_COUNT_AVAILABLE (0x08), which MySQL 8 clients set, is not
+	// a cursor; CURSOR_TYPE_READ_ONLY (0x01) is.
+	for _, tt := range []struct {
+		give byte
+		want byte
+	}{{0x08, 0}, {0x01, 0x01}, {0x09, 0x01}} {
+		r := append([]byte(nil), q...)
+		r[4] = tt.give
+		e, err := ParseExecute(r, 8, e.Types, nil)
+		if err != nil || e.CursorFlags != tt.want {
+			t.Errorf("flags %#x: cursor flags %#x (%v), want %#x", tt.give, e.CursorFlags, err, tt.want)
+		}
+	}
 }
 
 func TestWatchNoticesPeerLeaving(t *testing.T) {
