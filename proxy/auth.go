@@ -55,7 +55,7 @@ func (h *authHandler) OnAuthSuccess(*server.Conn) error { return nil }
 
 // OnAuthFailure logs the failed login (never the password).
 func (h *authHandler) OnAuthFailure(c *server.Conn, err error) {
-	h.log.Info("login failed", "conn", c.ConnectionID(), "user", c.GetUser(), "remote", c.RemoteAddr().String(), "err", err)
+	h.log.Info("login failed", "conn", c.ConnectionID(), "user", c.GetUser(), "remote", c.RemoteAddr().String(), "err", errLine(err))
 }
 
 // newMySQLServer builds go-mysql's server settings: version, the default

@@ -284,7 +284,7 @@ func (p *pool) markDown(err error) {
 		bc.close()
 	}
 	if !wasDown {
-		p.log.Warn("data source down", "err", err)
+		p.log.Warn("data source down", "err", errLine(err))
 	}
 	if startProbe {
 		go p.probe()
@@ -399,12 +399,12 @@ func (p *pool) killQuery(id uint32) {
 		return nil
 	})
 	if err != nil {
-		p.log.Warn("KILL QUERY: cannot connect", "backend_conn", id, "err", err)
+		p.log.Warn("KILL QUERY: cannot connect", "backend_conn", id, "err", errLine(err))
 		return
 	}
 	defer c.Close()
 	if _, err := c.Execute("KILL QUERY " + strconv.FormatUint(uint64(id), 10)); err != nil {
-		p.log.Debug("KILL QUERY failed", "backend_conn", id, "err", err)
+		p.log.Debug("KILL QUERY failed", "backend_conn", id, "err", errLine(err))
 	}
 }
 

@@ -247,7 +247,7 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
 	if err != nil {
 		ev.Code = mysqlError(err).Code
-		s.log.Debug("statement failed", "sql", truncate(sql), "err", err)
+		s.log.Debug("statement failed", "sql", truncate(sql), "err", errLine(err))
 	}
 	s.srv.obs.Statement(ev)
 	return err

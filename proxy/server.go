@@ -296,7 +296,7 @@ func (s *Server) Serve(l net.Listener) error {
 				return err
 			}
 			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			s.log.Warn("accept failed; retrying", "err", err, "delay", delay)
+			s.log.Warn("accept failed; retrying", "err", errLine(err), "delay", delay)
 			time.Sleep(delay)
 			continue
 		}
@@ -333,7 +333,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	}
 	sc, err := s.mysql.NewCustomizedConn(nc, s.auth, sess)
 	if err != nil {
-		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", err)
+		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", errLine(err))
 		nc.Close()
 		return
 	}

@@ -85,7 +85,7 @@ func (s *Session) endTransaction(commit bool) error {
 			}
 		} else if !bc.broken {
 			if _, rerr := bc.exec("ROLLBACK"); rerr != nil {
-				s.log.Warn("rollback failed", "datasource", ds, "err", rerr)
+				s.log.Warn("rollback failed", "datasource", ds, "err", errLine(rerr))
 				bc.broken = true
 			}
 		}
@@ -137,7 +137,7 @@ func (s *Session) afterTxnStatement(err error) {
 		broken = broken || bc.broken
 	}
 	if deadlock || broken {
-		s.log.Info("transaction rolled back", "err", err)
+		s.log.Info("transaction rolled back", "err", errLine(err))
 		s.endTransaction(false)
 	}
 }
