@@ -299,6 +299,14 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		// Cached plans and column lists may describe the old tables.
 		s.srv.schemaChanged()
 	}
+	if res.copies != nil {
+		dss := make([]string, len(plan.Routes))
+		for i, r := range plan.Routes {
+			dss[i] = r.DataSource
+		}
+		s.log.Warn("the copies of a broadcast table disagree: a write changed a different number of rows on each data source; the client was told the first one's",
+			"tables", plan.Tables, "datasources", dss, "affected_rows", res.copies)
+	}
 	if res.ok.InsertID != 0 {
 		s.lastInsertID = res.ok.InsertID
 	}
