@@ -100,6 +100,9 @@ func runPlan(ctx context.Context, plan *router.Plan, conns connSource, merger Me
 	for _, r := range ex.routes {
 		if r.err != nil {
 			err := r.err
+			if plan.Kind == router.KindDDL && len(ex.routes) > 1 {
+				err = ex.ddlError()
+			}
 			ex.abort()
 			return result{}, err
 		}
@@ -230,7 +233,9 @@ func (l *lane) advance() {
 			continue
 		}
 		r.run()
-		if r.err != nil {
+		// DDL goes on to the lane's next data nodes after one fails (it
+		// cannot be rolled back; the client learns which failed).
+		if r.err != nil && (l.ex.plan.Kind != router.KindDDL || l.bc.broken) {
 			return
 		}
 	}
