@@ -290,7 +290,7 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		defer s.afterTxnStatement(err)
 	}
 	if err != nil {
-		return err
+		return keyError(plan, err)
 	}
 	if res.rows != nil {
 		return s.writeRows(res.rows, proto, more)
