@@ -84,6 +84,8 @@ func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	version := gc.GetServerVersion()
+	p.version.Store(&version)
 	nc := gc.Conn.Conn
 	// The handshake left its deadline behind; statements set their own.
 	nc.SetDeadline(time.Time{})

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -48,6 +49,9 @@ type pool struct {
 	maxLifetime    time.Duration
 	waitTimeout    time.Duration
 	log            *slog.Logger
+	// version is the server version the data source announced at its
+	// last login ("" before the first).
+	version atomic.Pointer[string]
 
 	mu   sync.Mutex
 	idle []*backendConn // most recently used last
@@ -119,6 +123,15 @@ func (p *pool) stats() PoolStats {
 		w += x.n
 	}
 	return PoolStats{DataSource: p.name, Open: p.open, Idle: len(p.idle), InUse: p.open - len(p.idle), Waiting: w, Max: p.max, Down: p.down}
+}
+
+// serverVersion returns the version the data source's server announced,
+// "" before the first connection.
+func (p *pool) serverVersion() string {
+	if v := p.version.Load(); v != nil {
+		return *v
+	}
+	return ""
 }
 
 // available is how many connections a request could have now.

@@ -154,6 +154,10 @@ func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql
 	}
 	r := &localRewriter{s: s}
 	sel.Accept(r)
+	if _, err := s.renameVars(ctx, sel); err != nil {
+		return nil, err
+	}
+	keepFieldNames(sel)
 	var b strings.Builder
 	if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
 		return nil, err
