@@ -92,7 +92,7 @@ func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
 	now := time.Now()
 	bc := &backendConn{pool: p, wc: wire.NewConn(nc), nc: nc, id: gc.GetConnectionID(), created: now, lastUsed: now}
 	nc.SetDeadline(now.Add(p.connectTimeout))
-	_, err = bc.exec("SET " + backendBaseline)
+	_, err = bc.exec("SET " + p.baseline)
 	nc.SetDeadline(time.Time{})
 	if err != nil {
 		bc.close()
@@ -290,7 +290,7 @@ func (bc *backendConn) reset() error {
 		return err
 	}
 	bc.applied = ""
-	_, err := bc.exec("SET " + backendBaseline)
+	_, err := bc.exec("SET " + bc.pool.baseline)
 	return err
 }
 

@@ -52,6 +52,9 @@ type pool struct {
 	// version is the server version the data source announced at its
 	// last login ("" before the first).
 	version atomic.Pointer[string]
+	// baseline is the SET every new connection runs, and every reset one
+	// again: backendBaseline and the rules' session settings.
+	baseline string
 
 	mu   sync.Mutex
 	idle []*backendConn // most recently used last
@@ -73,7 +76,24 @@ type poolWaiter struct {
 }
 
 func newPool(ds router.DataSource, foundRows bool, log *slog.Logger) *pool {
+	return newPoolWith(ds, foundRows, log, backendBaseline)
+}
+
+// poolBaseline is the SET assignments every backend connection of srv's
+// data sources starts with: backendBaseline, and server.lockWaitTimeout
+// as innodb_lock_wait_timeout when set.
+func poolBaseline(srv router.Server) string {
+	b := backendBaseline
+	if lw := srv.LockWaitTimeout; lw > 0 {
+		b += ", innodb_lock_wait_timeout = " + strconv.FormatInt(int64(lw/time.Second), 10)
+	}
+	return b
+}
+
+// newPoolWith is newPool with the baseline settings of its connections.
+func newPoolWith(ds router.DataSource, foundRows bool, log *slog.Logger, baseline string) *pool {
 	p := &pool{
+		baseline:       baseline,
 		name:           ds.Name,
 		ds:             ds,
 		foundRows:      foundRows,

@@ -135,7 +135,7 @@ func New(cfg Config) (*Server, error) {
 		s.obs = nopObserver{}
 	}
 	for _, ds := range cfg.Rules.DataSources {
-		s.pools[ds.Name] = newPool(ds, false, log)
+		s.pools[ds.Name] = newPoolWith(ds, false, log, poolBaseline(cfg.Rules.Server))
 		s.physicalDB[ds.Database] = true
 	}
 	for _, t := range cfg.Rules.Tables {
@@ -230,7 +230,7 @@ func (s *Server) pool(ds string, foundRows bool) (*pool, error) {
 	defer s.poolsMu.Unlock()
 	fp, ok := s.foundRows[ds]
 	if !ok {
-		fp = newPool(p.ds, true, s.log)
+		fp = newPoolWith(p.ds, true, s.log, p.baseline)
 		s.foundRows[ds] = fp
 	}
 	return fp, nil

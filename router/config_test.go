@@ -223,6 +223,12 @@ func TestValidationErrors(t *testing.T) {
 		{"server version", func(t *testing.T) string {
 			return edit(t, "server:\n", "server:\n  version: shardflake-1 # ERR\n")
 		}, `server.version "shardflake-1" must start with a version number major.minor.patch`},
+		{"server lock wait fraction", func(t *testing.T) string {
+			return edit(t, "server:\n", "server:\n  lockWaitTimeout: 1500ms # ERR\n")
+		}, `server.lockWaitTimeout must be whole seconds`},
+		{"server lock wait zero", func(t *testing.T) string {
+			return edit(t, "server:\n", "server:\n  lockWaitTimeout: 0s # ERR\n")
+		}, `server.lockWaitTimeout must be at least 1s`},
 		{"server duplicate user", func(t *testing.T) string {
 			return edit(t, "  users: [{user: app, password: pw}]", "  users:\n  - {user: app, password: pw}\n  - {user: app, password: x} # ERR")
 		}, `server.users: user "app" appears twice`},
@@ -426,6 +432,7 @@ func TestServerSettings(t *testing.T) {
   maxScatterRows: 100000
   mergeMemoryBytes: 16MiB
   version: 8.0.36-shardflake
+  lockWaitTimeout: 5s
 `)
 	r, err := Parse([]byte(doc), "rules.yaml")
 	if err != nil {
@@ -437,7 +444,7 @@ func TestServerSettings(t *testing.T) {
 		AuthPlugin: AuthCachingSHA2, MaxConnections: 50, HandshakeTimeout: 2 * time.Second,
 		StatementTimeout: 90 * time.Second, MultiSourceTransactions: MultiSourceReject,
 		SlowStatementThreshold: 250 * time.Millisecond, MaxScatterRows: 100000, MergeMemoryBytes: 16 << 20,
-		Version: "8.0.36-shardflake",
+		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second,
 	}
 	if !serverEqual(r.Server, want) {
 		t.Errorf("server:\n got %+v\nwant %+v", r.Server, want)

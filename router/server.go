@@ -45,6 +45,12 @@ type Server struct {
 	// MergeMemoryBytes is the memory budget of one statement's in-memory
 	// merge (sort, group, distinct) (default 64 MiB).
 	MergeMemoryBytes int64
+	// LockWaitTimeout is applied to every backend session as
+	// innodb_lock_wait_timeout (whole seconds); 0 leaves the data
+	// source's own setting (MariaDB's default is 50s). A deadlock between
+	// data sources is detected by no server: it ends only when a lock
+	// wait times out.
+	LockWaitTimeout time.Duration
 	// Version is the server version the proxy announces at login and as
 	// VERSION() and @@version (default DefaultVersion). Drivers pick
 	// features and variable names from its leading major.minor.patch.
@@ -64,6 +70,8 @@ const (
 	// variables). A client told "8.0" may ask for what MariaDB refuses,
 	// such as the utf8mb4_0900_ai_ci collation.
 	DefaultVersion = "5.7.99-shardflake"
+	// MaxLockWaitTimeout is innodb_lock_wait_timeout's largest value.
+	MaxLockWaitTimeout = 1073741824 * time.Second
 )
 
 // User is one account clients log in with.
@@ -118,7 +126,7 @@ func (m MultiSourceTransactions) String() string {
 func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
-		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version"}
+		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout"}
 }
 
 // server decodes the server: section and applies the defaults. root is
@@ -185,6 +193,17 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 	s.MergeMemoryBytes = d.bytesize(f.get("mergeMemoryBytes"), "server.mergeMemoryBytes", DefaultMergeMemoryBytes)
 	if s.MergeMemoryBytes == 0 {
 		d.errorf(f.get("mergeMemoryBytes"), "server.mergeMemoryBytes must be positive")
+	}
+	if f.has("lockWaitTimeout") {
+		s.LockWaitTimeout = d.duration(f.get("lockWaitTimeout"), "server.lockWaitTimeout", 0)
+		switch lw := s.LockWaitTimeout; {
+		case lw < time.Second:
+			d.errorf(f.get("lockWaitTimeout"), "server.lockWaitTimeout must be at least 1s (leave it out to keep the data sources' innodb_lock_wait_timeout)")
+		case lw%time.Second != 0:
+			d.errorf(f.get("lockWaitTimeout"), "server.lockWaitTimeout must be whole seconds (innodb_lock_wait_timeout counts seconds), got %s", lw)
+		case lw > MaxLockWaitTimeout:
+			d.errorf(f.get("lockWaitTimeout"), "server.lockWaitTimeout must be at most %s", MaxLockWaitTimeout)
+		}
 	}
 	s.Version = d.str(f.get("version"), "server.version")
 	if s.Version == "" {
