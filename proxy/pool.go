@@ -382,8 +382,12 @@ func (p *pool) put(conns ...*backendConn) {
 			// Another session must find neither the temporary tables nor
 			// the locks of the one that used it.
 			bc.carriesState = false
-			if !bc.broken && bc.reset() != nil {
-				bc.broken = true
+			if !bc.broken {
+				bc.nc.SetDeadline(time.Now().Add(p.connectTimeout))
+				if bc.reset() != nil {
+					bc.broken = true
+				}
+				bc.nc.SetDeadline(time.Time{})
 			}
 		}
 	}
