@@ -132,6 +132,22 @@ func (s *Session) routedColumns(ctx context.Context, ps *preparedStmt) ([]*mysql
 	if err != nil {
 		return nil, err
 	}
+	if m := plan.Merge; m != nil && m.Describe && len(plan.Routes) > 1 {
+		// The first route describes the computed columns, the second the
+		// others, as the merge takes them (describedFields).
+		desc := cols
+		r := plan.Routes[1]
+		if cols, err = s.backendColumns(ctx, r.DataSource, r.SQL); err != nil {
+			return nil, err
+		}
+		for _, c := range m.Compute {
+			i := c.Column.Index(len(cols))
+			if i < 0 || i >= len(cols) || i >= len(desc) {
+				return nil, fmt.Errorf("the merge computes column %s of %d", c.Column, len(cols))
+			}
+			cols[i] = desc[i]
+		}
+	}
 	if len(plan.Routes) > 1 && plan.Merge != nil && plan.Merge.Hidden > 0 {
 		if plan.Merge.Hidden >= len(cols) {
 			return nil, fmt.Errorf("the merge hides %d of %d columns", plan.Merge.Hidden, len(cols))

@@ -36,6 +36,7 @@ func TestPrepareReportsTheResultColumns(t *testing.T) {
 		{"single route", "SELECT status FROM t_order WHERE order_id = ? AND user_id = ?", []any{1, 0}, []string{"status"}, true},
 		{"several routes, merged", "SELECT order_id, status FROM t_order WHERE user_id IN (?, ?) ORDER BY order_id LIMIT ?", []any{0, 1, 10}, []string{"order_id", "status"}, true},
 		{"aggregates with hidden helper columns", "SELECT user_id, COUNT(*) AS n, AVG(order_id) FROM t_order GROUP BY user_id ORDER BY user_id", nil, []string{"user_id", "n", "AVG(order_id)"}, true},
+		{"expressions over aggregates", "SELECT user_id, SUM(order_id) / COUNT(*) AS r, ROUND(AVG(order_id), 1) FROM t_order GROUP BY user_id ORDER BY user_id", nil, []string{"user_id", "r", "ROUND(AVG(order_id), 1)"}, true},
 		{"star over every data node", "SELECT * FROM t_order WHERE status <> ?", []any{"x"}, []string{"order_id", "user_id", "status"}, true},
 		{"broadcast table", "SELECT code, label FROM t_dict WHERE code = ?", []any{"a"}, []string{"code", "label"}, true},
 		{"proxy's own values", "SELECT LAST_INSERT_ID(), DATABASE()", nil, []string{"LAST_INSERT_ID()", "DATABASE()"}, true},
