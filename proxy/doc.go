@@ -14,12 +14,20 @@
 //	  everything else: Planner.Prepare+Bind  planner.go (the router), plancache.go
 //	  runPlan                                executor.go: routes in parallel
 //	                                         lanes on pooled backend connections
-//	                                         (pool.go, backend.go)
+//	                                         (pool.go, backend.go); a write over
+//	                                         several routes all or nothing
+//	                                         (stmtatomic.go); connections that
+//	                                         hold session state pinned (pin.go)
 //	  one route: its RowStream               streamed, packets forwarded as is
 //	  several:   Merger.Merge(streams)       merge*.go (ResultMerger by default;
 //	                                         values compared by internal/sqlvalue)
-//	  writeOK / writeRows / writeErr         results.go; errors.go is the one
-//	                                         error-to-MySQL boundary
+//	  writeOK / writeRows / writeErr         results.go, okinfo.go; errors.go is
+//	                                         the one error-to-MySQL boundary,
+//	                                         errmap.go names logical tables in
+//	                                         backend messages
+//
+// COM_STMT_PREPARE announces the result columns (stmtmeta.go); names of
+// transaction variables follow the data sources (compat.go).
 //
 // Extension points: a Merger (Config.Merger) combines the RowStreams of a
 // multi-route SELECT; an Observer (Config.Observer) is told about client

@@ -133,6 +133,12 @@ func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTabl
 			rows = append(rows, r)
 		}
 	}
+	if it.tableCol != "" && strings.EqualFold(name, "tables") {
+		// A sharded table's size is all of its data nodes'.
+		if err := s.sumTableSizes(ctx, columns, rows); err != nil {
+			return "", err
+		}
+	}
 	return derivedSQL(columns, rows)
 }
 

@@ -28,7 +28,12 @@ func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql 
 	keepLabels(sel)
 	r := &localRewriter{s: s}
 	sel.Accept(r)
-	if r.changed {
+	renamed, err := s.renameVars(ctx, sel)
+	if err != nil {
+		return err
+	}
+	if r.changed || renamed {
+		keepFieldNames(sel)
 		var b strings.Builder
 		if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
 			return &InternalError{Msg: "restore rewritten SELECT: " + err.Error()}
@@ -139,7 +144,7 @@ func (s *Session) localValue(e ast.ExprNode) (any, bool) {
 		case "last_insert_id":
 			return s.lastInsertID, true
 		case "version":
-			return ServerVersion, true
+			return s.srv.version(), true
 		case "user", "session_user", "system_user":
 			return s.user + "@" + s.remoteHost(), true
 		case "current_user":
@@ -153,7 +158,10 @@ func (s *Session) localValue(e ast.ExprNode) (any, bool) {
 		case "version_comment":
 			return versionComment, true
 		case "version":
-			return ServerVersion, true
+			return s.srv.version(), true
+		case "last_insert_id", "identity":
+			// As LAST_INSERT_ID(): the proxy's generated key.
+			return s.lastInsertID, true
 		case "autocommit":
 			if s.autocommit {
 				return int64(1), true

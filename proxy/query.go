@@ -122,12 +122,23 @@ func (s *Session) runCached(pp PreparedPlan, sql string) error {
 // table are handled here; everything else goes to the planner. cacheable
 // says the statement is a whole text query, so its plan may be cached by
 // its SQL text.
-func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Protocol, more, cacheable bool) error {
+func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Protocol, more, cacheable bool) (err error) {
 	if hook := s.srv.beforeStatement; hook != nil {
 		hook(sql)
 	}
 	ctx, end := s.statementContext()
 	defer end()
+	// Temporary tables, named locks and in-statement variables stay on
+	// the backend connection: such statements pin it (pin.go), and their
+	// plans are not cached, so the next one is seen too.
+	if err := s.tempTableError(stmt); err != nil {
+		return err
+	}
+	if b := stateOf(stmt); b.touches() || len(s.state.pinned) > 0 {
+		cacheable = cacheable && !b.touches()
+		s.beginState(b)
+		defer func() { s.endState(b, err) }()
+	}
 	switch st := stmt.(type) {
 	case *ast.UseStmt:
 		if err := s.UseDB(st.DBName); err != nil {
@@ -260,21 +271,23 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
 	if err != nil {
 		ev.Code = mysqlError(err).Code
-		s.log.Debug("statement failed", "sql", truncate(sql), "err", err)
+		s.log.Debug("statement failed", "sql", truncate(sql), "err", errLine(err))
 	}
 	s.srv.obs.Statement(ev)
 	return err
 }
 
 func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto Protocol, more bool) error {
-	if plan.Kind == router.KindDDL {
-		// DDL commits an open transaction, as in MySQL.
+	// DDL commits an open transaction, as in MySQL; CREATE and DROP
+	// TEMPORARY TABLE do not.
+	ddl := plan.Kind == router.KindDDL && !s.state.tempDDL
+	if ddl {
 		if err := s.implicitCommit(); err != nil {
 			return err
 		}
 	}
 	var src connSource = poolSource{s}
-	inTxn := plan.Kind != router.KindDDL && s.inTransaction()
+	inTxn := !ddl && s.inTransaction()
 	if inTxn {
 		if !s.txn.active {
 			// autocommit=0: the first statement opens the transaction.
@@ -285,12 +298,23 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		}
 		src = txnSource{s: s, write: plan.Kind != router.KindSelect}
 	}
-	res, err := runPlan(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs)
+	var res result
+	var err error
+	if needsGuard(plan) {
+		// A write over several routes is all-or-nothing (stmtatomic.go).
+		guard := newStmtGuard(s, src, inTxn)
+		if err = guard.begin(ctx, plan); err == nil {
+			res, err = runPlan(ctx, plan, guard, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs)
+		}
+		err = guard.finish(err)
+	} else {
+		res, err = runPlan(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs)
+	}
 	if inTxn {
 		defer s.afterTxnStatement(err)
 	}
 	if err != nil {
-		return err
+		return keyError(plan, err)
 	}
 	if res.rows != nil {
 		return s.writeRows(res.rows, proto, more)
@@ -298,6 +322,14 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 	if plan.Kind == router.KindDDL {
 		// Cached plans and column lists may describe the old tables.
 		s.srv.schemaChanged()
+	}
+	if res.copies != nil {
+		dss := make([]string, len(plan.Routes))
+		for i, r := range plan.Routes {
+			dss[i] = r.DataSource
+		}
+		s.log.Warn("the copies of a broadcast table disagree: a write changed a different number of rows on each data source; the client was told the first one's",
+			"tables", plan.Tables, "datasources", dss, "affected_rows", res.copies)
 	}
 	if res.ok.InsertID != 0 {
 		s.lastInsertID = res.ok.InsertID

@@ -79,6 +79,8 @@ type Server struct {
 	columnsMu sync.Mutex
 	columns   map[string][]string // logical table -> column names
 
+	stmtMeta *stmtMetaCache // result columns of prepared statements
+
 	// beforeStatement, when set, runs before each statement of a
 	// session; tests use it to inject failures.
 	beforeStatement func(sql string)
@@ -117,6 +119,7 @@ func New(cfg Config) (*Server, error) {
 		columns:       map[string][]string{},
 		sessions:      map[uint32]*Session{},
 		started:       time.Now(),
+		stmtMeta:      newStmtMetaCache(),
 	}
 	if s.planner == nil {
 		rt, err := router.New(cfg.Rules, cfg.Keys, router.WithTableColumns(s.tableColumns))
@@ -132,7 +135,7 @@ func New(cfg Config) (*Server, error) {
 		s.obs = nopObserver{}
 	}
 	for _, ds := range cfg.Rules.DataSources {
-		s.pools[ds.Name] = newPool(ds, false, log)
+		s.pools[ds.Name] = newPoolWith(ds, false, log, poolBaseline(cfg.Rules.Server))
 		s.physicalDB[ds.Database] = true
 	}
 	for _, t := range cfg.Rules.Tables {
@@ -209,6 +212,7 @@ func (s *Server) schemaChanged() {
 	s.columns = map[string][]string{}
 	s.columnsMu.Unlock()
 	s.cache.clear()
+	s.stmtMeta.clear()
 	forgetCollations(s.merger)
 }
 
@@ -226,7 +230,7 @@ func (s *Server) pool(ds string, foundRows bool) (*pool, error) {
 	defer s.poolsMu.Unlock()
 	fp, ok := s.foundRows[ds]
 	if !ok {
-		fp = newPool(p.ds, true, s.log)
+		fp = newPoolWith(p.ds, true, s.log, p.baseline)
 		s.foundRows[ds] = fp
 	}
 	return fp, nil
@@ -292,7 +296,7 @@ func (s *Server) Serve(l net.Listener) error {
 				return err
 			}
 			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			s.log.Warn("accept failed; retrying", "err", err, "delay", delay)
+			s.log.Warn("accept failed; retrying", "err", errLine(err), "delay", delay)
 			time.Sleep(delay)
 			continue
 		}
@@ -329,7 +333,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	}
 	sc, err := s.mysql.NewCustomizedConn(nc, s.auth, sess)
 	if err != nil {
-		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", err)
+		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", errLine(err))
 		nc.Close()
 		return
 	}

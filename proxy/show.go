@@ -57,6 +57,8 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 		return s.writeRows(newMemStream(cols, nil), proto, more)
 	case ast.ShowProcessList:
 		return s.writeRows(s.srv.processList(), proto, more)
+	case ast.ShowTableStatus:
+		return s.showTableStatus(ctx, st, proto, more)
 	}
 	return s.onDefault(ctx, sql, router.KindOther, proto, more)
 }

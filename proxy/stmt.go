@@ -26,25 +26,41 @@ type preparedStmt struct {
 	// may omit them.
 	types    []byte
 	longData [][]byte // COM_STMT_SEND_LONG_DATA per parameter
+	// state is what a routed statement does to backend session state
+	// (pin.go).
+	state backendState
+	// columns are the result columns each execute returns, as the
+	// prepare response announced them (stmtmeta.go); nil for none.
+	columns []*mysql.Field
 }
 
-// handleStmtPrepare answers COM_STMT_PREPARE. The column count is
-// reported as 0: the columns come with each execute's result, which every
-// client reads.
+// handleStmtPrepare answers COM_STMT_PREPARE with the parameter count and
+// the result columns each execute will return, as MariaDB does
+// (stmtmeta.go).
 func (s *Session) handleStmtPrepare(sql string) error {
 	ps, err := s.prepare(sql)
 	if err != nil {
 		return err
 	}
-	if err := s.writePacket(wire.AppendPrepareOK(s.wc.Scratch(), ps.id, 0, uint16(ps.params), 0)); err != nil {
+	if err := s.writePacket(wire.AppendPrepareOK(s.wc.Scratch(), ps.id, uint16(len(ps.columns)), uint16(ps.params), 0)); err != nil {
 		return err
 	}
-	if ps.params == 0 {
+	if ps.params > 0 {
+		param := &mysql.Field{Name: []byte("?"), Charset: charsetBinary, Type: mysql.MYSQL_TYPE_VAR_STRING, Flag: mysql.BINARY_FLAG}
+		for range ps.params {
+			if err := s.writePacket(wire.AppendColumn(s.wc.Scratch(), param)); err != nil {
+				return err
+			}
+		}
+		if err := s.writeEOF(false); err != nil {
+			return err
+		}
+	}
+	if len(ps.columns) == 0 {
 		return nil
 	}
-	param := &mysql.Field{Name: []byte("?"), Charset: charsetBinary, Type: mysql.MYSQL_TYPE_VAR_STRING, Flag: mysql.BINARY_FLAG}
-	for range ps.params {
-		if err := s.writePacket(wire.AppendColumn(s.wc.Scratch(), param)); err != nil {
+	for _, f := range ps.columns {
+		if err := s.writePacket(wire.AppendColumn(s.wc.Scratch(), s.logicalColumn(f))); err != nil {
 			return err
 		}
 	}
@@ -60,15 +76,23 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	if len(stmts) != 1 {
 		return nil, &ParseError{Err: fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))}
 	}
-	ps := &preparedStmt{sql: sql, params: countParams(stmts[0])}
+	ps := &preparedStmt{sql: sql, params: countParams(stmts[0]), state: stateOf(stmts[0])}
+	if err := s.tempTableError(stmts[0]); err != nil {
+		return nil, err
+	}
 	if routed(stmts[0]) {
 		if ps.pp, err = s.srv.planner.Prepare(stmts[0], sql, s.db); err != nil {
 			return nil, err
 		}
 		if ps.pp.Kind() == router.KindOther {
 			ps.pp = nil
+			// The planner consumed the tree; the columns need it again.
+			if stmts, err = s.parse(sql); err != nil {
+				return nil, &ParseError{Err: err}
+			}
 		}
 	}
+	ps.columns = s.stmtColumns(ps, stmts[0])
 	s.nextStmtID++
 	ps.id = s.nextStmtID
 	s.stmts[ps.id] = ps
@@ -114,7 +138,10 @@ func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
 		}
 		ctx, end := s.statementContext()
 		defer end()
-		return s.runPrepared(ctx, ps.pp, ps.sql, args, BinaryProtocol, false)
+		s.beginState(ps.state)
+		err := s.runPrepared(ctx, ps.pp, ps.sql, args, BinaryProtocol, false)
+		s.endState(ps.state, err)
+		return err
 	}
 	sql, err := sqlarg.Interpolate(ps.sql, args, sqlarg.Backslash)
 	if err != nil {
