@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -195,8 +196,10 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 	logical := st.Table.Name.O
 	if s.isPhysicalName(logical) {
 		// A sharded table's physical table is not a logical table (the
-		// router answers the same for every other statement).
-		return mysql.NewDefaultError(mysql.ER_NO_SUCH_TABLE, s.srv.rules.DatabaseName, logical)
+		// router answers the same for every other statement). A
+		// router.Error, not a backend's MyError: its name is meant.
+		return &router.Error{Code: router.CodeNoSuchTable, State: "42S02",
+			Message: fmt.Sprintf("Table '%s.%s' doesn't exist", s.srv.rules.DatabaseName, logical)}
 	}
 	ds, physical := s.tableHome(logical)
 	sql, err := showSQL(st, physical)

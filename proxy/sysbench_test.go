@@ -48,7 +48,10 @@ func sysbench(t *testing.T, addr, user, password, db string, args ...string) str
 }
 
 var (
-	sbErrors  = regexp.MustCompile(`errors:\s+(\d+)`)
+	// sbErrors matches an "errors:" line of its own; sysbench 1.0.20 has
+	// none (an error that is not ignored ends the run with FATAL and a
+	// non-zero exit, which sysbench() fails on), later versions print one.
+	sbErrors  = regexp.MustCompile(`(?m)^\s*errors:\s+(\d+)`)
 	sbIgnored = regexp.MustCompile(`ignored errors:\s+(\d+)`)
 	sbQueries = regexp.MustCompile(`queries:\s+\d+\s+\((\d+(?:\.\d+)?) per sec\.\)`)
 )
@@ -57,10 +60,12 @@ var (
 func sysbenchResult(t *testing.T, out string) (errs, ignored int, qps float64) {
 	t.Helper()
 	m1, m2, m3 := sbErrors.FindStringSubmatch(out), sbIgnored.FindStringSubmatch(out), sbQueries.FindStringSubmatch(out)
-	if m1 == nil || m2 == nil || m3 == nil {
+	if m2 == nil || m3 == nil {
 		t.Fatalf("cannot read sysbench's report:\n%s", out)
 	}
-	errs, _ = strconv.Atoi(m1[1])
+	if m1 != nil {
+		errs, _ = strconv.Atoi(m1[1])
+	}
 	ignored, _ = strconv.Atoi(m2[1])
 	qps, _ = strconv.ParseFloat(m3[1], 64)
 	return errs, ignored, qps
@@ -91,7 +96,9 @@ func TestSysbenchSmoke(t *testing.T) {
 		sysbench(t, addr, user, password, db, prep, "prepare")
 		out := sysbench(t, addr, user, password, db, "--time=10", "--db-ps-mode="+mode, workload, "run")
 		errs, ignored, qps := sysbenchResult(t, out)
-		if workload == "oltp_read_write" {
+		if workload == "oltp_read_write" && ignored > 0 {
+			// Deadlocks across data sources, retried by sysbench.
+			t.Logf("%s %s: %d deadlocks or lock wait timeouts retried", workload, mode, ignored)
 			ignored = 0
 		}
 		if errs != 0 || ignored != 0 {
