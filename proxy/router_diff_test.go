@@ -72,6 +72,12 @@ var routerDiffQueries = []diffCase{
 	{sql: "SELECT o.order_id FROM t_order o WHERE o.user_id = 5 AND o.order_id IN (SELECT i.order_id FROM t_order_item i WHERE i.user_id = 5 AND i.qty > 1)"},
 	{sql: "SELECT COUNT(*) FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id WHERE o.user_id = 7 AND i.user_id = 7"},
 	{sql: "SELECT order_id FROM t_order WHERE user_id = 3 AND order_id IN (SELECT order_id FROM t_order WHERE user_id = 4)", wantErr: 1235},
+
+	// Share locks reach MariaDB as LOCK IN SHARE MODE, on one data node or
+	// several (it refuses the parser's FOR SHARE with 1064).
+	{sql: "SELECT order_id, status FROM t_order WHERE user_id = 3 AND order_id = 22 LOCK IN SHARE MODE"},
+	{sql: "SELECT order_id FROM t_order WHERE user_id = 3 ORDER BY order_id LOCK IN SHARE MODE", ordered: true},
+	{sql: "SELECT COUNT(*) FROM t_order LOCK IN SHARE MODE"},
 }
 
 func TestRouterDifferential(t *testing.T) {

@@ -101,11 +101,51 @@ func containsFold(s, lower string) bool {
 func restoreSQL(n ast.Node) (string, error) {
 	var b strings.Builder
 	b.Grow(128)
-	if err := n.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
+	shares := markShareLocks(n)
+	err := n.Restore(format.NewRestoreCtx(restoreFlags, &b))
+	for _, l := range shares {
+		l.Tables = nil
+	}
+	if err != nil {
 		return "", errNotSupported("cannot rewrite the statement: %v", err)
+	}
+	if len(shares) > 0 {
+		return strings.ReplaceAll(b.String(), shareLockText, "LOCK IN SHARE MODE"), nil
 	}
 	return b.String(), nil
 }
+
+// shareLockText is how the restorer writes a share lock that
+// markShareLocks marked.
+var shareLockText = "FOR SHARE OF `" + marker(holeShare, 0) + "`"
+
+// holeShare marks a share lock; it never reaches a template.
+const holeShare holeKind = 'S'
+
+// markShareLocks marks the plain share locks under n (LOCK IN SHARE MODE
+// and FOR SHARE, which the parser reads alike) with a marker table, so that
+// restoreSQL can write them as LOCK IN SHARE MODE: the restorer writes FOR
+// SHARE, MySQL 8's spelling, which MariaDB and MySQL 5.7 refuse (1064),
+// while MySQL 8 reads both. It returns the marked locks, for restoreSQL to
+// unmark.
+func markShareLocks(n ast.Node) []*ast.SelectLockInfo {
+	v := &shareLockMarker{}
+	n.Accept(v)
+	return v.locks
+}
+
+type shareLockMarker struct{ locks []*ast.SelectLockInfo }
+
+func (v *shareLockMarker) Enter(n ast.Node) (ast.Node, bool) {
+	if s, ok := n.(*ast.SelectStmt); ok && s.LockInfo != nil &&
+		s.LockInfo.LockType == ast.SelectLockForShare && len(s.LockInfo.Tables) == 0 {
+		s.LockInfo.Tables = []*ast.TableName{{Name: markerName(holeShare, 0)}}
+		v.locks = append(v.locks, s.LockInfo)
+	}
+	return n, false
+}
+
+func (v *shareLockMarker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // buildTemplate restores n and cuts the text at its markers.
 func buildTemplate(n ast.Node) (*sqlTemplate, error) {
