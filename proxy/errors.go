@@ -110,7 +110,8 @@ func (e *UnknownStmtError) Error() string {
 // ParseError: the SQL parser rejected a statement.
 type ParseError struct{ Err error }
 
-func (e *ParseError) Error() string { return e.Err.Error() }
+// Error words the parser's message as MySQL's syntax error.
+func (e *ParseError) Error() string { return router.SyntaxMessage(e.Err.Error()) }
 func (e *ParseError) Unwrap() error { return e.Err }
 
 // InternalError: a bug (a recovered panic, an impossible state).

@@ -72,6 +72,23 @@ var routerDiffQueries = []diffCase{
 	{sql: "SELECT o.order_id FROM t_order o WHERE o.user_id = 5 AND o.order_id IN (SELECT i.order_id FROM t_order_item i WHERE i.user_id = 5 AND i.qty > 1)"},
 	{sql: "SELECT COUNT(*) FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id WHERE o.user_id = 7 AND i.user_id = 7"},
 	{sql: "SELECT order_id FROM t_order WHERE user_id = 3 AND order_id IN (SELECT order_id FROM t_order WHERE user_id = 4)", wantErr: 1235},
+
+	// Share locks reach MariaDB as LOCK IN SHARE MODE, on one data node or
+	// several (it refuses the parser's FOR SHARE with 1064).
+	{sql: "SELECT order_id, status FROM t_order WHERE user_id = 3 AND order_id = 22 LOCK IN SHARE MODE"},
+	{sql: "SELECT order_id FROM t_order WHERE user_id = 3 ORDER BY order_id LOCK IN SHARE MODE", ordered: true},
+	{sql: "SELECT COUNT(*) FROM t_order LOCK IN SHARE MODE"},
+
+	// Functions the parser names internally (INSERT_FUNC, CHAR_FUNC) reach
+	// MariaDB by their SQL names; literals keep MariaDB's column names.
+	{sql: "SELECT INSERT(status, 1, 1, 'X'), CHAR(65, 66), CHAR(0xe4 USING latin1), CHAR(255 USING utf8mb4) FROM t_order WHERE user_id = 3 AND order_id = 22"},
+	{sql: "SELECT order_id, INSERT(status, 2, 0, '-') FROM t_order WHERE CHAR(65) = 'A' AND user_id = 3"},
+	{sql: "SELECT true, False, null, 1 AS one FROM t_order WHERE user_id = 3 AND order_id = 22"},
+
+	// Hexadecimal and bit literals keep MariaDB's meaning for 0x41 and
+	// b'1000001': a number where one is wanted, else a binary string.
+	{sql: "SELECT qty + 0x10, qty | 0x04, 0x41 = 'A', HEX(0x0041), b'1000001', b'101' + 0 FROM t_order WHERE user_id = 3 AND order_id = 22"},
+	{sql: "SELECT order_id FROM t_order WHERE qty | 0x01 = qty AND user_id = 3 AND x'41' = 'A'"},
 }
 
 func TestRouterDifferential(t *testing.T) {
@@ -111,6 +128,9 @@ func TestRouterDifferentialWrites(t *testing.T) {
 		{sql: "UPDATE t_order SET status = 'gone' WHERE user_id = -5"},
 		{sql: "DELETE FROM t_order_item WHERE user_id = -3 AND order_id = 5"},
 		{sql: "INSERT INTO t_order (order_id, user_id) VALUES (9999, -5)", wantErr: 1235},
+		// 0x04 is the number 4 here, as in MariaDB (X'04' would be a string).
+		{sql: "UPDATE t_order SET amount = amount + 0x04 WHERE user_id = 3"},
+		{sql: "UPDATE t_order SET amount = amount - b'10', note = 0x41 WHERE status = 'paid'"},
 	}
 	for _, tc := range cases {
 		e.checkWrite(t, tc)

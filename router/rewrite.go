@@ -1,11 +1,14 @@
 package router
 
 import (
+	"encoding/hex"
 	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/charset"
 	"github.com/pingcap/tidb/pkg/parser/format"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 )
 
@@ -97,15 +100,105 @@ func containsFold(s, lower string) bool {
 	return false
 }
 
-// restoreSQL restores a node with restoreFlags.
+// restoreSQL restores a node with restoreFlags, in MariaDB's spelling
+// (see dialectFixer).
 func restoreSQL(n ast.Node) (string, error) {
 	var b strings.Builder
 	b.Grow(128)
-	if err := n.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
+	fix := &dialectFixer{}
+	n.Accept(fix)
+	err := n.Restore(format.NewRestoreCtx(restoreFlags, &b))
+	for i := len(fix.undo) - 1; i >= 0; i-- {
+		fix.undo[i]()
+	}
+	if err != nil {
 		return "", errNotSupported("cannot rewrite the statement: %v", err)
+	}
+	if len(fix.replace) > 0 {
+		return strings.NewReplacer(fix.replace...).Replace(b.String()), nil
 	}
 	return b.String(), nil
 }
+
+// holeDialect marks what dialectFixer rewrites after the restore; it
+// never reaches a template.
+const holeDialect holeKind = 'D'
+
+// dialectFixer changes, for the time of one restore, the nodes the
+// parser's restorer writes in a spelling MariaDB refuses, and notes what
+// restoreSQL replaces in the text (markers, which client text cannot hold):
+//   - a plain share lock (LOCK IN SHARE MODE or FOR SHARE, which the
+//     parser reads alike) is restored as FOR SHARE, MySQL 8's spelling,
+//     which MariaDB and MySQL 5.7 refuse (1064): it is sent as LOCK IN
+//     SHARE MODE, which MySQL 8 reads too;
+//   - the functions INSERT(s, pos, len, new) and CHAR(n, ... [USING cs])
+//     carry the parser's internal names INSERT_FUNC and CHAR_FUNC (1305
+//     FUNCTION does not exist), and CHAR its charset as a last argument
+//     (NULL without USING).
+//   - hexadecimal and bit literals (0x41, X'41', b'1000001') are restored
+//     as X'41', which MariaDB reads as a string even where a number is
+//     wanted (1 | X'04' is 1 there, 1 | 0x04 is 5): they are sent as 0x41,
+//     which MariaDB and MySQL read as a number or a binary string by
+//     context, as MySQL reads every spelling, and keeps their bytes.
+//
+// undo puts the nodes back after the restore.
+type dialectFixer struct {
+	undo    []func()
+	replace []string // old, new pairs for strings.NewReplacer
+}
+
+// dialectMarker is a column named by a marker that restores as
+// "`"+text+"`".
+func dialectMarker(text string) *ast.ColumnNameExpr {
+	return &ast.ColumnNameExpr{Name: &ast.ColumnName{Name: ast.CIStr{O: text, L: text}}}
+}
+
+func (v *dialectFixer) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		if l := x.LockInfo; l != nil && l.LockType == ast.SelectLockForShare && len(l.Tables) == 0 {
+			m := marker(holeDialect, len(v.replace))
+			l.Tables = []*ast.TableName{{Name: ast.CIStr{O: m, L: m}}}
+			v.replace = append(v.replace, "FOR SHARE OF `"+m+"`", "LOCK IN SHARE MODE")
+			v.undo = append(v.undo, func() { l.Tables = nil })
+		}
+	case *driver.ValueExpr:
+		if x.Kind() != driver.KindBinaryLiteral || len(x.GetBytes()) == 0 {
+			return n, false
+		}
+		if cs := x.Type.GetCharset(); cs != "" && cs != mysql.DefaultCharset && cs != charset.CharsetBin {
+			return n, false // _latin1 0x41: left as the parser writes it
+		}
+		// Bytes restore as a plain quoted string, here the marker.
+		m, saved := marker(holeDialect, len(v.replace)), x.Datum
+		v.replace = append(v.replace, "'"+m+"'", "0x"+hex.EncodeToString(x.GetBytes()))
+		x.SetBytes([]byte(m))
+		v.undo = append(v.undo, func() { x.Datum = saved })
+	case *ast.FuncCallExpr:
+		name, args := x.FnName, x.Args
+		switch {
+		case name.L == ast.InsertFunc:
+			x.FnName = ast.NewCIStr("INSERT")
+		case name.L == ast.CharFunc && len(args) > 0:
+			x.FnName, x.Args = ast.NewCIStr("CHAR"), args[:len(args)-1]
+			if cs, ok := args[len(args)-1].(*driver.ValueExpr); ok && cs.Kind() == driver.KindString {
+				// CHAR(65, `marker`) becomes CHAR(65 USING cs).
+				m := marker(holeDialect, len(v.replace))
+				x.Args = append(x.Args[:len(x.Args):len(x.Args)], dialectMarker(m))
+				var using strings.Builder
+				using.WriteString(" USING ")
+				writeName(&using, cs.GetString())
+				v.replace = append(v.replace, ", `"+m+"`", using.String())
+			}
+		default:
+			return n, false
+		}
+		v.undo = append(v.undo, func() { x.FnName, x.Args = name, args })
+	}
+	return n, false
+}
+
+func (v *dialectFixer) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // buildTemplate restores n and cuts the text at its markers.
 func buildTemplate(n ast.Node) (*sqlTemplate, error) {
@@ -324,7 +417,11 @@ func aliasFields(sel *ast.SelectStmt) {
 				continue // named by its value, which restores unchanged
 			}
 		}
-		if text := strings.TrimSpace(f.Text()); text != "" && len(text) <= 256 {
+		text := strings.TrimSpace(f.Text())
+		if u := strings.ToUpper(text); u == "TRUE" || u == "FALSE" || u == "NULL" {
+			text = u // MariaDB's name for these literals, however written
+		}
+		if text != "" && len(text) <= 256 {
 			f.AsName = ast.CIStr{O: text, L: strings.ToLower(text)}
 		}
 	}

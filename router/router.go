@@ -3,6 +3,7 @@ package router
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -219,9 +220,37 @@ func ParseWith(p *parser.Parser, sql string) (stmt ast.StmtNode, err error) {
 	}()
 	stmt, err = p.ParseOneStmt(sql, "", "")
 	if err != nil {
-		return nil, &Error{Code: CodeParse, State: "42000", Message: err.Error(), Err: err}
+		return nil, &Error{Code: CodeParse, State: "42000", Message: SyntaxMessage(err.Error()), Err: err}
 	}
 	return stmt, nil
+}
+
+// SyntaxMessage words the parser's syntax error, `line L column C near
+// "TEXT"EXTRA`, as MySQL and MariaDB do (what clients and people know:
+// "You have an error in your SQL syntax; ... near 'TEXT' at line L", the
+// text cut at 80 bytes), or returns msg unchanged when it is not one.
+func SyntaxMessage(msg string) string {
+	rest, ok := strings.CutPrefix(msg, "line ")
+	if !ok {
+		return msg
+	}
+	line, rest, ok := strings.Cut(rest, " column ")
+	if !ok || line == "" || strings.Trim(line, "0123456789") != "" {
+		return msg
+	}
+	_, rest, ok = strings.Cut(rest, ` near "`)
+	end := strings.LastIndexByte(rest, '"')
+	if !ok || end < 0 {
+		return msg
+	}
+	near := rest[:end]
+	if len(near) > 80 {
+		near = near[:80]
+		for !utf8.ValidString(near) {
+			near = near[:len(near)-1]
+		}
+	}
+	return fmt.Sprintf("You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s' at line %s", near, line)
 }
 
 // Prepared is the analysis of one statement text: what Bind needs to plan

@@ -286,3 +286,31 @@ func TestArgValue(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSyntaxErrorMessage: a syntax error reads as MySQL's and
+// MariaDB's 1064, near the text from the offending token, at its line.
+func TestParseSyntaxErrorMessage(t *testing.T) {
+	const prefix = "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near "
+	long := "SELECT * FROM t_order WHERE note = 'x" + strings.Repeat("ä", 60) + "'"
+	tests := []struct {
+		give string
+		want string
+	}{
+		{give: "SELEC 1", want: prefix + "'SELEC 1' at line 1"},
+		{give: "SELECT 1 FROM t_order WHERE", want: prefix + "'' at line 1"},
+		{give: "SELECT 1\nFROM t_order\nWHERE WHERE x", want: prefix + "'WHERE x' at line 3"},
+		// Cut at 80 bytes, never inside a UTF-8 sequence.
+		{give: "SELEC " + long, want: prefix + "'" + strings.ToValidUTF8(("SELEC " + long)[:80], "") + "' at line 1"},
+		{give: `SELEC "a""b"`, want: prefix + `'SELEC "a""b"' at line 1`},
+	}
+	for _, tt := range tests {
+		_, err := ParseOne(tt.give)
+		var re *Error
+		if !errors.As(err, &re) || re.Code != CodeParse {
+			t.Fatalf("ParseOne(%q) = %v, want a 1064 *Error", tt.give, err)
+		}
+		if re.Message != tt.want {
+			t.Errorf("ParseOne(%q):\n got %s\nwant %s", tt.give, re.Message, tt.want)
+		}
+	}
+}
