@@ -28,6 +28,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "", "MySQL protocol address; overrides server.listen")
 	lf := addLogFlags(fs)
 	drain := fs.Duration("drain", defaultDrain, "how long SIGTERM waits for statements in flight before cutting them")
+	pprofAddr := fs.String("pprof", "", "serve Go's profiling endpoints (/debug/pprof/) on this address; off by default")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: shardflake serve --config FILE [--listen ADDR] [flags]")
 		fmt.Fprintln(stderr)
@@ -61,6 +62,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	if *listen != "" {
 		rules.Server.Listen = *listen
+	}
+	if *pprofAddr != "" {
+		_, stop, err := servePprof(*pprofAddr, log)
+		if err != nil {
+			fmt.Fprintln(stderr, "shardflake serve: --pprof:", err)
+			return 1
+		}
+		defer stop()
 	}
 	return serve(rules, serveOptions{log: log, drain: *drain, ready: func(addr net.Addr) {
 		log.Info("shardflake listening", "addr", addr.String(), "rules", *config, "database", rules.DatabaseName)
