@@ -103,7 +103,7 @@ func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte) (E
 
 func longValue(tp byte, b []byte) any {
 	if isBlob(tp) {
-		return append([]byte(nil), b...)
+		return append([]byte{}, b...)
 	}
 	return string(b)
 }
@@ -195,7 +195,8 @@ func binaryParam(p []byte, tp byte, unsigned bool) (any, int, error) {
 		return nil, n, nil
 	}
 	if isBlob(tp) {
-		return append([]byte(nil), s...), n, nil
+		// Non-nil even when empty: nil is NULL.
+		return append([]byte{}, s...), n, nil
 	}
 	return string(s), n, nil
 }
