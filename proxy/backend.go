@@ -45,6 +45,13 @@ type backendConn struct {
 	// connection beyond the baseline; "" for none.
 	applied string
 	broken  bool
+
+	// stmts are the statements prepared on this connection, by SQL text
+	// (backendstmt.go); stmtClock orders their use, stmtGen is the
+	// pool's schemaGen they were prepared under.
+	stmts     map[string]*backendStmt
+	stmtClock uint64
+	stmtGen   uint64
 }
 
 func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
@@ -83,7 +90,7 @@ func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
 	// The handshake left its deadline behind; statements set their own.
 	nc.SetDeadline(time.Time{})
 	now := time.Now()
-	bc := &backendConn{pool: p, wc: wire.NewConn(nc), nc: nc, id: gc.GetConnectionID(), created: now, lastUsed: now}
+	bc := &backendConn{pool: p, wc: wire.NewConn(nc), nc: nc, id: gc.GetConnectionID(), created: now, lastUsed: now, stmtGen: p.schemaGen.Load()}
 	nc.SetDeadline(now.Add(p.connectTimeout))
 	_, err = bc.exec("SET " + backendBaseline)
 	nc.SetDeadline(time.Time{})
@@ -283,6 +290,8 @@ func (bc *backendConn) reset() error {
 		return err
 	}
 	bc.applied = ""
+	// The reset deallocated the connection's prepared statements.
+	bc.stmts = nil
 	_, err := bc.exec("SET " + backendBaseline)
 	return err
 }

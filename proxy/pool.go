@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -48,6 +49,10 @@ type pool struct {
 	maxLifetime    time.Duration
 	waitTimeout    time.Duration
 	log            *slog.Logger
+	// schemaGen counts DDL through the proxy; a connection's prepared
+	// statements from an older generation are closed (backendstmt.go).
+	// The Server shares its counter with every pool.
+	schemaGen *atomic.Uint64
 
 	mu   sync.Mutex
 	idle []*backendConn // most recently used last
@@ -80,6 +85,7 @@ func newPool(ds router.DataSource, foundRows bool, log *slog.Logger) *pool {
 		maxLifetime:    ds.MaxLifetime,
 		waitTimeout:    max(defaultWaitTimeout, ds.ConnectionTimeout),
 		log:            log.With("datasource", ds.Name),
+		schemaGen:      new(atomic.Uint64),
 		done:           make(chan struct{}),
 	}
 	if p.max <= 0 {

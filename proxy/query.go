@@ -258,7 +258,11 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		}
 		src = txnSource{s: s, write: plan.Kind != router.KindSelect}
 	}
-	res, err := runPlan(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs)
+	mode := backendText
+	if proto == BinaryProtocol {
+		mode = backendPrepared
+	}
+	res, err := runPlanMode(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode)
 	if inTxn {
 		defer s.afterTxnStatement(err)
 	}

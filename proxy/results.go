@@ -31,10 +31,12 @@ func (p Protocol) String() string {
 }
 
 // rawRows is implemented by streams that can hand out each row packet's
-// payload unchanged (a single route's backend result), so a text-protocol
-// result is forwarded without decoding a row.
+// payload unchanged (a single route's backend result), so a result in the
+// protocol the client wants is forwarded without decoding a row.
 type rawRows interface {
 	nextRaw() ([]byte, error)
+	// rawProtocol is the row format of the packets.
+	rawProtocol() Protocol
 }
 
 // status is the status flags of the session for a response; more adds
@@ -123,11 +125,12 @@ func (s *Session) writeRows(rows RowStream, proto Protocol, more bool) error {
 		return err
 	}
 	raw, canRaw := rows.(rawRows)
+	canRaw = canRaw && raw.rawProtocol() == proto
 	for {
 		var p []byte
 		var err error
 		switch {
-		case canRaw && proto == TextProtocol:
+		case canRaw:
 			p, err = raw.nextRaw()
 		default:
 			var row Row
@@ -151,7 +154,7 @@ func (s *Session) writeRows(rows RowStream, proto Protocol, more bool) error {
 		if err := s.wc.WritePacket(p); err != nil {
 			return err
 		}
-		if !canRaw || proto != TextProtocol {
+		if !canRaw {
 			s.wc.SetScratch(p)
 		}
 	}
