@@ -235,6 +235,11 @@ func TestPreparedResultsAllTypes(t *testing.T) {
 	t.Cleanup(func() { proxied.Exec("DROP TABLE IF EXISTS t_types") })
 	direct := e.backend(t, 0)
 	textProxied := e.open(t, "interpolateParams=true")
+	textDirect, err := sql.Open("mysql", "root@tcp("+e.backends[0].Addr()+")/ds_0?interpolateParams=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { textDirect.Close() })
 
 	queries := []struct {
 		sql  string
@@ -247,9 +252,16 @@ func TestPreparedResultsAllTypes(t *testing.T) {
 		{"SELECT id, i + ?, CONCAT(vc, ?), d * ?, NULL, ? FROM t_types ORDER BY id", []any{1, "!", 2.5, nil}},
 	}
 	for _, q := range queries {
-		want, wantTypes := readAll(t, direct, q.sql, q.args...)
-		for name, db := range map[string]*sql.DB{"binary": proxied, "text": textProxied} {
-			got, gotTypes := readAll(t, db, q.sql, q.args...)
+		for _, tt := range []struct {
+			name            string
+			proxied, direct *sql.DB
+		}{
+			{"binary", proxied, direct},
+			{"text", textProxied, textDirect},
+		} {
+			want, wantTypes := readAll(t, tt.direct, q.sql, q.args...)
+			got, gotTypes := readAll(t, tt.proxied, q.sql, q.args...)
+			name := tt.name
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s %v (%s): through the proxy\n%v\ndirectly\n%v", q.sql, q.args, name, got, want)
 			}

@@ -16,7 +16,8 @@
 //	                                         lanes on pooled backend connections
 //	                                         (pool.go, backend.go)
 //	  one route: its RowStream               streamed, packets forwarded as is
-//	  several:   Merger.Merge(streams)       rows.go (ConcatMerger by default)
+//	  several:   Merger.Merge(streams)       merge*.go (ResultMerger by default;
+//	                                         values compared by internal/sqlvalue)
 //	  writeOK / writeRows / writeErr         results.go; errors.go is the one
 //	                                         error-to-MySQL boundary
 //

@@ -142,6 +142,9 @@ func mysqlError(err error) *mysql.MyError {
 		kde  *KillDeniedError
 		use  *UnknownStmtError
 		pe   *ParseError
+		nsr  *NoShardingRuleError
+		sre  *ScatterRowsError
+		mme  *MergeMemoryError
 		code uint16
 		st   string
 	)
@@ -177,6 +180,12 @@ func mysqlError(err error) *mysql.MyError {
 		code, st = mysql.ER_UNKNOWN_STMT_HANDLER, "HY000"
 	case errors.As(err, &pe):
 		code, st = mysql.ER_PARSE_ERROR, "42000"
+	case errors.As(err, &nsr):
+		code, st = mysql.ER_NO_SUCH_TABLE, "42S02"
+	case errors.As(err, &sre):
+		code, st = mysql.ER_TOO_BIG_SELECT, "42000"
+	case errors.As(err, &mme):
+		code, st = mysql.ER_OUT_OF_SORTMEMORY, "HY001"
 	default:
 		code, st = mysql.ER_UNKNOWN_ERROR, "HY000"
 	}

@@ -203,6 +203,7 @@ func (ex *execution) assign() error {
 		n := min(len(byDS[ds]), maxConnsPerDataSource)
 		bcs, err := ex.conns.acquire(ex.ctx, ds, n)
 		if err != nil {
+			ex.obs.Route(RouteEvent{DataSource: ds, Err: err})
 			for _, bcs := range got {
 				for _, bc := range bcs {
 					ex.conns.release(bc)

@@ -28,6 +28,9 @@ func (s *Session) handleQuery(sql string) {
 		s.answer(s.runCached(pp, sql))
 		return
 	}
+	if s.handleAdmin(sql) {
+		return
+	}
 	stmts, err := s.parse(sql)
 	if err != nil {
 		if pieces := sqlarg.Split(sql); len(pieces) > 1 && s.multiStatements {

@@ -38,7 +38,8 @@ type Config struct {
 	Planner Planner
 	// Logger receives the proxy's logs; nil discards them.
 	Logger *slog.Logger
-	// Merger combines multi-route SELECT results; nil means ConcatMerger.
+	// Merger combines multi-route SELECT results; nil means a
+	// ResultMerger with the rules' maxScatterRows.
 	Merger Merger
 	// Observer is told about statements, routes and errors (metrics);
 	// nil means none.
@@ -51,6 +52,7 @@ type Config struct {
 // planner to the data sources. It is safe for concurrent use.
 type Server struct {
 	rules   *router.Rules
+	keys    map[string]idgen.KeyGenerator // for metrics, health and admin statements
 	planner Planner
 	log     *slog.Logger
 	merger  Merger
@@ -101,6 +103,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		rules:         cfg.Rules,
+		keys:          cfg.Keys,
 		planner:       cfg.Planner,
 		log:           log,
 		merger:        cfg.Merger,
@@ -125,7 +128,7 @@ func New(cfg Config) (*Server, error) {
 		s.planner = RouterPlanner(rt)
 	}
 	if s.merger == nil {
-		s.merger = ConcatMerger{}
+		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s)}
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
@@ -210,6 +213,7 @@ func (s *Server) schemaChanged() {
 	s.columns = map[string][]string{}
 	s.columnsMu.Unlock()
 	s.cache.clear()
+	forgetCollations(s.merger)
 }
 
 // pool returns the pool of data source ds for a session; clients that

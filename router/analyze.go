@@ -495,6 +495,16 @@ func (a *analysis) columnRefs(s *scope, cn *ast.ColumnName, buf []int) []int {
 	return buf
 }
 
+// release drops the analysis' references into the statement's tree once
+// the templates are built, so a cached Prepared does not keep the tree
+// alive; Bind needs only the references' names, kinds and holes.
+func (a *analysis) release() {
+	for _, ref := range a.refs {
+		ref.tn, ref.ts, ref.scope = nil, nil, nil
+	}
+	a.scopes, a.scopeOf, a.inLists, a.inSubqueries, a.params = nil, nil, nil, nil, nil
+}
+
 // tables returns the distinct logical tables of the statement, in order.
 func (a *analysis) tables() []string {
 	var out []string

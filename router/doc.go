@@ -78,10 +78,42 @@
 //     ask a sharded table's first data node (Plan.Rename names it back).
 //   - Tables without rules live on the default data source; statements on
 //     them pass through.
-//   - Hints in comments: SHARDINGSPHERE_HINT (sharding values, forcing a
-//     data node; DATA_SOURCE_NAME sends the statement unchanged to one data
-//     source) and the shardflake slice=i/n hint for sharded jobs; see the
-//     documentation of the hints type in hint.go.
+//   - Hints in comments (see Hints below).
+//
+// # Hints
+//
+// Two hints are read from /* ... */ comments anywhere in a statement (never
+// from string literals or quoted names; -- and # comments, /*! ... */ and
+// /*+ ... */ are not hints). The mysql command-line client strips comments
+// unless started with -c.
+//
+//	/* SHARDINGSPHERE_HINT: t_order.SHARDING_DATABASE_VALUE=1, t_order.SHARDING_TABLE_VALUE=3 */
+//	/* SHARDINGSPHERE_HINT: DATA_SOURCE_NAME=ds_1 */
+//	/* shardflake: slice=2/8 */
+//
+// SHARDINGSPHERE_HINT is ShardingSphere's SQL hint: key=value pairs
+// separated by commas, keys case-insensitive (the camelCase aliases
+// shardingDatabaseValue, shardingTableValue and dataSourceName work too).
+// [table.]SHARDING_DATABASE_VALUE and [table.]SHARDING_TABLE_VALUE give the
+// sharding value of the database and table strategy of that table (of every
+// sharded table when no table is named): a hint strategy (HINT_INLINE)
+// routes by them, a standard strategy takes them as its sharding column's
+// value, so the hint forces the data node. They narrow what the WHERE
+// clause selects, never widen it; a repeated key gives several values;
+// numbers are numbers and 'quoted' values strings. DATA_SOURCE_NAME sends
+// the statement unchanged, without rewriting or merging, to that data
+// source: name physical tables yourself. Other ShardingSphere keys
+// (WRITE_ROUTE_ONLY, SKIP_SQL_REWRITE, ...) are accepted and ignored.
+//
+// The shardflake hint slice=i/n (0 <= i < n) restricts a SELECT, UPDATE or
+// DELETE to slice i of n of the data nodes of its first sharded table, for
+// sharded jobs: data node k (in actualDataNodes order) belongs to slice
+// k mod n, so executors 0..n-1 with the same n together cover every data
+// node exactly once, and binding tables follow their partner's data node.
+// A statement without sharded tables belongs to slice 0. A slice that holds
+// no data node the statement reaches still returns a correct empty answer:
+// the statement runs on one data node with its WHERE clause ANDed with 0,
+// so column metadata and aggregates over no rows (COUNT 0) stay right.
 //
 // # Rejected with 1235 (never answered wrongly)
 //

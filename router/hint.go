@@ -6,40 +6,9 @@ import (
 	"unicode/utf8"
 )
 
-// hints are the routing hints of one statement, read from its comments.
-//
-// Two forms are recognised, each in a /* ... */ comment anywhere in the
-// statement (never inside a string literal or a quoted name; -- and #
-// comments, /*! ... */ and /*+ ... */ are not hints):
-//
-//	/* SHARDINGSPHERE_HINT: t_order.SHARDING_DATABASE_VALUE=1, t_order.SHARDING_TABLE_VALUE=3 */
-//	/* SHARDINGSPHERE_HINT: DATA_SOURCE_NAME=ds_1 */
-//	/* shardflake: slice=2/8 */
-//
-// SHARDINGSPHERE_HINT is ShardingSphere's SQL hint: key=value pairs
-// separated by commas, keys case-insensitive (the camelCase aliases
-// shardingDatabaseValue, shardingTableValue and dataSourceName work too).
-//   - [table.]SHARDING_DATABASE_VALUE and [table.]SHARDING_TABLE_VALUE give
-//     the sharding value of the database and table strategy of table (of
-//     every sharded table when no table is named). A hint strategy routes by
-//     them (HINT_INLINE); a standard strategy takes them as the value of its
-//     sharding column, so the hint forces the data node. They narrow the
-//     routing the WHERE clause gives; they do not widen it. Repeating a key
-//     gives several values. Numbers are numbers; 'quoted' values are strings.
-//   - DATA_SOURCE_NAME sends the statement unchanged (no rewriting, no
-//     merge) to that data source: write physical table names yourself.
-//   - Other ShardingSphere keys (WRITE_ROUTE_ONLY, SKIP_SQL_REWRITE, ...)
-//     are accepted and ignored.
-//
-// The shardflake hint slice=i/n (0 <= i < n) restricts the statement to
-// slice i of n of the data nodes of its first sharded table, for sharded
-// jobs: data node k (in actualDataNodes order) belongs to slice k mod n, so
-// executors 0..n-1 with the same n together cover every data node exactly
-// once, and binding tables follow their partner's data node. A slice with no
-// data node the statement reaches returns an empty result (the statement
-// runs on one data node with a false condition, so column metadata and
-// aggregates over no rows stay right). A statement without sharded tables
-// belongs to slice 0.
+// hints are the routing hints of one statement, read from the /* ... */
+// comments of its text (the package documentation, section Hints,
+// describes them).
 type hints struct {
 	dataSource  string
 	dbValues    map[string][]Value // lower-case table ("" = every table) -> values

@@ -278,14 +278,14 @@ func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, e
 		return nil, err
 	}
 	p := &Prepared{sql: sql}
+	a := r.newAnalysis(db)
+	a.collectParams(stmt)
+	p.params = len(a.params)
 	kind := statementKind(stmt)
 	if kind == KindOther {
 		p.kind = KindOther
 		return p, nil
 	}
-	a := r.newAnalysis(db)
-	a.collectParams(stmt)
-	p.params = len(a.params)
 	if h != nil && h.dataSource != "" {
 		return r.preparePassThrough(p, kind, stmt, h.dataSource)
 	}
@@ -311,6 +311,7 @@ func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, e
 		p.kind = kind
 	}
 	p.tables = a.tables()
+	a.release()
 	return p, nil
 }
 

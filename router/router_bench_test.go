@@ -69,6 +69,15 @@ func BenchmarkRoute(b *testing.B) {
 			}
 		}
 	})
+	b.Run("point/parse-only", func(b *testing.B) {
+		p := parser.New()
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := ParseWith(p, point); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("point/prepare+bind", func(b *testing.B) {
 		p := parser.New()
 		b.ReportAllocs()

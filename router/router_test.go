@@ -51,6 +51,7 @@ func TestPrepareDescribesStatement(t *testing.T) {
 		{"SET NAMES utf8mb4", KindOther, 0, nil},
 		{"SELECT * FROM information_schema.columns WHERE table_name = ?", KindOther, 1, nil},
 		{"SHOW TABLES", KindOther, 0, nil},
+		{"SET @x = ?", KindOther, 1, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {

@@ -40,6 +40,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	config := fs.String("config", "rules.example.yaml", "rules file to serve")
 	listen := fs.String("listen", "", "MySQL protocol address; overrides server.listen")
+	metricsListen := fs.String("metrics-listen", "", "/metrics, /healthz and /readyz address; overrides server.metricsListen")
 	lf := addLogFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: shardflake demo [--config rules.example.yaml] [--listen ADDR] [flags]")
@@ -80,6 +81,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if *listen != "" {
 		rules.Server.Listen = *listen
 	}
+	if *metricsListen != "" {
+		rules.Server.MetricsListen = *metricsListen
+	}
 	backends, err := startDemoBackends(rules)
 	if err != nil {
 		fmt.Fprintln(stderr, "shardflake demo:", err)
@@ -99,7 +103,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			printDemoBanner(stdout, rules, *config, addr)
 		}()
 	}
-	return serve(rules, serveOptions{log: log, drain: 5 * time.Second, ready: ready})
+	return serve(rules, serveOptions{log: log, drain: 5 * time.Second, ready: ready, metricsOptional: true})
 }
 
 // startDemoBackends starts one in-memory server per data source and points

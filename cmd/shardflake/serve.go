@@ -26,6 +26,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	config := fs.String("config", "", "rules file (required)")
 	listen := fs.String("listen", "", "MySQL protocol address; overrides server.listen")
+	metricsListen := fs.String("metrics-listen", "", "/metrics, /healthz and /readyz address; overrides server.metricsListen")
 	lf := addLogFlags(fs)
 	drain := fs.Duration("drain", defaultDrain, "how long SIGTERM waits for statements in flight before cutting them")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiling endpoints (/debug/pprof/) on this address; off by default")
@@ -63,6 +64,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if *listen != "" {
 		rules.Server.Listen = *listen
 	}
+	if *metricsListen != "" {
+		rules.Server.MetricsListen = *metricsListen
+	}
 	if *pprofAddr != "" {
 		_, stop, err := servePprof(*pprofAddr, log)
 		if err != nil {
@@ -84,6 +88,9 @@ type serveOptions struct {
 	ready func(addr net.Addr)
 	// stop, when set, also stops the server (the demo's tests).
 	stop <-chan struct{}
+	// metricsOptional: a metrics address that cannot be listened on is
+	// logged, not fatal (the demo, whose example port may be taken).
+	metricsOptional bool
 }
 
 // serve runs a proxy for rules until a signal arrives; it returns the exit
@@ -105,9 +112,25 @@ func serve(rules *router.Rules, o serveOptions) int {
 			o.log.Warn("closing key generators", "err", err)
 		}
 	}()
-	srv, err := proxy.New(proxy.Config{Rules: rules, Keys: keys, Logger: o.log})
+	metrics := proxy.NewMetrics(rules, proxy.MetricsOptions{Logger: o.log})
+	srv, err := proxy.New(proxy.Config{Rules: rules, Keys: keys, Logger: o.log, Observer: metrics})
 	if err != nil {
 		o.log.Error("proxy", "err", err)
+		return 1
+	}
+	ops, err := proxy.NewOpsServer(srv, metrics)
+	if err != nil {
+		o.log.Error("metrics", "err", err)
+		return 1
+	}
+	if ml, err := net.Listen("tcp", rules.Server.MetricsListen); err == nil {
+		go ops.Serve(ml)
+		defer ops.Shutdown(context.Background())
+		o.log.Info("metrics and health endpoints", "addr", "http://"+ml.Addr().String(), "paths", "/metrics /healthz /readyz")
+	} else if o.metricsOptional {
+		o.log.Warn("no /metrics, /healthz, /readyz", "err", err)
+	} else {
+		o.log.Error("metrics listen", "err", err)
 		return 1
 	}
 	l, err := net.Listen("tcp", rules.Server.Listen)

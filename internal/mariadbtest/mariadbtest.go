@@ -189,15 +189,27 @@ func Launch(opts Options) (*Server, error) {
 }
 
 func (s *Server) install() error {
+	// Each server has a tmpdir of its own: mariadbd deletes the #sql temp
+	// files it finds in its tmpdir at startup, so servers sharing /tmp
+	// delete each other's (a bootstrap then fails with 1051 on
+	// mysql.tmp_user_sys).
+	if err := os.MkdirAll(s.tmpDir(), 0o700); err != nil {
+		return err
+	}
 	cmd := exec.Command(s.bin.installDB,
 		"--no-defaults",
 		"--user=root",
 		"--datadir="+filepath.Join(s.dir, "data"),
+		"--tmpdir="+s.tmpDir(),
 		"--auth-root-authentication-method=normal",
 		"--skip-test-db",
 		"--skip-name-resolve",
 		"--innodb-log-file-size=8M",
 		"--innodb-buffer-pool-size=32M",
+		// A private tmpdir: mariadbd deletes the #sql* files it finds in
+		// its tmpdir at startup, so servers sharing /tmp break each
+		// other's bootstrap ("Unknown table 'mysql.tmp_user_sys'").
+		"--tmpdir="+s.dir,
 	)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -237,9 +249,11 @@ func (s *Server) args() []string {
 		"--no-defaults",
 		"--user=root",
 		"--datadir=" + filepath.Join(s.dir, "data"),
+		"--tmpdir=" + s.tmpDir(),
 		"--port=" + strconv.Itoa(s.port),
 		"--bind-address=127.0.0.1",
 		"--socket=" + filepath.Join(s.dir, "mysqld.sock"),
+		"--tmpdir=" + s.dir,
 		"--pid-file=" + filepath.Join(s.dir, "mysqld.pid"),
 		"--log-error=" + s.logPath(),
 		"--skip-name-resolve",
@@ -260,6 +274,8 @@ func (s *Server) args() []string {
 }
 
 func (s *Server) logPath() string { return filepath.Join(s.dir, "mariadbd.log") }
+
+func (s *Server) tmpDir() string { return filepath.Join(s.dir, "tmp") }
 
 // start runs mariadbd on s.port and waits until it answers.
 func (s *Server) start() error {

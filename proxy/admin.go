@@ -1,0 +1,313 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Admin statements are shardflake's own statements over the MySQL
+// protocol, spelled as ShardingSphere's DistSQL spells them:
+//
+//	PREVIEW <statement>
+//	SHOW SHARDING TABLE RULES [FROM db]
+//	SHOW SHARDING TABLE RULE <table> [FROM db]
+//	SHOW SHARDING TABLE NODES [<table>] [FROM db]
+//	SHOW SHARDING ALGORITHMS [FROM db]
+//	SHOW SHARDING KEY GENERATORS [FROM db]   (also SHOW KEY GENERATORS)
+//	SHOW BROADCAST TABLE RULES [FROM db]
+//	SHOW STORAGE UNITS [FROM db]
+//
+// The TiDB parser knows none of them, so they are recognised before
+// parsing by their leading keywords (after whitespace and comments). Only
+// the leading tokens are read: a string literal can never be mistaken for
+// an admin statement, and any statement that does not start with these
+// keywords goes to the parser untouched.
+
+// adminKind is which admin statement a query is.
+type adminKind int
+
+const (
+	adminPreview adminKind = iota + 1
+	adminTableRules
+	adminTableRule
+	adminTableNodes
+	adminAlgorithms
+	adminKeyGenerators
+	adminBroadcastRules
+	adminStorageUnits
+)
+
+// String returns the statement's leading keywords.
+func (k adminKind) String() string {
+	switch k {
+	case adminPreview:
+		return "PREVIEW"
+	case adminTableRules:
+		return "SHOW SHARDING TABLE RULES"
+	case adminTableRule:
+		return "SHOW SHARDING TABLE RULE"
+	case adminTableNodes:
+		return "SHOW SHARDING TABLE NODES"
+	case adminAlgorithms:
+		return "SHOW SHARDING ALGORITHMS"
+	case adminKeyGenerators:
+		return "SHOW SHARDING KEY GENERATORS"
+	case adminBroadcastRules:
+		return "SHOW BROADCAST TABLE RULES"
+	case adminStorageUnits:
+		return "SHOW STORAGE UNITS"
+	}
+	return "unknown"
+}
+
+// adminStmt is a recognised admin statement.
+type adminStmt struct {
+	kind  adminKind
+	table string // RULE t, NODES t
+	db    string // FROM db; "" when absent
+	body  string // PREVIEW's statement
+}
+
+// adminSyntax lists the admin statements for syntax error messages.
+const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]"
+
+// handleAdmin answers sql when it is an admin statement and reports
+// whether it was one. It runs before the parser, on every query the plan
+// cache does not know, so a statement that is not an admin statement
+// costs a look at its first word or two.
+func (s *Session) handleAdmin(sql string) bool {
+	st, ok, err := matchAdmin(sql)
+	if !ok {
+		return false
+	}
+	if err == nil {
+		err = s.runAdmin(st)
+	}
+	if err != nil {
+		s.writeErr(err)
+	}
+	return true
+}
+
+// matchAdmin recognises an admin statement. ok is false when sql is not
+// one (the parser gets it); err is a syntax error in a statement that is
+// one by its leading keywords (SHOW SHARDING ...).
+func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
+	lx := adminLexer{sql: sql}
+	if !lx.skip() {
+		return st, false, nil
+	}
+	first := lx.word()
+	switch {
+	case strings.EqualFold(first, "PREVIEW"):
+		st.kind, st.body = adminPreview, strings.TrimSpace(sql[lx.pos:])
+		if st.body == "" || st.body == ";" {
+			return st, true, lx.syntaxError("PREVIEW needs a statement, e.g. PREVIEW SELECT * FROM t_order WHERE user_id = 1")
+		}
+		return st, true, nil
+	case !strings.EqualFold(first, "SHOW"):
+		return st, false, nil
+	}
+	// SHOW STORAGE ENGINES and SHOW KEYS are MySQL's; only the words that
+	// begin no MySQL statement make this an admin statement.
+	mark := lx
+	lx.skip()
+	second := lx.word()
+	switch {
+	case strings.EqualFold(second, "SHARDING"), strings.EqualFold(second, "BROADCAST"):
+	case strings.EqualFold(second, "STORAGE"), strings.EqualFold(second, "KEY"):
+		probe := lx
+		probe.skip()
+		third := probe.word()
+		if !(strings.EqualFold(second, "STORAGE") && strings.EqualFold(third, "UNITS")) &&
+			!(strings.EqualFold(second, "KEY") && strings.EqualFold(third, "GENERATORS")) {
+			return st, false, nil
+		}
+	default:
+		return st, false, nil
+	}
+	lx = mark
+	st, err = lx.parseShow()
+	return st, true, err
+}
+
+// parseShow reads the words after SHOW of an admin statement.
+func (lx *adminLexer) parseShow() (adminStmt, error) {
+	var st adminStmt
+	switch {
+	case lx.keywords("SHARDING", "TABLE", "RULES"):
+		st.kind = adminTableRules
+	case lx.keywords("SHARDING", "TABLE", "RULE"):
+		st.kind = adminTableRule
+		name, ok := lx.ident()
+		if !ok {
+			return st, lx.syntaxError("SHOW SHARDING TABLE RULE needs a table name")
+		}
+		st.table = name
+	case lx.keywords("SHARDING", "TABLE", "NODES"):
+		st.kind = adminTableNodes
+		save := *lx
+		lx.skip()
+		quoted := lx.pos < len(lx.sql) && lx.sql[lx.pos] == '`'
+		if name, ok := lx.ident(); ok && (quoted || !strings.EqualFold(name, "FROM")) {
+			st.table = name
+		} else {
+			*lx = save
+		}
+	case lx.keywords("SHARDING", "ALGORITHMS"):
+		st.kind = adminAlgorithms
+	case lx.keywords("SHARDING", "KEY", "GENERATORS"), lx.keywords("KEY", "GENERATORS"):
+		st.kind = adminKeyGenerators
+	case lx.keywords("BROADCAST", "TABLE", "RULES"):
+		st.kind = adminBroadcastRules
+	case lx.keywords("STORAGE", "UNITS"):
+		st.kind = adminStorageUnits
+	default:
+		lx.pos = lx.far
+		return st, lx.syntaxError("")
+	}
+	if lx.keywords("FROM") {
+		db, ok := lx.ident()
+		if !ok {
+			return st, lx.syntaxError("FROM needs a database name")
+		}
+		st.db = db
+	}
+	lx.skip()
+	if lx.pos < len(lx.sql) && lx.sql[lx.pos] == ';' {
+		lx.pos++
+	}
+	if !lx.skip() || lx.pos < len(lx.sql) {
+		return st, lx.syntaxError("")
+	}
+	return st, nil
+}
+
+// adminLexer reads the leading tokens of a statement. It never looks
+// past the first token it does not understand.
+type adminLexer struct {
+	sql string
+	pos int
+	// far is the start of the deepest word a keyword sequence failed on,
+	// where a syntax error points.
+	far int
+}
+
+// skip moves past whitespace and comments. It returns false at a comment
+// that does not end, and at an executable comment (/*! ... */), whose
+// content MySQL runs: such statements are left to the parser.
+func (lx *adminLexer) skip() bool {
+	s := lx.sql
+	for lx.pos < len(s) {
+		c := s[lx.pos]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			lx.pos++
+		case c == '#':
+			lx.skipLine()
+		case c == '-' && strings.HasPrefix(s[lx.pos:], "--") && (lx.pos+2 == len(s) || isSpace(s[lx.pos+2])):
+			lx.skipLine()
+		case c == '/' && strings.HasPrefix(s[lx.pos:], "/*"):
+			if strings.HasPrefix(s[lx.pos:], "/*!") {
+				return false
+			}
+			end := strings.Index(s[lx.pos+2:], "*/")
+			if end < 0 {
+				return false
+			}
+			lx.pos += 2 + end + 2
+		default:
+			return true
+		}
+	}
+	return true
+}
+
+func (lx *adminLexer) skipLine() {
+	if i := strings.IndexByte(lx.sql[lx.pos:], '\n'); i >= 0 {
+		lx.pos += i + 1
+	} else {
+		lx.pos = len(lx.sql)
+	}
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80
+}
+
+// word reads an unquoted word at the current position ("" when there is
+// none); the caller skips what comes before.
+func (lx *adminLexer) word() string {
+	start := lx.pos
+	for lx.pos < len(lx.sql) && isWordByte(lx.sql[lx.pos]) {
+		lx.pos++
+	}
+	return lx.sql[start:lx.pos]
+}
+
+// keywords consumes the words kws (any case) when they come next, and
+// reports whether they did; otherwise it consumes nothing.
+func (lx *adminLexer) keywords(kws ...string) bool {
+	save := *lx
+	for _, kw := range kws {
+		ok := lx.skip()
+		start := lx.pos
+		if !ok || !strings.EqualFold(lx.word(), kw) {
+			far := max(save.far, start)
+			*lx = save
+			lx.far = far
+			return false
+		}
+	}
+	return true
+}
+
+// ident reads a name: a word or a backquoted name, in which a doubled
+// backquote stands for one.
+func (lx *adminLexer) ident() (string, bool) {
+	if !lx.skip() || lx.pos >= len(lx.sql) {
+		return "", false
+	}
+	if lx.sql[lx.pos] != '`' {
+		w := lx.word()
+		return w, w != ""
+	}
+	var b strings.Builder
+	for i := lx.pos + 1; i < len(lx.sql); i++ {
+		c := lx.sql[i]
+		if c != '`' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+1 < len(lx.sql) && lx.sql[i+1] == '`' {
+			b.WriteByte('`')
+			i++
+			continue
+		}
+		lx.pos = i + 1
+		return b.String(), b.Len() > 0
+	}
+	return "", false
+}
+
+// syntaxError is MySQL's 1064 pointing at the current position.
+func (lx *adminLexer) syntaxError(hint string) error {
+	near := lx.sql[lx.pos:]
+	if len(near) > 80 {
+		cut := 80
+		for cut > 0 && !utf8.RuneStart(near[cut]) {
+			cut--
+		}
+		near = near[:cut]
+	}
+	msg := fmt.Sprintf("You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s' at line 1", near)
+	if hint == "" {
+		hint = "shardflake's admin statements are " + adminSyntax
+	}
+	return &ParseError{Err: fmt.Errorf("%s (%s)", msg, hint)}
+}

@@ -1,0 +1,344 @@
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/shardflake/shardflake/router"
+)
+
+// Metrics is the proxy's Prometheus instrumentation and slow-statement
+// log. It is an Observer (pass it as Config.Observer) and owns a private
+// registry: nothing is registered globally, so tests and several proxies
+// in one process do not collide. OpsServer serves the registry on
+// /metrics and adds the collectors that read a Server at scrape time
+// (pools, key generators).
+//
+// Every label value is bounded by the rules file: statement kind, route
+// type, result, data source and physical table names from the rules, and
+// MySQL error numbers. SQL text and client addresses never become labels.
+// Metrics is safe for concurrent use.
+type Metrics struct {
+	reg  *prometheus.Registry
+	slow slowLog
+
+	// Pre-resolved children, indexed by label position, so that a
+	// statement costs a few array lookups and atomic adds.
+	statements [numKinds][numRoutes][2]prometheus.Counter
+	latency    [numKinds][numRoutes]prometheus.Observer
+	fanout     [numKinds][numRoutes]prometheus.Observer
+	slowCount  [numKinds][numRoutes]prometheus.Counter
+	// hits has a counter per data node the rules name (sharded tables'
+	// data nodes, broadcast tables on every data source); other is the
+	// per-data-source counter for tables without rules.
+	hits      map[router.DataNode]prometheus.Counter
+	hitsOther map[string]prometheus.Counter
+	dsLatency map[string]prometheus.Observer
+	dsErrors  map[string]prometheus.Counter
+
+	errors      *prometheus.CounterVec
+	clients     prometheus.Gauge
+	accepted    prometheus.Counter
+	panics      prometheus.Counter
+	rateLimited prometheus.Counter
+
+	attached bool // OpsServer added the Server's collectors
+}
+
+// MetricsOptions tune NewMetrics.
+type MetricsOptions struct {
+	// Logger receives the slow-statement log; nil discards it.
+	Logger *slog.Logger
+	// RulesSource is the rules file's content, hashed into
+	// shardflake_rules_info; nil reads Rules.File.
+	RulesSource []byte
+}
+
+// Label values of the bounded label sets.
+const (
+	numKinds  = 6 // select insert update delete ddl other
+	numRoutes = 4 // single multi all broadcast
+
+	resultOK    = "ok"
+	resultError = "error"
+	// otherTable labels hits on tables without rules (single tables on
+	// the default data source): their names come from clients' SQL, so
+	// they are not labels.
+	otherTable = "_other"
+)
+
+var (
+	kindLabels  = [numKinds]string{"select", "insert", "update", "delete", "ddl", "other"}
+	routeLabels = [numRoutes]string{"single", "multi", "all", "broadcast"}
+)
+
+// kindIndex maps a statement kind to its label position; SHOW statements
+// routed to a data node count as other.
+func kindIndex(k router.StatementKind) int {
+	switch k {
+	case router.KindSelect:
+		return 0
+	case router.KindInsert:
+		return 1
+	case router.KindUpdate:
+		return 2
+	case router.KindDelete:
+		return 3
+	case router.KindDDL:
+		return 4
+	}
+	return 5
+}
+
+// routeIndex maps a route type to its label position; a plan without a
+// type reaches one data source.
+func routeIndex(t router.RouteType) int {
+	switch t {
+	case router.RouteMulti:
+		return 1
+	case router.RouteAll:
+		return 2
+	case router.RouteBroadcast:
+		return 3
+	}
+	return 0
+}
+
+// Histogram buckets.
+var (
+	// statementBuckets span a point select on a local network (well under
+	// a millisecond) to a scatter that times out.
+	statementBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+	// fanoutBuckets are data nodes per statement: powers of two up to the
+	// largest layouts in use (64 data sources x 16 tables).
+	fanoutBuckets = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
+)
+
+// NewMetrics builds the instrumentation for a proxy serving rules.
+func NewMetrics(rules *router.Rules, opts MetricsOptions) *Metrics {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		reg:       reg,
+		slow:      slowLog{threshold: rules.Server.SlowStatementThreshold, log: log},
+		hits:      map[router.DataNode]prometheus.Counter{},
+		hitsOther: map[string]prometheus.Counter{},
+		dsLatency: map[string]prometheus.Observer{},
+		dsErrors:  map[string]prometheus.Counter{},
+	}
+	statements := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shardflake_statements_total",
+		Help: "Statements routed to data sources, by statement kind, route type (single: one data node; multi: several; all: every data node of the tables; broadcast: every data source) and result (ok or error). Statements the proxy answers itself (SET, USE, SHOW TABLES, admin statements) are not counted.",
+	}, []string{"kind", "route", "result"})
+	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "shardflake_statement_duration_seconds",
+		Help:    "Time from a routed statement's start to its last result packet written, by statement kind and route type.",
+		Buckets: statementBuckets,
+	}, []string{"kind", "route"})
+	fanout := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "shardflake_statement_fanout_data_nodes",
+		Help:    "Data nodes (physical tables) one routed statement reached, by statement kind and route type.",
+		Buckets: fanoutBuckets,
+	}, []string{"kind", "route"})
+	slow := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shardflake_slow_statements_total",
+		Help: "Routed statements that took server.slowStatementThreshold or longer (each is logged with its fingerprint), by statement kind and route type.",
+	}, []string{"kind", "route"})
+	hits := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shardflake_data_node_hits_total",
+		Help: "Statements that reached each data node: datasource and physical table from the rules (table=\"" + otherTable + "\" sums tables without rules). An even spread over a table's data nodes means even sharding.",
+	}, []string{"datasource", "table"})
+	dsLatency := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "shardflake_datasource_duration_seconds",
+		Help:    "Time from sending one route's SQL to a data source to its first response, by data source.",
+		Buckets: statementBuckets,
+	}, []string{"datasource"})
+	dsErrors := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shardflake_datasource_errors_total",
+		Help: "Routes that failed on a data source (its own error, a lost or refused connection), by data source.",
+	}, []string{"datasource"})
+	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shardflake_errors_total",
+		Help: "Error packets sent to clients, by MySQL error number.",
+	}, []string{"code"})
+	m.clients = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "shardflake_client_connections",
+		Help: "Client connections open now (past the handshake).",
+	})
+	m.accepted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shardflake_client_connections_total",
+		Help: "Client connections that passed the handshake since start.",
+	})
+	m.panics = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shardflake_panics_total",
+		Help: "Panics recovered in client connections (each answered 1105 and logged with its stack).",
+	})
+	m.rateLimited = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shardflake_rate_limited_statements_total",
+		Help: "Statements refused by a rate limit. shardflake has no rate limits yet: this stays 0 until they exist.",
+	})
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "shardflake_rules_info",
+		Help: "The rules file in use: its logical database and the first 16 hex digits of its SHA-256 (digest); always 1.",
+	}, []string{"database", "digest"})
+	nodes := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "shardflake_rules_data_nodes",
+		Help: "Data nodes each sharded logical table has in the rules (divide its hits by this for the even share).",
+	}, []string{"logical_table"})
+
+	reg.MustRegister(statements, latency, fanout, slow, hits, dsLatency, dsErrors, m.errors,
+		m.clients, m.accepted, m.panics, m.rateLimited, info, nodes,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	// Every series of the bounded sets exists from the start, at 0, so
+	// rate() and dashboards work before the first statement.
+	for k, kl := range kindLabels {
+		for r, rl := range routeLabels {
+			m.statements[k][r][0] = statements.WithLabelValues(kl, rl, resultOK)
+			m.statements[k][r][1] = statements.WithLabelValues(kl, rl, resultError)
+			m.latency[k][r] = latency.WithLabelValues(kl, rl)
+			m.fanout[k][r] = fanout.WithLabelValues(kl, rl)
+			m.slowCount[k][r] = slow.WithLabelValues(kl, rl)
+		}
+	}
+	for _, ds := range rules.DataSources {
+		m.hitsOther[ds.Name] = hits.WithLabelValues(ds.Name, otherTable)
+		m.dsLatency[ds.Name] = dsLatency.WithLabelValues(ds.Name)
+		m.dsErrors[ds.Name] = dsErrors.WithLabelValues(ds.Name)
+		for _, bt := range rules.BroadcastTables {
+			n := router.DataNode{DataSource: ds.Name, Table: bt}
+			m.hits[n] = hits.WithLabelValues(n.DataSource, n.Table)
+		}
+	}
+	for _, t := range rules.Tables {
+		for _, n := range t.DataNodes {
+			m.hits[n] = hits.WithLabelValues(n.DataSource, n.Table)
+		}
+		nodes.WithLabelValues(t.Name).Set(float64(len(t.DataNodes)))
+	}
+	info.WithLabelValues(rules.DatabaseName, rulesDigest(rules, opts.RulesSource)).Set(1)
+	return m
+}
+
+// rulesDigest identifies the rules file's content; "unknown" when it
+// cannot be read.
+func rulesDigest(rules *router.Rules, src []byte) string {
+	if src == nil {
+		b, err := os.ReadFile(rules.File)
+		if err != nil {
+			return "unknown"
+		}
+		src = b
+	}
+	sum := sha256.Sum256(src)
+	return hex.EncodeToString(sum[:8])
+}
+
+// Registry returns the registry the metrics live in, to serve or gather.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// ClientConnected counts a client connection that passed the handshake.
+func (m *Metrics) ClientConnected() {
+	m.clients.Inc()
+	m.accepted.Inc()
+}
+
+// ClientDisconnected counts a client connection that ended.
+func (m *Metrics) ClientDisconnected() { m.clients.Dec() }
+
+// Statement records one routed statement: its count, latency, fan-out,
+// the data nodes it hit, and the slow-statement log.
+func (m *Metrics) Statement(ev StatementEvent) {
+	k, r := kindIndex(ev.Kind), routeIndex(ev.Type)
+	res := 0
+	if ev.Code != 0 {
+		res = 1
+	}
+	m.statements[k][r][res].Inc()
+	m.latency[k][r].Observe(ev.Duration.Seconds())
+	fan := m.countHits(ev.Routes)
+	m.fanout[k][r].Observe(float64(fan))
+	if m.slow.isSlow(ev.Duration) {
+		m.slowCount[k][r].Inc()
+		m.slow.record(ev, fan)
+	}
+}
+
+// countHits counts a hit on each data node of the routes and returns
+// how many there were; a route that names no data node (a statement
+// without tables, run on the default data source) counts as one. The
+// router gives each data node its own route, so only a route's own list
+// (a join's tables) can repeat one.
+func (m *Metrics) countHits(routes []router.Route) int {
+	fan := 0
+	for i := range routes {
+		nodes := routes[i].Nodes
+		if len(nodes) == 0 {
+			fan++
+			continue
+		}
+	nodes:
+		for j, n := range nodes {
+			for _, x := range nodes[:j] {
+				if x == n {
+					continue nodes
+				}
+			}
+			fan++
+			if c, ok := m.hits[n]; ok {
+				c.Inc()
+			} else if c, ok := m.hits[router.DataNode{DataSource: n.DataSource, Table: strings.ToLower(n.Table)}]; ok {
+				c.Inc()
+			} else if c, ok := m.hitsOther[n.DataSource]; ok {
+				c.Inc()
+			}
+		}
+	}
+	return fan
+}
+
+// Route records one route's run on its data source. A route that got no
+// connection (the data source is down, the pool exhausted) counts as an
+// error but not in the latency, which it never reached.
+func (m *Metrics) Route(ev RouteEvent) {
+	var dse *DataSourceError
+	noConn := errors.As(ev.Err, &dse) && !dse.Lost
+	if o, ok := m.dsLatency[ev.DataSource]; ok && !noConn {
+		o.Observe(ev.Duration.Seconds())
+	}
+	if ev.Err != nil && !isCancel(ev.Err) {
+		if c, ok := m.dsErrors[ev.DataSource]; ok {
+			c.Inc()
+		}
+	}
+}
+
+// isCancel reports whether a route ended because its statement was
+// cancelled (KILL, timeout, client gone), which is no fault of the data
+// source.
+func isCancel(err error) bool {
+	return errors.Is(err, ErrQueryInterrupted) || errors.Is(err, ErrStatementTimeout) || errors.Is(err, context.Canceled)
+}
+
+// Error counts an error packet sent to a client.
+func (m *Metrics) Error(code uint16) {
+	m.errors.WithLabelValues(strconv.Itoa(int(code))).Inc()
+}
+
+// Panic counts a panic recovered in a client connection.
+func (m *Metrics) Panic() { m.panics.Inc() }
+
+var _ Observer = (*Metrics)(nil)
