@@ -17,7 +17,8 @@ import (
 )
 
 // benchProxy is a proxy in front of two fakeBackends with sysbench's
-// sbtest1 sharded over 2 data sources x 4 tables.
+// sbtest1 sharded over 2 data sources x 4 tables, with the metrics
+// Observer as in production.
 type benchProxy struct {
 	addr     string
 	backends [2]*fakeBackend
@@ -42,7 +43,9 @@ func startBenchProxy(b *testing.B) *benchProxy {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { closeKeys() })
-	srv, err := New(Config{Rules: rules, Keys: keys})
+	// The metrics Observer, as shardflake serve runs the proxy.
+	metrics := NewMetrics(rules, MetricsOptions{RulesSource: []byte(yaml)})
+	srv, err := New(Config{Rules: rules, Keys: keys, Observer: metrics})
 	if err != nil {
 		b.Fatal(err)
 	}

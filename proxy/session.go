@@ -15,6 +15,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/server"
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/charset"
+	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
@@ -47,6 +48,12 @@ type Session struct {
 
 	db           string // logical schema in use, "" for none
 	parser       *parser.Parser
+	sqlMode      tidbmysql.SQLMode // the parser's
+	// normalized, args and key are reused from statement to statement by
+	// the text path (query.go: runNormalized).
+	normalized []byte
+	args       []any
+	key        []byte
 	autocommit   bool
 	txn          txnState
 	vars         settings
@@ -298,6 +305,7 @@ func (s *Session) resetConnection() {
 	s.autocommit = true
 	s.lastInsertID = 0
 	s.parser.SetSQLMode(0)
+	s.sqlMode = 0
 	s.stmts = map[uint32]*preparedStmt{}
 }
 
