@@ -96,5 +96,5 @@ type noPlan struct{}
 
 var errNoPlan = errors.New("no plan for this statement shape")
 
-func (noPlan) Kind() router.StatementKind         { return router.KindOther }
+func (noPlan) Kind() router.StatementKind       { return router.KindOther }
 func (noPlan) Bind([]any) (*router.Plan, error) { return nil, errNoPlan }

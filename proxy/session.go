@@ -46,14 +46,14 @@ type Session struct {
 	foundRows       bool
 	quit            bool // the connection ends after this command
 
-	db           string // logical schema in use, "" for none
-	parser       *parser.Parser
-	sqlMode      tidbmysql.SQLMode // the parser's
+	db      string // logical schema in use, "" for none
+	parser  *parser.Parser
+	sqlMode tidbmysql.SQLMode // the parser's
 	// normalized, args and key are reused from statement to statement by
 	// the text path (query.go: runNormalized).
-	normalized []byte
-	args       []any
-	key        []byte
+	normalized   []byte
+	args         []any
+	key          []byte
 	autocommit   bool
 	txn          txnState
 	vars         settings

@@ -52,13 +52,13 @@ func Normalize(sql string, dst []byte, args []any) (norm []byte, out []any, ok b
 type tokenKind int
 
 const (
-	tokStart   tokenKind = iota + 1 // nothing yet
-	tokWord                         // keyword or identifier
-	tokOperand                      // literal, quoted identifier, variable
-	tokOpen                         // (
-	tokClose                        // )
-	tokComma                        // ,
-	tokOperator                     // = < + - ...
+	tokStart    tokenKind = iota + 1 // nothing yet
+	tokWord                          // keyword or identifier
+	tokOperand                       // literal, quoted identifier, variable
+	tokOpen                          // (
+	tokClose                         // )
+	tokComma                         // ,
+	tokOperator                      // = < + - ...
 )
 
 // String returns the kind's name.
