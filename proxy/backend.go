@@ -52,6 +52,8 @@ type backendConn struct {
 	stmts     map[string]*backendStmt
 	stmtClock uint64
 	stmtGen   uint64
+	// columns caches parsed column definitions by their packet (column).
+	columns map[string]*mysql.Field
 }
 
 func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
@@ -179,7 +181,7 @@ func (bc *backendConn) readHead() (head, error) {
 		if err != nil {
 			return h, bc.lost(err)
 		}
-		if h.columns[i], err = wire.ParseColumn(p); err != nil {
+		if h.columns[i], err = bc.column(p); err != nil {
 			return h, bc.lost(err)
 		}
 	}
@@ -191,6 +193,28 @@ func (bc *backendConn) readHead() (head, error) {
 		return h, bc.lost(fmt.Errorf("%w: no EOF after column definitions", wire.ErrMalformed))
 	}
 	return h, nil
+}
+
+// maxCachedColumns bounds a connection's cache of column definitions.
+const maxCachedColumns = 64
+
+// column returns column definition p parsed, from the connection's cache
+// when the same definition came before: a prepared statement's columns
+// come with every execute, a point query's are the same every time. The
+// Field is shared and must not be modified (RowStream.Columns says so).
+func (bc *backendConn) column(p []byte) (*mysql.Field, error) {
+	if f, ok := bc.columns[string(p)]; ok {
+		return f, nil
+	}
+	f, err := wire.ParseColumn(p)
+	if err != nil {
+		return nil, err
+	}
+	if bc.columns == nil || len(bc.columns) >= maxCachedColumns {
+		bc.columns = map[string]*mysql.Field{}
+	}
+	bc.columns[string(p)] = f
+	return f, nil
 }
 
 // readRow reads one row packet of an open result set: the raw payload, or

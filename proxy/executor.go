@@ -56,6 +56,15 @@ type execution struct {
 	lanes  []*lane
 	routes []*routeRun // in plan order
 	mu     sync.Mutex  // guards budget when lanes run in parallel
+
+	// one is the lane and route of a single-route plan, the common case,
+	// kept here so that running it allocates nothing more.
+	one struct {
+		lane  lane
+		run   routeRun
+		lanes [1]*lane
+		runs  [1]*routeRun
+	}
 }
 
 // lane is the routes that run one after the other on one connection.
@@ -73,8 +82,9 @@ type routeRun struct {
 	route  *router.Route
 	lane   *lane
 	ok     wire.OK
-	stream *routeStream // set when the route returned rows
-	binary bool         // it ran as a backend prepared statement
+	stream *routeStream // set when the route returned rows, to &rows
+	rows   routeStream
+	binary bool // it ran as a backend prepared statement
 	err    error
 	sent   bool
 	closed bool // the consumer no longer wants the rows
@@ -185,6 +195,9 @@ func firstKey(plan *router.Plan) uint64 {
 // connections, taken in data-source name order so that two statements
 // never wait for each other's connections.
 func (ex *execution) assign() error {
+	if len(ex.plan.Routes) == 1 {
+		return ex.assignOne()
+	}
 	byDS := map[string][]*routeRun{}
 	var order []string
 	for i := range ex.plan.Routes {
@@ -226,6 +239,23 @@ func (ex *execution) assign() error {
 		}
 		ex.lanes = append(ex.lanes, lanes...)
 	}
+	return nil
+}
+
+// assignOne is assign for a plan of one route.
+func (ex *execution) assignOne() error {
+	o := &ex.one
+	o.run = routeRun{route: &ex.plan.Routes[0], lane: &o.lane}
+	ds := o.run.route.DataSource
+	bcs, err := ex.conns.acquire(ex.ctx, ds, 1)
+	if err != nil {
+		ex.obs.Route(RouteEvent{DataSource: ds, Err: err})
+		return err
+	}
+	o.runs[0] = &o.run
+	o.lane = lane{ex: ex, bc: bcs[0], routes: o.runs[:]}
+	o.lanes[0] = &o.lane
+	ex.routes, ex.lanes = o.runs[:], o.lanes[:]
 	return nil
 }
 
@@ -355,7 +385,8 @@ func (r *routeRun) run() {
 		r.ok = h.ok
 		return
 	}
-	r.stream = &routeStream{run: r, columns: h.columns, stopWatch: stop, binary: r.binary}
+	r.rows = routeStream{run: r, columns: h.columns, stopWatch: stop, binary: r.binary}
+	r.stream = &r.rows
 	l.open = r
 }
 

@@ -111,8 +111,11 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 
 // answer sends err unless the client already has it.
 func (s *Session) answer(err error) {
+	if err == nil {
+		return
+	}
 	var w *errWritten
-	if err == nil || errors.As(err, &w) {
+	if errors.As(err, &w) {
 		return
 	}
 	s.writeErr(err)

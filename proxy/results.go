@@ -166,10 +166,23 @@ type errWritten struct{ err error }
 func (e *errWritten) Error() string { return e.err.Error() }
 func (e *errWritten) Unwrap() error { return e.err }
 
-// logicalColumn returns f as the client should see it: the logical schema
-// instead of a data source's database, the logical table instead of a
-// physical one.
+// logicalColumn returns f as the client should see it: the logical
+// schema instead of a data source's database, the logical table instead
+// of a physical one. The answer for a Field the backend connections share
+// (backendConn.column) is kept, so a repeated query rewrites nothing.
 func (s *Session) logicalColumn(f *mysql.Field) *mysql.Field {
+	if l, ok := s.logical[f]; ok {
+		return l
+	}
+	l := s.rewriteColumn(f)
+	if s.logical == nil || len(s.logical) >= maxCachedColumns {
+		s.logical = map[*mysql.Field]*mysql.Field{}
+	}
+	s.logical[f] = l
+	return l
+}
+
+func (s *Session) rewriteColumn(f *mysql.Field) *mysql.Field {
 	schema, table, orgTable := f.Schema, f.Table, f.OrgTable
 	changed := false
 	if len(schema) > 0 && s.srv.physicalDB[string(schema)] {

@@ -36,7 +36,7 @@ func TestAppendExecuteReadsBack(t *testing.T) {
 			if p[0] != mysql.COM_STMT_EXECUTE {
 				t.Fatalf("command byte %#x", p[0])
 			}
-			e, err := ParseExecute(p[1:], len(tt.give), nil, nil)
+			e, err := ParseExecute(p[1:], len(tt.give), nil, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
