@@ -189,9 +189,10 @@ rules:
           standard: { shardingColumn: id, shardingAlgorithmName: sb_db }
         tableStrategy:
           standard: { shardingColumn: id, shardingAlgorithmName: sb_table }
+    # The range queries of oltp_read_only/read_write scan every data node.
     shardingAlgorithms:
-      sb_db:    { type: INLINE, props: { algorithm-expression: "ds_\${Math.abs(id) % 2}" } }
-      sb_table: { type: INLINE, props: { algorithm-expression: "sbtest1_\${Math.abs(id).intdiv(2) % 4}" } }
+      sb_db:    { type: INLINE, props: { algorithm-expression: "ds_\${Math.abs(id) % 2}", allow-range-query-with-inline-sharding: true } }
+      sb_table: { type: INLINE, props: { algorithm-expression: "sbtest1_\${Math.abs(id).intdiv(2) % 4}", allow-range-query-with-inline-sharding: true } }
 YAML
 
 log "starting the proxy on port $PROXY_PORT"

@@ -24,6 +24,8 @@ const maxBackendStmts = 128
 type backendStmt struct {
 	id     uint32
 	params int
+	// columns are the result columns the prepare announced.
+	columns []*mysql.Field
 	// unsupported: the backend cannot prepare this SQL (1295); it runs as
 	// text instead.
 	unsupported bool
@@ -94,19 +96,32 @@ func (bc *backendConn) prepare(ctx context.Context, sql string) (*backendStmt, e
 	if err != nil {
 		return nil, bc.lost(err)
 	}
-	// The parameter and column definitions are not needed: each execute
-	// sends its columns again.
-	for _, n := range []int{ok.Params, ok.Columns} {
-		if n == 0 {
-			continue
-		}
-		for range n + 1 {
+	// The parameter definitions are not needed; the columns describe a
+	// client's prepared statement (Session.describe).
+	st := &backendStmt{id: ok.StmtID, params: ok.Params}
+	if ok.Params > 0 {
+		for range ok.Params + 1 {
 			if _, err := bc.wc.ReadPacket(); err != nil {
 				return nil, bc.lost(err)
 			}
 		}
 	}
-	return &backendStmt{id: ok.StmtID, params: ok.Params}, nil
+	if ok.Columns > 0 {
+		st.columns = make([]*mysql.Field, ok.Columns)
+		for i := range st.columns {
+			p, err := bc.wc.ReadPacket()
+			if err != nil {
+				return nil, bc.lost(err)
+			}
+			if st.columns[i], err = bc.column(p); err != nil {
+				return nil, bc.lost(err)
+			}
+		}
+		if _, err := bc.wc.ReadPacket(); err != nil {
+			return nil, bc.lost(err)
+		}
+	}
+	return st, nil
 }
 
 // forgetStmt drops sql's statement after the backend said it no longer

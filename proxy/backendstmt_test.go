@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/internal/mariadbtest"
@@ -450,5 +451,43 @@ func TestPreparedShardedStatements(t *testing.T) {
 		if node != want {
 			t.Errorf("order %d landed on %s, want %s", id, node, want)
 		}
+	}
+}
+
+// TestPrepareDescribesColumns: COM_STMT_PREPARE of a routed SELECT
+// announces the columns the executes return (libmysqlclient and
+// libmariadb read an execute's rows only when it did), the client-visible
+// ones of a merge; other statements announce none.
+func TestPrepareDescribesColumns(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	c, err := client.Connect(e.addr, "app", "app-secret", "sharding_db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tests := []struct {
+		sql  string
+		want int
+	}{
+		{"SELECT status FROM t_order WHERE user_id = ? AND order_id = ?", 1},
+		{"SELECT * FROM t_order WHERE user_id = ?", 3},
+		{"SELECT order_id, status FROM t_order WHERE user_id = ? ORDER BY status", 2},
+		{"SELECT user_id, AVG(order_id) FROM t_order GROUP BY user_id ORDER BY user_id LIMIT ?", 2},
+		{"SELECT label FROM t_dict WHERE code = ?", 1},
+		{"SELECT id, v FROM t_plain WHERE id IN (?, ?)", 2},
+		{"INSERT INTO t_plain (v) VALUES (?)", 0},
+		{"UPDATE t_order SET status = ? WHERE user_id = ? AND order_id = ?", 0},
+		{"SET @x = ?", 0},
+	}
+	for _, tt := range tests {
+		st, err := c.Prepare(tt.sql)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.sql, err)
+		}
+		if got := st.ColumnNum(); got != tt.want {
+			t.Errorf("%s: prepare announced %d columns, want %d", tt.sql, got, tt.want)
+		}
+		st.Close()
 	}
 }

@@ -60,6 +60,8 @@ type Server struct {
 	mysql   *server.Server
 	auth    *authHandler
 	cache   *planCache
+	// described keeps the result columns of prepared statements.
+	described columnCache
 
 	pools         map[string]*pool // by data source name
 	foundRows     map[string]*pool // the same with CLIENT_FOUND_ROWS, made on first use
@@ -209,6 +211,7 @@ func (s *Server) tableColumns(table string) []string {
 // column lists and the statements prepared on backend connections.
 func (s *Server) schemaChanged() {
 	s.schemaGen.Add(1)
+	s.described.clear()
 	s.columnsMu.Lock()
 	s.columns = map[string][]string{}
 	s.columnsMu.Unlock()

@@ -1,8 +1,11 @@
 package proxy
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -31,27 +34,99 @@ type preparedStmt struct {
 	args []any
 }
 
-// handleStmtPrepare answers COM_STMT_PREPARE. The column count is
-// reported as 0: the columns come with each execute's result, which every
-// client reads.
+// handleStmtPrepare answers COM_STMT_PREPARE with the statement's
+// parameters and, for a routed SELECT, its result columns (describe):
+// libmysqlclient and libmariadb read an execute's rows only when the
+// prepare announced columns, and a client that does not read them is out
+// of step at its next command (2014). Statements the session answers
+// itself announce no columns; their rows still come with each execute.
 func (s *Session) handleStmtPrepare(sql string) error {
 	ps, err := s.prepare(sql)
 	if err != nil {
 		return err
 	}
-	if err := s.writePacket(wire.AppendPrepareOK(s.wc.Scratch(), ps.id, 0, uint16(ps.params), 0)); err != nil {
+	cols := s.describe(ps)
+	if err := s.writePacket(wire.AppendPrepareOK(s.wc.Scratch(), ps.id, uint16(len(cols)), uint16(ps.params), 0)); err != nil {
 		return err
 	}
-	if ps.params == 0 {
+	if ps.params > 0 {
+		param := &mysql.Field{Name: []byte("?"), Charset: charsetBinary, Type: mysql.MYSQL_TYPE_VAR_STRING, Flag: mysql.BINARY_FLAG}
+		for range ps.params {
+			if err := s.writePacket(wire.AppendColumn(s.wc.Scratch(), param)); err != nil {
+				return err
+			}
+		}
+		if err := s.writeEOF(false); err != nil {
+			return err
+		}
+	}
+	if len(cols) == 0 {
 		return nil
 	}
-	param := &mysql.Field{Name: []byte("?"), Charset: charsetBinary, Type: mysql.MYSQL_TYPE_VAR_STRING, Flag: mysql.BINARY_FLAG}
-	for range ps.params {
-		if err := s.writePacket(wire.AppendColumn(s.wc.Scratch(), param)); err != nil {
+	for _, f := range cols {
+		if err := s.writePacket(wire.AppendColumn(s.wc.Scratch(), s.logicalColumn(f))); err != nil {
 			return err
 		}
 	}
 	return s.writeEOF(false)
+}
+
+// describe returns the result columns of a prepared SELECT the router
+// plans: the statement is bound with every argument NULL (or, when that
+// does not plan, 1), the first route's SQL is prepared on its data source,
+// which runs nothing, and the columns the client will see (a merge's
+// helper columns dropped) are kept by statement text until DDL. nil when
+// the statement returns no rows or cannot be described.
+func (s *Session) describe(ps *preparedStmt) []*mysql.Field {
+	if ps.pp == nil || ps.pp.Kind() != router.KindSelect {
+		return nil
+	}
+	s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode), ps.sql...)
+	if cols, ok := s.srv.described.get(s.key); ok {
+		return cols
+	}
+	cols, err := s.describeRoute(ps)
+	if err != nil {
+		s.log.Debug("cannot describe the prepared statement's columns", "sql", truncate(ps.sql), "err", err)
+		return nil
+	}
+	s.srv.described.put(s.key, cols)
+	return cols
+}
+
+func (s *Session) describeRoute(ps *preparedStmt) ([]*mysql.Field, error) {
+	args := make([]any, ps.params)
+	plan, err := ps.pp.Bind(args)
+	if err != nil || len(plan.Routes) == 0 {
+		for i := range args {
+			args[i] = int64(1)
+		}
+		if plan, err = ps.pp.Bind(args); err != nil {
+			return nil, err
+		}
+	}
+	if len(plan.Routes) == 0 {
+		return nil, errors.New("the statement plans no route")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
+	defer cancel()
+	src := poolSource{s}
+	route := plan.Routes[0]
+	bcs, err := src.acquire(ctx, route.DataSource, 1)
+	if err != nil {
+		return nil, err
+	}
+	bc := bcs[0]
+	defer src.release(bc)
+	st, err := bc.stmt(ctx, route.SQL)
+	if err != nil {
+		return nil, err
+	}
+	cols := st.columns
+	if plan.Merge != nil && len(plan.Routes) > 1 {
+		cols = cols[:max(len(cols)-plan.Merge.Hidden, 0)]
+	}
+	return cols, nil
 }
 
 // prepare parses and plans a statement and keeps it under a new id.
@@ -77,6 +152,10 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	s.stmts[ps.id] = ps
 	return ps, nil
 }
+
+// describeTimeout bounds the backend prepare that describes a prepared
+// statement's columns.
+const describeTimeout = 10 * time.Second
 
 // handleStmtExecute answers COM_STMT_EXECUTE with binary-protocol rows.
 func (s *Session) handleStmtExecute(data []byte) {
