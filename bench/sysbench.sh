@@ -18,6 +18,10 @@
 #   --workloads LIST  space-separated (default: oltp_point_select oltp_read_only
 #                     oltp_write_only oltp_insert oltp_read_write)
 #   --modes LIST      --db-ps-mode values (default: "auto disable")
+#   --layout L        how sbtest1 is sharded: mod (default: id % 8, the rows
+#                     of any id range spread over all 8 data nodes, so range
+#                     queries scan all of them) or range (8 contiguous id
+#                     blocks, BOUNDARY_RANGE: a range query reads 1-2 nodes)
 #   --buffer-pool S   innodb_buffer_pool_size of both servers (default 512M)
 #   --lock-wait S     innodb_lock_wait_timeout of both servers (default 1): a
 #                     deadlock between transactions that span both data
@@ -37,7 +41,7 @@ set -euo pipefail
 TIME=30 REPEATS=3 THREADS=8 TABLE_SIZE=100000 BUFFER_POOL=512M LOCK_WAIT=1
 WORKLOADS="oltp_point_select oltp_read_only oltp_write_only oltp_insert oltp_read_write"
 MODES="auto disable"
-PROFILE_DIR="" PROXY_BIN="" KEEP=0 RAW_OUT="" HOLD=0
+PROFILE_DIR="" PROXY_BIN="" KEEP=0 RAW_OUT="" HOLD=0 LAYOUT=mod
 
 while [[ $# -gt 0 ]]; do
 	case "$1" in
@@ -48,6 +52,7 @@ while [[ $# -gt 0 ]]; do
 	--workloads) WORKLOADS=$2; shift 2 ;;
 	--modes) MODES=$2; shift 2 ;;
 	--buffer-pool) BUFFER_POOL=$2; shift 2 ;;
+	--layout) LAYOUT=$2; shift 2 ;;
 	--lock-wait) LOCK_WAIT=$2; shift 2 ;;
 	--quick) TIME=5 REPEATS=1 TABLE_SIZE=10000; shift ;;
 	--profile) PROFILE_DIR=$(realpath -m "$2"); shift 2 ;;
@@ -60,6 +65,7 @@ while [[ $# -gt 0 ]]; do
 	esac
 done
 
+[[ $LAYOUT == mod || $LAYOUT == range ]] || { echo "bench/sysbench.sh: --layout mod or range" >&2; exit 2; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -168,8 +174,6 @@ if [[ -z $PROXY_BIN ]]; then
 fi
 
 PROXY_PORT=$(free_port) METRICS_PORT=$(free_port) PPROF_PORT=$(free_port)
-# sbtest1.id is a signed INTEGER and oltp_insert (--auto-inc=off) inserts
-# negative ids, hence Math.abs; id % 8 picks one of the 8 data nodes.
 cat >"$WORK/rules.yaml" <<YAML
 databaseName: sharding_db
 server:
@@ -181,6 +185,12 @@ dataSources:
   ds_0: { url: "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/ds_0", username: root, password: "", maxPoolSize: 64 }
   ds_1: { url: "jdbc:mysql://127.0.0.1:${DB_PORT[1]}/ds_1", username: root, password: "", maxPoolSize: 64 }
 rules:
+YAML
+if [[ $LAYOUT == mod ]]; then
+	# sbtest1.id is a signed INTEGER and oltp_insert (--auto-inc=off)
+	# inserts negative ids, hence Math.abs; id % 8 picks one of the 8 data
+	# nodes. The range queries of oltp_read_only/read_write scan all 8.
+	cat >>"$WORK/rules.yaml" <<YAML
   - !SHARDING
     tables:
       sbtest1:
@@ -189,11 +199,29 @@ rules:
           standard: { shardingColumn: id, shardingAlgorithmName: sb_db }
         tableStrategy:
           standard: { shardingColumn: id, shardingAlgorithmName: sb_table }
-    # The range queries of oltp_read_only/read_write scan every data node.
     shardingAlgorithms:
       sb_db:    { type: INLINE, props: { algorithm-expression: "ds_\${Math.abs(id) % 2}", allow-range-query-with-inline-sharding: true } }
       sb_table: { type: INLINE, props: { algorithm-expression: "sbtest1_\${Math.abs(id).intdiv(2) % 4}", allow-range-query-with-inline-sharding: true } }
 YAML
+else
+	# 8 blocks of table-size/8 consecutive ids, sbtest1_0..3 on ds_0 and
+	# sbtest1_4..7 on ds_1; ids below the first boundary (oltp_insert's
+	# negative ones) go to sbtest1_0.
+	B=$(((TABLE_SIZE + 7) / 8))
+	cat >>"$WORK/rules.yaml" <<YAML
+  - !SHARDING
+    tables:
+      sbtest1:
+        actualDataNodes: ds_0.sbtest1_\${0..3},ds_1.sbtest1_\${4..7}
+        databaseStrategy:
+          standard: { shardingColumn: id, shardingAlgorithmName: sb_db }
+        tableStrategy:
+          standard: { shardingColumn: id, shardingAlgorithmName: sb_table }
+    shardingAlgorithms:
+      sb_db:    { type: BOUNDARY_RANGE, props: { sharding-ranges: "$((4 * B))" } }
+      sb_table: { type: BOUNDARY_RANGE, props: { sharding-ranges: "$B,$((2 * B)),$((3 * B)),$((4 * B)),$((5 * B)),$((6 * B)),$((7 * B))" } }
+YAML
+fi
 
 log "starting the proxy on port $PROXY_PORT"
 PPROF_FLAG=()
@@ -227,9 +255,17 @@ sb() { # sb TARGET ARGS... ; sysbench with the common flags
 log "loading sbtest1 ($TABLE_SIZE rows): through the proxy (sharded), then directly"
 sb proxy oltp_common prepare >"$WORK/prepare-proxy.log" 2>&1 || die "prepare through the proxy: $(tail -5 "$WORK/prepare-proxy.log")"
 sb direct oltp_common prepare >"$WORK/prepare-direct.log" 2>&1 || die "prepare direct: $(tail -5 "$WORK/prepare-direct.log")"
+# node_tables I: the physical tables of ds_I.
+node_tables() {
+	if [[ $LAYOUT == mod ]]; then
+		echo 0 1 2 3
+	else
+		seq $((4 * $1)) $((4 * $1 + 3))
+	fi
+}
 rows=0
 for i in 0 1; do
-	for j in 0 1 2 3; do
+	for j in $(node_tables "$i"); do
 		n=$(sql "${DB_PORT[i]}" root "" "SELECT COUNT(*) FROM ds_$i.sbtest1_$j")
 		[[ $n -gt 0 ]] || die "ds_$i.sbtest1_$j is empty after prepare"
 		rows=$((rows + n))
@@ -238,7 +274,9 @@ done
 [[ $rows == "$TABLE_SIZE" ]] || die "the data nodes hold $rows rows, want $TABLE_SIZE"
 sql "${DB_PORT[0]}" root "" "ANALYZE TABLE sbdirect.sbtest1" >/dev/null
 for i in 0 1; do
-	sql "${DB_PORT[i]}" root "" "ANALYZE TABLE ds_$i.sbtest1_0, ds_$i.sbtest1_1, ds_$i.sbtest1_2, ds_$i.sbtest1_3" >/dev/null
+	for j in $(node_tables "$i"); do
+		sql "${DB_PORT[i]}" root "" "ANALYZE TABLE ds_$i.sbtest1_$j" >/dev/null
+	done
 done
 
 if [[ $HOLD == 1 ]]; then
@@ -253,7 +291,7 @@ trim() {
 	local where="id < 1 OR id > $TABLE_SIZE"
 	sql "${DB_PORT[0]}" root "" "DELETE FROM sbdirect.sbtest1 WHERE $where"
 	for i in 0 1; do
-		for j in 0 1 2 3; do
+		for j in $(node_tables "$i"); do
 			sql "${DB_PORT[i]}" root "" "DELETE FROM ds_$i.sbtest1_$j WHERE $where"
 		done
 	done
@@ -356,7 +394,7 @@ fi
 
 # The table: medians over the repeats.
 echo
-echo "shardflake vs direct MariaDB $MARIADB_VERSION; sysbench $(sysbench --version | awk '{print $2}'), $THREADS threads, $TIME s x $REPEATS, sbtest1 of $TABLE_SIZE rows"
+echo "shardflake vs direct MariaDB $MARIADB_VERSION; sysbench $(sysbench --version | awk '{print $2}'), $THREADS threads, $TIME s x $REPEATS, sbtest1 of $TABLE_SIZE rows, $LAYOUT layout${GOMAXPROCS:+, proxy GOMAXPROCS=$GOMAXPROCS}${GOGC:+, GOGC=$GOGC}"
 echo "machine: $(nproc) CPUs, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), kernel $(uname -r); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 awk -F'\t' '
