@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -14,10 +15,10 @@ import (
 
 // ResultMerger is the Merger that answers a multi-route SELECT as one
 // MariaDB server would: it runs the pipeline router.Merge describes (k-way
-// merge, grouping and aggregates, HAVING, DISTINCT, in-memory ORDER BY,
-// LIMIT, hidden columns stripped), streaming wherever the semantics allow
-// and holding rows only for hashed grouping, DISTINCT and in-memory
-// ordering, under the statement's budget.
+// merge, grouping and aggregates, HAVING, expressions over aggregates,
+// DISTINCT, in-memory ORDER BY, LIMIT, hidden columns stripped), streaming
+// wherever the semantics allow and holding rows only for hashed grouping,
+// DISTINCT and in-memory ordering, under the statement's budget.
 //
 // Values are compared with MariaDB's rules for their column's type
 // (package sqlvalue). A string column's collation is the one its column
@@ -57,8 +58,8 @@ func (e *MergeMemoryError) Error() string {
 }
 
 // MergeCheck implements MergeChecker: it refuses, before any route runs,
-// a merge that names an aggregate or a HAVING operator this merge does
-// not know. Everything that depends on the result's column types is
+// a merge that names an aggregate or an expression operator (HAVING,
+// computed columns) this merge does not know. Everything that depends on the result's column types is
 // checked by Merge.
 func (m *ResultMerger) MergeCheck(plan *router.Plan) error {
 	spec := plan.Merge
@@ -74,6 +75,11 @@ func (m *ResultMerger) MergeCheck(plan *router.Plan) error {
 	}
 	if err := checkExpr(spec.Having); err != nil {
 		return err
+	}
+	for _, c := range spec.Compute {
+		if err := checkExpr(c.Expr); err != nil {
+			return err
+		}
 	}
 	if m.Collations != nil && needsCollations(spec) && len(plan.Routes) > 0 {
 		// Learn the collations now, while this statement holds no
@@ -91,8 +97,8 @@ func checkExpr(e *router.Expr) error {
 	if e == nil {
 		return nil
 	}
-	if e.Op < router.ExprColumn || e.Op > router.ExprNeg {
-		return &NotSupportedError{What: fmt.Sprintf("the HAVING operator %s across data nodes", e.Op)}
+	if !knownOp(e.Op) {
+		return &NotSupportedError{What: fmt.Sprintf("the operator %s across data nodes", e.Op)}
 	}
 	for _, a := range e.Args {
 		if err := checkExpr(a); err != nil {
@@ -127,11 +133,18 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []R
 	if spec == nil {
 		spec = &router.Merge{}
 	}
+	if spec.Describe {
+		var err error
+		if fields, err = describedFields(spec, streams); err != nil {
+			return nil, err
+		}
+	}
 	p := &pipeline{
-		ctx:    ctx,
-		fields: fields,
-		n:      n,
-		mem:    &memBudget{left: budget, total: budget},
+		ctx:     ctx,
+		fields:  fields,
+		n:       n,
+		mem:     &memBudget{left: budget, total: budget},
+		grouped: spec.Group != nil && len(spec.Group.Keys) > 0,
 	}
 	if spec.Hidden < 0 || spec.Hidden >= n {
 		return nil, &InternalError{Msg: fmt.Sprintf("merge hides %d of %d columns", spec.Hidden, n)}
@@ -157,13 +170,18 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []R
 		// The routes' order serves ORDER BY, or GROUP BY and DISTINCT
 		// merged by streaming.
 		keys, err := p.orderKeys(spec.Sort, "ORDER BY, GROUP BY or DISTINCT")
-		if err != nil {
+		switch {
+		case err != nil && spec.AnyOrder:
+			// Nobody needs that order: group and deduplicate by hashing.
+			src = &concatStage{streams: streams}
+		case err != nil:
 			return nil, err
+		default:
+			for _, k := range keys {
+				sorted = append(sorted, k.col)
+			}
+			src = newSortMerge(streams, keys)
 		}
-		for _, k := range keys {
-			sorted = append(sorted, k.col)
-		}
-		src = newSortMerge(streams, keys)
 	} else {
 		src = &concatStage{streams: streams}
 	}
@@ -180,13 +198,39 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []R
 	}
 	// 3. Having.
 	if spec.Having != nil {
-		ev, err := p.compileExpr(spec.Having)
+		ev, err := p.compileExpr(spec.Having, "HAVING")
 		if err != nil {
+			return nil, err
+		}
+		if err := (&cexpr{args: []*cexpr{ev}}).noEnum("HAVING"); err != nil {
 			return nil, err
 		}
 		src = &havingFilter{src: src, cond: ev}
 	}
-	// 4. Distinct.
+	// 4. Compute (what DISTINCT and ORDER BY read), then Distinct.
+	var late *computeStage
+	if len(spec.Compute) > 0 {
+		if spec.Group == nil {
+			// Without grouping the rows are the routes' own buffers.
+			return nil, &InternalError{Msg: "computed columns without grouping"}
+		}
+		early, rest, err := p.splitCompute(spec)
+		if err != nil {
+			return nil, err
+		}
+		if len(early) > 0 {
+			cs, err := p.newCompute(src, early)
+			if err != nil {
+				return nil, err
+			}
+			src = cs
+		}
+		if len(rest) > 0 {
+			if late, err = p.newCompute(nil, rest); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if spec.Distinct {
 		for i := range p.visible {
 			if err := p.types[i].EqualError(); err != nil {
@@ -215,8 +259,64 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []R
 		offset:  offset,
 		count:   count,
 		ctx:     ctx,
+		late:    late,
 	}
 	return out, nil
+}
+
+// splitCompute divides the computed columns into those DISTINCT or the
+// in-memory ORDER BY read, computed for every group, and the others,
+// computed only for the rows the client receives: MariaDB evaluates a
+// select-list expression when it sends the row, so a value that would be
+// out of range in a group OFFSET skips or LIMIT cuts off raises no error.
+func (p *pipeline) splitCompute(spec *router.Merge) (early, late []router.Computed, err error) {
+	needed := map[int]bool{}
+	for _, k := range spec.OrderBy {
+		c, err := p.column(k.Column)
+		if err != nil {
+			return nil, nil, err
+		}
+		needed[c] = true
+	}
+	for _, k := range spec.Sort {
+		c, err := p.column(k.Column)
+		if err != nil {
+			return nil, nil, err
+		}
+		needed[c] = true
+	}
+	for _, c := range spec.Compute {
+		i, err := p.column(c.Column)
+		if err != nil {
+			return nil, nil, err
+		}
+		if needed[i] || spec.Distinct && i < p.visible {
+			early = append(early, c)
+		} else {
+			late = append(late, c)
+		}
+	}
+	return early, late, nil
+}
+
+// describedFields returns the result's column definitions when the first
+// stream describes the computed columns: those from it, the others from
+// the first route that returns rows (the describing route's LIMIT 0 may
+// run another plan, with other key and group flags).
+func describedFields(spec *router.Merge, streams []RowStream) ([]*mysql.Field, error) {
+	if len(streams) < 2 || len(spec.Compute) == 0 {
+		return nil, &InternalError{Msg: fmt.Sprintf("a describing route with %d routes and %d computed columns", len(streams), len(spec.Compute))}
+	}
+	desc := streams[0].Columns()
+	fields := slices.Clone(streams[1].Columns())
+	for _, c := range spec.Compute {
+		i := c.Column.Index(len(fields))
+		if i < 0 || i >= len(fields) {
+			return nil, &InternalError{Msg: fmt.Sprintf("merge computes column %s of %d", c.Column, len(fields))}
+		}
+		fields[i] = desc[i]
+	}
+	return fields, nil
 }
 
 // stage is one step of the merge pipeline. The row next returns is valid
@@ -233,6 +333,7 @@ type pipeline struct {
 	n       int // columns the routes return
 	visible int // columns the client sees
 	mem     *memBudget
+	grouped bool // GROUP BY with keys
 }
 
 // resolveTypes derives every column's Type; collations, when not nil,
@@ -384,6 +485,7 @@ type mergedStream struct {
 	ctx     context.Context
 	err     error
 	done    bool
+	late    *computeStage // computed columns filled as rows leave; nil for none
 }
 
 func (s *mergedStream) Columns() []*mysql.Field { return s.columns }
@@ -413,6 +515,13 @@ func (s *mergedStream) Next() (Row, error) {
 		if s.offset > 0 {
 			s.offset--
 			continue
+		}
+		if s.late != nil {
+			if err := s.late.apply(row); err != nil {
+				s.err = err
+				closeAll(s.streams)
+				return nil, err
+			}
 		}
 		s.sent++
 		return row[:s.visible:s.visible], nil

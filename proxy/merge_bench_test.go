@@ -316,7 +316,9 @@ func benchStreams(n, k int) [][]Row {
 
 // BenchmarkMergeInProcess measures the merge stages on in-memory routes
 // (8 routes, 1,000,000 rows): a k-way merge on an integer, on a string
-// (utf8mb4_general_ci), and a streamed GROUP BY.
+// (utf8mb4_general_ci), a streamed GROUP BY, and one with a column
+// computed from its aggregates (MIN(id) * 2 + COUNT(*) / 3, after an
+// empty describing route).
 func BenchmarkMergeInProcess(b *testing.B) {
 	cols := []*mysql.Field{intCol("id"), strCol("note")}
 	data := benchStreams(benchRows, 8)
@@ -326,16 +328,34 @@ func BenchmarkMergeInProcess(b *testing.B) {
 		typ := sqlvalue.TypeOf(cols[1], 0)
 		slices.SortStableFunc(byNote[i], func(x, y Row) int { return typ.Compare(x[1], y[1]) })
 	}
+	// id, note, the computed column (NULL from the routes), COUNT(*).
+	cols4 := []*mysql.Field{intCol("id"), strCol("note"), decCol("computed", 4), intCol("count")}
+	described := [][]Row{nil}
+	for _, rows := range byNote {
+		var out []Row
+		for _, r := range rows {
+			out = append(out, Row{r[0], r[1], nil, []byte("1")})
+		}
+		described = append(described, out)
+	}
+	computed := &router.Expr{Op: router.ExprPlus, Args: []*router.Expr{
+		{Op: router.ExprMul, Args: []*router.Expr{{Op: router.ExprColumn, Column: 0}, {Op: router.ExprValue, Value: int64(2)}}},
+		{Op: router.ExprDiv, Args: []*router.Expr{{Op: router.ExprColumn, Column: 3}, {Op: router.ExprValue, Value: int64(3)}}},
+	}}
 	tests := []struct {
 		name string
+		cols []*mysql.Field
 		data [][]Row
 		spec *router.Merge
 		want int
 	}{
-		{"sort-int-offset", data, &router.Merge{Sort: []router.OrderKey{{Column: 0}}, Limit: &router.Limit{Offset: 900000, Count: 10}}, 10},
-		{"sort-string", byNote, &router.Merge{Sort: []router.OrderKey{{Column: 1}}}, benchRows},
-		{"group-streamed", byNote, &router.Merge{Sort: []router.OrderKey{{Column: 1}}, Group: &router.Group{
+		{"sort-int-offset", cols, data, &router.Merge{Sort: []router.OrderKey{{Column: 0}}, Limit: &router.Limit{Offset: 900000, Count: 10}}, 10},
+		{"sort-string", cols, byNote, &router.Merge{Sort: []router.OrderKey{{Column: 1}}}, benchRows},
+		{"group-streamed", cols, byNote, &router.Merge{Sort: []router.OrderKey{{Column: 1}}, Group: &router.Group{
 			Keys: []router.ColumnRef{1}, Streamed: true, Aggregates: []router.Aggregate{{Func: router.AggMin, Column: 0}}}}, 977},
+		{"group-computed", cols4, described, &router.Merge{Sort: []router.OrderKey{{Column: 1}}, Group: &router.Group{
+			Keys: []router.ColumnRef{1}, Streamed: true, Aggregates: []router.Aggregate{{Func: router.AggMin, Column: 0}, {Func: router.AggCount, Column: 3}}},
+			Compute: []router.Computed{{Column: 2, Expr: computed}}, Describe: true}, 977},
 	}
 	for _, tt := range tests {
 		b.Run(tt.name, func(b *testing.B) {
@@ -345,7 +365,7 @@ func BenchmarkMergeInProcess(b *testing.B) {
 			for range b.N {
 				streams := make([]RowStream, len(tt.data))
 				for i, rows := range tt.data {
-					streams[i] = &sliceStream{cols: cols, rows: rows}
+					streams[i] = &sliceStream{cols: tt.cols, rows: rows}
 				}
 				rs, err := m.Merge(context.Background(), plan, streams, 64<<20)
 				if err != nil {

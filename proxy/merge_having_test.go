@@ -92,7 +92,7 @@ func TestHavingExpressions(t *testing.T) {
 	p.resolveTypes(nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := p.compileExpr(tt.give)
+			c, err := p.compileExpr(tt.give, "HAVING")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,9 +125,14 @@ func TestHavingRejectsMalformedExpressions(t *testing.T) {
 		{"column past the row", col(3)},
 		{"unknown operator", &router.Expr{Op: router.ExprOp(99)}},
 		{"literal of an unknown type", lit(struct{}{})},
+		{"ROUND with three arguments", op(router.ExprRound, col(0), lit(int64(1)), lit(int64(1)))},
+		{"ROUND with places from a column", op(router.ExprRound, col(0), col(0))},
+		{"ROUND with places not an integer", op(router.ExprRound, col(0), lit("x"))},
+		{"COALESCE of nothing", op(router.ExprCoalesce)},
+		{"BETWEEN with two arguments", op(router.ExprBetween, col(0), col(0))},
 	}
 	for _, tt := range tests {
-		if _, err := p.compileExpr(tt.give); err == nil {
+		if _, err := p.compileExpr(tt.give, "HAVING"); err == nil {
 			t.Errorf("%s: compiled", tt.name)
 		}
 	}

@@ -97,6 +97,10 @@ func TestMergePreparedStatements(t *testing.T) {
 		{"SELECT user_id, SUM(amount), AVG(qty) FROM t_order GROUP BY user_id HAVING COUNT(*) > ?", []any{7}, true},
 		{"SELECT user_id, COUNT(*) FROM t_order WHERE status = ? GROUP BY user_id", []any{"new"}, true},
 		{"SELECT COUNT(DISTINCT user_id), MIN(day), MAX(big) FROM t_order WHERE amount < ?", []any{"3.33"}, false},
+		// Computed columns with a parameter: in the describing route and
+		// in the merge's expression, bound per execution.
+		{"SELECT user_id, SUM(amount) * ? AS s, ROUND(AVG(qty), ?) FROM t_order GROUP BY user_id HAVING SUM(amount) / COUNT(*) > ?", []any{2, 1, "10"}, true},
+		{"SELECT COUNT(*) + ?, MAX(score) / ? FROM t_order WHERE user_id IN (?, ?)", []any{1, 3, 2, 5}, true},
 	}
 	scan := func(db *sql.DB, q string, args []any) ([]string, error) {
 		rows, err := db.Query(q, args...)

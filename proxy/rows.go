@@ -98,7 +98,7 @@ type ConcatMerger struct{}
 // MergeCheck refuses, before any route runs, the plans Merge cannot do.
 func (ConcatMerger) MergeCheck(plan *router.Plan) error {
 	m := plan.Merge
-	if m != nil && (len(m.Sort) > 0 || m.Group != nil || m.Having != nil || m.Distinct || len(m.OrderBy) > 0) {
+	if m != nil && (len(m.Sort) > 0 || m.Group != nil || len(m.Compute) > 0 || m.Having != nil || m.Distinct || len(m.OrderBy) > 0) {
 		return &NotSupportedError{What: "merging ORDER BY, GROUP BY, aggregates or DISTINCT across data nodes"}
 	}
 	return nil

@@ -26,7 +26,10 @@ import (
 //     without Sort, the routes' rows one route after the other.
 //  2. Group: aggregate (see Group), streaming when Group.Streamed.
 //  3. Having: keep the rows for which the expression is true.
-//  4. Distinct: drop a row whose visible columns equal an earlier row's.
+//  4. Compute: replace the value of each Computed column with its
+//     expression over the merged row (HAVING never reads one: it has
+//     their expressions itself).
+//     Distinct: drop a row whose visible columns equal an earlier row's.
 //  5. OrderBy: sort the rows in memory (stable); absent when step 1
 //     already gives the final order.
 //  6. Limit: skip Offset rows, then return at most Count rows (each route
@@ -35,10 +38,12 @@ import (
 //  7. Strip the Hidden trailing columns.
 //
 // Result metadata (names, types, decimals, flags) is that of the first
-// route's result for the visible columns; the router keeps each visible
-// column's expression as MySQL would name it (an unaliased expression gets
-// its original text as alias, e.g. AS `count(*)`), so the names are what a
-// single MySQL server would return.
+// route's result for the visible columns (with Describe, the first route
+// after the describing one, and the describing route's for Computed
+// columns); the router keeps each visible column's expression as MySQL
+// would name it (an unaliased expression gets its original text as alias,
+// e.g. AS `count(*)`), so the names are what a single MySQL server would
+// return.
 type Merge struct {
 	// Hidden is the number of trailing helper columns every route
 	// returns; the client sees all the other columns.
@@ -46,9 +51,24 @@ type Merge struct {
 	// Sort is the order every route returns its rows in; merge them with
 	// a k-way merge on these keys.
 	Sort []OrderKey `json:"sort,omitempty"`
+	// AnyOrder means the client asked for no order (DISTINCT without
+	// ORDER BY, GROUP BY ... ORDER BY NULL): Sort only lets grouping and
+	// DISTINCT stream, and the merge may read the routes one after the
+	// other instead and hash, when it cannot compare a Sort key in
+	// MariaDB's order (an ENUM orders by its members' positions).
+	AnyOrder bool `json:"anyOrder,omitempty"`
 	// Group aggregates the rows; nil when the query has neither GROUP BY
 	// nor aggregate functions.
 	Group *Group `json:"group,omitempty"`
+	// Compute are the columns whose values are expressions over
+	// aggregates (SUM(a)/COUNT(*), ROUND(AVG(x), 2)), evaluated after
+	// grouping and HAVING.
+	Compute []Computed `json:"compute,omitempty"`
+	// Describe means Routes[0] describes the result and returns no rows:
+	// it is the statement with LIMIT 0 and the Computed columns' own
+	// expressions, which give those columns' definitions; the other
+	// routes return NULL in the Computed columns.
+	Describe bool `json:"describe,omitempty"`
 	// Having is the HAVING condition, evaluated after grouping; routes are
 	// sent no HAVING.
 	Having *Expr `json:"having,omitempty"`
@@ -168,6 +188,16 @@ type Aggregate struct {
 	Count    ColumnRef     `json:"count,omitempty"`
 }
 
+// Computed is a result column whose merged value is Expr evaluated over
+// the grouped row (after every Aggregate's column holds its merged value).
+// The column's definition, as the describing route returns it, is what
+// the client sees: the value is converted to that type (a DECIMAL printed
+// with the column's decimals, as MariaDB prints it).
+type Computed struct {
+	Column ColumnRef `json:"column"`
+	Expr   *Expr     `json:"expr"`
+}
+
 // Limit is a bound LIMIT clause. Count is at most math.MaxInt64 (a larger
 // client value, like the customary 18446744073709551615, means "no
 // limit" in practice and is clamped).
@@ -207,7 +237,17 @@ const (
 	ExprIntDiv                       // Args[0] DIV Args[1]
 	ExprMod                          // Args[0] % Args[1]
 	ExprNeg                          // -Args[0]
+	ExprBetween                      // Args[0] BETWEEN Args[1] AND Args[2]
+	ExprRound                        // ROUND(Args[0]) or ROUND(Args[0], Args[1]), Args[1] an integer literal
+	ExprIfNull                       // IFNULL(Args[0], Args[1])
+	ExprCoalesce                     // COALESCE(Args...)
+	ExprAbs                          // ABS(Args[0])
+	ExprAvg                          // AVG as Args[0] (its SUM) / Args[1] (its COUNT)
 )
+
+// ExprLast is the last operator this version of the router writes; a
+// merge that meets a larger one refuses it.
+const ExprLast = ExprAvg
 
 // String returns the operator as SQL writes it (or column, value, decimal).
 func (o ExprOp) String() string {
@@ -262,6 +302,18 @@ func (o ExprOp) String() string {
 		return "%"
 	case ExprNeg:
 		return "NEG"
+	case ExprBetween:
+		return "BETWEEN"
+	case ExprRound:
+		return "ROUND"
+	case ExprIfNull:
+		return "IFNULL"
+	case ExprCoalesce:
+		return "COALESCE"
+	case ExprAbs:
+		return "ABS"
+	case ExprAvg:
+		return "AVG"
 	}
 	return "unknown"
 }
@@ -269,12 +321,16 @@ func (o ExprOp) String() string {
 // MarshalText writes the operator by name, so plans print readably.
 func (o ExprOp) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
-// Expr is a small expression over one merged row: the HAVING condition.
-// Leaves are result columns (ExprColumn, usually an aggregate's column
-// after merging, or a group key) and literals (ExprValue, ExprDecimal;
-// parameters are already bound). Arithmetic and comparisons follow MySQL's
-// rules for the operand types (a string compared with a number is
-// compared as a number; / yields a decimal).
+// Expr is a small expression over one merged row: the HAVING condition or
+// a Computed column. Leaves are result columns (ExprColumn, usually an
+// aggregate's column after merging, a group key, or a hidden column the
+// routes compute) and literals (ExprValue, ExprDecimal; parameters are
+// already bound). Arithmetic and comparisons follow MySQL's rules for the
+// operand types (a string compared with a number is compared as a number;
+// / yields a decimal, unrounded until it is compared or returned). An AVG
+// is ExprAvg over the merged SUM and COUNT columns, since MariaDB computes
+// with the unrounded quotient (and, where a DOUBLE is wanted, with
+// SUM and COUNT as DOUBLEs).
 type Expr struct {
 	Op     ExprOp    `json:"op"`
 	Column ColumnRef `json:"column,omitempty"`
@@ -342,6 +398,23 @@ func (e *Expr) write(b *strings.Builder) {
 		b.WriteString("(")
 		arg(0)
 		b.WriteString(" " + e.Op.String() + ")")
+	case ExprBetween:
+		b.WriteString("(")
+		arg(0)
+		b.WriteString(" BETWEEN ")
+		arg(1)
+		b.WriteString(" AND ")
+		arg(2)
+		b.WriteString(")")
+	case ExprRound, ExprIfNull, ExprCoalesce, ExprAbs, ExprAvg:
+		b.WriteString(e.Op.String() + "(")
+		for i := range e.Args {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			arg(i)
+		}
+		b.WriteString(")")
 	case ExprIn:
 		b.WriteString("(")
 		arg(0)

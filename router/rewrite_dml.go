@@ -466,15 +466,24 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 			}
 		}
 	}
-	routes := make([]Route, len(units))
+	routes := make([]Route, 0, len(units)+1)
 	f := unitFiller{d: d, items: items, limit: limit, bind: args}
+	if merge != nil && merge.Describe {
+		// The describing route reads the first route's data node.
+		f.u = &units[0]
+		sql, rargs, err := d.multi.describe.render(&f, args)
+		if err != nil {
+			return nil, err
+		}
+		routes = append(routes, Route{DataSource: units[0].ds, Nodes: d.nodes(&units[0]), SQL: sql, Args: rargs})
+	}
 	for i := range units {
 		f.u = &units[i]
 		sql, rargs, err := tmpl.render(&f, args)
 		if err != nil {
 			return nil, err
 		}
-		routes[i] = Route{DataSource: units[i].ds, Nodes: d.nodes(&units[i]), SQL: sql, Args: rargs}
+		routes = append(routes, Route{DataSource: units[i].ds, Nodes: d.nodes(&units[i]), SQL: sql, Args: rargs})
 	}
 	return &Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge}, nil
 }

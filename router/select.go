@@ -13,11 +13,15 @@ import (
 // runs and the merge of their results (bound per execution for LIMIT and
 // HAVING parameters).
 type selectMerge struct {
-	tmpl  *sqlTemplate
-	merge Merge // without Limit and with unbound HAVING
+	tmpl *sqlTemplate
+	// describe is the describing route's SQL when merge.Describe.
+	describe *sqlTemplate
+	merge    Merge // without Limit and with unbound HAVING
 	// having has parameters to bind; nil when merge.Having is final.
 	having *Expr
-	limit  *limitOperands
+	// compute has parameters to bind; nil when merge.Compute is final.
+	compute []Computed
+	limit   *limitOperands
 	// pushLimit: routes are sent LIMIT offset+count.
 	pushLimit bool
 }
@@ -51,6 +55,12 @@ type mergeBuilder struct {
 	distinct []ast.ExprNode // arguments of DISTINCT aggregates, grouped by on routes
 	// distinctFields are the hidden fields of distinct.
 	distinctFields []int
+	computed       []computedSpec
+	// partials are the hidden fields with an AVG's partial SUM and COUNT,
+	// which a merged SUM or COUNT of the same argument may reuse.
+	partials []int
+	// unrounded are the Expr nodes of markUnrounded.
+	unrounded map[*Expr]bool
 }
 
 // aggSpec is an aggregate being planned.
@@ -102,9 +112,25 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 			}
 			continue
 		}
-		if containsAggregate(f.Expr) {
-			return nil, errNotSupported("the aggregate inside the expression %s cannot be merged across data nodes; select the aggregate itself and compute the expression in the application", strings.TrimSpace(f.Text()))
+	}
+	// Expressions over aggregates, once every aggregate of the select
+	// list has its entry (which their hidden aggregates then share).
+	for j := 0; j < b.visible; j++ {
+		f := b.fields[j]
+		if f.Expr == nil || !containsAggregate(f.Expr) {
+			continue
 		}
+		if _, ok := f.Expr.(*ast.AggregateFuncExpr); ok {
+			continue
+		}
+		if !b.addressable(j) {
+			return nil, errNotSupported("an expression over aggregates between two wildcards of the select list cannot be merged across data nodes; list the columns")
+		}
+		x, params, err := b.expr(f.Expr, inSelect)
+		if err != nil {
+			return nil, err
+		}
+		b.computed = append(b.computed, computedSpec{field: j, expr: x, params: params})
 	}
 	var groupKeys []mref
 	if sel.GroupBy != nil {
@@ -119,8 +145,11 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 	m := &selectMerge{}
 	var having *Expr
 	hasParams := false
+	if len(groupKeys) > 0 {
+		b.pushHaving(sel)
+	}
 	if sel.Having != nil {
-		h, params, err := b.expr(sel.Having.Expr)
+		h, params, err := b.expr(sel.Having.Expr, inHaving)
 		if err != nil {
 			return nil, err
 		}
@@ -158,6 +187,12 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 
 	grouping := len(groupKeys) > 0 || len(b.aggs) > 0
 	distinctAggs := len(b.distinct) > 0
+	// ORDER BY NULL (or another constant): the client asks for no order,
+	// not even GROUP BY's.
+	orderedByNothing := sel.OrderBy != nil && len(orderRefs) == 0
+	if len(groupKeys) > 0 && (sel.Distinct || !groupOrder(orderRefs, orderDesc, groupKeys)) && b.planDependent(having) {
+		return nil, errNotSupported("an expression that computes with an AVG (or names a computed column) under GROUP BY, with DISTINCT or an ORDER BY other than the group keys, cannot be merged across data nodes: MariaDB computes it from the exact or from the rounded average depending on its plan (indexes, DISTINCT aggregates); order by the group keys, or select the AVG itself")
+	}
 	switch {
 	case !grouping:
 		if sel.Distinct && len(orderRefs) == 0 && b.wildLo < 0 {
@@ -168,6 +203,7 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 				orderRefs = append(orderRefs, mref{field: j, abs: -1})
 				orderDesc = append(orderDesc, false)
 			}
+			m.merge.AnyOrder = true
 		}
 		// HAVING without grouping filters rows after the merge, and
 		// DISTINCT over hidden columns keeps more rows per route than the
@@ -192,7 +228,10 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 			sel.OrderBy = nil
 		}
 		m.merge.Group = &Group{Streamed: streamed}
-		m.pushLimit = streamed && sel.Having == nil && !sel.Distinct && !distinctAggs
+		// With AnyOrder the merge may hash the groups, and then needs
+		// every route's rows of every group, not its first ones.
+		m.merge.AnyOrder = streamed && orderedByNothing
+		m.pushLimit = streamed && sel.Having == nil && !sel.Distinct && !distinctAggs && !m.merge.AnyOrder
 	}
 	if grouping && m.merge.Group == nil {
 		m.merge.Group = &Group{Streamed: true}
@@ -241,6 +280,15 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 			mg.Group.Aggregates = append(mg.Group.Aggregates, ag)
 		}
 	}
+	var computeParams bool
+	for _, c := range b.computed {
+		b.finishExpr(c.expr, total)
+		mg.Compute = append(mg.Compute, Computed{Column: b.colRef(mref{field: c.field, abs: -1}, total), Expr: c.expr})
+		computeParams = computeParams || c.params
+	}
+	if computeParams {
+		m.compute, mg.Compute = mg.Compute, nil
+	}
 	if having != nil {
 		b.finishExpr(having, total)
 		if hasParams {
@@ -249,12 +297,43 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 			mg.Having = having
 		}
 	}
+	if len(b.computed) > 0 {
+		if err := b.describe(m, sel); err != nil {
+			return nil, err
+		}
+		mg.Describe = true
+	}
 	t, err := buildTemplate(sel)
 	if err != nil {
 		return nil, err
 	}
 	m.tmpl = t
 	return m, nil
+}
+
+// describe builds the describing route's SQL: the statement with its
+// computed columns and LIMIT 0, which MariaDB answers with the columns'
+// definitions and no rows, evaluating nothing. Then it replaces the
+// computed columns by NULL in sel, for the routes that return rows: a
+// route would compute them from its own partial aggregates, for groups
+// HAVING or LIMIT may drop, and could fail where MariaDB does not (BIGINT
+// UNSIGNED value is out of range).
+func (b *mergeBuilder) describe(m *selectMerge, sel *ast.SelectStmt) error {
+	limit, orderBy := sel.Limit, sel.OrderBy
+	sel.Limit, sel.OrderBy = &ast.Limit{Count: ast.NewValueExpr(0, "", "")}, nil
+	t, err := buildTemplate(sel)
+	sel.Limit, sel.OrderBy = limit, orderBy
+	if err != nil {
+		return err
+	}
+	m.describe = t
+	for _, c := range b.computed {
+		f := *b.fields[c.field]
+		f.Expr = ast.NewValueExpr(nil, "", "")
+		b.fields[c.field] = &f
+	}
+	sel.Fields.Fields = b.fields
+	return nil
 }
 
 // unmergeable rejects SELECT features whose results cannot be combined
@@ -370,9 +449,23 @@ func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	for _, s := range b.aggs {
-		if s.text == text {
-			return s.field, nil
+	if j < 0 {
+		// A hidden use reads the merged value of any equal aggregate; a
+		// column of the select list gets an entry of its own even when it
+		// repeats another, since the merge replaces only the columns its
+		// entries name.
+		for _, s := range b.aggs {
+			if s.text == text {
+				return s.field, nil
+			}
+		}
+		for _, k := range b.partials {
+			if b.texts[k] == text {
+				// Merging the partials in place: the AVG reads them from
+				// the routes' rows, before the merge writes its result.
+				j = k
+				break
+			}
 		}
 	}
 	var fn AggregateFunc
@@ -408,8 +501,19 @@ func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error)
 			s.args = append(s.args, mref{field: b.distinctArg(arg), abs: -1})
 		}
 	case fn == AggAvg:
-		s.sum = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncSum, Args: agg.Args}), abs: -1}
-		s.count = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncCount, Args: agg.Args}), abs: -1}
+		shared := false
+		for _, o := range b.aggs {
+			if o.text == text && !o.distinct {
+				// A repeated AVG shares the partial SUM and COUNT.
+				s.sum, s.count, shared = o.sum, o.count, true
+				break
+			}
+		}
+		if !shared {
+			s.sum = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncSum, Args: agg.Args}), abs: -1}
+			s.count = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncCount, Args: agg.Args}), abs: -1}
+			b.partials = append(b.partials, s.sum.field, s.count.field)
+		}
 	}
 	b.aggs = append(b.aggs, s)
 	return j, nil
@@ -448,11 +552,22 @@ func (b *mergeBuilder) keyRef(e ast.ExprNode, clause string, aliasFirst bool) (m
 		j, err := b.aggregate(agg, -1)
 		return mref{field: j, abs: -1}, err
 	}
-	if containsAggregate(e) {
-		return mref{}, errNotSupported("an expression over aggregates in the %s cannot be merged across data nodes; select the aggregate and order by it", clause)
-	}
 	if j := b.match(e, aliasFirst); j >= 0 {
 		return b.field(j), nil
+	}
+	if containsAggregate(e) {
+		if clause != "order clause" {
+			return mref{}, errNotSupported("an expression over aggregates in the %s cannot be merged across data nodes", clause)
+		}
+		// The routes compute it for its type; the merge replaces the
+		// value before sorting.
+		x, params, err := b.expr(e, inOrder)
+		if err != nil {
+			return mref{}, err
+		}
+		j := b.addHidden(e)
+		b.computed = append(b.computed, computedSpec{field: j, expr: x, params: params})
+		return mref{field: j, abs: -1}, nil
 	}
 	return mref{field: b.addHidden(e), abs: -1}, nil
 }
@@ -501,6 +616,41 @@ func (b *mergeBuilder) match(e ast.ExprNode, aliasFirst bool) int {
 		return byAlias()
 	}
 	return -1
+}
+
+// planDependent reports an expression of the merge (HAVING, computed
+// columns) whose value MariaDB derives differently in different plans.
+func (b *mergeBuilder) planDependent(having *Expr) bool {
+	if len(b.unrounded) == 0 {
+		return false
+	}
+	if having != nil && b.dependsOnPlan(having, false) {
+		return true
+	}
+	for _, c := range b.computed {
+		if b.dependsOnPlan(c.expr, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// groupOrder reports an ORDER BY that MariaDB serves by the grouping
+// itself: none, or the group keys in their order, all ascending or all
+// descending.
+func groupOrder(order []mref, desc []bool, group []mref) bool {
+	if len(order) == 0 {
+		return true
+	}
+	if len(order) != len(group) {
+		return false
+	}
+	for i := range order {
+		if order[i] != group[i] || desc[i] != desc[0] {
+			return false
+		}
+	}
+	return true
 }
 
 func sameKeys(order, group []mref) bool {
@@ -584,6 +734,12 @@ func (m *selectMerge) bind(args []any) (*Merge, int64, error) {
 	}
 	if m.having != nil {
 		mg.Having = bindExpr(m.having, args)
+	}
+	if m.compute != nil {
+		mg.Compute = make([]Computed, len(m.compute))
+		for i, c := range m.compute {
+			mg.Compute[i] = Computed{Column: c.Column, Expr: bindExpr(c.Expr, args)}
+		}
 	}
 	return &mg, limit, nil
 }

@@ -1,191 +1,169 @@
 package router
 
 import (
-	"strings"
-
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
-	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 )
 
-// expr converts a HAVING condition into an Expr over result columns. The
-// column leaves carry field indexes in Column until finishExpr; params
-// reports a ? among the leaves (a paramValue until bindExpr).
-func (b *mergeBuilder) expr(e ast.ExprNode) (x *Expr, params bool, err error) {
-	switch n := e.(type) {
-	case *ast.ParenthesesExpr:
-		return b.expr(n.Expr)
-	case *ast.BinaryOperationExpr:
-		op, ok := binaryOps(n.Op)
-		if !ok {
-			break
-		}
-		l, pl, err := b.expr(n.L)
-		if err != nil {
-			return nil, false, err
-		}
-		r, pr, err := b.expr(n.R)
-		if err != nil {
-			return nil, false, err
-		}
-		return &Expr{Op: op, Args: []*Expr{l, r}}, pl || pr, nil
-	case *ast.UnaryOperationExpr:
-		v, p, err := b.expr(n.V)
-		if err != nil {
-			return nil, false, err
-		}
-		switch n.Op {
-		case opcode.Not, opcode.Not2:
-			return &Expr{Op: ExprNot, Args: []*Expr{v}}, p, nil
-		case opcode.Minus:
-			return &Expr{Op: ExprNeg, Args: []*Expr{v}}, p, nil
-		case opcode.Plus:
-			return v, p, nil
-		}
-	case *ast.IsNullExpr:
-		v, p, err := b.expr(n.Expr)
-		if err != nil {
-			return nil, false, err
-		}
-		return negated(&Expr{Op: ExprIsNull, Args: []*Expr{v}}, n.Not), p, nil
-	case *ast.IsTruthExpr:
-		v, p, err := b.expr(n.Expr)
-		if err != nil {
-			return nil, false, err
-		}
-		op := ExprIsTrue
-		if n.True == 0 {
-			op = ExprIsFalse
-		}
-		return negated(&Expr{Op: op, Args: []*Expr{v}}, n.Not), p, nil
-	case *ast.PatternInExpr:
-		if n.Sel != nil {
-			break
-		}
-		args := make([]ast.ExprNode, 0, len(n.List)+1)
-		args = append(append(args, n.Expr), n.List...)
-		x := &Expr{Op: ExprIn}
-		for _, a := range args {
-			v, p, err := b.expr(a)
-			if err != nil {
-				return nil, false, err
-			}
-			x.Args = append(x.Args, v)
-			params = params || p
-		}
-		return negated(x, n.Not), params, nil
-	case *ast.BetweenExpr:
-		v, p1, err := b.expr(n.Expr)
-		if err != nil {
-			return nil, false, err
-		}
-		lo, p2, err := b.expr(n.Left)
-		if err != nil {
-			return nil, false, err
-		}
-		hi, p3, err := b.expr(n.Right)
-		if err != nil {
-			return nil, false, err
-		}
-		x := &Expr{Op: ExprAnd, Args: []*Expr{{Op: ExprGE, Args: []*Expr{v, lo}}, {Op: ExprLE, Args: []*Expr{v, hi}}}}
-		return negated(x, n.Not), p1 || p2 || p3, nil
-	case *driver.ValueExpr:
-		switch n.Kind() {
-		case driver.KindMysqlDecimal:
-			return &Expr{Op: ExprDecimal, Value: n.GetMysqlDecimal().String()}, false, nil
-		case driver.KindNull, driver.KindInt64, driver.KindUint64, driver.KindFloat32, driver.KindFloat64, driver.KindString:
-			v, _ := literalValue(n)
-			return &Expr{Op: ExprValue, Value: v}, false, nil
-		}
-	case *ast.AggregateFuncExpr:
-		j, err := b.aggregate(n, -1)
-		if err != nil {
-			return nil, false, err
-		}
-		return &Expr{Op: ExprColumn, Column: ColumnRef(j)}, false, nil
-	case *ast.ColumnNameExpr:
-		if p, ok := paramOf(n); ok {
-			return &Expr{Op: ExprValue, Value: paramValue{param: p}}, true, nil
-		}
-		j := b.match(n, true)
-		var r mref
-		if j >= 0 {
-			r = b.field(j)
+// pushHaving moves the conjuncts of HAVING that depend only on GROUP BY
+// columns into WHERE, as MariaDB's condition_pushdown_from_having does:
+// MariaDB then filters rows before grouping, so HAVING LENGTH(code) > 3
+// keeps the rows of 'abc ' and drops those of 'abc' even where a PAD
+// SPACE collation groups them together. The routes get them in WHERE too;
+// the rest stays for the merge. MariaDB 10.11 pushes nothing from a
+// statement with LIMIT: HAVING then sees each group's first row.
+func (b *mergeBuilder) pushHaving(sel *ast.SelectStmt) {
+	if sel.Having == nil || sel.GroupBy == nil || sel.Limit != nil {
+		return
+	}
+	groupCols := b.groupColumns(sel.GroupBy)
+	if len(groupCols) == 0 {
+		return
+	}
+	var keep, push []ast.ExprNode
+	for _, c := range conjuncts(sel.Having.Expr, nil) {
+		if b.pushable(c, groupCols) {
+			push = append(push, c)
 		} else {
-			r = mref{field: b.addHidden(n), abs: -1}
-		}
-		return &Expr{Op: ExprColumn, Column: ColumnRef(r.field)}, false, nil
-	}
-	text, _ := restoreSQL(e)
-	return nil, false, errNotSupported("HAVING over several data nodes supports comparisons, arithmetic, AND/OR/NOT, IN, BETWEEN and IS NULL over columns and aggregates, not %s", strings.ReplaceAll(text, "\x00", ""))
-}
-
-func negated(x *Expr, not bool) *Expr {
-	if not {
-		return &Expr{Op: ExprNot, Args: []*Expr{x}}
-	}
-	return x
-}
-
-func binaryOps(op opcode.Op) (ExprOp, bool) {
-	switch op {
-	case opcode.LogicAnd:
-		return ExprAnd, true
-	case opcode.LogicOr:
-		return ExprOr, true
-	case opcode.LogicXor:
-		return ExprXor, true
-	case opcode.EQ:
-		return ExprEQ, true
-	case opcode.NE:
-		return ExprNE, true
-	case opcode.LT:
-		return ExprLT, true
-	case opcode.LE:
-		return ExprLE, true
-	case opcode.GT:
-		return ExprGT, true
-	case opcode.GE:
-		return ExprGE, true
-	case opcode.NullEQ:
-		return ExprNullSafeEQ, true
-	case opcode.Plus:
-		return ExprPlus, true
-	case opcode.Minus:
-		return ExprMinus, true
-	case opcode.Mul:
-		return ExprMul, true
-	case opcode.Div:
-		return ExprDiv, true
-	case opcode.IntDiv:
-		return ExprIntDiv, true
-	case opcode.Mod:
-		return ExprMod, true
-	}
-	return 0, false
-}
-
-// finishExpr turns the field indexes of column leaves into ColumnRefs.
-func (b *mergeBuilder) finishExpr(x *Expr, total int) {
-	if x.Op == ExprColumn {
-		x.Column = b.colRef(mref{field: int(x.Column), abs: -1}, total)
-	}
-	for _, a := range x.Args {
-		b.finishExpr(a, total)
-	}
-}
-
-// bindExpr copies x with its ? leaves bound to args.
-func bindExpr(x *Expr, args []any) *Expr {
-	c := *x
-	if p, ok := x.Value.(paramValue); ok {
-		c.Value = argValue(args[p.param])
-	}
-	if len(x.Args) > 0 {
-		c.Args = make([]*Expr, len(x.Args))
-		for i, a := range x.Args {
-			c.Args[i] = bindExpr(a, args)
+			keep = append(keep, c)
 		}
 	}
-	return &c
+	for _, c := range push {
+		if sel.Where == nil {
+			sel.Where = &ast.ParenthesesExpr{Expr: c}
+		} else {
+			sel.Where = &ast.BinaryOperationExpr{Op: opcode.LogicAnd, L: parenthesized(sel.Where), R: &ast.ParenthesesExpr{Expr: c}}
+		}
+	}
+	if len(keep) == 0 {
+		sel.Having = nil
+		return
+	}
+	h := keep[0]
+	for _, c := range keep[1:] {
+		h = &ast.BinaryOperationExpr{Op: opcode.LogicAnd, L: h, R: c}
+	}
+	sel.Having.Expr = h
 }
+
+func parenthesized(e ast.ExprNode) ast.ExprNode {
+	if _, ok := e.(*ast.ParenthesesExpr); ok {
+		return e
+	}
+	return &ast.ParenthesesExpr{Expr: e}
+}
+
+// conjuncts appends the operands of e's top-level ANDs to out.
+func conjuncts(e ast.ExprNode, out []ast.ExprNode) []ast.ExprNode {
+	switch x := e.(type) {
+	case *ast.ParenthesesExpr:
+		return conjuncts(x.Expr, out)
+	case *ast.BinaryOperationExpr:
+		if x.Op == opcode.LogicAnd {
+			return conjuncts(x.R, conjuncts(x.L, out))
+		}
+	}
+	return append(out, e)
+}
+
+// groupColumns returns the GROUP BY items that are columns: named, or
+// named by a position or an alias of the select list.
+func (b *mergeBuilder) groupColumns(g *ast.GroupByClause) []*ast.ColumnName {
+	var out []*ast.ColumnName
+	for _, it := range g.Items {
+		e := it.Expr
+		if p, ok := e.(*ast.PositionExpr); ok && p.N >= 1 && p.N <= b.visible {
+			e = b.fields[p.N-1].Expr
+		} else if cn, ok := e.(*ast.ColumnNameExpr); ok {
+			if j := b.aliasOf(cn); j >= 0 {
+				e = b.fields[j].Expr
+			}
+		}
+		if cn, ok := e.(*ast.ColumnNameExpr); ok {
+			if _, param := paramOf(cn); !param {
+				out = append(out, cn.Name)
+			}
+		}
+	}
+	return out
+}
+
+// pushable reports a conjunct without aggregates, subqueries, parameters
+// or functions whose value changes from row to row, whose every column is
+// a GROUP BY column. A select-list alias of a GROUP BY column is replaced
+// by the column, for WHERE.
+func (b *mergeBuilder) pushable(c ast.ExprNode, groupCols []*ast.ColumnName) bool {
+	if containsAggregate(c) {
+		return false
+	}
+	var f pushFinder
+	c.Accept(&f)
+	if f.blocked || len(f.names) == 0 {
+		return false
+	}
+	for _, n := range f.names {
+		cn := n.Name
+		if j := b.aliasOf(n); j >= 0 {
+			fc, ok := b.fields[j].Expr.(*ast.ColumnNameExpr)
+			if !ok {
+				return false
+			}
+			cn = fc.Name
+		}
+		if !inColumns(cn, groupCols) {
+			return false
+		}
+	}
+	for _, n := range f.names {
+		if j := b.aliasOf(n); j >= 0 {
+			n.Name = b.fields[j].Expr.(*ast.ColumnNameExpr).Name
+		}
+	}
+	return true
+}
+
+func inColumns(cn *ast.ColumnName, cols []*ast.ColumnName) bool {
+	for _, g := range cols {
+		if g.Name.L == cn.Name.L && (cn.Table.L == "" || g.Table.L == "" || cn.Table.L == g.Table.L) {
+			return true
+		}
+	}
+	return false
+}
+
+// volatile reports a function MariaDB does not push from HAVING: its
+// value differs between calls or it acts on the session.
+func volatile(name string) bool {
+	switch name {
+	case "rand", "uuid", "uuid_short", "sleep", "sysdate", "benchmark", "get_lock", "release_lock", "is_free_lock",
+		"is_used_lock", "release_all_locks", "last_insert_id", "row_count", "found_rows", "connection_id",
+		"nextval", "lastval", "setval", "master_pos_wait":
+		return true
+	}
+	return false
+}
+
+// pushFinder collects a conjunct's column names and notes what keeps it
+// in HAVING.
+type pushFinder struct {
+	names   []*ast.ColumnNameExpr
+	blocked bool
+}
+
+func (f *pushFinder) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.SubqueryExpr, *ast.WindowFuncExpr, *ast.VariableExpr, *ast.DefaultExpr:
+		f.blocked = true
+	case *ast.FuncCallExpr:
+		f.blocked = f.blocked || volatile(x.FnName.L)
+	case *ast.ColumnNameExpr:
+		if _, ok := paramOf(x); ok {
+			f.blocked = true
+		} else {
+			f.names = append(f.names, x)
+		}
+	}
+	return n, f.blocked
+}
+
+func (f *pushFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }

@@ -230,6 +230,9 @@ func printMerge(b *bytes.Buffer, m *router.Merge) {
 	if m.Hidden > 0 {
 		fmt.Fprintf(b, "  hidden columns: the last %d of every route, stripped\n", m.Hidden)
 	}
+	if m.Describe {
+		b.WriteString("  route 1 only describes the computed columns (LIMIT 0); the others return them as NULL\n")
+	}
 	if len(m.Sort) > 0 {
 		fmt.Fprintf(b, "  k-way merge of the routes, sorted by %s\n", keyList(m.Sort))
 	} else {
@@ -256,6 +259,9 @@ func printMerge(b *bytes.Buffer, m *router.Merge) {
 			}
 			b.WriteString("\n")
 		}
+	}
+	for _, c := range m.Compute {
+		fmt.Fprintf(b, "  col[%s] = %s\n", c.Column, c.Expr)
 	}
 	if m.Having != nil {
 		fmt.Fprintf(b, "  having %s\n", m.Having)

@@ -16,8 +16,10 @@ type Decimal struct {
 	unscaled big.Int
 	scale    int
 	// negZero marks a zero that MariaDB prints as "-0.00": a quotient of
-	// operands with opposite signs truncated to zero. Rounding (to fewer
-	// digits) and arithmetic drop it, as in MariaDB.
+	// operands with opposite signs truncated to zero, a remainder of a
+	// negative dividend, or such a value read back. Rounding (to fewer
+	// digits) and arithmetic drop it, as in MariaDB; comparisons put it
+	// just below zero (MariaDB's decimal_cmp looks at the sign first).
 	negZero bool
 }
 
@@ -53,6 +55,7 @@ func ParseDecimal(s []byte) (Decimal, error) {
 	d.unscaled.SetString(string(digits), 10)
 	if neg {
 		d.unscaled.Neg(&d.unscaled)
+		d.negZero = d.unscaled.Sign() == 0
 	}
 	return d, nil
 }
@@ -122,10 +125,28 @@ func (d *Decimal) Mul(e *Decimal) Decimal {
 	return r
 }
 
-// Cmp returns -1, 0 or +1 as d is less than, equal to or greater than e.
+// Cmp returns -1, 0 or +1 as d is less than, equal to or greater than e,
+// with a negative zero less than zero as MariaDB compares them.
 func (d *Decimal) Cmp(e *Decimal) int {
 	s := max(d.scale, e.scale)
-	return d.rescaled(s).Cmp(e.rescaled(s))
+	if c := d.rescaled(s).Cmp(e.rescaled(s)); c != 0 || d.Sign() != 0 {
+		return c
+	}
+	switch {
+	case d.negZero == e.negZero:
+		return 0
+	case d.negZero:
+		return -1
+	}
+	return 1
+}
+
+// Abs returns |d| (a negative zero becomes zero).
+func (d *Decimal) Abs() Decimal {
+	var r Decimal
+	r.scale = d.scale
+	r.unscaled.Abs(&d.unscaled)
+	return r
 }
 
 // DivPrecisionIncrement is MariaDB's div_precision_increment default: a
@@ -183,8 +204,9 @@ func (d *Decimal) IntDiv(e *Decimal) (Decimal, bool) {
 	return r, true
 }
 
-// Mod returns d modulo e with the sign of d (MySQL's %), and false when e
-// is zero.
+// Mod returns d modulo e with the sign of d (MySQL's %: a negative
+// dividend gives a negative zero when the result has a fraction), and
+// false when e is zero.
 func (d *Decimal) Mod(e *Decimal) (Decimal, bool) {
 	if e.Sign() == 0 {
 		return Decimal{}, false
@@ -193,6 +215,7 @@ func (d *Decimal) Mod(e *Decimal) (Decimal, bool) {
 	var r Decimal
 	r.scale = s
 	r.unscaled.Rem(d.rescaled(s), e.rescaled(s))
+	r.negZero = r.unscaled.Sign() == 0 && d.Sign() < 0 && s > 0
 	return r, true
 }
 
@@ -225,6 +248,19 @@ func (d *Decimal) Round(scale int) Decimal {
 		return r
 	}
 	return roundQuo(&d.unscaled, pow10(d.scale-scale), scale)
+}
+
+// RoundTo returns d rounded half away from zero to places digits after
+// the point; a negative places rounds to tens, hundreds, ... (ROUND(d,
+// -2)) and gives scale 0.
+func (d *Decimal) RoundTo(places int) Decimal {
+	if places >= 0 {
+		return d.Round(places)
+	}
+	unit := pow10(-places)
+	r := roundQuo(&d.unscaled, new(big.Int).Mul(pow10(d.scale), unit), 0)
+	r.unscaled.Mul(&r.unscaled, unit)
+	return r
 }
 
 // Append appends d as MariaDB prints a DECIMAL with scale digits after

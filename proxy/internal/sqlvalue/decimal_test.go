@@ -38,6 +38,17 @@ func TestDecimalArithmetic(t *testing.T) {
 		{"small", func() string { a := dec(t, ".05"); return string(a.Append(nil, 4)) }, "0.0500"},
 		{"int div", func() string { a, b := dec(t, "-7.5"), dec(t, "2"); s, _ := a.IntDiv(&b); return s.String() }, "-3"},
 		{"mod sign of dividend", func() string { a, b := dec(t, "-7.5"), dec(t, "2"); s, _ := a.Mod(&b); return s.String() }, "-1.5"},
+		{"mod negative zero", func() string { a, b := dec(t, "-1.5"), dec(t, "0.5"); s, _ := a.Mod(&b); return s.String() }, "-0.0"},
+		{"mod integer zero is not negative", func() string { a, b := dec(t, "-3"), dec(t, "3"); s, _ := a.Mod(&b); return s.String() }, "0"},
+		{"mod of a negative zero", func() string { a, b := dec(t, "-0.0"), dec(t, "7"); s, _ := a.Mod(&b); return s.String() }, "0.0"},
+		{"negative zero read back", func() string { a := dec(t, "-0.00"); return string(a.Append(nil, 3)) }, "-0.000"},
+		{"negative zero rounded to fewer places", func() string { a := dec(t, "-0.00"); return string(a.Append(nil, 1)) }, "0.0"},
+		{"abs of a negative zero", func() string { a := dec(t, "-0.00"); s := a.Abs(); return s.String() }, "0.00"},
+		{"abs", func() string { a := dec(t, "-2.50"); s := a.Abs(); return s.String() }, "2.50"},
+		{"round to tens", func() string { a := dec(t, "-125.5"); s := a.RoundTo(-1); return s.String() }, "-130"},
+		{"round to hundreds down", func() string { a := dec(t, "149.99"); s := a.RoundTo(-2); return s.String() }, "100"},
+		{"round beyond the digits", func() string { a := dec(t, "999"); s := a.RoundTo(-5); return s.String() }, "0"},
+		{"round to places", func() string { a := dec(t, "2.675"); s := a.RoundTo(2); return s.String() }, "2.68"},
 		{"huge", func() string {
 			a := dec(t, "99999999999999999999999999999999999.999999999")
 			b := DecimalFromInt(1)
@@ -52,6 +63,20 @@ func TestDecimalArithmetic(t *testing.T) {
 	}
 	if _, ok := (&Decimal{}).Quo(&Decimal{}, 4); ok {
 		t.Error("division by zero: got ok")
+	}
+	// MariaDB's decimal_cmp looks at the sign first: a negative zero is
+	// below zero and above every negative number.
+	cmps := []struct {
+		a, b string
+		want int
+	}{
+		{"-0.0", "0", -1}, {"0", "-0.00", 1}, {"-0.0", "-0.00", 0}, {"-0.0", "-0.0001", 1}, {"-0.0", "0.0001", -1}, {"1.50", "1.5", 0},
+	}
+	for _, c := range cmps {
+		a, b := dec(t, c.a), dec(t, c.b)
+		if got := a.Cmp(&b); got != c.want {
+			t.Errorf("%s <=> %s: got %d, want %d", c.a, c.b, got, c.want)
+		}
 	}
 	for _, bad := range []string{"", "-", "1.2.3", "1e5", "abc", "."} {
 		if _, err := ParseDecimal([]byte(bad)); err == nil {
@@ -146,13 +171,10 @@ func TestDecimalMatchesMariaDB(t *testing.T) {
 			}
 			check(t, p, "DIV", deref(idiv), v[4])
 			if m, ok := a.Mod(&b); ok {
+				// MariaDB keeps the dividend's sign on a zero remainder
+				// with a fraction ("-0.00"), and so does Mod.
 				s := m.String()
 				mod = &s
-				// MariaDB keeps the dividend's sign on a zero remainder
-				// ("-0.00"); it equals 0 all the same.
-				if v[5] != nil && CompareDecimalText([]byte(s), []byte(*v[5])) == 0 {
-					mod = v[5]
-				}
 			}
 			check(t, p, "MOD", deref(mod), v[5])
 		}
@@ -258,6 +280,14 @@ func TestAppendDoubleFixed(t *testing.T) {
 		{1.5, 3, "1.500"},
 		{1.37525, 7, "1.3752500"},
 		{-0.0005, 3, "-0.001"},
+		// Past 17 significant digits MariaDB pads the shortest digits
+		// with zeros (measured on 10.11: ROUND(x, d) of these values).
+		{1149425287356321792, 0, "1149425287356321800"},
+		{2.0 / 3, 17, "0.66666666666666660"},
+		{0.1, 20, "0.10000000000000000000"},
+		{1e20 / 7, 2, "14285714285714287000.00"},
+		{math.Copysign(0, -1), 2, "-0.00"},
+		{5e-324, 3, "0.000"},
 	}
 	for _, tt := range tests {
 		if got := string(AppendDouble(nil, tt.give, tt.decimals)); got != tt.want {

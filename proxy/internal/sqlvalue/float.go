@@ -9,14 +9,35 @@ import (
 const NotFixedDecimals = 31
 
 // AppendDouble appends f as MariaDB prints a DOUBLE value with decimals
-// digits after the point: fixed when decimals < NotFixedDecimals,
+// digits after the point: fixed when decimals < NotFixedDecimals (the
+// shortest digits that read back as f, padded with zeros, so 2/3 with 17
+// decimals is 0.66666666666666660 and 1149425287356321792 is
+// 1149425287356321800; rounded when they have more decimals),
 // otherwise the shortest digits that read back as f, positional when the
 // point falls among the digits or at most 15 places after their start or
 // 14 zeros before it, and in exponent form ("1e15", "1.5e-16") otherwise
 // (the rule measured on MariaDB 10.11 for every digit count and exponent).
 func AppendDouble(dst []byte, f float64, decimals int) []byte {
 	if decimals < NotFixedDecimals {
-		return strconv.AppendFloat(dst, f, 'f', decimals, 64)
+		start := len(dst)
+		dst = strconv.AppendFloat(dst, f, 'f', -1, 64)
+		frac := 0
+		for i := len(dst) - 1; i >= start; i-- {
+			if dst[i] == '.' {
+				frac = len(dst) - 1 - i
+				break
+			}
+		}
+		if frac > decimals {
+			return strconv.AppendFloat(dst[:start], f, 'f', decimals, 64)
+		}
+		if frac == 0 && decimals > 0 {
+			dst = append(dst, '.')
+		}
+		for range decimals - frac {
+			dst = append(dst, '0')
+		}
+		return dst
 	}
 	if f == 0 {
 		if 1/f < 0 {
