@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"sync"
@@ -394,17 +393,16 @@ func (r *routeRun) run() {
 // ends the watch for cancellation once the response is read.
 func (r *routeRun) runText() (h head, stop func(), err error) {
 	l := r.lane
-	sql := r.route.SQL
-	if r.route.Args != nil {
+	if r.route.Args == nil {
+		err = l.bc.send(mysql.COM_QUERY, r.route.SQL)
+	} else {
 		mode := sqlarg.Backslash
 		if l.bc.status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0 {
 			mode = sqlarg.NoBackslashEscapes
 		}
-		if sql, err = sqlarg.Interpolate(sql, r.route.Args, mode); err != nil {
-			return h, nil, &InternalError{Msg: fmt.Sprintf("route to %s: %v", r.route.DataSource, err)}
-		}
+		err = l.bc.sendQuery(r.route.SQL, r.route.Args, mode)
 	}
-	if err := l.bc.send(mysql.COM_QUERY, sql); err != nil {
+	if err != nil {
 		return h, nil, err
 	}
 	return r.readHead()
