@@ -88,8 +88,10 @@ func (s *Session) writeEOF(more bool) error {
 }
 
 // writeRows writes a result set. Column definitions name the logical
-// schema and tables, never the physical ones. A single route's rows in
-// the text protocol are forwarded packet by packet. An error after the
+// schema and tables, never the physical ones. A single route's rows are
+// forwarded packet by packet when they are in the protocol the client
+// wants: text for COM_QUERY, binary for COM_STMT_EXECUTE (its routes run
+// as backend prepared statements); others are converted row by row. An error after the
 // columns ends the result with an error packet, as MySQL does; writeRows
 // then returns errWritten wrapping it, so the caller stops.
 func (s *Session) writeRows(rows RowStream, proto Protocol, more bool) error {
