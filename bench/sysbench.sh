@@ -76,7 +76,7 @@ MARIADBD=$(command -v mariadbd || echo /usr/sbin/mariadbd)
 need mariadb-install-db "Debian package mariadb-server"
 need mariadb "Debian package mariadb-client"
 need sysbench "Debian package sysbench"
-[[ -n $PROXY_BIN ]] || need go "https://go.dev/dl/"
+[[ -n $PROXY_BIN ]] || need go "Go 1.26 or later"
 
 WORK=$(mktemp -d /tmp/shardflake-bench.XXXXXX)
 PIDS=()

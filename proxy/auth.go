@@ -13,10 +13,17 @@ import (
 	"github.com/shardflake/shardflake/router"
 )
 
-// ServerVersion is the version the proxy announces. A 5.7-style number
-// keeps drivers on the variable names MariaDB backends know (tx_isolation,
-// query_cache_size), which they pick from the version.
-const ServerVersion = "5.7.99-shardflake"
+// ServerVersion is the version the proxy announces unless the rules file
+// sets server.version (router.DefaultVersion says why a 5.7 number).
+const ServerVersion = router.DefaultVersion
+
+// version returns the version the proxy announces.
+func (srv *Server) version() string {
+	if v := srv.rules.Server.Version; v != "" {
+		return v
+	}
+	return ServerVersion
+}
 
 // authHandler checks logins against the rules file's users.
 type authHandler struct {
@@ -55,7 +62,7 @@ func (h *authHandler) OnAuthSuccess(*server.Conn) error { return nil }
 
 // OnAuthFailure logs the failed login (never the password).
 func (h *authHandler) OnAuthFailure(c *server.Conn, err error) {
-	h.log.Info("login failed", "conn", c.ConnectionID(), "user", c.GetUser(), "remote", c.RemoteAddr().String(), "err", err)
+	h.log.Info("login failed", "conn", c.ConnectionID(), "user", c.GetUser(), "remote", c.RemoteAddr().String(), "err", errLine(err))
 }
 
 // newMySQLServer builds go-mysql's server settings: version, the default
@@ -84,5 +91,9 @@ func newMySQLServer(cfg router.Server) (*server.Server, error) {
 			}
 		}
 	}
-	return server.NewServer(ServerVersion, charsetUTF8MB4, plugin, key, tlsConfig), nil
+	version := cfg.Version
+	if version == "" {
+		version = ServerVersion
+	}
+	return server.NewServer(version, charsetUTF8MB4, plugin, key, tlsConfig), nil
 }

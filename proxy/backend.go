@@ -57,6 +57,11 @@ type backendConn struct {
 	columns map[string]*mysql.Field
 	// w is the watch for cancellation of the statement running (watch).
 	w watchState
+	// pinned: the connection belongs to one client session (see pin.go)
+	// until it is unpinned; carriesState: it holds session state
+	// (temporary tables, locks) that pool.put must reset.
+	pinned       bool
+	carriesState bool
 }
 
 func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
@@ -91,13 +96,15 @@ func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	version := gc.GetServerVersion()
+	p.version.Store(&version)
 	nc := gc.Conn.Conn
 	// The handshake left its deadline behind; statements set their own.
 	nc.SetDeadline(time.Time{})
 	now := time.Now()
 	bc := &backendConn{pool: p, wc: wire.NewConn(nc), nc: nc, id: gc.GetConnectionID(), created: now, lastUsed: now, stmtGen: p.schemaGen.Load()}
 	nc.SetDeadline(now.Add(p.connectTimeout))
-	_, err = bc.exec("SET " + backendBaseline)
+	_, err = bc.exec("SET " + p.baseline)
 	nc.SetDeadline(time.Time{})
 	if err != nil {
 		bc.close()
@@ -339,7 +346,7 @@ func (bc *backendConn) reset() error {
 	bc.applied = ""
 	// The reset deallocated the connection's prepared statements.
 	bc.stmts = nil
-	_, err := bc.exec("SET " + backendBaseline)
+	_, err := bc.exec("SET " + bc.pool.baseline)
 	return err
 }
 
@@ -359,6 +366,21 @@ func (bc *backendConn) apply(settings string) error {
 		if _, err := bc.exec("SET " + settings); err != nil {
 			return err
 		}
+	}
+	bc.applied = settings
+	return nil
+}
+
+// applyPinned makes a pinned connection carry its session's settings
+// without a reset, which would drop the state it is pinned for: the
+// session's settings only ever grow or change values, so applying all of
+// them again on top of the old ones gives the same result.
+func (bc *backendConn) applyPinned(settings string) error {
+	if bc.applied == settings || settings == "" {
+		return nil
+	}
+	if _, err := bc.exec("SET " + settings); err != nil {
+		return err
 	}
 	bc.applied = settings
 	return nil

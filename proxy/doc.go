@@ -19,13 +19,21 @@
 //	                                         lanes on pooled backend connections
 //	                                         (pool.go, backend.go); a client's
 //	                                         COM_STMT_EXECUTE runs as backend
-//	                                         prepared statements (backendstmt.go)
+//	                                         prepared statements (backendstmt.go);
+//	                                         a write over several routes all or
+//	                                         nothing (stmtatomic.go); connections
+//	                                         that hold session state pinned (pin.go)
 //	  one route: its RowStream               streamed, packets forwarded as is
 //	                                         (text or binary rows)
 //	  several:   Merger.Merge(streams)       merge*.go (ResultMerger by default;
 //	                                         values compared by internal/sqlvalue)
-//	  writeOK / writeRows / writeErr         results.go; errors.go is the one
-//	                                         error-to-MySQL boundary
+//	  writeOK / writeRows / writeErr         results.go, okinfo.go; errors.go is
+//	                                         the one error-to-MySQL boundary,
+//	                                         errmap.go names logical tables in
+//	                                         backend messages
+//
+// COM_STMT_PREPARE announces the result columns (stmtmeta.go); names of
+// transaction variables follow the data sources (compat.go).
 //
 // Extension points: a Merger (Config.Merger) combines the RowStreams of a
 // multi-route SELECT; an Observer (Config.Observer) is told about client

@@ -122,6 +122,11 @@ func (e *InternalError) Error() string { return "internal error: " + e.Msg }
 // sees: a MySQL error number, SQLSTATE and message. A backend's own error
 // passes through unchanged.
 func mysqlError(err error) *mysql.MyError {
+	var gke *GeneratedKeyError
+	if errors.As(err, &gke) {
+		m := mysqlError(gke.Err)
+		return &mysql.MyError{Code: m.Code, State: m.State, Message: gke.Error()}
+	}
 	var ce *CommitError
 	if errors.As(err, &ce) {
 		// The cause decides the number; the message says what committed.

@@ -28,6 +28,9 @@ const maxParallelLanes = 16
 type result struct {
 	ok   wire.OK
 	rows RowStream // nil for an OK
+	// copies are the affected rows of each copy of a broadcast table
+	// when they disagree (the copies have drifted apart); nil otherwise.
+	copies []uint64
 }
 
 // connSource hands an execution its backend connections. Outside a
@@ -142,6 +145,9 @@ func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merge
 	for _, r := range ex.routes {
 		if r.err != nil {
 			err := r.err
+			if plan.Kind == router.KindDDL && len(ex.routes) > 1 {
+				err = ex.ddlError()
+			}
 			ex.abort()
 			return result{}, err
 		}
@@ -153,7 +159,8 @@ func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merge
 		}
 	}
 	if len(streams) == 0 {
-		return result{ok: ex.sumOK()}, nil
+		ok, copies := ex.sumOK()
+		return result{ok: ok, copies: copies}, nil
 	}
 	if len(streams) == 1 {
 		return result{rows: streams[0]}, nil
@@ -290,23 +297,13 @@ func (ex *execution) abort() {
 	}
 }
 
-// sumOK combines the OK packets of a write's routes: affected rows and
-// warnings add up; the insert id is the first generated key, else the
-// first non-zero one a data source reported (AUTO_INCREMENT).
-func (ex *execution) sumOK() wire.OK {
-	var ok wire.OK
-	ok.InsertID = firstKey(ex.plan)
-	for _, r := range ex.routes {
-		ok.AffectedRows += r.ok.AffectedRows
-		ok.Warnings += r.ok.Warnings
-		if ok.InsertID == 0 {
-			ok.InsertID = r.ok.InsertID
-		}
+// sumOK combines the OK packets of a write's routes (combineOK).
+func (ex *execution) sumOK() (wire.OK, []uint64) {
+	oks := make([]wire.OK, len(ex.routes))
+	for i, r := range ex.routes {
+		oks[i] = r.ok
 	}
-	if len(ex.routes) == 1 {
-		ok.Info = ex.routes[0].ok.Info
-	}
-	return ok
+	return combineOK(ex.plan, oks)
 }
 
 // advance sends the lane's routes in turn until one returns rows (the
@@ -319,7 +316,9 @@ func (l *lane) advance() {
 			continue
 		}
 		r.run()
-		if r.err != nil {
+		// DDL goes on to the lane's next data nodes after one fails (it
+		// cannot be rolled back; the client learns which failed).
+		if r.err != nil && (l.ex.plan.Kind != router.KindDDL || l.bc.broken) {
 			return
 		}
 	}

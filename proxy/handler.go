@@ -88,7 +88,7 @@ func (s *Session) HandleStmtPrepare(query string) (params int, columns int, cont
 	if err != nil {
 		return 0, 0, nil, mysqlError(err)
 	}
-	return ps.params, len(s.describe(ps)), ps.id, nil
+	return ps.params, len(ps.columns), ps.id, nil
 }
 
 // HandleStmtExecute runs a statement prepared by HandleStmtPrepare.

@@ -36,6 +36,7 @@ type infoTable struct {
 // own WHERE, ORDER BY and joins, runs on the default data source. Other
 // information_schema tables are the default data source's.
 func (s *Session) infoSchemaSelect(ctx context.Context, sel *ast.SelectStmt, proto Protocol, more bool) error {
+	keepLabels(sel)
 	for _, t := range tablesOf(sel) {
 		it, ok := logicalInfoTables[t.Name.L]
 		if !ok {
@@ -130,6 +131,12 @@ func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTabl
 				}
 			}
 			rows = append(rows, r)
+		}
+	}
+	if it.tableCol != "" && strings.EqualFold(name, "tables") {
+		// A sharded table's size is all of its data nodes'.
+		if err := s.sumTableSizes(ctx, columns, rows); err != nil {
+			return "", err
 		}
 	}
 	return derivedSQL(columns, rows)

@@ -25,9 +25,15 @@ func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql 
 	if rows, ok := s.localSelect(sel); ok {
 		return s.writeRows(rows, proto, more)
 	}
+	keepLabels(sel)
 	r := &localRewriter{s: s}
 	sel.Accept(r)
-	if r.changed {
+	renamed, err := s.renameVars(ctx, sel)
+	if err != nil {
+		return err
+	}
+	if r.changed || renamed {
+		keepFieldNames(sel)
 		var b strings.Builder
 		if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
 			return &InternalError{Msg: "restore rewritten SELECT: " + err.Error()}
@@ -35,6 +41,33 @@ func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql 
 		sql = b.String()
 	}
 	return s.onDefault(ctx, sql, router.KindSelect, proto, more)
+}
+
+// keepLabels names every unaliased expression of sel's select list by
+// its text as written, MySQL's column label: restoring the statement
+// respells @@port as @@`port` and COUNT(*) as COUNT(1), which the backend
+// would use as labels. Columns and string literals keep their labels
+// anyway.
+func keepLabels(sel *ast.SelectStmt) {
+	if sel.Fields == nil {
+		return
+	}
+	for _, f := range sel.Fields.Fields {
+		if f.Expr == nil || f.AsName.O != "" {
+			continue
+		}
+		switch x := f.Expr.(type) {
+		case *ast.ColumnNameExpr:
+			continue
+		case ast.ValueExpr:
+			if _, isString := x.GetValue().(string); isString {
+				continue
+			}
+		}
+		if text := strings.TrimSpace(f.Text()); text != "" && len(text) <= 256 {
+			f.AsName = ast.NewCIStr(text)
+		}
+	}
 }
 
 // localSelect returns the result of a SELECT made only of values the
@@ -111,7 +144,7 @@ func (s *Session) localValue(e ast.ExprNode) (any, bool) {
 		case "last_insert_id":
 			return s.lastInsertID, true
 		case "version":
-			return ServerVersion, true
+			return s.srv.version(), true
 		case "user", "session_user", "system_user":
 			return s.user + "@" + s.remoteHost(), true
 		case "current_user":
@@ -125,7 +158,10 @@ func (s *Session) localValue(e ast.ExprNode) (any, bool) {
 		case "version_comment":
 			return versionComment, true
 		case "version":
-			return ServerVersion, true
+			return s.srv.version(), true
+		case "last_insert_id", "identity":
+			// As LAST_INSERT_ID(): the proxy's generated key.
+			return s.lastInsertID, true
 		case "autocommit":
 			if s.autocommit {
 				return int64(1), true

@@ -40,8 +40,8 @@ const (
 )
 
 // diffRules shards t_order over 2 data sources x 4 tables (user_id % 2,
-// order_id % 4) and t_range by ranges of id over the data sources and grp
-// over the tables.
+// order_id % 4), t_order_item bound to it, and t_range by ranges of id
+// over the data sources and grp over the tables.
 func diffRules(backends []*mariadbtest.Server, server string) string {
 	var ds strings.Builder
 	for i, b := range backends[:2] {
@@ -63,13 +63,20 @@ rules:
         actualDataNodes: ds_${0..1}.t_order_${0..3}
         databaseStrategy: { standard: { shardingColumn: user_id, shardingAlgorithmName: user_db } }
         tableStrategy: { standard: { shardingColumn: order_id, shardingAlgorithmName: order_table } }
+      t_order_item:
+        actualDataNodes: ds_${0..1}.t_order_item_${0..3}
+        databaseStrategy: { standard: { shardingColumn: user_id, shardingAlgorithmName: user_db } }
+        tableStrategy: { standard: { shardingColumn: order_id, shardingAlgorithmName: item_table } }
       t_range:
         actualDataNodes: ds_${0..1}.t_range_${0..1}
         databaseStrategy: { standard: { shardingColumn: id, shardingAlgorithmName: id_range } }
         tableStrategy: { standard: { shardingColumn: grp, shardingAlgorithmName: grp_table } }
+    bindingTables:
+      - t_order,t_order_item
     shardingAlgorithms:
       user_db:     { type: INLINE, props: { algorithm-expression: "ds_${user_id %% 2}" } }
       order_table: { type: INLINE, props: { algorithm-expression: "t_order_${order_id %% 4}" } }
+      item_table:  { type: INLINE, props: { algorithm-expression: "t_order_item_${order_id %% 4}" } }
       id_range:    { type: BOUNDARY_RANGE, props: { sharding-ranges: "0" } }
       grp_table:   { type: INLINE, props: { algorithm-expression: "t_range_${grp %% 2}" } }
 `, diffLogicalDB, indent(server), ds.String())
@@ -96,6 +103,13 @@ var diffSchema = map[string]string{
   big BIGINT UNSIGNED NULL,
   prio ENUM('low', 'mid', 'high') NULL
 )`,
+	"t_order_item": `(
+  item_id BIGINT NOT NULL PRIMARY KEY,
+  order_id BIGINT NOT NULL,
+  user_id INT NOT NULL,
+  qty INT NULL,
+  price DECIMAL(8,2) NULL
+)`,
 	"t_range": `(
   id INT NOT NULL PRIMARY KEY,
   grp INT NOT NULL,
@@ -107,7 +121,8 @@ var diffSchema = map[string]string{
 // diffData returns the rows of the logical tables as INSERT value lists.
 // They hold NULLs, ties, negative numbers, decimals, dates, and strings
 // that differ only in case, trailing spaces or accents; ds_1.t_order_3
-// stays empty (no odd user_id has order_id % 4 = 3).
+// stays empty (no odd user_id has order_id % 4 = 3). Every order has 0 to
+// 3 items with its user_id and order_id.
 func diffData() map[string][]string {
 	statuses := []string{"new", "NEW", "New ", "paid", "PAID", "shipped", "résumé", "resume", "Resume  ", "", "z", "a\t"}
 	notes := []string{"straße", "strasse", "STRASSE", "Æble", "aeble", "zebra", "Zoë", "zoe", "ärger", "arger", "b"}
@@ -116,7 +131,7 @@ func diffData() map[string][]string {
 	amounts := []string{"0.00", "1.50", "-1.50", "10.00", "99999999.99", "-0.01", "3.33", "3.33", "2.50", "100.10"}
 	scores := []string{"0.1", "1e20", "-2.5", "0.3333333333333333", "100", "-0", "2.5", "1e-7"}
 	days := []string{"2024-01-01", "2024-02-29", "2023-12-31", "1999-07-04", "2024-01-01"}
-	var orders []string
+	var orders, items []string
 	seq := 0
 	pick := func(vals []string, i, nullEvery int) string {
 		if nullEvery > 0 && i%nullEvery == nullEvery-1 {
@@ -152,6 +167,15 @@ func diffData() map[string][]string {
 		if i%5 == 0 {
 			big = "18446744073709551615"
 		}
+		// Items of the order: each user has orders on several data nodes,
+		// so a join on user_id alone matches rows across data nodes.
+		for k := range i % 4 {
+			qty := strconv.Itoa((i + k) % 6)
+			if (i+k)%9 == 8 {
+				qty = "NULL"
+			}
+			items = append(items, fmt.Sprintf("(%d, %d, %d, %s, %d.%02d)", i*10+k, order, user, qty, (i*k)%50, (i*7+k)%100))
+		}
 		orders = append(orders, fmt.Sprintf("(%d, %d, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %s, %s)",
 			order, user, pick(statuses, i, 8), pick(notes, i*3, 6), pick(codes, i*5, 7), pick(cities, i*7, 9),
 			amount, qty, score, created, pick(days, i, 11), i%3-1, big, pick([]string{"mid", "low", "high"}, i, 10)))
@@ -165,7 +189,7 @@ func diffData() map[string][]string {
 		}
 		ranges = append(ranges, fmt.Sprintf("(%d, %d, %s, %s)", id, i%5, quoteString([]string{"x", "X", "y", "x ", "z"}[i%5]), w))
 	}
-	return map[string][]string{"t_order": orders, "t_range": ranges}
+	return map[string][]string{"t_order": orders, "t_order_item": items, "t_range": ranges}
 }
 
 // quoteString writes s as a SQL string literal.

@@ -37,6 +37,14 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 		}
 		s := aggSpec{fn: a.Func, col: col, distinct: a.Distinct, out: p.types[col]}
 		s.exact = s.out.Class == sqlvalue.ClassDecimal || s.out.Class == sqlvalue.ClassInt
+		if !s.exact && s.out.Decimals == 0 && (a.Func == router.AggSum || a.Func == router.AggAvg) {
+			// A DOUBLE SUM or AVG with 0 decimals has no fixed scale:
+			// MariaDB says NOT_FIXED_DEC (31) for one, go-mysql-server (the
+			// demo's backends) says 0 for every DOUBLE. MariaDB's 0 needs
+			// a DOUBLE(M,0) column, whose sums are integral anyway, and
+			// its AVG adds div_precision_increment to the scale.
+			s.out.Decimals = sqlvalue.NotFixedDecimals
+		}
 		for _, r := range a.Args {
 			c, err := p.column(r)
 			if err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
 	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/shardflake/shardflake/router"
@@ -99,32 +98,3 @@ var errNoPlan = errors.New("no plan for this statement shape")
 
 func (noPlan) Kind() router.StatementKind       { return router.KindOther }
 func (noPlan) Bind([]any) (*router.Plan, error) { return nil, errNoPlan }
-
-// columnCache keeps the result columns of prepared statements
-// (Session.describe) by the plan key of their text, until DDL.
-type columnCache struct {
-	mu    sync.Mutex
-	items map[string][]*mysql.Field
-}
-
-func (c *columnCache) get(key []byte) ([]*mysql.Field, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cols, ok := c.items[string(key)]
-	return cols, ok
-}
-
-func (c *columnCache) put(key []byte, cols []*mysql.Field) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.items == nil || len(c.items) >= 4096 {
-		c.items = map[string][]*mysql.Field{}
-	}
-	c.items[string(key)] = cols
-}
-
-func (c *columnCache) clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.items = nil
-}

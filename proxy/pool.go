@@ -53,6 +53,12 @@ type pool struct {
 	// statements from an older generation are closed (backendstmt.go).
 	// The Server shares its counter with every pool.
 	schemaGen *atomic.Uint64
+	// version is the server version the data source announced at its
+	// last login ("" before the first).
+	version atomic.Pointer[string]
+	// baseline is the SET every new connection runs, and every reset one
+	// again: backendBaseline and the rules' session settings.
+	baseline string
 
 	mu   sync.Mutex
 	idle []*backendConn // most recently used last
@@ -74,7 +80,24 @@ type poolWaiter struct {
 }
 
 func newPool(ds router.DataSource, foundRows bool, log *slog.Logger) *pool {
+	return newPoolWith(ds, foundRows, log, backendBaseline)
+}
+
+// poolBaseline is the SET assignments every backend connection of srv's
+// data sources starts with: backendBaseline, and server.lockWaitTimeout
+// as innodb_lock_wait_timeout when set.
+func poolBaseline(srv router.Server) string {
+	b := backendBaseline
+	if lw := srv.LockWaitTimeout; lw > 0 {
+		b += ", innodb_lock_wait_timeout = " + strconv.FormatInt(int64(lw/time.Second), 10)
+	}
+	return b
+}
+
+// newPoolWith is newPool with the baseline settings of its connections.
+func newPoolWith(ds router.DataSource, foundRows bool, log *slog.Logger, baseline string) *pool {
 	p := &pool{
+		baseline:       baseline,
 		name:           ds.Name,
 		ds:             ds,
 		foundRows:      foundRows,
@@ -125,6 +148,15 @@ func (p *pool) stats() PoolStats {
 		w += x.n
 	}
 	return PoolStats{DataSource: p.name, Open: p.open, Idle: len(p.idle), InUse: p.open - len(p.idle), Waiting: w, Max: p.max, Down: p.down}
+}
+
+// serverVersion returns the version the data source's server announced,
+// "" before the first connection.
+func (p *pool) serverVersion() string {
+	if v := p.version.Load(); v != nil {
+		return *v
+	}
+	return ""
 }
 
 // available is how many connections a request could have now.
@@ -290,7 +322,7 @@ func (p *pool) markDown(err error) {
 		bc.close()
 	}
 	if !wasDown {
-		p.log.Warn("data source down", "err", err)
+		p.log.Warn("data source down", "err", errLine(err))
 	}
 	if startProbe {
 		go p.probe()
@@ -350,6 +382,20 @@ func (p *pool) brokenSeen() {
 // put gives connections back. Broken ones, ones past their lifetime and
 // ones left inside a transaction are closed instead.
 func (p *pool) put(conns ...*backendConn) {
+	for _, bc := range conns {
+		if bc != nil && bc.carriesState {
+			// Another session must find neither the temporary tables nor
+			// the locks of the one that used it.
+			bc.carriesState = false
+			if !bc.broken {
+				bc.nc.SetDeadline(time.Now().Add(p.connectTimeout))
+				if bc.reset() != nil {
+					bc.broken = true
+				}
+				bc.nc.SetDeadline(time.Time{})
+			}
+		}
+	}
 	now := time.Now()
 	var drop []*backendConn
 	p.mu.Lock()
@@ -395,12 +441,12 @@ func (p *pool) killQuery(id uint32) {
 		return nil
 	})
 	if err != nil {
-		p.log.Warn("KILL QUERY: cannot connect", "backend_conn", id, "err", err)
+		p.log.Warn("KILL QUERY: cannot connect", "backend_conn", id, "err", errLine(err))
 		return
 	}
 	defer c.Close()
 	if _, err := c.Execute("KILL QUERY " + strconv.FormatUint(uint64(id), 10)); err != nil {
-		p.log.Debug("KILL QUERY failed", "backend_conn", id, "err", err)
+		p.log.Debug("KILL QUERY failed", "backend_conn", id, "err", errLine(err))
 	}
 }
 

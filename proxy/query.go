@@ -187,12 +187,23 @@ func (s *Session) planShape(norm string) PreparedPlan {
 // table are handled here; everything else goes to the planner. cacheable
 // says the statement is a whole text query, so its plan may be cached by
 // its SQL text.
-func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Protocol, more, cacheable bool) error {
+func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Protocol, more, cacheable bool) (err error) {
 	if hook := s.srv.beforeStatement; hook != nil {
 		hook(sql)
 	}
 	ctx, end := s.statementContext()
 	defer end()
+	// Temporary tables, named locks and in-statement variables stay on
+	// the backend connection: such statements pin it (pin.go), and their
+	// plans are not cached, so the next one is seen too.
+	if err := s.tempTableError(stmt); err != nil {
+		return err
+	}
+	if b := stateOf(stmt); b.touches() || len(s.state.pinned) > 0 {
+		cacheable = cacheable && !b.touches()
+		s.beginState(b)
+		defer func() { s.endState(b, err) }()
+	}
 	switch st := stmt.(type) {
 	case *ast.UseStmt:
 		if err := s.UseDB(st.DBName); err != nil {
@@ -238,7 +249,18 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		}
 		return &NotSupportedError{What: "EXPLAIN of statements (shardflake explain prints the plan)"}
 	case *ast.SelectStmt:
-		if st.From == nil && !hasTable(st) {
+		tableless := st.From == nil && !hasTable(st)
+		if tableless || schemaOf(st) == infoSchema {
+			// The router never sees these: its DATA_SOURCE_NAME hint is
+			// honoured (and checked) here.
+			if ds, err := s.srv.rules.DataSourceHint(sql); err != nil || ds != "" {
+				if err != nil {
+					return err
+				}
+				return s.onDataSource(ctx, ds, sql, router.KindSelect, proto, more)
+			}
+		}
+		if tableless {
 			return s.tablelessSelect(ctx, st, sql, proto, more)
 		}
 		if schemaOf(st) == infoSchema {
@@ -246,7 +268,11 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		}
 	case *ast.DoStmt:
 		if !hasTable(st) {
-			return s.onDefault(ctx, sql, router.KindOther, proto, more)
+			ds, err := s.srv.rules.DataSourceHint(sql)
+			if err != nil {
+				return err
+			}
+			return s.onDataSource(ctx, ds, sql, router.KindOther, proto, more)
 		}
 	}
 	toDefault := defaultable(stmt)
@@ -290,7 +316,16 @@ func (s *Session) runPrepared(ctx context.Context, pp PreparedPlan, sql string, 
 // onDefault runs a statement unchanged on the default data source
 // (SELECT 1, SELECT NOW(), @@variables): nothing about it is sharded.
 func (s *Session) onDefault(ctx context.Context, sql string, kind router.StatementKind, proto Protocol, more bool) error {
-	plan := &router.Plan{Kind: kind, Type: router.RouteSingle, Routes: []router.Route{{DataSource: s.srv.rules.DefaultDataSource, SQL: sql}}}
+	return s.onDataSource(ctx, "", sql, kind, proto, more)
+}
+
+// onDataSource runs a statement unchanged on data source ds ("" for the
+// default one).
+func (s *Session) onDataSource(ctx context.Context, ds, sql string, kind router.StatementKind, proto Protocol, more bool) error {
+	if ds == "" {
+		ds = s.srv.rules.DefaultDataSource
+	}
+	plan := &router.Plan{Kind: kind, Type: router.RouteSingle, Routes: []router.Route{{DataSource: ds, SQL: sql}}}
 	return s.runRouted(ctx, plan, sql, proto, more)
 }
 
@@ -302,21 +337,23 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
 	if err != nil {
 		ev.Code = mysqlError(err).Code
-		s.log.Debug("statement failed", "sql", truncate(sql), "err", err)
+		s.log.Debug("statement failed", "sql", truncate(sql), "err", errLine(err))
 	}
 	s.srv.obs.Statement(ev)
 	return err
 }
 
 func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto Protocol, more bool) error {
-	if plan.Kind == router.KindDDL {
-		// DDL commits an open transaction, as in MySQL.
+	// DDL commits an open transaction, as in MySQL; CREATE and DROP
+	// TEMPORARY TABLE do not.
+	ddl := plan.Kind == router.KindDDL && !s.state.tempDDL
+	if ddl {
 		if err := s.implicitCommit(); err != nil {
 			return err
 		}
 	}
 	var src connSource = poolSource{s}
-	inTxn := plan.Kind != router.KindDDL && s.inTransaction()
+	inTxn := !ddl && s.inTransaction()
 	if inTxn {
 		if !s.txn.active {
 			// autocommit=0: the first statement opens the transaction.
@@ -331,12 +368,23 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 	if proto == BinaryProtocol {
 		mode = backendPrepared
 	}
-	res, err := runPlanMode(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode)
+	var res result
+	var err error
+	if needsGuard(plan) {
+		// A write over several routes is all-or-nothing (stmtatomic.go).
+		guard := newStmtGuard(s, src, inTxn)
+		if err = guard.begin(ctx, plan); err == nil {
+			res, err = runPlanMode(ctx, plan, guard, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode)
+		}
+		err = guard.finish(err)
+	} else {
+		res, err = runPlanMode(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode)
+	}
 	if inTxn {
 		defer s.afterTxnStatement(err)
 	}
 	if err != nil {
-		return err
+		return keyError(plan, err)
 	}
 	if res.rows != nil {
 		return s.writeRows(res.rows, proto, more)
@@ -344,6 +392,14 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 	if plan.Kind == router.KindDDL {
 		// Cached plans and column lists may describe the old tables.
 		s.srv.schemaChanged()
+	}
+	if res.copies != nil {
+		dss := make([]string, len(plan.Routes))
+		for i, r := range plan.Routes {
+			dss[i] = r.DataSource
+		}
+		s.log.Warn("the copies of a broadcast table disagree: a write changed a different number of rows on each data source; the client was told the first one's",
+			"tables", plan.Tables, "datasources", dss, "affected_rows", res.copies)
 	}
 	if res.ok.InsertID != 0 {
 		s.lastInsertID = res.ok.InsertID

@@ -74,7 +74,7 @@ func (s *Session) writeOK(ok wire.OK, more bool) error {
 
 // writeErr writes err as the client sees it, through the one error boundary.
 func (s *Session) writeErr(err error) error {
-	m := mysqlError(err)
+	m := s.srv.clientError(err)
 	s.srv.obs.Error(m.Code)
 	if s.capture != nil {
 		s.capture.fail(m)

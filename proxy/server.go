@@ -60,8 +60,6 @@ type Server struct {
 	mysql   *server.Server
 	auth    *authHandler
 	cache   *planCache
-	// described keeps the result columns of prepared statements.
-	described columnCache
 
 	pools         map[string]*pool // by data source name
 	foundRows     map[string]*pool // the same with CLIENT_FOUND_ROWS, made on first use
@@ -82,6 +80,8 @@ type Server struct {
 	columns   map[string][]string // logical table -> column names
 	// schemaGen counts DDL run through the proxy; the pools share it.
 	schemaGen atomic.Uint64
+
+	stmtMeta *stmtMetaCache // result columns of prepared statements
 
 	// beforeStatement, when set, runs before each statement of a
 	// session; tests use it to inject failures.
@@ -121,6 +121,7 @@ func New(cfg Config) (*Server, error) {
 		columns:       map[string][]string{},
 		sessions:      map[uint32]*Session{},
 		started:       time.Now(),
+		stmtMeta:      newStmtMetaCache(),
 	}
 	if s.planner == nil {
 		rt, err := router.New(cfg.Rules, cfg.Keys, router.WithTableColumns(s.tableColumns))
@@ -136,7 +137,7 @@ func New(cfg Config) (*Server, error) {
 		s.obs = nopObserver{}
 	}
 	for _, ds := range cfg.Rules.DataSources {
-		s.pools[ds.Name] = newPool(ds, false, log)
+		s.pools[ds.Name] = newPoolWith(ds, false, log, poolBaseline(cfg.Rules.Server))
 		s.pools[ds.Name].schemaGen = &s.schemaGen
 		s.physicalDB[ds.Database] = true
 	}
@@ -211,11 +212,11 @@ func (s *Server) tableColumns(table string) []string {
 // column lists and the statements prepared on backend connections.
 func (s *Server) schemaChanged() {
 	s.schemaGen.Add(1)
-	s.described.clear()
 	s.columnsMu.Lock()
 	s.columns = map[string][]string{}
 	s.columnsMu.Unlock()
 	s.cache.clear()
+	s.stmtMeta.clear()
 	forgetCollations(s.merger)
 }
 
@@ -233,7 +234,7 @@ func (s *Server) pool(ds string, foundRows bool) (*pool, error) {
 	defer s.poolsMu.Unlock()
 	fp, ok := s.foundRows[ds]
 	if !ok {
-		fp = newPool(p.ds, true, s.log)
+		fp = newPoolWith(p.ds, true, s.log, p.baseline)
 		fp.schemaGen = &s.schemaGen
 		s.foundRows[ds] = fp
 	}
@@ -300,7 +301,7 @@ func (s *Server) Serve(l net.Listener) error {
 				return err
 			}
 			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			s.log.Warn("accept failed; retrying", "err", err, "delay", delay)
+			s.log.Warn("accept failed; retrying", "err", errLine(err), "delay", delay)
 			time.Sleep(delay)
 			continue
 		}
@@ -337,7 +338,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	}
 	sc, err := s.mysql.NewCustomizedConn(nc, s.auth, sess)
 	if err != nil {
-		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", err)
+		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", errLine(err))
 		nc.Close()
 		return
 	}

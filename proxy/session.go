@@ -64,6 +64,10 @@ type Session struct {
 	stmts      map[uint32]*preparedStmt
 	nextStmtID uint32
 
+	// state is what the session left on backend connections it pinned
+	// (temporary tables, named locks; pin.go).
+	state sessionState
+
 	// capture, when set, collects results instead of writing them
 	// (the server.Handler methods).
 	capture *capture
@@ -211,6 +215,7 @@ func (s *Session) cancelStatement(cause error) {
 // connections go back to the pools.
 func (s *Session) close() {
 	s.endTransaction(false)
+	s.unpinAll()
 	s.releaseHeld()
 	s.nc.Close()
 	s.log.Debug("disconnected")
@@ -224,8 +229,13 @@ func (s *Session) dispatch(p []byte) {
 			s.srv.obs.Panic()
 			s.log.Error("panic while serving a command", "panic", r, "stack", string(debug.Stack()))
 			// What the statement held is in an unknown state: the
-			// transaction is rolled back and its connections dropped.
+			// transaction is rolled back and its connections dropped,
+			// with the session's pinned ones (their state is lost).
 			s.endTransaction(false)
+			for _, bc := range s.state.pinned {
+				bc.broken = true
+			}
+			s.unpinAll()
 			s.releaseHeld()
 			s.writeErr(errPanic(r))
 		}
@@ -312,6 +322,7 @@ func (s *Session) statistics() string {
 // except for the schema in use.
 func (s *Session) resetConnection() {
 	s.endTransaction(false)
+	s.unpinAll() // temporary tables and locks are gone, as in MySQL
 	s.vars = settings{}
 	s.autocommit = true
 	s.lastInsertID = 0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -57,6 +58,8 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 		return s.writeRows(newMemStream(cols, nil), proto, more)
 	case ast.ShowProcessList:
 		return s.writeRows(s.srv.processList(), proto, more)
+	case ast.ShowTableStatus:
+		return s.showTableStatus(ctx, st, proto, more)
 	}
 	return s.onDefault(ctx, sql, router.KindOther, proto, more)
 }
@@ -165,6 +168,17 @@ func (s *Session) tableHome(name string) (ds, physical string) {
 	return rules.DefaultDataSource, name
 }
 
+// isPhysicalName reports whether name is a physical table of a sharded
+// table and not itself a logical table.
+func (s *Session) isPhysicalName(name string) bool {
+	rules := s.srv.rules
+	_, isNode := s.srv.physicalTable[name]
+	if !isNode {
+		_, isNode = s.srv.physicalTable[strings.ToLower(name)]
+	}
+	return isNode && rules.Table(name) == nil && !rules.IsBroadcast(strings.ToLower(name))
+}
+
 // showTableMeta answers SHOW CREATE TABLE, SHOW COLUMNS (DESCRIBE) and
 // SHOW INDEX from the table's first data node, with the physical name
 // replaced by the logical one.
@@ -180,6 +194,13 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 		return err
 	}
 	logical := st.Table.Name.O
+	if s.isPhysicalName(logical) {
+		// A sharded table's physical table is not a logical table (the
+		// router answers the same for every other statement). A
+		// router.Error, not a backend's MyError: its name is meant.
+		return &router.Error{Code: router.CodeNoSuchTable, State: "42S02",
+			Message: fmt.Sprintf("Table '%s.%s' doesn't exist", s.srv.rules.DatabaseName, logical)}
+	}
 	ds, physical := s.tableHome(logical)
 	sql, err := showSQL(st, physical)
 	if err != nil {

@@ -1,11 +1,8 @@
 package proxy
 
 import (
-	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -32,21 +29,23 @@ type preparedStmt struct {
 	// args holds the last execute's arguments, reused by the next (they
 	// live no longer than their statement).
 	args []any
+	// state is what a routed statement does to backend session state
+	// (pin.go).
+	state backendState
+	// columns are the result columns each execute returns, as the
+	// prepare response announced them (stmtmeta.go); nil for none.
+	columns []*mysql.Field
 }
 
-// handleStmtPrepare answers COM_STMT_PREPARE with the statement's
-// parameters and, for a routed SELECT, its result columns (describe):
-// libmysqlclient and libmariadb read an execute's rows only when the
-// prepare announced columns, and a client that does not read them is out
-// of step at its next command (2014). Statements the session answers
-// itself announce no columns; their rows still come with each execute.
+// handleStmtPrepare answers COM_STMT_PREPARE with the parameter count and
+// the result columns each execute will return, as MariaDB does
+// (stmtmeta.go).
 func (s *Session) handleStmtPrepare(sql string) error {
 	ps, err := s.prepare(sql)
 	if err != nil {
 		return err
 	}
-	cols := s.describe(ps)
-	if err := s.writePacket(wire.AppendPrepareOK(s.wc.Scratch(), ps.id, uint16(len(cols)), uint16(ps.params), 0)); err != nil {
+	if err := s.writePacket(wire.AppendPrepareOK(s.wc.Scratch(), ps.id, uint16(len(ps.columns)), uint16(ps.params), 0)); err != nil {
 		return err
 	}
 	if ps.params > 0 {
@@ -60,73 +59,15 @@ func (s *Session) handleStmtPrepare(sql string) error {
 			return err
 		}
 	}
-	if len(cols) == 0 {
+	if len(ps.columns) == 0 {
 		return nil
 	}
-	for _, f := range cols {
+	for _, f := range ps.columns {
 		if err := s.writePacket(wire.AppendColumn(s.wc.Scratch(), s.logicalColumn(f))); err != nil {
 			return err
 		}
 	}
 	return s.writeEOF(false)
-}
-
-// describe returns the result columns of a prepared SELECT the router
-// plans: the statement is bound with every argument NULL (or, when that
-// does not plan, 1), the first route's SQL is prepared on its data source,
-// which runs nothing, and the columns the client will see (a merge's
-// helper columns dropped) are kept by statement text until DDL. nil when
-// the statement returns no rows or cannot be described.
-func (s *Session) describe(ps *preparedStmt) []*mysql.Field {
-	if ps.pp == nil || ps.pp.Kind() != router.KindSelect {
-		return nil
-	}
-	s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode), ps.sql...)
-	if cols, ok := s.srv.described.get(s.key); ok {
-		return cols
-	}
-	cols, err := s.describeRoute(ps)
-	if err != nil {
-		s.log.Debug("cannot describe the prepared statement's columns", "sql", truncate(ps.sql), "err", err)
-		return nil
-	}
-	s.srv.described.put(s.key, cols)
-	return cols
-}
-
-func (s *Session) describeRoute(ps *preparedStmt) ([]*mysql.Field, error) {
-	args := make([]any, ps.params)
-	plan, err := ps.pp.Bind(args)
-	if err != nil || len(plan.Routes) == 0 {
-		for i := range args {
-			args[i] = int64(1)
-		}
-		if plan, err = ps.pp.Bind(args); err != nil {
-			return nil, err
-		}
-	}
-	if len(plan.Routes) == 0 {
-		return nil, errors.New("the statement plans no route")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
-	defer cancel()
-	src := poolSource{s}
-	route := plan.Routes[0]
-	bcs, err := src.acquire(ctx, route.DataSource, 1)
-	if err != nil {
-		return nil, err
-	}
-	bc := bcs[0]
-	defer src.release(bc)
-	st, err := bc.stmt(ctx, route.SQL)
-	if err != nil {
-		return nil, err
-	}
-	cols := st.columns
-	if plan.Merge != nil && len(plan.Routes) > 1 {
-		cols = cols[:max(len(cols)-plan.Merge.Hidden, 0)]
-	}
-	return cols, nil
 }
 
 // prepare parses and plans a statement and keeps it under a new id.
@@ -138,24 +79,28 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	if len(stmts) != 1 {
 		return nil, &ParseError{Err: fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))}
 	}
-	ps := &preparedStmt{sql: sql, params: countParams(stmts[0])}
+	ps := &preparedStmt{sql: sql, params: countParams(stmts[0]), state: stateOf(stmts[0])}
+	if err := s.tempTableError(stmts[0]); err != nil {
+		return nil, err
+	}
 	if routed(stmts[0]) {
 		if ps.pp, err = s.srv.planner.Prepare(stmts[0], sql, s.db); err != nil {
 			return nil, err
 		}
 		if ps.pp.Kind() == router.KindOther {
 			ps.pp = nil
+			// The planner consumed the tree; the columns need it again.
+			if stmts, err = s.parse(sql); err != nil {
+				return nil, &ParseError{Err: err}
+			}
 		}
 	}
+	ps.columns = s.stmtColumns(ps, stmts[0])
 	s.nextStmtID++
 	ps.id = s.nextStmtID
 	s.stmts[ps.id] = ps
 	return ps, nil
 }
-
-// describeTimeout bounds the backend prepare that describes a prepared
-// statement's columns.
-const describeTimeout = 10 * time.Second
 
 // handleStmtExecute answers COM_STMT_EXECUTE with binary-protocol rows.
 func (s *Session) handleStmtExecute(data []byte) {
@@ -196,7 +141,10 @@ func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
 		}
 		ctx, end := s.statementContext()
 		defer end()
-		return s.runPrepared(ctx, ps.pp, ps.sql, args, BinaryProtocol, false)
+		s.beginState(ps.state)
+		err := s.runPrepared(ctx, ps.pp, ps.sql, args, BinaryProtocol, false)
+		s.endState(ps.state, err)
+		return err
 	}
 	sql, err := sqlarg.Interpolate(ps.sql, args, sqlarg.Backslash)
 	if err != nil {

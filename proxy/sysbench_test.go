@@ -16,7 +16,9 @@ import (
 var sysbenchDirect = flag.Bool("sysbench.direct", false, "also run the sysbench smoke workloads against one MariaDB directly and log the ratio")
 
 // sysbenchRules shard sbtest1 by id over 2 data sources × 4 tables.
-// sysbench's ids can be negative (oltp_insert), hence Math.abs.
+// sysbench's ids can be negative (oltp_insert), hence Math.abs;
+// oltp_read_write's range queries (id BETWEEN ? AND ?) scan every data
+// node.
 const sysbenchRules = `  - !SHARDING
     tables:
       sbtest1:
@@ -46,7 +48,10 @@ func sysbench(t *testing.T, addr, user, password, db string, args ...string) str
 }
 
 var (
-	sbErrors  = regexp.MustCompile(`errors:\s+(\d+)`)
+	// sbErrors matches an "errors:" line of its own; sysbench 1.0.20 has
+	// none (an error that is not ignored ends the run with FATAL and a
+	// non-zero exit, which sysbench() fails on), later versions print one.
+	sbErrors  = regexp.MustCompile(`(?m)^\s*errors:\s+(\d+)`)
 	sbIgnored = regexp.MustCompile(`ignored errors:\s+(\d+)`)
 	sbQueries = regexp.MustCompile(`queries:\s+\d+\s+\((\d+(?:\.\d+)?) per sec\.\)`)
 )
@@ -55,25 +60,33 @@ var (
 func sysbenchResult(t *testing.T, out string) (errs, ignored int, qps float64) {
 	t.Helper()
 	m1, m2, m3 := sbErrors.FindStringSubmatch(out), sbIgnored.FindStringSubmatch(out), sbQueries.FindStringSubmatch(out)
-	if m1 == nil || m2 == nil || m3 == nil {
+	if m2 == nil || m3 == nil {
 		t.Fatalf("cannot read sysbench's report:\n%s", out)
 	}
-	errs, _ = strconv.Atoi(m1[1])
+	if m1 != nil {
+		errs, _ = strconv.Atoi(m1[1])
+	}
 	ignored, _ = strconv.Atoi(m2[1])
 	qps, _ = strconv.ParseFloat(m3[1], 64)
 	return errs, ignored, qps
 }
 
-// TestSysbenchSmoke runs oltp_point_select and oltp_insert for 10 s each
-// through the proxy on a sharded sbtest1 (2 data sources × 4 tables), with
-// server-side prepared statements (--db-ps-mode=auto) and without, and
-// oltp_read_only with them (its range queries scan every data node and
-// merge; libmariadb reads their rows only because the prepare announced
-// columns), and wants zero errors. The table is created and loaded through the proxy
+// TestSysbenchSmoke runs oltp_point_select, oltp_insert and
+// oltp_read_write for 10 s each through the proxy on a sharded sbtest1 (2
+// data sources × 4 tables), with server-side prepared statements
+// (--db-ps-mode=auto: libmariadb reads each execute's result by the column
+// count the prepare announced) and without, plus oltp_read_only with them
+// (its range queries scan every data node and merge), and wants zero errors.
+// oltp_read_write's transactions span both data sources and can deadlock
+// across them, which no single server detects: sysbench counts the lock
+// wait timeouts (1205) and deadlocks (1213) as ignored errors, as it does
+// on one MariaDB, and retries. The table is created and loaded through the proxy
 // with sysbench's own prepare (oltp_common: CREATE TABLE, bulk INSERTs
 // split over the data nodes, CREATE INDEX).
 func TestSysbenchSmoke(t *testing.T) {
-	e := startEnv(t, envOptions{rules: sysbenchRules})
+	// A deadlock between the two data sources lasts until a lock wait
+	// times out: 2 s instead of MariaDB's 50.
+	e := startEnv(t, envOptions{rules: sysbenchRules, server: "lockWaitTimeout: 2s"})
 	run := func(addr, user, password, db, workload, mode string) float64 {
 		t.Helper()
 		sysbench(t, addr, user, password, db, "oltp_common", "cleanup")
@@ -84,6 +97,11 @@ func TestSysbenchSmoke(t *testing.T) {
 		sysbench(t, addr, user, password, db, prep, "prepare")
 		out := sysbench(t, addr, user, password, db, "--time=10", "--db-ps-mode="+mode, workload, "run")
 		errs, ignored, qps := sysbenchResult(t, out)
+		if workload == "oltp_read_write" && ignored > 0 {
+			// Deadlocks across data sources, retried by sysbench.
+			t.Logf("%s %s: %d deadlocks or lock wait timeouts retried", workload, mode, ignored)
+			ignored = 0
+		}
 		if errs != 0 || ignored != 0 {
 			t.Errorf("%s %s: %d errors, %d ignored errors\n%s", workload, mode, errs, ignored, out)
 		}
@@ -92,6 +110,7 @@ func TestSysbenchSmoke(t *testing.T) {
 	for _, tt := range []struct{ workload, mode string }{
 		{"oltp_point_select", "auto"}, {"oltp_point_select", "disable"},
 		{"oltp_insert", "auto"}, {"oltp_insert", "disable"},
+		{"oltp_read_write", "auto"}, {"oltp_read_write", "disable"},
 		{"oltp_read_only", "auto"},
 	} {
 		workload, mode := tt.workload, tt.mode

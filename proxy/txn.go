@@ -85,7 +85,7 @@ func (s *Session) endTransaction(commit bool) error {
 			}
 		} else if !bc.broken {
 			if _, rerr := bc.exec("ROLLBACK"); rerr != nil {
-				s.log.Warn("rollback failed", "datasource", ds, "err", rerr)
+				s.log.Warn("rollback failed", "datasource", ds, "err", errLine(rerr))
 				bc.broken = true
 			}
 		}
@@ -137,7 +137,7 @@ func (s *Session) afterTxnStatement(err error) {
 		broken = broken || bc.broken
 	}
 	if deadlock || broken {
-		s.log.Info("transaction rolled back", "err", err)
+		s.log.Info("transaction rolled back", "err", errLine(err))
 		s.endTransaction(false)
 	}
 }
@@ -154,6 +154,9 @@ func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendCon
 	if bc, ok := s.txn.conns[ds]; ok {
 		if t.write {
 			s.txn.written[ds] = true
+		}
+		if s.state.pinNext && !bc.pinned {
+			s.pin(bc)
 		}
 		return []*backendConn{bc}, nil
 	}
@@ -189,15 +192,25 @@ type poolSource struct{ s *Session }
 
 func (ps poolSource) acquire(ctx context.Context, ds string, n int) ([]*backendConn, error) {
 	s := ps.s
+	want := s.vars.sql()
+	if bc := s.pinnedConn(ds); bc != nil {
+		// The session's state is on this one connection.
+		if err := bc.applyPinned(want); err != nil {
+			return nil, err
+		}
+		return []*backendConn{bc}, nil
+	}
 	p, err := s.srv.pool(ds, s.foundRows)
 	if err != nil {
 		return nil, err
+	}
+	if s.state.pinNext {
+		n = 1
 	}
 	bcs, err := p.get(ctx, n)
 	if err != nil {
 		return nil, err
 	}
-	want := s.vars.sql()
 	for _, bc := range bcs {
 		if err := bc.apply(want); err != nil {
 			p.put(bcs...)
@@ -207,10 +220,16 @@ func (ps poolSource) acquire(ctx context.Context, ds string, n int) ([]*backendC
 	for _, bc := range bcs {
 		s.hold(bc)
 	}
+	if s.state.pinNext {
+		s.pin(bcs[0])
+	}
 	return bcs, nil
 }
 
 func (ps poolSource) release(bc *backendConn) {
+	if bc.pinned {
+		return // the session keeps it
+	}
 	if ps.s.unhold(bc) {
 		bc.pool.put(bc)
 	}

@@ -137,6 +137,11 @@ func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) err
 			if err != nil {
 				return err
 			}
+			// transaction_isolation or tx_isolation, as the data sources
+			// know it (compat.go).
+			if name, err = s.setVarName(ctx, name); err != nil {
+				return err
+			}
 			sql := "@@SESSION." + name + " = " + val
 			next.set("@@"+name, sql)
 			assignments = append(assignments, sql)

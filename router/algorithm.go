@@ -66,11 +66,39 @@ type ColumnCondition struct {
 // (a contiguous run of available is returned as a sub-slice, without
 // allocating). Route is safe for concurrent use.
 func (s *Strategy) Route(available []string, conds map[string]ColumnCondition) ([]string, error) {
+	return s.route(available, conds, targetRequired)
+}
+
+// targetMode says what an exact value means whose inline expression names
+// a target that does not exist (ds_-1 for user_id = -5).
+type targetMode int
+
+const (
+	// targetRequired: an error, as for a row an INSERT must place.
+	targetRequired targetMode = iota + 1
+	// targetOptional: no target; no row can hold the value, so a query
+	// for it matches nothing (MySQL's empty answer).
+	targetOptional
+)
+
+func (m targetMode) String() string {
+	switch m {
+	case targetRequired:
+		return "required"
+	case targetOptional:
+		return "optional"
+	}
+	return "unknown"
+}
+
+// route is Route with the meaning of a value without a target.
+func (s *Strategy) route(available []string, conds map[string]ColumnCondition, missing targetMode) ([]string, error) {
 	if s == nil || s.Kind == StrategyHint || s.Algorithm == nil {
 		return available, nil
 	}
 	var c routeCtx
 	c.init(s, available)
+	c.missing = missing
 	switch s.Kind {
 	case StrategyStandard:
 		cond, ok := conds[s.Columns[0]]

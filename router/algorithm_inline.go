@@ -167,6 +167,9 @@ func (a *inlineAlgorithm) target(c *routeCtx, vars []val, v Value) error {
 		return c.routeError(v, fmt.Sprintf("%s: %v", a.expr.src, err))
 	}
 	if !c.addName(name) {
+		if c.missing == targetOptional {
+			return nil
+		}
 		return c.routeError(v, fmt.Sprintf("%s evaluates to %s, which is not among %s",
 			a.expr.src, string(name), strings.Join(c.available, ",")))
 	}

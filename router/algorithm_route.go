@@ -17,6 +17,7 @@ type routeCtx struct {
 	small     [4]uint64 // the set for up to 256 targets
 	big       []uint64  // the set above 256 targets
 	buf       [64]byte  // scratch for evaluated target names
+	missing   targetMode
 }
 
 // init prepares an empty set. (The set is not a slice of small: a pointer

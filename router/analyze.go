@@ -53,9 +53,25 @@ type scope struct {
 	// conds are the conjuncts that must hold for every row of the block:
 	// WHERE and the ON conditions of inner joins.
 	conds []ast.ExprNode
+	// joinConds are the other ON conditions (outer joins, and inner joins
+	// on the nullable side of one): they do not narrow the routing, but
+	// their column equalities may pair binding tables (see pairingEqs).
+	joinConds []joinCond
+	// usingEqs are the column equalities of JOIN ... USING and NATURAL
+	// JOIN between sharded tables.
+	usingEqs []colEq
 	// nested marks a block inside another (subquery, derived table, CTE,
 	// set operation branch).
 	nested bool
+}
+
+// joinCond is the ON condition of a join whose rows need not all match
+// it. nullable are the references on the join's nullable side, nil for an
+// inner join: an equality of an outer join's ON clause pairs two tables
+// only when it reads one of them.
+type joinCond struct {
+	expr     ast.ExprNode
+	nullable []int
 }
 
 // analysis is what Prepare learns about one statement's tables.
@@ -128,6 +144,12 @@ func (a *analysis) classify(tn *ast.TableName) (name string, kind refKind, info 
 	}
 	if a.r.rules.IsBroadcast(name) {
 		return name, refBroadcast, nil, true, nil
+	}
+	if _, ok := a.r.physical[name]; ok {
+		// A physical table of a sharded table read as a table without
+		// rules would bypass routing (and its rows be counted twice).
+		// DATA_SOURCE_NAME is the operator's way to name one.
+		return "", 0, nil, false, newError(CodeNoSuchTable, "42S02", "Table '%s.%s' doesn't exist", a.r.rules.DatabaseName, tn.Name.O)
 	}
 	return name, refSingle, nil, true, nil
 }
@@ -337,19 +359,32 @@ func (a *analysis) walkFrom(n ast.ResultSetNode, s *scope, nested, inner bool) e
 	case *ast.Join:
 		// The nullable side of an outer join keeps the other side's rows
 		// whatever its own ON conditions say.
+		start := len(s.refs)
 		if n.Left != nil {
 			if err := a.walkFrom(n.Left, s, nested, inner && n.Tp != ast.RightJoin); err != nil {
 				return err
 			}
 		}
+		mid := len(s.refs)
 		if n.Right != nil {
 			if err := a.walkFrom(n.Right, s, nested, inner && n.Tp != ast.LeftJoin); err != nil {
 				return err
 			}
 		}
+		left, right := s.refs[start:mid:mid], s.refs[mid:len(s.refs):len(s.refs)]
+		if len(n.Using) > 0 || n.NaturalJoin {
+			a.addUsingEqs(s, n, left, right)
+		}
 		if n.On != nil {
-			if n.Tp == ast.CrossJoin && inner {
+			switch {
+			case n.Tp == ast.CrossJoin && inner:
 				s.conds = append(s.conds, n.On.Expr)
+			case n.Tp == ast.LeftJoin:
+				s.joinConds = append(s.joinConds, joinCond{expr: n.On.Expr, nullable: right})
+			case n.Tp == ast.RightJoin:
+				s.joinConds = append(s.joinConds, joinCond{expr: n.On.Expr, nullable: left})
+			default:
+				s.joinConds = append(s.joinConds, joinCond{expr: n.On.Expr})
 			}
 			return a.walkExprs(s, []ast.ExprNode{n.On.Expr})
 		}
@@ -381,6 +416,37 @@ func (a *analysis) walkFrom(n ast.ResultSetNode, s *scope, nested, inner bool) e
 		return a.walkResultSet(n, s, true)
 	}
 	return errNotSupported("unsupported table source %T", n)
+}
+
+// addUsingEqs records the equalities JOIN ... USING (cols) or NATURAL
+// JOIN states between the sharded tables of its two sides: a USING column
+// (for NATURAL JOIN, a sharding column both tables have) is equal in both.
+func (a *analysis) addUsingEqs(s *scope, n *ast.Join, left, right []int) {
+	for _, li := range left {
+		l := a.refs[li]
+		if l.kind != refSharded {
+			continue
+		}
+		for _, ri := range right {
+			r := a.refs[ri]
+			if r.kind != refSharded {
+				continue
+			}
+			if n.NaturalJoin {
+				for _, col := range r.info.rule.ShardingColumns() {
+					if l.info.role(col) != 0 {
+						s.usingEqs = append(s.usingEqs, colEq{li, col, ri, col})
+					}
+				}
+				continue
+			}
+			for _, cn := range n.Using {
+				if l.info.role(cn.Name.L) != 0 && r.info.role(cn.Name.L) != 0 {
+					s.usingEqs = append(s.usingEqs, colEq{li, cn.Name.L, ri, cn.Name.L})
+				}
+			}
+		}
+	}
 }
 
 // walkExprs finds the subqueries in expressions of block s and analyzes

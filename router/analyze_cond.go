@@ -196,6 +196,11 @@ func (a *analysis) comparison(s *scope, e *ast.BinaryOperationExpr) dnf {
 			op = opcode.LE
 		}
 	}
+	if op == opcode.NullEQ && o.param < 0 && o.val == nil {
+		// col <=> NULL holds for NULLs, which no data node routes, and
+		// for the NULLs of an outer join's missing rows: no narrowing.
+		return dnfAll()
+	}
 	var at atom
 	switch op {
 	case opcode.EQ, opcode.NullEQ:

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
+	"strings"
 	"time"
-
-	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/pingcap/tidb/pkg/parser/opcode"
 )
 
 // nodeSet is a set of data node indexes of one table.
@@ -75,7 +73,10 @@ type routing struct {
 	// group (and nested ones are correlated on their sharding columns), so
 	// they pair data node by data node.
 	aligned bool
-	// written are the holes of tables a write changes (INSERT target).
+	// strictHole is the hole of an INSERT ... SELECT's target, whose
+	// literal sharding values must name an existing data node (-1: none);
+	// for every other hole a value without a data node matches no row.
+	strictHole     int
 	primary        int  // hole whose data nodes the slice hint divides
 	singles        bool // a table without rules is involved
 	broadcastW     bool // a write to broadcast tables: every data source
@@ -89,7 +90,7 @@ type routing struct {
 
 // newRouting prepares routing for a statement whose references a holds.
 func (r *Router) newRouting(a *analysis, h *hints, write bool) (*routing, error) {
-	rt := &routing{r: r, a: a, hints: h, write: write, primary: -1}
+	rt := &routing{r: r, a: a, hints: h, write: write, primary: -1, strictHole: -1}
 	for _, ref := range a.refs {
 		switch ref.kind {
 		case refSingle:
@@ -172,8 +173,11 @@ func firstWrittenBroadcast(a *analysis) string {
 }
 
 // units returns the units of one execution, in data-node order. empty
-// is true when the slice hint leaves no unit: the single unit returned
-// must then run with a false condition.
+// is true when no data node can hold a matching row (contradicting
+// conditions, NULL or nonexistent sharding values, a slice that holds no
+// data node): the single unit returned must then run with a false
+// condition, which gives the right empty answer and column metadata
+// without touching an unrelated data node's rows.
 func (rt *routing) units(args []any) (units []unit, empty bool, err error) {
 	if rt.hasStatic {
 		return rt.static, rt.staticEmpty, rt.staticErr
@@ -185,6 +189,13 @@ func (rt *routing) compute(args []any) ([]unit, bool, error) {
 	units, err := rt.unsliced(args)
 	if err != nil {
 		return nil, false, err
+	}
+	if len(units) == 0 {
+		u, err := rt.emptyUnit()
+		if err != nil {
+			return nil, false, err
+		}
+		return []unit{u}, true, nil
 	}
 	if rt.hints.sliceOf() == nil {
 		return units, false, nil
@@ -224,16 +235,6 @@ func (rt *routing) unsliced(args []any) ([]unit, error) {
 		}
 		units = u
 	}
-	if len(units) == 0 {
-		// The conditions contradict each other (or name only NULLs): no
-		// data node holds a matching row. Run on one data node anyway so
-		// the client gets the right empty answer and column metadata.
-		u, err := rt.fallbackUnit()
-		if err != nil {
-			return nil, err
-		}
-		units = []unit{u}
-	}
 	if rt.singles {
 		for _, u := range units {
 			if u.ds != rt.r.defaultDS {
@@ -256,17 +257,26 @@ func (rt *routing) unshardedUnits() []unit {
 }
 
 // routeHole returns the data nodes sharded reference h can touch.
+//
+// SHARDINGSPHERE_HINT values for a strategy replace what the conditions
+// say about that strategy's columns, as in ShardingSphere: the hint picks
+// the data sources (or tables), the conditions still pick the other
+// strategy's targets and still filter the rows.
 func (rt *routing) routeHole(h int, args []any) (nodeSet, error) {
 	ref := rt.a.sharded[h]
 	ti := ref.info
 	n := len(ti.rule.DataNodes)
+	hv := routeOpts{db: rt.hints.values(ref.name, true), table: rt.hints.values(ref.name, false), missing: targetOptional}
+	if h == rt.strictHole {
+		hv.missing = targetRequired
+	}
 	var set nodeSet
 	for _, g := range rt.holeGroups[h] {
-		if g == nil {
+		if g == nil && hv.none() {
 			set = fullNodeSet(n)
 			break
 		}
-		s, err := ti.routeAtoms(g, args)
+		s, err := ti.routeAtoms(g, args, hv)
 		if err != nil {
 			return nil, errRouting(ref.name, err)
 		}
@@ -279,28 +289,25 @@ func (rt *routing) routeHole(h int, args []any) (nodeSet, error) {
 	if set == nil {
 		set = newNodeSet(n)
 	}
-	if dbv, tv := rt.hints.values(ref.name, true), rt.hints.values(ref.name, false); dbv != nil || tv != nil {
-		nodes, err := ti.rule.RouteHint(dbv, tv)
-		if err != nil {
-			return nil, errRouting(ref.name, err)
-		}
-		hs := newNodeSet(n)
-		for _, nd := range nodes {
-			if i, ok := ti.index[nd]; ok {
-				hs.add(i)
-			}
-		}
-		set.intersect(hs)
-	}
 	return set, nil
 }
+
+// routeOpts are the SHARDINGSPHERE_HINT values for one table's database
+// and table strategies (nil when the hint gives none), and what a value
+// without a target means.
+type routeOpts struct {
+	db, table []Value
+	missing   targetMode
+}
+
+func (hv routeOpts) none() bool { return hv.db == nil && hv.table == nil }
 
 // routeAtoms returns the data nodes rows satisfying all atoms (one
 // table's conditions of one group) can live on. Several atoms on one
 // column are routed one by one and intersected; exact values go first, so
 // a range an algorithm cannot route (INLINE without allow-range) is
 // dropped when an exact value already pins the column (a superset).
-func (ti *tableInfo) routeAtoms(atoms []atom, args []any) (nodeSet, error) {
+func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv routeOpts) (nodeSet, error) {
 	conds := make(map[string]ColumnCondition, len(atoms))
 	var extra []int
 	for pass := 0; pass < 2; pass++ {
@@ -316,7 +323,7 @@ func (ti *tableInfo) routeAtoms(atoms []atom, args []any) (nodeSet, error) {
 			conds[at.col] = at.condition(args)
 		}
 	}
-	set, err := ti.routeConds(conds)
+	set, err := ti.routeConds(conds, hv)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +331,7 @@ func (ti *tableInfo) routeAtoms(atoms []atom, args []any) (nodeSet, error) {
 		at := &atoms[i]
 		prev := conds[at.col]
 		conds[at.col] = at.condition(args)
-		s, err := ti.routeConds(conds)
+		s, err := ti.routeConds(conds, hv)
 		conds[at.col] = prev
 		if err != nil {
 			if at.values == nil {
@@ -338,16 +345,28 @@ func (ti *tableInfo) routeAtoms(atoms []atom, args []any) (nodeSet, error) {
 }
 
 // routeConds routes by the database strategy, then on each chosen data
-// source by the table strategy.
-func (ti *tableInfo) routeConds(conds map[string]ColumnCondition) (nodeSet, error) {
+// source by the table strategy; hint values replace the conditions of
+// the strategy they are given for.
+func (ti *tableInfo) routeConds(conds map[string]ColumnCondition, hv routeOpts) (nodeSet, error) {
 	rule := ti.rule
 	set := newNodeSet(len(rule.DataNodes))
-	dss, err := rule.DatabaseStrategy.Route(rule.DataSources(), conds)
+	var dss []string
+	var err error
+	if hv.db != nil {
+		dss, err = rule.DatabaseStrategy.RouteHint(rule.DataSources(), hv.db)
+	} else {
+		dss, err = rule.DatabaseStrategy.route(rule.DataSources(), conds, hv.missing)
+	}
 	if err != nil {
 		return nil, err
 	}
 	for _, ds := range dss {
-		tables, err := rule.TableStrategy.Route(rule.Tables(ds), conds)
+		var tables []string
+		if hv.table != nil {
+			tables, err = rule.TableStrategy.RouteHint(rule.Tables(ds), hv.table)
+		} else {
+			tables, err = rule.TableStrategy.route(rule.Tables(ds), conds, hv.missing)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -409,12 +428,15 @@ func (rt *routing) alignedUnits(sets []nodeSet) []unit {
 func (rt *routing) singleUnit(sets []nodeSet) ([]unit, error) {
 	a := rt.a
 	u := unit{nodes: make([]int, len(a.sharded))}
+	if rt.strictHole >= 0 && sets[rt.strictHole].count() == 0 {
+		return nil, errNotSupported("INSERT ... SELECT into %s: its literal sharding values name no data node (NULL has none)", a.sharded[rt.strictHole].name)
+	}
 	for h, ref := range a.sharded {
 		if sets[h].count() == 0 {
 			return nil, nil
 		}
 		if sets[h].count() > 1 {
-			return nil, rt.notPairable(h)
+			return nil, rt.notPairableIn(h, sets)
 		}
 		node := sets[h].first()
 		u.nodes[h] = node
@@ -422,13 +444,40 @@ func (rt *routing) singleUnit(sets []nodeSet) ([]unit, error) {
 		if h == 0 {
 			u.ds = ds
 		} else if ds != u.ds {
-			return nil, rt.notPairable(h)
+			return nil, rt.notPairableIn(h, sets)
 		}
 		if h == rt.primary {
 			u.order = node
 		}
 	}
 	return []unit{u}, nil
+}
+
+// notPairableIn is notPairable when the data nodes each hole reaches are
+// known: an INSERT ... SELECT with literal sharding values says where its
+// rows go and what the SELECT reads.
+func (rt *routing) notPairableIn(h int, sets []nodeSet) error {
+	if rt.strictHole < 0 {
+		return rt.notPairable(h)
+	}
+	a := rt.a
+	target := a.sharded[rt.strictHole]
+	ti := target.info
+	dest := ti.rule.DataNodes[sets[rt.strictHole].first()]
+	var reads []string
+	for o, ref := range a.sharded {
+		if o == rt.strictHole {
+			continue
+		}
+		switch n := sets[o].count(); {
+		case n == 1:
+			reads = append(reads, ref.info.rule.DataNodes[sets[o].first()].String())
+		case n > 1:
+			reads = append(reads, fmt.Sprintf("%d data nodes of %s", n, ref.name))
+		}
+	}
+	return errNotSupported("INSERT ... SELECT into %s with literal sharding values puts its rows on %s and runs as one statement on %s, so its SELECT must read one data node of each sharded table, on %s; it reads %s. Make the SELECT's conditions pick data nodes on %s, or INSERT the rows with VALUES",
+		target.name, dest, dest.DataSource, dest.DataSource, strings.Join(reads, ", "), dest.DataSource)
 }
 
 func (rt *routing) notPairable(h int) error {
@@ -444,48 +493,69 @@ func (rt *routing) notPairable(h int) error {
 		}
 	}
 	if ref.nested {
-		return errNotSupported("a subquery or derived table on sharded table %s must reach the same single data node as the rest of the statement, or be correlated with a binding table on all its sharding columns (%s)", ref.name, columnList(ref.info.rule.ShardingColumns()))
+		return errNotSupported("a subquery or derived table on sharded table %s must reach the same single data node as the rest of the statement, or be correlated with a binding table on all its sharding columns (%s: equal to the outer table's, or pinned to the same literal in both)", ref.name, columnList(ref.info.rule.ShardingColumns()))
 	}
-	var other string
+	var other *tableRef
 	for _, o := range a.sharded {
 		if o != ref {
-			other = o.name
+			other = o
 			break
 		}
 	}
-	if other == ref.name {
-		return errNotSupported("a self-join of sharded table %s is supported only when both sides reach the same single data node", ref.name)
+	if other == nil {
+		return errNotSupported("sharded table %s must reach one data node here", ref.name)
 	}
-	return errNotSupported("joining sharded tables %s and %s, which are not binding tables, is supported only when both reach one data node on the same data source", other, ref.name)
+	cols := columnList(ref.info.rule.ShardingColumns())
+	first, second := other.name, ref.name
+	if other.hole > ref.hole {
+		first, second = second, first
+	}
+	switch {
+	case other.name == ref.name:
+		return errNotSupported("a self-join of sharded table %s across data nodes must equate all its sharding columns (%s) of both sides, in ON or WHERE (for an outer join in its ON clause); otherwise both sides must reach the same single data node", ref.name, cols)
+	case ref.info.group >= 0 && ref.info.group == other.info.group:
+		return errNotSupported("joining binding tables %s and %s across data nodes needs a join condition that equates all their sharding columns (%s), in ON or WHERE (for an outer join in its ON clause), so that joined rows live on paired data nodes; otherwise both must reach one data node on the same data source", first, second, cols)
+	}
+	return errNotSupported("joining sharded tables %s and %s, which are not binding tables, is supported only when both reach one data node on the same data source", first, second)
 }
 
-// fallbackUnit is the unit for a statement no data node can match.
-func (rt *routing) fallbackUnit() (unit, error) {
+// emptyUnit is the unit a statement that no data node can match runs on,
+// with a false condition: a data node of each sharded table on one data
+// source (the default one when tables without rules are involved).
+func (rt *routing) emptyUnit() (unit, error) {
 	a := rt.a
 	u := unit{nodes: make([]int, len(a.sharded))}
-	if rt.aligned {
-		prim := a.sharded[rt.primary].info
-		for h, ref := range a.sharded {
-			u.nodes[h] = ref.info.slotToNode[0]
-		}
-		u.ds = prim.rule.DataNodes[prim.slotToNode[0]].DataSource
+	if len(a.sharded) == 0 {
+		u.ds = rt.r.defaultDS
 		return u, nil
 	}
-	u.ds = a.sharded[0].info.rule.DataNodes[0].DataSource
-	for h, ref := range a.sharded {
-		node := -1
-		for i, n := range ref.info.rule.DataNodes {
-			if n.DataSource == u.ds {
-				node = i
+	candidates := []string{rt.r.defaultDS}
+	if !rt.singles {
+		candidates = a.sharded[rt.primary].info.rule.DataSources()
+	}
+	for _, ds := range candidates {
+		ok := true
+		for h, ref := range a.sharded {
+			node := -1
+			for i, n := range ref.info.rule.DataNodes {
+				if n.DataSource == ds {
+					node = i
+					break
+				}
+			}
+			if node < 0 {
+				ok = false
 				break
 			}
+			u.nodes[h] = node
 		}
-		if node < 0 {
-			return u, rt.notPairable(h)
+		if ok {
+			u.ds = ds
+			u.order = u.nodes[rt.primary]
+			return u, nil
 		}
-		u.nodes[h] = node
 	}
-	return u, nil
+	return u, errNotSupported("no data node can hold a row this statement matches, and its tables share no data source to answer it empty")
 }
 
 // sliced reports whether a unit at position order belongs to the slice
@@ -500,171 +570,6 @@ func (h *hints) sliceOf() *slice {
 		return nil
 	}
 	return h.slice
-}
-
-// alignedRefs reports whether the sharded references pair data node by
-// data node: distinct tables of one binding group at the top level, and
-// nested references correlated with one of them.
-func (a *analysis) alignedRefs() bool {
-	if a.setOp || len(a.sharded) == 0 {
-		return false
-	}
-	group := -2
-	var seen []string
-	for _, ref := range a.sharded {
-		if ref.nested {
-			if ref.follows < 0 {
-				return false
-			}
-			continue
-		}
-		for _, s := range seen {
-			if s == ref.name {
-				return false
-			}
-		}
-		seen = append(seen, ref.name)
-		g := ref.info.group
-		if len(seen) == 1 {
-			group = g
-			continue
-		}
-		if g < 0 || g != group {
-			return false
-		}
-	}
-	return len(seen) > 0
-}
-
-// bindCorrelated marks nested sharded references whose block equates all
-// their sharding columns with those of a top-level reference of the same
-// table or binding group: their rows live on that reference's data node.
-func (a *analysis) bindCorrelated() {
-	for _, ref := range a.sharded {
-		if !ref.nested || ref.scope == nil || a.setOp {
-			continue
-		}
-		eqs := a.equalities(ref.scope)
-		for _, o := range a.sharded {
-			if o.nested || (o.name != ref.name && (o.info.group < 0 || o.info.group != ref.info.group)) {
-				continue
-			}
-			if correlatedOn(ref, o, eqs) {
-				ref.follows = o.idx
-				break
-			}
-		}
-	}
-}
-
-// colEq is "ref.col = ref2.col2".
-type colEq struct {
-	ref1 int
-	col1 string
-	ref2 int
-	col2 string
-}
-
-// equalities returns the column equalities of block s's conjuncts, plus
-// those an IN (SELECT ...) predicate implies for the subquery's block.
-func (a *analysis) equalities(s *scope) []colEq {
-	var out []colEq
-	var walk func(e ast.ExprNode)
-	walk = func(e ast.ExprNode) {
-		switch x := e.(type) {
-		case *ast.ParenthesesExpr:
-			walk(x.Expr)
-		case *ast.BinaryOperationExpr:
-			switch x.Op {
-			case opcode.LogicAnd:
-				walk(x.L)
-				walk(x.R)
-			case opcode.EQ, opcode.NullEQ:
-				l, r := columnOf(x.L), columnOf(x.R)
-				if l != nil && r != nil {
-					out = append(out, a.colEqs(s, l, s, r)...)
-				}
-			}
-		}
-	}
-	for _, c := range s.conds {
-		walk(c)
-	}
-	for _, in := range a.inSubqueries {
-		sub, ok := in.expr.Sel.(*ast.SubqueryExpr)
-		if !ok || in.expr.Not {
-			continue
-		}
-		sel, ok := sub.Query.(*ast.SelectStmt)
-		if !ok || a.scopeOf[sel] != s || sel.Fields == nil {
-			continue
-		}
-		var outer []ast.ExprNode
-		if row, ok := in.expr.Expr.(*ast.RowExpr); ok {
-			outer = row.Values
-		} else {
-			outer = []ast.ExprNode{in.expr.Expr}
-		}
-		if len(outer) != len(sel.Fields.Fields) {
-			continue
-		}
-		for i, f := range sel.Fields.Fields {
-			l, r := columnOf(outer[i]), columnOf(f.Expr)
-			if l != nil && r != nil {
-				out = append(out, a.colEqs(in.s, l, s, r)...)
-			}
-		}
-	}
-	return out
-}
-
-// colEqs resolves both sides of an equality (x in block sx, y in block sy).
-func (a *analysis) colEqs(sx *scope, x *ast.ColumnName, sy *scope, y *ast.ColumnName) []colEq {
-	rx, ry := a.anyRefs(sx, x), a.anyRefs(sy, y)
-	var out []colEq
-	for _, i := range rx {
-		for _, j := range ry {
-			out = append(out, colEq{i, x.Name.L, j, y.Name.L})
-		}
-	}
-	return out
-}
-
-// anyRefs resolves a column to sharded references, qualified through
-// enclosing blocks, unqualified in its own block.
-func (a *analysis) anyRefs(s *scope, cn *ast.ColumnName) []int {
-	if cn.Table.L != "" {
-		if i := a.resolve(s, cn); i >= 0 && a.refs[i].kind == refSharded {
-			return []int{i}
-		}
-		return nil
-	}
-	return a.columnRefs(s, cn, nil)
-}
-
-// correlatedOn reports whether eqs equate every sharding column of ref
-// with the column in the same strategy position of o.
-func correlatedOn(ref, o *tableRef, eqs []colEq) bool {
-	pairs := [][2][]string{{ref.info.dbCols, o.info.dbCols}, {ref.info.tableCols, o.info.tableCols}}
-	for _, p := range pairs {
-		if len(p[0]) != len(p[1]) {
-			return false
-		}
-		for k := range p[0] {
-			found := false
-			for _, e := range eqs {
-				if (e.ref1 == ref.idx && e.col1 == p[0][k] && e.ref2 == o.idx && e.col2 == p[1][k]) ||
-					(e.ref2 == ref.idx && e.col2 == p[0][k] && e.ref1 == o.idx && e.col1 == p[1][k]) {
-					found = true
-					break
-				}
-			}
-			if !found {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // routeType classifies the units of a plan.

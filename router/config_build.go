@@ -350,6 +350,7 @@ func dataNodeInfo(logical string, targets []string) (string, int) {
 
 func (d *decoder) bindings(r *Rules, sh *shardingConfig) {
 	r.binding = map[string][]string{}
+	flowReported := false
 	for _, b := range sh.bindings {
 		var group []string
 		for _, name := range b.tables {
@@ -364,7 +365,15 @@ func (d *decoder) bindings(r *Rules, sh *shardingConfig) {
 			}
 		}
 		if len(group) < 2 {
-			if len(b.tables) < 2 {
+			switch {
+			case len(b.tables) >= 2:
+			case sh.bindingFlow != "":
+				if !flowReported {
+					d.errorf(b.node, "bindingTables [%s] is a list of %d groups of one table each, and a binding group needs at least two tables: did you mean one group, written as the list entry \"- %s\" (or [\"%s\"])?",
+						strings.ReplaceAll(sh.bindingFlow, ",", ", "), len(sh.bindings), sh.bindingFlow, sh.bindingFlow)
+					flowReported = true
+				}
+			default:
 				d.errorf(b.node, "bindingTables %q: a binding group needs at least two tables", strings.Join(b.tables, ","))
 			}
 			continue

@@ -310,7 +310,7 @@ func parseRules(data []byte, file string) (*Rules, error) {
 	d := &decoder{file: file}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, ConfigErrors{yamlError(file, err)}
+		return nil, ConfigErrors{yamlError(file, err, data)}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, ConfigErrors{{File: file, Message: "empty rules file"}}
@@ -359,8 +359,57 @@ func parseRules(data []byte, file string) (*Rules, error) {
 }
 
 // yamlError turns a yaml.v3 syntax error ("yaml: line 3: ...") into a
-// ConfigError with the line.
-func yamlError(file string, err error) *ConfigError {
+// ConfigError with the line. An unquoted inline expression inside a flow
+// collection ({ key: ds_${0..1} }) is the usual cause of a flow error,
+// which YAML reports far from it: the message then names its line and
+// says to quote it.
+func yamlError(file string, err error, data []byte) *ConfigError {
+	e := yamlSyntaxError(file, err)
+	if strings.Contains(e.Message, "did not find expected ','") || strings.Contains(e.Message, "flow") {
+		if line, expr := unquotedFlowExpression(data); line > 0 {
+			e.Message = fmt.Sprintf("inline expression %s unquoted inside { } or [ ], where YAML reads its braces and commas (YAML says: %s, at line %d): quote the value (\"...\")", expr, e.Message, e.Line)
+			e.Line = line
+		}
+	}
+	return e
+}
+
+// unquotedFlowExpression finds the first line with a ${...} or $->{...}
+// outside quotes after an opening { or [ on the same line: an inline
+// expression in a flow collection that YAML splits at its braces.
+func unquotedFlowExpression(data []byte) (int, string) {
+	for i, line := range strings.Split(string(data), "\n") {
+		var quote byte
+		flow := false
+		for j := 0; j < len(line); j++ {
+			c := line[j]
+			switch {
+			case quote != 0:
+				if c == quote {
+					quote = 0
+				}
+			case c == '\'' || c == '"':
+				quote = c
+			case c == '#' && (j == 0 || line[j-1] == ' '):
+				j = len(line)
+			case c == '$' && (strings.HasPrefix(line[j:], "${") || strings.HasPrefix(line[j:], "$->{")):
+				end := strings.IndexByte(line[j:], '}')
+				if end < 0 {
+					end = len(line) - j - 1
+				}
+				if flow {
+					return i + 1, line[j : j+end+1]
+				}
+				j += end
+			case c == '{' || c == '[':
+				flow = true
+			}
+		}
+	}
+	return 0, ""
+}
+
+func yamlSyntaxError(file string, err error) *ConfigError {
 	msg := err.Error()
 	e := &ConfigError{File: file, Message: msg}
 	rest := strings.TrimPrefix(msg, "yaml: ")

@@ -22,6 +22,11 @@ type shardingConfig struct {
 	keyGenerators     []*rawAlgorithm
 	singleDefault     string
 	singleDefaultNode *yaml.Node
+	// bindingFlow is set when bindingTables is a flow list of single
+	// table names ([t_order, t_order_item]): groups of one table each,
+	// most likely meant as one group. It holds the group as it should be
+	// written.
+	bindingFlow string
 }
 
 type rawName struct {
@@ -157,6 +162,15 @@ func (d *decoder) sharding(sh *shardingConfig, n *yaml.Node) {
 		}
 	}
 	refs, refNodes := d.strList(f.get("bindingTables"), "bindingTables")
+	if n := resolve(f.get("bindingTables")); n != nil && n.Kind == yaml.SequenceNode && n.Style&yaml.FlowStyle != 0 && len(refs) > 1 {
+		single := true
+		for _, ref := range refs {
+			single = single && !strings.ContainsAny(ref, ",:")
+		}
+		if single {
+			sh.bindingFlow = strings.Join(refs, ",")
+		}
+	}
 	for i, ref := range refs {
 		// 5.4 allows a named group, "name:t_order,t_order_item".
 		if j := strings.IndexByte(ref, ':'); j >= 0 {

@@ -220,12 +220,30 @@ func TestValidationErrors(t *testing.T) {
 		{"server merge memory", func(t *testing.T) string {
 			return edit(t, "server:\n", "server:\n  mergeMemoryBytes: lots # ERR\n")
 		}, `server.mergeMemoryBytes must be a size such as 67108864 or 64MiB`},
+		{"server version", func(t *testing.T) string {
+			return edit(t, "server:\n", "server:\n  version: shardflake-1 # ERR\n")
+		}, `server.version "shardflake-1" must start with a version number major.minor.patch`},
+		{"server lock wait fraction", func(t *testing.T) string {
+			return edit(t, "server:\n", "server:\n  lockWaitTimeout: 1500ms # ERR\n")
+		}, `server.lockWaitTimeout must be whole seconds`},
+		{"server lock wait zero", func(t *testing.T) string {
+			return edit(t, "server:\n", "server:\n  lockWaitTimeout: 0s # ERR\n")
+		}, `server.lockWaitTimeout must be at least 1s`},
 		{"server duplicate user", func(t *testing.T) string {
 			return edit(t, "  users: [{user: app, password: pw}]", "  users:\n  - {user: app, password: pw}\n  - {user: app, password: x} # ERR")
 		}, `server.users: user "app" appears twice`},
 		{"missing databaseName", func(t *testing.T) string {
 			return edit(t, "databaseName: db\nserver:", "server: # ERR")
 		}, `databaseName is required`},
+		{"binding group of one table", func(t *testing.T) string {
+			return edit(t, "    - t_order,t_item", "    - t_order # ERR")
+		}, `bindingTables "t_order": a binding group needs at least two tables`},
+		{"binding tables as a flow list", func(t *testing.T) string {
+			return edit(t, "  bindingTables:\n    - t_order,t_item", "  bindingTables: [t_order,t_item] # ERR")
+		}, `bindingTables [t_order, t_item] is a list of 2 groups of one table each, and a binding group needs at least two tables: did you mean one group, written as the list entry "- t_order,t_item" (or ["t_order,t_item"])?`},
+		{"unquoted inline expression in a flow map", func(t *testing.T) string {
+			return edit(t, `db: {type: INLINE, props: {algorithm-expression: "ds_${user_id % 2}"}}`, `db: {type: INLINE, props: {algorithm-expression: ds_${user_id % 2}}} # ERR`)
+		}, `inline expression ${user_id % 2} unquoted inside { } or [ ], where YAML reads its braces and commas (YAML says: did not find expected ',' or '}', at line 21): quote the value ("...")`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -392,7 +410,7 @@ func TestServerDefaults(t *testing.T) {
 		Listen: "127.0.0.1:3307", MetricsListen: "127.0.0.1:9307", Users: []User{{"app", "pw"}},
 		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024,
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
-		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20,
+		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: DefaultVersion,
 	}
 	if got := r.Server; !serverEqual(got, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", got, want)
@@ -422,6 +440,8 @@ func TestServerSettings(t *testing.T) {
   slowStatementThreshold: 250ms
   maxScatterRows: 100000
   mergeMemoryBytes: 16MiB
+  version: 8.0.36-shardflake
+  lockWaitTimeout: 5s
 `)
 	r, err := Parse([]byte(doc), "rules.yaml")
 	if err != nil {
@@ -433,6 +453,7 @@ func TestServerSettings(t *testing.T) {
 		AuthPlugin: AuthCachingSHA2, MaxConnections: 50, HandshakeTimeout: 2 * time.Second,
 		StatementTimeout: 90 * time.Second, MultiSourceTransactions: MultiSourceReject,
 		SlowStatementThreshold: 250 * time.Millisecond, MaxScatterRows: 100000, MergeMemoryBytes: 16 << 20,
+		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second,
 	}
 	if !serverEqual(r.Server, want) {
 		t.Errorf("server:\n got %+v\nwant %+v", r.Server, want)
@@ -457,7 +478,7 @@ func TestCheckServeWithoutServerSection(t *testing.T) {
 	if err := r.CheckServe(); err == nil || !strings.Contains(err.Error(), "server.users is required to serve") {
 		t.Errorf("CheckServe = %v, want server.users is required", err)
 	}
-	if r.Server.Listen != DefaultListen || r.Server.AuthPlugin != AuthNativePassword {
+	if r.Server.Listen != DefaultListen || r.Server.AuthPlugin != AuthNativePassword || r.Server.Version != DefaultVersion {
 		t.Errorf("defaults not applied without a server section: %+v", r.Server)
 	}
 }

@@ -62,6 +62,16 @@ func (r *Router) prepareDDL(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 			return errNotSupported("CREATE TABLE ... SELECT is not supported through the router; create the table, then INSERT ... SELECT")
 		}
 	}
+	switch s := stmt.(type) {
+	case *ast.CreateTableStmt:
+		if err := r.checkNewName(s.Table); err != nil {
+			return err
+		}
+	case *ast.CreateViewStmt:
+		if err := r.checkNewName(s.ViewName); err != nil {
+			return err
+		}
+	}
 	a.shareHoles = true
 	var c tableCollector
 	stmt.Accept(&c)
@@ -91,6 +101,15 @@ func (r *Router) prepareDDL(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	}
 	// Every data node of the table, even those the tables pair with none.
 	return r.finishWhole(p, a, stmt, h, rt, true)
+}
+
+// checkNewName rejects creating a logical table under the name of a
+// physical table of a sharded table.
+func (r *Router) checkNewName(tn *ast.TableName) error {
+	if logical, ok := r.physical[tn.Name.L]; ok && (tn.Schema.L == "" || tn.Schema.L == r.dbLower) {
+		return errNotSupported("%s is the name of a physical table of sharded table %s (in its actualDataNodes), not of a logical table; create %s to create its physical tables, or name the data source with a SHARDINGSPHERE_HINT DATA_SOURCE_NAME", tn.Name.O, logical, logical)
+	}
+	return nil
 }
 
 // checkDDL rejects DDL that would change the rules' meaning.
@@ -130,7 +149,9 @@ func (r *Router) prepareDropMany(p *Prepared, s *ast.DropTableStmt, h *hints, db
 	for _, tn := range s.Tables {
 		one := *s
 		one.Tables = []*ast.TableName{tn}
-		sub := &Prepared{sql: p.sql}
+		// No text: each part is a statement of its own, restored from
+		// the tree, never the client's whole DROP.
+		sub := &Prepared{}
 		a := r.newAnalysis(db)
 		if err := r.prepareDDL(sub, a, &one, h); err != nil {
 			return err

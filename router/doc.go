@@ -33,7 +33,14 @@
 // sharding column (order_id + 1 = 6) or a function reaches every data node
 // of the table. Range conditions prune with range algorithms (BOUNDARY_RANGE,
 // VOLUME_RANGE, INTERVAL, ...); INLINE routes a range to every data node
-// only with allow-range-query-with-inline-sharding, else 1235.
+// only with allow-range-query-with-inline-sharding, else 1235. A SELECT,
+// UPDATE or DELETE that no data node can match (contradicting conditions,
+// NULL sharding values, a value whose inline expression names a data
+// source or table that does not exist, such as user_id = -5 with
+// ds_${user_id % 4}) runs once, on one data node, with its WHERE clause
+// ANDed with 0: the right empty answer, column metadata and 0 affected
+// rows, never the statement unchanged on an unrelated data node. An
+// INSERT of such a value is 1235: its row has no data node.
 //
 // Each route gets the statement with physical table names: a table in FROM
 // keeps its logical name as alias (FROM `t_order_3` AS `t_order`), so
@@ -52,16 +59,29 @@
 //     (with hidden SUM and COUNT), COUNT/SUM/AVG(DISTINCT), GROUP BY
 //     (streamed when the order allows), HAVING (evaluated after merging)
 //     and DISTINCT.
-//   - Joins: binding tables pair data node by data node, never a Cartesian
-//     product (bindingTables declares that they are joined on their
-//     sharding columns); broadcast tables join on every data node; a table
-//     without rules joins only data nodes on the default data source;
-//     other sharded tables join only when each reaches one data node on
-//     the same data source.
+//   - Joins: binding tables (and a table joined with itself) pair data
+//     node by data node, never a Cartesian product, when the join equates
+//     all their sharding columns (o.user_id = i.user_id AND o.order_id =
+//     i.order_id, in ON or WHERE, USING or NATURAL JOIN; for an outer join
+//     in its ON clause): only then do joined rows live on paired data
+//     nodes. Otherwise they are unrelated sharded tables. Broadcast tables
+//     join on every data node; a table without rules joins only data nodes
+//     on the default data source; unrelated sharded tables join only when
+//     each reaches one data node, all on the same data source (the
+//     statement then runs there), else 1235 asking for a join condition
+//     that equates the sharding columns.
 //   - Subqueries and derived tables: pushed down when everything reaches one
 //     data node, or when a subquery on a binding table (or the same table)
 //     equates all its sharding columns with the outer table's (EXISTS,
-//     IN (SELECT ...) on the sharding columns); broadcast tables anywhere.
+//     IN (SELECT ...) on the sharding columns; a column pinned to the same
+//     literal in both blocks, user_id = 13, counts as equated); broadcast
+//     tables anywhere. Across data nodes also two ORM shapes whose inner
+//     block returns rows (no GROUP BY, HAVING, DISTINCT, aggregates,
+//     window functions or LIMIT): a SELECT from one derived table (SELECT
+//     COUNT(*) FROM (SELECT ... FROM t_order WHERE ...) sub), which every
+//     route runs whole and the outer query's merge combines; and SELECT
+//     [NOT] EXISTS (SELECT ... [LIMIT n]), the OR (AND) of the routes'
+//     answers.
 //   - INSERT, REPLACE, INSERT ... SET, ON DUPLICATE KEY UPDATE: keys are
 //     generated before routing (for a missing key column, NULL or DEFAULT),
 //     so a generated key can be a sharding column; each row goes to its data
@@ -78,6 +98,12 @@
 //     ask a sharded table's first data node (Plan.Rename names it back).
 //   - Tables without rules live on the default data source; statements on
 //     them pass through.
+//   - The physical tables of sharded tables (every table an
+//     actualDataNodes names, t_order_0) are not logical tables: naming one
+//     is 1146 Table 'sharding_db.t_order_0' doesn't exist, as if reading
+//     it without routing were an unsharded table's; CREATE TABLE under
+//     such a name is 1235. The operator's way to read or repair one data
+//     node is the DATA_SOURCE_NAME hint.
 //   - Hints in comments (see Hints below).
 //
 // # Hints
@@ -98,12 +124,21 @@
 // sharding value of the database and table strategy of that table (of every
 // sharded table when no table is named): a hint strategy (HINT_INLINE)
 // routes by them, a standard strategy takes them as its sharding column's
-// value, so the hint forces the data node. They narrow what the WHERE
-// clause selects, never widen it; a repeated key gives several values;
-// numbers are numbers and 'quoted' values strings. DATA_SOURCE_NAME sends
+// value, so the hint forces the data node. As in ShardingSphere, a
+// strategy's hint values replace what the WHERE clause says about that
+// strategy's columns (the WHERE clause still filters the rows, and still
+// routes the other strategy); only an INSERT must agree with them, else
+// 1235, since its row would land where no routed statement finds it. A
+// repeated key gives several values; numbers are numbers and 'quoted'
+// values strings; a table named must be sharded. DATA_SOURCE_NAME sends
 // the statement unchanged, without rewriting or merging, to that data
-// source: name physical tables yourself. Other ShardingSphere keys
-// (WRITE_ROUTE_ONLY, SKIP_SQL_REWRITE, ...) are accepted and ignored.
+// source (statements without tables too, which the proxy otherwise
+// answers or sends to the default data source): name physical tables
+// yourself (no other statement may name them). ShardingSphere's other
+// keys (WRITE_ROUTE_ONLY, USE_TRAFFIC, SKIP_SQL_REWRITE,
+// SKIP_ENCRYPT_REWRITE, DISABLE_AUDIT_NAMES, SHADOW) are accepted and
+// ignored; an unknown key is a 1064 error naming it, an unknown data
+// source or table a 1235 error.
 //
 // The shardflake hint slice=i/n (0 <= i < n) restricts a SELECT, UPDATE or
 // DELETE to slice i of n of the data nodes of its first sharded table, for
@@ -117,12 +152,14 @@
 //
 // # Rejected with 1235 (never answered wrongly)
 //
-// Changing a sharding column (UPDATE to a value the WHERE clause does not
-// already fix, ON DUPLICATE KEY UPDATE other than col = VALUES(col)); an
+// Changing a sharding column (UPDATE ... SET col = x where x is neither
+// col itself nor the value the WHERE clause already fixes, ON DUPLICATE
+// KEY UPDATE other than col = VALUES(col)); an
 // INSERT without a column list into a sharded table (unless
 // WithTableColumns knows the columns), or with an expression as sharding
 // value; UPDATE or DELETE with ORDER BY or LIMIT on several data nodes;
-// joins of unrelated sharded tables and uncorrelated subqueries across
+// joins of unrelated sharded tables (binding tables too, unless the join
+// equates all their sharding columns) and uncorrelated subqueries across
 // data nodes; UNION, INTERSECT, EXCEPT and CTEs across data nodes; across
 // data nodes also window functions, GROUP BY ... WITH ROLLUP,
 // GROUP_CONCAT and other aggregates beyond the five, aggregates inside
@@ -140,7 +177,7 @@
 // are taken as written: a string compared with a numeric sharding column is
 // read as MySQL reads it, but collations are not applied to string
 // sharding columns. Backends must not run with NO_BACKSLASH_ESCAPES or
-// ANSI_QUOTES. A self-join of a sharded table, or a join of a binding table
-// on columns other than its sharding columns, runs data node by data node
-// only when each side reaches one data node.
+// ANSI_QUOTES. Join conditions pair tables only through plain column
+// equalities ANDed together; an equality under OR, or through an
+// expression, does not pair them.
 package router

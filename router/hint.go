@@ -14,6 +14,14 @@ type hints struct {
 	dbValues    map[string][]Value // lower-case table ("" = every table) -> values
 	tableValues map[string][]Value
 	slice       *slice
+	// tables are the tables the keys name, checked against the rules.
+	tables []hintTable
+}
+
+// hintTable is a table a hint key names, and the key as written.
+type hintTable struct {
+	name string // lower-case
+	key  string
 }
 
 // slice is slice=Index/Count.
@@ -83,11 +91,18 @@ func (h *hints) parseShardingSphere(s string) error {
 		if !ok {
 			return errSyntax("malformed SHARDINGSPHERE_HINT %q: want key=value", pair)
 		}
-		k = strings.ToLower(strings.TrimSpace(k))
+		key := strings.TrimSpace(k)
+		k = strings.ToLower(key)
 		v = strings.TrimSpace(v)
 		table := ""
 		if i := strings.LastIndexByte(k, '.'); i >= 0 {
 			table, k = strings.Trim(k[:i], "`"), k[i+1:]
+			if table == "" {
+				return errSyntax("malformed SHARDINGSPHERE_HINT key %q: want table.KEY or KEY", key)
+			}
+		}
+		if table != "" && !tableKey(k) {
+			return errSyntax("SHARDINGSPHERE_HINT key %s: only SHARDING_DATABASE_VALUE and SHARDING_TABLE_VALUE take a table name", key)
 		}
 		switch k {
 		case "sharding_database_value", "shardingdatabasevalue":
@@ -113,6 +128,69 @@ func (h *hints) parseShardingSphere(s string) error {
 				return errSyntax("malformed SHARDINGSPHERE_HINT: DATA_SOURCE_NAME needs a data source name")
 			}
 			h.dataSource = strings.Trim(v, "'\"`")
+		default:
+			if !ignoredKey(k) {
+				return errSyntax("unknown SHARDINGSPHERE_HINT key %s (known: [table.]SHARDING_DATABASE_VALUE, [table.]SHARDING_TABLE_VALUE, DATA_SOURCE_NAME; accepted and ignored: WRITE_ROUTE_ONLY, USE_TRAFFIC, SKIP_SQL_REWRITE, SKIP_ENCRYPT_REWRITE, DISABLE_AUDIT_NAMES, SHADOW)", key)
+			}
+		}
+		if table != "" {
+			h.tables = append(h.tables, hintTable{name: table, key: key})
+		}
+	}
+	return nil
+}
+
+// tableKey reports a SHARDINGSPHERE_HINT key (lower-case) that may name a
+// table: table.SHARDING_DATABASE_VALUE.
+func tableKey(k string) bool {
+	switch k {
+	case "sharding_database_value", "shardingdatabasevalue", "sharding_table_value", "shardingtablevalue":
+		return true
+	}
+	return false
+}
+
+// ignoredKey reports ShardingSphere's SHARDINGSPHERE_HINT keys (lower-case,
+// and their camelCase aliases) for features shardflake does not have:
+// accepted, so a statement written for ShardingSphere runs, and ignored.
+func ignoredKey(k string) bool {
+	switch k {
+	case "write_route_only", "writerouteonly", "use_traffic", "usetraffic",
+		"skip_sql_rewrite", "skipsqlrewrite", "skip_encrypt_rewrite", "skipencryptrewrite",
+		"disable_audit_names", "disableauditnames", "shadow":
+		return true
+	}
+	return false
+}
+
+// DataSourceHint returns the data source that a SHARDINGSPHERE_HINT
+// comment of sql names with DATA_SOURCE_NAME, "" when it names none. The
+// proxy asks for statements it answers without the router (SELECT without
+// tables) so the hint reaches them too. A malformed hint, an unknown key,
+// or a data source or table the rules do not know is an *Error.
+func (r *Rules) DataSourceHint(sql string) (string, error) {
+	h, err := parseHints(sql)
+	if err != nil || h == nil {
+		return "", err
+	}
+	if err := h.check(r); err != nil {
+		return "", err
+	}
+	return h.dataSource, nil
+}
+
+// check validates the hint against the rules: a data source it names must
+// exist, a table it names must be sharded.
+func (h *hints) check(r *Rules) error {
+	if h == nil {
+		return nil
+	}
+	if h.dataSource != "" && r.DataSource(h.dataSource) == nil {
+		return errNotSupported("SHARDINGSPHERE_HINT names data source %q, which the rules do not define", h.dataSource)
+	}
+	for _, t := range h.tables {
+		if r.Tables[t.name] == nil {
+			return errNotSupported("SHARDINGSPHERE_HINT key %s names table %s, which has no sharding rule", t.key, t.name)
 		}
 	}
 	return nil

@@ -51,6 +51,11 @@ func TestParseHints(t *testing.T) {
 		{"/* shardflake: slice=-1/8 */", "", true},
 		{"/* shardflake: slice=1/0 */", "", true},
 		{"/* shardflake: shard=1 */", "", true},
+		{"/* SHARDINGSPHERE_HINT: DATASOURCE_NAME=ds_1 */", "", true},
+		{"/* SHARDINGSPHERE_HINT: t_order.DATA_SOURCE_NAME=ds_1 */", "", true},
+		{"/* SHARDINGSPHERE_HINT: .SHARDING_TABLE_VALUE=1 */", "", true},
+		{"/* SHARDINGSPHERE_HINT: SHARDING_VALUE=1 */", "", true},
+		{"/* SHARDINGSPHERE_HINT: writeRouteOnly=true, SKIP_SQL_REWRITE=true, SHADOW=false, useTraffic=false, DISABLE_AUDIT_NAMES=x */", "ds= db=map[] table=map[] slice=<nil>", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {

@@ -325,25 +325,32 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 			}
 			conds[sc.name] = ColumnCondition{Column: sc.name, Values: []Value{v}}
 		}
-		set, err := ti.routeConds(conds)
+		set, err := ti.routeConds(conds, routeOpts{missing: targetRequired})
 		if err != nil {
 			return nil, errRouting(b.target.name, err)
 		}
 		if dbv != nil || tv != nil {
-			nodes, err := ti.rule.RouteHint(dbv, tv)
+			// The hint picks the data node, but a row it would put where
+			// its sharding values do not route would be lost to every
+			// later statement: they must agree.
+			hs, err := ti.routeConds(conds, routeOpts{db: dbv, table: tv, missing: targetRequired})
 			if err != nil {
 				return nil, errRouting(b.target.name, err)
 			}
-			hs := newNodeSet(len(ti.rule.DataNodes))
-			for _, nd := range nodes {
-				hs.add(ti.index[nd])
-			}
+			own := set.first()
 			set.intersect(hs)
+			if set.count() == 0 && own >= 0 && hs.count() > 0 {
+				return nil, errNotSupported("row %d of the INSERT into %s (%s) belongs to data node %s, but the SHARDINGSPHERE_HINT values route it to %s: an INSERT's hint values must agree with its rows' sharding values", i+1, b.target.name, b.describe(conds), ti.rule.DataNodes[own], ti.rule.DataNodes[hs.first()])
+			}
 		}
 		switch set.count() {
 		case 1:
 		case 0:
-			return nil, errNotSupported("row %d of the INSERT into %s (%s) matches no data node of the table", i+1, b.target.name, b.describe(conds))
+			why := ""
+			if b.hasNull(conds) {
+				why = ": a NULL sharding value belongs to no data node"
+			}
+			return nil, errNotSupported("row %d of the INSERT into %s (%s) matches no data node of the table%s", i+1, b.target.name, b.describe(conds), why)
 		default:
 			if len(b.shard) == 0 {
 				return nil, errNotSupported("row %d of the INSERT into %s could belong to %d data nodes: the table's hint strategy needs SHARDINGSPHERE_HINT values", i+1, b.target.name, set.count())
@@ -383,9 +390,18 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 func (b *insertBinder) describe(conds map[string]ColumnCondition) string {
 	parts := make([]string, 0, len(b.shard))
 	for _, sc := range b.shard {
-		parts = append(parts, fmt.Sprintf("%s=%v", sc.name, conds[sc.name].Values[0]))
+		parts = append(parts, sc.name+"="+formatValue(conds[sc.name].Values[0]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+func (b *insertBinder) hasNull(conds map[string]ColumnCondition) bool {
+	for _, sc := range b.shard {
+		if conds[sc.name].Values[0] == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // generate asks the key generator for n keys, in as few calls as its

@@ -21,9 +21,15 @@ func (r *Router) finishWhole(p *Prepared, a *analysis, stmt ast.StmtNode, h *hin
 	if err := d.markInLists(); err != nil {
 		return err
 	}
+	verbatim := a.verbatimOK(p.sql)
 	a.rewrite(stmt, aliases)
 	var err error
-	if d.single, err = buildTemplate(stmt); err != nil {
+	if verbatim {
+		d.single = verbatimTemplate(p.sql)
+	} else if d.single, err = buildTemplate(stmt); err != nil {
+		return err
+	}
+	if err := d.buildEmpty(stmt); err != nil {
 		return err
 	}
 	p.b = d
@@ -122,6 +128,7 @@ func (r *Router) prepareInsertSelect(p *Prepared, a *analysis, s *ast.InsertStmt
 		}
 		sortAtoms(g)
 		rt.aligned = false
+		rt.strictHole = target.hole
 		rt.holeGroups[target.hole] = [][]atom{g}
 		rt.recompute(rt.paramDependent || anyParam(values))
 	}

@@ -64,6 +64,37 @@ type sqlTemplate struct {
 	segs   []segment
 	size   int // bytes of literal text
 	params int // param holes
+	// verbatim marks the client's own text: its ?s take every argument.
+	verbatim bool
+}
+
+// verbatimTemplate is the client's statement text, sent unchanged where
+// nothing in it needs rewriting, so that what the backend sees (column
+// labels, comments, spelling) is what the client wrote.
+func verbatimTemplate(sql string) *sqlTemplate {
+	return &sqlTemplate{segs: []segment{{text: sql}}, size: len(sql), verbatim: true}
+}
+
+// verbatimOK reports whether a statement can run as the client wrote it:
+// it names no sharded table (whose names the routes rewrite) and never
+// the logical schema (which qualified names lose), and sql is its text
+// ("" for a statement the router split off another).
+func (a *analysis) verbatimOK(sql string) bool {
+	return sql != "" && len(a.sharded) == 0 && !containsFold(sql, a.r.dbLower)
+}
+
+// containsFold reports whether s contains lower (lower-case ASCII),
+// ignoring case.
+func containsFold(s, lower string) bool {
+	if lower == "" {
+		return false
+	}
+	for i := 0; i+len(lower) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(lower)], lower) {
+			return true
+		}
+	}
+	return false
 }
 
 // restoreSQL restores a node with restoreFlags.
@@ -124,6 +155,9 @@ type filler interface {
 // arguments, and the returned slice holds the arguments of the ?s
 // written, in order (nil when none).
 func (t *sqlTemplate) render(f filler, bind []any) (string, []any, error) {
+	if t.verbatim && len(bind) > 0 {
+		return t.segs[0].text, bind, nil
+	}
 	if len(t.segs) == 1 {
 		return t.segs[0].text, nil, nil
 	}

@@ -27,8 +27,11 @@ type dmlBinder struct {
 	rt     *routing
 	tables []string
 	single *sqlTemplate // SQL for one route
-	empty  *sqlTemplate // SQL with a false condition, for an empty slice
-	multi  *selectMerge // SQL and merge for several routes (SELECT)
+	empty  *sqlTemplate // SQL with a false condition, for no data node
+	// emptyErr is why the statement has no false-condition form (DDL),
+	// returned when no data node can hold a row it matches.
+	emptyErr error
+	multi    *selectMerge // SQL and merge for several routes (SELECT)
 	// multiErr is why a SELECT cannot run on several routes (returned only
 	// when it does).
 	multiErr error
@@ -55,12 +58,16 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	}
 	d := &dmlBinder{r: r, a: a, kind: statementKind(stmt)}
 	var top *scope
+	lifted := liftNone
 	aliases := true
 	var where ast.ExprNode
 	switch s := stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		if err := a.walkResultSet(s, nil, false); err != nil {
 			return err
+		}
+		if sel, ok := s.(*ast.SelectStmt); ok && !a.system {
+			lifted = a.lift(sel)
 		}
 	case *ast.UpdateStmt:
 		if err := a.walkWith(s.With, nil); err != nil {
@@ -120,20 +127,25 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	if err := d.markInLists(); err != nil {
 		return err
 	}
+	verbatim := a.verbatimOK(p.sql)
 	a.rewrite(stmt, aliases)
-	if d.single, err = buildTemplate(stmt); err != nil {
+	if verbatim {
+		d.single = verbatimTemplate(p.sql)
+	} else if d.single, err = buildTemplate(stmt); err != nil {
 		return err
 	}
-	if h.sliceOf() != nil {
-		if d.empty, err = falseTemplate(stmt); err != nil {
-			return err
-		}
+	if err := d.buildEmpty(stmt); err != nil {
+		return err
 	}
 	// A statement whose routing is fixed at one data node never needs
 	// the multi-route form.
 	fixedSingle := rt.hasStatic && rt.staticErr == nil && len(rt.static) == 1
 	if sel, ok := stmt.(*ast.SelectStmt); ok && len(a.sharded) > 0 && !fixedSingle {
-		d.multi, d.multiErr = a.prepareMerge(sel)
+		if lifted == liftExists {
+			d.multi = existsMerge(sel, d.single)
+		} else {
+			d.multi, d.multiErr = a.prepareMerge(sel)
+		}
 	}
 	p.b = d
 	if p.params == 0 {
@@ -163,7 +175,7 @@ func (d *dmlBinder) markUpdated(s *scope, u *ast.UpdateStmt) error {
 		for _, i := range refs {
 			ref := a.refs[i]
 			ref.written = true
-			if ref.kind != refSharded || ref.info.role(cn.Name.L) == 0 {
+			if ref.kind != refSharded || ref.info.role(cn.Name.L) == 0 || a.sameColumn(s, i, cn, as.Expr) {
 				continue
 			}
 			kc := keyChange{table: ref.name, col: cn.Name.L}
@@ -172,6 +184,21 @@ func (d *dmlBinder) markUpdated(s *scope, u *ast.UpdateStmt) error {
 		}
 	}
 	return nil
+}
+
+// sameColumn reports whether e is column cn of reference i itself (SET
+// user_id = user_id): assigning a column its own value changes nothing.
+// An unqualified e names reference i only when the statement has one
+// table.
+func (a *analysis) sameColumn(s *scope, i int, cn *ast.ColumnName, e ast.ExprNode) bool {
+	x := columnOf(e)
+	if x == nil || x.Name.L != cn.Name.L {
+		return false
+	}
+	if x.Table.L == "" {
+		return len(s.refs) == 1
+	}
+	return a.resolve(s, x) == i
 }
 
 func markDeleted(a *analysis, s *scope, del *ast.DeleteStmt) {
@@ -389,7 +416,7 @@ func (d *dmlBinder) itemNodes(l *inList, args []any) ([]nodeSet, error) {
 		if v == nil {
 			continue // NULL matches nothing; the item is kept everywhere
 		}
-		s, err := ti.routeConds(map[string]ColumnCondition{l.col: {Column: l.col, Values: []Value{v}}})
+		s, err := ti.routeConds(map[string]ColumnCondition{l.col: {Column: l.col, Values: []Value{v}}}, routeOpts{missing: targetOptional})
 		if err != nil {
 			continue // keep an item the algorithm cannot place
 		}
@@ -398,28 +425,73 @@ func (d *dmlBinder) itemNodes(l *inList, args []any) ([]nodeSet, error) {
 	return out, nil
 }
 
-// falseTemplate renders the statement with its WHERE clause made false,
-// for a slice that holds no data node.
+// buildEmpty prepares the false-condition form of the statement (its AST
+// already rewritten) when an execution may reach no data node.
+func (d *dmlBinder) buildEmpty(stmt ast.StmtNode) error {
+	rt := d.rt
+	if rt.hasStatic && !rt.staticEmpty && rt.hints.sliceOf() == nil {
+		return nil
+	}
+	var err error
+	if d.empty, err = falseTemplate(stmt); err != nil {
+		if rt.hints.sliceOf() != nil {
+			return errNotSupported("the slice hint needs a SELECT, UPDATE or DELETE")
+		}
+		d.empty, d.emptyErr = nil, errNotSupported("no data node can hold a row this %s touches (the SHARDINGSPHERE_HINT values and the rules select none)", strings.ToUpper(d.kind.String()))
+	}
+	return nil
+}
+
+// falseTemplate renders the statement with its WHERE clause made false
+// (every branch's, for a set operation), for an execution that reaches no
+// data node.
 func falseTemplate(stmt ast.StmtNode) (*sqlTemplate, error) {
 	f := ast.NewValueExpr(0, "", "")
-	var restore func()
-	switch s := stmt.(type) {
-	case *ast.SelectStmt:
-		old := s.Where
-		s.Where = andFalse(old, f)
-		restore = func() { s.Where = old }
-	case *ast.UpdateStmt:
-		old := s.Where
-		s.Where = andFalse(old, f)
-		restore = func() { s.Where = old }
-	case *ast.DeleteStmt:
-		old := s.Where
-		s.Where = andFalse(old, f)
-		restore = func() { s.Where = old }
-	default:
-		return nil, errNotSupported("the slice hint needs a SELECT, UPDATE or DELETE")
+	var undo []func()
+	defer func() {
+		for _, u := range undo {
+			u()
+		}
+	}()
+	falsify := func(w *ast.ExprNode) {
+		old := *w
+		*w = andFalse(old, f)
+		undo = append(undo, func() { *w = old })
 	}
-	defer restore()
+	var branches func(n ast.Node) bool
+	branches = func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.SelectStmt:
+			falsify(&x.Where)
+			return true
+		case *ast.SetOprStmt:
+			return x.SelectList != nil && branches(x.SelectList)
+		case *ast.SetOprSelectList:
+			for _, sel := range x.Selects {
+				if !branches(sel) {
+					return false
+				}
+			}
+			return len(x.Selects) > 0
+		}
+		return false
+	}
+	switch s := stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		if !branches(s) {
+			return nil, errNotSupported("cannot make this query match no rows")
+		}
+	case *ast.UpdateStmt:
+		falsify(&s.Where)
+	case *ast.DeleteStmt:
+		falsify(&s.Where)
+	case *ast.InsertStmt:
+		if s.Select == nil || !branches(s.Select) {
+			return nil, errNotSupported("cannot make this INSERT match no rows")
+		}
+	default:
+		return nil, errNotSupported("cannot make this statement match no rows")
+	}
 	return buildTemplate(stmt)
 }
 
@@ -443,6 +515,12 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 	var limit int64 = -1
 	switch {
 	case empty:
+		if d.empty == nil {
+			if d.emptyErr != nil {
+				return nil, d.emptyErr
+			}
+			return nil, errNotSupported("no data node can hold a row this statement touches")
+		}
 		tmpl = d.empty
 	case len(units) > 1 && d.orderLimit:
 		return nil, errNotSupported("%s with ORDER BY or LIMIT reaches %d data nodes, where it cannot keep MySQL's meaning (the order and the row count are per data node); add conditions on the sharding columns that pick one data node", strings.ToUpper(d.kind.String()), len(units))

@@ -20,6 +20,10 @@ type Router struct {
 	tables    map[string]*tableInfo
 	defaultDS string
 	columns   func(table string) []string
+	// physical maps the lower-case name of every physical table of a
+	// sharded table (in its actualDataNodes) that is not itself a logical
+	// table to that logical table: such names are not logical tables.
+	physical map[string]string
 }
 
 // Option configures a Router.
@@ -117,6 +121,15 @@ func New(rules *Rules, keys map[string]idgen.KeyGenerator, opts ...Option) (*Rou
 			ti.slotToNode[i] = i
 		}
 		r.tables[ti.name] = ti
+	}
+	r.physical = map[string]string{}
+	for name, rule := range rules.Tables {
+		for _, n := range rule.DataNodes {
+			t := strings.ToLower(n.Table)
+			if r.tables[t] == nil && !rules.IsBroadcast(t) {
+				r.physical[t] = strings.ToLower(name)
+			}
+		}
 	}
 	for gi, group := range rules.BindingGroups {
 		if err := r.bindGroup(gi, group); err != nil {
@@ -275,6 +288,9 @@ func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, e
 	}
 	h, err := parseHints(sql)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.check(r.rules); err != nil {
 		return nil, err
 	}
 	p := &Prepared{sql: sql}

@@ -42,7 +42,7 @@ func TestPrepareDescribesStatement(t *testing.T) {
 		wantTables []string
 	}{
 		{"SELECT * FROM t_order WHERE user_id = ? AND order_id = ?", KindSelect, 2, []string{"t_order"}},
-		{"SELECT * FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id WHERE o.user_id = 1", KindSelect, 0, []string{"t_order", "t_order_item"}},
+		{"SELECT * FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id AND o.user_id = i.user_id WHERE o.user_id = 1", KindSelect, 0, []string{"t_order", "t_order_item"}},
 		{"INSERT INTO t_order (user_id, status) VALUES (?, ?), (?, ?)", KindInsert, 4, []string{"t_order"}},
 		{"UPDATE t_config SET v = ? WHERE k = ?", KindUpdate, 2, []string{"t_config"}},
 		{"DELETE FROM t_single WHERE id = 1", KindDelete, 0, []string{"t_single"}},

@@ -767,5 +767,5 @@ func limitValue(v Value) (int64, error) {
 			return int64(n), nil
 		}
 	}
-	return 0, newError(CodeWrongArgs, "HY000", "Incorrect arguments to LIMIT: %v", v)
+	return 0, newError(CodeWrongArgs, "HY000", "Incorrect arguments to LIMIT: %s", formatValue(v))
 }

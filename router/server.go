@@ -45,6 +45,16 @@ type Server struct {
 	// MergeMemoryBytes is the memory budget of one statement's in-memory
 	// merge (sort, group, distinct) (default 64 MiB).
 	MergeMemoryBytes int64
+	// LockWaitTimeout is applied to every backend session as
+	// innodb_lock_wait_timeout (whole seconds); 0 leaves the data
+	// source's own setting (MariaDB's default is 50s). A deadlock between
+	// data sources is detected by no server: it ends only when a lock
+	// wait times out.
+	LockWaitTimeout time.Duration
+	// Version is the server version the proxy announces at login and as
+	// VERSION() and @@version (default DefaultVersion). Drivers pick
+	// features and variable names from its leading major.minor.patch.
+	Version string
 }
 
 // Server defaults, applied by Load for keys the file leaves out.
@@ -55,6 +65,13 @@ const (
 	DefaultHandshakeTimeout       = 10 * time.Second
 	DefaultSlowStatementThreshold = time.Second
 	DefaultMergeMemoryBytes       = 64 << 20
+	// DefaultVersion is a MySQL 5.7 number: the dialect MariaDB 10.x
+	// backends speak (utf8mb4_general_ci, tx_isolation, the query cache
+	// variables). A client told "8.0" may ask for what MariaDB refuses,
+	// such as the utf8mb4_0900_ai_ci collation.
+	DefaultVersion = "5.7.99-shardflake"
+	// MaxLockWaitTimeout is innodb_lock_wait_timeout's largest value.
+	MaxLockWaitTimeout = 1073741824 * time.Second
 )
 
 // User is one account clients log in with.
@@ -109,7 +126,7 @@ func (m MultiSourceTransactions) String() string {
 func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
-		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes"}
+		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout"}
 }
 
 // server decodes the server: section and applies the defaults. root is
@@ -177,6 +194,54 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 	if s.MergeMemoryBytes == 0 {
 		d.errorf(f.get("mergeMemoryBytes"), "server.mergeMemoryBytes must be positive")
 	}
+	if f.has("lockWaitTimeout") {
+		s.LockWaitTimeout = d.duration(f.get("lockWaitTimeout"), "server.lockWaitTimeout", 0)
+		switch lw := s.LockWaitTimeout; {
+		case lw < time.Second:
+			d.errorf(f.get("lockWaitTimeout"), "server.lockWaitTimeout must be at least 1s (leave it out to keep the data sources' innodb_lock_wait_timeout)")
+		case lw%time.Second != 0:
+			d.errorf(f.get("lockWaitTimeout"), "server.lockWaitTimeout must be whole seconds (innodb_lock_wait_timeout counts seconds), got %s", lw)
+		case lw > MaxLockWaitTimeout:
+			d.errorf(f.get("lockWaitTimeout"), "server.lockWaitTimeout must be at most %s", MaxLockWaitTimeout)
+		}
+	}
+	s.Version = d.str(f.get("version"), "server.version")
+	if s.Version == "" {
+		s.Version = DefaultVersion
+	} else if !validVersion(s.Version) {
+		d.errorf(f.get("version"), "server.version %q must start with a version number major.minor.patch, which drivers read (e.g. 8.0.36-shardflake), and hold no control characters", s.Version)
+	}
+}
+
+// validVersion reports whether v starts with digits.digits.digits and is
+// printable (the handshake ends it with a NUL byte).
+func validVersion(v string) bool {
+	if len(v) > 60 {
+		return false
+	}
+	for _, c := range v {
+		if c < ' ' || c == 0x7f {
+			return false
+		}
+	}
+	rest := v
+	for i := range 3 {
+		n := 0
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n == 0 {
+			return false
+		}
+		rest = rest[n:]
+		if i < 2 {
+			if rest == "" || rest[0] != '.' {
+				return false
+			}
+			rest = rest[1:]
+		}
+	}
+	return true
 }
 
 // address reads a host:port; def when absent.

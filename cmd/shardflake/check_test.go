@@ -77,6 +77,39 @@ func TestCheckInvalid(t *testing.T) {
 	}
 }
 
+// TestCheckHints checks the did-you-mean of two YAML slips the check
+// command meets: a flow list of binding tables, and an unquoted inline
+// expression in a flow map.
+func TestCheckHints(t *testing.T) {
+	const head = "databaseName: db\ndataSources:\n  ds_0: {url: \"mysql://h/d\"}\n  ds_1: {url: \"mysql://h/e\"}\nrules:\n- !SHARDING\n  tables:\n"
+	tests := []struct {
+		name string
+		give string
+		want string
+	}{
+		{"binding flow list", head + "    a: {actualDataNodes: \"ds_${0..1}.a\", databaseStrategy: {standard: {shardingColumn: k, shardingAlgorithmName: m}}}\n" +
+			"    b: {actualDataNodes: \"ds_${0..1}.b\", databaseStrategy: {standard: {shardingColumn: k, shardingAlgorithmName: m}}}\n" +
+			"  bindingTables: [a,b]\n  shardingAlgorithms:\n    m: {type: MOD, props: {sharding-count: 2}}\n",
+			`:10:19: bindingTables [a, b] is a list of 2 groups of one table each, and a binding group needs at least two tables: did you mean one group, written as the list entry "- a,b"`},
+		{"unquoted flow expression", head + "    a: {actualDataNodes: ds_${0..1}.a}\n", ":8: inline expression ${0..1} unquoted inside { } or [ ]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "rules.yaml")
+			if err := os.WriteFile(path, []byte(tt.give), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := runCheck([]string{"--config", path}, &stdout, &stderr); code != 1 {
+				t.Fatalf("exit %d, want 1\n%s", code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), path+tt.want) {
+				t.Errorf("stderr lacks %q:\n%s", path+tt.want, stderr.String())
+			}
+		})
+	}
+}
+
 func TestCheckUsage(t *testing.T) {
 	tests := []struct {
 		args []string

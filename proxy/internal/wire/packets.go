@@ -36,10 +36,12 @@ func AppendOK(dst []byte, ok OK, sessionTrack bool) []byte {
 	dst = AppendLenEncInt(dst, ok.InsertID)
 	dst = binary.LittleEndian.AppendUint16(dst, ok.Status&^mysql.SERVER_SESSION_STATE_CHANGED)
 	dst = binary.LittleEndian.AppendUint16(dst, ok.Warnings)
-	if sessionTrack {
+	if sessionTrack || ok.Info != "" {
+		// MySQL and MariaDB write the message length-encoded with or
+		// without session tracking, and libmysqlclient reads it so.
 		return AppendLenEncString(dst, []byte(ok.Info))
 	}
-	return append(dst, ok.Info...)
+	return dst
 }
 
 // ParseOK decodes an OK packet (or an EOF packet that carries OK content).
@@ -70,8 +72,14 @@ func ParseOK(p []byte, sessionTrack bool) (OK, error) {
 		if s, _, _, err := ReadLenEncString(p[pos:]); err == nil {
 			ok.Info = string(s)
 		}
-	} else {
-		ok.Info = string(p[pos:])
+	} else if rest := p[pos:]; len(rest) > 0 {
+		// The protocol documents string<EOF>, but servers send the
+		// message length-encoded (MariaDB's net_store_data).
+		if s, _, n, err := ReadLenEncString(rest); err == nil && n == len(rest) {
+			ok.Info = string(s)
+		} else {
+			ok.Info = string(rest)
+		}
 	}
 	return ok, nil
 }

@@ -58,7 +58,7 @@ func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte, ar
 		return e, ErrMalformed
 	}
 	e.StmtID = binary.LittleEndian.Uint32(p)
-	e.CursorFlags = p[4] & 0x0f
+	e.CursorFlags = p[4] & 0x07
 	pos := 9 // statement id, flags, iteration count (always 1)
 	if nParams == 0 {
 		return e, nil

@@ -65,12 +65,23 @@ func TestOKErrEOF(t *testing.T) {
 	for _, tt := range tests {
 		p := AppendOK(nil, tt.give, tt.sessionTrack)
 		got, err := ParseOK(p, tt.sessionTrack)
+		if tt.give.Info != "" && !bytes.HasSuffix(p, append([]byte{byte(len(tt.give.Info))}, tt.give.Info...)) {
+			t.Errorf("AppendOK(%+v): the message is not length-encoded, as servers write it: %q", tt.give, p)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got != tt.give {
 			t.Errorf("ParseOK(AppendOK(%+v)) = %+v", tt.give, got)
 		}
+	}
+
+	// A backend's OK packet without session tracking, as MariaDB sends it:
+	// the message length-encoded.
+	raw := []byte{HeaderOK, 2, 0, 2, 0, 0, 0, 38}
+	raw = append(raw, "Records: 2  Duplicates: 0  Warnings: 0"...)
+	if got, err := ParseOK(raw, false); err != nil || got.Info != "Records: 2  Duplicates: 0  Warnings: 0" {
+		t.Errorf("ParseOK of MariaDB's OK: %+v, %v", got, err)
 	}
 
 	e := ParseErr(AppendErr(nil, 1146, "42S02", "Table 'x' doesn't exist"))
@@ -242,6 +253,20 @@ func TestParseExecute(t *testing.T) {
 	}
 	if _, err := ParseExecute(p[:len(p)-3], 8, nil, nil, nil); err == nil {
 		t.Error("truncated execute: want an error")
+	}
+
+	// PARAMETER_COUNT_AVAILABLE (0x08), which MySQL 8 clients set, is not
+	// a cursor; CURSOR_TYPE_READ_ONLY (0x01) is.
+	for _, tt := range []struct {
+		give byte
+		want byte
+	}{{0x08, 0}, {0x01, 0x01}, {0x09, 0x01}} {
+		r := append([]byte(nil), q...)
+		r[4] = tt.give
+		e, err := ParseExecute(r, 8, e.Types, nil, nil)
+		if err != nil || e.CursorFlags != tt.want {
+			t.Errorf("flags %#x: cursor flags %#x (%v), want %#x", tt.give, e.CursorFlags, err, tt.want)
+		}
 	}
 }
 

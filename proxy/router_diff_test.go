@@ -1,0 +1,299 @@
+package proxy
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/router"
+)
+
+// routerDiffQueries are differential cases for routing decisions (which
+// data nodes a statement may pair), run like diffQueries against the
+// reference tables: the proxy must answer exactly as the reference or
+// refuse with wantErr.
+var routerDiffQueries = []diffCase{
+	// Binding tables pair data node by data node only when the join
+	// equates all their sharding columns; otherwise rows joining across
+	// data nodes would be lost.
+	{sql: "SELECT COUNT(*) FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id", wantErr: 1235},
+	{sql: "SELECT COUNT(*) FROM t_order o JOIN t_order_item i ON i.qty = o.user_id", wantErr: 1235},
+	{sql: "SELECT COUNT(*) FROM t_order o, t_order_item i", wantErr: 1235},
+	{sql: "SELECT COUNT(*) FROM t_order o LEFT JOIN t_order_item i ON o.user_id = i.user_id AND i.qty > 2", wantErr: 1235},
+	{sql: "SELECT COUNT(*) FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id", wantErr: 1235},
+	{sql: "SELECT COUNT(*) FROM t_order JOIN t_order_item USING (user_id)", wantErr: 1235},
+	{sql: "SELECT COUNT(*) FROM t_order a JOIN t_order b ON a.user_id = b.user_id", wantErr: 1235},
+	{sql: "SELECT COUNT(*) FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id"},
+	{sql: "SELECT o.order_id, i.item_id FROM t_order o LEFT JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id AND i.qty > 2"},
+	{sql: "SELECT o.order_id, i.item_id FROM t_order o RIGHT JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id AND o.qty > 0"},
+	{sql: "SELECT o.order_id, i.item_id FROM t_order o, t_order_item i WHERE o.user_id = i.user_id AND o.order_id = i.order_id AND o.user_id = 3"},
+	{sql: "SELECT o.order_id, i.item_id FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id WHERE o.order_id = i.order_id AND i.qty < 3"},
+	{sql: "SELECT COUNT(*), SUM(i.price) FROM t_order NATURAL JOIN t_order_item i"},
+	{sql: "SELECT COUNT(*) FROM t_order JOIN t_order_item USING (user_id, order_id)"},
+	{sql: "SELECT COUNT(*) FROM t_order a JOIN t_order b ON a.user_id = b.user_id AND a.order_id = b.order_id"},
+	{sql: "SELECT o.user_id, COUNT(i.item_id) FROM t_order o LEFT JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id GROUP BY o.user_id ORDER BY o.user_id", ordered: true},
+	{sql: "SELECT o.order_id FROM t_order o LEFT JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE i.user_id <=> NULL"},
+	// Unrelated data nodes of one data source: each side on one node.
+	{sql: "SELECT o.order_id, i.item_id FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id WHERE o.user_id = 3 AND o.order_id = 22 AND i.user_id = 3 AND i.order_id = 204"},
+	{sql: "SELECT o.order_id, i.item_id FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id WHERE o.user_id = 3 AND o.order_id = 22 AND i.user_id = 4 AND i.order_id = 57", wantErr: 1235},
+
+	// A sharding value whose data source does not exist (ds_-1) matches
+	// no row: MariaDB's empty answer, with its column metadata.
+	{sql: "SELECT COUNT(*), SUM(amount), MAX(status) FROM t_order WHERE user_id = -5"},
+	{sql: "SELECT * FROM t_order WHERE user_id = -5 AND order_id = 8"},
+	{sql: "SELECT order_id FROM t_order WHERE user_id IN (-5, 3) ORDER BY order_id", ordered: true},
+	{sql: "SELECT o.order_id, i.qty FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE o.user_id = -1"},
+	{sql: "SELECT COUNT(*) FROM t_order WHERE user_id = 1 AND user_id = 2"},
+
+	// ORM shapes over a row-wise inner block on several data nodes: each
+	// route runs the whole statement, the merge combines the answers.
+	{sql: "SELECT COUNT(*) FROM (SELECT order_id FROM t_order WHERE status = 'new') sub"},
+	{sql: "SELECT COUNT(*) FROM (SELECT order_id FROM t_order WHERE qty > 0) AS sub"},
+	{sql: "SELECT COUNT(*), SUM(sub.amount), MIN(sub.amount), MAX(sub.status), AVG(sub.qty) FROM (SELECT amount, status, qty FROM t_order WHERE flag = 0) sub", fold: map[int]string{3: gci}},
+	{sql: "SELECT COUNT(*) FROM (SELECT o.order_id FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE i.qty > 1) t"},
+	{sql: "SELECT sub.user_id, COUNT(*) FROM (SELECT user_id FROM t_order WHERE qty IS NOT NULL) sub GROUP BY sub.user_id ORDER BY sub.user_id", ordered: true},
+	{sql: "SELECT COUNT(*) FROM (SELECT order_id FROM t_order WHERE user_id = 3) sub"},
+	{sql: "SELECT COUNT(*) FROM (SELECT user_id FROM t_order GROUP BY user_id) sub", wantErr: 1235},
+	{sql: "SELECT COUNT(*) FROM (SELECT order_id FROM t_order ORDER BY order_id LIMIT 10) sub", wantErr: 1235},
+	{sql: "SELECT EXISTS(SELECT 1 FROM t_order WHERE status = 'paid')"},
+	{sql: "SELECT EXISTS(SELECT 1 FROM t_order WHERE status = 'nope')"},
+	{sql: "SELECT NOT EXISTS(SELECT 1 FROM t_order WHERE qty > 100)"},
+	{sql: "SELECT NOT EXISTS(SELECT 1 FROM t_order WHERE qty > 5) AS none"},
+	{sql: "SELECT EXISTS(SELECT 1 FROM t_order WHERE order_id = 8 LIMIT 1) AS found"},
+	{sql: "SELECT EXISTS(SELECT 1 FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE i.qty = 5)"},
+	{sql: "SELECT EXISTS(SELECT user_id FROM t_order GROUP BY user_id HAVING COUNT(*) > 8)", wantErr: 1235},
+	{sql: "SELECT order_id FROM t_order WHERE user_id = 3 AND order_id IN (SELECT order_id FROM t_order WHERE user_id = 3 AND qty > 0) ORDER BY order_id", ordered: true},
+	{sql: "SELECT o.order_id FROM t_order o WHERE o.user_id = 5 AND o.order_id IN (SELECT i.order_id FROM t_order_item i WHERE i.user_id = 5 AND i.qty > 1)"},
+	{sql: "SELECT COUNT(*) FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id WHERE o.user_id = 7 AND i.user_id = 7"},
+	{sql: "SELECT order_id FROM t_order WHERE user_id = 3 AND order_id IN (SELECT order_id FROM t_order WHERE user_id = 4)", wantErr: 1235},
+}
+
+func TestRouterDifferential(t *testing.T) {
+	e := diffEnvironment(t)
+	for _, tc := range routerDiffQueries {
+		e.check(t, tc)
+	}
+}
+
+// writeCase is a write statement run on the proxy and on the reference
+// tables; afterwards both must hold the same rows. wantErr: the proxy must
+// refuse it (and the reference does not run it).
+type writeCase struct {
+	sql     string
+	wantErr uint16
+}
+
+// TestRouterDifferentialWrites runs writes through the proxy and on the
+// reference tables, compares affected rows, and after each compares every
+// row of the tables.
+func TestRouterDifferentialWrites(t *testing.T) {
+	backends := sharedServers(t)
+	e := newWriteDiffEnv(t, backends)
+	cases := []writeCase{
+		// Multi-table writes of binding tables joined on fewer than all
+		// their sharding columns would miss (or wrongly pair) rows.
+		{sql: "UPDATE t_order o JOIN t_order_item i ON o.user_id = i.user_id SET i.qty = o.qty WHERE o.status = 'paid'", wantErr: 1235},
+		{sql: "DELETE i FROM t_order o, t_order_item i WHERE o.status = 'paid'", wantErr: 1235},
+		{sql: "DELETE i FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id WHERE o.status = 'shipped'", wantErr: 1235},
+		{sql: "UPDATE t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id SET i.qty = o.qty + 100 WHERE o.status = 'paid'"},
+		{sql: "DELETE i FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE o.status = 'new'"},
+		{sql: "UPDATE t_order o LEFT JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id SET o.note = 'no items' WHERE i.item_id IS NULL"},
+		// Assigning a sharding column its own value moves nothing.
+		{sql: "UPDATE t_order SET user_id = user_id, qty = 7 WHERE order_id = 8"},
+		{sql: "UPDATE t_order SET user_id = 3 WHERE order_id = 8", wantErr: 1235},
+		// No data source for the value: no row matches, nothing changes.
+		{sql: "UPDATE t_order SET status = 'gone' WHERE user_id = -5"},
+		{sql: "DELETE FROM t_order_item WHERE user_id = -3 AND order_id = 5"},
+		{sql: "INSERT INTO t_order (order_id, user_id) VALUES (9999, -5)", wantErr: 1235},
+	}
+	for _, tc := range cases {
+		e.checkWrite(t, tc)
+	}
+}
+
+// writeDiffEnv is a proxy over its own copy of the differential tables
+// (databases rw_0, rw_1 and rw_ref), for statements that change rows.
+type writeDiffEnv struct {
+	proxy, ref *sql.DB
+}
+
+func newWriteDiffEnv(t *testing.T, backends []*mariadbtest.Server) *writeDiffEnv {
+	t.Helper()
+	ctx := context.Background()
+	setup := func(b *mariadbtest.Server, db string, tables func(logical string) []string) {
+		t.Helper()
+		d, err := b.DB("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		stmts := []string{"DROP DATABASE IF EXISTS " + db, "CREATE DATABASE " + db}
+		for _, logical := range []string{"t_order", "t_order_item"} {
+			for _, name := range tables(logical) {
+				stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s.%s %s", db, name, diffSchema[logical]))
+			}
+		}
+		for _, s := range stmts {
+			if _, err := d.ExecContext(ctx, s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+		t.Cleanup(func() {
+			if d, err := b.DB(""); err == nil {
+				d.Exec("DROP DATABASE IF EXISTS " + db)
+				d.Close()
+			}
+		})
+	}
+	for i := range 2 {
+		setup(backends[i], fmt.Sprintf("rw_%d", i), func(logical string) []string {
+			var out []string
+			for j := range 4 {
+				out = append(out, fmt.Sprintf("%s_%d", logical, j))
+			}
+			return out
+		})
+	}
+	setup(backends[0], "rw_ref", func(logical string) []string { return []string{logical} })
+	proxy := startRulesProxy(t, strings.ReplaceAll(diffRules(backends, ""), "/mg_", "/rw_"))
+	ref, err := backends[0].DB("rw_ref")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ref.Close() })
+	data := diffData()
+	for _, table := range []string{"t_order", "t_order_item"} {
+		rows := data[table]
+		for start := 0; start < len(rows); start += 16 {
+			q := fmt.Sprintf("INSERT INTO %s VALUES %s", table, strings.Join(rows[start:min(start+16, len(rows))], ", "))
+			if _, err := proxy.ExecContext(ctx, q); err != nil {
+				t.Fatalf("through the proxy: %s: %v", q, err)
+			}
+			if _, err := ref.ExecContext(ctx, q); err != nil {
+				t.Fatalf("reference: %s: %v", q, err)
+			}
+		}
+	}
+	return &writeDiffEnv{proxy: proxy, ref: ref}
+}
+
+// startRulesProxy serves rules on a loopback port for one test and returns
+// a client of it in the logical database.
+func startRulesProxy(t *testing.T, rules string) *sql.DB {
+	t.Helper()
+	srv, addr, err := startProxyOn(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	db, err := sql.Open("mysql", diffDSN(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// startProxyOn serves a rules file's text on a loopback port.
+func startProxyOn(rulesText string) (*Server, string, error) {
+	rules, err := router.Parse([]byte(rulesText), "router-diff-rules.yaml")
+	if err != nil {
+		return nil, "", err
+	}
+	srv, err := New(Config{Rules: rules, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, "", err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	go srv.Serve(l)
+	return srv, l.Addr().String(), nil
+}
+
+func (e *writeDiffEnv) checkWrite(t *testing.T, tc writeCase) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := e.proxy.ExecContext(ctx, tc.sql)
+	if tc.wantErr != 0 {
+		if errCode(err) != tc.wantErr {
+			t.Errorf("%s: error %v, want %d", tc.sql, err, tc.wantErr)
+		}
+	} else {
+		want, refErr := e.ref.ExecContext(ctx, tc.sql)
+		switch {
+		case err != nil || refErr != nil:
+			t.Errorf("%s: proxy %v, reference %v", tc.sql, err, refErr)
+		default:
+			got, _ := res.RowsAffected()
+			exp, _ := want.RowsAffected()
+			if got != exp {
+				t.Errorf("%s: %d affected rows, reference %d", tc.sql, got, exp)
+			}
+		}
+	}
+	for _, q := range []string{
+		"SELECT order_id, user_id, status, note, qty FROM t_order",
+		"SELECT item_id, order_id, user_id, qty, price FROM t_order_item",
+	} {
+		got, want := tableRows(t, e.proxy, q), tableRows(t, e.ref, q)
+		if !slices.Equal(got, want) {
+			t.Errorf("after %s\n%s:\nproxy     %d rows\nreference %d rows\nfirst difference: %s", tc.sql, q, len(got), len(want), firstDifference(got, want))
+		}
+	}
+}
+
+// tableRows returns the rows of q as sorted strings.
+func tableRows(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out []string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for i, v := range vals {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			if !v.Valid {
+				b.WriteString("NULL")
+			} else {
+				b.WriteString(v.String)
+			}
+		}
+		out = append(out, b.String())
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func firstDifference(got, want []string) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("proxy %q, reference %q", got[i], want[i])
+		}
+	}
+	return "one is a prefix of the other"
+}

@@ -1,0 +1,244 @@
+package proxy
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
+)
+
+// A COM_STMT_PREPARE response tells the client how many columns each
+// execute will return, with their definitions, before any execute:
+// libmysqlclient and libmariadb (sysbench, PHP mysqli, Python
+// mysqlclient, Perl DBD) read an execute's result by that count and lose
+// step when it is wrong, and Connector/J's getMetaData() answers from it.
+// The proxy learns the columns the way MariaDB would answer them: it
+// plans the statement with stand-in values, prepares the first route's
+// SQL on its data source (COM_STMT_PREPARE runs nothing) and forwards the
+// column definitions, the merge's hidden helper columns left out and
+// physical names replaced by logical ones. The result is kept per
+// statement text.
+
+// metaTimeout bounds the backend round trips of one prepare's metadata.
+const metaTimeout = 10 * time.Second
+
+// maxStmtMeta bounds the statements whose columns are kept; past it the
+// cache starts over.
+const maxStmtMeta = 4096
+
+// stmtMetaCache keeps the result columns of prepared statements by
+// schema, session settings and SQL text, until DDL runs.
+type stmtMetaCache struct {
+	mu   sync.Mutex
+	cols map[string][]*mysql.Field
+}
+
+func newStmtMetaCache() *stmtMetaCache {
+	return &stmtMetaCache{cols: map[string][]*mysql.Field{}}
+}
+
+func (c *stmtMetaCache) get(key string) ([]*mysql.Field, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cols, ok := c.cols[key]
+	return cols, ok
+}
+
+func (c *stmtMetaCache) put(key string, cols []*mysql.Field) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.cols) >= maxStmtMeta {
+		c.cols = map[string][]*mysql.Field{}
+	}
+	c.cols[key] = cols
+}
+
+func (c *stmtMetaCache) clear() {
+	c.mu.Lock()
+	c.cols = map[string][]*mysql.Field{}
+	c.mu.Unlock()
+}
+
+// stmtColumns returns the columns a prepared statement's executes will
+// return: nil for statements that return none (writes, SET) and, as
+// before, for those whose columns the proxy cannot learn without running
+// them (SHOW, information_schema queries); the execute's result carries
+// its columns anyway. stmt is the parsed statement when it was not given
+// to the planner (ps.pp nil).
+func (s *Session) stmtColumns(ps *preparedStmt, stmt ast.StmtNode) []*mysql.Field {
+	key := s.db + "\x00" + s.vars.sql() + "\x00" + ps.sql
+	cacheable := len(s.state.pinned) == 0 // a temporary table may shadow a name
+	if cacheable {
+		if cols, ok := s.srv.stmtMeta.get(key); ok {
+			return cols
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), metaTimeout)
+	defer cancel()
+	var cols []*mysql.Field
+	var err error
+	if ps.pp != nil {
+		cols, err = s.routedColumns(ctx, ps)
+	} else {
+		cols, err = s.localColumns(ctx, stmt)
+	}
+	if err != nil {
+		// The execute reports the error, with its columns if it has any.
+		s.log.Debug("prepared statement: result columns unknown", "sql", truncate(ps.sql), "err", errLine(err))
+		return nil
+	}
+	if cacheable {
+		s.srv.stmtMeta.put(key, cols)
+	}
+	return cols
+}
+
+// standIns are the values tried in place of a statement's parameters to
+// plan it at prepare time: any routable value will do, the columns do
+// not depend on it.
+var standIns = []any{int64(1), "1", nil}
+
+// routedColumns plans a routed SELECT with stand-in values and prepares
+// its first route on that route's data source.
+func (s *Session) routedColumns(ctx context.Context, ps *preparedStmt) ([]*mysql.Field, error) {
+	if ps.pp.Kind() != router.KindSelect {
+		return nil, nil
+	}
+	var plan *router.Plan
+	var err error
+	for _, v := range standIns {
+		args := make([]any, ps.params)
+		for i := range args {
+			args[i] = v
+		}
+		if plan, err = ps.pp.Bind(args); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	route := plan.Routes[0]
+	cols, err := s.backendColumns(ctx, route.DataSource, route.SQL)
+	if err != nil {
+		return nil, err
+	}
+	if m := plan.Merge; m != nil && m.Describe && len(plan.Routes) > 1 {
+		// The first route describes the computed columns, the second the
+		// others, as the merge takes them (describedFields).
+		desc := cols
+		r := plan.Routes[1]
+		if cols, err = s.backendColumns(ctx, r.DataSource, r.SQL); err != nil {
+			return nil, err
+		}
+		for _, c := range m.Compute {
+			i := c.Column.Index(len(cols))
+			if i < 0 || i >= len(cols) || i >= len(desc) {
+				return nil, fmt.Errorf("the merge computes column %s of %d", c.Column, len(cols))
+			}
+			cols[i] = desc[i]
+		}
+	}
+	if len(plan.Routes) > 1 && plan.Merge != nil && plan.Merge.Hidden > 0 {
+		if plan.Merge.Hidden >= len(cols) {
+			return nil, fmt.Errorf("the merge hides %d of %d columns", plan.Merge.Hidden, len(cols))
+		}
+		cols = cols[:len(cols)-plan.Merge.Hidden]
+	}
+	return cols, nil
+}
+
+// localColumns returns the columns of a statement the session answers:
+// a SELECT without tables, answered by the proxy or, rewritten as the
+// session does, by the default data source.
+func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql.Field, error) {
+	sel, ok := stmt.(*ast.SelectStmt)
+	if !ok || sel.From != nil || hasTable(sel) {
+		return nil, nil
+	}
+	if rows, ok := s.localSelect(sel); ok {
+		return rows.Columns(), nil
+	}
+	r := &localRewriter{s: s}
+	sel.Accept(r)
+	if _, err := s.renameVars(ctx, sel); err != nil {
+		return nil, err
+	}
+	keepFieldNames(sel)
+	var b strings.Builder
+	if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
+		return nil, err
+	}
+	return s.backendColumns(ctx, s.srv.rules.DefaultDataSource, b.String())
+}
+
+// backendColumns prepares sql on a connection of data source ds carrying
+// the session's settings, reads the column definitions and closes the
+// backend statement.
+func (s *Session) backendColumns(ctx context.Context, ds, sql string) ([]*mysql.Field, error) {
+	src := poolSource{s}
+	bcs, err := src.acquire(ctx, ds, 1)
+	if err != nil {
+		return nil, err
+	}
+	bc := bcs[0]
+	defer src.release(bc)
+	if err := bc.send(mysql.COM_STMT_PREPARE, sql); err != nil {
+		return nil, err
+	}
+	bc.nc.SetReadDeadline(time.Now().Add(metaTimeout))
+	defer bc.nc.SetReadDeadline(time.Time{})
+	p, err := bc.wc.ReadPacket()
+	if err != nil {
+		return nil, bc.lost(err)
+	}
+	if wire.IsErr(p) {
+		return nil, wire.ParseErr(p)
+	}
+	if len(p) < 9 || p[0] != wire.HeaderOK {
+		return nil, bc.lost(fmt.Errorf("%w: prepare response", wire.ErrMalformed))
+	}
+	id := binary.LittleEndian.Uint32(p[1:5])
+	ncols := int(binary.LittleEndian.Uint16(p[5:7]))
+	nparams := int(binary.LittleEndian.Uint16(p[7:9]))
+	// Parameter definitions, then column definitions, each block closed
+	// by an EOF packet.
+	if nparams > 0 {
+		for range nparams + 1 {
+			if _, err := bc.wc.ReadPacket(); err != nil {
+				return nil, bc.lost(err)
+			}
+		}
+	}
+	cols := make([]*mysql.Field, ncols)
+	if ncols > 0 {
+		for i := range cols {
+			p, err := bc.wc.ReadPacket()
+			if err != nil {
+				return nil, bc.lost(err)
+			}
+			if cols[i], err = wire.ParseColumn(p); err != nil {
+				return nil, bc.lost(err)
+			}
+		}
+		if p, err := bc.wc.ReadPacket(); err != nil || !wire.IsEOF(p) {
+			return nil, bc.lost(fmt.Errorf("%w: no EOF after the prepared statement's columns", wire.ErrMalformed))
+		}
+	}
+	// COM_STMT_CLOSE has no response.
+	var arg [4]byte
+	binary.LittleEndian.PutUint32(arg[:], id)
+	if err := bc.send(mysql.COM_STMT_CLOSE, string(arg[:])); err != nil {
+		return nil, err
+	}
+	return cols, nil
+}

@@ -1,0 +1,173 @@
+package router
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+)
+
+// Two ORM shapes read sharded tables only inside one query block that
+// returns rows, not groups: a count query over a derived table (SELECT
+// COUNT(*) FROM (SELECT ... FROM t_order WHERE ...) sub, as MyBatis
+// PageHelper and Spring Data write it) and an existence check (SELECT
+// EXISTS(SELECT 1 FROM t_order WHERE ...)). The inner block's rows are
+// the union of its rows on each data node, so each route can run the
+// whole statement on its data nodes and the merge combines the answers:
+// the outer query's merge as for any SELECT, OR (MAX) of the routes'
+// EXISTS. Such a block is lifted: its tables route the statement as if
+// they were the outer block's.
+
+// liftKind says which shape a SELECT was recognised as.
+type liftKind int
+
+const (
+	liftNone    liftKind = iota + 1
+	liftDerived          // the outer block reads one derived table
+	liftExists           // the select list is EXISTS (subquery) only
+)
+
+func (k liftKind) String() string {
+	switch k {
+	case liftNone:
+		return "none"
+	case liftDerived:
+		return "derived"
+	case liftExists:
+		return "exists"
+	}
+	return "unknown"
+}
+
+// lift recognises the shapes above in sel (already walked) and marks the
+// sharded references of the inner block as top-level ones.
+func (a *analysis) lift(sel *ast.SelectStmt) liftKind {
+	if a.setOp || len(a.sharded) == 0 || sel.Kind != ast.SelectStmtKindSelect {
+		return liftNone
+	}
+	kind, inner := liftDerived, derivedSource(sel)
+	if inner == nil {
+		kind, inner = liftExists, existsSource(sel)
+	}
+	if inner == nil || !rowwise(inner, kind) {
+		return liftNone
+	}
+	s := a.scopeOf[inner]
+	if s == nil {
+		return liftNone
+	}
+	found := false
+	for _, ref := range a.sharded {
+		if !within(ref.scope, s) {
+			return liftNone // a sharded table outside the block
+		}
+		found = found || ref.scope == s
+	}
+	if !found {
+		return liftNone
+	}
+	for _, ref := range a.sharded {
+		if ref.scope == s {
+			ref.nested = false
+		}
+	}
+	return kind
+}
+
+// derivedSource returns the SELECT of the one derived table sel reads.
+func derivedSource(sel *ast.SelectStmt) *ast.SelectStmt {
+	if sel.From == nil || sel.From.TableRefs == nil || sel.From.TableRefs.Right != nil {
+		return nil
+	}
+	ts, ok := sel.From.TableRefs.Left.(*ast.TableSource)
+	if !ok {
+		return nil
+	}
+	inner, _ := ts.Source.(*ast.SelectStmt)
+	return inner
+}
+
+// existsSource returns the subquery of SELECT [NOT] EXISTS (subquery),
+// a SELECT with no other field and no other clause.
+func existsSource(sel *ast.SelectStmt) *ast.SelectStmt {
+	if sel.From != nil || sel.Where != nil || sel.GroupBy != nil || sel.Having != nil || sel.OrderBy != nil ||
+		sel.Limit != nil || sel.Distinct || sel.Fields == nil || len(sel.Fields.Fields) != 1 {
+		return nil
+	}
+	ex, _ := existsOf(sel.Fields.Fields[0].Expr)
+	if ex == nil {
+		return nil
+	}
+	sub, ok := ex.Sel.(*ast.SubqueryExpr)
+	if !ok {
+		return nil
+	}
+	inner, _ := sub.Query.(*ast.SelectStmt)
+	return inner
+}
+
+// existsOf unwraps [NOT] EXISTS (subquery); not reports the negation.
+func existsOf(e ast.ExprNode) (ex *ast.ExistsSubqueryExpr, not bool) {
+	for {
+		switch x := e.(type) {
+		case *ast.ParenthesesExpr:
+			e = x.Expr
+		case *ast.UnaryOperationExpr:
+			if x.Op != opcode.Not && x.Op != opcode.Not2 {
+				return nil, false
+			}
+			not = !not
+			e = x.V
+		case *ast.ExistsSubqueryExpr:
+			return x, not != x.Not
+		default:
+			return nil, false
+		}
+	}
+}
+
+// rowwise reports whether block sel's rows are the union of its rows on
+// each data node: no grouping, aggregates, DISTINCT, window functions or
+// LIMIT (an EXISTS may keep a LIMIT without OFFSET, which does not change
+// whether a row exists).
+func rowwise(sel *ast.SelectStmt, kind liftKind) bool {
+	if sel.Kind != ast.SelectStmtKindSelect || sel.GroupBy != nil || sel.Having != nil || sel.Distinct ||
+		sel.SelectIntoOpt != nil || len(sel.WindowSpecs) > 0 || sel.With != nil || sel.Fields == nil {
+		return false
+	}
+	if sel.Limit != nil && (kind != liftExists || sel.Limit.Offset != nil) {
+		return false
+	}
+	var w windowFinder
+	for _, f := range sel.Fields.Fields {
+		if f.Expr != nil {
+			if containsAggregate(f.Expr) {
+				return false
+			}
+			f.Expr.Accept(&w)
+		}
+	}
+	if sel.OrderBy != nil {
+		sel.OrderBy.Accept(&w)
+	}
+	return !w.found
+}
+
+// within reports whether block s is b or nested inside it.
+func within(s, b *scope) bool {
+	for ; s != nil; s = s.parent {
+		if s == b {
+			return true
+		}
+	}
+	return false
+}
+
+// existsMerge is the merge of the EXISTS shape: each route answers one
+// row, whose value is 1 when its data nodes hold a matching row; EXISTS
+// is their OR (MAX), NOT EXISTS their AND (MIN).
+func existsMerge(sel *ast.SelectStmt, tmpl *sqlTemplate) *selectMerge {
+	fn := AggMax
+	if _, not := existsOf(sel.Fields.Fields[0].Expr); not {
+		fn = AggMin
+	}
+	return &selectMerge{tmpl: tmpl, merge: Merge{Group: &Group{Streamed: true, Aggregates: []Aggregate{{Func: fn, Column: 0}}}}}
+}
