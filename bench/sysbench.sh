@@ -35,13 +35,17 @@
 #   --raw FILE        also write every run's figures as TSV to FILE
 #   --hold            set up and load, print how to connect, and wait for
 #                     Ctrl-C instead of running (profiling by hand)
+#   --no-relay        skip the relay target: by default every run is also
+#                     measured through bench/relay, a byte-copying TCP relay
+#                     in front of the direct server, the floor of what any
+#                     proxy in its own process costs on this machine
 # Environment: GOGC, GOMEMLIMIT, GOMAXPROCS are passed to the proxy as set.
 set -euo pipefail
 
 TIME=30 REPEATS=3 THREADS=8 TABLE_SIZE=100000 BUFFER_POOL=512M LOCK_WAIT=1
 WORKLOADS="oltp_point_select oltp_read_only oltp_write_only oltp_insert oltp_read_write"
 MODES="auto disable"
-PROFILE_DIR="" PROXY_BIN="" KEEP=0 RAW_OUT="" HOLD=0 LAYOUT=mod
+PROFILE_DIR="" PROXY_BIN="" KEEP=0 RAW_OUT="" HOLD=0 LAYOUT=mod RELAY=1
 
 while [[ $# -gt 0 ]]; do
 	case "$1" in
@@ -60,6 +64,7 @@ while [[ $# -gt 0 ]]; do
 	--keep) KEEP=1; shift ;;
 	--raw) RAW_OUT=$(realpath -m "$2"); shift 2 ;;
 	--hold) HOLD=1; shift ;;
+	--no-relay) RELAY=0; shift ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/sysbench.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -76,7 +81,7 @@ MARIADBD=$(command -v mariadbd || echo /usr/sbin/mariadbd)
 need mariadb-install-db "Debian package mariadb-server"
 need mariadb "Debian package mariadb-client"
 need sysbench "Debian package sysbench"
-[[ -n $PROXY_BIN ]] || need go "Go 1.26 or later"
+[[ -n $PROXY_BIN && $RELAY == 0 ]] || need go "Go 1.26 or later"
 
 WORK=$(mktemp -d /tmp/shardflake-bench.XXXXXX)
 PIDS=()
@@ -173,6 +178,16 @@ if [[ -z $PROXY_BIN ]]; then
 	PROXY_BIN=$WORK/shardflake
 fi
 
+TARGETS="direct proxy"
+if [[ $RELAY == 1 ]]; then
+	log "building and starting the relay in front of the direct server"
+	(cd "$ROOT" && go build -o "$WORK/relay" ./bench/relay)
+	RELAY_PORT=$(free_port)
+	"$WORK/relay" -listen "127.0.0.1:$RELAY_PORT" -to "127.0.0.1:${DB_PORT[0]}" 2>"$WORK/relay.log" &
+	PIDS+=("$!")
+	TARGETS="direct relay proxy"
+fi
+
 PROXY_PORT=$(free_port) METRICS_PORT=$(free_port) PPROF_PORT=$(free_port)
 cat >"$WORK/rules.yaml" <<YAML
 databaseName: sharding_db
@@ -240,6 +255,7 @@ sql "$PROXY_PORT" app app-secret "SELECT 1" >/dev/null || die "the proxy does no
 target_args() {
 	case $1 in
 	direct) echo --mysql-port="${DB_PORT[0]}" --mysql-user=root --mysql-db=sbdirect ;;
+	relay) echo --mysql-port="$RELAY_PORT" --mysql-user=root --mysql-db=sbdirect ;;
 	proxy) echo --mysql-port="$PROXY_PORT" --mysql-user=app --mysql-password=app-secret --mysql-db=sharding_db ;;
 	esac
 }
@@ -364,7 +380,7 @@ run_one() {
 }
 
 log "warming up (oltp_point_select, $((TIME < 10 ? TIME : 10)) s per target)"
-for target in direct proxy; do
+for target in $TARGETS; do
 	sb "$target" --threads="$THREADS" --time=$((TIME < 10 ? TIME : 10)) --db-ps-mode=auto \
 		oltp_point_select run >"$WORK/warmup-$target.log" 2>&1 ||
 		die "warm-up $target failed: $(tail -5 "$WORK/warmup-$target.log")"
@@ -374,8 +390,8 @@ log "running: $WORKLOADS; modes $MODES; $THREADS threads, $TIME s per run, $REPE
 for rep in $(seq "$REPEATS"); do
 	# Alternate which target goes first, so neither always runs on the
 	# other's leftovers (dirty pages, purge).
-	order="direct proxy"
-	((rep % 2 == 0)) && order="proxy direct"
+	order=$TARGETS
+	((rep % 2 == 0)) && order=$(echo "$TARGETS" | tr ' ' '\n' | tac | tr '\n' ' ')
 	for workload in $WORKLOADS; do
 		for mode in $MODES; do
 			for target in $order; do
@@ -394,7 +410,7 @@ fi
 
 # The table: medians over the repeats.
 echo
-echo "shardflake vs direct MariaDB $MARIADB_VERSION; sysbench $(sysbench --version | awk '{print $2}'), $THREADS threads, $TIME s x $REPEATS, sbtest1 of $TABLE_SIZE rows, $LAYOUT layout${GOMAXPROCS:+, proxy GOMAXPROCS=$GOMAXPROCS}${GOGC:+, GOGC=$GOGC}"
+echo "shardflake vs direct MariaDB $MARIADB_VERSION${RELAY_PORT:+ (and through bench/relay)}; sysbench $(sysbench --version | awk '{print $2}'), $THREADS threads, $TIME s x $REPEATS, sbtest1 of $TABLE_SIZE rows, $LAYOUT layout${GOMAXPROCS:+, proxy GOMAXPROCS=$GOMAXPROCS}${GOGC:+, GOGC=$GOGC}"
 echo "machine: $(nproc) CPUs, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), kernel $(uname -r); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 awk -F'\t' '
@@ -414,12 +430,13 @@ NR > 1 {
 	if ($4 == "proxy") { cpu[k] = cpu[k] " " $7; if ($8 + 0 > rss[k]) rss[k] = $8 + 0 }
 }
 END {
-	printf "| %-17s | %-7s | %10s | %10s | %5s | %9s | %9s | %15s | %9s | %15s | %15s | %6s |\n", "workload", "ps-mode", "direct QPS", "proxy QPS", "ratio", "direct p95", "proxy p95", "proxy CPU s/1k", "proxy RSS", "db CPU s/1k", "db CPU s/1k", "errors"
-	printf "| %-17s | %-7s | %10s | %10s | %5s | %9s | %9s | %15s | %9s | %15s | %15s | %6s |\n", "", "", "", "", "", "ms", "ms", "statements", "peak MiB", "direct", "proxied", ""
-	printf "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "-------------------", "---------", "-----------:", "-----------:", "------:", "----------:", "----------:", "---------------:", "----------:", "---------------:", "---------------:", "-------:"
+	printf "| %-17s | %-7s | %10s | %10s | %5s | %10s | %5s | %9s | %9s | %15s | %9s | %15s | %15s | %6s |\n", "workload", "ps-mode", "direct QPS", "proxy QPS", "ratio", "relay QPS", "relay", "direct p95", "proxy p95", "proxy CPU s/1k", "proxy RSS", "db CPU s/1k", "db CPU s/1k", "errors"
+	printf "| %-17s | %-7s | %10s | %10s | %5s | %10s | %5s | %9s | %9s | %15s | %9s | %15s | %15s | %6s |\n", "", "", "", "", "", "", "ratio", "ms", "ms", "statements", "peak MiB", "direct", "proxied", ""
+	printf "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "-------------------", "---------", "-----------:", "-----------:", "------:", "-----------:", "------:", "----------:", "----------:", "---------------:", "----------:", "---------------:", "---------------:", "-------:"
 	for (i = 1; i <= nk; i++) {
 		k = order[i]; split(k, w, SUBSEP)
 		d = median(qps[k, "direct"]); p = median(qps[k, "proxy"])
-		printf "| %-17s | %-7s | %10.0f | %10.0f | %5.2f | %9.2f | %9.2f | %15.4f | %9.1f | %15.4f | %15.4f | %6d |\n", w[1], w[2], d, p, (d > 0 ? p / d : 0), median(p95[k, "direct"]), median(p95[k, "proxy"]), median(cpu[k]), rss[k], median(dbc[k, "direct"]), median(dbc[k, "proxy"]), err[k, "direct"] + err[k, "proxy"]
+		r = ((k, "relay") in qps) ? median(qps[k, "relay"]) : 0
+		printf "| %-17s | %-7s | %10.0f | %10.0f | %5.2f | %10s | %5s | %9.2f | %9.2f | %15.4f | %9.1f | %15.4f | %15.4f | %6d |\n", w[1], w[2], d, p, (d > 0 ? p / d : 0), (r > 0 ? sprintf("%.0f", r) : "-"), (r > 0 && d > 0 ? sprintf("%.2f", r / d) : "-"), median(p95[k, "direct"]), median(p95[k, "proxy"]), median(cpu[k]), rss[k], median(dbc[k, "direct"]), median(dbc[k, "proxy"]), err[k, "direct"] + err[k, "relay"] + err[k, "proxy"]
 	}
 }' "$RAW"
