@@ -13,6 +13,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
 
@@ -45,6 +46,17 @@ type backendConn struct {
 	// connection beyond the baseline; "" for none.
 	applied string
 	broken  bool
+
+	// stmts are the statements prepared on this connection, by SQL text
+	// (backendstmt.go); stmtClock orders their use, stmtGen is the
+	// pool's schemaGen they were prepared under.
+	stmts     map[string]*backendStmt
+	stmtClock uint64
+	stmtGen   uint64
+	// columns caches parsed column definitions by their packet (column).
+	columns map[string]*mysql.Field
+	// w is the watch for cancellation of the statement running (watch).
+	w watchState
 	// pinned: the connection belongs to one client session (see pin.go)
 	// until it is unpinned; carriesState: it holds session state
 	// (temporary tables, locks) that pool.put must reset.
@@ -90,7 +102,7 @@ func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
 	// The handshake left its deadline behind; statements set their own.
 	nc.SetDeadline(time.Time{})
 	now := time.Now()
-	bc := &backendConn{pool: p, wc: wire.NewConn(nc), nc: nc, id: gc.GetConnectionID(), created: now, lastUsed: now}
+	bc := &backendConn{pool: p, wc: wire.NewConn(nc), nc: nc, id: gc.GetConnectionID(), created: now, lastUsed: now, stmtGen: p.schemaGen.Load()}
 	nc.SetDeadline(now.Add(p.connectTimeout))
 	_, err = bc.exec("SET " + p.baseline)
 	nc.SetDeadline(time.Time{})
@@ -119,6 +131,26 @@ func (bc *backendConn) send(cmd byte, arg string) error {
 	buf := append(bc.wc.Scratch(), cmd)
 	buf = append(buf, arg...)
 	err := bc.wc.WritePacket(buf)
+	bc.wc.SetScratch(buf)
+	if err == nil {
+		err = bc.wc.Flush()
+	}
+	if err != nil {
+		return bc.lost(err)
+	}
+	bc.lastUsed = time.Now()
+	return nil
+}
+
+// sendQuery writes COM_QUERY of sql with args written in as literals,
+// straight into the packet.
+func (bc *backendConn) sendQuery(sql string, args []any, mode sqlarg.Mode) error {
+	bc.wc.ResetSeq()
+	buf, err := sqlarg.AppendInterpolated(append(bc.wc.Scratch(), mysql.COM_QUERY), sql, args, mode)
+	if err != nil {
+		return &InternalError{Msg: fmt.Sprintf("route to %s: %v", bc.pool.name, err)}
+	}
+	err = bc.wc.WritePacket(buf)
 	bc.wc.SetScratch(buf)
 	if err == nil {
 		err = bc.wc.Flush()
@@ -179,7 +211,7 @@ func (bc *backendConn) readHead() (head, error) {
 		if err != nil {
 			return h, bc.lost(err)
 		}
-		if h.columns[i], err = wire.ParseColumn(p); err != nil {
+		if h.columns[i], err = bc.column(p); err != nil {
 			return h, bc.lost(err)
 		}
 	}
@@ -191,6 +223,28 @@ func (bc *backendConn) readHead() (head, error) {
 		return h, bc.lost(fmt.Errorf("%w: no EOF after column definitions", wire.ErrMalformed))
 	}
 	return h, nil
+}
+
+// maxCachedColumns bounds a connection's cache of column definitions.
+const maxCachedColumns = 64
+
+// column returns column definition p parsed, from the connection's cache
+// when the same definition came before: a prepared statement's columns
+// come with every execute, a point query's are the same every time. The
+// Field is shared and must not be modified (RowStream.Columns says so).
+func (bc *backendConn) column(p []byte) (*mysql.Field, error) {
+	if f, ok := bc.columns[string(p)]; ok {
+		return f, nil
+	}
+	f, err := wire.ParseColumn(p)
+	if err != nil {
+		return nil, err
+	}
+	if bc.columns == nil || len(bc.columns) >= maxCachedColumns {
+		bc.columns = map[string]*mysql.Field{}
+	}
+	bc.columns[string(p)] = f
+	return f, nil
 }
 
 // readRow reads one row packet of an open result set: the raw payload, or
@@ -290,6 +344,8 @@ func (bc *backendConn) reset() error {
 		return err
 	}
 	bc.applied = ""
+	// The reset deallocated the connection's prepared statements.
+	bc.stmts = nil
 	_, err := bc.exec("SET " + bc.pool.baseline)
 	return err
 }
@@ -335,42 +391,79 @@ func (bc *backendConn) applyPinned(settings string) error {
 // statement within killGrace, the connection is cut. Call stop once the
 // statement's response has been read to its end; it waits for a KILL in
 // flight, so a late KILL can never hit the connection's next statement.
+// The state and functions are the connection's own (watchState), made
+// once: a statement that is not cancelled pays only for context.AfterFunc.
 func (bc *backendConn) watch(ctx context.Context) (stop func()) {
 	if ctx.Done() == nil {
-		return func() {}
+		return noWatch
 	}
-	var (
-		mu       sync.Mutex
-		finished bool
-		timer    *time.Timer
-		killed   = make(chan struct{})
-	)
-	stopAfter := context.AfterFunc(ctx, func() {
-		defer close(killed)
-		bc.pool.killQuery(bc.id)
-		mu.Lock()
-		defer mu.Unlock()
-		if !finished {
-			timer = time.AfterFunc(killGrace, func() {
-				mu.Lock()
-				defer mu.Unlock()
-				if !finished {
-					bc.nc.SetReadDeadline(time.Unix(1, 0))
-				}
-			})
-		}
-	})
-	return func() {
-		if stopAfter() {
-			return
-		}
-		<-killed
-		mu.Lock()
-		finished = true
-		if timer != nil {
-			timer.Stop()
-		}
-		mu.Unlock()
-		bc.nc.SetReadDeadline(time.Time{})
+	w := &bc.w
+	if w.stop == nil {
+		w.onCancel, w.stop = bc.killWatched, bc.stopWatching
 	}
+	w.mu.Lock()
+	w.gen++
+	w.finished = false
+	if w.killed == nil {
+		w.killed = make(chan struct{})
+	}
+	w.mu.Unlock()
+	w.stopAfter = context.AfterFunc(ctx, w.onCancel)
+	return w.stop
+}
+
+func noWatch() {}
+
+// watchState is what one watch at a time needs; a connection runs one
+// statement at a time.
+type watchState struct {
+	mu       sync.Mutex
+	gen      uint64 // counts watches, so a late timer spares the next one
+	finished bool
+	timer    *time.Timer
+	// killed is closed when a cancellation's KILL is done; replaced after
+	// a watch that saw one.
+	killed    chan struct{}
+	stopAfter func() bool
+	onCancel  func()
+	stop      func()
+}
+
+// killWatched runs when the watched statement's context is cancelled.
+func (bc *backendConn) killWatched() {
+	w := &bc.w
+	w.mu.Lock()
+	killed, gen := w.killed, w.gen
+	w.mu.Unlock()
+	defer close(killed)
+	bc.pool.killQuery(bc.id)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.finished && w.gen == gen {
+		w.timer = time.AfterFunc(killGrace, func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if !w.finished && w.gen == gen {
+				bc.nc.SetReadDeadline(time.Unix(1, 0))
+			}
+		})
+	}
+}
+
+// stopWatching ends the current watch (watch's stop).
+func (bc *backendConn) stopWatching() {
+	w := &bc.w
+	if w.stopAfter() {
+		return
+	}
+	<-w.killed
+	w.mu.Lock()
+	w.finished = true
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	w.killed = nil
+	w.mu.Unlock()
+	bc.nc.SetReadDeadline(time.Time{})
 }

@@ -9,16 +9,22 @@
 // One statement's path:
 //
 //	Session.handleQuery / stmtExecute        query.go, stmt.go
+//	  text query of a known shape            runNormalized: literals become
+//	                                         ? (internal/sqlarg.Normalize), the
+//	                                         shape's cached plan is bound
 //	  session statements answered here       vars.go (SET), txn.go, show.go,
 //	                                         local.go, infoschema.go
 //	  everything else: Planner.Prepare+Bind  planner.go (the router), plancache.go
-//	  runPlan                                executor.go: routes in parallel
+//	  runPlanMode                            executor.go: routes in parallel
 //	                                         lanes on pooled backend connections
-//	                                         (pool.go, backend.go); a write over
-//	                                         several routes all or nothing
-//	                                         (stmtatomic.go); connections that
-//	                                         hold session state pinned (pin.go)
+//	                                         (pool.go, backend.go); a client's
+//	                                         COM_STMT_EXECUTE runs as backend
+//	                                         prepared statements (backendstmt.go);
+//	                                         a write over several routes all or
+//	                                         nothing (stmtatomic.go); connections
+//	                                         that hold session state pinned (pin.go)
 //	  one route: its RowStream               streamed, packets forwarded as is
+//	                                         (text or binary rows)
 //	  several:   Merger.Merge(streams)       merge*.go (ResultMerger by default;
 //	                                         values compared by internal/sqlvalue)
 //	  writeOK / writeRows / writeErr         results.go, okinfo.go; errors.go is

@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"sync"
@@ -52,10 +51,22 @@ type execution struct {
 	conns  connSource
 	budget int64 // bytes left for buffering results
 	obs    Observer
+	// prepared: routes run as backend prepared statements (see
+	// backendMode).
+	prepared bool
 
 	lanes  []*lane
 	routes []*routeRun // in plan order
 	mu     sync.Mutex  // guards budget when lanes run in parallel
+
+	// one is the lane and route of a single-route plan, the common case,
+	// kept here so that running it allocates nothing more.
+	one struct {
+		lane  lane
+		run   routeRun
+		lanes [1]*lane
+		runs  [1]*routeRun
+	}
 }
 
 // lane is the routes that run one after the other on one connection.
@@ -73,18 +84,52 @@ type routeRun struct {
 	route  *router.Route
 	lane   *lane
 	ok     wire.OK
-	stream *routeStream // set when the route returned rows
+	stream *routeStream // set when the route returned rows, to &rows
+	rows   routeStream
+	binary bool // it ran as a backend prepared statement
 	err    error
 	sent   bool
 	closed bool // the consumer no longer wants the rows
 }
 
-// runPlan executes plan's routes: every lane's first statements run at
-// once (in parallel when there are several lanes, inline for one), writes
-// come back as one OK with affected rows summed, and rows come back as one
-// RowStream (a single route's own stream, or merger's result).
+// backendMode is how routes are sent to the data sources.
+type backendMode int
+
+const (
+	// backendText sends COM_QUERY with the arguments written in.
+	backendText backendMode = iota + 1
+	// backendPrepared sends COM_STMT_EXECUTE of a statement prepared on
+	// the connection (once per connection and SQL text), for a client's
+	// own COM_STMT_EXECUTE: the backend skips parsing, and a single
+	// route's binary rows go to the client as they are. Plans whose rows
+	// a Merger combines still run as text: merging reads text rows.
+	backendPrepared
+)
+
+// String returns the mode's name.
+func (m backendMode) String() string {
+	switch m {
+	case backendText:
+		return "text"
+	case backendPrepared:
+		return "prepared"
+	}
+	return "unknown"
+}
+
+// runPlan executes plan's routes as text: every lane's first statements
+// run at once (in parallel when there are several lanes, inline for one),
+// writes come back as one OK with affected rows summed, and rows come back
+// as one RowStream (a single route's own stream, or merger's result).
 func runPlan(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64, obs Observer) (result, error) {
+	return runPlanMode(ctx, plan, conns, merger, budget, obs, backendText)
+}
+
+// runPlanMode is runPlan with the routes sent as mode says, where the plan
+// allows it.
+func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64, obs Observer, mode backendMode) (result, error) {
 	ex := &execution{ctx: ctx, plan: plan, conns: conns, budget: budget, obs: obs}
+	ex.prepared = mode == backendPrepared && preparable(plan)
 	if len(plan.Routes) == 0 {
 		return result{ok: wire.OK{InsertID: firstKey(plan)}}, nil
 	}
@@ -127,6 +172,24 @@ func runPlan(ctx context.Context, plan *router.Plan, conns connSource, merger Me
 	return result{rows: rows}, nil
 }
 
+// preparable reports whether plan's routes may run as backend prepared
+// statements: DML, and for a SELECT only a single route (a merge reads
+// text rows). An INSERT with generated keys has them written into its SQL,
+// so its SQL differs at every execution: preparing it would cost a round
+// trip each time and save nothing.
+func preparable(plan *router.Plan) bool {
+	if plan.Keys != nil {
+		return false
+	}
+	switch plan.Kind {
+	case router.KindSelect:
+		return len(plan.Routes) == 1
+	case router.KindInsert, router.KindUpdate, router.KindDelete:
+		return true
+	}
+	return false
+}
+
 func firstKey(plan *router.Plan) uint64 {
 	if plan.Keys != nil && plan.Keys.Count > 0 {
 		return uint64(plan.Keys.First)
@@ -138,6 +201,9 @@ func firstKey(plan *router.Plan) uint64 {
 // connections, taken in data-source name order so that two statements
 // never wait for each other's connections.
 func (ex *execution) assign() error {
+	if len(ex.plan.Routes) == 1 {
+		return ex.assignOne()
+	}
 	byDS := map[string][]*routeRun{}
 	var order []string
 	for i := range ex.plan.Routes {
@@ -179,6 +245,23 @@ func (ex *execution) assign() error {
 		}
 		ex.lanes = append(ex.lanes, lanes...)
 	}
+	return nil
+}
+
+// assignOne is assign for a plan of one route.
+func (ex *execution) assignOne() error {
+	o := &ex.one
+	o.run = routeRun{route: &ex.plan.Routes[0], lane: &o.lane}
+	ds := o.run.route.DataSource
+	bcs, err := ex.conns.acquire(ex.ctx, ds, 1)
+	if err != nil {
+		ex.obs.Route(RouteEvent{DataSource: ds, Err: err})
+		return err
+	}
+	o.runs[0] = &o.run
+	o.lane = lane{ex: ex, bc: bcs[0], routes: o.runs[:]}
+	o.lanes[0] = &o.lane
+	ex.routes, ex.lanes = o.runs[:], o.lanes[:]
 	return nil
 }
 
@@ -257,35 +340,29 @@ func (l *lane) finish() {
 	l.ex.conns.release(l.bc)
 }
 
-// run sends the route's SQL and reads its response up to the rows.
+// run sends the route's statement and reads its response up to the rows:
+// as a backend prepared statement when the execution asks for it and the
+// backend can prepare it, else as text with the arguments written in.
 func (r *routeRun) run() {
 	l := r.lane
 	r.sent = true
-	sql := r.route.SQL
-	if r.route.Args != nil {
-		mode := sqlarg.Backslash
-		if l.bc.status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0 {
-			mode = sqlarg.NoBackslashEscapes
-		}
-		var err error
-		if sql, err = sqlarg.Interpolate(sql, r.route.Args, mode); err != nil {
-			r.err = &InternalError{Msg: fmt.Sprintf("route to %s: %v", r.route.DataSource, err)}
-			return
-		}
-	}
 	ctx := l.ex.ctx
 	start := time.Now()
-	if err := l.bc.send(mysql.COM_QUERY, sql); err != nil {
-		r.err = err
-		l.ex.obs.Route(RouteEvent{DataSource: r.route.DataSource, Duration: time.Since(start), Err: err})
-		return
+	var (
+		h    head
+		stop func()
+		err  error
+	)
+	if l.ex.prepared {
+		h, stop, err = r.runStmt()
+		r.binary = err == nil
 	}
-	stop := l.bc.watch(ctx)
-	h, err := l.bc.readHead()
+	if !l.ex.prepared || errors.Is(err, errPrepareUnsupported) {
+		h, stop, err = r.runText()
+	}
 	l.ex.obs.Route(RouteEvent{DataSource: r.route.DataSource, Duration: time.Since(start), Err: err})
 	if err != nil {
-		stop()
-		r.err = cancelled(ctx, err)
+		r.err = err
 		return
 	}
 	if h.columns == nil {
@@ -306,8 +383,63 @@ func (r *routeRun) run() {
 		r.ok = h.ok
 		return
 	}
-	r.stream = &routeStream{run: r, columns: h.columns, stopWatch: stop}
+	r.rows = routeStream{run: r, columns: h.columns, stopWatch: stop, binary: r.binary}
+	r.stream = &r.rows
 	l.open = r
+}
+
+// runText sends the route as COM_QUERY and reads its response head; stop
+// ends the watch for cancellation once the response is read.
+func (r *routeRun) runText() (h head, stop func(), err error) {
+	l := r.lane
+	if r.route.Args == nil {
+		err = l.bc.send(mysql.COM_QUERY, r.route.SQL)
+	} else {
+		mode := sqlarg.Backslash
+		if l.bc.status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0 {
+			mode = sqlarg.NoBackslashEscapes
+		}
+		err = l.bc.sendQuery(r.route.SQL, r.route.Args, mode)
+	}
+	if err != nil {
+		return h, nil, err
+	}
+	return r.readHead()
+}
+
+// runStmt runs the route as COM_STMT_EXECUTE of the statement prepared on
+// the connection for its SQL (prepared now on first use). A statement the
+// backend lost or wants prepared again is prepared again, once.
+func (r *routeRun) runStmt() (h head, stop func(), err error) {
+	bc := r.lane.bc
+	for attempt := 0; ; attempt++ {
+		st, err := bc.stmt(r.lane.ex.ctx, r.route.SQL)
+		if err != nil {
+			return h, nil, err
+		}
+		if err := bc.sendExecute(st, r.route.Args); err != nil {
+			return h, nil, err
+		}
+		h, stop, err = r.readHead()
+		if err != nil && attempt == 0 && staleStmt(err) && !bc.broken {
+			bc.forgetStmt(r.route.SQL)
+			continue
+		}
+		return h, stop, err
+	}
+}
+
+// readHead reads the response head of the command just sent, watching
+// for the statement's cancellation.
+func (r *routeRun) readHead() (head, func(), error) {
+	ctx := r.lane.ex.ctx
+	stop := r.lane.bc.watch(ctx)
+	h, err := r.lane.bc.readHead()
+	if err != nil {
+		stop()
+		return h, nil, cancelled(ctx, err)
+	}
+	return h, stop, nil
 }
 
 // cancelled replaces a backend's "interrupted" error with the reason the
@@ -352,9 +484,13 @@ type routeStream struct {
 	run       *routeRun
 	columns   []*mysql.Field
 	stopWatch func()
-	row       Row
-	eof       bool
-	err       error
+	// binary: the rows are in the binary protocol (a backend prepared
+	// statement's); Next decodes them into buf.
+	binary bool
+	buf    []byte
+	row    Row
+	eof    bool
+	err    error
 	// buffered holds the rest of the rows once they had to be read ahead
 	// (a later route on the same connection was wanted first).
 	buffered []Row
@@ -362,6 +498,14 @@ type routeStream struct {
 }
 
 func (s *routeStream) Columns() []*mysql.Field { return s.columns }
+
+// rawProtocol is the protocol of the packets nextRaw returns.
+func (s *routeStream) rawProtocol() Protocol {
+	if s.binary {
+		return BinaryProtocol
+	}
+	return TextProtocol
+}
 
 // nextRaw returns the next row packet's payload unchanged, for forwarding
 // a single route's rows without decoding them.
@@ -397,7 +541,7 @@ func (s *routeStream) Next() (Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	row, err := wire.SplitTextRow(p, len(s.columns), s.row)
+	row, err := s.split(p, s.row)
 	if err != nil {
 		s.run.lane.bc.broken = true
 		s.end(&DataSourceError{DataSource: s.run.route.DataSource, Lost: true, Err: err})
@@ -405,6 +549,16 @@ func (s *routeStream) Next() (Row, error) {
 	}
 	s.row = row
 	return row, nil
+}
+
+// split decodes a row packet into text-protocol values, reusing dst.
+func (s *routeStream) split(p []byte, dst Row) (Row, error) {
+	if !s.binary {
+		return wire.SplitTextRow(p, len(s.columns), dst)
+	}
+	row, buf, err := wire.SplitBinaryRow(p, s.columns, dst, s.buf)
+	s.buf = buf
+	return row, err
 }
 
 // end records how the rows ended and lets the lane go on.
@@ -448,7 +602,7 @@ func (s *routeStream) bufferRest() error {
 			s.Close()
 			return err
 		}
-		row, err := wire.SplitTextRow(p, len(s.columns), nil)
+		row, err := s.split(p, nil)
 		if err != nil {
 			s.run.lane.bc.broken = true
 			s.end(&DataSourceError{DataSource: s.run.route.DataSource, Lost: true, Err: err})

@@ -314,8 +314,11 @@ func (m *Metrics) countHits(routes []router.Route) int {
 // connection (the data source is down, the pool exhausted) counts as an
 // error but not in the latency, which it never reached.
 func (m *Metrics) Route(ev RouteEvent) {
-	var dse *DataSourceError
-	noConn := errors.As(ev.Err, &dse) && !dse.Lost
+	noConn := false
+	if ev.Err != nil {
+		var dse *DataSourceError
+		noConn = errors.As(ev.Err, &dse) && !dse.Lost
+	}
 	if o, ok := m.dsLatency[ev.DataSource]; ok && !noConn {
 		o.Observe(ev.Duration.Seconds())
 	}

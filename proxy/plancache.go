@@ -2,10 +2,20 @@ package proxy
 
 import (
 	"container/list"
+	"encoding/binary"
+	"errors"
 	"sync"
+
+	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
+
+	"github.com/shardflake/shardflake/router"
 )
 
-// planCache keeps prepared plans by schema and SQL text, least recently
+// maxCachedSQL bounds the text of a statement whose plan is cached: a
+// bulk INSERT's plan is rarely reused and its key alone would be large.
+const maxCachedSQL = 8 << 10
+
+// planCache keeps prepared plans by key (appendPlanKey), least recently
 // used first out. Plans are immutable, so sessions share them.
 type planCache struct {
 	mu    sync.Mutex
@@ -26,12 +36,21 @@ func newPlanCache(max int) *planCache {
 	return &planCache{max: max, ll: list.New(), items: map[string]*list.Element{}}
 }
 
-func planKey(db, sql string) string { return db + "\x00" + sql }
+// appendPlanKey appends the key of a statement's plan without its text,
+// which the caller appends: one SQL text gives different plans in another
+// logical schema, and under another sql_mode (PIPES_AS_CONCAT,
+// HIGH_NOT_PRECEDENCE change how it parses).
+func appendPlanKey(dst []byte, db string, mode tidbmysql.SQLMode) []byte {
+	dst = append(dst, db...)
+	dst = append(dst, 0)
+	return binary.LittleEndian.AppendUint64(dst, uint64(mode))
+}
 
-func (c *planCache) get(db, sql string) PreparedPlan {
+// get returns the plan cached under key, or nil.
+func (c *planCache) get(key []byte) PreparedPlan {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.items[planKey(db, sql)]
+	e, ok := c.items[string(key)]
 	if !ok {
 		return nil
 	}
@@ -39,16 +58,16 @@ func (c *planCache) get(db, sql string) PreparedPlan {
 	return e.Value.(*planEntry).pp
 }
 
-func (c *planCache) put(db, sql string, pp PreparedPlan) {
-	key := planKey(db, sql)
+func (c *planCache) put(key []byte, pp PreparedPlan) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.items[key]; ok {
+	if e, ok := c.items[string(key)]; ok {
 		e.Value.(*planEntry).pp = pp
 		c.ll.MoveToFront(e)
 		return
 	}
-	c.items[key] = c.ll.PushFront(&planEntry{key: key, pp: pp})
+	k := string(key)
+	c.items[k] = c.ll.PushFront(&planEntry{key: k, pp: pp})
 	for c.ll.Len() > c.max {
 		last := c.ll.Back()
 		c.ll.Remove(last)
@@ -68,3 +87,14 @@ func (c *planCache) len() int {
 	defer c.mu.Unlock()
 	return c.ll.Len()
 }
+
+// noPlan is cached for a normalized statement shape that has no plan of
+// its own (it does not parse with placeholders, or the session answers
+// it): statements of that shape are planned from their own text, without
+// trying the shape again.
+type noPlan struct{}
+
+var errNoPlan = errors.New("no plan for this statement shape")
+
+func (noPlan) Kind() router.StatementKind       { return router.KindOther }
+func (noPlan) Bind([]any) (*router.Plan, error) { return nil, errNoPlan }

@@ -3,33 +3,41 @@ package proxy
 import (
 	"fmt"
 	"testing"
+
+	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
 func TestPlanCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	c := newPlanCache(2)
 	plan := func(s string) PreparedPlan { return directPlan{sql: s} }
-	c.put("db", "a", plan("a"))
-	c.put("db", "b", plan("b"))
-	if c.get("db", "a") == nil { // a is now the most recently used
+	key := func(db string, mode tidbmysql.SQLMode, sql string) []byte {
+		return append(appendPlanKey(nil, db, mode), sql...)
+	}
+	c.put(key("db", 0, "a"), plan("a"))
+	c.put(key("db", 0, "b"), plan("b"))
+	if c.get(key("db", 0, "a")) == nil { // a is now the most recently used
 		t.Fatal("a missing")
 	}
-	c.put("db", "c", plan("c"))
-	if c.get("db", "b") != nil {
+	c.put(key("db", 0, "c"), plan("c"))
+	if c.get(key("db", 0, "b")) != nil {
 		t.Error("b survived although least recently used")
 	}
 	for _, k := range []string{"a", "c"} {
-		if got := c.get("db", k); got == nil || got.(directPlan).sql != k {
+		if got := c.get(key("db", 0, k)); got == nil || got.(directPlan).sql != k {
 			t.Errorf("%s: got %v", k, got)
 		}
 	}
-	if c.get("other", "a") != nil {
+	if c.get(key("other", 0, "a")) != nil {
 		t.Error("plans of another schema are shared")
+	}
+	if c.get(key("db", tidbmysql.ModePipesAsConcat, "a")) != nil {
+		t.Error("plans of another sql_mode are shared")
 	}
 	if c.len() != 2 {
 		t.Errorf("len %d, want 2", c.len())
 	}
 	c.clear()
-	if c.len() != 0 || c.get("db", "a") != nil {
+	if c.len() != 0 || c.get(key("db", 0, "a")) != nil {
 		t.Error("clear kept plans")
 	}
 }

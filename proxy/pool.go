@@ -49,6 +49,10 @@ type pool struct {
 	maxLifetime    time.Duration
 	waitTimeout    time.Duration
 	log            *slog.Logger
+	// schemaGen counts DDL through the proxy; a connection's prepared
+	// statements from an older generation are closed (backendstmt.go).
+	// The Server shares its counter with every pool.
+	schemaGen *atomic.Uint64
 	// version is the server version the data source announced at its
 	// last login ("" before the first).
 	version atomic.Pointer[string]
@@ -104,6 +108,7 @@ func newPoolWith(ds router.DataSource, foundRows bool, log *slog.Logger, baselin
 		maxLifetime:    ds.MaxLifetime,
 		waitTimeout:    max(defaultWaitTimeout, ds.ConnectionTimeout),
 		log:            log.With("datasource", ds.Name),
+		schemaGen:      new(atomic.Uint64),
 		done:           make(chan struct{}),
 	}
 	if p.max <= 0 {

@@ -24,9 +24,17 @@ import (
 // unless the client enabled multi-statements.
 func (s *Session) handleQuery(sql string) {
 	s.srv.questions.Add(1)
-	if pp := s.srv.cache.get(s.db, sql); pp != nil {
-		s.answer(s.runCached(pp, sql))
+	if s.runNormalized(sql) {
 		return
+	}
+	if len(sql) <= maxCachedSQL {
+		s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode), sql...)
+		if pp := s.srv.cache.get(s.key); pp != nil {
+			if _, none := pp.(noPlan); !none {
+				s.answer(s.runCached(pp, sql))
+				return
+			}
+		}
 	}
 	if s.handleAdmin(sql) {
 		return
@@ -103,8 +111,11 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 
 // answer sends err unless the client already has it.
 func (s *Session) answer(err error) {
+	if err == nil {
+		return
+	}
 	var w *errWritten
-	if err == nil || errors.As(err, &w) {
+	if errors.As(err, &w) {
 		return
 	}
 	s.writeErr(err)
@@ -114,6 +125,60 @@ func (s *Session) runCached(pp PreparedPlan, sql string) error {
 	ctx, end := s.statementContext()
 	defer end()
 	return s.runPrepared(ctx, pp, sql, nil, TextProtocol, false)
+}
+
+// runNormalized runs a text query by the plan of its shape: its integer
+// and string literals become placeholders (sqlarg.Normalize), the shape is
+// planned once, as if the client had prepared it, and each query binds
+// its own literals, so a query that differs from an earlier one only in
+// its values is neither parsed nor planned again. It reports false, having
+// written nothing, when the query must go the long way: it does not
+// normalize, its shape has no plan of its own (the session answers it, or
+// it does not parse with placeholders), or binding fails (the long way
+// gives the error the query's own text deserves).
+func (s *Session) runNormalized(sql string) bool {
+	if len(sql) > maxCachedSQL {
+		return false
+	}
+	norm, args, ok := sqlarg.Normalize(sql, s.normalized, s.args)
+	s.normalized, s.args = norm[:0], args[:0]
+	if !ok {
+		return false
+	}
+	s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode), norm...)
+	pp := s.srv.cache.get(s.key)
+	if pp == nil {
+		pp = s.planShape(string(norm))
+		s.srv.cache.put(s.key, pp)
+	}
+	if _, none := pp.(noPlan); none {
+		return false
+	}
+	plan, err := pp.Bind(args)
+	if err != nil {
+		return false
+	}
+	if hook := s.srv.beforeStatement; hook != nil {
+		hook(sql)
+	}
+	ctx, end := s.statementContext()
+	defer end()
+	s.answer(s.runRouted(ctx, plan, sql, TextProtocol, false))
+	return true
+}
+
+// planShape plans a normalized query as a prepared statement of the
+// client's would be planned; noPlan when it cannot be.
+func (s *Session) planShape(norm string) PreparedPlan {
+	stmts, err := s.parse(norm)
+	if err != nil || len(stmts) != 1 || !routed(stmts[0]) {
+		return noPlan{}
+	}
+	pp, err := s.srv.planner.Prepare(stmts[0], norm, s.db)
+	if err != nil || pp.Kind() == router.KindOther || pp.Kind() == router.KindDDL {
+		return noPlan{}
+	}
+	return pp
 }
 
 // execute runs one statement and writes its result. Statements about the
@@ -223,8 +288,9 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		}
 		return s.onDefault(ctx, sql, router.KindOther, proto, more)
 	}
-	if cacheable && args == nil {
-		s.srv.cache.put(s.db, sql, pp)
+	if cacheable && args == nil && len(sql) <= maxCachedSQL {
+		s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode), sql...)
+		s.srv.cache.put(s.key, pp)
 	}
 	return s.runPrepared(ctx, pp, sql, args, proto, more)
 }
@@ -298,17 +364,21 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		}
 		src = txnSource{s: s, write: plan.Kind != router.KindSelect}
 	}
+	mode := backendText
+	if proto == BinaryProtocol {
+		mode = backendPrepared
+	}
 	var res result
 	var err error
 	if needsGuard(plan) {
 		// A write over several routes is all-or-nothing (stmtatomic.go).
 		guard := newStmtGuard(s, src, inTxn)
 		if err = guard.begin(ctx, plan); err == nil {
-			res, err = runPlan(ctx, plan, guard, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs)
+			res, err = runPlanMode(ctx, plan, guard, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode)
 		}
 		err = guard.finish(err)
 	} else {
-		res, err = runPlan(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs)
+		res, err = runPlanMode(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode)
 	}
 	if inTxn {
 		defer s.afterTxnStatement(err)

@@ -31,10 +31,12 @@ func (p Protocol) String() string {
 }
 
 // rawRows is implemented by streams that can hand out each row packet's
-// payload unchanged (a single route's backend result), so a text-protocol
-// result is forwarded without decoding a row.
+// payload unchanged (a single route's backend result), so a result in the
+// protocol the client wants is forwarded without decoding a row.
 type rawRows interface {
 	nextRaw() ([]byte, error)
+	// rawProtocol is the row format of the packets.
+	rawProtocol() Protocol
 }
 
 // status is the status flags of the session for a response; more adds
@@ -86,8 +88,10 @@ func (s *Session) writeEOF(more bool) error {
 }
 
 // writeRows writes a result set. Column definitions name the logical
-// schema and tables, never the physical ones. A single route's rows in
-// the text protocol are forwarded packet by packet. An error after the
+// schema and tables, never the physical ones. A single route's rows are
+// forwarded packet by packet when they are in the protocol the client
+// wants: text for COM_QUERY, binary for COM_STMT_EXECUTE (its routes run
+// as backend prepared statements); others are converted row by row. An error after the
 // columns ends the result with an error packet, as MySQL does; writeRows
 // then returns errWritten wrapping it, so the caller stops.
 func (s *Session) writeRows(rows RowStream, proto Protocol, more bool) error {
@@ -123,11 +127,12 @@ func (s *Session) writeRows(rows RowStream, proto Protocol, more bool) error {
 		return err
 	}
 	raw, canRaw := rows.(rawRows)
+	canRaw = canRaw && raw.rawProtocol() == proto
 	for {
 		var p []byte
 		var err error
 		switch {
-		case canRaw && proto == TextProtocol:
+		case canRaw:
 			p, err = raw.nextRaw()
 		default:
 			var row Row
@@ -151,7 +156,7 @@ func (s *Session) writeRows(rows RowStream, proto Protocol, more bool) error {
 		if err := s.wc.WritePacket(p); err != nil {
 			return err
 		}
-		if !canRaw || proto != TextProtocol {
+		if !canRaw {
 			s.wc.SetScratch(p)
 		}
 	}
@@ -163,10 +168,23 @@ type errWritten struct{ err error }
 func (e *errWritten) Error() string { return e.err.Error() }
 func (e *errWritten) Unwrap() error { return e.err }
 
-// logicalColumn returns f as the client should see it: the logical schema
-// instead of a data source's database, the logical table instead of a
-// physical one.
+// logicalColumn returns f as the client should see it: the logical
+// schema instead of a data source's database, the logical table instead
+// of a physical one. The answer for a Field the backend connections share
+// (backendConn.column) is kept, so a repeated query rewrites nothing.
 func (s *Session) logicalColumn(f *mysql.Field) *mysql.Field {
+	if l, ok := s.logical[f]; ok {
+		return l
+	}
+	l := s.rewriteColumn(f)
+	if s.logical == nil || len(s.logical) >= maxCachedColumns {
+		s.logical = map[*mysql.Field]*mysql.Field{}
+	}
+	s.logical[f] = l
+	return l
+}
+
+func (s *Session) rewriteColumn(f *mysql.Field) *mysql.Field {
 	schema, table, orgTable := f.Schema, f.Table, f.OrgTable
 	changed := false
 	if len(schema) > 0 && s.srv.physicalDB[string(schema)] {

@@ -78,6 +78,8 @@ type Server struct {
 
 	columnsMu sync.Mutex
 	columns   map[string][]string // logical table -> column names
+	// schemaGen counts DDL run through the proxy; the pools share it.
+	schemaGen atomic.Uint64
 
 	stmtMeta *stmtMetaCache // result columns of prepared statements
 
@@ -136,6 +138,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	for _, ds := range cfg.Rules.DataSources {
 		s.pools[ds.Name] = newPoolWith(ds, false, log, poolBaseline(cfg.Rules.Server))
+		s.pools[ds.Name].schemaGen = &s.schemaGen
 		s.physicalDB[ds.Database] = true
 	}
 	for _, t := range cfg.Rules.Tables {
@@ -205,9 +208,10 @@ func (s *Server) tableColumns(table string) []string {
 	return cols
 }
 
-// schemaChanged forgets what DDL may have made stale: cached plans and
-// column lists.
+// schemaChanged forgets what DDL may have made stale: cached plans,
+// column lists and the statements prepared on backend connections.
 func (s *Server) schemaChanged() {
+	s.schemaGen.Add(1)
 	s.columnsMu.Lock()
 	s.columns = map[string][]string{}
 	s.columnsMu.Unlock()
@@ -231,6 +235,7 @@ func (s *Server) pool(ds string, foundRows bool) (*pool, error) {
 	fp, ok := s.foundRows[ds]
 	if !ok {
 		fp = newPoolWith(p.ds, true, s.log, p.baseline)
+		fp.schemaGen = &s.schemaGen
 		s.foundRows[ds] = fp
 	}
 	return fp, nil

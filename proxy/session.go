@@ -15,6 +15,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/server"
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/charset"
+	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
@@ -45,8 +46,16 @@ type Session struct {
 	foundRows       bool
 	quit            bool // the connection ends after this command
 
-	db           string // logical schema in use, "" for none
-	parser       *parser.Parser
+	db      string // logical schema in use, "" for none
+	parser  *parser.Parser
+	sqlMode tidbmysql.SQLMode // the parser's
+	// normalized, args and key are reused from statement to statement by
+	// the text path (query.go: runNormalized).
+	normalized []byte
+	args       []any
+	key        []byte
+	// logical caches logicalColumn's answers.
+	logical      map[*mysql.Field]*mysql.Field
 	autocommit   bool
 	txn          txnState
 	vars         settings
@@ -70,6 +79,15 @@ type Session struct {
 	cancel  context.CancelCauseFunc // the running statement's
 	busy    bool
 	closing bool
+	// The running statement (statementContext): when it started, and the
+	// session's reusable timers and functions that watch it.
+	running      bool
+	stmtStart    time.Time
+	stopWatch    func()
+	watchTimer   *time.Timer
+	timeoutTimer *time.Timer
+	endStatement func()
+	clientGone   func()
 }
 
 func newSession(srv *Server) *Session {
@@ -309,51 +327,78 @@ func (s *Session) resetConnection() {
 	s.autocommit = true
 	s.lastInsertID = 0
 	s.parser.SetSQLMode(0)
+	s.sqlMode = 0
 	s.stmts = map[uint32]*preparedStmt{}
 }
 
 // statementContext makes the context of one statement: KILL QUERY, the
 // statement timeout and the client going away cancel it. end must be
-// called when the statement's response is written.
+// called when the statement's response is written. Its timers and
+// functions are the session's own, made once: a statement costs only
+// its context.
 func (s *Session) statementContext() (ctx context.Context, end func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	var timeout *time.Timer
-	if t := s.srv.rules.Server.StatementTimeout; t > 0 {
-		timeout = time.AfterFunc(t, func() { cancel(ErrStatementTimeout) })
-	}
 	s.mu.Lock()
 	s.cancel = cancel
+	s.stmtStart = time.Now()
+	s.running = true
+	if s.endStatement == nil {
+		s.endStatement = s.endStatementFunc
+		s.clientGone = func() { s.cancelStatement(errClientGone) }
+		s.watchTimer = time.AfterFunc(watchDelay, s.startWatch)
+		if t := s.srv.rules.Server.StatementTimeout; t > 0 {
+			s.timeoutTimer = time.AfterFunc(t, s.timeoutFired)
+		}
+	} else {
+		s.watchTimer.Reset(watchDelay)
+		if s.timeoutTimer != nil {
+			s.timeoutTimer.Reset(s.srv.rules.Server.StatementTimeout)
+		}
+	}
 	s.mu.Unlock()
+	return ctx, s.endStatement
+}
 
-	var (
-		wmu       sync.Mutex
-		ended     bool
-		stopWatch func()
-	)
-	watch := time.AfterFunc(watchDelay, func() {
-		wmu.Lock()
-		defer wmu.Unlock()
-		// Without its own reader (driven by go-mysql's command loop)
-		// the session cannot watch the client.
-		if !ended && s.wc != nil {
-			stopWatch = s.wc.Watch(func() { cancel(errClientGone) })
-		}
-	})
-	return ctx, func() {
-		watch.Stop()
-		wmu.Lock()
-		ended = true
-		stop := stopWatch
-		wmu.Unlock()
-		if stop != nil {
-			stop()
-		}
-		if timeout != nil {
-			timeout.Stop()
-		}
-		s.mu.Lock()
-		s.cancel = nil
-		s.mu.Unlock()
+// startWatch starts watching the client for going away, once a statement
+// has run for watchDelay: quick statements never pay for it.
+func (s *Session) startWatch() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Without its own reader (driven by go-mysql's command loop) the
+	// session cannot watch the client.
+	if s.running && s.stopWatch == nil && s.wc != nil {
+		s.stopWatch = s.wc.Watch(s.clientGone)
+	}
+}
+
+// timeoutFired cancels the statement running for longer than the
+// statement timeout. A timer that fires as one statement ends and the
+// next begins finds the next one too young and leaves it alone.
+func (s *Session) timeoutFired() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running && s.cancel != nil && time.Since(s.stmtStart) >= s.srv.rules.Server.StatementTimeout {
+		s.cancel(ErrStatementTimeout)
+	}
+}
+
+// endStatementFunc ends the statement statementContext began.
+func (s *Session) endStatementFunc() {
+	s.watchTimer.Stop()
+	if s.timeoutTimer != nil {
+		s.timeoutTimer.Stop()
+	}
+	s.mu.Lock()
+	s.running = false
+	stop, cancel := s.stopWatch, s.cancel
+	s.stopWatch, s.cancel = nil, nil
+	s.mu.Unlock()
+	if stop != nil {
+		// It waits for the watching read to end, so a client that
+		// leaves later cannot cancel the next statement.
+		stop()
+	}
+	if cancel != nil {
 		cancel(nil)
 	}
 }

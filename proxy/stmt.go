@@ -26,6 +26,9 @@ type preparedStmt struct {
 	// may omit them.
 	types    []byte
 	longData [][]byte // COM_STMT_SEND_LONG_DATA per parameter
+	// args holds the last execute's arguments, reused by the next (they
+	// live no longer than their statement).
+	args []any
 	// state is what a routed statement does to backend session state
 	// (pin.go).
 	state backendState
@@ -114,12 +117,12 @@ func (s *Session) stmtExecute(data []byte) error {
 	if !ok {
 		return &UnknownStmtError{ID: id, Command: "mysqld_stmt_execute"}
 	}
-	e, err := wire.ParseExecute(data, ps.params, ps.types, ps.longData)
+	e, err := wire.ParseExecute(data, ps.params, ps.types, ps.longData, ps.args)
 	ps.longData = nil
 	if err != nil {
 		return &InternalError{Msg: "malformed COM_STMT_EXECUTE: " + err.Error()}
 	}
-	ps.types = e.Types
+	ps.types, ps.args = e.Types, e.Args
 	if e.CursorFlags != 0 {
 		return &NotSupportedError{What: "cursors on prepared statements (useCursorFetch)"}
 	}

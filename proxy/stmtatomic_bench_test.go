@@ -10,9 +10,9 @@ import (
 	"github.com/shardflake/shardflake/router"
 )
 
-// startBenchProxy serves the test rules over the shared MariaDB servers
+// startMariaBenchProxy serves the test rules over the shared MariaDB servers
 // for a benchmark and returns a client pool with one connection.
-func startBenchProxy(b *testing.B) *sql.DB {
+func startMariaBenchProxy(b *testing.B) *sql.DB {
 	b.Helper()
 	backends := sharedServers(b)
 	rules, err := router.Parse([]byte(rulesYAML(backends, "", "")), "bench-rules.yaml")
@@ -57,7 +57,7 @@ func startBenchProxy(b *testing.B) *sql.DB {
 // SAVEPOINT before it inside a transaction) against an INSERT of one row
 // (one route, nothing added).
 func BenchmarkMultiRouteWrite(b *testing.B) {
-	db := startBenchProxy(b)
+	db := startMariaBenchProxy(b)
 	ctx := context.Background()
 	id := int64(0)
 	b.Run("single route", func(b *testing.B) {

@@ -75,7 +75,8 @@ func sysbenchResult(t *testing.T, out string) (errs, ignored int, qps float64) {
 // oltp_read_write for 10 s each through the proxy on a sharded sbtest1 (2
 // data sources × 4 tables), with server-side prepared statements
 // (--db-ps-mode=auto: libmariadb reads each execute's result by the column
-// count the prepare announced) and without, and wants zero errors.
+// count the prepare announced) and without, plus oltp_read_only with them
+// (its range queries scan every data node and merge), and wants zero errors.
 // oltp_read_write's transactions span both data sources and can deadlock
 // across them, which no single server detects: sysbench counts the lock
 // wait timeouts (1205) and deadlocks (1213) as ignored errors, as it does
@@ -106,8 +107,14 @@ func TestSysbenchSmoke(t *testing.T) {
 		}
 		return qps
 	}
-	for _, workload := range []string{"oltp_point_select", "oltp_insert", "oltp_read_write"} {
-		for _, mode := range []string{"auto", "disable"} {
+	for _, tt := range []struct{ workload, mode string }{
+		{"oltp_point_select", "auto"}, {"oltp_point_select", "disable"},
+		{"oltp_insert", "auto"}, {"oltp_insert", "disable"},
+		{"oltp_read_write", "auto"}, {"oltp_read_write", "disable"},
+		{"oltp_read_only", "auto"},
+	} {
+		workload, mode := tt.workload, tt.mode
+		{
 			t.Run(workload+"/"+mode, func(t *testing.T) {
 				qps := run(e.addr, "app", "app-secret", "sharding_db", workload, mode)
 				rows := 0

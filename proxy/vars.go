@@ -251,6 +251,7 @@ func (s *Session) followSQLMode(bc *backendConn, ok wire.OK) error {
 		}
 	}
 	s.parser.SetSQLMode(mode)
+	s.sqlMode = mode
 	return nil
 }
 

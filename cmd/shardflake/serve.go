@@ -29,6 +29,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	metricsListen := fs.String("metrics-listen", "", "/metrics, /healthz and /readyz address; overrides server.metricsListen")
 	lf := addLogFlags(fs)
 	drain := fs.Duration("drain", defaultDrain, "how long SIGTERM waits for statements in flight before cutting them")
+	pprofAddr := fs.String("pprof", "", "serve Go's profiling endpoints (/debug/pprof/) on this address; off by default")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: shardflake serve --config FILE [--listen ADDR] [flags]")
 		fmt.Fprintln(stderr)
@@ -65,6 +66,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	if *metricsListen != "" {
 		rules.Server.MetricsListen = *metricsListen
+	}
+	if *pprofAddr != "" {
+		_, stop, err := servePprof(*pprofAddr, log)
+		if err != nil {
+			fmt.Fprintln(stderr, "shardflake serve: --pprof:", err)
+			return 1
+		}
+		defer stop()
 	}
 	return serve(rules, serveOptions{log: log, drain: *drain, ready: func(addr net.Addr) {
 		log.Info("shardflake listening", "addr", addr.String(), "rules", *config, "database", rules.DatabaseName)

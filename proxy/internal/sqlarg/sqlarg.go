@@ -138,7 +138,17 @@ func appendQuoted(dst []byte, s string, mode Mode) []byte {
 // quoted identifiers and comments) with the literal of the matching
 // argument.
 func Interpolate(sql string, args []any, mode Mode) (string, error) {
-	out := make([]byte, 0, len(sql)+16*len(args))
+	out, err := AppendInterpolated(make([]byte, 0, len(sql)+16*len(args)), sql, args, mode)
+	if err != nil {
+		return "", err
+	}
+	return string(out), nil
+}
+
+// AppendInterpolated is Interpolate appending to dst, for a caller that
+// writes the statement into a buffer of its own (a packet).
+func AppendInterpolated(dst []byte, sql string, args []any, mode Mode) ([]byte, error) {
+	out := dst
 	n, last := 0, 0
 	var err error
 	scan(sql, mode, func(i int) bool {
@@ -155,12 +165,12 @@ func Interpolate(sql string, args []any, mode Mode) (string, error) {
 		return true
 	})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if n != len(args) {
-		return "", fmt.Errorf("%w: %d arguments for the placeholders of %q", ErrArgCount, len(args), sql)
+		return nil, fmt.Errorf("%w: %d arguments for the placeholders of %q", ErrArgCount, len(args), sql)
 	}
-	return string(append(out, sql[last:]...)), nil
+	return append(out, sql[last:]...), nil
 }
 
 // Count returns how many ? placeholders sql holds, by the same rules as

@@ -28,8 +28,9 @@ type Conn struct {
 	bw  *bufio.Writer
 	seq uint8
 
-	joined  []byte // payload of a packet split over several packets
-	scratch []byte // for callers building packets (Scratch)
+	joined  []byte  // payload of a packet split over several packets
+	scratch []byte  // for callers building packets (Scratch)
+	hdr     [4]byte // a packet header being written (here, not on the heap per packet)
 }
 
 // NewConn wraps nc, which must have finished its handshake. Nothing may be
@@ -122,9 +123,9 @@ func (c *Conn) Buffered() bool { return c.br.Buffered() > 0 || len(c.src.pending
 func (c *Conn) WritePacket(payload []byte) error {
 	for {
 		n := min(len(payload), MaxPayload)
-		hdr := [4]byte{byte(n), byte(n >> 8), byte(n >> 16), c.seq}
+		c.hdr = [4]byte{byte(n), byte(n >> 8), byte(n >> 16), c.seq}
 		c.seq++
-		if _, err := c.bw.Write(hdr[:]); err != nil {
+		if _, err := c.bw.Write(c.hdr[:]); err != nil {
 			return fmt.Errorf("wire: write: %w", err)
 		}
 		if _, err := c.bw.Write(payload[:n]); err != nil {

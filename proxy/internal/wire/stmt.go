@@ -43,14 +43,16 @@ type Execute struct {
 
 // ParseExecute decodes the payload of COM_STMT_EXECUTE (without the command
 // byte) for a statement with nParams parameters. prevTypes are the types the
-// client bound last time, used when this execute does not resend them;
-// longData holds what COM_STMT_SEND_LONG_DATA sent per parameter (nil
-// entries for none).
+// client bound last time, used when this execute does not resend them (and
+// their storage reused when it does); longData holds what
+// COM_STMT_SEND_LONG_DATA sent per parameter (nil entries for none); args
+// is reused for Execute.Args when it has room, so a session that executes
+// statement after statement allocates none of this.
 //
 // Arguments come back as nil, int64, uint64 (only above MaxInt64), float32,
 // float64, string (text, decimals, dates and times in their SQL form) or
 // []byte (blobs).
-func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte) (Execute, error) {
+func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte, args []any) (Execute, error) {
 	var e Execute
 	if len(p) < 9 {
 		return e, ErrMalformed
@@ -73,7 +75,7 @@ func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte) (E
 		if len(p) < pos+2*nParams {
 			return e, ErrMalformed
 		}
-		e.Types = append([]byte(nil), p[pos:pos+2*nParams]...)
+		e.Types = append(prevTypes[:0], p[pos:pos+2*nParams]...)
 		pos += 2 * nParams
 	} else {
 		if len(prevTypes) != 2*nParams {
@@ -81,7 +83,12 @@ func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte) (E
 		}
 		e.Types = prevTypes
 	}
-	e.Args = make([]any, nParams)
+	if cap(args) >= nParams {
+		e.Args = args[:nParams]
+		clear(e.Args)
+	} else {
+		e.Args = make([]any, nParams)
+	}
 	for i := range nParams {
 		if nulls[i/8]&(1<<(i%8)) != 0 {
 			continue
@@ -103,7 +110,7 @@ func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte) (E
 
 func longValue(tp byte, b []byte) any {
 	if isBlob(tp) {
-		return append([]byte(nil), b...)
+		return append([]byte{}, b...)
 	}
 	return string(b)
 }
@@ -195,7 +202,8 @@ func binaryParam(p []byte, tp byte, unsigned bool) (any, int, error) {
 		return nil, n, nil
 	}
 	if isBlob(tp) {
-		return append([]byte(nil), s...), n, nil
+		// Non-nil even when empty: nil is NULL.
+		return append([]byte{}, s...), n, nil
 	}
 	return string(s), n, nil
 }

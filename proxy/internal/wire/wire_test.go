@@ -229,7 +229,7 @@ func TestParseExecute(t *testing.T) {
 	p = append(p, 7, 0xe8, 0x07, 1, 2, 3, 4, 5)
 	p = append(p, 200) // TINY unsigned
 	p = append(p, 8, 0, 1, 0, 0, 0, 2, 3, 4)
-	e, err := ParseExecute(p, 8, nil, [][]byte{5: []byte("long\x00data")})
+	e, err := ParseExecute(p, 8, nil, [][]byte{5: []byte("long\x00data")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,17 +241,17 @@ func TestParseExecute(t *testing.T) {
 	// A later execute may omit the types and reuse the bound ones.
 	q := binary.LittleEndian.AppendUint32(nil, 7)
 	q = append(q, 0, 1, 0, 0, 0, 0xff, 0, 0) // flags, iterations, all NULL, not bound
-	e2, err := ParseExecute(q, 8, e.Types, nil)
+	e2, err := ParseExecute(q, 8, e.Types, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(e2.Args, make([]any, 8)) {
 		t.Errorf("all-NULL execute: got %#v", e2.Args)
 	}
-	if _, err := ParseExecute(q, 8, nil, nil); err == nil {
+	if _, err := ParseExecute(q, 8, nil, nil, nil); err == nil {
 		t.Error("execute without types and none bound before: want an error")
 	}
-	if _, err := ParseExecute(p[:len(p)-3], 8, nil, nil); err == nil {
+	if _, err := ParseExecute(p[:len(p)-3], 8, nil, nil, nil); err == nil {
 		t.Error("truncated execute: want an error")
 	}
 
@@ -263,7 +263,7 @@ func TestParseExecute(t *testing.T) {
 	}{{0x08, 0}, {0x01, 0x01}, {0x09, 0x01}} {
 		r := append([]byte(nil), q...)
 		r[4] = tt.give
-		e, err := ParseExecute(r, 8, e.Types, nil)
+		e, err := ParseExecute(r, 8, e.Types, nil, nil)
 		if err != nil || e.CursorFlags != tt.want {
 			t.Errorf("flags %#x: cursor flags %#x (%v), want %#x", tt.give, e.CursorFlags, err, tt.want)
 		}
