@@ -129,6 +129,13 @@ func (s *Session) checkMultiSource(plan *router.Plan) error {
 
 // afterTxnStatement ends a transaction that can no longer go on: a
 // pinned connection broke, or a backend rolled its part back (deadlock).
+//
+// A deadlock is MySQL's: the client is told 1213 and knows the
+// transaction is gone. A broken backend connection lost that data
+// source's part of the transaction, so the others are rolled back too,
+// and the client connection ends after this statement's error, as with
+// one MySQL whose connection drops: a client that went on and sent COMMIT
+// would otherwise be told OK for writes that no longer exist.
 func (s *Session) afterTxnStatement(err error) {
 	var my *mysql.MyError
 	deadlock := errors.As(err, &my) && my.Code == mysql.ER_LOCK_DEADLOCK
@@ -137,8 +144,11 @@ func (s *Session) afterTxnStatement(err error) {
 		broken = broken || bc.broken
 	}
 	if deadlock || broken {
-		s.log.Info("transaction rolled back", "err", errLine(err))
+		s.log.Info("transaction rolled back", "err", errLine(err), "closing_client", broken && !deadlock)
 		s.endTransaction(false)
+		if broken && !deadlock {
+			s.quit = true
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"testing"
 )
 
@@ -94,6 +95,39 @@ func TestTransactions(t *testing.T) {
 		exec(c, "CREATE TABLE IF NOT EXISTS t_plain (id INT PRIMARY KEY)")
 		if n := countOrders(t, e, 7); n != 1 {
 			t.Error("DDL inside a transaction did not commit it")
+		}
+	})
+
+	t.Run("a lost backend connection ends the transaction and the client connection", func(t *testing.T) {
+		c3, err := e.open(t).Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c3.Close()
+		exec(c3, "BEGIN")
+		exec(c3, "INSERT INTO t_order (order_id, user_id) VALUES (10, 0), (11, 1)") // ds_0 and ds_1
+		// ds_1's server drops the connection that holds the transaction.
+		b := e.backend(t, 1)
+		var tid int64
+		if err := b.QueryRowContext(ctx, "SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX").Scan(&tid); err != nil {
+			t.Fatalf("the transaction on ds_1: %v", err)
+		}
+		if _, err := b.ExecContext(ctx, fmt.Sprintf("KILL %d", tid)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c3.ExecContext(ctx, "UPDATE t_order SET status = 'lost' WHERE order_id = 11 AND user_id = 1"); err == nil {
+			t.Fatal("a statement on the lost connection succeeded")
+		}
+		// Told OK here, an application would believe both rows committed.
+		if _, err := c3.ExecContext(ctx, "COMMIT"); err == nil {
+			t.Error("COMMIT after the lost connection answered OK")
+		}
+		if n := countOrders(t, e, 10, 11); n != 0 {
+			t.Errorf("%d rows of the broken transaction committed (ds_0's part must be rolled back)", n)
+		}
+		// A new connection works.
+		if got := queryInts(t, e.conn(t), "SELECT COUNT(*) FROM t_order WHERE order_id IN (10, 11)"); len(got) != 1 || got[0] != 0 {
+			t.Errorf("a new connection counts %v rows, want 0", got)
 		}
 	})
 
