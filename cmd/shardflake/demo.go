@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -39,9 +37,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	config := fs.String("config", "rules.example.yaml", "rules file to serve")
-	listen := fs.String("listen", "", "MySQL protocol address; overrides server.listen")
-	metricsListen := fs.String("metrics-listen", "", "/metrics, /healthz and /readyz address; overrides server.metricsListen")
-	lf := addLogFlags(fs)
+	rf := addRunFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: shardflake demo [--config rules.example.yaml] [--listen ADDR] [flags]")
 		fmt.Fprintln(stderr)
@@ -61,28 +57,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	log, err := lf.logger(stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "shardflake demo:", err)
-		return 2
-	}
-	rules, err := router.Load(*config)
-	if errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(stderr, "shardflake demo: %v\nRun it from the repository root (make demo), or pass --config FILE.\n", err)
-		return 1
-	}
-	if err == nil {
-		err = rules.CheckServe()
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: invalid rules\n%v\n", *config, err)
-		return 1
-	}
-	if *listen != "" {
-		rules.Server.Listen = *listen
-	}
-	if *metricsListen != "" {
-		rules.Server.MetricsListen = *metricsListen
+	rules, log, code := rf.setup("demo", *config, "Run it from the repository root (make demo), or pass --config FILE.", stderr)
+	if rules == nil {
+		return code
 	}
 	backends, err := startDemoBackends(rules)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -25,9 +26,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	config := fs.String("config", "", "rules file (required)")
-	listen := fs.String("listen", "", "MySQL protocol address; overrides server.listen")
-	metricsListen := fs.String("metrics-listen", "", "/metrics, /healthz and /readyz address; overrides server.metricsListen")
-	lf := addLogFlags(fs)
+	rf := addRunFlags(fs)
 	drain := fs.Duration("drain", defaultDrain, "how long SIGTERM waits for statements in flight before cutting them")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiling endpoints (/debug/pprof/) on this address; off by default")
 	fs.Usage = func() {
@@ -48,24 +47,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	log, err := lf.logger(stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "shardflake serve:", err)
-		return 2
-	}
-	rules, err := router.Load(*config)
-	if err == nil {
-		err = rules.CheckServe()
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: invalid rules\n%v\n", *config, err)
-		return 1
-	}
-	if *listen != "" {
-		rules.Server.Listen = *listen
-	}
-	if *metricsListen != "" {
-		rules.Server.MetricsListen = *metricsListen
+	rules, log, code := rf.setup("serve", *config, "", stderr)
+	if rules == nil {
+		return code
 	}
 	if *pprofAddr != "" {
 		_, stop, err := servePprof(*pprofAddr, log)
@@ -166,6 +150,53 @@ func serve(rules *router.Rules, o serveOptions) int {
 	}
 	o.log.Info("stopped")
 	return 0
+}
+
+// runFlags are the flags serve and demo share: the address overrides and
+// logging.
+type runFlags struct {
+	listen        *string
+	metricsListen *string
+	log           logFlags
+}
+
+func addRunFlags(fs *flag.FlagSet) runFlags {
+	return runFlags{
+		listen:        fs.String("listen", "", "MySQL protocol address; overrides server.listen"),
+		metricsListen: fs.String("metrics-listen", "", "/metrics, /healthz and /readyz address; overrides server.metricsListen"),
+		log:           addLogFlags(fs),
+	}
+}
+
+// setup builds the logger and loads the rules file for serving, with the
+// address overrides applied. On failure it has told stderr why and returns
+// the exit status (2 for bad flags, 1 for bad rules); notFound, when set,
+// is a hint printed when the file does not exist.
+func (f runFlags) setup(cmd, config, notFound string, stderr io.Writer) (*router.Rules, *slog.Logger, int) {
+	log, err := f.log.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "shardflake %s: %v\n", cmd, err)
+		return nil, nil, 2
+	}
+	rules, err := router.Load(config)
+	if notFound != "" && errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(stderr, "shardflake %s: %v\n%s\n", cmd, err, notFound)
+		return nil, nil, 1
+	}
+	if err == nil {
+		err = rules.CheckServe()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: invalid rules\n%v\n", config, err)
+		return nil, nil, 1
+	}
+	if *f.listen != "" {
+		rules.Server.Listen = *f.listen
+	}
+	if *f.metricsListen != "" {
+		rules.Server.MetricsListen = *f.metricsListen
+	}
+	return rules, log, 0
 }
 
 // logFlags are the logging flags serve and demo share.
