@@ -129,17 +129,7 @@ func (bc *backendConn) lost(err error) error {
 func (bc *backendConn) send(cmd byte, arg string) error {
 	bc.wc.ResetSeq()
 	buf := append(bc.wc.Scratch(), cmd)
-	buf = append(buf, arg...)
-	err := bc.wc.WritePacket(buf)
-	bc.wc.SetScratch(buf)
-	if err == nil {
-		err = bc.wc.Flush()
-	}
-	if err != nil {
-		return bc.lost(err)
-	}
-	bc.lastUsed = time.Now()
-	return nil
+	return bc.sendCommand(append(buf, arg...), nil)
 }
 
 // sendQuery writes COM_QUERY of sql with args written in as literals,
@@ -147,10 +137,16 @@ func (bc *backendConn) send(cmd byte, arg string) error {
 func (bc *backendConn) sendQuery(sql string, args []any, mode sqlarg.Mode) error {
 	bc.wc.ResetSeq()
 	buf, err := sqlarg.AppendInterpolated(append(bc.wc.Scratch(), mysql.COM_QUERY), sql, args, mode)
-	if err != nil {
-		return &InternalError{Msg: fmt.Sprintf("route to %s: %v", bc.pool.name, err)}
+	return bc.sendCommand(buf, err)
+}
+
+// sendCommand writes one command packet built in the connection's scratch
+// buffer (buildErr: building it failed, nothing is sent) and flushes it.
+func (bc *backendConn) sendCommand(buf []byte, buildErr error) error {
+	if buildErr != nil {
+		return &InternalError{Msg: fmt.Sprintf("route to %s: %v", bc.pool.name, buildErr)}
 	}
-	err = bc.wc.WritePacket(buf)
+	err := bc.wc.WritePacket(buf)
 	bc.wc.SetScratch(buf)
 	if err == nil {
 		err = bc.wc.Flush()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -174,19 +173,7 @@ func (bc *backendConn) sendExecute(st *backendStmt, args []any) error {
 	}
 	bc.wc.ResetSeq()
 	buf, err := wire.AppendExecute(bc.wc.Scratch(), st.id, args)
-	if err != nil {
-		return &InternalError{Msg: fmt.Sprintf("route to %s: %v", bc.pool.name, err)}
-	}
-	err = bc.wc.WritePacket(buf)
-	bc.wc.SetScratch(buf)
-	if err == nil {
-		err = bc.wc.Flush()
-	}
-	if err != nil {
-		return bc.lost(err)
-	}
-	bc.lastUsed = time.Now()
-	return nil
+	return bc.sendCommand(buf, err)
 }
 
 // staleStmt reports whether err says the backend lost or invalidated a

@@ -310,21 +310,11 @@ func appendFloatText(dst []byte, f float64, bits int) []byte {
 // appendDateTimeText writes a binary DATE/DATETIME/TIMESTAMP value as
 // 'YYYY-MM-DD[ hh:mm:ss[.fraction]]', with the column's fractional digits.
 func appendDateTimeText(dst, b []byte, f *mysql.Field) ([]byte, error) {
-	var y, mo, d, h, mi, s, us int
-	switch len(b) {
-	case 0:
-	case 4, 7, 11:
-		y = int(binary.LittleEndian.Uint16(b))
-		mo, d = int(b[2]), int(b[3])
-		if len(b) >= 7 {
-			h, mi, s = int(b[4]), int(b[5]), int(b[6])
-		}
-		if len(b) == 11 {
-			us = int(binary.LittleEndian.Uint32(b[7:]))
-		}
-	default:
-		return dst, fmt.Errorf("%w: date of %d bytes", ErrMalformed, len(b))
+	t, err := decodeBinaryDateTime(b)
+	if err != nil {
+		return dst, err
 	}
+	y, mo, d, h, mi, s, us := t.y, t.mo, t.d, t.h, t.mi, t.s, t.us
 	dst = appendDigits(dst, y, 4)
 	dst = append(dst, '-')
 	dst = appendDigits(dst, mo, 2)

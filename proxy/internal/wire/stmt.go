@@ -208,23 +208,37 @@ func binaryParam(p []byte, tp byte, unsigned bool) (any, int, error) {
 	return string(s), n, nil
 }
 
-// formatBinaryDateTime turns a binary DATE/DATETIME value into its SQL text.
-func formatBinaryDateTime(b []byte, tp byte) (string, error) {
-	var y, mo, d, h, mi, s, us int
+// binaryDateTime is a binary DATE/DATETIME/TIMESTAMP value taken apart.
+type binaryDateTime struct{ y, mo, d, h, mi, s, us int }
+
+// decodeBinaryDateTime takes apart the 0, 4, 7 or 11 bytes of a binary
+// DATE/DATETIME/TIMESTAMP (parameters and row values alike).
+func decodeBinaryDateTime(b []byte) (binaryDateTime, error) {
+	var t binaryDateTime
 	switch len(b) {
 	case 0:
 	case 4, 7, 11:
-		y = int(binary.LittleEndian.Uint16(b))
-		mo, d = int(b[2]), int(b[3])
+		t.y = int(binary.LittleEndian.Uint16(b))
+		t.mo, t.d = int(b[2]), int(b[3])
 		if len(b) >= 7 {
-			h, mi, s = int(b[4]), int(b[5]), int(b[6])
+			t.h, t.mi, t.s = int(b[4]), int(b[5]), int(b[6])
 		}
 		if len(b) == 11 {
-			us = int(binary.LittleEndian.Uint32(b[7:]))
+			t.us = int(binary.LittleEndian.Uint32(b[7:]))
 		}
 	default:
-		return "", fmt.Errorf("%w: date of %d bytes", ErrMalformed, len(b))
+		return t, fmt.Errorf("%w: date of %d bytes", ErrMalformed, len(b))
 	}
+	return t, nil
+}
+
+// formatBinaryDateTime turns a binary DATE/DATETIME value into its SQL text.
+func formatBinaryDateTime(b []byte, tp byte) (string, error) {
+	t, err := decodeBinaryDateTime(b)
+	if err != nil {
+		return "", err
+	}
+	y, mo, d, h, mi, s, us := t.y, t.mo, t.d, t.h, t.mi, t.s, t.us
 	out := fmt.Sprintf("%04d-%02d-%02d", y, mo, d)
 	if tp == mysql.MYSQL_TYPE_DATE || tp == mysql.MYSQL_TYPE_NEWDATE {
 		return out, nil
