@@ -36,7 +36,6 @@ require (
 	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
-	github.com/sirupsen/logrus v1.8.1 // indirect
 	github.com/tetratelabs/wazero v1.8.2 // indirect
 	go.etcd.io/etcd/api/v3 v3.6.16 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.6.16 // indirect
@@ -65,6 +64,7 @@ require (
 	github.com/dolthub/go-mysql-server v0.20.0
 	github.com/pingcap/tidb/pkg/parser v0.0.0-20260504140133-511dba1dbe17
 	github.com/prometheus/client_golang v1.23.2
+	github.com/sirupsen/logrus v1.8.1
 	go.etcd.io/etcd/client/v3 v3.6.16
 	gopkg.in/yaml.v3 v3.0.1
 )

@@ -15,6 +15,7 @@ import (
 	gmsserver "github.com/dolthub/go-mysql-server/server"
 	gmssql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/sirupsen/logrus"
 
 	"github.com/shardflake/shardflake/router"
 )
@@ -61,7 +62,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if rules == nil {
 		return code
 	}
-	backends, err := startDemoBackends(rules)
+	backends, err := startDemoBackends(rules, *rf.log.level == "debug")
 	if err != nil {
 		fmt.Fprintln(stderr, "shardflake demo:", err)
 		return 1
@@ -85,7 +86,14 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 
 // startDemoBackends starts one in-memory server per data source and points
 // the rules' data sources at them.
-func startDemoBackends(rules *router.Rules) ([]*gmsserver.Server, error) {
+func startDemoBackends(rules *router.Rules, verbose bool) ([]*gmsserver.Server, error) {
+	// go-mysql-server logs through logrus's process-wide logger: a line for
+	// every connection the proxy opens and a warning about
+	// secure_file_priv, which buried the demo's banner. Its errors still
+	// show; with --log-level debug everything does.
+	if !verbose {
+		logrus.SetLevel(logrus.ErrorLevel)
+	}
 	var servers []*gmsserver.Server
 	for i := range rules.DataSources {
 		ds := &rules.DataSources[i]
