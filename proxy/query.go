@@ -368,17 +368,21 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 	if proto == BinaryProtocol {
 		mode = backendPrepared
 	}
+	var joins *joinCache
+	if s.srv.rules.Server.UnionRoutes {
+		joins = s.srv.joins
+	}
 	var res result
 	var err error
 	if needsGuard(plan) {
 		// A write over several routes is all-or-nothing (stmtatomic.go).
 		guard := newStmtGuard(s, src, inTxn)
 		if err = guard.begin(ctx, plan); err == nil {
-			res, err = runPlanMode(ctx, plan, guard, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode)
+			res, err = runPlanMode(ctx, plan, guard, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, joins)
 		}
 		err = guard.finish(err)
 	} else {
-		res, err = runPlanMode(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode)
+		res, err = runPlanMode(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, joins)
 	}
 	if inTxn {
 		defer s.afterTxnStatement(err)
