@@ -318,3 +318,83 @@ func TestUnionInTransaction(t *testing.T) {
 		t.Errorf("rows apart %q, joined %q, want %q", first, got, want)
 	}
 }
+
+// TestJoinRoutes checks the statement each data source is sent and the
+// plans left apart.
+func TestJoinRoutes(t *testing.T) {
+	route := func(ds, table, tail string, args ...any) router.Route {
+		return router.Route{DataSource: ds, Nodes: []router.DataNode{{DataSource: ds, Table: table}},
+			SQL: "SELECT `c`, `k` FROM `" + table + "`" + tail, Args: args}
+	}
+	four := func(tail string, args ...any) []router.Route {
+		return []router.Route{route("ds_0", "t_0", tail, args...), route("ds_1", "t_0", tail, args...),
+			route("ds_0", "t_1", tail, args...), route("ds_1", "t_1", tail, args...)}
+	}
+	plan := func(m *router.Merge, routes []router.Route) *router.Plan {
+		return &router.Plan{Kind: router.KindSelect, Type: router.RouteAll, Routes: routes, Merge: m}
+	}
+	tests := []struct {
+		name string
+		give *router.Plan
+		want []string // SQL per data source; nil: not joined
+	}{
+		{"plain", plan(&router.Merge{}, four(" WHERE `id` BETWEEN ? AND ?", 1, 9)), []string{
+			"(SELECT `c`, `k` FROM `t_0` WHERE `id` BETWEEN ? AND ?) UNION ALL (SELECT `c`, `k` FROM `t_1` WHERE `id` BETWEEN ? AND ?)",
+			"(SELECT `c`, `k` FROM `t_0` WHERE `id` BETWEEN ? AND ?) UNION ALL (SELECT `c`, `k` FROM `t_1` WHERE `id` BETWEEN ? AND ?)"}},
+		{"sorted with limit", plan(&router.Merge{Sort: []router.OrderKey{{Column: 0}, {Column: 1, Desc: true}}, Limit: &router.Limit{Offset: 2, Count: 3}},
+			four(" ORDER BY `c`, `k` DESC LIMIT 5")), []string{
+			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c`, `k` DESC LIMIT 5) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c`, `k` DESC LIMIT 5) ORDER BY 1, 2 DESC LIMIT 5",
+			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c`, `k` DESC LIMIT 5) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c`, `k` DESC LIMIT 5) ORDER BY 1, 2 DESC LIMIT 5"}},
+		{"distinct keeps every row of the union", plan(&router.Merge{Sort: []router.OrderKey{{Column: 0}}, Distinct: true, Limit: &router.Limit{Count: 3}},
+			four(" ORDER BY `c` LIMIT 3")), []string{
+			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c` LIMIT 3) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c` LIMIT 3) ORDER BY 1",
+			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c` LIMIT 3) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c` LIMIT 3) ORDER BY 1"}},
+		{"route not limited", plan(&router.Merge{Limit: &router.Limit{Count: 3}, Group: &router.Group{}}, four("")), []string{
+			"(SELECT `c`, `k` FROM `t_0`) UNION ALL (SELECT `c`, `k` FROM `t_1`)",
+			"(SELECT `c`, `k` FROM `t_0`) UNION ALL (SELECT `c`, `k` FROM `t_1`)"}},
+		{"one data source keeps its single route", plan(&router.Merge{}, four("")[:3]), []string{
+			"(SELECT `c`, `k` FROM `t_0`) UNION ALL (SELECT `c`, `k` FROM `t_1`)",
+			"SELECT `c`, `k` FROM `t_0`"}},
+		{"one route per data source", plan(&router.Merge{}, four("")[:2]), nil},
+		{"describe", plan(&router.Merge{Describe: true}, four("")), nil},
+		{"no merge", plan(nil, four("")), nil},
+		{"sort key from the end", plan(&router.Merge{Sort: []router.OrderKey{{Column: -1}}}, four(" ORDER BY `k`")), nil},
+		{"for update", plan(&router.Merge{}, four(" FOR UPDATE")), nil},
+		{"lock in share mode", plan(&router.Merge{}, four(" LOCK IN SHARE MODE")), nil},
+		{"parameter in the select list", plan(&router.Merge{}, []router.Route{
+			{DataSource: "ds_0", SQL: "SELECT ? FROM `t_0`"}, {DataSource: "ds_0", SQL: "SELECT ? FROM `t_1`"}}), nil},
+		{"subquery", plan(&router.Merge{}, four(" WHERE `k` IN (SELECT 1)")), nil},
+		{"not a select", &router.Plan{Kind: router.KindUpdate, Routes: four("")}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jp := joinRoutes(tt.give)
+			if tt.want == nil {
+				if jp != nil {
+					t.Fatalf("joined: %+v", jp.plan.Routes)
+				}
+				return
+			}
+			if jp == nil {
+				t.Fatal("not joined")
+			}
+			var got []string
+			for _, r := range jp.plan.Routes {
+				got = append(got, r.SQL)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("SQL:\n got %q\nwant %q", got, tt.want)
+			}
+			r := jp.plan.Routes[0]
+			if len(r.Nodes) != 2 || r.Nodes[1].Table != "t_1" {
+				t.Errorf("nodes %v, want both tables of ds_0", r.Nodes)
+			}
+			if tt.give.Routes[0].Args != nil && len(r.Args) != 2*len(tt.give.Routes[0].Args) {
+				t.Errorf("args %v, want both routes'", r.Args)
+			}
+			if jp.plan.Merge != tt.give.Merge {
+				t.Error("the joined plan must keep the merge")
+			}
+		})
+	}
+}
