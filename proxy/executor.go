@@ -126,10 +126,10 @@ func runPlan(ctx context.Context, plan *router.Plan, conns connSource, merger Me
 }
 
 // runPlanMode is runPlan with the routes sent as mode says, where the plan
-// allows it. With joins, the routes of a SELECT that share a data source
+// allows it. With join, the routes of a SELECT that share a data source
 // run as one statement where they can (union.go); the merge is still
 // given plan, and the table hits the caller counts are plan's.
-func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64, obs Observer, mode backendMode, joins *joinCache) (result, error) {
+func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64, obs Observer, mode backendMode, join *joinScope) (result, error) {
 	ex := &execution{ctx: ctx, plan: plan, conns: conns, budget: budget, obs: obs}
 	ex.prepared = mode == backendPrepared && preparable(plan)
 	if len(plan.Routes) == 0 {
@@ -140,7 +140,7 @@ func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merge
 			return result{}, err
 		}
 	}
-	jp, cols, learn := joinFor(plan, joins)
+	jp, cols, key, learn := joinFor(plan, join)
 	if jp != nil {
 		ex.plan = jp.plan
 	}
@@ -176,7 +176,7 @@ func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merge
 		return result{rows: streams[0]}, nil
 	}
 	if learn && ex.routes[0].stream != nil {
-		joins.put(plan.Routes[0].SQL, ex.routes[0].stream.Columns())
+		join.cache.put(key, ex.routes[0].stream.Columns())
 	}
 	rows, err := merger.Merge(ctx, plan, streams, budget)
 	if err != nil {

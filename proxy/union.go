@@ -227,7 +227,7 @@ func (j *joinedStream) Columns() []*mysql.Field {
 	return j.cols
 }
 
-// joinCache keeps, per first route SQL, the column definitions of that
+// joinCache keeps, per first route SQL and session settings, the column definitions of that
 // route's result, as the client saw them when the plan last ran with its
 // routes apart. MariaDB describes a UNION's columns differently from a
 // table's (no schema or table, no key or GROUP flags, an ENUM as a
@@ -238,63 +238,76 @@ func (j *joinedStream) Columns() []*mysql.Field {
 // in their select lists (selectListFixed).
 type joinCache struct {
 	mu   sync.Mutex
-	seen map[string][]*mysql.Field
+	seen map[joinKey][]*mysql.Field
 	// joined counts the statements that ran joined.
 	joined atomic.Uint64
 }
 
-func newJoinCache() *joinCache { return &joinCache{seen: map[string][]*mysql.Field{}} }
+// joinKey is a first route's SQL under a session's settings.
+type joinKey struct{ settings, sql string }
 
-func (c *joinCache) get(sql string) []*mysql.Field {
+func newJoinCache() *joinCache { return &joinCache{seen: map[joinKey][]*mysql.Field{}} }
+
+func (c *joinCache) get(k joinKey) []*mysql.Field {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.seen[sql]
+	return c.seen[k]
 }
 
-func (c *joinCache) put(sql string, cols []*mysql.Field) {
+func (c *joinCache) put(k joinKey, cols []*mysql.Field) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.seen) >= maxProbes {
-		c.seen = map[string][]*mysql.Field{}
+		c.seen = map[joinKey][]*mysql.Field{}
 	}
-	c.seen[sql] = cols
+	c.seen[k] = cols
 }
 
 // forget drops every shape: DDL may have changed the columns.
 func (c *joinCache) forget() {
 	c.mu.Lock()
-	c.seen = map[string][]*mysql.Field{}
+	c.seen = map[joinKey][]*mysql.Field{}
 	c.mu.Unlock()
 }
 
+// joinScope is a session's view of the join cache: column definitions
+// depend on the session's settings (character_set_results names the
+// charset and sizes strings, div_precision_increment AVG's decimals), so
+// they are kept per settings.
+type joinScope struct {
+	cache    *joinCache
+	settings string // the session's settings, as applied to its backend connections
+}
+
 // joinFor returns the joined form of plan and the columns its streams
-// show, when cache is set (server.unionRoutes) and the plan's shape ran
-// apart before; learn says the plan runs apart now so that the caller
-// records its first route's columns.
-func joinFor(plan *router.Plan, cache *joinCache) (jp *joinedPlan, cols []*mysql.Field, learn bool) {
-	if cache == nil {
-		return nil, nil, false
+// show, when join is set (server.unionRoutes) and the plan's shape ran
+// apart before under the same settings; learn says the plan runs apart
+// now so that the caller records its first route's columns (under key).
+func joinFor(plan *router.Plan, join *joinScope) (jp *joinedPlan, cols []*mysql.Field, key joinKey, learn bool) {
+	if join == nil {
+		return nil, nil, joinKey{}, false
 	}
 	jp = joinRoutes(plan)
 	if jp == nil {
-		return nil, nil, false
+		return nil, nil, joinKey{}, false
 	}
-	cols = cache.get(plan.Routes[0].SQL)
+	key = joinKey{join.settings, plan.Routes[0].SQL}
+	cols = join.cache.get(key)
 	if cols == nil {
-		return nil, nil, true
+		return nil, nil, key, true
 	}
 	for _, k := range plan.Merge.Sort {
 		// The UNION's column is a VARCHAR where the route's is an ENUM
 		// or SET: ORDER BY would sort the names, not the members'
 		// positions.
 		if int(k.Column) >= len(cols) {
-			return nil, nil, false
+			return nil, nil, joinKey{}, false
 		}
 		f := cols[k.Column]
 		if f.Flag&(mysql.ENUM_FLAG|mysql.SET_FLAG) != 0 || f.Type == mysql.MYSQL_TYPE_ENUM || f.Type == mysql.MYSQL_TYPE_SET {
-			return nil, nil, false
+			return nil, nil, joinKey{}, false
 		}
 	}
-	cache.joined.Add(1)
-	return jp, cols, false
+	join.cache.joined.Add(1)
+	return jp, cols, joinKey{}, false
 }

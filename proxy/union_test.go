@@ -398,3 +398,65 @@ func TestJoinRoutes(t *testing.T) {
 		})
 	}
 }
+
+// TestUnionSessionSettings: column definitions depend on the session's
+// settings (div_precision_increment sets AVG's decimals), so a shape
+// learnt by one session is not shown to a session with other settings.
+func TestUnionSessionSettings(t *testing.T) {
+	e := startEnv(t, envOptions{rules: unionRules})
+	unionSetup(t, e)
+	ctx := t.Context()
+	refDB := e.backends[0].Open(t, unionRefDB)
+	p := e.open(t)
+	q := "SELECT g, AVG(k) FROM ut GROUP BY g"
+	for _, prec := range []int{4, 9, 2} {
+		conn, err := p.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := refDB.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []*sql.Conn{conn, ref} {
+			if _, err := c.ExecContext(ctx, fmt.Sprintf("SET div_precision_increment = %d", prec)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run := func(c *sql.Conn) (int64, []string) {
+			t.Helper()
+			rs, err := c.QueryContext(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rs.Close()
+			types, err := rs.ColumnTypes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, scale, _ := types[1].DecimalSize()
+			var rows []string
+			for rs.Next() {
+				var g, avg string
+				if err := rs.Scan(&g, &avg); err != nil {
+					t.Fatal(err)
+				}
+				rows = append(rows, g+"|"+avg)
+			}
+			slices.Sort(rows)
+			return scale, rows
+		}
+		wantScale, want := run(ref)
+		run(conn)
+		before := e.srv.joins.joined.Load()
+		scale, got := run(conn)
+		if e.srv.joins.joined.Load() != before+1 {
+			t.Errorf("div_precision_increment %d: the second run did not join", prec)
+		}
+		if scale != wantScale || !slices.Equal(got, want) {
+			t.Errorf("div_precision_increment %d: scale %d rows %q, want scale %d rows %q", prec, scale, got, wantScale, want)
+		}
+		conn.Close()
+		ref.Close()
+	}
+}
