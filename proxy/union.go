@@ -32,18 +32,6 @@ import (
 // the joined statements after it: the client sees exactly the column
 // definitions it saw before.
 
-// unionUnsafe are the words that make a route unfit as a UNION branch or
-// that change what it means there: locking reads (refused in a UNION),
-// INTO, options MariaDB allows only in the first SELECT of a UNION, a
-// route that is itself a UNION, variable assignments (evaluated once per
-// branch). Matched without regard to case anywhere in the SQL, literals
-// included: a false match only keeps the routes apart.
-var unionUnsafe = [...]string{
-	"FOR UPDATE", "FOR SHARE", "LOCK IN SHARE MODE", "INTO", "UNION", "INTERSECT", "EXCEPT",
-	"SQL_CALC_FOUND_ROWS", "SQL_CACHE", "SQL_NO_CACHE", "HIGH_PRIORITY", "SQL_BUFFER_RESULT",
-	"PROCEDURE", ":=", ";",
-}
-
 // joinedPlan is a plan whose routes were joined per data source.
 type joinedPlan struct {
 	plan *router.Plan
@@ -104,7 +92,16 @@ func unionable(sql string) bool {
 	if len(sql) < 7 || !strings.EqualFold(sql[:7], "SELECT ") {
 		return false
 	}
-	for _, w := range unionUnsafe {
+	// Words that make a route unfit as a UNION branch or change what it
+	// means there: locking reads (refused in a UNION), INTO, options
+	// MariaDB allows only in a UNION's first SELECT, a route that is a
+	// set operation itself, variable assignments. Matched anywhere,
+	// literals included: a false match only keeps the routes apart.
+	for _, w := range [...]string{
+		"FOR UPDATE", "FOR SHARE", "LOCK IN SHARE MODE", "INTO", "UNION", "INTERSECT", "EXCEPT",
+		"SQL_CALC_FOUND_ROWS", "SQL_CACHE", "SQL_NO_CACHE", "HIGH_PRIORITY", "SQL_BUFFER_RESULT",
+		"PROCEDURE", ":=", ";",
+	} {
 		if containsFold(sql, w) {
 			return false
 		}
@@ -114,7 +111,8 @@ func unionable(sql string) bool {
 
 // selectListFixed reports whether the columns of sql's result cannot
 // depend on its arguments or the session: no ? or @variable before the
-// first FROM (nor a quote, which could hide one), and no subquery (whose select list could hold one).
+// first FROM (nor a quote, which could hide one), and no subquery (whose
+// select list could hold one).
 func selectListFixed(sql string) bool {
 	if containsFold(sql, "(SELECT") {
 		return false
