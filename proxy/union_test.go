@@ -204,7 +204,8 @@ var unionCases = []unionCase{
 }
 
 // TestUnionBackendStatements runs each case through a proxy joining
-// routes and one that does not, compares both with the reference table,
+// routes and one that does not, from a client using prepared statements
+// (COM_STMT_EXECUTE) and one sending text, compares both with the reference table,
 // and counts the statements the backends ran (Com_select): two (one per
 // data source) joined, eight apart.
 func TestUnionBackendStatements(t *testing.T) {
@@ -226,48 +227,58 @@ func TestUnionBackendStatements(t *testing.T) {
 			}
 			unionSetup(t, e)
 			refDB := e.backends[0].Open(t, unionRefDB)
-			p := e.open(t)
-			for _, tc := range unionCases {
-				t.Run(tc.name, func(t *testing.T) {
-					wantCols, want := queryRows(t, refDB, tc.sql, tc.args...)
-					// The first run of a shape runs apart and learns its
-					// columns; the second joins.
-					queryRows(t, p, tc.sql, tc.args...)
-					hits := nodeHits(t, m)
-					before := comSelect(t, e)
-					gotCols, got := queryRows(t, p, tc.sql, tc.args...)
-					sent := comSelect(t, e) - before
-					after := nodeHits(t, m)
-					if !slices.Equal(gotCols, wantCols) {
-						// Names, types and nullability; the raw column
-						// definitions are compared by TestUnionDifferential.
-						t.Errorf("columns:\n got %q\nwant %q", gotCols, wantCols)
-					}
-					if !tc.ordered {
-						slices.Sort(got)
-						slices.Sort(want)
-					}
-					if !slices.Equal(got, want) {
-						t.Errorf("rows:\n got %q\nwant %q", got, want)
-					}
-					wantSent := 8
-					if mode.on && tc.joined != 0 {
-						wantSent = tc.joined
-					}
-					if sent != wantSent {
-						t.Errorf("backends ran %d SELECTs, want %d", sent, wantSent)
-					}
-					{
-						for ds := range 2 {
-							for tb := range 4 {
-								n := fmt.Sprintf("ds_%d.ut_%d", ds, tb)
-								if d := after[n] - hits[n]; d != 1 {
-									t.Errorf("hits of %s moved by %v, want 1", n, d)
+			for _, client := range []struct {
+				name  string
+				param string
+			}{{"prepared", ""}, {"text", "interpolateParams=true"}} {
+				var p *sql.DB
+				if client.param == "" {
+					p = e.open(t)
+				} else {
+					p = e.open(t, client.param)
+				}
+				for _, tc := range unionCases {
+					t.Run(client.name+" "+tc.name, func(t *testing.T) {
+						wantCols, want := queryRows(t, refDB, tc.sql, tc.args...)
+						// The first run of a shape runs apart and learns its
+						// columns; the second joins.
+						queryRows(t, p, tc.sql, tc.args...)
+						hits := nodeHits(t, m)
+						before := comSelect(t, e)
+						gotCols, got := queryRows(t, p, tc.sql, tc.args...)
+						sent := comSelect(t, e) - before
+						after := nodeHits(t, m)
+						if !slices.Equal(gotCols, wantCols) {
+							// Names, types and nullability; the raw column
+							// definitions are compared by TestUnionDifferential.
+							t.Errorf("columns:\n got %q\nwant %q", gotCols, wantCols)
+						}
+						if !tc.ordered {
+							slices.Sort(got)
+							slices.Sort(want)
+						}
+						if !slices.Equal(got, want) {
+							t.Errorf("rows:\n got %q\nwant %q", got, want)
+						}
+						wantSent := 8
+						if mode.on && tc.joined != 0 {
+							wantSent = tc.joined
+						}
+						if sent != wantSent {
+							t.Errorf("backends ran %d SELECTs, want %d", sent, wantSent)
+						}
+						{
+							for ds := range 2 {
+								for tb := range 4 {
+									n := fmt.Sprintf("ds_%d.ut_%d", ds, tb)
+									if d := after[n] - hits[n]; d != 1 {
+										t.Errorf("hits of %s moved by %v, want 1", n, d)
+									}
 								}
 							}
 						}
-					}
-				})
+					})
+				}
 			}
 		})
 	}
