@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -177,6 +178,13 @@ func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merge
 	}
 	if learn && ex.routes[0].stream != nil {
 		join.cache.put(key, ex.routes[0].stream.Columns())
+	}
+	if key != (joinKey{}) {
+		// A shape whose runs return many rows runs apart (union.go).
+		counted := new(atomic.Int64)
+		for i, rs := range streams {
+			streams[i] = &countingStream{RowStream: rs, n: counted, limit: join.cache.rowLimit, mark: func() { join.cache.markApart(key) }}
+		}
 	}
 	rows, err := merger.Merge(ctx, plan, streams, budget)
 	if err != nil {

@@ -31,6 +31,15 @@ import (
 // its first route's column definitions are kept (joinCache) and shown for
 // the joined statements after it: the client sees exactly the column
 // definitions it saw before.
+//
+// Joining pays for small results (sysbench's 100-row ranges: 2 backend
+// statements instead of 8) and costs large ones: MariaDB materialises a
+// UNION before sorting it, where each table alone streams in index order,
+// and one connection per data source reads what four read in parallel (a
+// 1,000,000-row scan, or ORDER BY ... LIMIT 10 OFFSET 900000, ran at half
+// the speed joined). So every run counts the rows its streams return, and
+// a shape that returned more than the cache's rowLimit (10,000) runs apart
+// from then on.
 
 // joinedPlan is a plan whose routes were joined per data source.
 type joinedPlan struct {
@@ -236,36 +245,90 @@ func (j *joinedStream) Columns() []*mysql.Field {
 // in their select lists (selectListFixed).
 type joinCache struct {
 	mu   sync.Mutex
-	seen map[joinKey][]*mysql.Field
+	seen map[joinKey]*joinEntry
 	// joined counts the statements that ran joined.
 	joined atomic.Uint64
+	// rowLimit is the most rows a shape's run may return and still run
+	// joined the next time.
+	rowLimit int64
 }
+
+// joinEntry is what the cache knows of a statement shape.
+type joinEntry struct {
+	cols []*mysql.Field
+	// apart: a run returned more than rowLimit rows; the shape runs
+	// apart from then on.
+	apart bool
+}
+
+// defaultJoinRowLimit is joinCache.rowLimit.
+const defaultJoinRowLimit = 10_000
 
 // joinKey is a first route's SQL under a session's settings.
 type joinKey struct{ settings, sql string }
 
-func newJoinCache() *joinCache { return &joinCache{seen: map[joinKey][]*mysql.Field{}} }
+func newJoinCache() *joinCache {
+	return &joinCache{seen: map[joinKey]*joinEntry{}, rowLimit: defaultJoinRowLimit}
+}
 
-func (c *joinCache) get(k joinKey) []*mysql.Field {
+// get returns what is known of a shape: its columns (nil: not learnt
+// yet) and whether it must run apart.
+func (c *joinCache) get(k joinKey) (cols []*mysql.Field, apart bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.seen[k]
+	if e := c.seen[k]; e != nil {
+		return e.cols, e.apart
+	}
+	return nil, false
+}
+
+func (c *joinCache) entry(k joinKey) *joinEntry {
+	e := c.seen[k]
+	if e == nil {
+		if len(c.seen) >= maxProbes {
+			c.seen = map[joinKey]*joinEntry{}
+		}
+		e = &joinEntry{}
+		c.seen[k] = e
+	}
+	return e
 }
 
 func (c *joinCache) put(k joinKey, cols []*mysql.Field) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.seen) >= maxProbes {
-		c.seen = map[joinKey][]*mysql.Field{}
-	}
-	c.seen[k] = cols
+	c.entry(k).cols = cols
+}
+
+// markApart makes a shape run apart from now on.
+func (c *joinCache) markApart(k joinKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entry(k).apart = true
 }
 
 // forget drops every shape: DDL may have changed the columns.
 func (c *joinCache) forget() {
 	c.mu.Lock()
-	c.seen = map[joinKey][]*mysql.Field{}
+	c.seen = map[joinKey]*joinEntry{}
 	c.mu.Unlock()
+}
+
+// countingStream counts the rows the streams of one run return (n is
+// shared by them) and marks the shape apart once they pass the limit.
+type countingStream struct {
+	RowStream
+	n     *atomic.Int64
+	limit int64
+	mark  func()
+}
+
+func (c *countingStream) Next() (Row, error) {
+	row, err := c.RowStream.Next()
+	if err == nil && c.n.Add(1) == c.limit+1 {
+		c.mark()
+	}
+	return row, err
 }
 
 // joinScope is a session's view of the join cache: column definitions
@@ -279,8 +342,10 @@ type joinScope struct {
 
 // joinFor returns the joined form of plan and the columns its streams
 // show, when join is set (server.unionRoutes) and the plan's shape ran
-// apart before under the same settings; learn says the plan runs apart
-// now so that the caller records its first route's columns (under key).
+// apart before under the same settings and returned no more than the
+// cache's rowLimit rows; learn says the plan runs apart now so that the
+// caller records its first route's columns. Either way, a non-zero key
+// asks the caller to count the run's rows (countingStream).
 func joinFor(plan *router.Plan, join *joinScope) (jp *joinedPlan, cols []*mysql.Field, key joinKey, learn bool) {
 	if join == nil {
 		return nil, nil, joinKey{}, false
@@ -290,7 +355,10 @@ func joinFor(plan *router.Plan, join *joinScope) (jp *joinedPlan, cols []*mysql.
 		return nil, nil, joinKey{}, false
 	}
 	key = joinKey{join.settings, plan.Routes[0].SQL}
-	cols = join.cache.get(key)
+	cols, apart := join.cache.get(key)
+	if apart {
+		return nil, nil, joinKey{}, false
+	}
 	if cols == nil {
 		return nil, nil, key, true
 	}
@@ -307,5 +375,5 @@ func joinFor(plan *router.Plan, join *joinScope) (jp *joinedPlan, cols []*mysql.
 		}
 	}
 	join.cache.joined.Add(1)
-	return jp, cols, joinKey{}, false
+	return jp, cols, key, false
 }

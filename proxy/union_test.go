@@ -471,3 +471,40 @@ func TestUnionSessionSettings(t *testing.T) {
 		ref.Close()
 	}
 }
+
+// TestUnionLargeResultsRunApart: a statement shape whose run returned
+// more rows than the join cache's limit runs apart from then on (a
+// materialised UNION would cost more than the round trips it saves),
+// one that returned fewer joins.
+func TestUnionLargeResultsRunApart(t *testing.T) {
+	e := startEnv(t, envOptions{rules: unionRules})
+	unionSetup(t, e)
+	e.srv.joins.rowLimit = 20
+	p := e.open(t)
+	for _, tc := range []struct {
+		name string
+		sql  string
+		rows int
+		want []int // backend SELECTs of the second, third run
+	}{
+		{"10 rows join", "SELECT id FROM ut WHERE id BETWEEN 1 AND 10 ORDER BY id", 10, []int{2, 2}},
+		{"60 rows stay apart", "SELECT id, k FROM ut ORDER BY id", 60, []int{8, 8}},
+		{"60 rows, no order, stay apart", "SELECT id, c FROM ut", 60, []int{8, 8}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, rows := queryRows(t, p, tc.sql); len(rows) != tc.rows {
+				t.Fatalf("first run: %d rows, want %d", len(rows), tc.rows)
+			}
+			for i, want := range tc.want {
+				before := comSelect(t, e)
+				_, rows := queryRows(t, p, tc.sql)
+				if sent := comSelect(t, e) - before; sent != want {
+					t.Errorf("run %d: backends ran %d SELECTs, want %d", i+2, sent, want)
+				}
+				if len(rows) != tc.rows {
+					t.Errorf("run %d: %d rows, want %d", i+2, len(rows), tc.rows)
+				}
+			}
+		})
+	}
+}
