@@ -35,6 +35,8 @@
 #   --raw FILE        also write every run's figures as TSV to FILE
 #   --hold            set up and load, print how to connect, and wait for
 #                     Ctrl-C instead of running (profiling by hand)
+#   --no-union        run the proxy with server.unionRoutes: false (one
+#                     backend statement per data node, not per data source)
 #   --no-relay        skip the relay target: by default every run is also
 #                     measured through bench/relay, a byte-copying TCP relay
 #                     in front of the direct server, the floor of what any
@@ -45,7 +47,7 @@ set -euo pipefail
 TIME=30 REPEATS=3 THREADS=8 TABLE_SIZE=100000 BUFFER_POOL=512M LOCK_WAIT=1
 WORKLOADS="oltp_point_select oltp_read_only oltp_write_only oltp_insert oltp_read_write"
 MODES="auto disable"
-PROFILE_DIR="" PROXY_BIN="" KEEP=0 RAW_OUT="" HOLD=0 LAYOUT=mod RELAY=1
+PROFILE_DIR="" PROXY_BIN="" KEEP=0 RAW_OUT="" HOLD=0 LAYOUT=mod RELAY=1 UNION=true
 
 while [[ $# -gt 0 ]]; do
 	case "$1" in
@@ -65,6 +67,7 @@ while [[ $# -gt 0 ]]; do
 	--raw) RAW_OUT=$(realpath -m "$2"); shift 2 ;;
 	--hold) HOLD=1; shift ;;
 	--no-relay) RELAY=0; shift ;;
+	--no-union) UNION=false; shift ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/sysbench.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -196,6 +199,7 @@ server:
   metricsListen: 127.0.0.1:$METRICS_PORT
   users:
     - { user: app, password: app-secret }
+  unionRoutes: $UNION
 dataSources:
   ds_0: { url: "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/ds_0", username: root, password: "", maxPoolSize: 64 }
   ds_1: { url: "jdbc:mysql://127.0.0.1:${DB_PORT[1]}/ds_1", username: root, password: "", maxPoolSize: 64 }

@@ -45,7 +45,7 @@ func onePool(t *testing.T) (*pool, *mariadbtest.Server) {
 func selectInt(t *testing.T, src connSource, sql string, args ...any) string {
 	t.Helper()
 	plan := &router.Plan{Kind: router.KindSelect, Type: router.RouteSingle, Routes: []router.Route{route("ds_0", sql, args...)}}
-	res, err := runPlanMode(context.Background(), plan, src, ConcatMerger{}, 1<<20, nopObserver{}, backendPrepared)
+	res, err := runPlanMode(context.Background(), plan, src, ConcatMerger{}, 1<<20, nopObserver{}, backendPrepared, nil)
 	if err != nil {
 		t.Fatalf("%s %v: %v", sql, args, err)
 	}
@@ -129,7 +129,7 @@ func TestBackendStmtCache(t *testing.T) {
 	prepares := protocolPrepares()
 	for _, q := range []string{"PREPARE never FROM 'SELECT 1'", "PREPARE never FROM 'SELECT 1'", "DEALLOCATE PREPARE never"} {
 		plan := &router.Plan{Kind: router.KindInsert, Routes: []router.Route{route("ds_0", q)}}
-		if _, err := runPlanMode(ctx, plan, src, ConcatMerger{}, 1<<20, nopObserver{}, backendPrepared); err != nil {
+		if _, err := runPlanMode(ctx, plan, src, ConcatMerger{}, 1<<20, nopObserver{}, backendPrepared, nil); err != nil {
 			t.Fatalf("%s, which the server cannot prepare: %v", q, err)
 		}
 	}

@@ -22,7 +22,9 @@
 //	                                         prepared statements (backendstmt.go);
 //	                                         a write over several routes all or
 //	                                         nothing (stmtatomic.go); connections
-//	                                         that hold session state pinned (pin.go)
+//	                                         that hold session state pinned (pin.go);
+//	                                         a SELECT's routes on one data source
+//	                                         joined with UNION ALL (union.go)
 //	  one route: its RowStream               streamed, packets forwarded as is
 //	                                         (text or binary rows)
 //	  several:   Merger.Merge(streams)       merge*.go (ResultMerger by default;

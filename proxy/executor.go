@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -122,12 +123,14 @@ func (m backendMode) String() string {
 // writes come back as one OK with affected rows summed, and rows come back
 // as one RowStream (a single route's own stream, or merger's result).
 func runPlan(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64, obs Observer) (result, error) {
-	return runPlanMode(ctx, plan, conns, merger, budget, obs, backendText)
+	return runPlanMode(ctx, plan, conns, merger, budget, obs, backendText, nil)
 }
 
 // runPlanMode is runPlan with the routes sent as mode says, where the plan
-// allows it.
-func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64, obs Observer, mode backendMode) (result, error) {
+// allows it. With join, the routes of a SELECT that share a data source
+// run as one statement where they can (union.go); the merge is still
+// given plan, and the table hits the caller counts are plan's.
+func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64, obs Observer, mode backendMode, join *joinScope) (result, error) {
 	ex := &execution{ctx: ctx, plan: plan, conns: conns, budget: budget, obs: obs}
 	ex.prepared = mode == backendPrepared && preparable(plan)
 	if len(plan.Routes) == 0 {
@@ -137,6 +140,10 @@ func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merge
 		if err := mc.MergeCheck(plan); err != nil {
 			return result{}, err
 		}
+	}
+	jp, cols, key, learn := joinFor(plan, join)
+	if jp != nil {
+		ex.plan = jp.plan
 	}
 	if err := ex.assign(); err != nil {
 		return result{}, err
@@ -153,17 +160,31 @@ func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merge
 		}
 	}
 	var streams []RowStream
-	for _, r := range ex.routes {
+	for i, r := range ex.routes {
 		if r.stream != nil || !r.sent {
-			streams = append(streams, r.rowStream())
+			rs := r.rowStream()
+			if jp != nil && jp.joined[i] {
+				rs = &joinedStream{RowStream: rs, cols: cols}
+			}
+			streams = append(streams, rs)
 		}
 	}
 	if len(streams) == 0 {
 		ok, copies := ex.sumOK()
 		return result{ok: ok, copies: copies}, nil
 	}
-	if len(streams) == 1 {
+	if len(streams) == 1 && jp == nil {
 		return result{rows: streams[0]}, nil
+	}
+	if learn && ex.routes[0].stream != nil {
+		join.cache.put(key, ex.routes[0].stream.Columns())
+	}
+	if key != (joinKey{}) {
+		// A shape whose runs return many rows runs apart (union.go).
+		counted := new(atomic.Int64)
+		for i, rs := range streams {
+			streams[i] = &countingStream{RowStream: rs, n: counted, limit: join.cache.rowLimit, mark: func() { join.cache.markApart(key) }}
+		}
 	}
 	rows, err := merger.Merge(ctx, plan, streams, budget)
 	if err != nil {

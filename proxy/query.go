@@ -368,17 +368,21 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 	if proto == BinaryProtocol {
 		mode = backendPrepared
 	}
+	var join *joinScope
+	if s.srv.rules.Server.UnionRoutes && plan.Kind == router.KindSelect && len(plan.Routes) > 1 {
+		join = &joinScope{cache: s.srv.joins, settings: s.vars.sql()}
+	}
 	var res result
 	var err error
 	if needsGuard(plan) {
 		// A write over several routes is all-or-nothing (stmtatomic.go).
 		guard := newStmtGuard(s, src, inTxn)
 		if err = guard.begin(ctx, plan); err == nil {
-			res, err = runPlanMode(ctx, plan, guard, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode)
+			res, err = runPlanMode(ctx, plan, guard, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, join)
 		}
 		err = guard.finish(err)
 	} else {
-		res, err = runPlanMode(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode)
+		res, err = runPlanMode(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, join)
 	}
 	if inTxn {
 		defer s.afterTxnStatement(err)

@@ -56,10 +56,13 @@ type Server struct {
 	planner Planner
 	log     *slog.Logger
 	merger  Merger
-	obs     Observer
-	mysql   *server.Server
-	auth    *authHandler
-	cache   *planCache
+	// joins keeps the column definitions of statement shapes whose
+	// routes are joined per data source (union.go).
+	joins *joinCache
+	obs   Observer
+	mysql *server.Server
+	auth  *authHandler
+	cache *planCache
 
 	pools         map[string]*pool // by data source name
 	foundRows     map[string]*pool // the same with CLIENT_FOUND_ROWS, made on first use
@@ -130,6 +133,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.planner = RouterPlanner(rt)
 	}
+	s.joins = newJoinCache()
 	if s.merger == nil {
 		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s)}
 	}
@@ -218,6 +222,7 @@ func (s *Server) schemaChanged() {
 	s.cache.clear()
 	s.stmtMeta.clear()
 	forgetCollations(s.merger)
+	s.joins.forget()
 }
 
 // pool returns the pool of data source ds for a session; clients that

@@ -226,6 +226,9 @@ func TestValidationErrors(t *testing.T) {
 		{"server lock wait fraction", func(t *testing.T) string {
 			return edit(t, "server:\n", "server:\n  lockWaitTimeout: 1500ms # ERR\n")
 		}, `server.lockWaitTimeout must be whole seconds`},
+		{"server union routes", func(t *testing.T) string {
+			return edit(t, "server:\n", "server:\n  unionRoutes: sometimes # ERR\n")
+		}, `server.unionRoutes must be true or false, got "sometimes"`},
 		{"server lock wait zero", func(t *testing.T) string {
 			return edit(t, "server:\n", "server:\n  lockWaitTimeout: 0s # ERR\n")
 		}, `server.lockWaitTimeout must be at least 1s`},
@@ -411,6 +414,7 @@ func TestServerDefaults(t *testing.T) {
 		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024,
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
 		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: DefaultVersion,
+		UnionRoutes: true,
 	}
 	if got := r.Server; !serverEqual(got, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", got, want)
@@ -442,6 +446,7 @@ func TestServerSettings(t *testing.T) {
   mergeMemoryBytes: 16MiB
   version: 8.0.36-shardflake
   lockWaitTimeout: 5s
+  unionRoutes: false
 `)
 	r, err := Parse([]byte(doc), "rules.yaml")
 	if err != nil {

@@ -51,6 +51,11 @@ type Server struct {
 	// data sources is detected by no server: it ends only when a lock
 	// wait times out.
 	LockWaitTimeout time.Duration
+	// UnionRoutes joins the routes of a multi-route SELECT that share a
+	// data source into one statement, (q1) UNION ALL (q2) ..., so the
+	// data source answers once instead of once per table (default true;
+	// false sends one statement per data node, as before).
+	UnionRoutes bool
 	// Version is the server version the proxy announces at login and as
 	// VERSION() and @@version (default DefaultVersion). Drivers pick
 	// features and variable names from its leading major.minor.patch.
@@ -126,7 +131,8 @@ func (m MultiSourceTransactions) String() string {
 func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
-		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout"}
+		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
+		"unionRoutes"}
 }
 
 // server decodes the server: section and applies the defaults. root is
@@ -205,6 +211,7 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 			d.errorf(f.get("lockWaitTimeout"), "server.lockWaitTimeout must be at most %s", MaxLockWaitTimeout)
 		}
 	}
+	s.UnionRoutes = d.boolean(f.get("unionRoutes"), "server.unionRoutes", true)
 	s.Version = d.str(f.get("version"), "server.version")
 	if s.Version == "" {
 		s.Version = DefaultVersion

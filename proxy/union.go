@@ -1,0 +1,379 @@
+package proxy
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/shardflake/shardflake/router"
+)
+
+// Joining routes (server.unionRoutes): a multi-route SELECT reaches each
+// data source once per physical table, and every one of those statements
+// costs a round trip and a backend connection. The routes of one data
+// source are sent instead as one statement,
+//
+//	(route 1) UNION ALL (route 2) ... [ORDER BY positions] [LIMIT n]
+//
+// whose result is what the merge expects from a single route: the same
+// columns, sorted on plan.Merge.Sort when the routes were, never more rows
+// than a route would bound itself to. The merge then reads one stream per
+// data source and folds several rows of one stream where it folded one
+// row of each route (aggregates without GROUP BY give one row per table).
+//
+// MariaDB describes a UNION's columns as belonging to no table (empty
+// schema, table and original table; an alias as original name; no key
+// flags; an ENUM as a VARCHAR), so a statement shape runs apart once, and
+// its first route's column definitions are kept (joinCache) and shown for
+// the joined statements after it: the client sees exactly the column
+// definitions it saw before.
+//
+// Joining pays for small results (sysbench's 100-row ranges: 2 backend
+// statements instead of 8) and costs large ones: MariaDB materialises a
+// UNION before sorting it, where each table alone streams in index order,
+// and one connection per data source reads what four read in parallel (a
+// 1,000,000-row scan, or ORDER BY ... LIMIT 10 OFFSET 900000, ran at half
+// the speed joined). So every run counts the rows its streams return, and
+// a shape that returned more than the cache's rowLimit (10,000) runs apart
+// from then on.
+
+// joinedPlan is a plan whose routes were joined per data source.
+type joinedPlan struct {
+	plan *router.Plan
+	// joined[i] says plan.Routes[i] is a UNION of several routes (a data
+	// source with a single route keeps it as it is).
+	joined []bool
+}
+
+// joinRoutes returns plan with the routes of each data source that has
+// several of them joined into one UNION ALL statement, or nil when the
+// plan must run as it is: not a SELECT, no merge, a describing route,
+// sort keys counted from the end (their absolute positions are not known
+// without counting a wildcard's columns), a route that is not a plain
+// SELECT, or no data source with two routes.
+func joinRoutes(plan *router.Plan) *joinedPlan {
+	m := plan.Merge
+	if plan.Kind != router.KindSelect || len(plan.Routes) < 2 || m == nil || m.Describe {
+		return nil
+	}
+	for _, k := range m.Sort {
+		if k.Column < 0 {
+			return nil
+		}
+	}
+	byDS := map[string][]int{}
+	var order []string
+	for i := range plan.Routes {
+		r := &plan.Routes[i]
+		if !unionable(r.SQL) {
+			return nil
+		}
+		if _, ok := byDS[r.DataSource]; !ok {
+			order = append(order, r.DataSource)
+		}
+		byDS[r.DataSource] = append(byDS[r.DataSource], i)
+	}
+	if len(order) == len(plan.Routes) {
+		return nil
+	}
+	limit := unionLimit(plan)
+	jp := &joinedPlan{plan: &router.Plan{Kind: plan.Kind, Type: plan.Type, Tables: plan.Tables, Merge: plan.Merge}}
+	for _, ds := range order {
+		idx := byDS[ds]
+		if len(idx) == 1 {
+			jp.plan.Routes = append(jp.plan.Routes, plan.Routes[idx[0]])
+			jp.joined = append(jp.joined, false)
+			continue
+		}
+		jp.plan.Routes = append(jp.plan.Routes, joinedRoute(plan, idx, limit))
+		jp.joined = append(jp.joined, true)
+	}
+	return jp
+}
+
+// unionable reports whether sql may be a branch of a UNION ALL and mean
+// there what it means alone.
+func unionable(sql string) bool {
+	if len(sql) < 7 || !strings.EqualFold(sql[:7], "SELECT ") {
+		return false
+	}
+	// Words that make a route unfit as a UNION branch or change what it
+	// means there: locking reads (refused in a UNION), INTO, options
+	// MariaDB allows only in a UNION's first SELECT, a route that is a
+	// set operation itself, variable assignments. Matched anywhere,
+	// literals included: a false match only keeps the routes apart.
+	for _, w := range [...]string{
+		"FOR UPDATE", "FOR SHARE", "LOCK IN SHARE MODE", "INTO", "UNION", "INTERSECT", "EXCEPT",
+		"SQL_CALC_FOUND_ROWS", "SQL_CACHE", "SQL_NO_CACHE", "HIGH_PRIORITY", "SQL_BUFFER_RESULT",
+		"PROCEDURE", ":=", ";",
+	} {
+		if containsFold(sql, w) {
+			return false
+		}
+	}
+	return selectListFixed(sql)
+}
+
+// selectListFixed reports whether the columns of sql's result cannot
+// depend on its arguments or the session: no ? or @variable before the
+// first FROM (nor a quote, which could hide one), and no subquery (whose
+// select list could hold one).
+func selectListFixed(sql string) bool {
+	if containsFold(sql, "(SELECT") {
+		return false
+	}
+	from := strings.Index(sql, " FROM ")
+	if from < 0 {
+		return false
+	}
+	return !strings.ContainsAny(sql[:from], "?@'\"")
+}
+
+// containsFold reports whether word (upper case ASCII) occurs in s,
+// ignoring ASCII case.
+func containsFold(s, word string) bool {
+	n := len(word)
+	for i := 0; i+n <= len(s); i++ {
+		if c := s[i]; c != word[0] && c-('a'-'A') != word[0] {
+			continue
+		}
+		if strings.EqualFold(s[i:i+n], word) {
+			return true
+		}
+	}
+	return false
+}
+
+// unionLimit returns the LIMIT every route carries, which the joined
+// statement may carry too, or -1 for none. A route carries LIMIT
+// offset+count when its first rows in Sort order are all the merge needs
+// (router: pushLimit); then the union's first offset+count rows in that
+// order are too, unless rows of different routes fold together
+// (grouping) or drop out as duplicates (DISTINCT): then the union keeps
+// every route's rows. Only a LIMIT the route SQL visibly ends with counts.
+func unionLimit(plan *router.Plan) int64 {
+	m := plan.Merge
+	if m.Limit == nil || m.Group != nil || m.Distinct || m.Having != nil {
+		return -1
+	}
+	n := m.Limit.Count
+	if n > math.MaxInt64-m.Limit.Offset {
+		n = math.MaxInt64
+	} else {
+		n += m.Limit.Offset
+	}
+	suffix := " LIMIT " + strconv.FormatInt(n, 10)
+	for i := range plan.Routes {
+		if !strings.HasSuffix(plan.Routes[i].SQL, suffix) {
+			return -1
+		}
+	}
+	return n
+}
+
+// joinedRoute is the UNION ALL of the routes idx of plan (one data
+// source), ordered by the merge's sort keys as absolute positions, NULLs
+// first ascending and strings by the columns' collations as in each
+// route's own ORDER BY.
+func joinedRoute(plan *router.Plan, idx []int, limit int64) router.Route {
+	first := &plan.Routes[idx[0]]
+	jr := router.Route{DataSource: first.DataSource}
+	n := 0
+	for _, i := range idx {
+		n += len(plan.Routes[i].SQL) + 13
+	}
+	var b strings.Builder
+	b.Grow(n + 16*len(plan.Merge.Sort) + 32)
+	for j, i := range idx {
+		r := &plan.Routes[i]
+		if j > 0 {
+			b.WriteString(" UNION ALL ")
+		}
+		b.WriteByte('(')
+		b.WriteString(r.SQL)
+		b.WriteByte(')')
+		jr.Nodes = append(jr.Nodes, r.Nodes...)
+		jr.Args = append(jr.Args, r.Args...)
+	}
+	for j, k := range plan.Merge.Sort {
+		if j == 0 {
+			b.WriteString(" ORDER BY ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(int(k.Column) + 1))
+		if k.Desc {
+			b.WriteString(" DESC")
+		}
+	}
+	if limit >= 0 {
+		b.WriteString(" LIMIT ")
+		b.WriteString(strconv.FormatInt(limit, 10))
+	}
+	jr.SQL = b.String()
+	return jr
+}
+
+// joinedStream is a joined route's rows with the column definitions the
+// first route's own result had.
+type joinedStream struct {
+	RowStream
+	cols []*mysql.Field
+}
+
+func (j *joinedStream) Columns() []*mysql.Field {
+	if got := j.RowStream.Columns(); len(got) != len(j.cols) {
+		// Not the shape learnt (the tables changed behind the proxy's
+		// back): the UNION's own definitions at least count right.
+		return got
+	}
+	return j.cols
+}
+
+// joinCache keeps, per first route SQL and session settings, the column definitions of that
+// route's result, as the client saw them when the plan last ran with its
+// routes apart. MariaDB describes a UNION's columns differently from a
+// table's (no schema or table, no key or GROUP flags, an ENUM as a
+// VARCHAR), and no cheaper source gives the definitions exactly (a
+// prepared statement's lack the flags execution sets), so a statement
+// shape runs apart once and joined after that. The definitions do not
+// depend on the arguments, since joinable routes have no ? or variable
+// in their select lists (selectListFixed).
+type joinCache struct {
+	mu   sync.Mutex
+	seen map[joinKey]*joinEntry
+	// joined counts the statements that ran joined.
+	joined atomic.Uint64
+	// rowLimit is the most rows a shape's run may return and still run
+	// joined the next time.
+	rowLimit int64
+}
+
+// joinEntry is what the cache knows of a statement shape.
+type joinEntry struct {
+	cols []*mysql.Field
+	// apart: a run returned more than rowLimit rows; the shape runs
+	// apart from then on.
+	apart bool
+}
+
+// defaultJoinRowLimit is joinCache.rowLimit.
+const defaultJoinRowLimit = 10_000
+
+// joinKey is a first route's SQL under a session's settings.
+type joinKey struct{ settings, sql string }
+
+func newJoinCache() *joinCache {
+	return &joinCache{seen: map[joinKey]*joinEntry{}, rowLimit: defaultJoinRowLimit}
+}
+
+// get returns what is known of a shape: its columns (nil: not learnt
+// yet) and whether it must run apart.
+func (c *joinCache) get(k joinKey) (cols []*mysql.Field, apart bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.seen[k]; e != nil {
+		return e.cols, e.apart
+	}
+	return nil, false
+}
+
+func (c *joinCache) entry(k joinKey) *joinEntry {
+	e := c.seen[k]
+	if e == nil {
+		if len(c.seen) >= maxProbes {
+			c.seen = map[joinKey]*joinEntry{}
+		}
+		e = &joinEntry{}
+		c.seen[k] = e
+	}
+	return e
+}
+
+func (c *joinCache) put(k joinKey, cols []*mysql.Field) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entry(k).cols = cols
+}
+
+// markApart makes a shape run apart from now on.
+func (c *joinCache) markApart(k joinKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entry(k).apart = true
+}
+
+// forget drops every shape: DDL may have changed the columns.
+func (c *joinCache) forget() {
+	c.mu.Lock()
+	c.seen = map[joinKey]*joinEntry{}
+	c.mu.Unlock()
+}
+
+// countingStream counts the rows the streams of one run return (n is
+// shared by them) and marks the shape apart once they pass the limit.
+type countingStream struct {
+	RowStream
+	n     *atomic.Int64
+	limit int64
+	mark  func()
+}
+
+func (c *countingStream) Next() (Row, error) {
+	row, err := c.RowStream.Next()
+	if err == nil && c.n.Add(1) == c.limit+1 {
+		c.mark()
+	}
+	return row, err
+}
+
+// joinScope is a session's view of the join cache: column definitions
+// depend on the session's settings (character_set_results names the
+// charset and sizes strings, div_precision_increment AVG's decimals), so
+// they are kept per settings.
+type joinScope struct {
+	cache    *joinCache
+	settings string // the session's settings, as applied to its backend connections
+}
+
+// joinFor returns the joined form of plan and the columns its streams
+// show, when join is set (server.unionRoutes) and the plan's shape ran
+// apart before under the same settings and returned no more than the
+// cache's rowLimit rows; learn says the plan runs apart now so that the
+// caller records its first route's columns. Either way, a non-zero key
+// asks the caller to count the run's rows (countingStream).
+func joinFor(plan *router.Plan, join *joinScope) (jp *joinedPlan, cols []*mysql.Field, key joinKey, learn bool) {
+	if join == nil {
+		return nil, nil, joinKey{}, false
+	}
+	jp = joinRoutes(plan)
+	if jp == nil {
+		return nil, nil, joinKey{}, false
+	}
+	key = joinKey{join.settings, plan.Routes[0].SQL}
+	cols, apart := join.cache.get(key)
+	if apart {
+		return nil, nil, joinKey{}, false
+	}
+	if cols == nil {
+		return nil, nil, key, true
+	}
+	for _, k := range plan.Merge.Sort {
+		// The UNION's column is a VARCHAR where the route's is an ENUM
+		// or SET: ORDER BY would sort the names, not the members'
+		// positions.
+		if int(k.Column) >= len(cols) {
+			return nil, nil, joinKey{}, false
+		}
+		f := cols[k.Column]
+		if f.Flag&(mysql.ENUM_FLAG|mysql.SET_FLAG) != 0 || f.Type == mysql.MYSQL_TYPE_ENUM || f.Type == mysql.MYSQL_TYPE_SET {
+			return nil, nil, joinKey{}, false
+		}
+	}
+	join.cache.joined.Add(1)
+	return jp, cols, key, false
+}
