@@ -43,6 +43,14 @@ func (g *generator) numericAggregate() string {
 		a = "COUNT(DISTINCT " + g.pick(exact).name + ")"
 	case 3, 4:
 		c := g.pick(exact)
+		for c.name == "big" {
+			// MariaDB 10.11 reads MIN/MAX of a BIGINT UNSIGNED as signed
+			// in a DOUBLE expression: with big = 2^64-1, MAX(big)/MAX(score)
+			// is -1e-20 and CAST(MAX(big) AS DOUBLE) is -1. The merge
+			// computes the true value (0.18446744073709552); the
+			// reference cannot be compared there.
+			c = g.pick(exact)
+		}
 		// A DOUBLE next to an AVG under GROUP BY is refused (see
 		// TestMergeDifferential).
 		if !g.noDouble && g.r.IntN(4) == 0 {
