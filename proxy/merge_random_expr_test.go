@@ -244,5 +244,6 @@ func (g *generator) exprCase(tc diffCase, where string, limit func() string) dif
 		}
 	}
 	tc.sql = q
+	tc.zeroSign = strings.Contains(q, " % ")
 	return tc
 }
