@@ -81,6 +81,10 @@ var diffQueries = []diffCase{
 	{sql: "SELECT AVG(qty) * 1000000, SUM(qty) / COUNT(qty) * 1000000, AVG(amount) * 3 FROM t_order"},
 	{sql: "SELECT COUNT(*) DIV 7, COUNT(*) % 7, SUM(qty) DIV 3, SUM(amount) % 7, COUNT(*) / 7 FROM t_order"},
 	{sql: "SELECT IFNULL(SUM(amount), 0), COALESCE(MAX(qty), -1), IFNULL(MIN(status), 'none') FROM t_order WHERE qty > 1000"},
+	// Signed and unsigned integers chosen together are a DECIMAL: the
+	// product of 2^64-1 and an order id does not overflow.
+	{sql: "SELECT qty, IFNULL(MAX(big), -1) * MAX(order_id), COALESCE(MAX(big), MIN(qty)) FROM t_order GROUP BY qty", ordered: true},
+	{sql: "SELECT qty, (IFNULL(MAX(big), -1))*MAX(order_id) AS e0, -(COUNT(DISTINCT user_id)/COUNT(DISTINCT user_id)) AS e1 FROM t_order WHERE city > 'Oslo' GROUP BY qty ORDER BY e1 DESC, qty LIMIT 10", ordered: true},
 	{sql: "SELECT IFNULL(SUM(amount), 0), COALESCE(MAX(qty), -1), IFNULL(MIN(status), 'none') FROM t_order", fold: map[int]string{2: gci}},
 	{sql: "SELECT ABS(MIN(amount)), ABS(MIN(qty)) - 1, ABS(SUM(amount) / COUNT(*)) FROM t_order"},
 	{sql: "SELECT SUM(score) / COUNT(*), ROUND(AVG(score), 2), MAX(score) + 1, ROUND(MIN(score)) FROM t_order", approx: true},

@@ -419,6 +419,12 @@ func (c *cexpr) deriveChoice(what string) error {
 		c.kind, c.dec = vDecimal, min(c.dec, maxScale)
 	case unsigned > 0 && signed == 0:
 		c.kind, c.dec = vUint, 0
+	case unsigned > 0:
+		// Signed and unsigned integers together are a DECIMAL in
+		// MariaDB (IFNULL(MAX(u), -1) is DECIMAL(20,0) for a BIGINT
+		// UNSIGNED u, DECIMAL(10,0) for an INT UNSIGNED one), so
+		// arithmetic over the choice does not overflow BIGINT.
+		c.kind, c.dec = vDecimal, 0
 	case numbers > 0:
 		c.kind, c.dec = vInt, 0
 		c.small = true
