@@ -3,12 +3,15 @@ package proxy
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
 )
 
 // createTables makes the test schema through the proxy: t_order sharded
@@ -265,11 +268,17 @@ func TestStatementErrorsKeepTheConnectionUsable(t *testing.T) {
 		{"SELECT no_such_column FROM t_order WHERE user_id = 1", 1054},
 		{"USE other_db", 1049},
 		{"SELECT ROW_NUMBER() OVER (ORDER BY order_id) FROM t_order", 1235},
+		// A NULL sharding value: MariaDB's NOT NULL answer (23000).
+		{"INSERT INTO t_order (order_id, user_id) VALUES (2, NULL)", 1048},
 	}
 	for _, tt := range tests {
 		_, err := c.ExecContext(ctx, tt.sql)
 		if got := errCode(err); got != tt.want {
 			t.Errorf("%s: got %v, want %d", tt.sql, err, tt.want)
+		}
+		var my *gomysql.MySQLError
+		if tt.want == 1048 && (!errors.As(err, &my) || string(my.SQLState[:]) != "23000") {
+			t.Errorf("%s: SQLSTATE of %v, want 23000", tt.sql, err)
 		}
 		var one int
 		if err := c.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {

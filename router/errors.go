@@ -38,6 +38,7 @@ const (
 	CodeWrongArgs     uint16 = 1210 // ER_WRONG_ARGUMENTS, HY000
 	CodeFieldTwice    uint16 = 1110 // ER_FIELD_SPECIFIED_TWICE, 42000
 	CodeNonUniqTable  uint16 = 1066 // ER_NONUNIQ_TABLE, 42000
+	CodeBadNull       uint16 = 1048 // ER_BAD_NULL_ERROR, 23000
 )
 
 // StateOf returns the SQLSTATE of a code in the router's catalog, and
@@ -57,6 +58,8 @@ func StateOf(code uint16) (string, bool) {
 		return "21S01", true
 	case CodeNoDB:
 		return "3D000", true
+	case CodeBadNull:
+		return "23000", true
 	}
 	return "", false
 }

@@ -346,11 +346,13 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 		switch set.count() {
 		case 1:
 		case 0:
-			why := ""
-			if b.hasNull(conds) {
-				why = ": a NULL sharding value belongs to no data node"
+			if col := b.nullColumn(conds); col != "" {
+				// As MariaDB answers a NULL in a NOT NULL column (23000,
+				// which ORMs read as a constraint violation): a sharding
+				// column cannot hold NULL, no data node would have it.
+				return nil, newError(CodeBadNull, "23000", "Column '%s' cannot be null (row %d of the INSERT into %s: a NULL sharding value belongs to no data node)", col, i+1, b.target.name)
 			}
-			return nil, errNotSupported("row %d of the INSERT into %s (%s) matches no data node of the table%s", i+1, b.target.name, b.describe(conds), why)
+			return nil, errNotSupported("row %d of the INSERT into %s (%s) matches no data node of the table", i+1, b.target.name, b.describe(conds))
 		default:
 			if len(b.shard) == 0 {
 				return nil, errNotSupported("row %d of the INSERT into %s could belong to %d data nodes: the table's hint strategy needs SHARDINGSPHERE_HINT values", i+1, b.target.name, set.count())
@@ -395,13 +397,15 @@ func (b *insertBinder) describe(conds map[string]ColumnCondition) string {
 	return strings.Join(parts, ", ")
 }
 
-func (b *insertBinder) hasNull(conds map[string]ColumnCondition) bool {
+// nullColumn names a sharding column whose value in conds is NULL, "" for
+// none.
+func (b *insertBinder) nullColumn(conds map[string]ColumnCondition) string {
 	for _, sc := range b.shard {
 		if conds[sc.name].Values[0] == nil {
-			return true
+			return sc.name
 		}
 	}
-	return false
+	return ""
 }
 
 // generate asks the key generator for n keys, in as few calls as its
