@@ -75,3 +75,24 @@ func TestUnionRandomized(t *testing.T) {
 		t.Errorf("only %d of %d random queries ran joined", joined, cases)
 	}
 }
+
+// TestUnionRouterDifferential runs the routing cases (joins of binding
+// and broadcast tables, subqueries, hints, IN lists, literals of every
+// kind) a second time, joined where the proxy joins them.
+func TestUnionRouterDifferential(t *testing.T) {
+	e := diffEnvironment(t)
+	joined := 0
+	for _, tc := range routerDiffQueries {
+		if tc.wantErr != 0 {
+			continue
+		}
+		d, ok := e.joinedDiff(tc)
+		if d != "" {
+			t.Errorf("%s (joined: %v)\n%s", tc.sql, ok, d)
+		}
+		if ok {
+			joined++
+		}
+	}
+	t.Logf("%d of %d routing queries ran joined", joined, len(routerDiffQueries))
+}
