@@ -43,9 +43,14 @@ type envOptions struct {
 // user_id over them and by order_id over two tables each, t_dict
 // broadcast.
 func rulesYAML(backends []*mariadbtest.Server, server, rules string) string {
+	return rulesYAMLOn(backends, server, rules, "ds")
+}
+
+// rulesYAMLOn is rulesYAML with data source ds_N on database prefix_N.
+func rulesYAMLOn(backends []*mariadbtest.Server, server, rules, prefix string) string {
 	var ds strings.Builder
 	for i, b := range backends {
-		fmt.Fprintf(&ds, "  ds_%d: { url: \"jdbc:mysql://%s/ds_%d\", username: root, password: \"\", maxPoolSize: 20 }\n", i, b.Addr(), i)
+		fmt.Fprintf(&ds, "  ds_%d: { url: \"jdbc:mysql://%s/%s_%d\", username: root, password: \"\", maxPoolSize: 20 }\n", i, b.Addr(), prefix, i)
 	}
 	if rules == "" {
 		rules = defaultTestRules

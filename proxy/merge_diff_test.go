@@ -6,9 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +20,6 @@ import (
 
 	"github.com/shardflake/shardflake/internal/mariadbtest"
 	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"
-	"github.com/shardflake/shardflake/router"
 )
 
 // The differential tests run every query through the proxy, over tables
@@ -200,20 +197,7 @@ func quoteString(s string) string {
 // startDiffProxy serves the differential rules (with server, extra lines
 // for the server: section) on a loopback port.
 func startDiffProxy(backends []*mariadbtest.Server, server string) (*Server, string, error) {
-	rules, err := router.Parse([]byte(diffRules(backends, server)), "merge-diff-rules.yaml")
-	if err != nil {
-		return nil, "", err
-	}
-	srv, err := New(Config{Rules: rules, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return nil, "", err
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, "", err
-	}
-	go srv.Serve(l)
-	return srv, l.Addr().String(), nil
+	return startProxyOn(diffRules(backends, server))
 }
 
 // diffDSN is a go-sql-driver DSN for the proxy at addr.

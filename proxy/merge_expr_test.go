@@ -19,12 +19,7 @@ func TestExpressionFunctions(t *testing.T) {
 	row := Row{[]byte("5"), []byte("18446744073709551615"), []byte("2.50"), []byte("0.5"), nil}
 	const i, u, d, f, n = 0, 1, 2, 3, 4
 	third := op(router.ExprDiv, col(i), lit(int64(3))) // 1.666666666 inside, 1.6667 shown
-	tests := []struct {
-		name    string
-		give    *router.Expr
-		want    string
-		wantErr uint16
-	}{
+	tests := []evalCase{
 		// = rounds a DECIMAL to its decimals first; BETWEEN and IN do not.
 		{"= rounds the quotient", op(router.ExprEQ, third, decLit("1.6667")), "1", 0},
 		{"> rounds the quotient", op(router.ExprGT, third, decLit("1.66667")), "1", 0},
@@ -76,29 +71,7 @@ func TestExpressionFunctions(t *testing.T) {
 		{"DOUBLE DIV as DECIMALs", op(router.ExprIntDiv, lit(0.5), lit(0.1)), "5", 0},
 		{"DOUBLE DIV beyond BIGINT", op(router.ExprIntDiv, lit(1e20), lit(int64(3))), "", mysql.ER_DATA_OUT_OF_RANGE},
 	}
-	p := &pipeline{fields: cols, n: len(cols), visible: len(cols), mem: &memBudget{left: 1 << 20, total: 1 << 20}}
-	p.resolveTypes(nil)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := p.compileExpr(tt.give, "HAVING")
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := c.eval(row)
-			if tt.wantErr != 0 {
-				if got := mysqlCode(err); got != tt.wantErr {
-					t.Fatalf("error %v (code %d), want code %d", err, got, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := show(v); got != tt.want {
-				t.Errorf("got %s, want %s", got, tt.want)
-			}
-		})
-	}
+	checkEval(t, cols, row, tests)
 }
 
 // TestExpressionsRefusePlanDependentValues: arithmetic on dates, and an

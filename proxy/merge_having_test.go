@@ -47,12 +47,7 @@ func TestHavingExpressions(t *testing.T) {
 	const (
 		i, u, d, f, s, dt, ts, tm, n = 0, 1, 2, 3, 4, 5, 6, 7, 8
 	)
-	tests := []struct {
-		name    string
-		give    *router.Expr
-		want    string
-		wantErr uint16
-	}{
+	tests := []evalCase{
 		{"int compare", op(router.ExprGT, col(i), lit(int64(4))), "1", 0},
 		{"NULL compares unknown", op(router.ExprEQ, col(n), lit(int64(1))), "NULL", 0},
 		{"NULL-safe equal", op(router.ExprNullSafeEQ, col(n), lit(nil)), "1", 0},
@@ -88,29 +83,7 @@ func TestHavingExpressions(t *testing.T) {
 		{"BIGINT overflow", op(router.ExprPlus, lit(int64(9223372036854775807)), lit(int64(1))), "", mysql.ER_DATA_OUT_OF_RANGE},
 		{"unsigned below zero", op(router.ExprMinus, lit(uint64(0)), lit(int64(1))), "", mysql.ER_DATA_OUT_OF_RANGE},
 	}
-	p := &pipeline{fields: cols, n: len(cols), visible: len(cols), mem: &memBudget{left: 1 << 20, total: 1 << 20}}
-	p.resolveTypes(nil)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := p.compileExpr(tt.give, "HAVING")
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := c.eval(row)
-			if tt.wantErr != 0 {
-				if got := mysqlCode(err); got != tt.wantErr {
-					t.Fatalf("error %v (code %d), want code %d", err, got, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := show(v); got != tt.want {
-				t.Errorf("got %s, want %s", got, tt.want)
-			}
-		})
-	}
+	checkEval(t, cols, row, tests)
 }
 
 func TestHavingRejectsMalformedExpressions(t *testing.T) {
@@ -135,5 +108,43 @@ func TestHavingRejectsMalformedExpressions(t *testing.T) {
 		if _, err := p.compileExpr(tt.give, "HAVING"); err == nil {
 			t.Errorf("%s: compiled", tt.name)
 		}
+	}
+}
+
+// evalCase is an expression over a row and its value as shown, or the
+// MySQL error it must raise.
+type evalCase struct {
+	name    string
+	give    *router.Expr
+	want    string
+	wantErr uint16
+}
+
+// checkEval compiles each case as a HAVING expression over cols and
+// evaluates it on row.
+func checkEval(t *testing.T, cols []*mysql.Field, row Row, tests []evalCase) {
+	t.Helper()
+	p := &pipeline{fields: cols, n: len(cols), visible: len(cols), mem: &memBudget{left: 1 << 20, total: 1 << 20}}
+	p.resolveTypes(nil)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := p.compileExpr(tt.give, "HAVING")
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := c.eval(row)
+			if tt.wantErr != 0 {
+				if got := mysqlCode(err); got != tt.wantErr {
+					t.Fatalf("error %v (code %d), want code %d", err, got, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := show(v); got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
 	}
 }

@@ -39,41 +39,11 @@ type opsOptions struct {
 	prefix   string                // database prefix; default "ops"
 }
 
-// opsRulesYAML is rulesYAML's layout over databases prefix_N: t_order
-// sharded by user_id % 2 over the data sources and order_id % 2 over two
-// tables each, key generator snowflake; t_dict broadcast.
+// opsRulesYAML is the test rules over databases prefix_N, with the key
+// generator on worker 3 of datacenter 1 (the admin statements show them).
 func opsRulesYAML(backends []*mariadbtest.Server, server, prefix string) string {
-	var ds strings.Builder
-	for i, b := range backends {
-		fmt.Fprintf(&ds, "  ds_%d: { url: \"jdbc:mysql://%s/%s_%d\", username: root, password: \"\", maxPoolSize: 20 }\n", i, b.Addr(), prefix, i)
-	}
-	return fmt.Sprintf(`databaseName: sharding_db
-server:
-  listen: 127.0.0.1:0
-  metricsListen: 127.0.0.1:1
-  users:
-    - { user: app, password: app-secret }
-%s
-dataSources:
-%s
-rules:
-  - !SHARDING
-    tables:
-      t_order:
-        actualDataNodes: ds_${0..1}.t_order_${0..1}
-        databaseStrategy:
-          standard: { shardingColumn: user_id, shardingAlgorithmName: db_inline }
-        tableStrategy:
-          standard: { shardingColumn: order_id, shardingAlgorithmName: order_inline }
-        keyGenerateStrategy: { column: order_id, keyGeneratorName: snowflake }
-    shardingAlgorithms:
-      db_inline:    { type: INLINE, props: { algorithm-expression: "ds_${user_id %% 2}" } }
-      order_inline: { type: INLINE, props: { algorithm-expression: "t_order_${order_id %% 2}" } }
-    keyGenerators:
-      snowflake: { type: SNOWFLAKE, props: { worker-id: 3, datacenter-id: 1 } }
-  - !BROADCAST
-    tables: [t_dict]
-`, indent(server), ds.String())
+	rules := strings.Replace(defaultTestRules, "{ worker-id: 1 }", "{ worker-id: 3, datacenter-id: 1 }", 1)
+	return rulesYAMLOn(backends, server, rules, prefix)
 }
 
 func startOpsEnv(t *testing.T, opts opsOptions) *opsEnv {

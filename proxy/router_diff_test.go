@@ -273,38 +273,7 @@ func (e *writeDiffEnv) checkWrite(t *testing.T, tc writeCase) {
 // tableRows returns the rows of q as sorted strings.
 func tableRows(t *testing.T, db *sql.DB, q string) []string {
 	t.Helper()
-	rows, err := db.Query(q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		for i, v := range vals {
-			if i > 0 {
-				b.WriteString(" | ")
-			}
-			if !v.Valid {
-				b.WriteString("NULL")
-			} else {
-				b.WriteString(v.String)
-			}
-		}
-		out = append(out, b.String())
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	out := queryStrings(t, db, q)
 	slices.Sort(out)
 	return out
 }

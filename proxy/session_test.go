@@ -20,15 +20,25 @@ func queryStrings(t *testing.T, c interface {
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
+	return scanStrings(t, rows, q, ",")
+}
+
+// scanStrings reads rows to the end and closes them: a row a string, its
+// values joined by sep, NULL as "NULL".
+func scanStrings(t *testing.T, rows *sql.Rows, q, sep string) []string {
+	t.Helper()
 	defer rows.Close()
-	cols, _ := rows.Columns()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
 	var out []string
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
 	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
 		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +49,7 @@ func queryStrings(t *testing.T, c interface {
 				parts[i] = "NULL"
 			}
 		}
-		out = append(out, strings.Join(parts, ","))
+		out = append(out, strings.Join(parts, sep))
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatalf("%s: %v", q, err)

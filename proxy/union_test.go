@@ -89,7 +89,6 @@ func queryRows(t *testing.T, db *sql.DB, q string, args ...any) (cols []string, 
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-	defer rs.Close()
 	types, err := rs.ColumnTypes()
 	if err != nil {
 		t.Fatal(err)
@@ -98,27 +97,7 @@ func queryRows(t *testing.T, db *sql.DB, q string, args ...any) (cols []string, 
 		n, _ := ct.Nullable()
 		cols = append(cols, fmt.Sprintf("%s %s null=%v", ct.Name(), ct.DatabaseTypeName(), n))
 	}
-	vals := make([]sql.NullString, len(types))
-	ptrs := make([]any, len(vals))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rs.Next() {
-		if err := rs.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			parts[i] = "NULL"
-			if v.Valid {
-				parts[i] = v.String
-			}
-		}
-		rows = append(rows, strings.Join(parts, "|"))
-	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
-	}
+	rows = scanStrings(t, rs, q, "|")
 	return cols, rows
 }
 
