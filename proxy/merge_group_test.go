@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -25,14 +24,7 @@ func TestMergeAggregates(t *testing.T) {
 	}
 	grouped := []*mysql.Field{strCol("g"), intCol("other"), intCol("count(*)"), decCol("sum(d)", 2)}
 	groupAggs := []router.Aggregate{{Func: router.AggCount, Column: 2}, {Func: router.AggSum, Column: 3}}
-	tests := []struct {
-		name    string
-		cols    []*mysql.Field
-		spec    *router.Merge
-		blocks  [][][]*string
-		want    []string
-		ordered bool
-	}{
+	tests := []mergeCase{
 		{
 			name: "aggregates without GROUP BY, one row per route",
 			cols: aggCols,
@@ -197,24 +189,7 @@ func TestMergeAggregates(t *testing.T) {
 			want:   []string{"1.5000"},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fs := streamsOf(tt.cols, tt.blocks...)
-			got, err := runMerge(t, &ResultMerger{}, tt.spec, fs, 1<<20)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := tt.want
-			if !tt.ordered {
-				slices.Sort(got)
-				want = slices.Clone(want)
-				slices.Sort(want)
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("got  %q\nwant %q", got, want)
-			}
-		})
-	}
+	checkMerges(t, tests)
 }
 
 // TestStreamedGroupingHoldsOneGroup checks that a streamed GROUP BY over

@@ -13,14 +13,7 @@ import (
 
 func TestMergeOrderLimitDistinct(t *testing.T) {
 	idName := []*mysql.Field{intCol("id"), strCol("name")}
-	tests := []struct {
-		name    string
-		cols    []*mysql.Field
-		spec    *router.Merge
-		blocks  [][][]*string
-		want    []string
-		ordered bool // compare in order; otherwise as a multiset
-	}{
+	tests := []mergeCase{
 		{
 			name: "no merge spec concatenates",
 			cols: idName,
@@ -130,24 +123,7 @@ func TestMergeOrderLimitDistinct(t *testing.T) {
 			ordered: true,
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fs := streamsOf(tt.cols, tt.blocks...)
-			got, err := runMerge(t, &ResultMerger{}, tt.spec, fs, 1<<20)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := tt.want
-			if !tt.ordered {
-				slices.Sort(got)
-				want = slices.Clone(want)
-				slices.Sort(want)
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("got  %q\nwant %q", got, want)
-			}
-		})
-	}
+	checkMerges(t, tests)
 }
 
 // TestMergeLimitReadsOnlyWhatItNeeds checks that a satisfied LIMIT stops
@@ -275,6 +251,40 @@ func TestMergeErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.wantText) {
 				t.Errorf("error %q does not mention %q", err, tt.wantText)
+			}
+		})
+	}
+}
+
+// mergeCase is a merge of route results (blocks, one per route, over
+// cols) under spec and the rows it must give.
+type mergeCase struct {
+	name    string
+	cols    []*mysql.Field
+	spec    *router.Merge
+	blocks  [][][]*string
+	want    []string
+	ordered bool // compare in order; otherwise as a multiset
+}
+
+// checkMerges runs each case through the ResultMerger.
+func checkMerges(t *testing.T, tests []mergeCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := streamsOf(tt.cols, tt.blocks...)
+			got, err := runMerge(t, &ResultMerger{}, tt.spec, fs, 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tt.want
+			if !tt.ordered {
+				slices.Sort(got)
+				want = slices.Clone(want)
+				slices.Sort(want)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("got  %q\nwant %q", got, want)
 			}
 		})
 	}
