@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -45,42 +44,29 @@ const maxProbes = 4096
 // that differ only in literals is probed once.
 type routeProbe struct {
 	srv  *Server
-	mu   sync.Mutex
-	seen map[string][]uint16 // normalized route SQL -> collation ids
+	seen *boundedMap[string, []uint16] // normalized route SQL -> collation ids
 }
 
 func newRouteProbe(srv *Server) *routeProbe {
-	return &routeProbe{srv: srv, seen: map[string][]uint16{}}
+	return &routeProbe{srv: srv, seen: newBoundedMap[string, []uint16](maxProbes)}
 }
 
 // RouteCollations implements CollationSource.
 func (c *routeProbe) RouteCollations(ctx context.Context, route router.Route) ([]uint16, error) {
 	key := parser.Normalize(route.SQL, "ON") // "ON": literals become ?
-	c.mu.Lock()
-	ids, ok := c.seen[key]
-	c.mu.Unlock()
-	if ok {
+	if ids, ok := c.seen.get(key); ok {
 		return ids, nil
 	}
 	ids, err := c.probe(ctx, route)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	if len(c.seen) >= maxProbes {
-		c.seen = map[string][]uint16{}
-	}
-	c.seen[key] = ids
-	c.mu.Unlock()
+	c.seen.put(key, ids)
 	return ids, nil
 }
 
 // forget drops every probe result; DDL may have changed collations.
-func (c *routeProbe) forget() {
-	c.mu.Lock()
-	c.seen = map[string][]uint16{}
-	c.mu.Unlock()
-}
+func (c *routeProbe) forget() { c.seen.clear() }
 
 // forgetCollations tells merger's collation cache, if it has one, that
 // the schema changed.

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -37,36 +36,9 @@ const maxStmtMeta = 4096
 
 // stmtMetaCache keeps the result columns of prepared statements by
 // schema, session settings and SQL text, until DDL runs.
-type stmtMetaCache struct {
-	mu   sync.Mutex
-	cols map[string][]*mysql.Field
-}
+type stmtMetaCache = boundedMap[string, []*mysql.Field]
 
-func newStmtMetaCache() *stmtMetaCache {
-	return &stmtMetaCache{cols: map[string][]*mysql.Field{}}
-}
-
-func (c *stmtMetaCache) get(key string) ([]*mysql.Field, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cols, ok := c.cols[key]
-	return cols, ok
-}
-
-func (c *stmtMetaCache) put(key string, cols []*mysql.Field) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.cols) >= maxStmtMeta {
-		c.cols = map[string][]*mysql.Field{}
-	}
-	c.cols[key] = cols
-}
-
-func (c *stmtMetaCache) clear() {
-	c.mu.Lock()
-	c.cols = map[string][]*mysql.Field{}
-	c.mu.Unlock()
-}
+func newStmtMetaCache() *stmtMetaCache { return newBoundedMap[string, []*mysql.Field](maxStmtMeta) }
 
 // stmtColumns returns the columns a prepared statement's executes will
 // return: nil for statements that return none (writes, SET) and, as

@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -244,8 +243,7 @@ func (j *joinedStream) Columns() []*mysql.Field {
 // depend on the arguments, since joinable routes have no ? or variable
 // in their select lists (selectListFixed).
 type joinCache struct {
-	mu   sync.Mutex
-	seen map[joinKey]*joinEntry
+	seen *boundedMap[joinKey, joinEntry]
 	// joined counts the statements that ran joined.
 	joined atomic.Uint64
 	// rowLimit is the most rows a shape's run may return and still run
@@ -268,51 +266,27 @@ const defaultJoinRowLimit = 10_000
 type joinKey struct{ settings, sql string }
 
 func newJoinCache() *joinCache {
-	return &joinCache{seen: map[joinKey]*joinEntry{}, rowLimit: defaultJoinRowLimit}
+	return &joinCache{seen: newBoundedMap[joinKey, joinEntry](maxProbes), rowLimit: defaultJoinRowLimit}
 }
 
 // get returns what is known of a shape: its columns (nil: not learnt
 // yet) and whether it must run apart.
 func (c *joinCache) get(k joinKey) (cols []*mysql.Field, apart bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e := c.seen[k]; e != nil {
-		return e.cols, e.apart
-	}
-	return nil, false
-}
-
-func (c *joinCache) entry(k joinKey) *joinEntry {
-	e := c.seen[k]
-	if e == nil {
-		if len(c.seen) >= maxProbes {
-			c.seen = map[joinKey]*joinEntry{}
-		}
-		e = &joinEntry{}
-		c.seen[k] = e
-	}
-	return e
+	e, _ := c.seen.get(k)
+	return e.cols, e.apart
 }
 
 func (c *joinCache) put(k joinKey, cols []*mysql.Field) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.entry(k).cols = cols
+	c.seen.update(k, func(e *joinEntry) { e.cols = cols })
 }
 
 // markApart makes a shape run apart from now on.
 func (c *joinCache) markApart(k joinKey) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.entry(k).apart = true
+	c.seen.update(k, func(e *joinEntry) { e.apart = true })
 }
 
 // forget drops every shape: DDL may have changed the columns.
-func (c *joinCache) forget() {
-	c.mu.Lock()
-	c.seen = map[joinKey]*joinEntry{}
-	c.mu.Unlock()
-}
+func (c *joinCache) forget() { c.seen.clear() }
 
 // countingStream counts the rows the streams of one run return (n is
 // shared by them) and marks the shape apart once they pass the limit.
