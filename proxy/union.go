@@ -54,7 +54,11 @@ type joinedPlan struct {
 // sort keys counted from the end (their absolute positions are not known
 // without counting a wildcard's columns), a route that is not a plain
 // SELECT, or no data source with two routes.
-func joinRoutes(plan *router.Plan) *joinedPlan {
+func joinRoutes(plan *router.Plan) *joinedPlan { return joinRoutesWith(plan, unionable) }
+
+// joinRoutesWith is joinRoutes with fit deciding which route SQL may be a
+// UNION branch (joinCache.fit remembers unionable's answers).
+func joinRoutesWith(plan *router.Plan, fit func(sql string) bool) *joinedPlan {
 	m := plan.Merge
 	if plan.Kind != router.KindSelect || len(plan.Routes) < 2 || m == nil || m.Describe {
 		return nil
@@ -68,7 +72,7 @@ func joinRoutes(plan *router.Plan) *joinedPlan {
 	var order []string
 	for i := range plan.Routes {
 		r := &plan.Routes[i]
-		if !unionable(r.SQL) {
+		if !fit(r.SQL) {
 			return nil
 		}
 		if _, ok := byDS[r.DataSource]; !ok {
@@ -244,6 +248,10 @@ func (j *joinedStream) Columns() []*mysql.Field {
 // in their select lists (selectListFixed).
 type joinCache struct {
 	seen *boundedMap[joinKey, joinEntry]
+	// fits remembers unionable per route SQL: a shape's routes come back
+	// with every execution, and scanning them for a dozen words each time
+	// cost about 0.8 µs per route.
+	fits *boundedMap[string, bool]
 	// joined counts the statements that ran joined.
 	joined atomic.Uint64
 	// rowLimit is the most rows a shape's run may return and still run
@@ -266,7 +274,21 @@ const defaultJoinRowLimit = 10_000
 type joinKey struct{ settings, sql string }
 
 func newJoinCache() *joinCache {
-	return &joinCache{seen: newBoundedMap[joinKey, joinEntry](maxProbes), rowLimit: defaultJoinRowLimit}
+	return &joinCache{
+		seen:     newBoundedMap[joinKey, joinEntry](maxProbes),
+		fits:     newBoundedMap[string, bool](maxProbes),
+		rowLimit: defaultJoinRowLimit,
+	}
+}
+
+// fit is unionable, remembered.
+func (c *joinCache) fit(sql string) bool {
+	if ok, known := c.fits.get(sql); known {
+		return ok
+	}
+	ok := unionable(sql)
+	c.fits.put(sql, ok)
+	return ok
 }
 
 // get returns what is known of a shape: its columns (nil: not learnt
@@ -286,6 +308,7 @@ func (c *joinCache) markApart(k joinKey) {
 }
 
 // forget drops every shape: DDL may have changed the columns.
+// (fits stay: they depend on the SQL text alone.)
 func (c *joinCache) forget() { c.seen.clear() }
 
 // countingStream counts the rows the streams of one run return (n is
@@ -324,7 +347,7 @@ func joinFor(plan *router.Plan, join *joinScope) (jp *joinedPlan, cols []*mysql.
 	if join == nil {
 		return nil, nil, joinKey{}, false
 	}
-	jp = joinRoutes(plan)
+	jp = joinRoutesWith(plan, join.cache.fit)
 	if jp == nil {
 		return nil, nil, joinKey{}, false
 	}
