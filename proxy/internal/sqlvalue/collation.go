@@ -2,6 +2,7 @@ package sqlvalue
 
 import (
 	"bytes"
+	"cmp"
 	"compress/flate"
 	"embed"
 	"encoding/binary"
@@ -356,7 +357,7 @@ func compareBytes(a, b []byte, pad bool) int {
 		if r != 0 {
 			return r
 		}
-		return cmpInt(len(a), len(b))
+		return cmp.Compare(len(a), len(b))
 	}
 	sign := 1
 	rest := a[n:]
@@ -370,16 +371,6 @@ func compareBytes(a, b []byte, pad bool) int {
 			}
 			return sign
 		}
-	}
-	return 0
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
 	}
 	return 0
 }

@@ -1,6 +1,7 @@
 package sqlvalue
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"math/big"
@@ -385,11 +386,11 @@ func isZeroDigits(s []byte) bool {
 // (no leading zeros) and fraction digits.
 func compareMagnitude(ia, fa, ib, fb []byte) int {
 	if len(ia) != len(ib) {
-		return cmpInt(len(ia), len(ib))
+		return cmp.Compare(len(ia), len(ib))
 	}
 	for i := range ia {
 		if ia[i] != ib[i] {
-			return cmpInt(int(ia[i]), int(ib[i]))
+			return cmp.Compare(int(ia[i]), int(ib[i]))
 		}
 	}
 	n := max(len(fa), len(fb))
@@ -402,7 +403,7 @@ func compareMagnitude(ia, fa, ib, fb []byte) int {
 			cb = fb[i]
 		}
 		if ca != cb {
-			return cmpInt(int(ca), int(cb))
+			return cmp.Compare(int(ca), int(cb))
 		}
 	}
 	return 0

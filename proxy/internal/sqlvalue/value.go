@@ -2,6 +2,7 @@ package sqlvalue
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -175,35 +176,15 @@ func (t Type) Compare(a, b []byte) int {
 	case ClassFloat:
 		fa, _ := ParseDouble(a)
 		fb, _ := ParseDouble(b)
-		return compareFloat(fa, fb)
+		return cmp.Compare(fa, fb)
 	case ClassTime:
-		return cmpInt64(timeMicros(a), timeMicros(b))
+		return cmp.Compare(timeMicros(a), timeMicros(b))
 	case ClassString:
 		if t.Collation != nil {
 			return t.Collation.Compare(a, b)
 		}
 	}
 	return bytes.Compare(a, b)
-}
-
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // compareIntText compares integers as MariaDB prints them (ZEROFILL
@@ -229,7 +210,7 @@ func compareIntText(a, b []byte, unsigned bool) int {
 		b = b[1:]
 	}
 	if len(a) != len(b) {
-		return cmpInt(len(a), len(b))
+		return cmp.Compare(len(a), len(b))
 	}
 	return bytes.Compare(a, b)
 }
