@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -201,11 +203,7 @@ func (s *Session) shardedTables(table string) ([]*router.TableRule, error) {
 
 // algorithms is SHOW SHARDING ALGORITHMS: name, type, props.
 func (s *Session) algorithms() ([]*mysql.Field, []Row) {
-	names := make([]string, 0, len(s.srv.rules.Algorithms))
-	for name := range s.srv.rules.Algorithms {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(s.srv.rules.Algorithms))
 	rows := make([]Row, len(names))
 	for i, name := range names {
 		a := s.srv.rules.Algorithms[name]
@@ -233,11 +231,7 @@ func (s *Session) keyGenerators() ([]*mysql.Field, []Row) {
 	cols = append(cols, intColumn("datacenter_id"), intColumn("worker_id"), stringColumn("worker_id_source"), stringColumn("lease_state"),
 		stringColumn("high_water_mark"), intColumn("lead_ms"), intColumn("max_lead_ms"),
 		uintColumn("generated"), uintColumn("clock_back_steps"), intColumn("waited_ms"), intColumn("last_id"))
-	names := make([]string, 0, len(s.srv.rules.KeyGenerators))
-	for name := range s.srv.rules.KeyGenerators {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(s.srv.rules.KeyGenerators))
 	rows := make([]Row, len(names))
 	for i, name := range names {
 		kg := s.srv.rules.KeyGenerators[name]
@@ -315,11 +309,7 @@ func propList(props map[string]string) any {
 	if len(props) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(props))
 	var b strings.Builder
 	for i, k := range keys {
 		if i > 0 {

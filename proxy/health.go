@@ -3,8 +3,9 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -123,11 +124,7 @@ func probe(ctx context.Context, p *pool) error {
 // keyGeneratorHealth reports the key generators that have a state
 // (Snowflake), by name.
 func (s *Server) keyGeneratorHealth() []KeyGeneratorHealth {
-	names := make([]string, 0, len(s.keys))
-	for name := range s.keys {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(s.keys))
 	out := []KeyGeneratorHealth{}
 	for _, name := range names {
 		g, ok := s.keys[name].(statser)
