@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -18,6 +19,11 @@ const MaxPayload = 1<<24 - 1
 // no longer usable.
 var ErrSequence = errors.New("wire: packet out of sequence")
 
+// ErrPacketTooLarge means the peer sent a payload above the limit set with
+// SetMaxPayload; the rest of it is unread, so the connection is no longer
+// usable.
+var ErrPacketTooLarge = errors.New("wire: packet too large")
+
 // Conn reads and writes packets on one connection. Reads are buffered and
 // return slices of the read buffer where possible; writes are buffered until
 // Flush, so a whole response costs one write system call.
@@ -28,9 +34,10 @@ type Conn struct {
 	bw  *bufio.Writer
 	seq uint8
 
-	joined  []byte  // payload of a packet split over several packets
-	scratch []byte  // for callers building packets (Scratch)
-	hdr     [4]byte // a packet header being written (here, not on the heap per packet)
+	joined     []byte  // payload longer than the read buffer, or split over several packets
+	maxPayload int     // largest joined payload accepted; 0: no limit
+	scratch    []byte  // for callers building packets (Scratch)
+	hdr        [4]byte // a packet header being written (here, not on the heap per packet)
 }
 
 // NewConn wraps nc, which must have finished its handshake. Nothing may be
@@ -55,40 +62,17 @@ func (c *Conn) Close() error { return c.nc.Close() }
 func (c *Conn) ResetSeq() { c.seq = 0 }
 
 // ReadPacket reads one payload, joining continuation packets. The slice is
-// only valid until the next read on c.
+// only valid until the next read on c. A payload that fits the read buffer
+// is returned in place; a longer one, or one that continues in further
+// packets, is copied into a buffer of c's that grows as its bytes arrive,
+// never by what a header announces, so a peer that announces a large packet
+// and sends nothing holds no memory for it.
 func (c *Conn) ReadPacket() ([]byte, error) {
-	p, err := c.readOne()
-	if err != nil || len(p) < MaxPayload {
-		return p, err
-	}
-	c.joined = append(c.joined[:0], p...)
-	for {
-		p, err = c.readOne()
-		if err != nil {
-			return nil, err
-		}
-		c.joined = append(c.joined, p...)
-		if len(p) < MaxPayload {
-			return c.joined, nil
-		}
-	}
-}
-
-func (c *Conn) readOne() ([]byte, error) {
-	hdr, err := c.br.Peek(4)
+	n, err := c.readHeader()
 	if err != nil {
-		return nil, readErr(err)
+		return nil, err
 	}
-	n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
-	seq := hdr[3]
-	if _, err := c.br.Discard(4); err != nil {
-		return nil, readErr(err)
-	}
-	if seq != c.seq {
-		return nil, fmt.Errorf("%w: got %d, want %d", ErrSequence, seq, c.seq)
-	}
-	c.seq++
-	if n <= c.br.Size() {
+	if n < MaxPayload && n <= c.br.Size() {
 		p, err := c.br.Peek(n)
 		if err != nil {
 			return nil, readErr(err)
@@ -96,15 +80,63 @@ func (c *Conn) readOne() ([]byte, error) {
 		c.br.Discard(n)
 		return p, nil
 	}
-	if cap(c.joined) < n {
-		c.joined = make([]byte, n)
+	c.joined = c.joined[:0]
+	for {
+		if c.maxPayload > 0 && len(c.joined)+n > c.maxPayload {
+			return nil, fmt.Errorf("%w: more than %d bytes", ErrPacketTooLarge, c.maxPayload)
+		}
+		if c.joined, err = c.appendPayload(c.joined, n); err != nil {
+			return nil, err
+		}
+		if n < MaxPayload {
+			return c.joined, nil
+		}
+		if n, err = c.readHeader(); err != nil {
+			return nil, err
+		}
 	}
-	p := c.joined[:n]
-	if _, err := io.ReadFull(c.br, p); err != nil {
-		return nil, readErr(err)
-	}
-	return p, nil
 }
+
+// readChunk is how much of a long payload is read (and allocated) at a time.
+const readChunk = 1 << 20
+
+// appendPayload reads the n bytes of one packet's payload onto dst.
+func (c *Conn) appendPayload(dst []byte, n int) ([]byte, error) {
+	for n > 0 {
+		k := min(n, readChunk)
+		dst = slices.Grow(dst, k)
+		m, err := io.ReadFull(c.br, dst[len(dst):len(dst)+k])
+		dst = dst[:len(dst)+m]
+		if err != nil {
+			return dst, readErr(err)
+		}
+		n -= k
+	}
+	return dst, nil
+}
+
+// readHeader reads one packet header, checks its sequence number and
+// returns the payload length.
+func (c *Conn) readHeader() (int, error) {
+	hdr, err := c.br.Peek(4)
+	if err != nil {
+		return 0, readErr(err)
+	}
+	n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
+	seq := hdr[3]
+	if _, err := c.br.Discard(4); err != nil {
+		return 0, readErr(err)
+	}
+	if seq != c.seq {
+		return 0, fmt.Errorf("%w: got %d, want %d", ErrSequence, seq, c.seq)
+	}
+	c.seq++
+	return n, nil
+}
+
+// SetMaxPayload limits the joined payload ReadPacket accepts (0: no
+// limit); a longer one is refused with ErrPacketTooLarge.
+func (c *Conn) SetMaxPayload(n int) { c.maxPayload = n }
 
 // readErr marks read errors as coming from this package; errors.Is still
 // finds io.EOF, net.ErrClosed and timeouts underneath.

@@ -3,6 +3,8 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"net"
 	"reflect"
@@ -322,4 +324,82 @@ func TestWatchKeepsWhatThePeerSent(t *testing.T) {
 	if gone.Load() {
 		t.Error("gone called for an idle watch")
 	}
+}
+
+// TestReadPacketBoundaries round-trips payloads at and around every
+// continuation boundary, with bytes that differ everywhere, so a
+// continuation read over an earlier part shows as a mismatch, not only as a
+// wrong length.
+func TestReadPacketBoundaries(t *testing.T) {
+	sizes := []int{
+		MaxPayload - 1, MaxPayload, MaxPayload + 1, 64<<10 + 1,
+		2 * MaxPayload, 2*MaxPayload + 1, 32 << 20, 64 << 20,
+	}
+	for _, size := range sizes {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			want := make([]byte, size)
+			for i := range want {
+				want[i] = byte(i*7 + i>>16)
+			}
+			a, b := net.Pipe()
+			defer a.Close()
+			defer b.Close()
+			w, r := NewConn(a), NewConn(b)
+			go func() {
+				if err := w.WritePacket(want); err != nil {
+					t.Error(err)
+				}
+				if err := w.WritePacket([]byte{0x0e}); err != nil {
+					t.Error(err)
+				}
+				if err := w.Flush(); err != nil {
+					t.Error(err)
+				}
+			}()
+			got, err := r.ReadPacket()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("got %d bytes, want %d", len(got), len(want))
+			}
+			if i := firstDiff(got, want); i >= 0 {
+				t.Fatalf("byte %d differs: got %#x, want %#x", i, got[i], want[i])
+			}
+			next, err := r.ReadPacket()
+			if err != nil || !bytes.Equal(next, []byte{0x0e}) {
+				t.Fatalf("packet after it: %q, %v", next, err)
+			}
+		})
+	}
+}
+
+// TestReadPacketMaxPayload refuses a payload above the limit and reads one
+// at the limit.
+func TestReadPacketMaxPayload(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	w, r := NewConn(a), NewConn(b)
+	r.SetMaxPayload(MaxPayload + 5)
+	go func() {
+		w.WritePacket(make([]byte, MaxPayload+5))
+		w.WritePacket(make([]byte, MaxPayload+6))
+		w.Flush()
+	}()
+	if p, err := r.ReadPacket(); err != nil || len(p) != MaxPayload+5 {
+		t.Fatalf("at the limit: %d bytes, %v", len(p), err)
+	}
+	if _, err := r.ReadPacket(); !errors.Is(err, ErrPacketTooLarge) {
+		t.Fatalf("above the limit: %v, want ErrPacketTooLarge", err)
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
 }
