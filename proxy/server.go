@@ -135,7 +135,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.joins = newJoinCache()
 	if s.merger == nil {
-		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s)}
+		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s), Dialects: &dialectProbe{srv: s}}
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
