@@ -224,14 +224,16 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		return s.writeOK(wire.OK{}, more)
 	case *ast.RollbackStmt:
 		if st.SavepointName != "" {
-			return &NotSupportedError{What: "savepoints"}
+			return s.handleRollbackTo(st.SavepointName, more)
 		}
 		if err := s.endTransaction(false); err != nil {
 			return err
 		}
 		return s.writeOK(wire.OK{}, more)
-	case *ast.SavepointStmt, *ast.ReleaseSavepointStmt:
-		return &NotSupportedError{What: "savepoints"}
+	case *ast.SavepointStmt:
+		return s.handleSavepoint(st.Name, more)
+	case *ast.ReleaseSavepointStmt:
+		return s.handleReleaseSavepoint(st.Name, more)
 	case *ast.KillStmt:
 		if err := s.srv.killSession(s, st.ConnectionID, st.Query); err != nil {
 			return err
