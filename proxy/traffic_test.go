@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -211,5 +212,45 @@ func TestTrafficConcurrencyQueue(t *testing.T) {
 	}
 	if st := e.srv.traffic.States()[0]; st.InFlight != 0 || st.Rejected != 2 || st.Admitted != 2 {
 		t.Errorf("state %+v", st)
+	}
+}
+
+func TestTrafficWaitStopsAtTheStatementTimeout(t *testing.T) {
+	e := startEnv(t, envOptions{server: "statementTimeout: 300ms\ntraffic:\n" +
+		"- {name: slow_lane, match: {users: [app], kinds: [select]}, limit: {type: LEAKY_BUCKET, rate: 4}, onLimit: wait, maxWait: 5s}"})
+	db := e.open(t)
+	q := func() error {
+		var one int
+		return db.QueryRow("SELECT 1 FROM dual WHERE 1 = ?", 1).Scan(&one)
+	}
+	// Slots every 250ms: the second statement waits for its slot, within
+	// the 300ms the statement timeout leaves it.
+	start := time.Now()
+	for i := range 2 {
+		if err := q(); err != nil {
+			t.Fatalf("statement %d: %v", i, err)
+		}
+	}
+	if took := time.Since(start); took < 200*time.Millisecond {
+		t.Errorf("two statements at 4/s took %v, want the second to wait about 250ms", took)
+	}
+	// Three more at once: the third's slot is 500ms away, past the
+	// statement timeout though within maxWait, so it is refused at once.
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() { errs <- q() }()
+	}
+	refused := 0
+	for range 3 {
+		if err := <-errs; err != nil {
+			wantLimitError(t, err, 1226, "slow_lane")
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Error("no statement refused: the wait went past the statement timeout")
+	}
+	if st := e.srv.traffic.States()[0]; st.Delayed == 0 || st.Rejected != uint64(refused) {
+		t.Errorf("state %+v, want delayed statements and %d rejected", st, refused)
 	}
 }
