@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -151,6 +152,8 @@ func mysqlError(err error) *mysql.MyError {
 		nsr  *NoShardingRuleError
 		sre  *ScatterRowsError
 		mme  *MergeMemoryError
+		tle  *traffic.LimitError
+		tre  *traffic.RuleError
 		code uint16
 		st   string
 	)
@@ -192,6 +195,12 @@ func mysqlError(err error) *mysql.MyError {
 		code, st = mysql.ER_TOO_BIG_SELECT, "42000"
 	case errors.As(err, &mme):
 		code, st = mysql.ER_OUT_OF_SORTMEMORY, "HY001"
+	case errors.As(err, &tle):
+		code, st = tle.Code(), "42000"
+	case errors.As(err, &tre) && tre.Unknown:
+		code, st = mysql.ER_UNKNOWN_ERROR, "HY000"
+	case errors.As(err, &tre):
+		code, st = mysql.ER_WRONG_VALUE_FOR_VAR, "42000"
 	default:
 		code, st = mysql.ER_UNKNOWN_ERROR, "HY000"
 	}

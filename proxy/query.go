@@ -335,6 +335,13 @@ func (s *Session) onDataSource(ctx context.Context, ds, sql string, kind router.
 // result.
 func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, proto Protocol, more bool) error {
 	start := time.Now()
+	if err := s.admit(ctx, plan, sql); err != nil {
+		// Refused before anything was sent: no statement to observe.
+		return err
+	}
+	if len(s.limits.held) > 0 {
+		defer s.finishAdmit()
+	}
 	err := s.runPlanAndWrite(ctx, plan, proto, more)
 	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -86,6 +87,8 @@ type Server struct {
 
 	stmtMeta *stmtMetaCache // result columns of prepared statements
 
+	traffic *traffic.Set // server.traffic's limits
+
 	// beforeStatement, when set, runs before each statement of a
 	// session; tests use it to inject failures.
 	beforeStatement func(sql string)
@@ -134,6 +137,9 @@ func New(cfg Config) (*Server, error) {
 		s.planner = RouterPlanner(rt)
 	}
 	s.joins = newJoinCache()
+	if s.traffic, err = traffic.New(cfg.Rules.Server.Traffic, nil); err != nil {
+		return nil, err
+	}
 	if s.merger == nil {
 		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s), Dialects: &dialectProbe{srv: s}}
 	}

@@ -71,6 +71,9 @@ type Session struct {
 	// (temporary tables, named locks; pin.go).
 	state sessionState
 
+	// limits is the admit stage's scratch (traffic.go).
+	limits sessionLimits
+
 	// capture, when set, collects results instead of writing them
 	// (the server.Handler methods).
 	capture *capture

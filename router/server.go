@@ -56,6 +56,9 @@ type Server struct {
 	// data source answers once instead of once per table (default true;
 	// false sends one statement per data node, as before).
 	UnionRoutes bool
+	// Traffic are the rate and concurrency limits (server.traffic), in
+	// file order.
+	Traffic []TrafficRule
 	// Version is the server version the proxy announces at login and as
 	// VERSION() and @@version (default DefaultVersion). Drivers pick
 	// features and variable names from its leading major.minor.patch.
@@ -132,7 +135,7 @@ func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
 		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
-		"unionRoutes"}
+		"unionRoutes", "traffic"}
 }
 
 // server decodes the server: section and applies the defaults. root is
@@ -212,6 +215,7 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		}
 	}
 	s.UnionRoutes = d.boolean(f.get("unionRoutes"), "server.unionRoutes", true)
+	d.traffic(r, f.get("traffic"))
 	s.Version = d.str(f.get("version"), "server.version")
 	if s.Version == "" {
 		s.Version = DefaultVersion
