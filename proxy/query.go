@@ -51,7 +51,13 @@ func (s *Session) handleQuery(sql string) {
 		return
 	}
 	if len(stmts) == 0 {
-		s.writeErr(&ParseError{Err: errors.New("Query was empty")})
+		// Only comments and spaces: MySQL answers OK, as for a statement
+		// that did nothing; nothing at all is an error.
+		if strings.TrimSpace(sql) == "" {
+			s.writeErr(ErrEmptyQuery)
+			return
+		}
+		s.writeOK(wire.OK{}, false)
 		return
 	}
 	if len(stmts) > 1 && !s.multiStatements {
