@@ -197,6 +197,14 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 	if hook := s.srv.beforeStatement; hook != nil {
 		hook(sql)
 	}
+	if st, ok := stmt.(*ast.ExecuteStmt); ok {
+		// Runs the statement it names, which has a context of its own.
+		return s.sqlExecute(st, proto, more)
+	}
+	if st, ok := stmt.(*ast.ExecuteStmt); ok {
+		// Runs the statement it names, which has a context of its own.
+		return s.sqlExecute(st, proto, more)
+	}
 	ctx, end := s.statementContext()
 	defer end()
 	// Temporary tables, named locks and in-statement variables stay on
@@ -218,6 +226,10 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		return s.writeOK(wire.OK{}, more)
 	case *ast.SetStmt:
 		return s.handleSet(ctx, st, more)
+	case *ast.PrepareStmt:
+		return s.sqlPrepare(ctx, st, more)
+	case *ast.DeallocateStmt:
+		return s.sqlDeallocate(st, more)
 	case *ast.BeginStmt:
 		if err := s.beginTransaction(st); err != nil {
 			return err

@@ -55,8 +55,11 @@ type Session struct {
 	args       []any
 	key        []byte
 	// logical caches logicalColumn's answers.
-	logical      map[*mysql.Field]*mysql.Field
-	autocommit   bool
+	logical    map[*mysql.Field]*mysql.Field
+	autocommit bool
+	// prepared holds the SQL-level prepared statements by lower-case
+	// name (sqlprepare.go).
+	prepared     map[string]sqlPrepared
 	txn          txnState
 	vars         settings
 	lastInsertID uint64
