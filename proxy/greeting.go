@@ -106,10 +106,11 @@ func greetingVersion(v string) string {
 	return v
 }
 
-// greetingConn edits the first packet written to a client, go-mysql's
-// greeting: the version the proxy announces and the capabilities it adds.
-// Later writes pass through untouched.
-type greetingConn struct {
+// announceConn edits the first packet written to a client, go-mysql's
+// greeting: the version the proxy announces and the capabilities it adds
+// (greetingConn, under which it sits, sets the status flags). Later
+// writes pass through untouched.
+type announceConn struct {
 	net.Conn
 	version string
 	done    bool
@@ -117,7 +118,7 @@ type greetingConn struct {
 
 // Write rewrites the greeting (it arrives whole: go-mysql writes a packet
 // in one call) and passes everything else through.
-func (g *greetingConn) Write(b []byte) (int, error) {
+func (g *announceConn) Write(b []byte) (int, error) {
 	if g.done {
 		return g.Conn.Write(b)
 	}
@@ -170,8 +171,8 @@ func rewriteGreeting(p []byte, version string) ([]byte, bool) {
 	return out, true
 }
 
-// greet wraps a client's connection for the handshake.
-func (srv *Server) greet(nc net.Conn) net.Conn {
+// announce wraps a client's connection for the handshake.
+func (srv *Server) announce(nc net.Conn) net.Conn {
 	srv.learnVersion()
-	return &greetingConn{Conn: nc, version: greetingVersion(srv.version())}
+	return &announceConn{Conn: nc, version: greetingVersion(srv.version())}
 }
