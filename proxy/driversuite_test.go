@@ -59,6 +59,26 @@ var driverSuiteKnownFailures = map[string]string{
 	"TestRejectReadOnly/default#01":                      "item 6: SET SESSION TRANSACTION READ ONLY",
 	"TestRejectReadOnly/interpolateParams":               "item 6: SET SESSION TRANSACTION READ ONLY",
 	"TestRejectReadOnly/interpolateParams#01":            "item 6: SET SESSION TRANSACTION READ ONLY",
+	// The driver closes the connection of a cancelled statement; the
+	// proxy sees the client go and kills the statement on the data
+	// source, so the INSERT ... SLEEP(1) does not happen. MariaDB runs it
+	// to the end: the test expects 1 row only for that, and its own TODO
+	// says 0 is right ("need to kill the query, and v should be 0"), and
+	// skips itself when it sees 0.
+	"TestContextCancelExec/default":      "the proxy kills the cancelled statement (0 rows, which the driver's TODO wants)",
+	"TestContextCancelQuery/default":     "the proxy kills the cancelled statement (0 rows, which the driver's TODO wants)",
+	"TestContextCancelStmtExec/default":  "the proxy kills the cancelled statement (0 rows, which the driver's TODO wants)",
+	"TestContextCancelStmtQuery/default": "the proxy kills the cancelled statement (0 rows, which the driver's TODO wants)",
+	// Not done yet: stored routines whose bodies the SQL parser cannot
+	// read (SIGNAL, DO) and a CALL's several result sets; LOAD DATA
+	// LOCAL INFILE.
+	"TestErrorInMultiResult":         "not yet: CREATE PROCEDURE with SIGNAL (the parser cannot read it)",
+	"TestInterruptBySignal":          "not yet: CREATE PROCEDURE with SIGNAL (the parser cannot read it)",
+	"TestMultiResultSet":             "not yet: CREATE PROCEDURE with DO, CALL with several result sets",
+	"TestLoadData":                   "not yet: LOAD DATA LOCAL INFILE",
+	"TestLoadData/compress":          "not yet: LOAD DATA LOCAL INFILE",
+	"TestLoadData/default":           "not yet: LOAD DATA LOCAL INFILE",
+	"TestLoadData/interpolateParams": "not yet: LOAD DATA LOCAL INFILE",
 }
 
 // driverSuiteSkip names the driver's tests that need more than loopback:

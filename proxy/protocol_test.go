@@ -203,3 +203,37 @@ func TestSQLPreparedStatements(t *testing.T) {
 		t.Errorf("rows landed on %v", where)
 	}
 }
+
+// TestStoredProcedureOnDefault: CREATE PROCEDURE, CALL and DROP
+// PROCEDURE run on the default data source, where the routine lives, as
+// on MariaDB directly.
+func TestStoredProcedureOnDefault(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS sqlproc_ref", "CREATE DATABASE sqlproc_ref",
+		"CREATE TABLE sqlproc_ref.t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))")
+	ref, err := e.backends[0].Open(t, "sqlproc_ref").Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	script := []string{
+		"DROP PROCEDURE IF EXISTS add_plain",
+		"CREATE PROCEDURE add_plain(IN x VARCHAR(32)) INSERT INTO t_plain (v) VALUES (x)",
+		"CALL add_plain('one')",
+		"CALL add_plain('two')",
+		"SELECT v FROM t_plain ORDER BY id",
+		"CREATE PROCEDURE add_plain(IN x VARCHAR(32)) INSERT INTO t_plain (v) VALUES (x)",
+		"DROP PROCEDURE add_plain",
+		"CALL add_plain('three')",
+		"DROP PROCEDURE add_plain",
+		"SELECT COUNT(*) FROM t_plain",
+	}
+	got := outcomes(e.conn(t), script)
+	want := outcomes(ref, script)
+	for i := range script {
+		if got[i] != want[i] {
+			t.Errorf("through the proxy: %s\n                 directly: %s", got[i], want[i])
+		}
+	}
+}

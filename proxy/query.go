@@ -304,6 +304,10 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		if !toDefault {
 			return &NotSupportedError{What: "this statement through the proxy"}
 		}
+		if routineDDL(stmt) {
+			// It commits an open transaction, as in MySQL.
+			return s.onDefault(ctx, sql, router.KindDDL, proto, more)
+		}
 		return s.onDefault(ctx, sql, router.KindOther, proto, more)
 	}
 	if cacheable && args == nil && len(sql) <= maxCachedSQL {
@@ -318,6 +322,17 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 func defaultable(stmt ast.StmtNode) bool {
 	switch stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt, *ast.DoStmt, *ast.CallStmt:
+		return true
+	}
+	return routineDDL(stmt)
+}
+
+// routineDDL reports whether stmt creates or drops a stored procedure.
+// Stored routines live on the default data source, as its own tables do,
+// and read the tables there: CALL runs them there too.
+func routineDDL(stmt ast.StmtNode) bool {
+	switch stmt.(type) {
+	case *ast.ProcedureInfo, *ast.DropProcedureStmt:
 		return true
 	}
 	return false
