@@ -26,6 +26,9 @@ var (
 	ErrShuttingDown = errors.New("shardflake is shutting down")
 	// ErrMultiStatementsOff: a query holds several statements but the
 	// client did not enable CLIENT_MULTI_STATEMENTS.
+	// ErrEmptyQuery: a query with no text at all (one that is only a
+	// comment is answered with OK, as by MySQL).
+	ErrEmptyQuery         = errors.New("Query was empty")
 	ErrMultiStatementsOff = errors.New("the query holds several statements but the client did not enable multi-statements (CLIENT_MULTI_STATEMENTS, e.g. multiStatements=true); nothing was run")
 )
 
@@ -170,6 +173,8 @@ func mysqlError(err error) *mysql.MyError {
 		code, st = mysql.ER_QUERY_INTERRUPTED, "70100"
 	case errors.Is(err, ErrNoDatabase):
 		code, st = mysql.ER_NO_DB_ERROR, "3D000"
+	case errors.Is(err, ErrEmptyQuery):
+		code, st = mysql.ER_EMPTY_QUERY, "42000"
 	case errors.Is(err, ErrMultiStatementsOff):
 		code, st = mysql.ER_PARSE_ERROR, "42000"
 	case errors.As(err, &udb):

@@ -84,6 +84,7 @@ type Server struct {
 	columns   map[string][]string // logical table -> column names
 	// schemaGen counts DDL run through the proxy; the pools share it.
 	schemaGen atomic.Uint64
+	versions  versions // the version announced when the rules set none
 
 	stmtMeta *stmtMetaCache // result columns of prepared statements
 
@@ -347,7 +348,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	if t := s.rules.Server.HandshakeTimeout; t > 0 {
 		nc.SetDeadline(time.Now().Add(t))
 	}
-	sc, err := s.mysql.NewCustomizedConn(&greetingConn{Conn: nc}, s.auth, sess)
+	sc, err := s.mysql.NewCustomizedConn(&greetingConn{Conn: s.announce(nc)}, s.auth, sess)
 	if err != nil {
 		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", errLine(err))
 		nc.Close()

@@ -57,7 +57,10 @@ type Session struct {
 	// logical caches logicalColumn's answers.
 	logical    map[*mysql.Field]*mysql.Field
 	autocommit bool
-	txn        txnState
+	// prepared holds the SQL-level prepared statements by lower-case
+	// name (sqlprepare.go).
+	prepared map[string]sqlPrepared
+	txn      txnState
 	// backendStatus collects the status flags the backends of the
 	// running statement reported that the client hears too (status.go).
 	backendStatus statusSink
