@@ -19,13 +19,27 @@ import (
 var logicalInfoTables = map[string]infoTable{
 	"tables":     {schemaCols: []string{"TABLE_SCHEMA"}, tableCol: "TABLE_NAME"},
 	"columns":    {schemaCols: []string{"TABLE_SCHEMA"}, tableCol: "TABLE_NAME"},
-	"statistics": {schemaCols: []string{"TABLE_SCHEMA", "INDEX_SCHEMA"}, tableCol: "TABLE_NAME"},
+	"statistics": {schemaCols: []string{"TABLE_SCHEMA", "INDEX_SCHEMA"}, tableCol: "TABLE_NAME", nameCols: []string{"INDEX_NAME"}},
 	"schemata":   {schemaCols: []string{"SCHEMA_NAME"}},
+	"key_column_usage": {schemaCols: []string{"CONSTRAINT_SCHEMA", "TABLE_SCHEMA", "REFERENCED_TABLE_SCHEMA"}, tableCol: "TABLE_NAME",
+		nameCols: []string{"CONSTRAINT_NAME"}, refTableCol: "REFERENCED_TABLE_NAME"},
+	"referential_constraints": {schemaCols: []string{"CONSTRAINT_SCHEMA", "UNIQUE_CONSTRAINT_SCHEMA"}, tableCol: "TABLE_NAME",
+		nameCols: []string{"CONSTRAINT_NAME"}, refTableCol: "REFERENCED_TABLE_NAME", refNameCols: []string{"UNIQUE_CONSTRAINT_NAME"}},
+	"table_constraints": {schemaCols: []string{"CONSTRAINT_SCHEMA", "TABLE_SCHEMA"}, tableCol: "TABLE_NAME", nameCols: []string{"CONSTRAINT_NAME"}},
+	"check_constraints": {schemaCols: []string{"CONSTRAINT_SCHEMA"}, tableCol: "TABLE_NAME", nameCols: []string{"CONSTRAINT_NAME"}},
 }
 
+// infoTable names the columns of an information_schema table that the
+// logical schema changes.
 type infoTable struct {
 	schemaCols []string
 	tableCol   string
+	// nameCols are constraint or index names of the row's table, and
+	// refNameCols of its referenced table (refTableCol): physical tables
+	// name them apart (logicalConstraint).
+	nameCols    []string
+	refTableCol string
+	refNameCols []string
 }
 
 // infoSchemaSelect answers a SELECT on information_schema. TABLES,
@@ -116,6 +130,9 @@ func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTabl
 		for _, r := range res.rows {
 			if tableIdx >= 0 {
 				table := string(r[tableIdx])
+				if r[tableIdx] != nil {
+					s.srv.logicalRowNames(r, it, idx, table)
+				}
 				logical, isHome := homes[ds][table]
 				_, isNode := s.srv.physicalTable[table]
 				switch {

@@ -219,14 +219,14 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 		return s.writeOK(res.ok, more)
 	}
 	rename := func(r Row) Row { return r }
-	if physical != logical {
+	if physical != logical || s.srv.rules.Table(logical) != nil {
 		switch st.Tp {
 		case ast.ShowCreateTable:
 			rename = func(r Row) Row {
 				r = r.Clone()
 				r[0] = []byte(logical)
 				if len(r) > 1 && r[1] != nil {
-					r[1] = bytes.Replace(r[1], []byte("`"+physical+"`"), []byte("`"+logical+"`"), 1)
+					r[1] = s.srv.logicalCreateTable(r[1], physical, logical)
 				}
 				return r
 			}
@@ -234,6 +234,9 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 			rename = func(r Row) Row {
 				r = r.Clone()
 				r[0] = []byte(logical)
+				if len(r) > 2 && r[2] != nil {
+					r[2] = []byte(s.srv.logicalConstraint(physical, string(r[2])))
+				}
 				return r
 			}
 		}
