@@ -49,16 +49,23 @@ type infoTable struct {
 // data source, with physical names replaced), and the statement, with its
 // own WHERE, ORDER BY and joins, runs on the default data source. Other
 // information_schema tables are the default data source's.
-func (s *Session) infoSchemaSelect(ctx context.Context, sel *ast.SelectStmt, proto Protocol, more bool) error {
-	keepLabels(sel)
+func (s *Session) infoSchemaSelect(ctx context.Context, sel ast.StmtNode, proto Protocol, more bool) error {
+	if first := firstSelect(sel); first != nil {
+		keepLabels(first)
+	}
+	derivedOf := map[string]string{} // each table is read once per statement
 	for _, t := range tablesOf(sel) {
 		it, ok := logicalInfoTables[t.Name.L]
 		if !ok {
 			continue
 		}
-		derived, err := s.derivedInfoTable(ctx, t.Name.O, it)
-		if err != nil {
-			return err
+		derived, ok := derivedOf[t.Name.L]
+		if !ok {
+			var err error
+			if derived, err = s.derivedInfoTable(ctx, t.Name.O, it); err != nil {
+				return err
+			}
+			derivedOf[t.Name.L] = derived
 		}
 		node, err := s.parser.ParseOneStmt(derived, "", "")
 		if err != nil {
@@ -74,6 +81,24 @@ func (s *Session) infoSchemaSelect(ctx context.Context, sel *ast.SelectStmt, pro
 		return &InternalError{Msg: "restore information_schema query: " + err.Error()}
 	}
 	return s.onDefault(ctx, b.String(), router.KindSelect, proto, more)
+}
+
+// firstSelect returns the SELECT whose fields label a query's result: the
+// statement itself, or the first branch of a UNION.
+func firstSelect(n ast.Node) *ast.SelectStmt {
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		return x
+	case *ast.SetOprStmt:
+		if x.SelectList != nil && len(x.SelectList.Selects) > 0 {
+			return firstSelect(x.SelectList.Selects[0])
+		}
+	case *ast.SetOprSelectList:
+		if len(x.Selects) > 0 {
+			return firstSelect(x.Selects[0])
+		}
+	}
+	return nil
 }
 
 // derivedInfoTable returns a SELECT ... UNION ALL ... of information_schema
