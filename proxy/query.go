@@ -286,6 +286,18 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		if schemaOf(st) == infoSchema {
 			return s.infoSchemaSelect(ctx, st, proto, more)
 		}
+	case *ast.SetOprStmt:
+		// UNION, INTERSECT, EXCEPT of information_schema queries (TypeORM
+		// reads its tables with a UNION): the same logical rows.
+		if schemaOf(st) == infoSchema {
+			if ds, err := s.srv.rules.DataSourceHint(sql); err != nil || ds != "" {
+				if err != nil {
+					return err
+				}
+				return s.onDataSource(ctx, ds, sql, router.KindSelect, proto, more)
+			}
+			return s.infoSchemaSelect(ctx, st, proto, more)
+		}
 	case *ast.DoStmt:
 		if !hasTable(st) {
 			ds, err := s.srv.rules.DataSourceHint(sql)
