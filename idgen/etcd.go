@@ -240,6 +240,7 @@ func (g *Snowflake) startEtcd(ctx context.Context, cli *clientv3.Client) error {
 		src.cli, err = clientv3.New(clientv3.Config{
 			Endpoints:   g.cfg.Etcd.Endpoints,
 			DialTimeout: g.cfg.Etcd.DialTimeout,
+			DialOptions: reconnectSoon(),
 		})
 		if err != nil {
 			return fmt.Errorf("snowflake: etcd client for %v: %w", g.cfg.Etcd.Endpoints, err)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 )
 
 // reclaimRetry is how often a generator without a usable pair asks etcd
@@ -113,4 +115,15 @@ func (g *Snowflake) Ready() error {
 		}
 	}
 	return nil
+}
+
+// reconnectSoon caps the etcd client's reconnect backoff at a second.
+// gRPC's default grows to two minutes (1 s x 1.6 per attempt): after an
+// outage of twenty seconds the next attempt came up to eight seconds after
+// etcd was back, and no key was issued meanwhile.
+func reconnectSoon() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+		MinConnectTimeout: time.Second,
+	})}
 }

@@ -609,3 +609,33 @@ func TestEtcdLeaseGoneReclaims(t *testing.T) {
 		t.Errorf("id %d still uses worker %d", id, before.WorkerID)
 	}
 }
+
+// TestEtcdOutageResumesSoon: after etcd was down long enough for the
+// client's reconnect backoff to grow, ids resume soon after etcd answers
+// again, not seconds later.
+func TestEtcdOutageResumesSoon(t *testing.T) {
+	etcd := startEtcd(t)
+	cfg := etcdConfig(etcd.Endpoint, "/test/outage")
+	g, err := New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.Next(); err != nil {
+		t.Fatal(err)
+	}
+	etcd.stop()
+	eventually(t, "the lease to lapse", func() bool { return g.Ready() != nil })
+	time.Sleep(4 * time.Second) // the outage lasts: reconnect attempts back off meanwhile
+	etcd.start()
+	up := time.Now()
+	eventually(t, "ids after etcd restarted", func() bool { return g.Ready() == nil })
+	took := time.Since(up)
+	t.Logf("issuing again %s after etcd answered", took.Round(time.Millisecond))
+	if took > 2*time.Second {
+		t.Errorf("ids resumed %s after etcd answered, want within 2 s", took.Round(time.Millisecond))
+	}
+	if _, err := g.Next(); err != nil {
+		t.Errorf("Next() after the outage: %v", err)
+	}
+}
