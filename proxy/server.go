@@ -348,7 +348,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	if t := s.rules.Server.HandshakeTimeout; t > 0 {
 		nc.SetDeadline(time.Now().Add(t))
 	}
-	sc, err := s.mysql.NewCustomizedConn(&greetingConn{Conn: s.announce(nc)}, s.auth, sess)
+	sc, err := s.mysql.NewCustomizedConn(&greetingConn{Conn: s.announce(nc)}, sessionAuth{s.auth, sess}, sess)
 	if err != nil {
 		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", errLine(err))
 		nc.Close()

@@ -18,6 +18,7 @@ import (
 	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
 )
 
 // watchDelay is how long a statement runs before the session starts
@@ -46,7 +47,8 @@ type Session struct {
 	foundRows       bool
 	quit            bool // the connection ends after this command
 
-	db      string // logical schema in use, "" for none
+	db      string             // logical schema in use, "" for none
+	priv    *router.Privileges // the user's, once known (authz.go)
 	parser  *parser.Parser
 	sqlMode tidbmysql.SQLMode // the parser's
 	// normalized, args and key are reused from statement to statement by
@@ -145,6 +147,9 @@ func (s *Session) attachHandler(sc *server.Conn) {
 func (s *Session) UseDB(name string) error {
 	if name != s.srv.rules.DatabaseName {
 		return mysqlError(&UnknownDatabaseError{Name: name})
+	}
+	if err := s.checkUse(name); err != nil {
+		return mysqlError(err)
 	}
 	s.db = name
 	return nil

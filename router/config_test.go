@@ -410,7 +410,7 @@ func TestServerDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Server{
-		Listen: "127.0.0.1:3307", MetricsListen: "127.0.0.1:9307", Users: []User{{"app", "pw"}},
+		Listen: "127.0.0.1:3307", MetricsListen: "127.0.0.1:9307", Users: []User{appUser("app", "pw", "db")},
 		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024,
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
 		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: "",
@@ -453,7 +453,7 @@ func TestServerSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Server{
-		Listen: "0.0.0.0:13307", MetricsListen: "[::1]:19307", Users: []User{{"app", "pw"}, {"ops", ""}},
+		Listen: "0.0.0.0:13307", MetricsListen: "[::1]:19307", Users: []User{appUser("app", "pw", "db"), appUser("ops", "", "db")},
 		DefaultDataSource: "ds_1", TLSCert: "/etc/sf/cert.pem", TLSKey: "/etc/sf/key.pem",
 		AuthPlugin: AuthCachingSHA2, MaxConnections: 50, HandshakeTimeout: 2 * time.Second,
 		StatementTimeout: 90 * time.Second, MultiSourceTransactions: MultiSourceReject,
@@ -469,6 +469,12 @@ func TestServerSettings(t *testing.T) {
 	if AuthCachingSHA2.String() != "caching_sha2_password" || MultiSourceReject.String() != "reject" {
 		t.Errorf("enum strings: %s %s", AuthCachingSHA2, MultiSourceReject)
 	}
+}
+
+// appUser is a server.users entry without privilege keys: an
+// application account on schema.
+func appUser(name, password, schema string) User {
+	return User{Name: name, Password: password, Privileges: Privileges{Schemas: []string{schema}}}
 }
 
 func serverEqual(a, b Server) bool {

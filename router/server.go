@@ -87,12 +87,6 @@ const (
 	MaxLockWaitTimeout = 1073741824 * time.Second
 )
 
-// User is one account clients log in with.
-type User struct {
-	Name     string
-	Password string
-}
-
 // AuthPlugin is a MySQL authentication plugin the proxy offers.
 type AuthPlugin int
 
@@ -161,7 +155,7 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		d.errorf(f.keyNode("metricsListen"), "server.metricsListen %s is the same address as server.listen", s.MetricsListen)
 	}
 	if !missing {
-		d.users(s, f)
+		d.users(s, f, r.DatabaseName)
 	}
 	s.DefaultDataSource = d.str(f.get("defaultDataSource"), "server.defaultDataSource")
 	if s.DefaultDataSource != "" && r.dsByName != nil && r.dsByName[s.DefaultDataSource] == nil {
@@ -268,35 +262,6 @@ func (d *decoder) address(f *fieldSet, key, def string) string {
 		d.errorf(f.get(key), "server.%s must be host:port, got %q", key, a)
 	}
 	return a
-}
-
-func (d *decoder) users(s *Server, f *fieldSet) {
-	n := resolve(f.get("users"))
-	if n == nil || isNull(n) || n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
-		d.errorf(f.keyNode("users"), "server.users is required: at least one {user, password} clients log in with")
-		return
-	}
-	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, "server.users must be a list of {user, password}")
-		return
-	}
-	seen := map[string]bool{}
-	for _, it := range n.Content {
-		u := d.fields(it, "server.users item", "user", "password")
-		if u == nil {
-			continue
-		}
-		name := d.str(u.get("user"), "server.users user")
-		if name == "" {
-			d.errorf(u.node, "server.users: user is required")
-			continue
-		}
-		if seen[name] {
-			d.errorf(u.get("user"), "server.users: user %q appears twice", name)
-		}
-		seen[name] = true
-		s.Users = append(s.Users, User{Name: name, Password: d.str(u.get("password"), "server.users password")})
-	}
 }
 
 // CheckServe reports what keeps the rules from being served although they
