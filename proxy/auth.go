@@ -57,8 +57,12 @@ func (h *authHandler) GetCredential(username string) (server.Credential, bool, e
 	return server.Credential{Passwords: []string{rand.Text()}, AuthPluginName: h.plugin}, true, nil
 }
 
-// OnAuthSuccess accepts every user that passed the password check.
-func (h *authHandler) OnAuthSuccess(*server.Conn) error { return nil }
+// OnAuthSuccess accepts every user that passed the password check. The
+// OK that ends the login says AUTOCOMMIT, as MariaDB's does.
+func (h *authHandler) OnAuthSuccess(c *server.Conn) error {
+	c.SetStatus(greetingStatus)
+	return nil
+}
 
 // OnAuthFailure logs the failed login (never the password).
 func (h *authHandler) OnAuthFailure(c *server.Conn, err error) {

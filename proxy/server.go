@@ -135,7 +135,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.joins = newJoinCache()
 	if s.merger == nil {
-		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s)}
+		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s), Dialects: &dialectProbe{srv: s}}
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
@@ -341,7 +341,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	if t := s.rules.Server.HandshakeTimeout; t > 0 {
 		nc.SetDeadline(time.Now().Add(t))
 	}
-	sc, err := s.mysql.NewCustomizedConn(nc, s.auth, sess)
+	sc, err := s.mysql.NewCustomizedConn(&greetingConn{Conn: nc}, s.auth, sess)
 	if err != nil {
 		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", errLine(err))
 		nc.Close()

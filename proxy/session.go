@@ -55,11 +55,14 @@ type Session struct {
 	args       []any
 	key        []byte
 	// logical caches logicalColumn's answers.
-	logical      map[*mysql.Field]*mysql.Field
-	autocommit   bool
-	txn          txnState
-	vars         settings
-	lastInsertID uint64
+	logical    map[*mysql.Field]*mysql.Field
+	autocommit bool
+	txn        txnState
+	// backendStatus collects the status flags the backends of the
+	// running statement reported that the client hears too (status.go).
+	backendStatus statusSink
+	vars          settings
+	lastInsertID  uint64
 
 	stmts      map[uint32]*preparedStmt
 	nextStmtID uint32
@@ -110,7 +113,10 @@ func (s *Session) attach(sc *server.Conn) {
 // attachHandler learns the connection's identity and capabilities, for a
 // session that go-mysql's command loop drives through server.Handler.
 func (s *Session) attachHandler(sc *server.Conn) {
-	s.nc = sc.Conn.Conn
+	s.nc = unwrapGreeting(sc.Conn.Conn)
+	// The login's OK said AUTOCOMMIT (OnAuthSuccess); from now on the
+	// session's own state says what the flags are (status).
+	sc.UnsetStatus(greetingStatus)
 	s.id = sc.ConnectionID()
 	s.user = sc.GetUser()
 	s.log = s.srv.log.With("conn", s.id, "user", s.user)
@@ -245,6 +251,7 @@ func (s *Session) dispatch(p []byte) {
 		return
 	}
 	cmd, data := p[0], p[1:]
+	s.backendStatus.reset()
 	var err error
 	switch cmd {
 	case mysql.COM_QUIT:
@@ -338,6 +345,7 @@ func (s *Session) resetConnection() {
 // its context.
 func (s *Session) statementContext() (ctx context.Context, end func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
+	s.backendStatus.reset()
 	s.mu.Lock()
 	s.cancel = cancel
 	s.stmtStart = time.Now()

@@ -51,13 +51,18 @@ func (s *Session) startTxn(begin string) {
 	s.txn = txnState{active: true, conns: map[string]*backendConn{}, written: map[string]bool{}, begin: begin, isolation: iso}
 }
 
+// readOnly reports whether the transaction is START TRANSACTION READ ONLY.
+func (t *txnState) readOnly() bool { return t.begin == beginReadOnly }
+
+const beginReadOnly = "START TRANSACTION READ ONLY"
+
 func beginSQL(st *ast.BeginStmt) string {
 	if st == nil {
 		return "START TRANSACTION"
 	}
 	// TiDB's own options (pessimistic, AS OF) mean nothing to MySQL.
 	if st.ReadOnly {
-		return "START TRANSACTION READ ONLY"
+		return beginReadOnly
 	}
 	return "START TRANSACTION"
 }
