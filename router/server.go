@@ -60,6 +60,8 @@ type Server struct {
 	// VERSION() and @@version (default DefaultVersion). Drivers pick
 	// features and variable names from its leading major.minor.patch.
 	Version string
+	// Limits bound what clients can make the proxy hold (server_limits.go).
+	Limits Limits
 }
 
 // Server defaults, applied by Load for keys the file leaves out.
@@ -135,11 +137,14 @@ func serverKeys() []string {
 		"unionRoutes"}
 }
 
+// allServerKeys are serverKeys and the keys of Limits.
+func allServerKeys() []string { return append(serverKeys(), limitKeys()...) }
+
 // server decodes the server: section and applies the defaults. root is
 // the file's top mapping, for errors about a missing section.
 func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 	s := &r.Server
-	f := d.fields(n, "server", serverKeys()...)
+	f := d.fields(n, "server", allServerKeys()...)
 	missing := f == nil
 	if missing {
 		// A ShardingSphere file has no server: section; it loads (check and
@@ -212,6 +217,7 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		}
 	}
 	s.UnionRoutes = d.boolean(f.get("unionRoutes"), "server.unionRoutes", true)
+	d.limits(s, f)
 	s.Version = d.str(f.get("version"), "server.version")
 	if s.Version == "" {
 		s.Version = DefaultVersion
