@@ -71,7 +71,7 @@ func (d *decoder) limits(s *Server, f *fieldSet) {
 		d.errorf(f.get("maxHandshakes"), "server.maxHandshakes must be positive")
 	}
 	l.MaxPreparedStatements = int(d.integer(f.get("maxPreparedStatements"), "server.maxPreparedStatements", DefaultMaxPreparedStatements))
-	if l.MaxPreparedStatements < 0 || l.MaxPreparedStatements > 1048576 {
-		d.errorf(f.get("maxPreparedStatements"), "server.maxPreparedStatements must be from 0 to 1048576, as MySQL's max_prepared_stmt_count")
+	if l.MaxPreparedStatements < 1 || l.MaxPreparedStatements > 1048576 {
+		d.errorf(f.get("maxPreparedStatements"), "server.maxPreparedStatements must be from 1 to 1048576")
 	}
 }

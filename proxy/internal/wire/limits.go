@@ -29,6 +29,13 @@ func (b *Budget) Used() int64 { return b.used.Load() }
 // Limit returns the budget's size.
 func (b *Budget) Limit() int64 { return b.limit }
 
+// Reserve takes n bytes of the budget for memory held elsewhere, and
+// reports whether they fit; give them back with Release.
+func (b *Budget) Reserve(n int) bool { return b.reserve(n) }
+
+// Release gives back n bytes taken with Reserve.
+func (b *Budget) Release(n int) { b.release(n) }
+
 func (b *Budget) reserve(n int) bool {
 	if b.used.Add(int64(n)) > b.limit {
 		b.used.Add(-int64(n))
