@@ -415,6 +415,10 @@ func TestServerDefaults(t *testing.T) {
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
 		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: "",
 		UnionRoutes: true,
+		Limits: Limits{
+			MaxAllowedPacket: 64 << 20, PacketMemoryBytes: 1 << 30, WaitTimeout: 8 * time.Hour,
+			NetReadTimeout: 30 * time.Second, MaxHandshakes: 128, MaxPreparedStatements: 16382,
+		},
 	}
 	if got := r.Server; !serverEqual(got, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", got, want)
@@ -447,6 +451,12 @@ func TestServerSettings(t *testing.T) {
   version: 8.0.36-shardflake
   lockWaitTimeout: 5s
   unionRoutes: false
+  maxAllowedPacket: 1GiB
+  packetMemoryBytes: 256MiB
+  waitTimeout: 10m
+  netReadTimeout: 5s
+  maxHandshakes: 16
+  maxPreparedStatements: 100
 `)
 	r, err := Parse([]byte(doc), "rules.yaml")
 	if err != nil {
@@ -459,6 +469,10 @@ func TestServerSettings(t *testing.T) {
 		StatementTimeout: 90 * time.Second, MultiSourceTransactions: MultiSourceReject,
 		SlowStatementThreshold: 250 * time.Millisecond, MaxScatterRows: 100000, MergeMemoryBytes: 16 << 20,
 		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second,
+		Limits: Limits{
+			MaxAllowedPacket: 1 << 30, PacketMemoryBytes: 256 << 20, WaitTimeout: 10 * time.Minute,
+			NetReadTimeout: 5 * time.Second, MaxHandshakes: 16, MaxPreparedStatements: 100,
+		},
 	}
 	if !serverEqual(r.Server, want) {
 		t.Errorf("server:\n got %+v\nwant %+v", r.Server, want)

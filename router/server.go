@@ -67,6 +67,8 @@ type Server struct {
 	// (10.11.19-MariaDB-shardflake), and DefaultVersion when that data
 	// source cannot be asked.
 	Version string
+	// Limits bound what clients can make the proxy hold (server_limits.go).
+	Limits Limits
 }
 
 // Server defaults, applied by Load for keys the file leaves out.
@@ -137,11 +139,14 @@ func serverKeys() []string {
 		"unionRoutes", "traffic"}
 }
 
+// allServerKeys are serverKeys and the keys of Limits.
+func allServerKeys() []string { return append(serverKeys(), limitKeys()...) }
+
 // server decodes the server: section and applies the defaults. root is
 // the file's top mapping, for errors about a missing section.
 func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 	s := &r.Server
-	f := d.fields(n, "server", serverKeys()...)
+	f := d.fields(n, "server", allServerKeys()...)
 	missing := f == nil
 	if missing {
 		// A ShardingSphere file has no server: section; it loads (check and
@@ -215,6 +220,7 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 	}
 	s.UnionRoutes = d.boolean(f.get("unionRoutes"), "server.unionRoutes", true)
 	d.traffic(r, f.get("traffic"))
+	d.limits(s, f)
 	s.Version = d.str(f.get("version"), "server.version")
 	if s.Version != "" && !validVersion(s.Version) {
 		d.errorf(f.get("version"), "server.version %q must start with a version number major.minor.patch, which drivers read (e.g. 8.0.36-shardflake), and hold no control characters", s.Version)
