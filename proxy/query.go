@@ -336,6 +336,7 @@ func (s *Session) onDataSource(ctx context.Context, ds, sql string, kind router.
 func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, proto Protocol, more bool) error {
 	start := time.Now()
 	err := s.runPlanAndWrite(ctx, plan, proto, more)
+	s.afterAutocommitStatement(err)
 	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
 	if err != nil {
 		ev.Code = mysqlError(err).Code

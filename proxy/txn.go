@@ -28,6 +28,9 @@ type txnState struct {
 	// isolation is a one-shot SET TRANSACTION ISOLATION LEVEL for the
 	// next transaction, "" for none.
 	isolation string
+	// readOnlyNext is a one-shot SET TRANSACTION READ ONLY (true) or
+	// READ WRITE for the next transaction, kept like isolation.
+	readOnlyNext bool
 	// savepoints are the transaction's savepoint names in the order
 	// they were set (savepoint.go).
 	savepoints []string
@@ -50,8 +53,11 @@ func (s *Session) beginTransaction(st *ast.BeginStmt) error {
 }
 
 func (s *Session) startTxn(begin string) {
-	iso := s.txn.isolation
-	s.txn = txnState{active: true, conns: map[string]*backendConn{}, written: map[string]bool{}, begin: begin, isolation: iso}
+	iso, ro := s.txn.isolation, s.txn.readOnlyNext
+	if ro {
+		begin = beginReadOnly
+	}
+	s.txn = txnState{active: true, conns: map[string]*backendConn{}, written: map[string]bool{}, begin: begin, isolation: iso, readOnlyNext: ro}
 }
 
 // readOnly reports whether the transaction is START TRANSACTION READ ONLY.
@@ -76,11 +82,11 @@ func beginSQL(st *ast.BeginStmt) string {
 // committed are rolled back and the error names what did commit.
 func (s *Session) endTransaction(commit bool) error {
 	t := s.txn
-	s.txn = txnState{isolation: t.isolation}
+	s.txn = txnState{isolation: t.isolation, readOnlyNext: t.readOnlyNext}
 	if !t.active {
 		return nil
 	}
-	s.txn.isolation = ""
+	s.txn.isolation, s.txn.readOnlyNext = "", false
 	var err error
 	var committed []string
 	for _, ds := range t.order {
@@ -236,6 +242,10 @@ func (ps poolSource) acquire(ctx context.Context, ds string, n int) ([]*backendC
 	}
 	for _, bc := range bcs {
 		if err := bc.apply(want); err != nil {
+			p.put(bcs...)
+			return nil, err
+		}
+		if err := s.oneShotReadOnly(bc); err != nil {
 			p.put(bcs...)
 			return nil, err
 		}

@@ -90,7 +90,7 @@ func (v settings) sql() string {
 func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) error {
 	next := s.vars.clone()
 	var assignments []string
-	var autocommit *bool
+	var autocommit, readOnlyNext *bool
 	isolation := ""
 	for _, a := range st.Variables {
 		name := strings.ToLower(a.Name)
@@ -132,8 +132,24 @@ func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) err
 				return err
 			}
 			isolation = strings.ReplaceAll(strings.Trim(level, "'"), "-", " ")
+		case a.IsSystem && isReadOnlyVar(name) && (isolation != "" || oneShotTransaction.MatchString(st.Text())):
+			// SET TRANSACTION READ ONLY: the next transaction only.
+			if s.txn.active {
+				return mysql.NewDefaultError(mysql.ER_CANT_CHANGE_TX_CHARACTERISTICS)
+			}
+			_, on, err := readOnlySetting(a.Value)
+			if err != nil {
+				return err
+			}
+			readOnlyNext = &on
 		case a.IsSystem:
-			val, err := restoreExpr(a.Value)
+			var val string
+			var err error
+			if isReadOnlyVar(name) {
+				val, _, err = readOnlySetting(a.Value)
+			} else {
+				val, err = s.systemValue(ctx, a.Value)
+			}
 			if err != nil {
 				return err
 			}
@@ -163,6 +179,9 @@ func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) err
 	s.vars = next
 	if isolation != "" {
 		s.txn.isolation = isolation
+	}
+	if readOnlyNext != nil {
+		s.txn.readOnlyNext = *readOnlyNext
 	}
 	if autocommit != nil {
 		if *autocommit && !s.autocommit {
