@@ -33,6 +33,10 @@ func TestDialectDifferences(t *testing.T) {
 			t.Errorf("%s DIV %s (zeroOutOfRange %v) = %v, %v; want error %v", tt.a, tt.b, tt.zeroOutOfRange, v, err, tt.wantErr)
 		}
 	}
+	// A DOUBLE is divided by its shortest digits: -1e0 is an integral -1.
+	if _, err := intDivDecimal(exactOf(value{k: vFloat, f: -1}), dec("5"), true, true); err == nil {
+		t.Error("-1e0 DIV 5 under zeroOutOfRange: no error")
+	}
 	if f := signedZero(math.Copysign(0, -1), false); math.Signbit(f) {
 		t.Error("signedZero(-0, false) kept the sign")
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -83,8 +84,11 @@ type Server struct {
 	columns   map[string][]string // logical table -> column names
 	// schemaGen counts DDL run through the proxy; the pools share it.
 	schemaGen atomic.Uint64
+	versions  versions // the version announced when the rules set none
 
 	stmtMeta *stmtMetaCache // result columns of prepared statements
+
+	traffic *traffic.Set // server.traffic's limits
 
 	// beforeStatement, when set, runs before each statement of a
 	// session; tests use it to inject failures.
@@ -134,6 +138,9 @@ func New(cfg Config) (*Server, error) {
 		s.planner = RouterPlanner(rt)
 	}
 	s.joins = newJoinCache()
+	if s.traffic, err = traffic.New(cfg.Rules.Server.Traffic, nil); err != nil {
+		return nil, err
+	}
 	if s.merger == nil {
 		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s), Dialects: &dialectProbe{srv: s}}
 	}
@@ -341,7 +348,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	if t := s.rules.Server.HandshakeTimeout; t > 0 {
 		nc.SetDeadline(time.Now().Add(t))
 	}
-	sc, err := s.mysql.NewCustomizedConn(&greetingConn{Conn: nc}, s.auth, sess)
+	sc, err := s.mysql.NewCustomizedConn(&greetingConn{Conn: s.announce(nc)}, s.auth, sess)
 	if err != nil {
 		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", errLine(err))
 		nc.Close()

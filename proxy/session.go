@@ -56,7 +56,10 @@ type Session struct {
 	// logical caches logicalColumn's answers.
 	logical    map[*mysql.Field]*mysql.Field
 	autocommit bool
-	txn        txnState
+	// prepared holds the SQL-level prepared statements by lower-case
+	// name (sqlprepare.go).
+	prepared map[string]sqlPrepared
+	txn      txnState
 	// backendStatus collects the status flags the backends of the
 	// running statement reported that the client hears too (status.go).
 	backendStatus statusSink
@@ -69,6 +72,9 @@ type Session struct {
 	// state is what the session left on backend connections it pinned
 	// (temporary tables, named locks; pin.go).
 	state sessionState
+
+	// limits is the admit stage's scratch (traffic.go).
+	limits sessionLimits
 
 	// capture, when set, collects results instead of writing them
 	// (the server.Handler methods).

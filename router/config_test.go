@@ -413,7 +413,7 @@ func TestServerDefaults(t *testing.T) {
 		Listen: "127.0.0.1:3307", MetricsListen: "127.0.0.1:9307", Users: []User{{"app", "pw"}},
 		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024,
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
-		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: DefaultVersion,
+		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: "",
 		UnionRoutes: true,
 	}
 	if got := r.Server; !serverEqual(got, want) {
@@ -483,7 +483,7 @@ func TestCheckServeWithoutServerSection(t *testing.T) {
 	if err := r.CheckServe(); err == nil || !strings.Contains(err.Error(), "server.users is required to serve") {
 		t.Errorf("CheckServe = %v, want server.users is required", err)
 	}
-	if r.Server.Listen != DefaultListen || r.Server.AuthPlugin != AuthNativePassword || r.Server.Version != DefaultVersion {
+	if r.Server.Listen != DefaultListen || r.Server.AuthPlugin != AuthNativePassword || r.Server.Version != "" {
 		t.Errorf("defaults not applied without a server section: %+v", r.Server)
 	}
 }
