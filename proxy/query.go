@@ -24,6 +24,7 @@ import (
 // unless the client enabled multi-statements.
 func (s *Session) handleQuery(sql string) {
 	s.srv.questions.Add(1)
+	sql = s.clientSQL(sql)
 	if s.runNormalized(sql) {
 		return
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/charset"
+
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 )
 
 // Session state that drivers and tools set, beyond plain SET var = value
@@ -114,4 +116,14 @@ func (s *Session) afterAutocommitStatement(err error) {
 	if err == nil && !s.txn.active && s.autocommit {
 		s.txn.readOnlyNext = false
 	}
+}
+
+// clientSQL is a statement's text as the proxy reads it: under sql_mode
+// NO_BACKSLASH_ESCAPES, turned into the backslash form, which the parser,
+// the router and the backends (backendConn.send) all work in.
+func (s *Session) clientSQL(sql string) string {
+	if s.sqlMode.HasNoBackslashEscapesMode() {
+		return sqlarg.ToBackslashEscapes(sql)
+	}
+	return sql
 }

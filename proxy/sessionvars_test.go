@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"database/sql"
 	"slices"
 	"strings"
@@ -150,4 +151,57 @@ func TestHandshakeCollation(t *testing.T) {
 			t.Errorf("collation=%s: %v", coll, err)
 		}
 	}
+}
+
+// TestNoBackslashEscapes: under sql_mode NO_BACKSLASH_ESCAPES a backslash
+// in a literal is an ordinary character, in statements the router
+// rewrites (sharded INSERT, UPDATE, SELECT), in statements that go to a
+// data source as written, in user variables replayed on other backend
+// connections, and in prepared statements' arguments; the rows are the
+// same as on one MariaDB, in either mode, and the status flags say so.
+func TestNoBackslashEscapes(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	statusRefDB(t, e, "nbe_ref")
+	proxy, ref := e.conn(t), refConn(t, e, "nbe_ref")
+	const rows = "SELECT order_id, user_id, status, HEX(status) FROM t_order ORDER BY order_id"
+	for _, st := range []string{
+		`INSERT INTO t_order (order_id, user_id, status) VALUES (1, 0, 'a\\b')`, // before: an escape
+		"SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'",
+		`INSERT INTO t_order (order_id, user_id, status) VALUES (2, 0, 'c:\dir\'), (3, 1, 'it''s \n')`,
+		`UPDATE t_order SET status = CONCAT(status, '\x') WHERE order_id IN (2, 3)`,
+		`UPDATE t_order SET status = 'q\' WHERE status = 'a\b'`,
+		`SELECT 'a\b', "d\e", LENGTH('\\')`,
+		`SELECT order_id FROM t_order WHERE status LIKE 'c:\%'`,
+		`SET @v = 'v\w'`,
+		`SELECT @v, LENGTH(@v)`,
+		`SELECT COUNT(*) FROM t_order WHERE status <> @v`,
+		`INSERT INTO t_order (order_id, user_id, status) VALUES (4, 1, @v)`,
+		"SELECT @@sql_mode",
+		"SET SESSION sql_mode = DEFAULT",
+		`INSERT INTO t_order (order_id, user_id, status) VALUES (5, 1, 'e\\f\'g')`,
+		`SELECT 'a\\b', @v`,
+	} {
+		diffStep(t, proxy, ref, st, rows)
+		got, want := queryStrings(t, proxy, "SELECT @@sql_mode"), queryStrings(t, ref, "SELECT @@sql_mode")
+		if !slices.Equal(got, want) {
+			t.Errorf("after %s: sql_mode: proxy %q, MariaDB %q", st, got, want)
+		}
+	}
+	// Prepared statements under the mode: arguments and literals.
+	for _, c := range []*sql.Conn{proxy, ref} {
+		if _, err := c.ExecContext(context.Background(), "SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	diffQuery(t, "prepared", proxy, ref, `SELECT 'p\q', LENGTH('\')`)
+	for _, c := range []*sql.Conn{proxy, ref} {
+		if _, err := c.ExecContext(context.Background(), `INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, ?)`, 6, 0, `r\s'`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ExecContext(context.Background(), `UPDATE t_order SET status = CONCAT(?, '\') WHERE order_id = ?`, `t\`, 6); err != nil {
+			t.Fatal(err)
+		}
+	}
+	diffQuery(t, "prepared", proxy, ref, rows)
 }

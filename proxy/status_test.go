@@ -84,6 +84,11 @@ func TestStatusFlagsMatchMariaDB(t *testing.T) {
 		"SELECT * FROM no_such_table",
 		"SELECT 1",
 		"COMMIT",
+		"SET sql_mode = 'NO_BACKSLASH_ESCAPES'",
+		"SELECT 'a\\b'",
+		"SELECT order_id FROM t_order WHERE status = 'a\\b'",
+		"SET sql_mode = DEFAULT",
+		"SELECT 'a\\b'",
 	}
 	for _, q := range script {
 		got, want := proxy.query(q), direct.query(q)

@@ -231,12 +231,11 @@ func (s *Session) applySet(ctx context.Context, set string, next settings) error
 
 // followSQLMode makes the session's parser read SQL as the session's
 // sql_mode says (ANSI_QUOTES, PIPES_AS_CONCAT, ...), reading the mode a
-// SET left on bc. NO_BACKSLASH_ESCAPES is refused: the router writes
-// string literals with backslash escapes.
+// SET left on bc. Under NO_BACKSLASH_ESCAPES the client's text is turned
+// into the backslash form as it arrives (noBackslashText), so the parser
+// reads that form: the session's sqlMode keeps the flag, the parser's
+// does not.
 func (s *Session) followSQLMode(bc *backendConn, ok wire.OK) error {
-	if ok.Status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0 {
-		return &NotSupportedError{What: "sql_mode NO_BACKSLASH_ESCAPES"}
-	}
 	if err := bc.send(mysql.COM_QUERY, "SELECT @@SESSION.sql_mode"); err != nil {
 		return err
 	}
@@ -269,7 +268,7 @@ func (s *Session) followSQLMode(bc *backendConn, ok wire.OK) error {
 			}
 		}
 	}
-	s.parser.SetSQLMode(mode)
+	s.parser.SetSQLMode(mode &^ tidbmysql.ModeNoBackslashEscapes)
 	s.sqlMode = mode
 	return nil
 }
