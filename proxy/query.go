@@ -249,6 +249,10 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 			return err
 		}
 		return s.writeOK(wire.OK{}, more)
+	case *ast.LockTablesStmt:
+		return s.handleLockTables(ctx, st, more)
+	case *ast.UnlockTablesStmt:
+		return s.handleUnlockTables(more)
 	case *ast.SavepointStmt:
 		return s.handleSavepoint(st.Name, more)
 	case *ast.ReleaseSavepointStmt:
@@ -388,6 +392,7 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 }
 
 func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto Protocol, more bool) error {
+	plan = s.lockedPlan(plan) // LOCK TABLES (lock.go)
 	// DDL commits an open transaction, as in MySQL; CREATE and DROP
 	// TEMPORARY TABLE do not.
 	ddl := plan.Kind == router.KindDDL && !s.state.tempDDL

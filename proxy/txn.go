@@ -48,6 +48,12 @@ func (s *Session) beginTransaction(st *ast.BeginStmt) error {
 			return err
 		}
 	}
+	// BEGIN releases LOCK TABLES locks, as in MariaDB.
+	if len(s.state.tableLocks) > 0 {
+		if err := s.unlockTables(); err != nil {
+			return err
+		}
+	}
 	s.startTxn(beginSQL(st))
 	return nil
 }
@@ -100,6 +106,11 @@ func (s *Session) endTransaction(commit bool) error {
 		} else if !bc.broken {
 			if _, rerr := bc.exec("ROLLBACK"); rerr != nil {
 				s.log.Warn("rollback failed", "datasource", ds, "err", errLine(rerr))
+				bc.broken = true
+			}
+		}
+		if s.state.tableLocks[ds] && !bc.broken {
+			if _, err := bc.exec("SET autocommit = 1"); err != nil {
 				bc.broken = true
 			}
 		}
@@ -195,7 +206,14 @@ func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendCon
 			return nil, err
 		}
 	}
-	if _, err := bc.exec(s.txn.begin); err != nil {
+	// START TRANSACTION would release the connection's LOCK TABLES
+	// locks: under them (autocommit=0) the transaction is the backend's
+	// own autocommit=0 one, as on one server (lock.go).
+	begin := s.txn.begin
+	if s.state.tableLocks[ds] {
+		begin = "SET autocommit = 0"
+	}
+	if _, err := bc.exec(begin); err != nil {
 		poolSource{s}.release(bc)
 		return nil, err
 	}
