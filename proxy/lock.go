@@ -211,13 +211,23 @@ func (g *stmtGuard) endLocked() {
 // by their own names, `t_order_1` instead of `t_order_1` AS `t_order`,
 // and columns qualified by the logical name are qualified by the
 // physical one. The plan is shared (cached), so a changed one is a copy.
-func (s *Session) lockedPlan(plan *router.Plan) *router.Plan {
+// A route to a data source where the session locked nothing gets 1100.
+func (s *Session) lockedPlan(plan *router.Plan) (*router.Plan, error) {
 	if len(s.state.tableLocks) == 0 {
-		return plan
+		return plan, nil
 	}
 	out := plan
 	for i, r := range plan.Routes {
 		if !s.state.tableLocks[r.DataSource] {
+			if len(r.Nodes) > 0 {
+				// No table of that data source is locked, so neither is
+				// this one: MariaDB's answer, whichever data node.
+				name := s.srv.physicalTable[r.Nodes[0].Table]
+				if name == "" {
+					name = r.Nodes[0].Table
+				}
+				return nil, mysql.NewDefaultError(mysql.ER_TABLE_NOT_LOCKED, name)
+			}
 			continue
 		}
 		sql := r.SQL
@@ -240,5 +250,5 @@ func (s *Session) lockedPlan(plan *router.Plan) *router.Plan {
 		}
 		out.Routes[i].SQL = sql
 	}
-	return out
+	return out, nil
 }

@@ -407,7 +407,10 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 }
 
 func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto Protocol, more bool) error {
-	plan = s.lockedPlan(plan) // LOCK TABLES (lock.go)
+	plan, lockErr := s.lockedPlan(plan) // LOCK TABLES (lock.go)
+	if lockErr != nil {
+		return lockErr
+	}
 	// DDL commits an open transaction, as in MySQL; CREATE and DROP
 	// TEMPORARY TABLE do not.
 	ddl := plan.Kind == router.KindDDL && !s.state.tempDDL
