@@ -82,6 +82,13 @@ func TestLockTables(t *testing.T) {
 		{false, "SET autocommit = 1"},
 		{true, count},
 		{false, "UNLOCK TABLES"},
+		// What a dump's restore sends.
+		{false, "LOCK TABLES `t_order` WRITE"},
+		{false, "/*!40000 ALTER TABLE `t_order` DISABLE KEYS */"},
+		{false, "INSERT INTO `t_order` VALUES (20,0,'r'),(21,1,'r'),(22,1,NULL)"},
+		{false, "/*!40000 ALTER TABLE `t_order` ENABLE KEYS */"},
+		{false, "UNLOCK TABLES"},
+		{true, count},
 		{false, "LOCK TABLE t_order READ, t_order READ"}, // named twice: 1066
 		{false, count},
 		{false, "LOCK TABLE t_order READ"},
