@@ -127,3 +127,14 @@ func (s *Session) clientSQL(sql string) string {
 	}
 	return sql
 }
+
+// readOnly reports whether the settings make the session's transactions
+// read only (SET SESSION TRANSACTION READ ONLY).
+func (v settings) readOnly() bool {
+	for _, it := range v.items {
+		if it.key == "@@tx_read_only" || it.key == "@@transaction_read_only" {
+			return strings.HasSuffix(it.sql, "= 1")
+		}
+	}
+	return false
+}
