@@ -25,7 +25,7 @@ func isReadOnlyVar(name string) bool {
 // its characteristics are for the next transaction only. The parser gives
 // SET TRANSACTION READ ONLY and SET SESSION TRANSACTION READ ONLY the same
 // tree, so the statement's text tells them apart.
-var oneShotTransaction = regexp.MustCompile(`(?is)^\s*(?:/\*!\d*\s*)?SET\s+TRANSACTION\b`)
+var oneShotTransaction = regexp.MustCompile(`(?is)^(?:\s+|/\*[^!].*?\*/|#[^\n]*\n|--\s[^\n]*\n)*(?:/\*M?!\d*)?\s*SET\s+TRANSACTION\b`)
 
 // readOnlySetting reads the value of tx_read_only as MariaDB wants it: an
 // integer (the parser gives the string '1', which MariaDB refuses with
