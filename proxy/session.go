@@ -354,7 +354,8 @@ func (s *Session) statistics() string {
 // except for the schema in use.
 func (s *Session) resetConnection() {
 	s.endTransaction(false)
-	s.unpinAll() // temporary tables and locks are gone, as in MySQL
+	s.txn = txnState{} // and a pending SET TRANSACTION
+	s.unpinAll()       // temporary tables and locks are gone, as in MySQL
 	s.vars = settings{}
 	s.autocommit = true
 	s.lastInsertID = 0

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 )
 
 // TestTransactionReadOnly: SET SESSION TRANSACTION READ ONLY makes every
@@ -204,4 +207,40 @@ func TestNoBackslashEscapes(t *testing.T) {
 		}
 	}
 	diffQuery(t, "prepared", proxy, ref, rows)
+}
+
+// TestResetConnectionDropsLocksAndReadOnly: COM_RESET_CONNECTION ends a
+// pending SET TRANSACTION READ ONLY, the session's READ ONLY and its
+// LOCK TABLES locks, as on MariaDB: writes work again, from the session
+// and from another one.
+func TestResetConnectionDropsLocksAndReadOnly(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	c, err := client.Connect(e.addr, "app", "app-secret", "sharding_db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, q := range []string{"SET SESSION TRANSACTION READ ONLY", "LOCK TABLES t_order READ", "SET TRANSACTION READ ONLY"} {
+		if _, err := c.Execute(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	c.ResetSequence()
+	if err := c.WritePacket([]byte{0, 0, 0, 0, gomysql.COM_RESET_CONNECTION}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadOKPacket(); err != nil {
+		t.Fatalf("COM_RESET_CONNECTION: %v", err)
+	}
+	if _, err := c.Execute("INSERT INTO t_order (order_id, user_id) VALUES (1, 0), (2, 1)"); err != nil {
+		t.Errorf("the session's write after the reset: %v", err)
+	}
+	other := e.conn(t)
+	if _, err := other.ExecContext(context.Background(), "SET SESSION lock_wait_timeout = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ExecContext(context.Background(), "INSERT INTO t_order (order_id, user_id) VALUES (3, 0), (4, 1)"); err != nil {
+		t.Errorf("another session's write after the reset: %v", err)
+	}
 }
