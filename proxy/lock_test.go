@@ -52,6 +52,8 @@ func TestLockTables(t *testing.T) {
 		{false, "LOCK TABLES t_order WRITE, t_dict READ"},
 		{false, "INSERT INTO t_order (order_id, user_id) VALUES (5, 0), (6, 1)"},
 		{false, "UPDATE t_order SET status = 'w'"},
+		{false, "UPDATE t_order SET status = 'v' WHERE order_id IN (1, 6)"},
+		{false, "SELECT status, COUNT(*) FROM t_order GROUP BY status ORDER BY status"}, // the merge probes collations
 		{false, count},
 		{false, "SELECT label FROM t_dict"},
 		{false, "INSERT INTO t_dict (code, label) VALUES ('b', 'y')"}, // 1099
