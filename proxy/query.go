@@ -24,6 +24,7 @@ import (
 // unless the client enabled multi-statements.
 func (s *Session) handleQuery(sql string) {
 	s.srv.questions.Add(1)
+	sql = s.clientSQL(sql)
 	if s.runNormalized(sql) {
 		return
 	}
@@ -251,6 +252,10 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 			return err
 		}
 		return s.writeOK(wire.OK{}, more)
+	case *ast.LockTablesStmt:
+		return s.handleLockTables(ctx, st, more)
+	case *ast.UnlockTablesStmt:
+		return s.handleUnlockTables(more)
 	case *ast.SavepointStmt:
 		return s.handleSavepoint(st.Name, more)
 	case *ast.ReleaseSavepointStmt:
@@ -391,6 +396,7 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 		defer s.finishAdmit()
 	}
 	err := s.runPlanAndWrite(ctx, plan, proto, more)
+	s.afterAutocommitStatement(err)
 	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
 	if err != nil {
 		ev.Code = mysqlError(err).Code
@@ -401,6 +407,10 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 }
 
 func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto Protocol, more bool) error {
+	plan, lockErr := s.lockedPlan(plan) // LOCK TABLES (lock.go)
+	if lockErr != nil {
+		return lockErr
+	}
 	// DDL commits an open transaction, as in MySQL; CREATE and DROP
 	// TEMPORARY TABLE do not.
 	ddl := plan.Kind == router.KindDDL && !s.state.tempDDL
