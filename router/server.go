@@ -56,6 +56,14 @@ type Server struct {
 	// data source answers once instead of once per table (default true;
 	// false sends one statement per data node, as before).
 	UnionRoutes bool
+	// MoveUpdatedRows lets an UPDATE that assigns a sharding column move
+	// each row whose new values belong to another data node there
+	// (DELETE on the old, INSERT on the new one, in the statement's
+	// atomic write), as Vitess does for its primary vindex (default
+	// true). False refuses such a statement with 1235, as ShardingSphere
+	// does, and changes nothing; an UPDATE whose rows all stay runs
+	// either way.
+	MoveUpdatedRows bool
 	// Version is the server version the proxy announces at login and as
 	// VERSION() and @@version. Drivers pick features and variable names
 	// from its leading major.minor.patch. Empty (the default): the
@@ -137,7 +145,7 @@ func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
 		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
-		"unionRoutes"}
+		"unionRoutes", "moveUpdatedRows"}
 }
 
 // server decodes the server: section and applies the defaults. root is
@@ -217,6 +225,7 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		}
 	}
 	s.UnionRoutes = d.boolean(f.get("unionRoutes"), "server.unionRoutes", true)
+	s.MoveUpdatedRows = d.boolean(f.get("moveUpdatedRows"), "server.moveUpdatedRows", true)
 	s.Version = d.str(f.get("version"), "server.version")
 	if s.Version != "" && !validVersion(s.Version) {
 		d.errorf(f.get("version"), "server.version %q must start with a version number major.minor.patch, which drivers read (e.g. 8.0.36-shardflake), and hold no control characters", s.Version)
