@@ -27,7 +27,7 @@ func TestUpdateShardingColumn(t *testing.T) {
 	c := e.conn(t)
 	both := func(q string) {
 		t.Helper()
-		got, want := affected(c, q), affected(ref, q)
+		got, want := affectedOrError(c, q), affectedOrError(ref, q)
 		if got != want {
 			t.Errorf("%s: through the proxy %s, directly %s", q, got, want)
 		}
@@ -132,8 +132,8 @@ func TestUpdateShardingColumnMoveOff(t *testing.T) {
 	}
 }
 
-// affected runs q and returns its affected rows or error code.
-func affected(c *sql.Conn, q string) string {
+// affectedOrError runs q and returns its affected rows or error code.
+func affectedOrError(c *sql.Conn, q string) string {
 	res, err := c.ExecContext(context.Background(), q)
 	if err != nil {
 		return "error " + strconv.Itoa(int(errCode(err)))

@@ -28,7 +28,7 @@ func (s *Session) handleQuery(sql string) {
 		return
 	}
 	if len(sql) <= maxCachedSQL {
-		s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode), sql...)
+		s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode, s.privilegeClass()), sql...)
 		if pp := s.srv.cache.get(s.key); pp != nil {
 			if _, none := pp.(noPlan); !none {
 				s.answer(s.runCached(pp, sql))
@@ -151,7 +151,7 @@ func (s *Session) runNormalized(sql string) bool {
 	if !ok {
 		return false
 	}
-	s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode), norm...)
+	s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode, s.privilegeClass()), norm...)
 	pp := s.srv.cache.get(s.key)
 	if pp == nil {
 		pp = s.planShape(string(norm))
@@ -177,7 +177,7 @@ func (s *Session) runNormalized(sql string) bool {
 // client's would be planned; noPlan when it cannot be.
 func (s *Session) planShape(norm string) PreparedPlan {
 	stmts, err := s.parse(norm)
-	if err != nil || len(stmts) != 1 || !routed(stmts[0]) {
+	if err != nil || len(stmts) != 1 || !routed(stmts[0]) || s.authorize(stmts[0], norm) != nil {
 		return noPlan{}
 	}
 	pp, err := s.srv.planner.Prepare(stmts[0], norm, s.db)
@@ -210,6 +210,9 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 	// Temporary tables, named locks and in-statement variables stay on
 	// the backend connection: such statements pin it (pin.go), and their
 	// plans are not cached, so the next one is seen too.
+	if err := s.authorize(stmt, sql); err != nil {
+		return err
+	}
 	if err := s.tempTableError(stmt); err != nil {
 		return err
 	}
@@ -242,14 +245,16 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		return s.writeOK(wire.OK{}, more)
 	case *ast.RollbackStmt:
 		if st.SavepointName != "" {
-			return &NotSupportedError{What: "savepoints"}
+			return s.handleRollbackTo(st.SavepointName, more)
 		}
 		if err := s.endTransaction(false); err != nil {
 			return err
 		}
 		return s.writeOK(wire.OK{}, more)
-	case *ast.SavepointStmt, *ast.ReleaseSavepointStmt:
-		return &NotSupportedError{What: "savepoints"}
+	case *ast.SavepointStmt:
+		return s.handleSavepoint(st.Name, more)
+	case *ast.ReleaseSavepointStmt:
+		return s.handleReleaseSavepoint(st.Name, more)
 	case *ast.KillStmt:
 		if err := s.srv.killSession(s, st.ConnectionID, st.Query); err != nil {
 			return err
@@ -284,6 +289,18 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		if schemaOf(st) == infoSchema {
 			return s.infoSchemaSelect(ctx, st, proto, more)
 		}
+	case *ast.SetOprStmt:
+		// UNION, INTERSECT, EXCEPT of information_schema queries (TypeORM
+		// reads its tables with a UNION): the same logical rows.
+		if schemaOf(st) == infoSchema {
+			if ds, err := s.srv.rules.DataSourceHint(sql); err != nil || ds != "" {
+				if err != nil {
+					return err
+				}
+				return s.onDataSource(ctx, ds, sql, router.KindSelect, proto, more)
+			}
+			return s.infoSchemaSelect(ctx, st, proto, more)
+		}
 	case *ast.DoStmt:
 		if !hasTable(st) {
 			ds, err := s.srv.rules.DataSourceHint(sql)
@@ -311,7 +328,7 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		return s.onDefault(ctx, sql, router.KindOther, proto, more)
 	}
 	if cacheable && args == nil && len(sql) <= maxCachedSQL {
-		s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode), sql...)
+		s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode, s.privilegeClass()), sql...)
 		s.srv.cache.put(s.key, pp)
 	}
 	return s.runPrepared(ctx, pp, sql, args, proto, more)
@@ -366,6 +383,13 @@ func (s *Session) onDataSource(ctx context.Context, ds, sql string, kind router.
 // result.
 func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, proto Protocol, more bool) error {
 	start := time.Now()
+	if err := s.admit(ctx, plan, sql); err != nil {
+		// Refused before anything was sent: no statement to observe.
+		return err
+	}
+	if len(s.limits.held) > 0 {
+		defer s.finishAdmit()
+	}
 	err := s.runPlanAndWrite(ctx, plan, proto, more)
 	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
 	if err != nil {
