@@ -64,6 +64,11 @@ type Server struct {
 	// does, and changes nothing; an UPDATE whose rows all stay runs
 	// either way.
 	MoveUpdatedRows bool
+	// BindingJoins says when a join of binding tables pairs their data
+	// nodes (binding.go): declared (default), also on a foreign-key join
+	// to one table's key column; strict, only when it equates all their
+	// sharding columns.
+	BindingJoins BindingJoins
 	// Traffic are the rate and concurrency limits (server.traffic), in
 	// file order.
 	Traffic []TrafficRule
@@ -144,7 +149,7 @@ func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
 		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
-		"unionRoutes", "moveUpdatedRows", "traffic"}
+		"unionRoutes", "moveUpdatedRows", "bindingJoins", "traffic"}
 }
 
 // allServerKeys are serverKeys and the keys of Limits.
@@ -228,6 +233,14 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 	}
 	s.UnionRoutes = d.boolean(f.get("unionRoutes"), "server.unionRoutes", true)
 	s.MoveUpdatedRows = d.boolean(f.get("moveUpdatedRows"), "server.moveUpdatedRows", true)
+	switch v := d.str(f.get("bindingJoins"), "server.bindingJoins"); v {
+	case "", "declared":
+		s.BindingJoins = BindingDeclared
+	case "strict":
+		s.BindingJoins = BindingStrict
+	default:
+		d.errorf(f.get("bindingJoins"), "server.bindingJoins must be declared or strict, got %q", v)
+	}
 	d.traffic(r, f.get("traffic"))
 	d.limits(s, f)
 	s.Version = d.str(f.get("version"), "server.version")
