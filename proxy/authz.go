@@ -160,6 +160,12 @@ func (s *Session) authorize(stmt ast.StmtNode, sql string) error {
 			}
 			return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s'", s.user, name)}
 		}
+	case *ast.ProcedureInfo, *ast.DropProcedureStmt:
+		// A routine runs as the data source's account, which may reach
+		// beyond the logical schema.
+		if !p.OtherSchemas {
+			return s.dbDenied(s.db)
+		}
 	case *ast.LoadDataStmt:
 		if st.FileLocRef == ast.FileLocServerOrRemote && !p.Files {
 			// MariaDB answers 1045 to LOAD DATA INFILE without FILE.

@@ -441,7 +441,10 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 	}
 	var res result
 	var err error
-	if needsGuard(plan) {
+	if plan.Move != nil {
+		// An UPDATE of sharding columns that may move rows (keymove.go).
+		res, err = s.runKeyMove(ctx, plan, src, inTxn)
+	} else if needsGuard(plan) {
 		// A write over several routes is all-or-nothing (stmtatomic.go).
 		guard := newStmtGuard(s, src, inTxn)
 		if err = guard.begin(ctx, plan); err == nil {
