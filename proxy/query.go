@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -400,7 +401,9 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
 	if err != nil {
 		ev.Code = mysqlError(err).Code
-		s.log.Debug("statement failed", "sql", truncate(sql), "err", errLine(err))
+		if s.log.Enabled(ctx, slog.LevelDebug) {
+			s.log.Debug("statement failed", failedAttrs(sql, err)...)
+		}
 	}
 	s.srv.obs.Statement(ev)
 	return err
