@@ -417,6 +417,10 @@ func aliasFields(sel *ast.SelectStmt) {
 			if x.Kind() == driver.KindString {
 				continue // named by its value, which restores unchanged
 			}
+		case *ast.ParenthesesExpr:
+			if isParenthesizedColumn(x) {
+				continue // MariaDB names (item_id), as in DISTINCT(item_id), item_id
+			}
 		}
 		text := strings.TrimSpace(f.Text())
 		if u := strings.ToUpper(text); u == "TRUE" || u == "FALSE" || u == "NULL" {
@@ -424,6 +428,21 @@ func aliasFields(sel *ast.SelectStmt) {
 		}
 		if text != "" && len(text) <= 256 {
 			f.AsName = ast.CIStr{O: text, L: strings.ToLower(text)}
+		}
+	}
+}
+
+// isParenthesizedColumn reports whether e is a column name in one or more
+// pairs of parentheses.
+func isParenthesizedColumn(e ast.ExprNode) bool {
+	for {
+		switch x := e.(type) {
+		case *ast.ParenthesesExpr:
+			e = x.Expr
+		case *ast.ColumnNameExpr:
+			return true
+		default:
+			return false
 		}
 	}
 }
