@@ -57,7 +57,17 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 		}
 		return s.writeRows(newMemStream(cols, nil), proto, more)
 	case ast.ShowProcessList:
-		return s.writeRows(s.srv.processList(), proto, more)
+		// As in MariaDB without PROCESS: one's own connections only.
+		user := s.user
+		if s.privileges().OtherSchemas {
+			user = ""
+		}
+		return s.writeRows(s.srv.processList(user), proto, more)
+	case ast.ShowGrants:
+		if !s.privileges().OtherSchemas {
+			// The backend account's grants are not the user's.
+			return s.writeRows(s.ownGrants(), proto, more)
+		}
 	case ast.ShowTableStatus:
 		return s.showTableStatus(ctx, st, proto, more)
 	}
@@ -414,14 +424,17 @@ func likeMatch(pattern, s string, escape byte) bool {
 	return match(0, 0)
 }
 
-// processList is SHOW PROCESSLIST over the proxy's client connections.
-func (srv *Server) processList() RowStream {
+// processList is SHOW PROCESSLIST over the proxy's client connections,
+// those of user only unless user is "".
+func (srv *Server) processList(user string) RowStream {
 	cols := []*mysql.Field{uintColumn("Id"), stringColumn("User"), stringColumn("Host"), stringColumn("db"),
 		stringColumn("Command"), intColumn("Time"), stringColumn("State"), stringColumn("Info")}
 	srv.mu.Lock()
 	sessions := make([]*Session, 0, len(srv.sessions))
 	for _, s := range srv.sessions {
-		sessions = append(sessions, s)
+		if user == "" || s.user == user {
+			sessions = append(sessions, s)
+		}
 	}
 	srv.mu.Unlock()
 	slices.SortFunc(sessions, func(a, b *Session) int { return int(a.id) - int(b.id) })
