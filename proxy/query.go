@@ -308,6 +308,10 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 			}
 			return s.infoSchemaSelect(ctx, st, proto, more)
 		}
+	case *ast.CallStmt:
+		if proto == TextProtocol {
+			return s.runCall(ctx, sql, more)
+		}
 	case *ast.DoStmt:
 		if !hasTable(st) {
 			ds, err := s.srv.rules.DataSourceHint(sql)

@@ -3,6 +3,8 @@ package proxy
 import (
 	"database/sql"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -77,5 +79,69 @@ func TestFunctionsAndTriggers(t *testing.T) {
 	exec("DROP FUNCTION rt_f")
 	if _, err := ops.Exec("SELECT rt_f(1)"); errCode(err) != 1305 {
 		t.Errorf("after DROP FUNCTION: %v, want 1305", err)
+	}
+}
+
+// TestCallResultSets: CALL of a procedure with several SELECTs returns
+// every result set and the closing OK, as MariaDB sends them (the second
+// result set was dropped), an error after a result set reaches the
+// client after it, and the connection stays usable.
+func TestCallResultSets(t *testing.T) {
+	e := startEnv(t, envOptions{server: authzUsers})
+	ops, err := sql.Open("mysql", e.dsn("ops", "ops-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ops.Close()
+	ops.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"DROP PROCEDURE IF EXISTS rt_p", "DROP PROCEDURE IF EXISTS rt_e",
+		"CREATE PROCEDURE rt_p() BEGIN SELECT 1 AS a; SELECT 2 AS b, 'x' AS c UNION ALL SELECT 3, 'y'; SELECT 4 AS d FROM DUAL WHERE 0; END",
+		"CREATE PROCEDURE rt_e() BEGIN SELECT 1 AS a; SELECT * FROM rt_no_such_table; END",
+	} {
+		if _, err := ops.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		ops.Exec("DROP PROCEDURE IF EXISTS rt_p")
+		ops.Exec("DROP PROCEDURE IF EXISTS rt_e")
+	})
+	rows, err := ops.Query("CALL rt_p()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets []string
+	for {
+		cols, _ := rows.Columns()
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		sets = append(sets, strings.Join(cols, ",")+":"+strconv.Itoa(n))
+		if !rows.NextResultSet() {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	if want := []string{"a:1", "b,c:2", "d:0"}; !slices.Equal(sets, want) {
+		t.Errorf("result sets %q, want %q", sets, want)
+	}
+	rows, err = ops.Query("CALL rt_e()")
+	if err == nil {
+		for rows.Next() {
+		}
+		rows.NextResultSet()
+		err = rows.Err()
+		rows.Close()
+	}
+	if errCode(err) != 1146 {
+		t.Errorf("CALL rt_e(): %v, want 1146 after the first result set", err)
+	}
+	if got := queryStrings(t, ops, "SELECT 7"); !slices.Equal(got, []string{"7"}) {
+		t.Errorf("after the CALLs: %q", got)
 	}
 }
