@@ -2,11 +2,11 @@ package proxy
 
 import (
 	"context"
-
-	"github.com/go-mysql-org/go-mysql/mysql"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
 // TestGroupConcatDifferential: GROUP_CONCAT across data nodes answers as
