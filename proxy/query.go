@@ -43,6 +43,13 @@ func (s *Session) handleQuery(sql string) {
 	}
 	stmts, err := s.parse(sql)
 	if err != nil {
+		if kind, ok := routineOf(sql); ok {
+			// Stored functions and triggers: the parser reads neither.
+			ctx, end := s.statementContext()
+			s.answer(s.runRoutine(ctx, kind, sql))
+			end()
+			return
+		}
 		if pieces := sqlarg.Split(sql); len(pieces) > 1 && s.multiStatements {
 			// MySQL parses one statement at a time: those before the
 			// one that does not parse still run.
@@ -306,6 +313,10 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 				return s.onDataSource(ctx, ds, sql, router.KindSelect, proto, more)
 			}
 			return s.infoSchemaSelect(ctx, st, proto, more)
+		}
+	case *ast.CallStmt:
+		if proto == TextProtocol {
+			return s.runCall(ctx, sql, more)
 		}
 	case *ast.DoStmt:
 		if !hasTable(st) {
