@@ -39,6 +39,7 @@ type poolCollector struct {
 	srv                                   *Server
 	known                                 map[string]bool
 	open, inUse, idle, waiting, max, upDs *prometheus.Desc
+	tls                                   *prometheus.Desc
 }
 
 func newPoolCollector(srv *Server) *poolCollector {
@@ -51,6 +52,7 @@ func newPoolCollector(srv *Server) *poolCollector {
 		idle:    prometheus.NewDesc("shardflake_pool_idle_connections", "Backend connections idle in the pool.", labels, nil),
 		waiting: prometheus.NewDesc("shardflake_pool_waiting_connections", "Connections that statements are waiting for because the pool is at maxPoolSize.", labels, nil),
 		max:     prometheus.NewDesc("shardflake_pool_max_connections", "The pool's maxPoolSize.", labels, nil),
+		tls:     prometheus.NewDesc("shardflake_datasource_tls", "1 when the proxy's last login to the data source was encrypted (TLS), 0 when plain or before the first; mode is its sslMode.", []string{"datasource", "mode"}, nil),
 		upDs:    prometheus.NewDesc("shardflake_datasource_up", "1 unless the proxy saw the data source fail to connect and has not reached it since (statements to it fail at once while 0); /readyz probes actively.", []string{"datasource"}, nil),
 	}
 	for _, ds := range srv.rules.DataSources {
@@ -60,7 +62,7 @@ func newPoolCollector(srv *Server) *poolCollector {
 }
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.open, c.inUse, c.idle, c.waiting, c.max, c.upDs} {
+	for _, d := range []*prometheus.Desc{c.open, c.inUse, c.idle, c.waiting, c.max, c.upDs, c.tls} {
 		ch <- d
 	}
 }
@@ -88,6 +90,11 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 				up = 0
 			}
 			ch <- prometheus.MustNewConstMetric(c.upDs, prometheus.GaugeValue, up, ds)
+			encrypted := 0.0
+			if st.Encrypted {
+				encrypted = 1
+			}
+			ch <- prometheus.MustNewConstMetric(c.tls, prometheus.GaugeValue, encrypted, ds, st.TLSMode)
 		}
 	}
 }
