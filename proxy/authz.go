@@ -66,9 +66,8 @@ type sessionAuth struct {
 func (a sessionAuth) OnAuthSuccess(c *server.Conn) error {
 	a.s.user = c.GetUser()
 	a.s.priv = nil
-	if db := a.s.db; db != "" && !a.s.privileges().MayUse(db) {
-		return mysqlError(a.s.dbDenied(db))
-	}
+	// The login schema is checked, existence first, once the password
+	// is (loginConn.admit).
 	return a.authHandler.OnAuthSuccess(c)
 }
 

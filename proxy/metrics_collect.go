@@ -26,6 +26,9 @@ func (m *Metrics) attach(srv *Server) error {
 	if err := m.reg.Register(newKeygenCollector(srv.keys)); err != nil {
 		return err
 	}
+	if err := m.reg.Register(newTrafficCollector(srv.traffic)); err != nil {
+		return err
+	}
 	m.attached = true
 	return nil
 }

@@ -56,10 +56,19 @@ type Server struct {
 	// data source answers once instead of once per table (default true;
 	// false sends one statement per data node, as before).
 	UnionRoutes bool
+	// Traffic are the rate and concurrency limits (server.traffic), in
+	// file order.
+	Traffic []TrafficRule
 	// Version is the server version the proxy announces at login and as
-	// VERSION() and @@version (default DefaultVersion). Drivers pick
-	// features and variable names from its leading major.minor.patch.
+	// VERSION() and @@version. Drivers pick features and variable names
+	// from its leading major.minor.patch. Empty (the default): the
+	// proxy announces the default data source's version with a
+	// "-shardflake" suffix, so a MariaDB-aware client sees MariaDB
+	// (10.11.19-MariaDB-shardflake), and DefaultVersion when that data
+	// source cannot be asked.
 	Version string
+	// Limits bound what clients can make the proxy hold (server_limits.go).
+	Limits Limits
 }
 
 // Server defaults, applied by Load for keys the file leaves out.
@@ -70,8 +79,9 @@ const (
 	DefaultHandshakeTimeout       = 10 * time.Second
 	DefaultSlowStatementThreshold = time.Second
 	DefaultMergeMemoryBytes       = 64 << 20
-	// DefaultVersion is a MySQL 5.7 number: the dialect MariaDB 10.x
-	// backends speak (utf8mb4_general_ci, tx_isolation, the query cache
+	// DefaultVersion is what the proxy announces when the default data
+	// source's version is unknown: a MySQL 5.7 number, the dialect
+	// MariaDB 10.x backends speak (utf8mb4_general_ci, tx_isolation, the query cache
 	// variables). A client told "8.0" may ask for what MariaDB refuses,
 	// such as the utf8mb4_0900_ai_ci collation.
 	DefaultVersion = "5.7.99-shardflake"
@@ -126,14 +136,17 @@ func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
 		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
-		"unionRoutes"}
+		"unionRoutes", "traffic"}
 }
+
+// allServerKeys are serverKeys and the keys of Limits.
+func allServerKeys() []string { return append(serverKeys(), limitKeys()...) }
 
 // server decodes the server: section and applies the defaults. root is
 // the file's top mapping, for errors about a missing section.
 func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 	s := &r.Server
-	f := d.fields(n, "server", serverKeys()...)
+	f := d.fields(n, "server", allServerKeys()...)
 	missing := f == nil
 	if missing {
 		// A ShardingSphere file has no server: section; it loads (check and
@@ -206,10 +219,10 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		}
 	}
 	s.UnionRoutes = d.boolean(f.get("unionRoutes"), "server.unionRoutes", true)
+	d.traffic(r, f.get("traffic"))
+	d.limits(s, f)
 	s.Version = d.str(f.get("version"), "server.version")
-	if s.Version == "" {
-		s.Version = DefaultVersion
-	} else if !validVersion(s.Version) {
+	if s.Version != "" && !validVersion(s.Version) {
 		d.errorf(f.get("version"), "server.version %q must start with a version number major.minor.patch, which drivers read (e.g. 8.0.36-shardflake), and hold no control characters", s.Version)
 	}
 }
