@@ -95,6 +95,8 @@ func loginConnOf(nc net.Conn) *loginConn {
 			nc = c.NetConn()
 		case *greetingConn:
 			nc = c.Conn
+		case *announceConn:
+			nc = c.Conn
 		default:
 			return nil
 		}
