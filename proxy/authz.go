@@ -24,10 +24,14 @@ import (
 // that has not logged in (tests driving it directly) is an application
 // account.
 func (s *Session) privileges() *router.Privileges {
-	if s.priv == nil {
-		s.priv = s.srv.privilegesOf(s.user)
+	if s.priv != nil {
+		return s.priv
 	}
-	return s.priv
+	p := s.srv.privilegesOf(s.user)
+	if s.user != "" {
+		s.priv = p // the user is known: it never changes
+	}
+	return p
 }
 
 // privilegesOf returns user's privileges; an application account on the
@@ -56,8 +60,9 @@ func (s *Session) privilegeClass() byte {
 }
 
 // sessionAuth is the authentication handler of one connection: the
-// server's, plus the check, once the password is verified, that the
-// user may use the schema it named at login (1044 otherwise, as MariaDB).
+// server's, with the session told its user once the password is verified,
+// so that admission checks the login schema against the user's
+// privileges (1044 otherwise, as MariaDB).
 type sessionAuth struct {
 	*authHandler
 	s *Session
@@ -72,8 +77,7 @@ func (a sessionAuth) OnAuthSuccess(c *server.Conn) error {
 }
 
 // checkUse refuses USE of a logical schema the user is not granted. It is
-// a no-op during the handshake, before the user is known: sessionAuth
-// checks the login schema then.
+// a no-op before the user is known: admission checks the login schema.
 func (s *Session) checkUse(name string) error {
 	if s.user == "" || name != s.srv.rules.DatabaseName || s.privileges().MayUse(name) {
 		return nil
