@@ -175,6 +175,9 @@ func (s *Session) authorize(stmt ast.StmtNode, sql string) error {
 	if v.files && !p.Files {
 		return privilegeNeeded("FILE")
 	}
+	if f := v.routine; f != nil && !p.OtherSchemas && f.Schema.O != s.srv.rules.DatabaseName {
+		return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s.%s'", s.user, f.Schema.O, f.FnName.O)}
+	}
 	command := writeCommand(stmt)
 	if command == "" {
 		if p.ReadOnly {
@@ -309,6 +312,8 @@ func writeCommand(stmt ast.StmtNode) string {
 type accessVisitor struct {
 	tables []*ast.TableName
 	files  bool
+	// routine is the first stored function called by schema (sys.f()).
+	routine *ast.FuncCallExpr
 }
 
 func (v *accessVisitor) Enter(n ast.Node) (ast.Node, bool) {
@@ -318,6 +323,9 @@ func (v *accessVisitor) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.FuncCallExpr:
 		if n.FnName.L == "load_file" {
 			v.files = true
+		}
+		if n.Schema.L != "" && v.routine == nil {
+			v.routine = n
 		}
 	case *ast.SelectStmt:
 		if o := n.SelectIntoOpt; o != nil && (o.Tp == ast.SelectIntoOutfile || o.Tp == ast.SelectIntoDumpfile) {

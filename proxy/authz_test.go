@@ -100,6 +100,7 @@ func TestPrivilegeMatrix(t *testing.T) {
 		{"SELECT order_id FROM t_order INTO OUTFILE '" + outfile + "'", []string{"app", "ro"}, 0},
 		{"LOAD DATA INFILE '/etc/hostname' INTO TABLE t_dict", []string{"app", "ro"}, 0},
 		{"CALL mysql.no_such_proc()", []string{"app", "ro"}, 0},
+		{"SELECT sys.version_major()", []string{"app", "ro"}, errProcAccessDenied},
 		{"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'x')", []string{"ro"}, 0},
 		{"REPLACE INTO t_dict (code, label) VALUES ('a', 'b')", []string{"ro"}, 0},
 		{"UPDATE t_order SET status = 'y' WHERE user_id = 1", []string{"ro"}, 0},
