@@ -86,8 +86,16 @@ func (ca *testCA) issue(t *testing.T, dir, name string) (certPath, keyPath strin
 }
 
 // tlsRules is the test rules file with ds_0 and ds_1 on b, each with its
-// own URL parameters and tls: settings.
+// own URL parameters and tls: settings (what follows the database name in
+// the URL), as root unless they name a username.
 func tlsRules(b *mariadbtest.Server, prefix, ds0, ds1 string) string {
+	withUser := func(ds string) string {
+		if strings.Contains(ds, "username:") {
+			return ds
+		}
+		return ds + `, username: root, password: ""`
+	}
+	ds0, ds1 = withUser(ds0), withUser(ds1)
 	return fmt.Sprintf(`databaseName: sharding_db
 server:
   listen: 127.0.0.1:0
@@ -95,8 +103,8 @@ server:
   users:
     - { user: app, password: app-secret, hints: true, otherSchemas: true }
 dataSources:
-  ds_0: { url: "jdbc:mysql://%[1]s/%[2]s_0%[3]s, username: root, password: "" }
-  ds_1: { url: "jdbc:mysql://%[1]s/%[2]s_1%[4]s, username: root, password: "" }
+  ds_0: { url: "jdbc:mysql://%[1]s/%[2]s_0%[3]s }
+  ds_1: { url: "jdbc:mysql://%[1]s/%[2]s_1%[4]s }
 rules:
 %[5]s`, b.Addr(), prefix, ds0, ds1, defaultTestRules)
 }
@@ -176,6 +184,21 @@ func TestBackendTLS(t *testing.T) {
 	m := e.scrape(t)
 	if v := m[series("shardflake_datasource_tls", "datasource", "ds_0", "mode", "VERIFY_IDENTITY")]; v != 1 {
 		t.Errorf("shardflake_datasource_tls{ds_0} = %v, want 1", v)
+	}
+
+	// An account that requires a client certificate: tls cert and key.
+	clientCert, clientKey := ca.issue(t, dir, "shardflake-client")
+	b.Exec(t, "", "CREATE DATABASE IF NOT EXISTS tlsx509_0", "CREATE DATABASE IF NOT EXISTS tlsx509_1",
+		"CREATE USER sf_x509@'%' IDENTIFIED BY 'x509-secret' REQUIRE X509", "GRANT ALL ON tlsx509_0.* TO sf_x509@'%'")
+	e = startOpsEnv(t, opsOptions{backends: backends, prefix: "tlsx509", rules: tlsRules(b, "tlsx509",
+		`?sslMode=VERIFY_IDENTITY", username: sf_x509, password: x509-secret, tls: { ca: `+ca.path+`, cert: `+clientCert+`, key: `+clientKey+` }`,
+		`?sslMode=VERIFY_IDENTITY", username: sf_x509, password: x509-secret, tls: { ca: `+ca.path+` }`)})
+	db = e.open(t)
+	if v, err := onDataSource(db, "ds_0", "SELECT CURRENT_USER()"); err != nil || !strings.HasPrefix(v, "sf_x509@") {
+		t.Errorf("ds_0 with a client certificate for a REQUIRE X509 account: %q, %v", v, err)
+	}
+	if _, err := onDataSource(db, "ds_1", "SELECT 1"); err == nil {
+		t.Errorf("ds_1 without a client certificate for a REQUIRE X509 account: no error")
 	}
 
 	// A certificate from a CA not configured, a host name the certificate
