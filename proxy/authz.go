@@ -149,14 +149,15 @@ func (s *Session) authorize(stmt ast.StmtNode, sql string) error {
 			return s.authorizeShow(show, p)
 		}
 	case *ast.CallStmt:
-		if !p.OtherSchemas {
-			name := st.Procedure.FnName.O
-			if st.Procedure.Schema.O != "" {
-				name = st.Procedure.Schema.O + "." + name
-			} else if s.db != "" {
-				name = s.db + "." + name
-			}
-			return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s'", s.user, name)}
+		// A procedure of the logical schema (the default data source's,
+		// as its unsharded tables) is the application's; one elsewhere
+		// is not.
+		schema := st.Procedure.Schema.O
+		if schema == "" {
+			schema = s.db
+		}
+		if !p.OtherSchemas && (schema != s.srv.rules.DatabaseName || !p.MayUse(schema) || p.ReadOnly) {
+			return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s.%s'", s.user, schema, st.Procedure.FnName.O)}
 		}
 	case *ast.LoadDataStmt:
 		if st.FileLocRef == ast.FileLocServerOrRemote && !p.Files {
