@@ -115,6 +115,7 @@ type keygenCollector struct {
 	generated, backSteps, waited, hwWaits  *prometheus.Desc
 	lead, maxLead, worker, dc, highWater   *prometheus.Desc
 	leaseState, leaseRemaining, leaseTTLDs *prometheus.Desc
+	ready                                  *prometheus.Desc
 }
 
 // leaseStates are every idgen.LeaseState, for the state-set gauge.
@@ -136,6 +137,7 @@ func newKeygenCollector(keys map[string]idgen.KeyGenerator) *keygenCollector {
 		leaseState:     prometheus.NewDesc("shardflake_keygen_lease_state", "1 for the worker-id lease state the key generator is in (none: a static pair), 0 for the others.", []string{"generator", "state"}, nil),
 		leaseRemaining: prometheus.NewDesc("shardflake_keygen_lease_remaining_seconds", "Time until the key generator stops issuing unless its etcd lease is renewed (etcd source only).", l, nil),
 		leaseTTLDs:     prometheus.NewDesc("shardflake_keygen_lease_ttl_seconds", "The etcd lease's TTL (etcd source only).", l, nil),
+		ready:          prometheus.NewDesc("shardflake_keygen_ready", "1 while the key generator can issue a key now, 0 while it cannot (no worker id, lease lost, clock behind its high-water mark); /readyz names the cause.", l, nil),
 	}
 	for name, g := range keys {
 		if s, ok := g.(statser); ok {
@@ -149,7 +151,7 @@ func newKeygenCollector(keys map[string]idgen.KeyGenerator) *keygenCollector {
 
 func (c *keygenCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.generated, c.backSteps, c.waited, c.hwWaits, c.lead, c.maxLead,
-		c.worker, c.dc, c.highWater, c.leaseState, c.leaseRemaining, c.leaseTTLDs} {
+		c.worker, c.dc, c.highWater, c.leaseState, c.leaseRemaining, c.leaseTTLDs, c.ready} {
 		ch <- d
 	}
 }
@@ -179,6 +181,13 @@ func (c *keygenCollector) Collect(ch chan<- prometheus.Metric) {
 				v = 1
 			}
 			ch <- prometheus.MustNewConstMetric(c.leaseState, prometheus.GaugeValue, v, name, s.String())
+		}
+		if r, ok := c.gens[name].(interface{ Ready() error }); ok {
+			ready := 1.0
+			if r.Ready() != nil {
+				ready = 0
+			}
+			metric(c.ready, prometheus.GaugeValue, ready)
 		}
 		if st.Source == idgen.WorkerIDEtcd {
 			metric(c.leaseRemaining, prometheus.GaugeValue, max(time.Until(st.LeaseDeadline), 0).Seconds())
