@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/router"
 )
 
 // authzUsers are the proxy users of the privilege matrix: an application
@@ -331,5 +333,44 @@ func TestLeastPrivilegeBackendAccount(t *testing.T) {
 	rows.Close()
 	if len(grants) != 2 || !strings.HasPrefix(grants[0], "GRANT USAGE ON *.*") {
 		t.Errorf("backend account grants: %q, want USAGE on *.* and the database grant", grants)
+	}
+}
+
+// BenchmarkAuthorize is the check each statement that is not served from
+// a cached plan pays: a join on logical tables, as an application account.
+func BenchmarkAuthorize(b *testing.B) {
+	rules, err := router.Parse([]byte(`databaseName: sharding_db
+server:
+  users: [{user: app, password: x}]
+dataSources:
+  ds_0: {url: "jdbc:mysql://127.0.0.1:1/ds_0"}
+  ds_1: {url: "jdbc:mysql://127.0.0.1:1/ds_1"}
+rules:
+`+defaultTestRules), "bench.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer closeKeys()
+	srv, err := New(Config{Rules: rules, Keys: keys})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	s := newSession(srv)
+	s.user, s.db = "app", "sharding_db"
+	sql := "SELECT o.order_id, d.label FROM t_order o JOIN t_dict d ON d.code = o.status WHERE o.user_id = 7 AND o.order_id IN (SELECT order_id FROM t_order WHERE user_id = 7)"
+	stmts, err := s.parse(sql)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.authorize(stmts[0], sql); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
