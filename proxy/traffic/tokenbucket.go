@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -14,11 +15,13 @@ import (
 type tokenBucket struct {
 	clock Clock
 	lim   *rate.Limiter
-	burst int
+	burst atomic.Int64 // a cluster share changes it
 }
 
 func newTokenBucket(l router.TrafficLimit, c Clock) Limiter {
-	return &tokenBucket{clock: c, lim: rate.NewLimiter(rate.Limit(l.Rate), l.Burst), burst: l.Burst}
+	b := &tokenBucket{clock: c, lim: rate.NewLimiter(rate.Limit(l.Rate), l.Burst)}
+	b.burst.Store(int64(l.Burst))
+	return b
 }
 
 func (b *tokenBucket) Acquire(ctx context.Context, n int, wait time.Duration) (Permit, error) {
@@ -45,7 +48,15 @@ func (b *tokenBucket) Release(p Permit, ran bool) {
 	}
 }
 
-func (b *tokenBucket) Capacity() int { return b.burst }
+func (b *tokenBucket) Capacity() int { return int(b.burst.Load()) }
+
+// setShare gives the bucket a cluster share of its rule's rate and burst.
+func (b *tokenBucket) setShare(r float64, burst int) {
+	now := b.clock.Now()
+	b.lim.SetLimitAt(now, rate.Limit(r))
+	b.lim.SetBurstAt(now, burst)
+	b.burst.Store(int64(burst))
+}
 
 func (b *tokenBucket) State() State {
 	return State{Available: max(0, b.lim.TokensAt(b.clock.Now()))}
