@@ -237,6 +237,9 @@ func (s *Set) Alter(name string, props map[string]string) error {
 	if err != nil {
 		return &RuleError{Rule: r.name, Msg: err.Error()}
 	}
+	if tr.Scope == router.TrafficCluster && tr.Limit.Type != "TOKEN_BUCKET" {
+		return &RuleError{Rule: r.name, Msg: "scope: cluster splits a TOKEN_BUCKET's rate among the proxies; " + tr.Limit.Type + " cannot be split"}
+	}
 	lim, err := NewLimiter(tr.Limit, s.clock)
 	if err != nil {
 		return &RuleError{Rule: r.name, Msg: err.Error()}

@@ -191,6 +191,11 @@ func TestSetAlterAndDisable(t *testing.T) {
 	if err := s.Alter("quota", map[string]string{"colour": "red"}); !errors.As(err, &re) {
 		t.Errorf("unknown property: %v", err)
 	}
+	cluster := mustSet(t, c, router.TrafficRule{Name: "shared", Scope: router.TrafficCluster, OnLimit: router.TrafficReject,
+		Limit: router.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 10, Burst: 10}})
+	if err := cluster.Alter("shared", map[string]string{"type": "LEAKY_BUCKET", "rate": "5"}); !errors.As(err, &re) || !strings.Contains(err.Error(), "cannot be split") {
+		t.Errorf("cluster rule to a leaky bucket: %v", err)
+	}
 	if err := s.SetEnabled("nope", true); !errors.As(err, &re) || !re.Unknown {
 		t.Errorf("unknown rule: %v", err)
 	}
