@@ -86,16 +86,10 @@ func (s *Set) StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, er
 	}
 	rctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout+cfg.LeaseTTL)
 	defer cancel()
-	lease, err := cli.Grant(rctx, int64(max(cfg.LeaseTTL/time.Second, 2)))
+	keep, err := c.grant(rctx)
 	if err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("traffic: etcd lease: %w", err)
-	}
-	c.lease = lease.ID
-	keep, err := cli.KeepAlive(context.Background(), c.lease)
-	if err != nil {
-		cli.Close()
-		return nil, fmt.Errorf("traffic: etcd keep-alive: %w", err)
+		return nil, err
 	}
 	if err := c.round(rctx, cfg.Interval); err != nil {
 		c.revoke()
@@ -104,6 +98,20 @@ func (s *Set) StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, er
 	}
 	go c.loop(keep)
 	return c, nil
+}
+
+// grant takes a new lease and keeps it alive.
+func (c *Cluster) grant(ctx context.Context) (<-chan *clientv3.LeaseKeepAliveResponse, error) {
+	lease, err := c.cli.Grant(ctx, int64(max(c.cfg.LeaseTTL/time.Second, 2)))
+	if err != nil {
+		return nil, fmt.Errorf("traffic: etcd lease: %w", err)
+	}
+	keep, err := c.cli.KeepAlive(context.Background(), lease.ID)
+	if err != nil {
+		return nil, fmt.Errorf("traffic: etcd keep-alive: %w", err)
+	}
+	c.lease = lease.ID
+	return keep, nil
 }
 
 func (c *Cluster) loop(keep <-chan *clientv3.LeaseKeepAliveResponse) {
@@ -115,12 +123,22 @@ func (c *Cluster) loop(keep <-chan *clientv3.LeaseKeepAliveResponse) {
 		select {
 		case <-c.stop:
 			return
-		case <-keep:
-			// Drained so the client keeps renewing.
+		case _, ok := <-keep:
+			// Drained so the client keeps renewing; closed when the
+			// lease is gone (etcd unreachable past its TTL).
+			if !ok {
+				keep = nil
+			}
 		case now := <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Interval)
+			if keep == nil {
+				// The others took this proxy's share back: join again.
+				keep, _ = c.grant(ctx)
+			}
 			// An etcd that does not answer leaves the shares as they are.
-			c.round(ctx, now.Sub(last))
+			if keep != nil {
+				c.round(ctx, now.Sub(last))
+			}
 			cancel()
 			last = now
 		}
