@@ -66,6 +66,5 @@ require (
 	github.com/prometheus/client_golang v1.23.2
 	github.com/sirupsen/logrus v1.8.1
 	go.etcd.io/etcd/client/v3 v3.6.16
-	golang.org/x/time v0.16.0
 	gopkg.in/yaml.v3 v3.0.1
 )
