@@ -111,7 +111,7 @@ type keygenCollector struct {
 }
 
 // leaseStates are every idgen.LeaseState, for the state-set gauge.
-var leaseStates = []idgen.LeaseState{idgen.LeaseNone, idgen.LeaseHeld, idgen.LeaseRenewing, idgen.LeaseLapsed, idgen.LeaseLost, idgen.LeaseReleased}
+var leaseStates = []idgen.LeaseState{idgen.LeaseNone, idgen.LeaseHeld, idgen.LeaseRenewing, idgen.LeaseLapsed, idgen.LeaseLost, idgen.LeaseReleased, idgen.LeaseClaiming}
 
 func newKeygenCollector(keys map[string]idgen.KeyGenerator) *keygenCollector {
 	l := []string{"generator"}
