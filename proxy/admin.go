@@ -71,7 +71,7 @@ type adminStmt struct {
 }
 
 // adminSyntax lists the admin statements for syntax error messages.
-const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]"
+const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]; " + trafficSyntax
 
 // handleAdmin answers sql when it is an admin statement and reports
 // whether it was one. It runs before the parser, on every query the plan

@@ -56,7 +56,7 @@ func rulesYAMLOn(backends []*mariadbtest.Server, server, rules, prefix string) s
 		rules = defaultTestRules
 	}
 	users := "  users:\n    - { user: app, password: app-secret, hints: true }\n    - { user: other, password: other-secret }\n"
-	if strings.Contains(server, "users:") {
+	if strings.HasPrefix(strings.TrimSpace(server), "users:") || strings.Contains(server, "\nusers:") {
 		users = "" // the test's own, in server
 	}
 	return fmt.Sprintf(`databaseName: sharding_db
