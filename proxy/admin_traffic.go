@@ -148,6 +148,10 @@ func (lx *adminLexer) quoted() (string, bool) {
 // runTrafficAdmin answers a traffic admin statement.
 func (s *Session) runTrafficAdmin(st adminStmt) error {
 	set := s.srv.traffic
+	if st.kind != adminTrafficRules && !s.privileges().TrafficAdmin {
+		// The statements a rule limits must not switch it off.
+		return privilegeNeeded("TRAFFIC ADMIN (server.users trafficAdmin: true)")
+	}
 	var err error
 	switch st.kind {
 	case adminTrafficRules:

@@ -15,7 +15,17 @@ import (
 // tables, created as user other (rules in these tests limit app).
 func trafficEnv(t *testing.T, traffic string) (*testEnv, *sql.DB) {
 	t.Helper()
-	e := startEnv(t, envOptions{server: "traffic:\n" + traffic})
+	return trafficEnvUsers(t, "", traffic)
+}
+
+// trafficEnvUsers is trafficEnv with its own server.users entries.
+func trafficEnvUsers(t *testing.T, users, traffic string) (*testEnv, *sql.DB) {
+	t.Helper()
+	server := "traffic:\n" + traffic
+	if users != "" {
+		server = "users:\n" + users + "\n" + server
+	}
+	e := startEnv(t, envOptions{server: server})
 	other, err := sql.Open("mysql", e.dsn("other", "other-secret"))
 	if err != nil {
 		t.Fatal(err)
