@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,11 @@ func TestTrafficRejectedStatementReachesNoDataSource(t *testing.T) {
 	// (A prepare is not limited, only its executions: the proxy may
 	// prepare on a data source to learn the result's columns.)
 	before := e.comCounts(t, "select", "insert", "update", "stmt_execute")
+	// The repeated statement's shape is in the plan cache: the cached
+	// path is limited too.
+	if e.srv.cache.len() == 0 {
+		t.Fatal("no plan cached after three identical statements")
+	}
 	c := e.conn(t)
 	// Text, prepared, a write and a scatter: all refused, none sent.
 	_, err := c.ExecContext(context.Background(), "SELECT status FROM t_order WHERE user_id = 0 AND order_id = 1")
@@ -262,5 +268,49 @@ func TestTrafficWaitStopsAtTheStatementTimeout(t *testing.T) {
 	}
 	if st := e.srv.traffic.States()[0]; st.Delayed == 0 || st.Rejected != uint64(refused) {
 		t.Errorf("state %+v, want delayed statements and %d rejected", st, refused)
+	}
+}
+
+func TestTrafficKillQueryEndsTheWait(t *testing.T) {
+	e, _ := trafficEnv(t, `- {name: one_at_a_time, match: {users: [app], kinds: [select]}, limit: {type: CONCURRENCY, maxInFlight: 1, queue: 4, queueTimeout: 30s}}`)
+	ctx := context.Background()
+	busy := make(chan error, 1)
+	go func() {
+		_, err := e.open(t).ExecContext(ctx, "SELECT SLEEP(2) FROM t_order WHERE user_id = 0 AND order_id = 1")
+		busy <- err
+	}()
+	waitFor(t, func() bool { return e.srv.traffic.States()[0].InFlight == 1 })
+	victim := e.conn(t)
+	var id int64
+	if err := victim.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := victim.ExecContext(ctx, "SELECT status FROM t_order WHERE user_id = 1 AND order_id = 2")
+		waiting <- err
+	}()
+	waitFor(t, func() bool { return e.srv.traffic.States()[0].Queued == 1 })
+	if _, err := e.conn(t).ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", id)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := <-waiting
+	if code := errCode(err); code != 1317 {
+		t.Fatalf("killed while queued: %v, want 1317", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the wait ended %v after KILL QUERY", took)
+	}
+	if st := e.srv.traffic.States()[0]; st.Queued != 0 || st.InFlight != 1 {
+		t.Errorf("state after the kill: %+v, want the queue empty and the sleeper's slot held", st)
+	}
+	if err := <-busy; err != nil {
+		t.Fatal(err)
+	}
+	// The killed connection still works and the slot is free again.
+	var s string
+	if err := victim.QueryRowContext(ctx, "SELECT status FROM t_order WHERE user_id = 1 AND order_id = 2").Scan(&s); err != nil || s != "b" {
+		t.Fatalf("after KILL QUERY: %q, %v", s, err)
 	}
 }
