@@ -88,7 +88,8 @@ type Server struct {
 
 	stmtMeta *stmtMetaCache // result columns of prepared statements
 
-	traffic *traffic.Set // server.traffic's limits
+	traffic *traffic.Set     // server.traffic's limits
+	cluster *traffic.Cluster // shares the cluster rules' budgets; nil without
 	// What clients that have not logged in may hold, and the memory of
 	// long commands (admission.go, limits.go).
 	handshakes    *handshakes
@@ -148,6 +149,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.joins = newJoinCache()
 	if s.traffic, err = traffic.New(cfg.Rules.Server.Traffic, nil); err != nil {
+		return nil, err
+	}
+	if s.cluster, err = startTrafficCluster(cfg.Rules, s.traffic); err != nil {
 		return nil, err
 	}
 	if s.merger == nil {
@@ -456,6 +460,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 	}
 	s.closePools()
+	if s.cluster != nil {
+		s.cluster.Close()
+	}
 	return err
 }
 
