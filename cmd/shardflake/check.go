@@ -187,6 +187,23 @@ func (c *checker) keySource(t *router.TableRule) (func() (int64, error), string,
 	if !ok {
 		return nil, "", fmt.Errorf("table %s: key generator %s is not defined", t.Name, t.KeyGenerator)
 	}
+	switch kg.Type {
+	case idgen.TypeUUID, idgen.TypeUUIDv7:
+		return nil, "", nil
+	case idgen.TypeSegment:
+		next := int64(0)
+		return func() (int64, error) { next++; return next, nil },
+			fmt.Sprintf("keys of %s generator %s: consecutive, as blocks of one segment row give them", kg.Type, kg.Name), nil
+	case idgen.TypeTicket:
+		cfg, err := idgen.ParseTicketProps(kg.Props)
+		if err != nil {
+			return nil, "", fmt.Errorf("key generator %s: %w", kg.Name, err)
+		}
+		n := int64(len(cfg.Store.URLs))
+		next := int64(0)
+		return func() (int64, error) { next++; return next, nil },
+			fmt.Sprintf("keys of %s generator %s: %d ticket servers with increment %d, offsets 1..%d, taken round-robin (with a server down, only its partners' residues mod %d occur)", kg.Type, kg.Name, n, n, n, n), nil
+	}
 	cfg, err := idgen.ParseProps(kg.Props)
 	if err != nil {
 		return nil, "", fmt.Errorf("key generator %s: %w", kg.Name, err)
