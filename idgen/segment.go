@@ -152,10 +152,10 @@ func (e *AdoptError) Error() string {
 // Is makes an AdoptError match ErrBelowTable.
 func (e *AdoptError) Is(target error) bool { return target == ErrBelowTable }
 
-// block is the keys [next, end] (empty when next > end).
+// block is the keys [next, end): the zero block is empty.
 type block struct{ next, end int64 }
 
-func (b block) left() int64 { return max(0, b.end-b.next+1) }
+func (b block) left() int64 { return max(0, b.end-b.next) }
 
 // Segment is Meituan Leaf's segment mode: keys come from blocks taken
 // from a table row in one statement each, the next block is fetched in
@@ -227,7 +227,7 @@ func (g *Segment) NextN(n int) (int64, error) {
 			return first, nil
 		}
 		if g.nxt.left() > 0 {
-			if g.nxt.next == g.cur.end+1 && g.cur.left() > 0 {
+			if g.nxt.next == g.cur.end && g.cur.left() > 0 {
 				g.cur.end = g.nxt.end
 				g.curSize += g.nxt.left()
 			} else {
@@ -307,7 +307,7 @@ func (g *Segment) fetch(done chan struct{}, step, floor int64) {
 		return
 	}
 	g.err = nil
-	b := block{next: max(mx-step+1, g.floor+1), end: mx}
+	b := block{next: max(mx-step+1, g.floor+1), end: mx + 1}
 	if b.left() == 0 {
 		return
 	}
@@ -361,9 +361,9 @@ func (g *Segment) State() GeneratorState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := GeneratorState{Issued: g.issued, RoundTrips: g.roundTrips, Failures: g.failures, Waited: g.waited,
-		BlockNext: g.cur.next, BlockEnd: g.cur.end, Step: g.step, Floor: g.floor}
+		BlockNext: g.cur.next, BlockEnd: g.cur.end - 1, Step: g.step, Floor: g.floor}
 	if g.nxt.left() > 0 {
-		s.NextBlockEnd = g.nxt.end
+		s.NextBlockEnd = g.nxt.end - 1
 	}
 	srv := ServerState{Addr: g.store.Addr(), Healthy: g.err == nil}
 	if g.err != nil {

@@ -250,17 +250,35 @@ func (g *Ticket) NextKeys(dst []int64) error {
 	}()
 	n := uint64(len(g.servers))
 	first := g.rr.Add(1)
-	var causes []string
+	var causes []error
 	for i := uint64(0); i < n; i++ {
 		s := g.servers[(first+i)%n]
 		err := g.take(s, dst)
 		if err == nil {
 			return nil
 		}
-		causes = append(causes, err.Error())
+		causes = append(causes, err)
 	}
-	return &StoreError{Type: TypeTicket, Addr: "no ticket server can issue", Err: errors.New(strings.Join(causes, "; "))}
+	return &NoTicketError{Causes: causes}
 }
+
+// NoTicketError says that no ticket server could issue, with each
+// server's cause; errors.Is matches any cause's sentinel.
+type NoTicketError struct {
+	Causes []error
+}
+
+// Error describes every cause for a client.
+func (e *NoTicketError) Error() string {
+	parts := make([]string, len(e.Causes))
+	for i, c := range e.Causes {
+		parts[i] = c.Error()
+	}
+	return "ticket: no ticket server can issue: " + strings.Join(parts, "; ")
+}
+
+// Unwrap returns the causes.
+func (e *NoTicketError) Unwrap() []error { return e.Causes }
 
 // take fills dst from s, or says why s cannot.
 func (g *Ticket) take(s *ticketServer, dst []int64) error {
