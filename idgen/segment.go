@@ -177,8 +177,11 @@ type Segment struct {
 	floor   int64
 	err     error
 	errAt   time.Time
-	// checked: the guard passed; refused: the guard refused (until
-	// refusedAt + RetryAfter).
+	// guarded: the guard ran and guardMax is the table's largest key
+	// then; checked: the first key issued was above it; refused: it was
+	// not, or the guard failed (until refusedAt + RetryAfter).
+	guarded   bool
+	guardMax  int64
 	checked   bool
 	refused   error
 	refusedAt time.Time
@@ -211,12 +214,23 @@ func (g *Segment) NextN(n int) (int64, error) {
 		if g.refused != nil && time.Since(g.refusedAt) < g.cfg.Store.RetryAfter {
 			return 0, g.refused
 		}
+		if g.guard != nil && !g.guarded {
+			// Before the first block: keys other proxies issue from the
+			// same row after this snapshot are above it anyway, so only
+			// keys written by something else can be at or above it.
+			if err := g.guardLocked(); err != nil {
+				return 0, err
+			}
+			continue
+		}
 		if g.cur.left() >= int64(n) {
 			if !g.checked && g.guard != nil {
-				if err := g.checkLocked(); err != nil {
-					return 0, err
+				if g.cur.next <= g.guardMax {
+					g.refused, g.refusedAt = &AdoptError{Type: TypeSegment, TableMax: g.guardMax, Next: g.cur.next}, time.Now()
+					g.guarded = false // check again after RetryAfter
+					return 0, g.refused
 				}
-				continue
+				g.checked = true
 			}
 			first := g.cur.next
 			g.cur.next += int64(n)
@@ -255,9 +269,9 @@ func (g *Segment) NextN(n int) (int64, error) {
 	}
 }
 
-// checkLocked runs the guard with g.mu released and compares the table's
-// largest key with the next key of the current block.
-func (g *Segment) checkLocked() error {
+// guardLocked runs the guard with g.mu released and keeps the table's
+// largest key; the first key issued is compared with it.
+func (g *Segment) guardLocked() error {
 	g.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Store.FetchTimeout)
 	tableMax, err := g.guard(ctx)
@@ -267,11 +281,7 @@ func (g *Segment) checkLocked() error {
 		g.refused, g.refusedAt = fmt.Errorf("segment: checking the table's largest key before the first key: %w", err), time.Now()
 		return g.refused
 	}
-	if tableMax >= g.cur.next {
-		g.refused, g.refusedAt = &AdoptError{Type: TypeSegment, TableMax: tableMax, Next: g.cur.next}, time.Now()
-		return g.refused
-	}
-	g.checked, g.refused = true, nil
+	g.guardMax, g.guarded, g.refused = max(g.guardMax, tableMax), true, nil
 	return nil
 }
 
@@ -339,6 +349,7 @@ func (g *Segment) Adopt(floor int64) error {
 	g.cur.next = max(g.cur.next, g.floor+1)
 	g.nxt.next = max(g.nxt.next, g.floor+1)
 	g.refused, g.checked = nil, false
+	g.guardMax, g.guarded = max(g.guardMax, floor), true
 	g.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Store.FetchTimeout)
 	defer cancel()

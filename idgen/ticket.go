@@ -312,9 +312,10 @@ func (g *Ticket) take(s *ticketServer, dst []int64) error {
 		s.trips++
 		if terr != nil {
 			s.fails++
-			s.err, s.errAt = &StoreError{Type: TypeTicket, Addr: s.srv.Addr(), Err: terr}, time.Now()
+			err := &StoreError{Type: TypeTicket, Addr: s.srv.Addr(), Err: terr}
+			s.err, s.errAt = err, time.Now()
 			s.mu.Unlock()
-			return s.err
+			return err
 		}
 		inc, off := s.inc, s.off
 		for _, id := range dst {
@@ -322,8 +323,9 @@ func (g *Ticket) take(s *ticketServer, dst []int64) error {
 				// The server's settings changed under its connections:
 				// its ids may now be another server's.
 				s.refused = &ResidueError{A: s.srv.Addr(), IncA: inc, OffA: off, Reason: fmt.Sprintf("issued ticket %d outside its residue class; the server's auto_increment settings changed", id)}
+				err := s.refused
 				s.mu.Unlock()
-				return s.refused
+				return err
 			}
 		}
 		low := dst[0]
@@ -333,8 +335,9 @@ func (g *Ticket) take(s *ticketServer, dst []int64) error {
 		if low > floor {
 			if !s.checked && g.guard != nil && low <= tableMax {
 				s.refused = &AdoptError{Type: TypeTicket, TableMax: tableMax, Next: low}
+				err := s.refused
 				s.mu.Unlock()
-				return s.refused
+				return err
 			}
 			s.checked = true
 			s.issued += uint64(len(dst))

@@ -15,11 +15,18 @@ import (
 )
 
 // ticketDDL is Flickr's Tickets64, as README documents it; the generator
-// creates it when missing.
+// creates it when missing. MyISAM as in Flickr's post: concurrent
+// REPLACEs of one InnoDB row deadlock (1213) under load, a MyISAM table
+// lock serialises them.
 const ticketDDL = `CREATE TABLE IF NOT EXISTS %s (
   id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
   stub CHAR(1) NOT NULL DEFAULT '' UNIQUE
-) ENGINE=InnoDB`
+) ENGINE=MyISAM`
+
+// ticketRetries is how often a ticket statement that lost a deadlock or a
+// lock wait (an InnoDB Tickets64) is sent again: the loser was rolled
+// back, so no ticket is lost or issued twice.
+const ticketRetries = 5
 
 func buildTicket(b keygenBuild) (idgen.KeyGenerator, func() error, error) {
 	cfg, err := idgen.ParseTicketProps(b.cfg.Props)
@@ -87,6 +94,22 @@ func (s *ticketServer) Tickets(ctx context.Context, dst []int64) error {
 	if err := s.ensure(ctx); err != nil {
 		return err
 	}
+	var err error
+	for range ticketRetries {
+		if err = s.tickets(ctx, dst); !retryable(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// retryable reports a deadlock or lock wait timeout.
+func retryable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
+}
+
+func (s *ticketServer) tickets(ctx context.Context, dst []int64) error {
 	one := "REPLACE INTO " + s.table + " (stub) VALUES ('" + s.stub + "')"
 	if len(dst) == 1 {
 		res, err := s.db.ExecContext(ctx, one)
