@@ -218,6 +218,7 @@ func (bc *backendConn) readHead() (head, error) {
 	if !wire.IsEOF(p) {
 		return h, bc.lost(fmt.Errorf("%w: no EOF after column definitions", wire.ErrMalformed))
 	}
+	_, bc.status = wire.ParseEOF(p)
 	return h, nil
 }
 

@@ -55,6 +55,9 @@ type execution struct {
 	// prepared: routes run as backend prepared statements (see
 	// backendMode).
 	prepared bool
+	// status hears the backends' status flags (status.go); nil when
+	// nobody listens.
+	status *statusSink
 
 	lanes  []*lane
 	routes []*routeRun // in plan order
@@ -131,7 +134,7 @@ func runPlan(ctx context.Context, plan *router.Plan, conns connSource, merger Me
 // run as one statement where they can (union.go); the merge is still
 // given plan, and the table hits the caller counts are plan's.
 func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64, obs Observer, mode backendMode, join *joinScope) (result, error) {
-	ex := &execution{ctx: ctx, plan: plan, conns: conns, budget: budget, obs: obs}
+	ex := &execution{ctx: ctx, plan: plan, conns: conns, budget: budget, obs: obs, status: sinkOf(conns)}
 	ex.prepared = mode == backendPrepared && preparable(plan)
 	if len(plan.Routes) == 0 {
 		return result{ok: wire.OK{InsertID: firstKey(plan)}}, nil
@@ -386,6 +389,7 @@ func (r *routeRun) run() {
 		r.err = err
 		return
 	}
+	l.ex.status.add(l.bc.status)
 	if h.columns == nil {
 		if l.bc.moreResults() {
 			if _, err := l.bc.finish(); err != nil {
@@ -590,6 +594,7 @@ func (s *routeStream) end(err error) {
 	}
 	if errors.Is(err, io.EOF) {
 		s.eof = true
+		l.ex.status.add(l.bc.status)
 		if l.bc.moreResults() {
 			if _, ferr := l.bc.finish(); ferr != nil {
 				s.err = ferr

@@ -36,6 +36,10 @@ type ResultMerger struct {
 	// MariaDB's column definitions do not carry; without it a string
 	// column compares by the collation its definition names.
 	Collations CollationSource
+	// Dialects, when set, tells how the data sources' MariaDB version
+	// computes what differs between versions; without it the merge
+	// computes as the zero Dialect says.
+	Dialects DialectSource
 }
 
 // ScatterRowsError: a multi-route SELECT read more rows from its data
@@ -145,6 +149,9 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []R
 		n:       n,
 		mem:     &memBudget{left: budget, total: budget},
 		grouped: spec.Group != nil && len(spec.Group.Keys) > 0,
+	}
+	if m.Dialects != nil && (spec.Group != nil || len(spec.Compute) > 0 || spec.Having != nil) {
+		p.dialect = m.Dialects.Dialect(ctx)
 	}
 	if spec.Hidden < 0 || spec.Hidden >= n {
 		return nil, &InternalError{Msg: fmt.Sprintf("merge hides %d of %d columns", spec.Hidden, n)}
@@ -334,6 +341,7 @@ type pipeline struct {
 	visible int // columns the client sees
 	mem     *memBudget
 	grouped bool // GROUP BY with keys
+	dialect Dialect
 }
 
 // resolveTypes derives every column's Type; collations, when not nil,

@@ -35,7 +35,24 @@ func negate(v value) (value, error) {
 // when a DOUBLE or a string is involved, DECIMAL when a DECIMAL is (and
 // always for /), BIGINT otherwise, failing when a BIGINT result is out of
 // range. Division by zero is NULL.
-func arithmetic(op router.ExprOp, a, b value) (value, error) {
+func (c *cexpr) arithmetic(op router.ExprOp, a, b value) (value, error) {
+	var d Dialect
+	if c.dialect != nil {
+		d = *c.dialect
+	}
+	return arithmetic(op, a, b, d.ZeroQuotientOutOfRange)
+}
+
+// signedZero is f, or 0 for a negative zero unless negativeZero.
+func signedZero(f float64, negativeZero bool) float64 {
+	if f == 0 && !negativeZero {
+		return 0
+	}
+	return f
+}
+
+// arithmetic computes a op b; zeroOutOfRange is Dialect.ZeroQuotientOutOfRange.
+func arithmetic(op router.ExprOp, a, b value, zeroOutOfRange bool) (value, error) {
 	if a.k == vNull || b.k == vNull {
 		return nullValue, nil
 	}
@@ -55,7 +72,7 @@ func arithmetic(op router.ExprOp, a, b value) (value, error) {
 			return value{k: vFloat, f: fa / fb}, nil
 		case router.ExprIntDiv:
 			// MariaDB divides the values as DECIMALs.
-			return intDivDecimal(exactOf(a), exactOf(b), a.k == vUint || b.k == vUint)
+			return intDivDecimal(exactOf(a), exactOf(b), a.k == vUint || b.k == vUint, zeroOutOfRange)
 		case router.ExprMod:
 			if fb == 0 {
 				return nullValue, nil
@@ -83,7 +100,7 @@ func arithmetic(op router.ExprOp, a, b value) (value, error) {
 		return value{k: vDecimal, d: q}, nil
 	case router.ExprIntDiv:
 		if !integer {
-			return intDivDecimal(da, db, unsigned)
+			return intDivDecimal(da, db, unsigned, zeroOutOfRange)
 		}
 		q, ok := da.IntDiv(&db)
 		if !ok {
@@ -110,16 +127,17 @@ func arithmetic(op router.ExprOp, a, b value) (value, error) {
 
 // intDivDecimal is DIV of values that are not both integers: MariaDB
 // divides them as DECIMALs, truncates, and converts to BIGINT (UNSIGNED
-// when an operand is). A negative quotient is out of the UNSIGNED range,
-// and so is a negative zero: the quotient of operands without fractions
-// keeps its sign when it truncates to 0 (-1 DIV 5 fails for a DECIMAL -1,
-// -1.0 DIV 5 is 0).
-func intDivDecimal(a, b sqlvalue.Decimal, unsigned bool) (value, error) {
+// when an operand is). A negative quotient is out of the UNSIGNED range.
+// Up to MariaDB 10.11.14 so is a negative zero (zeroOutOfRange): the
+// quotient of operands without fractions keeps its sign when it truncates
+// to 0 (-1 DIV 5 fails for a DECIMAL -1, -1.0 DIV 5 is 0); 10.11.19 gives
+// 0 for both.
+func intDivDecimal(a, b sqlvalue.Decimal, unsigned, zeroOutOfRange bool) (value, error) {
 	q, ok := a.IntDiv(&b)
 	if !ok {
 		return nullValue, nil
 	}
-	if unsigned && a.Sign()*b.Sign() < 0 && (q.Sign() != 0 || a.Scale()+b.Scale() == 0) {
+	if unsigned && a.Sign()*b.Sign() < 0 && (q.Sign() != 0 || zeroOutOfRange && a.Scale()+b.Scale() == 0) {
 		return value{}, outOfRange("BIGINT UNSIGNED", "DIV")
 	}
 	return fitInteger(q, unsigned, "DIV")

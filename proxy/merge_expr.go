@@ -51,12 +51,13 @@ func intValue(b bool) value {
 // decimals, which decide how a comparison rounds a DECIMAL and what
 // IFNULL and COALESCE convert their value to.
 type cexpr struct {
-	op   router.ExprOp
-	col  int
-	typ  sqlvalue.Type
-	lit  value
-	args []*cexpr
-	kind vkind // vNull: the expression is always NULL
+	dialect *Dialect
+	op      router.ExprOp
+	col     int
+	typ     sqlvalue.Type
+	lit     value
+	args    []*cexpr
+	kind    vkind // vNull: the expression is always NULL
 	// dec is the decimals of a DECIMAL or DOUBLE result
 	// (sqlvalue.NotFixedDecimals: a DOUBLE printed with all its digits).
 	dec int
@@ -114,7 +115,7 @@ func (p *pipeline) compileExpr(e *router.Expr, what string) (*cexpr, error) {
 	if e == nil {
 		return nil, &InternalError{Msg: "nil expression in " + what}
 	}
-	c := &cexpr{op: e.Op}
+	c := &cexpr{op: e.Op, dialect: &p.dialect}
 	switch n := arity(e.Op); {
 	case !knownOp(e.Op):
 		return nil, &NotSupportedError{What: fmt.Sprintf("the operator %s in %s across data nodes", e.Op, what)}
@@ -620,9 +621,9 @@ func (c *cexpr) eval(row Row) (value, error) {
 			}
 			return nullValue, nil
 		}
-		return arithmetic(router.ExprDiv, args[0], args[1])
+		return c.arithmetic(router.ExprDiv, args[0], args[1])
 	}
-	return arithmetic(c.op, args[0], args[1])
+	return c.arithmetic(c.op, args[0], args[1])
 }
 
 // compare compares the non-NULL values of c's two arguments as =, <, ...

@@ -66,8 +66,10 @@ func TestExpressionFunctions(t *testing.T) {
 		{"negative integer DIV unsigned is 0", op(router.ExprIntDiv, lit(int64(-1)), lit(uint64(5))), "0", 0},
 		{"negative DECIMAL DIV unsigned below -1", op(router.ExprIntDiv, decLit("-7.0"), lit(uint64(5))), "", mysql.ER_DATA_OUT_OF_RANGE},
 		{"negative DECIMAL with a fraction DIV unsigned to 0", op(router.ExprIntDiv, decLit("-1.0"), lit(uint64(5))), "0", 0},
-		{"negative DECIMAL without fraction DIV unsigned", op(router.ExprIntDiv, op(router.ExprRound, decLit("-1.0")), lit(uint64(5))), "", mysql.ER_DATA_OUT_OF_RANGE},
-		{"negative DOUBLE DIV unsigned", op(router.ExprIntDiv, lit(-1.0), lit(uint64(5))), "", mysql.ER_DATA_OUT_OF_RANGE},
+		// The zero Dialect (MariaDB 10.11.19; 10.11.14 said 1690 for both:
+		// TestDialectDifferences).
+		{"negative DECIMAL without fraction DIV unsigned", op(router.ExprIntDiv, op(router.ExprRound, decLit("-1.0")), lit(uint64(5))), "0", 0},
+		{"negative DOUBLE DIV unsigned", op(router.ExprIntDiv, lit(-1.0), lit(uint64(5))), "0", 0},
 		{"DOUBLE DIV as DECIMALs", op(router.ExprIntDiv, lit(0.5), lit(0.1)), "5", 0},
 		{"DOUBLE DIV beyond BIGINT", op(router.ExprIntDiv, lit(1e20), lit(int64(3))), "", mysql.ER_DATA_OUT_OF_RANGE},
 	}

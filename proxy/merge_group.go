@@ -26,6 +26,8 @@ type aggSpec struct {
 	// incr is AVG's div_precision_increment: the result's scale minus
 	// the sum's.
 	incr int
+	// negativeZero: a DOUBLE result of -0 prints as -0 (Dialect).
+	negativeZero bool
 }
 
 func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
@@ -35,7 +37,7 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := aggSpec{fn: a.Func, col: col, distinct: a.Distinct, out: p.types[col]}
+		s := aggSpec{fn: a.Func, col: col, distinct: a.Distinct, out: p.types[col], negativeZero: p.dialect.NegativeZero}
 		s.exact = s.out.Class == sqlvalue.ClassDecimal || s.out.Class == sqlvalue.ClassInt
 		if !s.exact && s.out.Decimals == 0 && (a.Func == router.AggSum || a.Func == router.AggAvg) {
 			// A DOUBLE SUM or AVG with 0 decimals has no fixed scale:
@@ -217,7 +219,7 @@ func (s *aggSpec) result(st *aggState, dst []byte) ([]byte, bool) {
 		if s.exact {
 			return st.dec.Append(dst, s.out.Decimals), true
 		}
-		return sqlvalue.AppendDouble(dst, st.float, s.out.Decimals), true
+		return sqlvalue.AppendDouble(dst, signedZero(st.float, s.negativeZero), s.out.Decimals), true
 	case router.AggAvg:
 		if st.n == 0 || !st.has {
 			return dst, false
@@ -227,7 +229,7 @@ func (s *aggSpec) result(st *aggState, dst []byte) ([]byte, bool) {
 			q, _ := st.dec.Quo(&n, s.incr)
 			return q.Append(dst, s.out.Decimals), true
 		}
-		return sqlvalue.AppendDouble(dst, st.float/float64(st.n), s.out.Decimals), true
+		return sqlvalue.AppendDouble(dst, signedZero(st.float/float64(st.n), s.negativeZero), s.out.Decimals), true
 	case router.AggMin, router.AggMax:
 		if st.best == nil {
 			return dst, false

@@ -199,7 +199,7 @@ func appendAs(dst []byte, v value, cc *computedColumn) ([]byte, bool, error) {
 			return d.Append(dst, t.Decimals), false, nil
 		}
 	case sqlvalue.ClassFloat:
-		return sqlvalue.AppendDouble(dst, toFloat(v), t.Decimals), false, nil
+		return sqlvalue.AppendDouble(dst, signedZero(toFloat(v), cc.expr.dialect != nil && cc.expr.dialect.NegativeZero), t.Decimals), false, nil
 	case sqlvalue.ClassString, sqlvalue.ClassDate, sqlvalue.ClassTime:
 		s := convertTo(v, vString, cc.expr.dec)
 		if s.k == vString {

@@ -39,16 +39,22 @@ type rawRows interface {
 	rawProtocol() Protocol
 }
 
-// status is the status flags of the session for a response; more adds
-// SERVER_MORE_RESULTS_EXISTS (another result of a multi-statement query
-// follows).
+// status is the status flags of the session for a response, as MariaDB
+// sets them (status.go); more adds SERVER_MORE_RESULTS_EXISTS (another
+// result of a multi-statement query follows).
 func (s *Session) status(more bool) uint16 {
-	var st uint16
+	st := s.backendStatus.get()
 	if s.autocommit {
 		st |= mysql.SERVER_STATUS_AUTOCOMMIT
 	}
 	if s.txn.active {
 		st |= mysql.SERVER_STATUS_IN_TRANS
+		if s.txn.readOnly() {
+			st |= serverStatusInTransReadOnly
+		}
+	}
+	if s.sqlMode.HasNoBackslashEscapesMode() {
+		st |= mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED
 	}
 	if more {
 		st |= mysql.SERVER_MORE_RESULTS_EXISTS
@@ -123,7 +129,8 @@ func (s *Session) writeRows(rows RowStream, proto Protocol, more bool) error {
 			return err
 		}
 	}
-	if err := s.writeEOF(false); err != nil {
+	// MariaDB flags the column definitions' EOF as the result's last.
+	if err := s.writeEOF(more); err != nil {
 		return err
 	}
 	raw, canRaw := rows.(rawRows)

@@ -28,6 +28,9 @@ type txnState struct {
 	// isolation is a one-shot SET TRANSACTION ISOLATION LEVEL for the
 	// next transaction, "" for none.
 	isolation string
+	// savepoints are the transaction's savepoint names in the order
+	// they were set (savepoint.go).
+	savepoints []string
 }
 
 // inTransaction reports whether the next statement runs inside a
@@ -51,13 +54,18 @@ func (s *Session) startTxn(begin string) {
 	s.txn = txnState{active: true, conns: map[string]*backendConn{}, written: map[string]bool{}, begin: begin, isolation: iso}
 }
 
+// readOnly reports whether the transaction is START TRANSACTION READ ONLY.
+func (t *txnState) readOnly() bool { return t.begin == beginReadOnly }
+
+const beginReadOnly = "START TRANSACTION READ ONLY"
+
 func beginSQL(st *ast.BeginStmt) string {
 	if st == nil {
 		return "START TRANSACTION"
 	}
 	// TiDB's own options (pessimistic, AS OF) mean nothing to MySQL.
 	if st.ReadOnly {
-		return "START TRANSACTION READ ONLY"
+		return beginReadOnly
 	}
 	return "START TRANSACTION"
 }
@@ -182,6 +190,11 @@ func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendCon
 		}
 	}
 	if _, err := bc.exec(s.txn.begin); err != nil {
+		poolSource{s}.release(bc)
+		return nil, err
+	}
+	if err := s.joinSavepoints(bc); err != nil {
+		bc.exec("ROLLBACK")
 		poolSource{s}.release(bc)
 		return nil, err
 	}

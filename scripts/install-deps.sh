@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests start for real: MariaDB servers,
-# etcd, sysbench and Prometheus. Does nothing when they are all present.
+# etcd, sysbench, Prometheus, and the Python drivers PyMySQL and
+# mysqlclient (for Debian's /usr/bin/python3). Does nothing when they are all present.
 set -euo pipefail
 
 need=()
@@ -11,6 +12,8 @@ command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+/usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || need+=(python3-pymysql)
+/usr/bin/python3 -c 'import MySQLdb' >/dev/null 2>&1 || need+=(python3-mysqldb)
 
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0

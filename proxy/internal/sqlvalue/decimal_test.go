@@ -238,6 +238,15 @@ func TestAppendDoubleMatchesMariaDB(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The sign of a zero is the one thing MariaDB versions print
+	// differently (10.11.14: -0, 10.11.19: 0); the merge asks its data
+	// sources (proxy.Dialect) and gives AppendDouble the zero to print.
+	zr, err := conn.Execute("SELECT 0e0 * -1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	negativeZero := splitTextRow(t, zr.RowDatas[0], 1)[0] == "-0"
+	zr.Close()
 	res, err := conn.Execute("SELECT i, d, d * 1 FROM dbl ORDER BY i")
 	if err != nil {
 		t.Fatal(err)
@@ -249,6 +258,9 @@ func TestAppendDoubleMatchesMariaDB(t *testing.T) {
 		vals := splitTextRow(t, data, 3)
 		i, _ := strconv.Atoi(vals[0])
 		f := fs[i]
+		if f == 0 && !negativeZero {
+			f = 0
+		}
 		if got := string(AppendDouble(nil, f, NotFixedDecimals)); got != vals[1] || got != vals[2] {
 			t.Errorf("AppendDouble(%v) = %s, MariaDB prints %s (stored), %s (computed)", f, got, vals[1], vals[2])
 		}
