@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/shardflake/shardflake/internal/mariadbtest"
 )
 
@@ -235,6 +237,36 @@ func TestTicketKeysTwoProxiesFailover(t *testing.T) {
 	rows.Close()
 	if name != "g" || typ != "TICKET" || !strings.Contains(state, tickets[0].Addr()) || !strings.Contains(state, tickets[1].Addr()) || !strings.Contains(state, "offset 2") {
 		t.Fatalf("SHOW SHARDING KEY GENERATORS: %s %s %s state %q", name, typ, props, state)
+	}
+
+	// Metrics: ids issued and round trips (one per single-row INSERT
+	// here), both servers up again.
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(newKeygenCollector(envs[0].srv.keys))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			key := mf.GetName()
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "server" {
+					key += "/" + lp.GetValue()
+				}
+			}
+			got[key] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	issued, trips := got["shardflake_keygen_ids_generated_total"], got["shardflake_keygen_round_trips_total"]
+	if issued < float64(len(acked))/2 || trips < issued {
+		t.Fatalf("metrics: %v issued, %v round trips for about %d keys from this proxy", issued, trips, len(acked)/2)
+	}
+	for _, s := range tickets {
+		if got["shardflake_keygen_server_up/"+s.Addr()+"/tickets"] != 1 {
+			t.Fatalf("server_up of %s: %v", s.Addr(), got)
+		}
 	}
 }
 
