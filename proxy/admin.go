@@ -37,6 +37,7 @@ const (
 	adminKeyGenerators
 	adminBroadcastRules
 	adminStorageUnits
+	adminAdoptKeys // admin_keygen.go
 )
 
 // String returns the statement's leading keywords.
@@ -58,6 +59,8 @@ func (k adminKind) String() string {
 		return "SHOW BROADCAST TABLE RULES"
 	case adminStorageUnits:
 		return "SHOW STORAGE UNITS"
+	case adminAdoptKeys:
+		return "ADOPT SHARDING KEY GENERATOR"
 	}
 	return "unknown"
 }
@@ -101,6 +104,9 @@ func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
 	}
 	first := lx.word()
 	if st, ok, err := matchTrafficAdmin(lx, first); ok {
+		return st, true, err
+	}
+	if st, ok, err := matchKeygenAdmin(lx, first); ok {
 		return st, true, err
 	}
 	switch {

@@ -53,6 +53,8 @@ func (s *Session) runAdmin(st adminStmt) error {
 		cols, rows = s.broadcastRules()
 	case adminStorageUnits:
 		cols, rows = s.storageUnits()
+	case adminAdoptKeys:
+		cols, rows, err = s.adoptKeys(st.table)
 	default:
 		err = &InternalError{Msg: "admin statement " + st.kind.String()}
 	}

@@ -318,3 +318,57 @@ func TestSegmentKeysTwoProxiesStoreDown(t *testing.T) {
 		t.Fatalf("an INSERT that gives its key: %v", err)
 	}
 }
+
+func TestAdoptExistingTable(t *testing.T) {
+	seg := mariadbtest.Start(t, mariadbtest.Options{Databases: []string{"ids"}})
+	gen := fmt.Sprintf(`{ type: SEGMENT, props: { url: "jdbc:mysql://%s/ids", username: root, step: 10, retry-after-milliseconds: 0 } }`, seg.Addr())
+	e := startEnv(t, envOptions{rules: keygenRules("t_ad", gen)})
+	createKeyTable(t, e, "t_ad")
+	db := e.open(t)
+	// Rows an AUTO_INCREMENT application wrote before the move.
+	for _, row := range [][2]int64{{5000, 1}, {7001, 2}, {30, 3}} {
+		if _, err := db.Exec("INSERT INTO t_ad (id, user_id) VALUES (?, ?)", row[0], row[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := db.Exec("INSERT INTO t_ad (user_id) VALUES (1)")
+	if errCode(err) != 1105 || !strings.Contains(err.Error(), "up to 7001") || !strings.Contains(err.Error(), "ADOPT SHARDING KEY GENERATOR") {
+		t.Fatalf("INSERT into a table holding keys above the generator: %v, want 1105 naming the largest key and ADOPT", err)
+	}
+	var name, typ, tables string
+	var maxKey int64
+	if err := db.QueryRow("ADOPT SHARDING KEY GENERATOR FOR TABLE t_ad").Scan(&name, &typ, &tables, &maxKey); err != nil {
+		t.Fatal(err)
+	}
+	if name != "g" || typ != "SEGMENT" || tables != "t_ad" || maxKey != 7001 {
+		t.Fatalf("ADOPT answered %s %s %s %d", name, typ, tables, maxKey)
+	}
+	for i := 0; i < 25; i++ {
+		res, err := db.Exec("INSERT INTO t_ad (user_id) VALUES (?)", i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, _ := res.LastInsertId(); id <= 7001 {
+			t.Fatalf("key %d after adopting 7001", id)
+		}
+	}
+	// The stored maximum moved too, so a proxy started now agrees.
+	var stored int64
+	if err := seg.Open(t, "ids").QueryRow("SELECT max_id FROM shardflake_segments WHERE biz_tag = 'g'").Scan(&stored); err != nil || stored <= 7001 {
+		t.Fatalf("segment row max_id %d, %v", stored, err)
+	}
+	e2 := startEnv(t, envOptions{rules: keygenRules("t_ad", gen)})
+	res, err := e2.open(t).Exec("INSERT INTO t_ad (user_id) VALUES (9)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := res.LastInsertId(); id <= 7001 {
+		t.Fatalf("second proxy issued %d", id)
+	}
+
+	// A table without a key generator has nothing to adopt.
+	_, err = db.Exec("ADOPT SHARDING KEY GENERATOR FOR nope")
+	if errCode(err) != 1105 || !strings.Contains(err.Error(), "no keyGenerateStrategy") {
+		t.Fatalf("ADOPT of an unknown table: %v", err)
+	}
+}
