@@ -236,3 +236,40 @@ func TestTicketProps(t *testing.T) {
 		}
 	}
 }
+
+// TestTicketSpreadModEight: two servers with increment 2 and offsets 1
+// and 2, taken round-robin, reach all of id % 8 evenly; with one down,
+// only its partner's four residues mod 8 (the odd ones) get rows, which
+// the README warns about for id % 2^k sharding.
+func TestTicketSpreadModEight(t *testing.T) {
+	a := &memTicketServer{name: "a", inc: 2, off: 1}
+	b := &memTicketServer{name: "b", inc: 2, off: 2}
+	g, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{a, b}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spread := func(n int) [8]int {
+		var counts [8]int
+		dst := make([]int64, 1)
+		for i := 0; i < n; i++ {
+			if err := g.NextKeys(dst); err != nil {
+				t.Fatal(err)
+			}
+			counts[dst[0]%8]++
+		}
+		return counts
+	}
+	both := spread(8000)
+	for r, n := range both {
+		if n < 900 || n > 1100 {
+			t.Fatalf("both servers up: id %% 8 = %d got %d of 8000 (%v), want about 1000", r, n, both)
+		}
+	}
+	b.setDown(true)
+	one := spread(4000)
+	for r, n := range one {
+		if r%2 == 0 && n != 0 || r%2 == 1 && (n < 900 || n > 1100) {
+			t.Fatalf("server b down: %v, want only the odd residues, about 1000 each", one)
+		}
+	}
+}
