@@ -176,6 +176,7 @@ func TestTicketKeysTwoProxiesFailover(t *testing.T) {
 	if len(ld.errs) > 16 {
 		t.Fatalf("%d errors with one ticket server stopped (at most the in-flight 16 allowed): %v", len(ld.errs), ld.errs[0])
 	}
+	t.Logf("%d inserts acknowledged, %d errors with one ticket server stopped mid-run", len(ld.keys), len(ld.errs))
 	acked := checkKeys(t, envs[0], "t_tk", ld.keys)
 	odd, even := 0, 0
 	for k := range acked {
