@@ -339,6 +339,10 @@ func TestSegmentKeysTwoProxiesStoreDown(t *testing.T) {
 	if errCode(insErr) != 1105 || !strings.Contains(insErr.Error(), "segment") || !strings.Contains(insErr.Error(), seg.Addr()) {
 		t.Fatalf("after the buffer drained: %v, want 1105 naming the segment data source", insErr)
 	}
+	rd := envs[1].srv.Readiness(context.Background())
+	if rd.Ready || !strings.Contains(strings.Join(rd.Problems, "\n"), "key generator g cannot issue keys") {
+		t.Fatalf("readiness with the segment data source down and the buffer drained: %+v", rd.Problems)
+	}
 	var n int
 	if err := db.QueryRow("SELECT COUNT(*) FROM t_sg").Scan(&n); err != nil || n < len(ld.keys) {
 		t.Fatalf("SELECT with the segment data source down: %d, %v", n, err)

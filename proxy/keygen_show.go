@@ -48,3 +48,11 @@ func keygenStateText(g idgen.KeyGenerator) any {
 	}
 	return b.String()
 }
+
+// stateHealth is a SEGMENT or TICKET generator's line of /readyz: not OK
+// once it cannot issue (its buffer drained with the segment data source
+// down, every ticket server down or refused, a table above its next key).
+func stateHealth(name string, g idgen.Stater) KeyGeneratorHealth {
+	st := g.State()
+	return KeyGeneratorHealth{Name: name, LeaseState: idgen.LeaseNone.String(), OK: st.Err == "", Error: st.Err}
+}
