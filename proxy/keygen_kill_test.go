@@ -141,7 +141,7 @@ func TestKeysAfterKill9(t *testing.T) {
 				deadline := time.Now().Add(20 * time.Second)
 				for time.Now().Before(deadline) {
 					var n int
-					if direct.QueryRow("SELECT COUNT(*) FROM "+tc.table+"_0").Scan(&n); n >= 40 {
+					if direct.QueryRow("SELECT COUNT(*) FROM " + tc.table + "_0").Scan(&n); n >= 40 {
 						break
 					}
 					time.Sleep(5 * time.Millisecond)
