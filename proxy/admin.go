@@ -39,6 +39,7 @@ const (
 	adminBroadcastRules
 	adminStorageUnits
 	adminBindingOrphans
+	adminAdoptKeys // admin_keygen.go
 )
 
 // String returns the statement's leading keywords.
@@ -62,6 +63,8 @@ func (k adminKind) String() string {
 		return "SHOW STORAGE UNITS"
 	case adminBindingOrphans:
 		return "SHOW SHARDING BINDING ORPHANS"
+	case adminAdoptKeys:
+		return "ADOPT SHARDING KEY GENERATOR"
 	}
 	return "unknown"
 }
@@ -105,6 +108,9 @@ func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
 	}
 	first := lx.word()
 	if st, ok, err := matchTrafficAdmin(lx, first); ok {
+		return st, true, err
+	}
+	if st, ok, err := matchKeygenAdmin(lx, first); ok {
 		return st, true, err
 	}
 	switch {

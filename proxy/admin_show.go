@@ -55,6 +55,8 @@ func (s *Session) runAdmin(st adminStmt) error {
 		cols, rows = s.storageUnits()
 	case adminBindingOrphans:
 		cols, rows, err = s.bindingOrphans()
+	case adminAdoptKeys:
+		cols, rows, err = s.adoptKeys(st.table)
 	default:
 		err = &InternalError{Msg: "admin statement " + st.kind.String()}
 	}
@@ -236,7 +238,7 @@ func (s *Session) keyGenerators() ([]*mysql.Field, []Row) {
 	cols := stringColumns("name", "type", "props")
 	cols = append(cols, intColumn("datacenter_id"), intColumn("worker_id"), stringColumn("worker_id_source"), stringColumn("lease_state"),
 		stringColumn("high_water_mark"), intColumn("lead_ms"), intColumn("max_lead_ms"),
-		uintColumn("generated"), uintColumn("clock_back_steps"), intColumn("waited_ms"), intColumn("last_id"))
+		uintColumn("generated"), uintColumn("clock_back_steps"), intColumn("waited_ms"), intColumn("last_id"), stringColumn("state"))
 	names := slices.Sorted(maps.Keys(s.srv.rules.KeyGenerators))
 	rows := make([]Row, len(names))
 	for i, name := range names {
@@ -244,7 +246,7 @@ func (s *Session) keyGenerators() ([]*mysql.Field, []Row) {
 		row := []any{name, kg.Type, propList(kg.Props)}
 		g, ok := s.srv.keys[name].(statser)
 		if !ok {
-			rows[i] = rowOf(append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)...)
+			rows[i] = rowOf(append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, keygenStateText(s.srv.keys[name]))...)
 			continue
 		}
 		st := g.Stats()
@@ -258,7 +260,7 @@ func (s *Session) keyGenerators() ([]*mysql.Field, []Row) {
 		}
 		row = append(row, st.DatacenterID, st.WorkerID, st.Source.String(), st.LeaseState.String(),
 			hw, st.Lead.Milliseconds(), st.MaxLead.Milliseconds(),
-			st.Generated, st.ClockBackSteps, st.Waited.Milliseconds(), last)
+			st.Generated, st.ClockBackSteps, st.Waited.Milliseconds(), last, nil)
 		rows[i] = rowOf(row...)
 	}
 	return cols, rows

@@ -110,6 +110,11 @@ func New(rules *Rules, keys map[string]idgen.KeyGenerator, opts ...Option) (*Rou
 			if g == nil {
 				return nil, fmt.Errorf("router: table %s needs key generator %q, which was not given", name, rule.KeyGenerator)
 			}
+			switch g.(type) {
+			case idgen.BlockGenerator, idgen.ListGenerator, idgen.UUIDGenerator:
+			default:
+				return nil, fmt.Errorf("router: key generator %q (%T) issues neither integer blocks, integer lists nor UUIDs", rule.KeyGenerator, g)
+			}
 			if g.MaxBatch() < 1 {
 				return nil, fmt.Errorf("router: key generator %q issues no keys (MaxBatch %d)", rule.KeyGenerator, g.MaxBatch())
 			}
