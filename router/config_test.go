@@ -176,8 +176,8 @@ func TestValidationErrors(t *testing.T) {
 			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake: {type: UUID} # ERR")
 		}, `key generator snowflake (UUID): unknown type; supported: SNOWFLAKE`},
 		{"unsupported rule", func(t *testing.T) string {
-			return edit(t, "- !BROADCAST\n  tables: [t_dict]\n", "- !READWRITE_SPLITTING # ERR\n  dataSources: {}\n")
-		}, `rule !READWRITE_SPLITTING is not supported by shardflake`},
+			return edit(t, "- !BROADCAST\n  tables: [t_dict]\n", "- !ENCRYPT # ERR\n  tables: {}\n")
+		}, `rule !ENCRYPT is not supported by shardflake`},
 		{"untagged rule", func(t *testing.T) string {
 			return edit(t, "- !BROADCAST\n  tables: [t_dict]\n", "- tables: [t_dict] # ERR\n")
 		}, `a rules item needs a tag`},

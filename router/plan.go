@@ -102,6 +102,10 @@ type Plan struct {
 	// must see under its logical name (SHOW CREATE TABLE, SHOW INDEX on a
 	// sharded table).
 	Rename *TableRename `json:"rename,omitempty"`
+	// Access says whether a read/write group's replica may answer the
+	// plan (readwrite_access.go); zero, the primary, when the rules have
+	// no !READWRITE_SPLITTING.
+	Access Access `json:"access,omitempty"`
 }
 
 // Route is one data source and the SQL to run on it.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shardflake/shardflake/idgen"
 )
 
 // TestLoadReadwriteSplitting loads a ShardingSphere 5.4 file with
@@ -144,4 +146,54 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestPlanAccess: the router marks from the statement's tree whether a
+// replica may answer, for static and bound plans alike.
+func TestPlanAccess(t *testing.T) {
+	r, err := New(load(t, "testdata/rules/ss_readwrite_splitting.yaml"), map[string]idgen.KeyGenerator{"snowflake": &fakeKeys{next: 1, batch: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		give string
+		args []any
+		want Access
+	}{
+		{"SELECT * FROM t_order WHERE user_id = 1", nil, AccessRead},
+		{"SELECT * FROM t_order WHERE user_id = ?", []any{int64(1)}, AccessRead},
+		{"SELECT COUNT(*) FROM t_order", nil, AccessRead},
+		{"SELECT * FROM t_order WHERE user_id = 1 UNION ALL SELECT * FROM t_order WHERE user_id = 1", nil, AccessRead},
+		{"SELECT * FROM t_order WHERE user_id = ? FOR UPDATE", []any{int64(1)}, AccessLockingRead},
+		{"SELECT * FROM t_order WHERE user_id = 1 LOCK IN SHARE MODE", nil, AccessLockingRead},
+		{"SELECT * FROM t_order WHERE order_id IN (SELECT order_id FROM t_order WHERE user_id = 1 FOR UPDATE) AND user_id = 1", nil, AccessLockingRead},
+		{"SELECT LAST_INSERT_ID(), status FROM t_order WHERE user_id = 1", nil, AccessSessionRead},
+		{"SELECT @x := status FROM t_order WHERE user_id = 1", nil, AccessSessionRead},
+		{"SELECT @@tx_isolation, status FROM t_order WHERE user_id = 1", nil, AccessSessionRead},
+		{"/* SHARDINGSPHERE_HINT: WRITE_ROUTE_ONLY=true */ SELECT * FROM t_order WHERE user_id = 1", nil, AccessWriteRouteOnly},
+		{"/* SHARDINGSPHERE_HINT: WRITE_ROUTE_ONLY=false */ SELECT * FROM t_order WHERE user_id = 1", nil, AccessRead},
+		{"/* SHARDINGSPHERE_HINT: DATA_SOURCE_NAME=readwrite_ds_1 */ SELECT * FROM t_order_1", nil, AccessRead},
+		{"INSERT INTO t_order (user_id, status) VALUES (1, 'a')", nil, AccessWrite},
+		{"UPDATE t_order SET status = 'b' WHERE user_id = ?", []any{int64(1)}, AccessWrite},
+		{"DELETE FROM t_order WHERE user_id = 1", nil, AccessWrite},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			stmt, err := ParseOne(tt.give)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := r.Prepare(stmt, tt.give, "sharding_db")
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := p.Bind(tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan.Access != tt.want {
+				t.Errorf("access = %s, want %s", plan.Access, tt.want)
+			}
+		})
+	}
 }
