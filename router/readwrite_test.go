@@ -163,7 +163,7 @@ func TestPlanAccess(t *testing.T) {
 		{"SELECT * FROM t_order WHERE user_id = 1", nil, AccessRead},
 		{"SELECT * FROM t_order WHERE user_id = ?", []any{int64(1)}, AccessRead},
 		{"SELECT COUNT(*) FROM t_order", nil, AccessRead},
-		{"SELECT * FROM t_order WHERE user_id = 1 UNION ALL SELECT * FROM t_order WHERE user_id = 1", nil, AccessRead},
+		{"SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2 UNION ALL SELECT * FROM t_order WHERE user_id = 1 AND order_id = 6", nil, AccessRead},
 		{"SELECT * FROM t_order WHERE user_id = ? FOR UPDATE", []any{int64(1)}, AccessLockingRead},
 		{"SELECT * FROM t_order WHERE user_id = 1 LOCK IN SHARE MODE", nil, AccessLockingRead},
 		{"SELECT * FROM t_order WHERE order_id IN (SELECT order_id FROM t_order WHERE user_id = 1 FOR UPDATE) AND user_id = 1", nil, AccessLockingRead},
