@@ -17,6 +17,8 @@ import (
 //	SHOW SHARDING KEY GENERATORS [FROM db]   (also SHOW KEY GENERATORS)
 //	SHOW BROADCAST TABLE RULES [FROM db]
 //	SHOW STORAGE UNITS [FROM db]
+//	SHOW READWRITE_SPLITTING RULES [FROM db]
+//	SHOW READWRITE_SPLITTING STATUS [FROM db]
 //
 // The TiDB parser knows none of them, so they are recognised before
 // parsing by their leading keywords (after whitespace and comments). Only
@@ -36,6 +38,8 @@ const (
 	adminKeyGenerators
 	adminBroadcastRules
 	adminStorageUnits
+	adminReadwriteRules
+	adminReadwriteStatus
 )
 
 // String returns the statement's leading keywords.
@@ -57,6 +61,10 @@ func (k adminKind) String() string {
 		return "SHOW BROADCAST TABLE RULES"
 	case adminStorageUnits:
 		return "SHOW STORAGE UNITS"
+	case adminReadwriteRules:
+		return "SHOW READWRITE_SPLITTING RULES"
+	case adminReadwriteStatus:
+		return "SHOW READWRITE_SPLITTING STATUS"
 	}
 	return "unknown"
 }
@@ -70,7 +78,7 @@ type adminStmt struct {
 }
 
 // adminSyntax lists the admin statements for syntax error messages.
-const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]"
+const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]; SHOW READWRITE_SPLITTING RULES | STATUS [FROM db]"
 
 // handleAdmin answers sql when it is an admin statement and reports
 // whether it was one. It runs before the parser, on every query the plan
@@ -115,7 +123,7 @@ func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
 	lx.skip()
 	second := lx.word()
 	switch {
-	case strings.EqualFold(second, "SHARDING"), strings.EqualFold(second, "BROADCAST"):
+	case strings.EqualFold(second, "SHARDING"), strings.EqualFold(second, "BROADCAST"), strings.EqualFold(second, "READWRITE_SPLITTING"):
 	case strings.EqualFold(second, "STORAGE"), strings.EqualFold(second, "KEY"):
 		probe := lx
 		probe.skip()
@@ -163,6 +171,10 @@ func (lx *adminLexer) parseShow() (adminStmt, error) {
 		st.kind = adminBroadcastRules
 	case lx.keywords("STORAGE", "UNITS"):
 		st.kind = adminStorageUnits
+	case lx.keywords("READWRITE_SPLITTING", "RULES"):
+		st.kind = adminReadwriteRules
+	case lx.keywords("READWRITE_SPLITTING", "STATUS"):
+		st.kind = adminReadwriteStatus
 	default:
 		lx.pos = lx.far
 		return st, lx.syntaxError("")

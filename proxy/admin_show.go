@@ -50,6 +50,10 @@ func (s *Session) runAdmin(st adminStmt) error {
 		cols, rows = s.broadcastRules()
 	case adminStorageUnits:
 		cols, rows = s.storageUnits()
+	case adminReadwriteRules:
+		cols, rows = s.readwriteRules()
+	case adminReadwriteStatus:
+		cols, rows = s.readwriteStatus()
 	default:
 		err = &InternalError{Msg: "admin statement " + st.kind.String()}
 	}
@@ -284,11 +288,11 @@ func (s *Session) storageUnits() ([]*mysql.Field, []Row) {
 			state, detail = "down", h.Error
 		}
 		st := stats[ds.Name]
-		rows[i] = rowOf(ds.Name, "MySQL", ds.Host, ds.Port, ds.Database,
+		rows[i] = rowOf(s.srv.rw.unitName(ds.Name), "MySQL", ds.Host, ds.Port, ds.Database,
 			ms(p.connectTimeout), ms(p.idleTimeout), ms(p.maxLifetime), p.max, p.minIdle, "false", attributes(ds.Params),
 			state, detail, st.Open, st.InUse, st.Idle, st.Waiting)
 	}
-	return cols, rows
+	return cols, append(rows, s.srv.rw.replicaUnits()...)
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }

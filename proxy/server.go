@@ -86,6 +86,10 @@ type Server struct {
 
 	stmtMeta *stmtMetaCache // result columns of prepared statements
 
+	// rw is read/write splitting's groups (readwrite.go); nil without
+	// !READWRITE_SPLITTING.
+	rw *readwriteSplit
+
 	// beforeStatement, when set, runs before each statement of a
 	// session; tests use it to inject failures.
 	beforeStatement func(sql string)
@@ -145,6 +149,7 @@ func New(cfg Config) (*Server, error) {
 		s.pools[ds.Name].schemaGen = &s.schemaGen
 		s.physicalDB[ds.Database] = true
 	}
+	s.rw = newReadwriteSplit(cfg.Rules, log, poolBaseline(cfg.Rules.Server), &s.schemaGen)
 	for _, t := range cfg.Rules.Tables {
 		for _, n := range t.DataNodes {
 			s.physicalTable[n.Table] = t.Name
@@ -447,6 +452,7 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) closePools() {
+	s.rw.close()
 	for _, p := range s.pools {
 		p.close()
 	}
