@@ -87,12 +87,20 @@ func (rp *replica) probe(bc *backendConn, maxLag time.Duration) error {
 		}
 		return nil
 	}
-	pos, null, err := queryValue(bc, "SELECT @@gtid_slave_pos")
-	if err != nil {
-		return err
+	// MariaDB's SHOW SLAVE STATUS carries Gtid_Slave_Pos; reading it
+	// there keeps the probe off the replica's Com_select.
+	pos := col("Gtid_Slave_Pos")
+	if pos == nil {
+		v, null, err := queryValue(bc, "SELECT @@gtid_slave_pos")
+		if err != nil {
+			return err
+		}
+		if !null {
+			pos = &v
+		}
 	}
-	if !null {
-		if p, err := parseGTIDPos(pos); err == nil {
+	if pos != nil {
+		if p, err := parseGTIDPos(*pos); err == nil {
 			rp.gtid.Store(&p)
 		}
 	}

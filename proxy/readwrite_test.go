@@ -1,0 +1,373 @@
+package proxy
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/router"
+)
+
+// rwRules is a rules file with one read/write group, readwrite_ds_0, of
+// the replicated servers r, holding t_order_0 and t_order_1; group holds
+// extra lines for the group's entry.
+func rwRules(r *mariadbtest.Replicated, group string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `databaseName: sharding_db
+server:
+  listen: 127.0.0.1:0
+  metricsListen: 127.0.0.1:1
+  users:
+    - { user: app, password: app-secret }
+dataSources:
+  primary_ds_0: { url: "jdbc:mysql://%s/rw_0", username: root, password: "", maxPoolSize: 20 }
+`, r.Primary.Addr())
+	for i, rp := range r.Replicas {
+		fmt.Fprintf(&b, "  replica_ds_0_%d: { url: \"jdbc:mysql://%s/rw_0\", username: root, password: \"\", maxPoolSize: 20 }\n", i, rp.Addr())
+	}
+	b.WriteString(`rules:
+  - !SHARDING
+    tables:
+      t_order:
+        actualDataNodes: readwrite_ds_0.t_order_${0..1}
+        tableStrategy:
+          standard: { shardingColumn: order_id, shardingAlgorithmName: order_inline }
+    shardingAlgorithms:
+      order_inline: { type: INLINE, props: { algorithm-expression: "t_order_${order_id % 2}" } }
+  - !READWRITE_SPLITTING
+    dataSourceGroups:
+      readwrite_ds_0:
+        writeDataSourceName: primary_ds_0
+        readDataSourceNames: [replica_ds_0_0, replica_ds_0_1]
+        loadBalancerName: rr
+`)
+	for _, l := range strings.Split(strings.TrimSpace(group), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			b.WriteString("        " + l + "\n")
+		}
+	}
+	b.WriteString("    loadBalancers:\n      rr: { type: ROUND_ROBIN }\n")
+	return b.String()
+}
+
+// startRWEnv starts a proxy over the replicated servers with rwRules.
+func startRWEnv(t *testing.T, r *mariadbtest.Replicated, group string) *testEnv {
+	t.Helper()
+	rules, err := router.Parse([]byte(rwRules(r, group)), "rw-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	level := slog.LevelWarn
+	if os.Getenv("SHARDFLAKE_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	srv, err := New(Config{Rules: rules, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		srv.Close()
+		if err := <-done; err != ErrServerClosed {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	e := &testEnv{srv: srv, addr: l.Addr().String(), rules: rules, direct: map[int]*sql.DB{}, t: t}
+	waitWithin(t, 5*time.Second, "both replicas serving reads", func() bool {
+		return replicaHealth(t, e, 0) == "up" && replicaHealth(t, e, 1) == "up"
+	})
+	return e
+}
+
+// replicaHealth reads replica i's health from SHOW READWRITE_SPLITTING
+// STATUS through the proxy.
+func replicaHealth(t *testing.T, e *testEnv, i int) string {
+	t.Helper()
+	db := e.open(t)
+	rows, err := db.Query("SHOW READWRITE_SPLITTING STATUS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	want := fmt.Sprintf("replica_ds_0_%d", i)
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for j := range vals {
+			ptrs[j] = &vals[j]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		if vals[1].String == want {
+			return vals[3].String
+		}
+	}
+	t.Fatalf("no status row for %s", want)
+	return ""
+}
+
+func waitWithin(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not within %s", what, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// comCounters reads Com_select and Com_insert of each server: the
+// primary first, then the replicas.
+type comCounters struct {
+	servers []*sql.DB
+}
+
+func newComCounters(t *testing.T, r *mariadbtest.Replicated) *comCounters {
+	c := &comCounters{servers: []*sql.DB{r.Primary.Open(t, "")}}
+	for _, rp := range r.Replicas {
+		c.servers = append(c.servers, rp.Open(t, ""))
+	}
+	return c
+}
+
+// read returns counter name (Com_select, ...) per server.
+func (c *comCounters) read(t *testing.T, name string) []int64 {
+	t.Helper()
+	out := make([]int64, len(c.servers))
+	for i, db := range c.servers {
+		var n string
+		if err := db.QueryRow("SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&n, &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// delta runs fn and returns how much counter name grew on each server.
+func (c *comCounters) delta(t *testing.T, name string, fn func()) []int64 {
+	t.Helper()
+	before := c.read(t, name)
+	fn()
+	after := c.read(t, name)
+	for i := range after {
+		after[i] -= before[i]
+	}
+	return after
+}
+
+// TestReadwriteSplittingReplication runs read/write splitting over real
+// MariaDB GTID replication: one primary, two replicas.
+func TestReadwriteSplittingReplication(t *testing.T) {
+	r := mariadbtest.StartReplicated(t, 2, 0, mariadbtest.Options{Databases: []string{"rw_0"}})
+	r.Primary.Exec(t, "rw_0",
+		"CREATE TABLE t_order_0 (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(20))",
+		"CREATE TABLE t_order_1 (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(20))",
+		"INSERT INTO t_order_0 VALUES (2, 1, 'seed'), (4, 1, 'seed')",
+		"INSERT INTO t_order_1 VALUES (1, 1, 'seed'), (3, 1, 'seed')")
+	if err := r.WaitReplicas(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	counters := newComCounters(t, r)
+
+	t.Run("reads on replicas, writes and locking reads on the primary", func(t *testing.T) {
+		e := startRWEnv(t, r, "")
+		c := e.conn(t)
+		ctx := context.Background()
+		var n int
+		d := counters.delta(t, "Com_select", func() {
+			for i := range 40 {
+				if err := c.QueryRowContext(ctx, "SELECT COUNT(*) FROM t_order WHERE order_id = ?", i%4+1).Scan(&n); err != nil || n != 1 {
+					t.Fatalf("read %d: %d, %v", i, n, err)
+				}
+			}
+		})
+		if d[0] != 0 || d[1] != 20 || d[2] != 20 {
+			t.Errorf("Com_select of 40 reads: primary %d, replicas %d and %d; want 0, 20, 20 (round robin)", d[0], d[1], d[2])
+		}
+		d = counters.delta(t, "Com_select", func() {
+			for i := range 10 {
+				for _, q := range []string{"SELECT status FROM t_order WHERE order_id = ? FOR UPDATE", "SELECT status FROM t_order WHERE order_id = ? LOCK IN SHARE MODE",
+					"/* SHARDINGSPHERE_HINT: WRITE_ROUTE_ONLY=true */ SELECT status FROM t_order WHERE order_id = ?"} {
+					var s string
+					if err := c.QueryRowContext(ctx, q, i%4+1).Scan(&s); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+				}
+			}
+		})
+		if d[0] != 30 || d[1] != 0 || d[2] != 0 {
+			t.Errorf("Com_select of 30 locking or hinted reads: primary %d, replicas %d and %d; want 30, 0, 0", d[0], d[1], d[2])
+		}
+		d = counters.delta(t, "Com_insert", func() {
+			for i := range 5 {
+				mustExec(t, c, "INSERT INTO t_order (order_id, user_id, status) VALUES (?, 2, 'w')", 100+i)
+			}
+		})
+		if d[0] != 5 {
+			t.Errorf("Com_insert on the primary = %d, want 5", d[0])
+		}
+		mustExec(t, c, "DELETE FROM t_order WHERE order_id IN (100, 101, 102, 103, 104)")
+	})
+
+	t.Run("transactional reads per strategy", func(t *testing.T) {
+		tests := []struct {
+			strategy string
+			check    func(d []int64) bool
+			want     string
+		}{
+			{"PRIMARY", func(d []int64) bool { return d[0] == 6 && d[1] == 0 && d[2] == 0 }, "all 6 on the primary"},
+			{"FIXED", func(d []int64) bool { return d[0] == 0 && (d[1] == 6 && d[2] == 0 || d[1] == 0 && d[2] == 6) }, "all 6 on one replica"},
+			{"DYNAMIC", func(d []int64) bool { return d[0] == 0 && d[1] == 3 && d[2] == 3 }, "3 on each replica"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.strategy, func(t *testing.T) {
+				e := startRWEnv(t, r, "transactionalReadQueryStrategy: "+tt.strategy)
+				c := e.conn(t)
+				ctx := context.Background()
+				d := counters.delta(t, "Com_select", func() {
+					mustExec(t, c, "BEGIN")
+					for i := range 6 {
+						var s string
+						if err := c.QueryRowContext(ctx, "SELECT status FROM t_order WHERE order_id = ?", i%4+1).Scan(&s); err != nil {
+							t.Fatal(err)
+						}
+					}
+					mustExec(t, c, "COMMIT")
+				})
+				if !tt.check(d) {
+					t.Errorf("Com_select of 6 reads in a transaction: primary %d, replicas %d and %d; want %s", d[0], d[1], d[2], tt.want)
+				}
+				// After the transaction writes, its reads are the primary's:
+				// only it has the uncommitted row.
+				mustExec(t, c, "BEGIN")
+				mustExec(t, c, "INSERT INTO t_order (order_id, user_id, status) VALUES (200, 1, 'uncommitted')")
+				var s string
+				if err := c.QueryRowContext(ctx, "SELECT status FROM t_order WHERE order_id = 200").Scan(&s); err != nil || s != "uncommitted" {
+					t.Errorf("read of the transaction's own write: %q, %v", s, err)
+				}
+				mustExec(t, c, "ROLLBACK")
+			})
+		}
+	})
+
+	t.Run("a stopped replica is excluded and comes back", func(t *testing.T) {
+		e := startRWEnv(t, r, "")
+		r.Replicas[1].Exec(t, "", "STOP SLAVE SQL_THREAD")
+		stopped := true
+		defer func() {
+			if stopped {
+				r.Replicas[1].Exec(t, "", "START SLAVE")
+			}
+		}()
+		took := waitWithin(t, 2*time.Second, "replica_ds_0_1 excluded after STOP SLAVE SQL_THREAD", func() bool { return replicaHealth(t, e, 1) == "excluded" })
+		t.Logf("excluded %s after STOP SLAVE SQL_THREAD", took.Round(time.Millisecond))
+		c := e.conn(t)
+		d := counters.delta(t, "Com_select", func() {
+			for i := range 10 {
+				var s string
+				if err := c.QueryRowContext(context.Background(), "SELECT status FROM t_order WHERE order_id = ?", i%4+1).Scan(&s); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+		if d[0] != 0 || d[1] != 10 || d[2] != 0 {
+			t.Errorf("Com_select with replica 1 stopped: primary %d, replicas %d and %d; want 0, 10, 0", d[0], d[1], d[2])
+		}
+		r.Replicas[1].Exec(t, "", "START SLAVE")
+		stopped = false
+		took = waitWithin(t, 2*time.Second, "replica_ds_0_1 back after START SLAVE", func() bool { return replicaHealth(t, e, 1) == "up" })
+		t.Logf("back %s after START SLAVE", took.Round(time.Millisecond))
+		ready := e.srv.Readiness(context.Background())
+		if !ready.Ready || len(ready.Degraded) != 0 || len(ready.Replicas) != 2 {
+			t.Errorf("readiness = %+v", ready)
+		}
+	})
+
+	t.Run("read your writes served by replicas that catch up", func(t *testing.T) {
+		e := startRWEnv(t, r, "causalReads: SESSION\ncausalTimeout: 2s")
+		c := e.conn(t)
+		const trips = 50
+		for i := range trips {
+			id := 5000 + i
+			mustExec(t, c, "INSERT INTO t_order (order_id, user_id, status) VALUES (?, 4, 'fresh')", id)
+			var s string
+			if err := c.QueryRowContext(context.Background(), "SELECT status FROM t_order WHERE order_id = ?", id).Scan(&s); err != nil {
+				t.Fatalf("read %d after its write: %v", id, err)
+			}
+		}
+		g := e.srv.rw.group("readwrite_ds_0")
+		var reads, waits, misses uint64
+		for _, rp := range g.replicas {
+			reads += rp.reads.Load()
+			waits += rp.causalWait.Load()
+			misses += rp.causalMiss.Load()
+		}
+		if reads < trips/2 {
+			t.Errorf("replicas served %d of %d reads after writes (MASTER_GTID_WAIT %d, timed out %d); want most", reads, trips, waits, misses)
+		}
+		t.Logf("replicas served %d of %d reads after writes; %d MASTER_GTID_WAITs, %d timed out; primary %d", reads, trips, waits, misses, g.primaryReads.Load())
+	})
+
+	t.Run("read your writes with MASTER_DELAY=2", func(t *testing.T) {
+		for _, rp := range r.Replicas {
+			rp.Exec(t, "", "STOP SLAVE", "CHANGE MASTER TO MASTER_DELAY=2", "START SLAVE")
+		}
+		defer func() {
+			for _, rp := range r.Replicas {
+				rp.Exec(t, "", "STOP SLAVE", "CHANGE MASTER TO MASTER_DELAY=0", "START SLAVE")
+			}
+		}()
+		const trips = 300
+		stale := func(t *testing.T, group string, base int, twoConns bool) int {
+			e := startRWEnv(t, r, group)
+			w, rd := e.conn(t), e.conn(t)
+			if !twoConns {
+				rd = w
+			}
+			n := 0
+			for i := range trips {
+				id := base + i
+				mustExec(t, w, "INSERT INTO t_order (order_id, user_id, status) VALUES (?, 3, 'fresh')", id)
+				var s string
+				err := rd.QueryRowContext(context.Background(), "SELECT status FROM t_order WHERE order_id = ?", id).Scan(&s)
+				switch {
+				case err == sql.ErrNoRows:
+					n++
+				case err != nil:
+					t.Fatal(err)
+				}
+			}
+			return n
+		}
+		if n := stale(t, "causalReads: OFF", 10000, false); n == 0 {
+			t.Errorf("causalReads OFF: no stale read in %d insert-then-select round trips over replicas 2 s behind; the test cannot tell", trips)
+		} else {
+			t.Logf("causalReads OFF: %d of %d reads stale", n, trips)
+		}
+		if n := stale(t, "causalReads: SESSION\ncausalTimeout: 5ms", 20000, false); n != 0 {
+			t.Errorf("causalReads SESSION: %d of %d reads stale", n, trips)
+		}
+		if n := stale(t, "causalReads: USER\ncausalTimeout: 5ms", 30000, true); n != 0 {
+			t.Errorf("causalReads USER, write and read on two connections: %d of %d reads stale", n, trips)
+		}
+		if n := stale(t, "causalReads: SESSION\ncausalTimeout: 5ms", 40000, true); n == 0 {
+			t.Errorf("causalReads SESSION, write and read on two connections: no stale read, but the session scope does not cover another session")
+		}
+	})
+}
