@@ -224,8 +224,8 @@ type rwSource struct {
 	onReplica map[*backendConn]*replica
 	// broke is set when a replica connection broke during the statement.
 	broke bool
-	// noReplica: the retry runs on the primary.
-	noReplica bool
+	// retried: the statement already ran again after a replica broke.
+	retried bool
 }
 
 func (rs *rwSource) acquire(ctx context.Context, ds string, n int) ([]*backendConn, error) {
@@ -233,7 +233,7 @@ func (rs *rwSource) acquire(ctx context.Context, ds string, n int) ([]*backendCo
 	if g == nil {
 		return rs.inner.acquire(ctx, ds, n)
 	}
-	if rs.plan.Access == router.AccessRead && !rs.noReplica {
+	if rs.plan.Access == router.AccessRead {
 		bcs, err, ok := rs.fromReplica(ctx, g, n)
 		if ok {
 			return bcs, err
@@ -380,15 +380,17 @@ func (rs *rwSource) release(bc *backendConn) {
 	rs.inner.release(bc)
 }
 
-// retryable reports whether a read that failed on a replica may run again
-// on the primary: a replica connection broke and nothing reached the
-// client (the plan's result had not started).
+// retryable reports whether a read that failed on a replica may run once
+// more: a replica connection was lost (not cancelled: a KILL or timeout
+// is the client's) before the result began, so nothing reached the
+// client. The lost replica is excluded by then, so the retry goes to
+// another replica, or as whenNoReplica says.
 func (rs *rwSource) retryable(err error) bool {
-	if err == nil || !rs.broke || rs.noReplica {
+	var dse *DataSourceError
+	if err == nil || !rs.broke || rs.retried || !errors.As(err, &dse) || !dse.Lost {
 		return false
 	}
-	rs.noReplica = true
-	rs.onReplica = nil
+	rs.retried, rs.broke, rs.onReplica = true, false, nil
 	return true
 }
 

@@ -289,13 +289,47 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 		if d[0] != 0 || d[1] != 10 || d[2] != 0 {
 			t.Errorf("Com_select with replica 1 stopped: primary %d, replicas %d and %d; want 0, 10, 0", d[0], d[1], d[2])
 		}
+		ready := e.srv.Readiness(context.Background())
+		if !ready.Ready || len(ready.Degraded) != 1 || !strings.Contains(ready.Degraded[0], "replica_ds_0_1") {
+			t.Errorf("readiness with a replica stopped = ready %v, degraded %q; want ready and degraded", ready.Ready, ready.Degraded)
+		}
 		r.Replicas[1].Exec(t, "", "START SLAVE")
 		stopped = false
 		took = waitWithin(t, 2*time.Second, "replica_ds_0_1 back after START SLAVE", func() bool { return replicaHealth(t, e, 1) == "up" })
 		t.Logf("back %s after START SLAVE", took.Round(time.Millisecond))
-		ready := e.srv.Readiness(context.Background())
+		ready = e.srv.Readiness(context.Background())
 		if !ready.Ready || len(ready.Degraded) != 0 || len(ready.Replicas) != 2 {
 			t.Errorf("readiness = %+v", ready)
+		}
+	})
+
+	t.Run("no replica qualifies", func(t *testing.T) {
+		fail := startRWEnv(t, r, "whenNoReplica: FAIL")
+		fallback := startRWEnv(t, r, "")
+		for _, rp := range r.Replicas {
+			rp.Exec(t, "", "STOP SLAVE SQL_THREAD")
+		}
+		defer func() {
+			for _, rp := range r.Replicas {
+				rp.Exec(t, "", "START SLAVE")
+			}
+		}()
+		for _, e := range []*testEnv{fail, fallback} {
+			waitWithin(t, 2*time.Second, "both replicas excluded", func() bool { return replicaHealth(t, e, 0) == "excluded" && replicaHealth(t, e, 1) == "excluded" })
+		}
+		var s string
+		err := fail.conn(t).QueryRowContext(context.Background(), "SELECT status FROM t_order WHERE order_id = 1").Scan(&s)
+		if errCode(err) != 1105 || !strings.Contains(err.Error(), "no replica of readwrite group readwrite_ds_0 may serve this read") || !strings.Contains(err.Error(), "replication stopped") {
+			t.Errorf("whenNoReplica FAIL: %v", err)
+		}
+		c := fallback.conn(t)
+		d := counters.delta(t, "Com_select", func() {
+			if err := c.QueryRowContext(context.Background(), "SELECT status FROM t_order WHERE order_id = 1").Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if d[0] != 1 || d[1] != 0 || d[2] != 0 {
+			t.Errorf("whenNoReplica PRIMARY: Com_select %v, want the primary's", d)
 		}
 	})
 
@@ -368,6 +402,64 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 		}
 		if n := stale(t, "causalReads: SESSION\ncausalTimeout: 5ms", 40000, true); n == 0 {
 			t.Errorf("causalReads SESSION, write and read on two connections: no stale read, but the session scope does not cover another session")
+		}
+	})
+
+	t.Run("a replica killed mid-run", func(t *testing.T) {
+		e := startRWEnv(t, r, "")
+		c := e.conn(t)
+		read := func(n int) {
+			for i := range n {
+				var s string
+				if err := c.QueryRowContext(context.Background(), "SELECT status FROM t_order WHERE order_id = ?", i%4+1).Scan(&s); err != nil {
+					t.Fatalf("read %d: %v", i, err)
+				}
+			}
+		}
+		read(4) // both replicas' pools hold a connection now
+		if err := r.Replicas[0].Kill(); err != nil {
+			t.Fatal(err)
+		}
+		read(20) // a lost replica connection is retried elsewhere: no error
+		waitWithin(t, 2*time.Second, "killed replica_ds_0_0 excluded", func() bool { return replicaHealth(t, e, 0) == "excluded" })
+		if err := r.Replicas[0].Restart(); err != nil {
+			t.Fatal(err)
+		}
+		took := waitWithin(t, 2*time.Second, "restarted replica_ds_0_0 back", func() bool { return replicaHealth(t, e, 0) == "up" })
+		t.Logf("back %s after its restart", took.Round(time.Millisecond))
+		d := counters.delta(t, "Com_select", func() { read(10) })
+		if d[1] != 5 || d[2] != 5 {
+			t.Errorf("Com_select after the restart: replicas %d and %d, want 5 and 5", d[1], d[2])
+		}
+	})
+
+	t.Run("the primary down: writes fail saying so, reads go on", func(t *testing.T) {
+		e := startRWEnv(t, r, "")
+		c := e.conn(t)
+		mustExec(t, c, "INSERT INTO t_order (order_id, user_id, status) VALUES (7001, 5, 'before')")
+		if err := r.Primary.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		for range 5 {
+			_, err = c.ExecContext(context.Background(), "INSERT INTO t_order (order_id, user_id, status) VALUES (7003, 5, 'after')")
+			if err != nil && strings.Contains(err.Error(), "does not promote a replica") {
+				break
+			}
+		}
+		if errCode(err) != 1105 || !strings.Contains(err.Error(), "primary primary_ds_0 of readwrite group readwrite_ds_0 is unavailable") {
+			t.Errorf("write with the primary down: %v; want 1105 naming the primary and saying no replica is promoted", err)
+		}
+		c2 := e.conn(t)
+		var s string
+		if err := c2.QueryRowContext(context.Background(), "SELECT status FROM t_order WHERE order_id = 3").Scan(&s); err != nil || s != "seed" {
+			t.Errorf("read with the primary down: %q, %v; want the replicas to answer", s, err)
+		}
+		if ready := e.srv.Readiness(context.Background()); ready.Ready {
+			t.Errorf("ready with the primary down: %+v", ready)
+		}
+		if err := r.Primary.Restart(); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

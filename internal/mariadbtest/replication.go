@@ -19,7 +19,8 @@ type Replicated struct {
 
 // StartReplicated launches a primary (binary log on, server id 1, GTID
 // domain domain) and n replicas (server ids 2..n+1) replicating from it
-// with CHANGE MASTER TO ... MASTER_USE_GTID=slave_pos, for one test. The
+// with CHANGE MASTER TO ... MASTER_USE_GTID=slave_pos, for one test (a
+// replica that restarts resumes replicating by itself). The
 // databases of opts are created on the primary and reach the replicas by
 // replication; it returns once every replica has applied them.
 func StartReplicated(t testing.TB, n int, domain int, opts Options) *Replicated {
@@ -46,7 +47,7 @@ func LaunchReplicated(n int, domain int, opts Options) (*Replicated, error) {
 	})
 	for i := range n {
 		wg.Go(func() {
-			o := Options{Args: append([]string{"--server-id=" + strconv.Itoa(i+2), "--gtid-domain-id=" + strconv.Itoa(domain), "--skip-slave-start", "--relay-log=relay-bin"}, opts.Args...)}
+			o := Options{Args: append([]string{"--server-id=" + strconv.Itoa(i+2), "--gtid-domain-id=" + strconv.Itoa(domain), "--relay-log=relay-bin"}, opts.Args...)}
 			r.Replicas[i], errs[i+1] = Launch(o)
 		})
 	}
