@@ -220,6 +220,8 @@ type rwSource struct {
 	inner connSource
 	plan  *router.Plan
 	inTxn bool
+	// mu guards what release changes: lanes release in parallel.
+	mu sync.Mutex
 	// onReplica are the connections taken from replicas, by connection.
 	onReplica map[*backendConn]*replica
 	// broke is set when a replica connection broke during the statement.
@@ -253,8 +255,8 @@ func (rs *rwSource) acquire(ctx context.Context, ds string, n int) ([]*backendCo
 func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*backendConn, error, bool) {
 	s := rs.s
 	ds := g.cfg.Name
-	if s.pinnedConn(ds) != nil {
-		return nil, nil, false // the session's state lives on the primary
+	if s.state.pinNext || s.pinnedConn(ds) != nil {
+		return nil, nil, false // the session's state lives (or will) on the primary
 	}
 	fixed := -1
 	if rs.inTxn {
@@ -358,11 +360,14 @@ func (rs *rwSource) prepareReplica(bcs []*backendConn, rp *replica, want gtidPos
 var errCausalTimeout = errors.New("replica did not reach the session's position in time")
 
 func (rs *rwSource) release(bc *backendConn) {
-	if rp, ok := rs.onReplica[bc]; ok {
+	rs.mu.Lock()
+	rp, ok := rs.onReplica[bc]
+	if ok {
 		if bc.broken {
 			rs.broke = true
 			rp.markExcluded("connection lost during a read")
 		}
+		rs.mu.Unlock()
 		if rs.s.unhold(bc) {
 			bc.pool.put(bc)
 		}
@@ -372,11 +377,12 @@ func (rs *rwSource) release(bc *backendConn) {
 		// Autocommit writes (and a statement guard's commit) are done:
 		// the next read must see them.
 		for _, r := range rs.plan.Routes {
-			if g := rs.rw.groups[r.DataSource]; g != nil {
+			if g := rs.rw.groups[r.DataSource]; g != nil && bc.pool.name == g.cfg.Name {
 				rs.s.readwriteWrote(g)
 			}
 		}
 	}
+	rs.mu.Unlock()
 	rs.inner.release(bc)
 }
 

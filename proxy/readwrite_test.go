@@ -463,3 +463,76 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkReadAfterWrite is an insert then a select of the inserted row
+// through the proxy over a primary and two replicas, with read-your-writes
+// off and on: the difference per round trip is the GTID check (the
+// primary's position read once per write, and MASTER_GTID_WAIT on the
+// replica until its polled position covers it).
+func BenchmarkReadAfterWrite(b *testing.B) {
+	r, err := mariadbtest.LaunchReplicated(2, 0, mariadbtest.Options{Databases: []string{"rw_0"}})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer r.Close()
+	for _, q := range []string{"CREATE TABLE t_order_0 (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(20))",
+		"CREATE TABLE t_order_1 (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(20))"} {
+		db, _ := r.Primary.DB("rw_0")
+		if _, err := db.Exec(q); err != nil {
+			b.Fatal(err)
+		}
+		db.Close()
+	}
+	if err := r.WaitReplicas(10 * time.Second); err != nil {
+		b.Fatal(err)
+	}
+	id := 0
+	for _, mode := range []string{"OFF", "SESSION"} {
+		b.Run("causalReads="+mode, func(b *testing.B) {
+			rules, err := router.Parse([]byte(rwRules(r, "causalReads: "+mode+"\ncausalTimeout: 1s")), "rw-rules.yaml")
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv, err := New(Config{Rules: rules})
+			if err != nil {
+				b.Fatal(err)
+			}
+			l, _ := net.Listen("tcp", "127.0.0.1:0")
+			go srv.Serve(l)
+			defer srv.Close()
+			e := &testEnv{srv: srv, addr: l.Addr().String()}
+			db, err := sql.Open("mysql", e.dsn("app", "app-secret"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			for start := time.Now(); ; {
+				g := srv.rw.group("readwrite_ds_0")
+				if len(g.candidates()) == 2 {
+					break
+				}
+				if time.Since(start) > 5*time.Second {
+					b.Fatal("replicas not healthy")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			c, err := db.Conn(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			ctx := context.Background()
+			b.ResetTimer()
+			for b.Loop() {
+				id++
+				if _, err := c.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id, status) VALUES (?, 1, 'x')", id); err != nil {
+					b.Fatal(err)
+				}
+				var s string
+				if err := c.QueryRowContext(ctx, "SELECT status FROM t_order WHERE order_id = ?", id).Scan(&s); err != nil && err != sql.ErrNoRows {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
