@@ -10,6 +10,7 @@ demo:
 
 test: deps
 	$(GO) test -race -count=1 ./...
+	$(GO) test -run '^$$' -fuzz=FuzzReadPacket -fuzztime=10s ./proxy/internal/wire/
 
 deps:
 	./scripts/install-deps.sh

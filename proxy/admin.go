@@ -19,6 +19,7 @@ import (
 //	SHOW STORAGE UNITS [FROM db]
 //	SHOW READWRITE_SPLITTING RULES [FROM db]
 //	SHOW READWRITE_SPLITTING STATUS [FROM db]
+//	SHOW TRAFFIC RULES, ALTER/ENABLE/DISABLE TRAFFIC RULE (admin_traffic.go)
 //
 // The TiDB parser knows none of them, so they are recognised before
 // parsing by their leading keywords (after whitespace and comments). Only
@@ -78,7 +79,7 @@ type adminStmt struct {
 }
 
 // adminSyntax lists the admin statements for syntax error messages.
-const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]; SHOW READWRITE_SPLITTING RULES | STATUS [FROM db]"
+const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]; SHOW READWRITE_SPLITTING RULES | STATUS [FROM db]; " + trafficSyntax
 
 // handleAdmin answers sql when it is an admin statement and reports
 // whether it was one. It runs before the parser, on every query the plan
@@ -107,6 +108,9 @@ func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
 		return st, false, nil
 	}
 	first := lx.word()
+	if st, ok, err := matchTrafficAdmin(lx, first); ok {
+		return st, true, err
+	}
 	switch {
 	case strings.EqualFold(first, "PREVIEW"):
 		st.kind, st.body = adminPreview, strings.TrimSpace(sql[lx.pos:])

@@ -30,6 +30,9 @@ func (s *Session) runAdmin(st adminStmt) error {
 	if st.db != "" && st.db != s.srv.rules.DatabaseName {
 		return &UnknownDatabaseError{Name: st.db}
 	}
+	if st.kind >= adminTrafficRules {
+		return s.runTrafficAdmin(st)
+	}
 	var (
 		cols []*mysql.Field
 		rows []Row
@@ -96,7 +99,8 @@ func (s *Session) preview(body string) ([]*mysql.Field, []Row, error) {
 	for i, r := range plan.Routes {
 		rows[i] = rowOf(r.DataSource, r.SQL)
 	}
-	return stringColumns("data_source_name", "actual_sql"), rows, nil
+	cols, rows := s.withTrafficRules(stringColumns("data_source_name", "actual_sql"), rows, plan, sql)
+	return cols, rows, nil
 }
 
 // previewPlan mirrors Session.execute's choice of who answers a

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -13,23 +14,18 @@ import (
 	"github.com/shardflake/shardflake/router"
 )
 
-// ServerVersion is the version the proxy announces unless the rules file
-// sets server.version (router.DefaultVersion says why a 5.7 number).
+// ServerVersion is the version the proxy announces when the rules file
+// sets no server.version and the default data source's version is not
+// known (router.DefaultVersion says why a 5.7 number).
 const ServerVersion = router.DefaultVersion
-
-// version returns the version the proxy announces.
-func (srv *Server) version() string {
-	if v := srv.rules.Server.Version; v != "" {
-		return v
-	}
-	return ServerVersion
-}
 
 // authHandler checks logins against the rules file's users.
 type authHandler struct {
 	users  map[string]server.Credential
 	plugin string
 	log    *slog.Logger
+	// failures throttles addresses that keep failing (admission.go).
+	failures *loginFailures
 }
 
 func newAuthHandler(users []router.User, plugin router.AuthPlugin, log *slog.Logger) *authHandler {
@@ -57,16 +53,28 @@ func (h *authHandler) GetCredential(username string) (server.Credential, bool, e
 	return server.Credential{Passwords: []string{rand.Text()}, AuthPluginName: h.plugin}, true, nil
 }
 
-// OnAuthSuccess accepts every user that passed the password check. The
+// OnAuthSuccess admits a user that passed the password check: its login
+// schema must exist and a maxConnections slot be free (admission.go). The
 // OK that ends the login says AUTOCOMMIT, as MariaDB's does.
 func (h *authHandler) OnAuthSuccess(c *server.Conn) error {
+	if lc := loginConnOf(c.Conn.Conn); lc != nil {
+		if err := lc.admit(); err != nil {
+			return err
+		}
+		h.failures.succeeded(hostOf(c.RemoteAddr()))
+	}
 	c.SetStatus(greetingStatus)
 	return nil
 }
 
-// OnAuthFailure logs the failed login (never the password).
+// OnAuthFailure logs the failed login (never the password) and counts a
+// wrong password against the client's address.
 func (h *authHandler) OnAuthFailure(c *server.Conn, err error) {
 	h.log.Info("login failed", "conn", c.ConnectionID(), "user", c.GetUser(), "remote", c.RemoteAddr().String(), "err", errLine(err))
+	var my *mysql.MyError
+	if errors.As(err, &my) && my.Code == mysql.ER_ACCESS_DENIED_ERROR && h.failures != nil {
+		h.failures.failed(hostOf(c.RemoteAddr()))
+	}
 }
 
 // newMySQLServer builds go-mysql's server settings: version, the default

@@ -55,18 +55,19 @@ func rulesYAMLOn(backends []*mariadbtest.Server, server, rules, prefix string) s
 	if rules == "" {
 		rules = defaultTestRules
 	}
+	users := "  users:\n    - { user: app, password: app-secret, hints: true }\n    - { user: other, password: other-secret }\n"
+	if strings.Contains(server, "users:") {
+		users = "" // the test's own, in server
+	}
 	return fmt.Sprintf(`databaseName: sharding_db
 server:
   listen: 127.0.0.1:0
   metricsListen: 127.0.0.1:1
-  users:
-    - { user: app, password: app-secret }
-    - { user: other, password: other-secret }
-%s
+%s%s
 dataSources:
 %s
 rules:
-%s`, indent(server), ds.String(), rules)
+%s`, users, indent(server), ds.String(), rules)
 }
 
 const defaultTestRules = `  - !SHARDING

@@ -31,6 +31,9 @@ func (m *Metrics) attach(srv *Server) error {
 			return err
 		}
 	}
+	if err := m.reg.Register(newTrafficCollector(srv.traffic)); err != nil {
+		return err
+	}
 	m.attached = true
 	return nil
 }
@@ -113,7 +116,7 @@ type keygenCollector struct {
 }
 
 // leaseStates are every idgen.LeaseState, for the state-set gauge.
-var leaseStates = []idgen.LeaseState{idgen.LeaseNone, idgen.LeaseHeld, idgen.LeaseRenewing, idgen.LeaseLapsed, idgen.LeaseLost, idgen.LeaseReleased}
+var leaseStates = []idgen.LeaseState{idgen.LeaseNone, idgen.LeaseHeld, idgen.LeaseRenewing, idgen.LeaseLapsed, idgen.LeaseLost, idgen.LeaseReleased, idgen.LeaseClaiming}
 
 func newKeygenCollector(keys map[string]idgen.KeyGenerator) *keygenCollector {
 	l := []string{"generator"}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -83,12 +84,19 @@ type Server struct {
 	columns   map[string][]string // logical table -> column names
 	// schemaGen counts DDL run through the proxy; the pools share it.
 	schemaGen atomic.Uint64
+	versions  versions // the version announced when the rules set none
 
 	stmtMeta *stmtMetaCache // result columns of prepared statements
 
 	// rw is read/write splitting's groups (readwrite.go); nil without
 	// !READWRITE_SPLITTING.
 	rw *readwriteSplit
+	traffic *traffic.Set // server.traffic's limits
+	// What clients that have not logged in may hold, and the memory of
+	// long commands (admission.go, limits.go).
+	handshakes    *handshakes
+	loginFailures *loginFailures
+	packetBudget  *wire.Budget
 
 	// beforeStatement, when set, runs before each statement of a
 	// session; tests use it to inject failures.
@@ -129,7 +137,11 @@ func New(cfg Config) (*Server, error) {
 		sessions:      map[uint32]*Session{},
 		started:       time.Now(),
 		stmtMeta:      newStmtMetaCache(),
+		handshakes:    &handshakes{max: cfg.Rules.Server.Limits.MaxHandshakes},
+		loginFailures: newLoginFailures(loginThrottle),
+		packetBudget:  wire.NewBudget(cfg.Rules.Server.Limits.PacketMemoryBytes),
 	}
+	s.auth.failures = s.loginFailures
 	if s.planner == nil {
 		rt, err := router.New(cfg.Rules, cfg.Keys, router.WithTableColumns(s.tableColumns))
 		if err != nil {
@@ -138,6 +150,9 @@ func New(cfg Config) (*Server, error) {
 		s.planner = RouterPlanner(rt)
 	}
 	s.joins = newJoinCache()
+	if s.traffic, err = traffic.New(cfg.Rules.Server.Traffic, nil); err != nil {
+		return nil, err
+	}
 	if s.merger == nil {
 		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s), Dialects: &dialectProbe{srv: s}}
 	}
@@ -321,12 +336,12 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 }
 
-// serveConn runs one client connection from handshake to close.
+// serveConn runs one client connection from handshake to close. It
+// counts as a handshake until it has logged in and as a session (under
+// maxConnections) from then on (admission.go).
 func (s *Server) serveConn(nc net.Conn) {
 	defer s.sessWG.Done()
-	n := s.clients.Add(1)
-	defer s.clients.Add(-1)
-	if max := s.rules.Server.MaxConnections; max > 0 && n > int64(max) {
+	if max := s.rules.Server.MaxConnections; max > 0 && s.clients.Load() >= int64(max) {
 		// MySQL answers the greeting itself with the error.
 		refuse(nc, ErrTooManyConnections)
 		return
@@ -343,16 +358,13 @@ func (s *Server) serveConn(nc net.Conn) {
 			nc.Close()
 		}
 	}()
-	if t := s.rules.Server.HandshakeTimeout; t > 0 {
-		nc.SetDeadline(time.Now().Add(t))
-	}
-	sc, err := s.mysql.NewCustomizedConn(&greetingConn{Conn: nc}, s.auth, sess)
+	sc, release, err := s.login(nc, sess)
 	if err != nil {
 		s.log.Debug("handshake failed", "remote", nc.RemoteAddr().String(), "err", errLine(err))
 		nc.Close()
 		return
 	}
-	nc.SetDeadline(time.Time{})
+	defer release()
 	sess.attach(sc)
 	if !s.register(sess) {
 		sess.wc.ResetSeq()
@@ -414,6 +426,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for l := range s.listeners {
 		l.Close()
 	}
+	s.handshakes.closeAll()
 	sessions := make([]*Session, 0, len(s.sessions))
 	for _, sess := range s.sessions {
 		sessions = append(sessions, sess)

@@ -18,6 +18,7 @@ import (
 	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
 )
 
 // watchDelay is how long a statement runs before the session starts
@@ -46,9 +47,14 @@ type Session struct {
 	foundRows       bool
 	quit            bool // the connection ends after this command
 
-	db      string // logical schema in use, "" for none
-	parser  *parser.Parser
-	sqlMode tidbmysql.SQLMode // the parser's
+	db   string             // logical schema in use, "" for none
+	priv *router.Privileges // the user's, once known (authz.go)
+	// handshaking: go-mysql is running the login; loginDB is the schema
+	// it named, checked once the password is (admission.go).
+	handshaking bool
+	loginDB     string
+	parser      *parser.Parser
+	sqlMode     tidbmysql.SQLMode // the parser's
 	// normalized, args and key are reused from statement to statement by
 	// the text path (query.go: runNormalized).
 	normalized []byte
@@ -57,7 +63,10 @@ type Session struct {
 	// logical caches logicalColumn's answers.
 	logical    map[*mysql.Field]*mysql.Field
 	autocommit bool
-	txn        txnState
+	// prepared holds the SQL-level prepared statements by lower-case
+	// name (sqlprepare.go).
+	prepared map[string]sqlPrepared
+	txn      txnState
 	// backendStatus collects the status flags the backends of the
 	// running statement reported that the client hears too (status.go).
 	backendStatus statusSink
@@ -68,10 +77,14 @@ type Session struct {
 
 	stmts      map[uint32]*preparedStmt
 	nextStmtID uint32
+	longData   int // bytes of COM_STMT_SEND_LONG_DATA held (limits.go)
 
 	// state is what the session left on backend connections it pinned
 	// (temporary tables, named locks; pin.go).
 	state sessionState
+
+	// limits is the admit stage's scratch (traffic.go).
+	limits sessionLimits
 
 	// capture, when set, collects results instead of writing them
 	// (the server.Handler methods).
@@ -110,6 +123,7 @@ func newSession(srv *Server) *Session {
 func (s *Session) attach(sc *server.Conn) {
 	s.attachHandler(sc)
 	s.wc = wire.NewConn(s.nc)
+	s.applyLimits()
 }
 
 // attachHandler learns the connection's identity and capabilities, for a
@@ -139,8 +153,15 @@ func (s *Session) attachHandler(sc *server.Conn) {
 // client names at login). Only the rules file's databaseName exists. The
 // error is already a MySQL error: go-mysql sends it as it is.
 func (s *Session) UseDB(name string) error {
+	if s.handshaking {
+		s.loginDB = name
+		return nil
+	}
 	if name != s.srv.rules.DatabaseName {
 		return mysqlError(&UnknownDatabaseError{Name: name})
+	}
+	if err := s.checkUse(name); err != nil {
+		return mysqlError(err)
 	}
 	s.db = name
 	return nil
@@ -154,6 +175,7 @@ func (s *Session) run() {
 		s.wc.ResetSeq()
 		p, err := s.wc.ReadPacket()
 		if err != nil {
+			s.readFailed(err)
 			return
 		}
 		if !s.startCommand() {
@@ -222,6 +244,10 @@ func (s *Session) cancelStatement(cause error) {
 // close ends the session: an open transaction is rolled back and its
 // connections go back to the pools.
 func (s *Session) close() {
+	if s.wc != nil {
+		s.wc.ReleaseBudget()
+	}
+	s.dropAllLongData()
 	s.endTransaction(false)
 	s.unpinAll()
 	s.releaseHeld()
@@ -337,6 +363,7 @@ func (s *Session) resetConnection() {
 	s.lastInsertID = 0
 	s.parser.SetSQLMode(0)
 	s.sqlMode = 0
+	s.dropAllLongData()
 	s.stmts = map[uint32]*preparedStmt{}
 }
 

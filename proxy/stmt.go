@@ -26,6 +26,10 @@ type preparedStmt struct {
 	// may omit them.
 	types    []byte
 	longData [][]byte // COM_STMT_SEND_LONG_DATA per parameter
+	// longDataBytes is what longData holds (limits.go); longDataErr is
+	// the error the next execute gets when more was sent than allowed.
+	longDataBytes int
+	longDataErr   error
 	// args holds the last execute's arguments, reused by the next (they
 	// live no longer than their statement).
 	args []any
@@ -72,12 +76,18 @@ func (s *Session) handleStmtPrepare(sql string) error {
 
 // prepare parses and plans a statement and keeps it under a new id.
 func (s *Session) prepare(sql string) (*preparedStmt, error) {
+	if max := s.srv.limits().MaxPreparedStatements; len(s.stmts) >= max {
+		return nil, tooManyPreparedError(max)
+	}
 	stmts, err := s.parse(sql)
 	if err != nil {
 		return nil, &ParseError{Err: err}
 	}
 	if len(stmts) != 1 {
 		return nil, &ParseError{Err: fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))}
+	}
+	if err := s.authorize(stmts[0], sql); err != nil {
+		return nil, err
 	}
 	ps := &preparedStmt{sql: sql, params: countParams(stmts[0]), state: stateOf(stmts[0])}
 	if err := s.tempTableError(stmts[0]); err != nil {
@@ -117,10 +127,22 @@ func (s *Session) stmtExecute(data []byte) error {
 	if !ok {
 		return &UnknownStmtError{ID: id, Command: "mysqld_stmt_execute"}
 	}
+	if ps.longData != nil {
+		// The arguments share nothing with the long data once the
+		// execute is done; its memory goes back then.
+		defer func() { ps.args = nil }()
+		defer s.dropLongData(ps)
+	}
+	if err := ps.longDataErr; err != nil {
+		ps.longDataErr = nil
+		return err
+	}
 	e, err := wire.ParseExecute(data, ps.params, ps.types, ps.longData, ps.args)
-	ps.longData = nil
 	if err != nil {
-		return &InternalError{Msg: "malformed COM_STMT_EXECUTE: " + err.Error()}
+		// As MariaDB answers an execute whose parameters do not parse
+		// (an unknown type, too few or too many values).
+		s.log.Debug("malformed COM_STMT_EXECUTE", "stmt", id, "err", errLine(err))
+		return mysql.NewDefaultError(mysql.ER_WRONG_ARGUMENTS, "mysqld_stmt_execute")
 	}
 	ps.types, ps.args = e.Types, e.Args
 	if e.CursorFlags != 0 {
@@ -163,7 +185,10 @@ func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
 // handleStmtClose answers COM_STMT_CLOSE (no response).
 func (s *Session) handleStmtClose(data []byte) {
 	if id, err := wire.StmtID(data); err == nil {
-		delete(s.stmts, id)
+		if ps, ok := s.stmts[id]; ok {
+			s.dropLongData(ps)
+			delete(s.stmts, id)
+		}
 	}
 }
 
@@ -177,7 +202,8 @@ func (s *Session) handleStmtReset(data []byte) error {
 	if !ok {
 		return &UnknownStmtError{ID: id, Command: "mysqld_stmt_reset"}
 	}
-	ps.longData = nil
+	s.dropLongData(ps)
+	ps.longDataErr = nil
 	return s.writeOK(wire.OK{}, false)
 }
 
@@ -196,13 +222,7 @@ func (s *Session) handleStmtSendLongData(data []byte) {
 	if param >= ps.params {
 		return
 	}
-	if ps.longData == nil {
-		ps.longData = make([][]byte, ps.params)
-	}
-	if ps.longData[param] == nil {
-		ps.longData[param] = []byte{}
-	}
-	ps.longData[param] = append(ps.longData[param], data[6:]...)
+	s.addLongData(ps, param, data[6:])
 }
 
 // routed reports whether the planner handles stmt, rather than the

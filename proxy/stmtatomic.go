@@ -13,8 +13,8 @@ import (
 )
 
 // stmtSavepoint is the backend savepoint a multi-route write inside a
-// transaction rolls back to when it fails. Clients cannot make
-// savepoints through the proxy (1235), so the name cannot collide.
+// transaction rolls back to when it fails. Clients cannot make a
+// savepoint of that name through the proxy (savepoint.go).
 const stmtSavepoint = "shardflake_stmt"
 
 // needsGuard reports whether a statement must be made atomic by the

@@ -28,6 +28,9 @@ type txnState struct {
 	// isolation is a one-shot SET TRANSACTION ISOLATION LEVEL for the
 	// next transaction, "" for none.
 	isolation string
+	// savepoints are the transaction's savepoint names in the order
+	// they were set (savepoint.go).
+	savepoints []string
 }
 
 // inTransaction reports whether the next statement runs inside a
@@ -190,6 +193,11 @@ func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendCon
 		}
 	}
 	if _, err := bc.exec(s.txn.begin); err != nil {
+		poolSource{s}.release(bc)
+		return nil, err
+	}
+	if err := s.joinSavepoints(bc); err != nil {
+		bc.exec("ROLLBACK")
 		poolSource{s}.release(bc)
 		return nil, err
 	}

@@ -35,6 +35,7 @@ const (
 	holeIn    holeKind = 'I' // the items of a pruned IN list
 	holeLimit holeKind = 'L' // the LIMIT count sent to every route
 	holeRows  holeKind = 'V' // the rows of an INSERT
+	holeName  holeKind = 'N' // a constraint name made unique per physical table
 )
 
 // markerPrefix starts every marker. A marker is restored as a back-quoted

@@ -612,6 +612,8 @@ func (f *unitFiller) fill(b *strings.Builder, k holeKind, id int, out []any) ([]
 	case holeTable:
 		ref := f.d.a.sharded[id]
 		writeName(b, ref.info.rule.DataNodes[f.u.nodes[id]].Table)
+	case holeName:
+		f.d.a.fillName(b, id, f.u.nodes)
 	case holeLimit:
 		b.WriteString(strconv.FormatInt(f.limit, 10))
 	case holeIn:

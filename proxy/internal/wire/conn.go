@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -36,8 +35,13 @@ type Conn struct {
 
 	joined     []byte  // payload longer than the read buffer, or split over several packets
 	maxPayload int     // largest joined payload accepted; 0: no limit
-	scratch    []byte  // for callers building packets (Scratch)
-	hdr        [4]byte // a packet header being written (here, not on the heap per packet)
+	budget     *Budget // what joined draws on; nil: no limit
+	// idleTimeout and readTimeout bound reads (SetReadTimeouts).
+	idleTimeout time.Duration
+	readTimeout time.Duration
+	deadlineSet bool    // a read deadline of theirs is set
+	scratch     []byte  // for callers building packets (Scratch)
+	hdr         [4]byte // a packet header being written (here, not on the heap per packet)
 }
 
 // NewConn wraps nc, which must have finished its handshake. Nothing may be
@@ -68,11 +72,24 @@ func (c *Conn) ResetSeq() { c.seq = 0 }
 // never by what a header announces, so a peer that announces a large packet
 // and sends nothing holds no memory for it.
 func (c *Conn) ReadPacket() ([]byte, error) {
+	c.dropJoined()
+	if c.idleTimeout > 0 || c.readTimeout > 0 {
+		defer c.clearDeadline()
+	}
+	if c.idleTimeout > 0 && c.br.Buffered() < 4 {
+		c.deadline(c.idleTimeout)
+	}
 	n, err := c.readHeader()
 	if err != nil {
 		return nil, err
 	}
 	if n < MaxPayload && n <= c.br.Size() {
+		if c.maxPayload > 0 && n > c.maxPayload {
+			return nil, fmt.Errorf("%w: more than %d bytes", ErrPacketTooLarge, c.maxPayload)
+		}
+		if c.readTimeout > 0 && c.br.Buffered() < n {
+			c.deadline(c.readTimeout)
+		}
 		p, err := c.br.Peek(n)
 		if err != nil {
 			return nil, readErr(err)
@@ -85,11 +102,14 @@ func (c *Conn) ReadPacket() ([]byte, error) {
 		if c.maxPayload > 0 && len(c.joined)+n > c.maxPayload {
 			return nil, fmt.Errorf("%w: more than %d bytes", ErrPacketTooLarge, c.maxPayload)
 		}
-		if c.joined, err = c.appendPayload(c.joined, n); err != nil {
+		if err := c.appendPayload(n); err != nil {
 			return nil, err
 		}
 		if n < MaxPayload {
 			return c.joined, nil
+		}
+		if c.readTimeout > 0 && c.br.Buffered() < 4 {
+			c.deadline(c.readTimeout)
 		}
 		if n, err = c.readHeader(); err != nil {
 			return nil, err
@@ -100,19 +120,27 @@ func (c *Conn) ReadPacket() ([]byte, error) {
 // readChunk is how much of a long payload is read (and allocated) at a time.
 const readChunk = 1 << 20
 
-// appendPayload reads the n bytes of one packet's payload onto dst.
-func (c *Conn) appendPayload(dst []byte, n int) ([]byte, error) {
+// appendPayload reads the n bytes of one packet's payload onto c.joined,
+// a chunk at a time: the buffer grows as bytes arrive, and each chunk
+// must arrive within the read timeout.
+func (c *Conn) appendPayload(n int) error {
 	for n > 0 {
 		k := min(n, readChunk)
-		dst = slices.Grow(dst, k)
+		if err := c.grow(k); err != nil {
+			return err
+		}
+		if c.readTimeout > 0 && c.br.Buffered() < k {
+			c.deadline(c.readTimeout)
+		}
+		dst := c.joined
 		m, err := io.ReadFull(c.br, dst[len(dst):len(dst)+k])
-		dst = dst[:len(dst)+m]
+		c.joined = dst[:len(dst)+m]
 		if err != nil {
-			return dst, readErr(err)
+			return readErr(err)
 		}
 		n -= k
 	}
-	return dst, nil
+	return nil
 }
 
 // readHeader reads one packet header, checks its sequence number and
@@ -134,8 +162,9 @@ func (c *Conn) readHeader() (int, error) {
 	return n, nil
 }
 
-// SetMaxPayload limits the joined payload ReadPacket accepts (0: no
-// limit); a longer one is refused with ErrPacketTooLarge.
+// SetMaxPayload limits the payload ReadPacket accepts, joined over its
+// packets (0: no limit); a longer one is refused with ErrPacketTooLarge
+// as soon as a header announces it, before its bytes are read.
 func (c *Conn) SetMaxPayload(n int) { c.maxPayload = n }
 
 // readErr marks read errors as coming from this package; errors.Is still

@@ -90,6 +90,11 @@ func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte, ar
 		e.Args = make([]any, nParams)
 	}
 	for i := range nParams {
+		if !knownParamType(e.Types[2*i]) {
+			return e, fmt.Errorf("%w: parameter %d has unknown type %#x", ErrMalformed, i+1, e.Types[2*i])
+		}
+	}
+	for i := range nParams {
 		if nulls[i/8]&(1<<(i%8)) != 0 {
 			continue
 		}
@@ -105,7 +110,17 @@ func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte, ar
 		pos += n
 		e.Args[i] = v
 	}
+	if pos != len(p) {
+		return e, fmt.Errorf("%w: %d bytes after the values of the statement's %d parameters", ErrMalformed, len(p)-pos, nParams)
+	}
 	return e, nil
+}
+
+// knownParamType reports whether tp is a type a client may bind a
+// parameter as: MYSQL_TYPE_DECIMAL to MYSQL_TYPE_BIT, and JSON to
+// GEOMETRY.
+func knownParamType(tp byte) bool {
+	return tp <= mysql.MYSQL_TYPE_BIT || tp >= mysql.MYSQL_TYPE_JSON
 }
 
 func longValue(tp byte, b []byte) any {
