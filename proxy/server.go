@@ -90,7 +90,7 @@ type Server struct {
 
 	// rw is read/write splitting's groups (readwrite.go); nil without
 	// !READWRITE_SPLITTING.
-	rw *readwriteSplit
+	rw      *readwriteSplit
 	traffic *traffic.Set // server.traffic's limits
 	// What clients that have not logged in may hold, and the memory of
 	// long commands (admission.go, limits.go).
