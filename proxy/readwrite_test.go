@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -57,8 +58,14 @@ dataSources:
 	return b.String()
 }
 
+// rwEnv is a test proxy over replicated servers, with its ops endpoints.
+type rwEnv struct {
+	*testEnv
+	ops *OpsServer
+}
+
 // startRWEnv starts a proxy over the replicated servers with rwRules.
-func startRWEnv(t *testing.T, r *mariadbtest.Replicated, group string) *testEnv {
+func startRWEnv(t *testing.T, r *mariadbtest.Replicated, group string) *rwEnv {
 	t.Helper()
 	rules, err := router.Parse([]byte(rwRules(r, group)), "rw-rules.yaml")
 	if err != nil {
@@ -68,7 +75,12 @@ func startRWEnv(t *testing.T, r *mariadbtest.Replicated, group string) *testEnv 
 	if os.Getenv("SHARDFLAKE_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	srv, err := New(Config{Rules: rules, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
+	m := NewMetrics(rules, MetricsOptions{})
+	srv, err := New(Config{Rules: rules, Observer: m, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := NewOpsServer(srv, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +96,7 @@ func startRWEnv(t *testing.T, r *mariadbtest.Replicated, group string) *testEnv 
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	e := &testEnv{srv: srv, addr: l.Addr().String(), rules: rules, direct: map[int]*sql.DB{}, t: t}
+	e := &rwEnv{&testEnv{srv: srv, addr: l.Addr().String(), rules: rules, direct: map[int]*sql.DB{}, t: t}, ops}
 	waitWithin(t, 5*time.Second, "both replicas serving reads", func() bool {
 		return replicaHealth(t, e, 0) == "up" && replicaHealth(t, e, 1) == "up"
 	})
@@ -93,7 +105,7 @@ func startRWEnv(t *testing.T, r *mariadbtest.Replicated, group string) *testEnv 
 
 // replicaHealth reads replica i's health from SHOW READWRITE_SPLITTING
 // STATUS through the proxy.
-func replicaHealth(t *testing.T, e *testEnv, i int) string {
+func replicaHealth(t *testing.T, e *rwEnv, i int) string {
 	t.Helper()
 	db := e.open(t)
 	rows, err := db.Query("SHOW READWRITE_SPLITTING STATUS")
@@ -225,6 +237,57 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 		mustExec(t, c, "DELETE FROM t_order WHERE order_id IN (100, 101, 102, 103, 104)")
 	})
 
+	t.Run("admin statements, metrics and readyz", func(t *testing.T) {
+		e := startRWEnv(t, r, "maxReplicationLag: 30s")
+		c := e.conn(t)
+		for i := range 6 {
+			var s string
+			if err := c.QueryRowContext(context.Background(), "SELECT status FROM t_order WHERE order_id = ?", i%4+1).Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rules := queryText(t, c, "SHOW READWRITE_SPLITTING RULES")
+		if len(rules) != 1 || strings.Join(rules[0][:7], "|") != "readwrite_ds_0|primary_ds_0|replica_ds_0_0,replica_ds_0_1|DYNAMIC|ROUND_ROBIN|NULL|30s" {
+			t.Errorf("SHOW READWRITE_SPLITTING RULES = %q", rules)
+		}
+		status := queryText(t, c, "SHOW READWRITE_SPLITTING STATUS")
+		if len(status) != 3 {
+			t.Fatalf("SHOW READWRITE_SPLITTING STATUS = %q", status)
+		}
+		for i, want := range []string{"readwrite_ds_0|primary_ds_0|primary|up|NULL|NULL|NULL|0", "readwrite_ds_0|replica_ds_0_0|replica|up|NULL|0|1|3", "readwrite_ds_0|replica_ds_0_1|replica|up|NULL|0|1|3"} {
+			if got := strings.Join(status[i][:8], "|"); got != want {
+				t.Errorf("status row %d = %s, want %s", i, got, want)
+			}
+		}
+		units := queryText(t, c, "SHOW STORAGE UNITS")
+		var names []string
+		for _, u := range units {
+			names = append(names, u[0]+":"+u[10])
+		}
+		if strings.Join(names, ",") != "primary_ds_0:false,replica_ds_0_0:true,replica_ds_0_1:true" {
+			t.Errorf("SHOW STORAGE UNITS names:read_only = %q", names)
+		}
+		rec := httptest.NewRecorder()
+		e.ops.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		body := rec.Body.String()
+		for _, want := range []string{
+			`shardflake_replica_reads_total{group="readwrite_ds_0",replica="replica_ds_0_0"} 3`,
+			`shardflake_replica_reads_total{group="readwrite_ds_0",replica="replica_ds_0_1"} 3`,
+			`shardflake_replica_lag_seconds{group="readwrite_ds_0",replica="replica_ds_0_0"} 0`,
+			`shardflake_replica_excluded{group="readwrite_ds_0",replica="replica_ds_0_1"} 0`,
+			`shardflake_readwrite_primary_reads_total{group="readwrite_ds_0"} 0`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
+		rec = httptest.NewRecorder()
+		e.ops.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"replicas": [`) || strings.Contains(rec.Body.String(), `"degraded"`) {
+			t.Errorf("/readyz = %d %s", rec.Code, rec.Body.String())
+		}
+	})
+
 	t.Run("transactional reads per strategy", func(t *testing.T) {
 		tests := []struct {
 			strategy string
@@ -314,7 +377,7 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 				rp.Exec(t, "", "START SLAVE")
 			}
 		}()
-		for _, e := range []*testEnv{fail, fallback} {
+		for _, e := range []*rwEnv{fail, fallback} {
 			waitWithin(t, 2*time.Second, "both replicas excluded", func() bool { return replicaHealth(t, e, 0) == "excluded" && replicaHealth(t, e, 1) == "excluded" })
 		}
 		var s string
@@ -535,4 +598,35 @@ func BenchmarkReadAfterWrite(b *testing.B) {
 			}
 		})
 	}
+}
+
+// queryText runs query on c and returns its rows as text, NULL as "NULL".
+func queryText(t *testing.T, c *sql.Conn, query string) [][]string {
+	t.Helper()
+	rows, err := c.QueryContext(context.Background(), query)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		row := make([]string, len(cols))
+		for i, v := range vals {
+			row[i] = "NULL"
+			if v.Valid {
+				row[i] = v.String
+			}
+		}
+		out = append(out, row)
+	}
+	return out
 }
