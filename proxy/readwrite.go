@@ -354,7 +354,31 @@ func (rs *rwSource) prepareReplica(bcs []*backendConn, rp *replica, want gtidPos
 		rp.causalMiss.Add(1)
 		return errCausalTimeout
 	}
+	rp.reached(want)
 	return nil
+}
+
+// reached records that the replica has applied want (a MASTER_GTID_WAIT
+// returned), so the session's next reads need no wait before the
+// monitor's next probe.
+func (rp *replica) reached(want gtidPos) {
+	for {
+		old := rp.gtid.Load()
+		next := gtidPos{}
+		if old != nil {
+			for d, g := range *old {
+				next[d] = g
+			}
+		}
+		for d, g := range want {
+			if h, ok := next[d]; !ok || h.seq < g.seq {
+				next[d] = g
+			}
+		}
+		if rp.gtid.CompareAndSwap(old, &next) {
+			return
+		}
+	}
 }
 
 var errCausalTimeout = errors.New("replica did not reach the session's position in time")
