@@ -236,7 +236,7 @@ func (rs *rwSource) acquire(ctx context.Context, ds string, n int) ([]*backendCo
 		return rs.inner.acquire(ctx, ds, n)
 	}
 	if rs.plan.Access == router.AccessRead {
-		bcs, err, ok := rs.fromReplica(ctx, g, n)
+		bcs, ok, err := rs.fromReplica(ctx, g, n)
 		if ok {
 			return bcs, err
 		}
@@ -252,29 +252,29 @@ func (rs *rwSource) acquire(ctx context.Context, ds string, n int) ([]*backendCo
 
 // fromReplica takes n connections to a replica of g for a read; ok is
 // false when the read must go to the primary instead.
-func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*backendConn, error, bool) {
+func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*backendConn, bool, error) {
 	s := rs.s
 	ds := g.cfg.Name
 	if s.state.pinNext || s.pinnedConn(ds) != nil {
-		return nil, nil, false // the session's state lives (or will) on the primary
+		return nil, false, nil // the session's state lives (or will) on the primary
 	}
 	fixed := -1
 	if rs.inTxn {
 		switch {
 		case g.cfg.TransactionalReads == router.TransactionalPrimary, s.txn.written[ds]:
-			return nil, nil, false
+			return nil, false, nil
 		case g.cfg.TransactionalReads == router.TransactionalFixed:
 			fixed = s.fixedReplica(ds)
 		}
 	}
 	want, err := s.causalPosition(ctx, g)
 	if err != nil {
-		return nil, err, true
+		return nil, true, err
 	}
 	cands := g.candidates()
 	if fixed >= 0 {
 		if !containsInt(cands, fixed) {
-			return nil, nil, false // its replica left: the primary keeps the transaction's reads consistent
+			return nil, false, nil // its replica left: the primary keeps the transaction's reads consistent
 		}
 		cands = []int{fixed}
 	}
@@ -289,7 +289,7 @@ func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*back
 		if len(covered) > 0 {
 			cands = covered
 		} else if g.cfg.CausalTimeout <= 0 {
-			return nil, nil, false
+			return nil, false, nil
 		}
 	}
 	for len(cands) > 0 {
@@ -299,14 +299,14 @@ func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*back
 		bcs, err := rp.pool.get(ctx, n)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, err, true
+				return nil, true, err
 			}
 			continue // down: another replica, or the primary
 		}
 		if err := rs.prepareReplica(bcs, rp, want, g.cfg.CausalTimeout); err != nil {
 			rp.pool.put(bcs...)
 			if errors.Is(err, errCausalTimeout) {
-				return nil, nil, false
+				return nil, false, nil
 			}
 			continue
 		}
@@ -321,12 +321,12 @@ func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*back
 			s.hold(bc)
 		}
 		rp.reads.Add(1)
-		return bcs, nil, true
+		return bcs, true, nil
 	}
 	if g.cfg.WhenNoReplica == router.NoReplicaFail {
-		return nil, &NoReplicaError{Group: ds, Reasons: g.reasons()}, true
+		return nil, true, &NoReplicaError{Group: ds, Reasons: g.reasons()}
 	}
-	return nil, nil, false
+	return nil, false, nil
 }
 
 // prepareReplica applies the session's settings to replica connections
@@ -416,6 +416,8 @@ func (rs *rwSource) release(bc *backendConn) {
 // client. The lost replica is excluded by then, so the retry goes to
 // another replica, or as whenNoReplica says.
 func (rs *rwSource) retryable(err error) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
 	var dse *DataSourceError
 	if err == nil || !rs.broke || rs.retried || !errors.As(err, &dse) || !dse.Lost {
 		return false
