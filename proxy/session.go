@@ -33,7 +33,10 @@ const watchDelay = 50 * time.Millisecond
 // A Session is used by its own goroutine; only cancelStatement, kill and
 // closeIfIdle are called from others (KILL, shutdown).
 type Session struct {
-	srv  *Server
+	// srv is the server and the rules snapshot the session holds
+	// (snapshot.go); snapHeld says whether it holds one now.
+	srv      sessionServer
+	snapHeld bool
 	wc   *wire.Conn
 	nc   net.Conn
 	id   uint32
@@ -109,7 +112,7 @@ type Session struct {
 
 func newSession(srv *Server) *Session {
 	return &Session{
-		srv:        srv,
+		srv:        sessionServer{Server: srv, snapshot: srv.current()},
 		log:        srv.log,
 		parser:     parser.New(),
 		autocommit: true,
@@ -180,8 +183,10 @@ func (s *Session) run() {
 		if !s.startCommand() {
 			return
 		}
+		s.takeSnapshot()
 		s.dispatch(p)
 		err = s.wc.Flush()
+		s.leaveSnapshot(false)
 		s.endCommand()
 		if err != nil || s.quit || s.srv.shutdown.Load() {
 			return
@@ -250,6 +255,7 @@ func (s *Session) close() {
 	s.endTransaction(false)
 	s.unpinAll()
 	s.releaseHeld()
+	s.leaveSnapshot(true)
 	s.nc.Close()
 	s.log.Debug("disconnected")
 }
