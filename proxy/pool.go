@@ -83,7 +83,7 @@ type pool struct {
 	// snapshots counts the live rules snapshots that use the pool.
 	snapshots atomic.Int64
 	done      chan struct{}
-	wg       sync.WaitGroup
+	wg        sync.WaitGroup
 }
 
 type poolWaiter struct {

@@ -37,11 +37,11 @@ type Session struct {
 	// (snapshot.go); snapHeld says whether it holds one now.
 	srv      sessionServer
 	snapHeld bool
-	wc   *wire.Conn
-	nc   net.Conn
-	id   uint32
-	user string
-	log  *slog.Logger
+	wc       *wire.Conn
+	nc       net.Conn
+	id       uint32
+	user     string
+	log      *slog.Logger
 
 	clientFlags     uint32
 	sessionTrack    bool
