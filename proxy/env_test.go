@@ -39,6 +39,9 @@ type envOptions struct {
 	hook     func(sql string)
 	observer Observer
 	logger   *slog.Logger // default: warnings to stderr (debug with SHARDFLAKE_TEST_LOG)
+	// rulesFile, when set, is the rules (loaded from a file) in place of
+	// the ones server and rules make.
+	rulesFile *router.Rules
 }
 
 // rulesYAML is the test rules file: two data sources, t_order sharded by
@@ -113,6 +116,9 @@ func startEnv(t *testing.T, opts envOptions) *testEnv {
 	rules, err := router.Parse([]byte(rulesYAML(backends, opts.server, opts.rules)), "test-rules.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if opts.rulesFile != nil {
+		rules = opts.rulesFile
 	}
 	var planner Planner
 	if opts.planner != nil {

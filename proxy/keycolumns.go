@@ -83,6 +83,12 @@ func (s *Server) queryOn(ctx context.Context, ds, sql string) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	return queryPool(ctx, p, sql)
+}
+
+// queryPool runs a small metadata query on a connection of p and returns
+// its rows.
+func queryPool(ctx context.Context, p *pool, sql string) ([]Row, error) {
 	bcs, err := p.get(ctx, 1)
 	if err != nil {
 		return nil, err

@@ -65,6 +65,8 @@ type Server struct {
 	// reloadMu serializes reloads (reload.go); reloads counts them.
 	reloadMu sync.Mutex
 	reloads  reloadCounts
+	loader   RulesLoader   // reads the rules for a reload; nil: Rules.File
+	grace    time.Duration // a replaced snapshot's grace period
 
 	keys  map[string]idgen.KeyGenerator // for metrics, health and admin statements
 	log   *slog.Logger
