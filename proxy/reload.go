@@ -50,7 +50,7 @@ const (
 // RulesChange is one difference between the rules in force and a new
 // rules file.
 type RulesChange struct {
-	Kind    string // table, data source, algorithm, user, server, ...
+	Kind    string // table, data source, algorithm, user, setting, ...
 	Name    string
 	Old     string // "" when added
 	New     string // "" when removed
@@ -170,7 +170,7 @@ func (srv *Server) reload(ctx context.Context, force, preview bool) (ReloadRepor
 		return refuse("%s cannot change while the proxy runs (restart it with the new file)", strings.Join(restart, "; "))
 	}
 	if len(moves) > 0 {
-		return refuse("%s; reshard the rows first (shardflake check --keyrange, MOVE), or RELOAD RULES FORCE to apply the rules anyway", strings.Join(moves, "; "))
+		return refuse("%s; reshard first (copy the rows to where the new rules put them, then reload), or RELOAD RULES FORCE to apply the rules anyway", strings.Join(moves, "; "))
 	}
 	sn, err := srv.newSnapshot(rules, rep.NewDigest, old)
 	if err != nil {
@@ -275,7 +275,7 @@ func (srv *Server) diffRules(ctx context.Context, old *snapshot, rules *router.R
 		if f.Name == "Users" || reflect.DeepEqual(ov.Field(i).Interface(), nv.Field(i).Interface()) {
 			continue
 		}
-		c := RulesChange{Kind: "server", Name: "server." + lowerFirst(f.Name), Old: settingText(ov.Field(i)), New: settingText(nv.Field(i))}
+		c := RulesChange{Kind: "setting", Name: "server." + lowerFirst(f.Name), Old: settingText(ov.Field(i)), New: settingText(nv.Field(i))}
 		if note, ok := restartOnly[f.Name]; ok {
 			c.Applies, c.Note = AppliesRestart, note
 		}
