@@ -26,12 +26,17 @@ type reloadEnv struct {
 	*testEnv
 	path   string
 	prefix string
+	rules  string // the rules: section; default defaultTestRules
 }
 
 // reloadYAML is the test rules file with extra data source lines and
 // extra t_order-like table rules; edit replaces old with new pairs in it.
 func (e *reloadEnv) yaml(extraDS, extraTables string, edits ...string) string {
-	src := rulesYAMLOn(e.backends, reloadUsers, defaultTestRules, e.prefix)
+	rules := e.rules
+	if rules == "" {
+		rules = defaultTestRules
+	}
+	src := rulesYAMLOn(e.backends, reloadUsers, rules, e.prefix)
 	if extraDS != "" {
 		src = strings.Replace(src, "\nrules:\n", extraDS+"\nrules:\n", 1)
 	}
@@ -77,13 +82,18 @@ func freePort(t *testing.T) int {
 }
 
 func startReloadEnv(t *testing.T, prefix string, extra bool, opts envOptions) *reloadEnv {
+	return startReloadEnvWith(t, prefix, "", extra, opts)
+}
+
+// startReloadEnvWith is startReloadEnv with a rules: section of its own.
+func startReloadEnvWith(t *testing.T, prefix, rulesSection string, extra bool, opts envOptions) *reloadEnv {
 	t.Helper()
 	backends := sharedServers(t)
 	for i, b := range backends {
 		b.Exec(t, "", fmt.Sprintf("CREATE DATABASE IF NOT EXISTS `%s_%d`", prefix, i))
 	}
 	backends[0].Exec(t, "", fmt.Sprintf("CREATE DATABASE IF NOT EXISTS `%s_x`", prefix))
-	e := &reloadEnv{testEnv: &testEnv{backends: backends, t: t}, path: filepath.Join(t.TempDir(), "rules.yaml"), prefix: prefix}
+	e := &reloadEnv{testEnv: &testEnv{backends: backends, t: t}, path: filepath.Join(t.TempDir(), "rules.yaml"), prefix: prefix, rules: rulesSection}
 	src := e.yaml("", "")
 	if extra {
 		src = e.yaml(e.extraDS(), extraTable)
