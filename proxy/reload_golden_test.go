@@ -116,15 +116,27 @@ func TestReloadGolden(t *testing.T) {
 	}
 
 	// FORCE applies a change that moves rows: the row of user 1 is then
-	// looked for on ds_0, where it is not.
+	// looked for on ds_0, where it is not; a statement prepared before
+	// the reload is planned again by the new rules.
+	ps, err := c.PrepareContext(ctx, "SELECT COUNT(*) FROM t_order WHERE user_id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Close()
+	var n int
+	if err := ps.QueryRowContext(ctx, 1).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("user 1 before the forced change: %d rows, %v", n, err)
+	}
 	e.write(t, e.yaml("", "", `"ds_${user_id % 2}"`, `"ds_${(user_id + 1) % 2}"`))
 	execAll(t, c, "RELOAD RULES FORCE")
 	if e.srv.RulesDigest() == digest {
 		t.Fatal("RELOAD RULES FORCE left the digest")
 	}
-	var n int
 	if err := c.QueryRowContext(ctx, "SELECT COUNT(*) FROM t_order WHERE user_id = 1").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("user 1 after the forced algorithm change: %d rows, %v; want 0 (the row stayed on ds_1)", n, err)
+	}
+	if err := ps.QueryRowContext(ctx, 1).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("user 1 by the statement prepared before the forced change: %d rows, %v; want 0", n, err)
 	}
 }
 

@@ -36,7 +36,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "and log in as a server.users account; statements are routed to the data")
 		fmt.Fprintln(stderr, "sources the rules file names. SIGTERM or SIGINT stops accepting connections,")
 		fmt.Fprintln(stderr, "lets statements in flight finish (up to --drain), closes the backends and")
-		fmt.Fprintln(stderr, "exits 0.")
+		fmt.Fprintln(stderr, "exits 0. SIGHUP reloads the rules file (see RELOAD RULES in the README); a")
+		fmt.Fprintln(stderr, "file that is refused is logged with the reason and the rules in force stay.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
