@@ -12,18 +12,23 @@ import (
 //
 //	RELOAD RULES [FORCE]
 //	PREVIEW RELOAD [RULES]
+//	DRAIN COMPUTE NODE, RESUME COMPUTE NODE
 //
-// Both need server.users rulesAdmin: true. RELOAD RULES answers OK with
+// All need server.users rulesAdmin: true. DRAIN makes /readyz answer 503
+// so a load balancer sends new connections to other proxies while the
+// sessions here finish; RESUME undoes it. RELOAD RULES answers OK with
 // the new digest, or 1105 with why the reload was refused (the rules in
 // force then stay); PREVIEW RELOAD answers a row per change and whether
 // it would apply live.
 const (
 	adminReload adminKind = 200 + iota
 	adminPreviewReload
+	adminDrain  // DRAIN COMPUTE NODE
+	adminResume // RESUME COMPUTE NODE
 )
 
 // reloadSyntax lists the reload statements for syntax errors.
-const reloadSyntax = "RELOAD RULES [FORCE]; PREVIEW RELOAD [RULES]"
+const reloadSyntax = "RELOAD RULES [FORCE]; PREVIEW RELOAD [RULES]; DRAIN | RESUME COMPUTE NODE"
 
 // matchReloadAdmin recognises RELOAD RULES after its first word, and
 // PREVIEW RELOAD (which PREVIEW <statement> would otherwise take).
@@ -37,6 +42,12 @@ func matchReloadAdmin(lx adminLexer, first string) (st adminStmt, ok bool, err e
 		if lx.keywords("FORCE") {
 			st.body = "FORCE"
 		}
+		return st, true, lx.end()
+	case strings.EqualFold(first, "DRAIN") && lx.keywords("COMPUTE", "NODE"):
+		st.kind = adminDrain
+		return st, true, lx.end()
+	case strings.EqualFold(first, "RESUME") && lx.keywords("COMPUTE", "NODE"):
+		st.kind = adminResume
 		return st, true, lx.end()
 	case strings.EqualFold(first, "PREVIEW") && lx.keywords("RELOAD"):
 		st.kind = adminPreviewReload
@@ -52,6 +63,16 @@ func (s *Session) runReloadAdmin(st adminStmt) error {
 		return privilegeNeeded("RULES ADMIN (server.users rulesAdmin: true)")
 	}
 	ctx := context.Background()
+	switch st.kind {
+	case adminDrain:
+		s.srv.draining.Store(true)
+		s.log.Info("draining: /readyz answers 503 until RESUME COMPUTE NODE", "sessions", s.srv.Clients())
+		return s.writeOK(wire.OK{Info: fmt.Sprintf("draining: /readyz answers 503; %d session(s) still connected", s.srv.Clients())}, false)
+	case adminResume:
+		s.srv.draining.Store(false)
+		s.log.Info("resumed: /readyz reports readiness again")
+		return s.writeOK(wire.OK{}, false)
+	}
 	if st.kind == adminPreviewReload {
 		rep, err := s.srv.PreviewReload(ctx)
 		if err != nil {

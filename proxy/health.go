@@ -65,6 +65,8 @@ func (s *Server) Readiness(ctx context.Context) Readiness {
 	r := Readiness{Ready: true, DataSources: s.probeDataSources(ctx), KeyGenerators: s.keyGeneratorHealth()}
 	if s.shutdown.Load() {
 		r.Problems = append(r.Problems, "shardflake is shutting down")
+	} else if s.draining.Load() {
+		r.Problems = append(r.Problems, "shardflake is draining (DRAIN COMPUTE NODE): its sessions finish, new connections belong elsewhere")
 	}
 	for _, ds := range r.DataSources {
 		if !ds.Up {

@@ -79,6 +79,7 @@ type Server struct {
 	sessions  map[uint32]*Session
 	clients   atomic.Int64
 	shutdown  atomic.Bool
+	draining  atomic.Bool // DRAIN COMPUTE NODE: /readyz answers 503
 	sessWG    sync.WaitGroup
 	started   time.Time
 	questions atomic.Int64
