@@ -60,8 +60,11 @@ func (c *capture) fail(err error) {
 func (s *Session) collect(fn func()) (*mysql.Result, error) {
 	s.capture = &capture{}
 	defer func() { s.capture = nil }()
-	s.takeSnapshot()
+	err := s.takeSnapshot()
 	defer s.leaveSnapshot(false)
+	if err != nil {
+		return nil, mysqlError(err)
+	}
 	fn()
 	c := s.capture
 	if c.err != nil {

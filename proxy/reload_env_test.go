@@ -217,3 +217,45 @@ func TestReloadRefusesInvalidFile(t *testing.T) {
 		t.Fatalf("reloads applied %d, refused %d; want 1, 2", applied, refused)
 	}
 }
+
+// TestReloadGraceClosesHeldPool: a transaction that outlives the grace
+// period of the reload that removed its data source gets an error saying
+// so on its next statement, and its connection stays usable.
+func TestReloadGraceClosesHeldPool(t *testing.T) {
+	e := startReloadEnv(t, "rlg2", true, envOptions{})
+	e.srv.SetReloadGrace(300 * time.Millisecond)
+	e.backends[0].Exec(t, "rlg2_x", "DROP TABLE IF EXISTS t_extra", "CREATE TABLE t_extra (id BIGINT PRIMARY KEY, v VARCHAR(20))")
+	ctx := context.Background()
+	tx := e.conn(t)
+	execAll(t, tx, "BEGIN", "INSERT INTO t_extra (id, v) VALUES (1, 'late')")
+	old := e.srv.current()
+	e.write(t, e.yaml("", ""))
+	if _, err := e.srv.Reload(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !old.dead.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the replaced snapshot outlived its grace period")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, err := tx.ExecContext(ctx, "INSERT INTO t_extra (id, v) VALUES (2, 'later')")
+	if err == nil || !strings.Contains(mysqlMessage(err), "grace period") {
+		t.Fatalf("a statement on the closed data source after the grace period: %v", err)
+	}
+	// The transaction is gone with its pool; the session is usable and
+	// on the new rules.
+	tx.ExecContext(ctx, "ROLLBACK")
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT 1").Scan(&n); err != nil {
+		t.Fatalf("the session after the grace period: %v", err)
+	}
+	if _, err := tx.ExecContext(ctx, "SELECT * FROM t_extra"); errCode(err) != 1146 {
+		t.Fatalf("t_extra on the session after the grace period: %v, want 1146 (the new rules)", err)
+	}
+	db := e.backends[0].Open(t, "rlg2_x")
+	if err := db.QueryRow("SELECT COUNT(*) FROM t_extra").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("rows on ds_x after the cut transaction: %d, %v; want 0 (rolled back)", n, err)
+	}
+}

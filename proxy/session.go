@@ -183,8 +183,11 @@ func (s *Session) run() {
 		if !s.startCommand() {
 			return
 		}
-		s.takeSnapshot()
-		s.dispatch(p)
+		if err := s.takeSnapshot(); err != nil {
+			s.writeErr(err)
+		} else {
+			s.dispatch(p)
+		}
 		err = s.wc.Flush()
 		s.leaveSnapshot(false)
 		s.endCommand()

@@ -74,9 +74,9 @@ type snapshot struct {
 	// for a transaction. At zero the snapshot is dead.
 	users atomic.Int64
 	dead  atomic.Bool
-	// goneReason is what a session still holding a pool of this snapshot
-	// hears once the grace period closed it.
-	goneReason string
+	// gone is what a session still holding this snapshot hears once the
+	// grace period closed its pools; nil before.
+	gone atomic.Pointer[string]
 }
 
 // newSnapshot makes rules ready to serve. Pools of prev whose data source
@@ -174,7 +174,9 @@ func (sn *snapshot) die(reason string) {
 	if !sn.dead.CompareAndSwap(false, true) {
 		return
 	}
-	sn.goneReason = reason
+	if reason != "" {
+		sn.gone.Store(&reason)
+	}
 	for _, p := range sn.pools {
 		p.unshare(reason)
 	}
@@ -219,13 +221,27 @@ type sessionServer struct {
 }
 
 // takeSnapshot is called when a command starts: a session that holds no
-// snapshot takes the current one.
-func (s *Session) takeSnapshot() {
+// snapshot takes the current one. A session whose snapshot the grace
+// period closed loses its transaction and pinned connections (rolled
+// back), takes the current snapshot and answers the command with why.
+func (s *Session) takeSnapshot() error {
+	var err error
 	if s.snapHeld {
-		return
+		gone := s.srv.snapshot.gone.Load()
+		if gone == nil {
+			return nil
+		}
+		s.endTransaction(false)
+		for _, bc := range s.state.pinned {
+			bc.broken = true
+		}
+		s.unpinAll()
+		s.snapHeld = false
+		err = &SnapshotGoneError{Reason: *gone}
 	}
 	s.srv.snapshot = s.srv.acquire()
 	s.snapHeld = true
+	return err
 }
 
 // keepsSnapshot reports whether the session holds backend connections
