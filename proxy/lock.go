@@ -252,3 +252,22 @@ func (s *Session) lockedPlan(plan *router.Plan) (*router.Plan, error) {
 	}
 	return out, nil
 }
+
+// afterLockedStatement ends the client connection after a statement in
+// which a connection holding the session's table locks broke: the locks
+// are gone with it, and a client that went on would believe it still
+// held them (writes it thinks exclusive, a dump it thinks consistent).
+// This is what one MariaDB whose connection drops looks like; the
+// statement's own error says what was lost.
+func (s *Session) afterLockedStatement(err error) {
+	if err == nil || len(s.state.tableLocks) == 0 {
+		return
+	}
+	for ds := range s.state.tableLocks {
+		if bc := s.state.pinned[ds]; bc == nil || bc.broken {
+			s.log.Info("a connection holding LOCK TABLES locks was lost; closing the client connection", "datasource", ds, "err", errLine(err))
+			s.quit = true
+			return
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardflake/shardflake/internal/mariadbtest"
 )
@@ -145,5 +146,56 @@ func TestMysqldumpLocks(t *testing.T) {
 				t.Errorf("mysqldump %v: the dump has no row %s:\n%s", mode, want, out)
 			}
 		}
+	}
+}
+
+// TestLockTablesConnectionLost: when the backend connection that holds
+// the session's table locks dies, the statement fails and the client
+// connection ends, as with one MariaDB whose connection drops, instead of
+// going on as if it still held the locks; the locks are gone for the
+// others.
+func TestLockTablesConnectionLost(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	ctx := context.Background()
+	c := e.conn(t)
+	if _, err := c.ExecContext(ctx, "LOCK TABLES t_order WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	// A statement on the default data source runs on the pinned
+	// connection; found by its text there, it is killed mid-statement.
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.ExecContext(ctx, "SELECT SLEEP(20) AS lock_holder")
+		done <- err
+	}()
+	direct := e.backend(t, 0)
+	var id string
+	for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); {
+		ids := queryStrings(t, direct, "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(20) AS lock_holder'")
+		if len(ids) == 1 {
+			id = ids[0]
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if id == "" {
+		t.Fatal("the statement never reached the lock holder")
+	}
+	if _, err := direct.ExecContext(ctx, "KILL "+id); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil {
+		t.Fatal("a statement on the killed lock holder succeeded")
+	}
+	if _, err := c.ExecContext(ctx, "SELECT 1"); err == nil {
+		t.Error("the client connection went on after its table locks were lost")
+	}
+	other := e.conn(t)
+	if _, err := other.ExecContext(ctx, "SET SESSION lock_wait_timeout = 2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id) VALUES (1, 0), (2, 1)"); err != nil {
+		t.Errorf("another session after the lock holder's end: %v", err)
 	}
 }

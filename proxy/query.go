@@ -397,6 +397,7 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 	}
 	err := s.runPlanAndWrite(ctx, plan, proto, more)
 	s.afterAutocommitStatement(err)
+	s.afterLockedStatement(err)
 	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
 	if err != nil {
 		ev.Code = mysqlError(err).Code
