@@ -53,6 +53,10 @@ func (s *Session) runAdmin(st adminStmt) error {
 		cols, rows = s.broadcastRules()
 	case adminStorageUnits:
 		cols, rows = s.storageUnits()
+	case adminBindingOrphans:
+		cols, rows, err = s.bindingOrphans()
+	case adminAdoptKeys:
+		cols, rows, err = s.adoptKeys(st.table)
 	default:
 		err = &InternalError{Msg: "admin statement " + st.kind.String()}
 	}
@@ -234,7 +238,7 @@ func (s *Session) keyGenerators() ([]*mysql.Field, []Row) {
 	cols := stringColumns("name", "type", "props")
 	cols = append(cols, intColumn("datacenter_id"), intColumn("worker_id"), stringColumn("worker_id_source"), stringColumn("lease_state"),
 		stringColumn("high_water_mark"), intColumn("lead_ms"), intColumn("max_lead_ms"),
-		uintColumn("generated"), uintColumn("clock_back_steps"), intColumn("waited_ms"), intColumn("last_id"))
+		uintColumn("generated"), uintColumn("clock_back_steps"), intColumn("waited_ms"), intColumn("last_id"), stringColumn("state"))
 	names := slices.Sorted(maps.Keys(s.srv.rules.KeyGenerators))
 	rows := make([]Row, len(names))
 	for i, name := range names {
@@ -242,7 +246,7 @@ func (s *Session) keyGenerators() ([]*mysql.Field, []Row) {
 		row := []any{name, kg.Type, propList(kg.Props)}
 		g, ok := s.srv.keys[name].(statser)
 		if !ok {
-			rows[i] = rowOf(append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)...)
+			rows[i] = rowOf(append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, keygenStateText(s.srv.keys[name]))...)
 			continue
 		}
 		st := g.Stats()
@@ -256,7 +260,7 @@ func (s *Session) keyGenerators() ([]*mysql.Field, []Row) {
 		}
 		row = append(row, st.DatacenterID, st.WorkerID, st.Source.String(), st.LeaseState.String(),
 			hw, st.Lead.Milliseconds(), st.MaxLead.Milliseconds(),
-			st.Generated, st.ClockBackSteps, st.Waited.Milliseconds(), last)
+			st.Generated, st.ClockBackSteps, st.Waited.Milliseconds(), last, nil)
 		rows[i] = rowOf(row...)
 	}
 	return cols, rows
@@ -271,7 +275,8 @@ func (s *Session) storageUnits() ([]*mysql.Field, []Row) {
 		intColumn("connection_timeout_milliseconds"), intColumn("idle_timeout_milliseconds"), intColumn("max_lifetime_milliseconds"),
 		intColumn("max_pool_size"), intColumn("min_pool_size"), stringColumn("read_only"), stringColumn("other_attributes"),
 		stringColumn("health"), stringColumn("health_detail"),
-		intColumn("open_connections"), intColumn("in_use_connections"), intColumn("idle_connections"), intColumn("waiting_connections"))
+		intColumn("open_connections"), intColumn("in_use_connections"), intColumn("idle_connections"), intColumn("waiting_connections"),
+		stringColumn("tls_mode"), stringColumn("tls"))
 	health := s.srv.probeDataSources(context.Background())
 	stats := map[string]PoolStats{}
 	for _, st := range s.srv.PoolStats() {
@@ -290,7 +295,7 @@ func (s *Session) storageUnits() ([]*mysql.Field, []Row) {
 		st := stats[ds.Name]
 		rows[i] = rowOf(ds.Name, "MySQL", ds.Host, ds.Port, ds.Database,
 			ms(p.connectTimeout), ms(p.idleTimeout), ms(p.maxLifetime), p.max, p.minIdle, "false", attributes(ds.Params),
-			state, detail, st.Open, st.InUse, st.Idle, st.Waiting)
+			state, detail, st.Open, st.InUse, st.Idle, st.Waiting, p.tlsMode(), p.lastTLS())
 	}
 	return cols, rows
 }

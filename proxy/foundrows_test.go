@@ -31,6 +31,10 @@ func TestFoundRows(t *testing.T) {
 			}
 		}
 	}
+	// The environment is shared: leave no table behind for the tests that
+	// list the default data source's tables.
+	cleanup := e.open(t)
+	t.Cleanup(func() { cleanup.Exec("DROP TABLE IF EXISTS t_found") })
 	reset := []string{
 		"DELETE FROM t_found",
 		"INSERT INTO t_found (id, data) VALUES (0, 0), (0, 0), (1, 0), (1, 0), (1, 1)",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -42,6 +43,13 @@ func (s *Session) handleQuery(sql string) {
 	}
 	stmts, err := s.parse(sql)
 	if err != nil {
+		if kind, ok := routineOf(sql); ok {
+			// Stored functions and triggers: the parser reads neither.
+			ctx, end := s.statementContext()
+			s.answer(s.runRoutine(ctx, kind, sql))
+			end()
+			return
+		}
 		if pieces := sqlarg.Split(sql); len(pieces) > 1 && s.multiStatements {
 			// MySQL parses one statement at a time: those before the
 			// one that does not parse still run.
@@ -306,6 +314,10 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 			}
 			return s.infoSchemaSelect(ctx, st, proto, more)
 		}
+	case *ast.CallStmt:
+		if proto == TextProtocol {
+			return s.runCall(ctx, sql, more)
+		}
 	case *ast.DoStmt:
 		if !hasTable(st) {
 			ds, err := s.srv.rules.DataSourceHint(sql)
@@ -401,7 +413,9 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
 	if err != nil {
 		ev.Code = mysqlError(err).Code
-		s.log.Debug("statement failed", "sql", truncate(sql), "err", errLine(err))
+		if s.log.Enabled(ctx, slog.LevelDebug) {
+			s.log.Debug("statement failed", failedAttrs(sql, err)...)
+		}
 	}
 	s.srv.obs.Statement(ev)
 	return err
@@ -442,7 +456,10 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 	}
 	var res result
 	var err error
-	if needsGuard(plan) {
+	if plan.Move != nil {
+		// An UPDATE of sharding columns that may move rows (keymove.go).
+		res, err = s.runKeyMove(ctx, plan, src, inTxn)
+	} else if needsGuard(plan) {
 		// A write over several routes is all-or-nothing (stmtatomic.go).
 		guard := newStmtGuard(s, src, inTxn)
 		if err = guard.begin(ctx, plan); err == nil {

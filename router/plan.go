@@ -102,6 +102,9 @@ type Plan struct {
 	// must see under its logical name (SHOW CREATE TABLE, SHOW INDEX on a
 	// sharded table).
 	Rename *TableRename `json:"rename,omitempty"`
+	// Move is set for an UPDATE of sharding columns that may move rows to
+	// another data node: the proxy checks, and moves them (keymove.go).
+	Move *KeyMove `json:"move,omitempty"`
 }
 
 // Route is one data source and the SQL to run on it.
