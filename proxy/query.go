@@ -121,6 +121,15 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 		}
 	}()
 	stmts, _, err = s.parser.Parse(sql, "", "")
+	if err != nil {
+		// BEGIN WORK, COMMIT WORK, ROLLBACK WORK [TO SAVEPOINT x]: the
+		// TiDB parser lacks the optional WORK (savepoint.go).
+		if plain, ok := withoutWork(sql); ok {
+			if st, _, werr := s.parser.Parse(plain, "", ""); werr == nil {
+				return st, nil
+			}
+		}
+	}
 	return stmts, err
 }
 

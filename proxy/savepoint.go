@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -116,4 +117,19 @@ func savepointNotFound(name string) error {
 
 func quoteSavepoint(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+}
+
+// workKeyword matches BEGIN WORK, COMMIT WORK and ROLLBACK WORK (with
+// whatever follows: TO SAVEPOINT x, AND NO CHAIN), which MariaDB accepts
+// and the TiDB parser does not.
+var workKeyword = regexp.MustCompile(`(?is)^(\s*(?:BEGIN|COMMIT|ROLLBACK))\s+WORK\b`)
+
+// withoutWork returns sql without its optional WORK keyword, for a
+// statement the parser refused; ok is false when it has none.
+func withoutWork(sql string) (string, bool) {
+	loc := workKeyword.FindStringSubmatchIndex(sql)
+	if loc == nil {
+		return "", false
+	}
+	return sql[:loc[3]] + sql[loc[1]:], true
 }
