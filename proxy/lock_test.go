@@ -50,7 +50,7 @@ func TestLockTables(t *testing.T) {
 		{true, count},
 		{true, "INSERT INTO t_order (order_id, user_id) VALUES (4, 1)"}, // waits: 1205
 		{false, "UNLOCK TABLES"},
-		{false, "LOCK TABLES t_order WRITE, t_dict READ"},
+		{false, "LOCK TABLES t_order LOW_PRIORITY WRITE, t_dict READ"},
 		{false, "INSERT INTO t_order (order_id, user_id) VALUES (5, 0), (6, 1)"},
 		{false, "UPDATE t_order SET status = 'w'"},
 		{false, "UPDATE t_order SET status = 'v' WHERE order_id IN (1, 6)"},

@@ -122,9 +122,10 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 	}()
 	stmts, _, err = s.parser.Parse(sql, "", "")
 	if err != nil {
-		// BEGIN WORK, COMMIT WORK, ROLLBACK WORK [TO SAVEPOINT x]: the
-		// TiDB parser lacks the optional WORK (savepoint.go).
-		if plain, ok := withoutWork(sql); ok {
+		// BEGIN WORK, COMMIT WORK, ROLLBACK WORK [TO SAVEPOINT x] and
+		// LOCK TABLES t LOW_PRIORITY WRITE: the TiDB parser lacks the
+		// optional words (savepoint.go).
+		if plain, ok := withoutOptionalWords(sql); ok {
 			if st, _, werr := s.parser.Parse(plain, "", ""); werr == nil {
 				return st, nil
 			}

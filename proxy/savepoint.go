@@ -124,12 +124,21 @@ func quoteSavepoint(name string) string {
 // and the TiDB parser does not.
 var workKeyword = regexp.MustCompile(`(?is)^(\s*(?:BEGIN|COMMIT|ROLLBACK))\s+WORK\b`)
 
-// withoutWork returns sql without its optional WORK keyword, for a
-// statement the parser refused; ok is false when it has none.
-func withoutWork(sql string) (string, bool) {
-	loc := workKeyword.FindStringSubmatchIndex(sql)
-	if loc == nil {
-		return "", false
+// lowPriorityWrite matches LOCK TABLES' LOW_PRIORITY WRITE, which MariaDB
+// accepts (and ignores) and the TiDB parser does not.
+var lowPriorityWrite = regexp.MustCompile(`(?is)\bLOW_PRIORITY\s+(WRITE)\b`)
+
+var lockStatement = regexp.MustCompile(`(?is)^\s*LOCK\s+TABLES?\b`)
+
+// withoutOptionalWords returns sql without the optional words the parser
+// does not know, for a statement it refused; ok is false when it has
+// none.
+func withoutOptionalWords(sql string) (string, bool) {
+	if loc := workKeyword.FindStringSubmatchIndex(sql); loc != nil {
+		return sql[:loc[3]] + sql[loc[1]:], true
 	}
-	return sql[:loc[3]] + sql[loc[1]:], true
+	if lockStatement.MatchString(sql) && lowPriorityWrite.MatchString(sql) {
+		return lowPriorityWrite.ReplaceAllString(sql, "$1"), true
+	}
+	return "", false
 }
