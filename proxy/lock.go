@@ -55,7 +55,12 @@ func (s *Session) handleLockTables(ctx context.Context, st *ast.LockTablesStmt, 
 	for _, ds := range slices.Sorted(maps.Keys(byDS)) {
 		bc, err := s.lockConn(ctx, ds)
 		if err == nil {
+			// It may wait for other sessions' locks: KILL QUERY and the
+			// statement timeout stop it.
+			stop := bc.watch(ctx)
 			_, err = bc.exec("LOCK TABLES " + strings.Join(byDS[ds], ", "))
+			stop()
+			err = cancelled(ctx, err)
 		}
 		if err != nil {
 			// All or nothing: what this statement locked is released.

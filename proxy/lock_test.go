@@ -199,3 +199,45 @@ func TestLockTablesConnectionLost(t *testing.T) {
 		t.Errorf("another session after the lock holder's end: %v", err)
 	}
 }
+
+// TestLockTablesWaitIsKillable: a LOCK TABLES that waits for another
+// session's locks stops at KILL QUERY with 1317, as on MariaDB, and the
+// session goes on without locks.
+func TestLockTablesWaitIsKillable(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	ctx := context.Background()
+	holder, waiter, killer := e.conn(t), e.conn(t), e.conn(t)
+	if _, err := holder.ExecContext(ctx, "LOCK TABLES t_order WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	id := queryStrings(t, waiter, "SELECT CONNECTION_ID()")[0]
+	done := make(chan error, 1)
+	go func() {
+		_, err := waiter.ExecContext(ctx, "LOCK TABLES t_order READ")
+		done <- err
+	}()
+	direct := e.backend(t, 0)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		n := queryStrings(t, direct, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'LOCK TABLES `t_order_%` READ%'")
+		if n[0] != "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second LOCK TABLES never started waiting")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := killer.ExecContext(ctx, "KILL QUERY "+id); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; errCode(err) != 1317 {
+		t.Errorf("the killed LOCK TABLES: %v, want 1317", err)
+	}
+	if _, err := holder.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := waiter.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id) VALUES (1, 0), (2, 1)"); err != nil {
+		t.Errorf("the session after its killed LOCK TABLES: %v", err)
+	}
+}
