@@ -21,7 +21,11 @@ import (
 // connection for packets written by hand.
 func rawSession(t *testing.T, addr, user, password, db string) *wire.Conn {
 	t.Helper()
-	gc, err := client.Connect(addr, user, password, db)
+	gc, err := client.Connect(addr, user, password, db, func(c *client.Conn) error {
+		// Results end with EOF packets, as the proxy's do.
+		c.UnsetCapability(mysql.CLIENT_DEPRECATE_EOF)
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
