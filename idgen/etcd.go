@@ -145,7 +145,12 @@ func (s *etcdSource) tryClaim(ctx context.Context) (claim, error) {
 		held[string(kv.Key)] = true
 	}
 	holder := holderInfo()
-	for _, p := range s.pairs() {
+	pairs, err := s.usableFirst(ctx, s.pairs(), held)
+	if err != nil {
+		s.revoke(grant.ID)
+		return claim{}, err
+	}
+	for _, p := range pairs {
 		key := s.workerKey(p[0], p[1])
 		if held[key] {
 			continue
@@ -235,6 +240,7 @@ func (g *Snowflake) startEtcd(ctx context.Context, cli *clientv3.Client) error {
 		src.cli, err = clientv3.New(clientv3.Config{
 			Endpoints:   g.cfg.Etcd.Endpoints,
 			DialTimeout: g.cfg.Etcd.DialTimeout,
+			DialOptions: reconnectSoon(),
 		})
 		if err != nil {
 			return fmt.Errorf("snowflake: etcd client for %v: %w", g.cfg.Etcd.Endpoints, err)
@@ -242,6 +248,15 @@ func (g *Snowflake) startEtcd(ctx context.Context, cli *clientv3.Client) error {
 		src.ownClient = true
 	}
 	c, err := src.claim(ctx)
+	if err != nil && claimLater(ctx, err) {
+		// Start without a pair: statements that need no key are served,
+		// and keys are issued once etcd answers (claimInBackground).
+		g.etcd = src
+		g.leaseState, g.leaseReason = LeaseClaiming, err.Error()
+		g.wg.Add(1)
+		go g.claimInBackground()
+		return nil
+	}
 	if err != nil {
 		if src.ownClient {
 			src.cli.Close()
@@ -275,6 +290,8 @@ func (g *Snowflake) adoptClaim(c claim) {
 // leaseUsableLocked says whether ids may be issued at now under the lease.
 func (g *Snowflake) leaseUsableLocked(now reading) error {
 	switch g.leaseState {
+	case LeaseClaiming:
+		return &NoWorkerIDError{Reason: g.leaseReason}
 	case LeaseLost, LeaseReleased:
 		return &LeaseLostError{Datacenter: g.dc, Worker: g.worker, Reason: g.leaseReason}
 	}
@@ -385,7 +402,7 @@ func (g *Snowflake) reclaim() (claim, bool) {
 		select {
 		case <-g.ctx.Done():
 			return claim{}, false
-		case <-time.After(time.Second):
+		case <-time.After(reclaimRetry):
 		}
 	}
 }
@@ -397,9 +414,12 @@ func (s *etcdSource) release(g *Snowflake) error {
 	g.leaseState = LeaseReleased
 	g.leaseReason = "generator closed"
 	g.mu.Unlock()
-	ctx, cancel := s.rpc(context.Background())
-	_, err := s.cli.Revoke(ctx, lease)
-	cancel()
+	var err error
+	if lease != 0 { // 0: closed while still claiming
+		ctx, cancel := s.rpc(context.Background())
+		_, err = s.cli.Revoke(ctx, lease)
+		cancel()
+	}
 	if s.ownClient {
 		if cerr := s.cli.Close(); err == nil {
 			err = cerr

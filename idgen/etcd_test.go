@@ -37,6 +37,14 @@ type etcdServer struct {
 // binary the test is skipped locally and fails in CI.
 func startEtcd(t *testing.T) *etcdServer {
 	t.Helper()
+	s := newEtcdServer(t)
+	s.start()
+	return s
+}
+
+// newEtcdServer prepares an etcd on free ports without starting it.
+func newEtcdServer(t *testing.T) *etcdServer {
+	t.Helper()
 	bin, err := exec.LookPath("etcd")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -48,7 +56,6 @@ func startEtcd(t *testing.T) *etcdServer {
 	s := &etcdServer{t: t, bin: bin, dir: filepath.Join(dir, "data"), logFile: filepath.Join(dir, "etcd.log"),
 		client: "http://" + freeAddr(t), peer: "http://" + freeAddr(t)}
 	s.Endpoint = s.client
-	s.start()
 	t.Cleanup(s.stop)
 	return s
 }
@@ -426,16 +433,108 @@ func TestEtcdStopStopsIssuingBeforeTTL(t *testing.T) {
 	}
 }
 
-func TestEtcdUnreachable(t *testing.T) {
-	cfg := etcdConfig("http://"+freeAddr(t), "/test/unreachable")
+// TestEtcdUnreachableAtStart: a generator starts while etcd cannot be
+// reached, refuses ids (and says so in Ready) without waiting, and issues
+// as soon as etcd answers on that address.
+func TestEtcdUnreachableAtStart(t *testing.T) {
+	etcd := newEtcdServer(t)
+	cfg := etcdConfig(etcd.Endpoint, "/test/unreachable")
 	cfg.Etcd.DialTimeout = 300 * time.Millisecond
 	start := time.Now()
-	_, err := New(t.Context(), cfg)
-	if err == nil || !strings.Contains(err.Error(), "etcd") {
-		t.Fatalf("New() with etcd unreachable = %v, want an error naming etcd", err)
+	g, err := New(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("New() with etcd unreachable = %v, want a generator that claims later", err)
 	}
+	defer g.Close()
 	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("New() took %s to give up, want about the dial timeout", took)
+		t.Errorf("New() took %s with etcd down, want about the dial timeout", took)
+	}
+	begin := time.Now()
+	_, err = g.Next()
+	var none *NoWorkerIDError
+	if !errors.As(err, &none) || !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "etcd") {
+		t.Fatalf("Next() before any claim = %v, want *NoWorkerIDError naming etcd", err)
+	}
+	if took := time.Since(begin); took > 100*time.Millisecond {
+		t.Errorf("Next() took %s to refuse, want at once", took)
+	}
+	if err := g.Ready(); !errors.As(err, &none) {
+		t.Errorf("Ready() = %v, want *NoWorkerIDError", err)
+	}
+	if st := g.Stats().LeaseState; st != LeaseClaiming {
+		t.Errorf("LeaseState = %s, want claiming", st)
+	}
+
+	etcd.start()
+	up := time.Now()
+	deadline := up.Add(15 * time.Second)
+	for g.Ready() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("Ready() 15 s after etcd started: %v", g.Ready())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("issuing %s after etcd answered", time.Since(up).Round(time.Millisecond))
+	if id, err := g.Next(); err != nil || id <= 0 {
+		t.Fatalf("Next() once etcd answered = %d, %v", id, err)
+	}
+	if st := g.Stats().LeaseState; st != LeaseHeld {
+		t.Errorf("LeaseState once claimed = %s, want held", st)
+	}
+}
+
+// TestEtcdRestartBehindMarkTakesUsablePair: a generator whose clock is
+// ten minutes behind the mark of the first free pair claims another free
+// pair and issues at once, instead of refusing until its clock catches
+// up; with no other pair free it takes the one it has and Ready says why
+// it cannot issue.
+func TestEtcdRestartBehindMarkTakesUsablePair(t *testing.T) {
+	etcd := startEtcd(t)
+	cfg := etcdConfig(etcd.Endpoint, "/test/behind")
+	cfg.DatacenterID, cfg.Etcd.PinDatacenter = 0, true // pairs 0/0 and 0/1
+	ahead := &offsetClock{}
+	ahead.Set(10 * time.Minute)
+	a, err := New(t.Context(), cfg, WithClock(ahead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Stats(); s.WorkerID != 0 {
+		t.Fatalf("first generator took worker %d, want 0", s.WorkerID)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	b, err := New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if s := b.Stats(); s.WorkerID != 1 {
+		t.Errorf("generator 10 min behind 0/0's mark took worker %d, want the free pair 0/1", s.WorkerID)
+	}
+	if err := b.Ready(); err != nil {
+		t.Errorf("Ready() = %v, want nil", err)
+	}
+	if _, err := b.Next(); err != nil {
+		t.Fatalf("Next() = %v, want an id at once", err)
+	}
+
+	// Only 0/0 is free now: c takes it and cannot issue; Ready says so.
+	c, err := New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var cb *ClockBackwardsError
+	if err := c.Ready(); !errors.As(err, &cb) || !cb.HighWater || cb.Drift < 9*time.Minute {
+		t.Errorf("Ready() on a pair whose mark is 10 min ahead = %v, want the high-water clock error", err)
+	}
+	if _, err := c.Next(); !errors.As(err, &cb) {
+		t.Errorf("Next() = %v, want the high-water clock error", err)
 	}
 }
 
@@ -508,5 +607,35 @@ func TestEtcdLeaseGoneReclaims(t *testing.T) {
 	}
 	if p, _ := cfg.Layout.Decode(id); p.Worker == before.WorkerID {
 		t.Errorf("id %d still uses worker %d", id, before.WorkerID)
+	}
+}
+
+// TestEtcdOutageResumesSoon: after etcd was down long enough for the
+// client's reconnect backoff to grow, ids resume soon after etcd answers
+// again, not seconds later.
+func TestEtcdOutageResumesSoon(t *testing.T) {
+	etcd := startEtcd(t)
+	cfg := etcdConfig(etcd.Endpoint, "/test/outage")
+	g, err := New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.Next(); err != nil {
+		t.Fatal(err)
+	}
+	etcd.stop()
+	eventually(t, "the lease to lapse", func() bool { return g.Ready() != nil })
+	time.Sleep(4 * time.Second) // the outage lasts: reconnect attempts back off meanwhile
+	etcd.start()
+	up := time.Now()
+	eventually(t, "ids after etcd restarted", func() bool { return g.Ready() == nil })
+	took := time.Since(up)
+	t.Logf("issuing again %s after etcd answered", took.Round(time.Millisecond))
+	if took > 2*time.Second {
+		t.Errorf("ids resumed %s after etcd answered, want within 2 s", took.Round(time.Millisecond))
+	}
+	if _, err := g.Next(); err != nil {
+		t.Errorf("Next() after the outage: %v", err)
 	}
 }

@@ -26,6 +26,9 @@ const (
 	LeaseLost
 	// LeaseReleased: Close revoked the lease.
 	LeaseReleased
+	// LeaseClaiming: New could not claim a pair (etcd unreachable) and
+	// keeps trying in the background; no ids until it succeeds.
+	LeaseClaiming
 )
 
 // String returns the state in lower case, as metrics label it.
@@ -43,6 +46,8 @@ func (s LeaseState) String() string {
 		return "lost"
 	case LeaseReleased:
 		return "released"
+	case LeaseClaiming:
+		return "claiming"
 	}
 	return "LeaseState(" + strconv.Itoa(int(s)) + ")"
 }

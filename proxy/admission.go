@@ -95,6 +95,8 @@ func loginConnOf(nc net.Conn) *loginConn {
 			nc = c.NetConn()
 		case *greetingConn:
 			nc = c.Conn
+		case *announceConn:
+			nc = c.Conn
 		default:
 			return nil
 		}
@@ -110,6 +112,9 @@ func (c *loginConn) admit() error {
 	if db := s.loginDB; db != "" {
 		if db != s.srv.rules.DatabaseName {
 			return mysqlError(&UnknownDatabaseError{Name: db})
+		}
+		if !s.privileges().MayUse(db) {
+			return mysqlError(s.dbDenied(db))
 		}
 		s.db = db
 	}
@@ -301,7 +306,7 @@ func (s *Server) login(nc net.Conn, sess *Session) (sc *server.Conn, release fun
 	}
 	lc := &loginConn{Conn: nc, sess: sess}
 	sess.handshaking = true
-	sc, err = s.mysql.NewCustomizedConn(&greetingConn{Conn: lc}, s.auth, sess)
+	sc, err = s.mysql.NewCustomizedConn(&greetingConn{Conn: s.announce(lc)}, sessionAuth{s.auth, sess}, sess)
 	sess.handshaking = false
 	lc.off = true
 	if err != nil {

@@ -14,17 +14,10 @@ import (
 	"github.com/shardflake/shardflake/router"
 )
 
-// ServerVersion is the version the proxy announces unless the rules file
-// sets server.version (router.DefaultVersion says why a 5.7 number).
+// ServerVersion is the version the proxy announces when the rules file
+// sets no server.version and the default data source's version is not
+// known (router.DefaultVersion says why a 5.7 number).
 const ServerVersion = router.DefaultVersion
-
-// version returns the version the proxy announces.
-func (srv *Server) version() string {
-	if v := srv.rules.Server.Version; v != "" {
-		return v
-	}
-	return ServerVersion
-}
 
 // authHandler checks logins against the rules file's users.
 type authHandler struct {

@@ -171,6 +171,10 @@ func (bc *backendConn) sendExecute(st *backendStmt, args []any) error {
 	if len(args) != st.params {
 		return &InternalError{Msg: fmt.Sprintf("route to %s: %d arguments for %d parameters", bc.pool.name, len(args), st.params)}
 	}
+	args, err := bc.sendLongData(st, args)
+	if err != nil {
+		return err
+	}
 	bc.wc.ResetSeq()
 	buf, err := wire.AppendExecute(bc.wc.Scratch(), st.id, args)
 	return bc.sendCommand(buf, err)

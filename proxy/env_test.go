@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -56,19 +57,24 @@ func rulesYAMLOn(backends []*mariadbtest.Server, server, rules, prefix string) s
 	if rules == "" {
 		rules = defaultTestRules
 	}
+	users := "  users:\n    - { user: app, password: app-secret, hints: true }\n    - { user: other, password: other-secret }\n"
+	if ownUsers.MatchString(server) {
+		users = "" // the test's own, in server
+	}
 	return fmt.Sprintf(`databaseName: sharding_db
 server:
   listen: 127.0.0.1:0
   metricsListen: 127.0.0.1:1
-  users:
-    - { user: app, password: app-secret }
-    - { user: other, password: other-secret }
-%s
+%s%s
 dataSources:
 %s
 rules:
-%s`, indent(server), ds.String(), rules)
+%s`, users, indent(server), ds.String(), rules)
 }
+
+// ownUsers finds a users: key of the server: section in a test's extra
+// lines (not a traffic rule's match: {users: [...]}).
+var ownUsers = regexp.MustCompile(`(?m)^\s*users:`)
 
 const defaultTestRules = `  - !SHARDING
     tables:

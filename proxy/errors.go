@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -25,6 +26,9 @@ var (
 	ErrShuttingDown = errors.New("shardflake is shutting down")
 	// ErrMultiStatementsOff: a query holds several statements but the
 	// client did not enable CLIENT_MULTI_STATEMENTS.
+	// ErrEmptyQuery: a query with no text at all (one that is only a
+	// comment is answered with OK, as by MySQL).
+	ErrEmptyQuery         = errors.New("Query was empty")
 	ErrMultiStatementsOff = errors.New("the query holds several statements but the client did not enable multi-statements (CLIENT_MULTI_STATEMENTS, e.g. multiStatements=true); nothing was run")
 )
 
@@ -92,6 +96,16 @@ type UnknownThreadError struct{ ID uint64 }
 
 func (e *UnknownThreadError) Error() string { return fmt.Sprintf("Unknown thread id: %d", e.ID) }
 
+// PrivilegeError: the proxy user lacks a privilege the statement needs
+// (authz.go). Code is MariaDB's number for the refusal (1044, 1045, 1142,
+// 1227, 1370), Msg its text.
+type PrivilegeError struct {
+	Code uint16
+	Msg  string
+}
+
+func (e *PrivilegeError) Error() string { return e.Msg }
+
 // KillDeniedError: KILL named another user's connection.
 type KillDeniedError struct{ ID uint64 }
 
@@ -151,6 +165,9 @@ func mysqlError(err error) *mysql.MyError {
 		nsr  *NoShardingRuleError
 		sre  *ScatterRowsError
 		mme  *MergeMemoryError
+		tle  *traffic.LimitError
+		tre  *traffic.RuleError
+		pve  *PrivilegeError
 		code uint16
 		st   string
 	)
@@ -167,6 +184,8 @@ func mysqlError(err error) *mysql.MyError {
 		code, st = mysql.ER_QUERY_INTERRUPTED, "70100"
 	case errors.Is(err, ErrNoDatabase):
 		code, st = mysql.ER_NO_DB_ERROR, "3D000"
+	case errors.Is(err, ErrEmptyQuery):
+		code, st = mysql.ER_EMPTY_QUERY, "42000"
 	case errors.Is(err, ErrMultiStatementsOff):
 		code, st = mysql.ER_PARSE_ERROR, "42000"
 	case errors.As(err, &udb):
@@ -192,6 +211,17 @@ func mysqlError(err error) *mysql.MyError {
 		code, st = mysql.ER_TOO_BIG_SELECT, "42000"
 	case errors.As(err, &mme):
 		code, st = mysql.ER_OUT_OF_SORTMEMORY, "HY001"
+	case errors.As(err, &tle):
+		code, st = tle.Code(), "42000"
+	case errors.As(err, &tre) && tre.Unknown:
+		code, st = mysql.ER_UNKNOWN_ERROR, "HY000"
+	case errors.As(err, &tre):
+		code, st = mysql.ER_WRONG_VALUE_FOR_VAR, "42000"
+	case errors.As(err, &pve):
+		code, st = pve.Code, "42000"
+		if code == errAccessDenied {
+			st = "28000"
+		}
 	default:
 		code, st = mysql.ER_UNKNOWN_ERROR, "HY000"
 	}

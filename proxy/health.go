@@ -46,9 +46,13 @@ type KeyGeneratorHealth struct {
 	DatacenterID int    `json:"datacenterId"`
 	WorkerID     int    `json:"workerId"`
 	LeaseState   string `json:"leaseState"`
-	// OK is true while the generator may issue ids: a static pair, or a
-	// lease that is held (or renewing before its deadline).
+	// OK is true while the generator can issue ids: its pair is static or
+	// leased (held, or renewing before its deadline), and its clock is not
+	// behind its last id or the persisted high-water mark beyond the
+	// tolerance.
 	OK bool `json:"ok"`
+	// Error is why it cannot issue now; empty when OK.
+	Error string `json:"error,omitempty"`
 }
 
 // Readiness probes every data source (a fresh login, in parallel, bounded
@@ -64,7 +68,11 @@ func (s *Server) Readiness(ctx context.Context) Readiness {
 		}
 	}
 	for _, kg := range r.KeyGenerators {
-		if !kg.OK {
+		switch {
+		case kg.OK:
+		case kg.Error != "":
+			r.Problems = append(r.Problems, fmt.Sprintf("key generator %s cannot issue keys (statements that need no new key are served): %s", kg.Name, kg.Error))
+		default:
 			r.Problems = append(r.Problems, fmt.Sprintf("key generator %s holds no worker id (lease %s)", kg.Name, kg.LeaseState))
 		}
 	}
@@ -132,10 +140,16 @@ func (s *Server) keyGeneratorHealth() []KeyGeneratorHealth {
 			continue
 		}
 		st := g.Stats()
-		out = append(out, KeyGeneratorHealth{
+		h := KeyGeneratorHealth{
 			Name: name, DatacenterID: st.DatacenterID, WorkerID: st.WorkerID,
 			LeaseState: st.LeaseState.String(), OK: issuing(st.LeaseState),
-		})
+		}
+		if r, ok := g.(interface{ Ready() error }); ok {
+			if err := r.Ready(); err != nil {
+				h.OK, h.Error = false, err.Error()
+			}
+		}
+		out = append(out, h)
 	}
 	return out
 }

@@ -19,13 +19,27 @@ import (
 var logicalInfoTables = map[string]infoTable{
 	"tables":     {schemaCols: []string{"TABLE_SCHEMA"}, tableCol: "TABLE_NAME"},
 	"columns":    {schemaCols: []string{"TABLE_SCHEMA"}, tableCol: "TABLE_NAME"},
-	"statistics": {schemaCols: []string{"TABLE_SCHEMA", "INDEX_SCHEMA"}, tableCol: "TABLE_NAME"},
+	"statistics": {schemaCols: []string{"TABLE_SCHEMA", "INDEX_SCHEMA"}, tableCol: "TABLE_NAME", nameCols: []string{"INDEX_NAME"}},
 	"schemata":   {schemaCols: []string{"SCHEMA_NAME"}},
+	"key_column_usage": {schemaCols: []string{"CONSTRAINT_SCHEMA", "TABLE_SCHEMA", "REFERENCED_TABLE_SCHEMA"}, tableCol: "TABLE_NAME",
+		nameCols: []string{"CONSTRAINT_NAME"}, refTableCol: "REFERENCED_TABLE_NAME"},
+	"referential_constraints": {schemaCols: []string{"CONSTRAINT_SCHEMA", "UNIQUE_CONSTRAINT_SCHEMA"}, tableCol: "TABLE_NAME",
+		nameCols: []string{"CONSTRAINT_NAME"}, refTableCol: "REFERENCED_TABLE_NAME", refNameCols: []string{"UNIQUE_CONSTRAINT_NAME"}},
+	"table_constraints": {schemaCols: []string{"CONSTRAINT_SCHEMA", "TABLE_SCHEMA"}, tableCol: "TABLE_NAME", nameCols: []string{"CONSTRAINT_NAME"}},
+	"check_constraints": {schemaCols: []string{"CONSTRAINT_SCHEMA"}, tableCol: "TABLE_NAME", nameCols: []string{"CONSTRAINT_NAME"}},
 }
 
+// infoTable names the columns of an information_schema table that the
+// logical schema changes.
 type infoTable struct {
 	schemaCols []string
 	tableCol   string
+	// nameCols are constraint or index names of the row's table, and
+	// refNameCols of its referenced table (refTableCol): physical tables
+	// name them apart (logicalConstraint).
+	nameCols    []string
+	refTableCol string
+	refNameCols []string
 }
 
 // infoSchemaSelect answers a SELECT on information_schema. TABLES,
@@ -35,16 +49,23 @@ type infoTable struct {
 // data source, with physical names replaced), and the statement, with its
 // own WHERE, ORDER BY and joins, runs on the default data source. Other
 // information_schema tables are the default data source's.
-func (s *Session) infoSchemaSelect(ctx context.Context, sel *ast.SelectStmt, proto Protocol, more bool) error {
-	keepLabels(sel)
+func (s *Session) infoSchemaSelect(ctx context.Context, sel ast.StmtNode, proto Protocol, more bool) error {
+	if first := firstSelect(sel); first != nil {
+		keepLabels(first)
+	}
+	derivedOf := map[string]string{} // each table is read once per statement
 	for _, t := range tablesOf(sel) {
 		it, ok := logicalInfoTables[t.Name.L]
 		if !ok {
 			continue
 		}
-		derived, err := s.derivedInfoTable(ctx, t.Name.O, it)
-		if err != nil {
-			return err
+		derived, ok := derivedOf[t.Name.L]
+		if !ok {
+			var err error
+			if derived, err = s.derivedInfoTable(ctx, t.Name.O, it); err != nil {
+				return err
+			}
+			derivedOf[t.Name.L] = derived
 		}
 		node, err := s.parser.ParseOneStmt(derived, "", "")
 		if err != nil {
@@ -60,6 +81,24 @@ func (s *Session) infoSchemaSelect(ctx context.Context, sel *ast.SelectStmt, pro
 		return &InternalError{Msg: "restore information_schema query: " + err.Error()}
 	}
 	return s.onDefault(ctx, b.String(), router.KindSelect, proto, more)
+}
+
+// firstSelect returns the SELECT whose fields label a query's result: the
+// statement itself, or the first branch of a UNION.
+func firstSelect(n ast.Node) *ast.SelectStmt {
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		return x
+	case *ast.SetOprStmt:
+		if x.SelectList != nil && len(x.SelectList.Selects) > 0 {
+			return firstSelect(x.SelectList.Selects[0])
+		}
+	case *ast.SetOprSelectList:
+		if len(x.Selects) > 0 {
+			return firstSelect(x.Selects[0])
+		}
+	}
+	return nil
 }
 
 // derivedInfoTable returns a SELECT ... UNION ALL ... of information_schema
@@ -116,6 +155,9 @@ func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTabl
 		for _, r := range res.rows {
 			if tableIdx >= 0 {
 				table := string(r[tableIdx])
+				if r[tableIdx] != nil {
+					s.srv.logicalRowNames(r, it, idx, table)
+				}
 				logical, isHome := homes[ds][table]
 				_, isNode := s.srv.physicalTable[table]
 				switch {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -187,7 +188,7 @@ func NewMetrics(rules *router.Rules, opts MetricsOptions) *Metrics {
 	})
 	m.rateLimited = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "shardflake_rate_limited_statements_total",
-		Help: "Statements refused by a rate limit. shardflake has no rate limits yet: this stays 0 until they exist.",
+		Help: "Statements refused by a rate or concurrency limit (errors 1226 and 1203: server.traffic rules, shardflake_traffic_rejected_total by rule, or a data source's own user limits).",
 	})
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "shardflake_rules_info",
@@ -339,6 +340,9 @@ func isCancel(err error) bool {
 // Error counts an error packet sent to a client.
 func (m *Metrics) Error(code uint16) {
 	m.errors.WithLabelValues(strconv.Itoa(int(code))).Inc()
+	if code == traffic.CodeUserLimitReached || code == traffic.CodeTooManyUserConnections {
+		m.rateLimited.Inc()
+	}
 }
 
 // Panic counts a panic recovered in a client connection.

@@ -78,7 +78,8 @@ var etcdOnly = map[string]bool{
 // _bucket, _sum and _count by its family).
 func TestDashboardMetricsExist(t *testing.T) {
 	exprs := dashboardExprs(t)
-	e := startOpsEnv(t, opsOptions{})
+	// A traffic rule that limits nothing, so its per-rule series exist.
+	e := startOpsEnv(t, opsOptions{server: "traffic:\n- {name: everything, limit: {type: TOKEN_BUCKET, rate: 1000000}}"})
 	e.createOrders(t)
 	runKnownTraffic(t, e)
 	_, body := e.get(t, "/metrics")
@@ -122,7 +123,8 @@ func TestDashboardMetricsExist(t *testing.T) {
 		t.Errorf("the dashboard queries %s, which the proxy does not expose", name)
 	}
 	for _, want := range []string{"shardflake_statements_total", "shardflake_data_node_hits_total", "shardflake_statement_fanout_data_nodes_bucket",
-		"shardflake_datasource_duration_seconds_bucket", "shardflake_pool_in_use_connections", "shardflake_keygen_ids_generated_total", "shardflake_keygen_lease_state"} {
+		"shardflake_datasource_duration_seconds_bucket", "shardflake_pool_in_use_connections", "shardflake_keygen_ids_generated_total", "shardflake_keygen_lease_state",
+		"shardflake_traffic_admitted_total", "shardflake_traffic_rejected_total", "shardflake_traffic_wait_seconds_bucket"} {
 		if !used[want] {
 			t.Errorf("the dashboard does not show %s", want)
 		}

@@ -37,12 +37,25 @@ type opsOptions struct {
 	server   string                // extra lines for the server: section
 	backends []*mariadbtest.Server // default: the shared servers
 	prefix   string                // database prefix; default "ops"
+	keyProps string                // the snowflake generator's props; default worker 3 of datacenter 1
+	// rules, when set, is the whole rules file (its data sources must be
+	// on backends, databases prefix_N).
+	rules string
 }
 
 // opsRulesYAML is the test rules over databases prefix_N, with the key
 // generator on worker 3 of datacenter 1 (the admin statements show them).
 func opsRulesYAML(backends []*mariadbtest.Server, server, prefix string) string {
-	rules := strings.Replace(defaultTestRules, "{ worker-id: 1 }", "{ worker-id: 3, datacenter-id: 1 }", 1)
+	return opsRulesWithKeys(backends, server, prefix, "")
+}
+
+// opsRulesWithKeys is opsRulesYAML with the generator's props (a flow
+// mapping) in place of worker 3 of datacenter 1 unless keyProps is "".
+func opsRulesWithKeys(backends []*mariadbtest.Server, server, prefix, keyProps string) string {
+	if keyProps == "" {
+		keyProps = "{ worker-id: 3, datacenter-id: 1 }"
+	}
+	rules := strings.Replace(defaultTestRules, "{ worker-id: 1 }", keyProps, 1)
 	return rulesYAMLOn(backends, server, rules, prefix)
 }
 
@@ -62,7 +75,10 @@ func startOpsEnv(t *testing.T, opts opsOptions) *opsEnv {
 		b.Exec(t, "", "CREATE DATABASE IF NOT EXISTS `"+db+"`")
 		dbs = append(dbs, db)
 	}
-	src := []byte(opsRulesYAML(backends, opts.server, prefix))
+	src := []byte(opsRulesWithKeys(backends, opts.server, prefix, opts.keyProps))
+	if opts.rules != "" {
+		src = []byte(opts.rules)
+	}
 	rules, err := router.Parse(src, "ops-rules.yaml")
 	if err != nil {
 		t.Fatal(err)

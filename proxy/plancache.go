@@ -39,10 +39,12 @@ func newPlanCache(max int) *planCache {
 // appendPlanKey appends the key of a statement's plan without its text,
 // which the caller appends: one SQL text gives different plans in another
 // logical schema, and under another sql_mode (PIPES_AS_CONCAT,
-// HIGH_NOT_PRECEDENCE change how it parses).
-func appendPlanKey(dst []byte, db string, mode tidbmysql.SQLMode) []byte {
+// HIGH_NOT_PRECEDENCE change how it parses). A plan is cached once its
+// statement was authorized for a user, so class (privilegeClass) keeps it
+// from users with other privileges.
+func appendPlanKey(dst []byte, db string, mode tidbmysql.SQLMode, class byte) []byte {
 	dst = append(dst, db...)
-	dst = append(dst, 0)
+	dst = append(dst, 0, class)
 	return binary.LittleEndian.AppendUint64(dst, uint64(mode))
 }
 

@@ -11,7 +11,7 @@ func TestPlanCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	c := newPlanCache(2)
 	plan := func(s string) PreparedPlan { return directPlan{sql: s} }
 	key := func(db string, mode tidbmysql.SQLMode, sql string) []byte {
-		return append(appendPlanKey(nil, db, mode), sql...)
+		return append(appendPlanKey(nil, db, mode, 0), sql...)
 	}
 	c.put(key("db", 0, "a"), plan("a"))
 	c.put(key("db", 0, "b"), plan("b"))

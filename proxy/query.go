@@ -25,11 +25,12 @@ import (
 // unless the client enabled multi-statements.
 func (s *Session) handleQuery(sql string) {
 	s.srv.questions.Add(1)
+	sql = s.clientSQL(sql)
 	if s.runNormalized(sql) {
 		return
 	}
 	if len(sql) <= maxCachedSQL {
-		s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode), sql...)
+		s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode, s.privilegeClass()), sql...)
 		if pp := s.srv.cache.get(s.key); pp != nil {
 			if _, none := pp.(noPlan); !none {
 				s.answer(s.runCached(pp, sql))
@@ -42,6 +43,13 @@ func (s *Session) handleQuery(sql string) {
 	}
 	stmts, err := s.parse(sql)
 	if err != nil {
+		if kind, ok := routineOf(sql); ok {
+			// Stored functions and triggers: the parser reads neither.
+			ctx, end := s.statementContext()
+			s.answer(s.runRoutine(ctx, kind, sql))
+			end()
+			return
+		}
 		if pieces := sqlarg.Split(sql); len(pieces) > 1 && s.multiStatements {
 			// MySQL parses one statement at a time: those before the
 			// one that does not parse still run.
@@ -52,7 +60,13 @@ func (s *Session) handleQuery(sql string) {
 		return
 	}
 	if len(stmts) == 0 {
-		s.writeErr(&ParseError{Err: errors.New("Query was empty")})
+		// Only comments and spaces: MySQL answers OK, as for a statement
+		// that did nothing; nothing at all is an error.
+		if strings.TrimSpace(sql) == "" {
+			s.writeErr(ErrEmptyQuery)
+			return
+		}
+		s.writeOK(wire.OK{}, false)
 		return
 	}
 	if len(stmts) > 1 && !s.multiStatements {
@@ -146,7 +160,7 @@ func (s *Session) runNormalized(sql string) bool {
 	if !ok {
 		return false
 	}
-	s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode), norm...)
+	s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode, s.privilegeClass()), norm...)
 	pp := s.srv.cache.get(s.key)
 	if pp == nil {
 		pp = s.planShape(string(norm))
@@ -172,7 +186,7 @@ func (s *Session) runNormalized(sql string) bool {
 // client's would be planned; noPlan when it cannot be.
 func (s *Session) planShape(norm string) PreparedPlan {
 	stmts, err := s.parse(norm)
-	if err != nil || len(stmts) != 1 || !routed(stmts[0]) {
+	if err != nil || len(stmts) != 1 || !routed(stmts[0]) || s.authorize(stmts[0], norm) != nil {
 		return noPlan{}
 	}
 	pp, err := s.srv.planner.Prepare(stmts[0], norm, s.db)
@@ -192,11 +206,22 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 	if hook := s.srv.beforeStatement; hook != nil {
 		hook(sql)
 	}
+	if st, ok := stmt.(*ast.ExecuteStmt); ok {
+		// Runs the statement it names, which has a context of its own.
+		return s.sqlExecute(st, proto, more)
+	}
+	if st, ok := stmt.(*ast.ExecuteStmt); ok {
+		// Runs the statement it names, which has a context of its own.
+		return s.sqlExecute(st, proto, more)
+	}
 	ctx, end := s.statementContext()
 	defer end()
 	// Temporary tables, named locks and in-statement variables stay on
 	// the backend connection: such statements pin it (pin.go), and their
 	// plans are not cached, so the next one is seen too.
+	if err := s.authorize(stmt, sql); err != nil {
+		return err
+	}
 	if err := s.tempTableError(stmt); err != nil {
 		return err
 	}
@@ -213,6 +238,10 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		return s.writeOK(wire.OK{}, more)
 	case *ast.SetStmt:
 		return s.handleSet(ctx, st, more)
+	case *ast.PrepareStmt:
+		return s.sqlPrepare(ctx, st, more)
+	case *ast.DeallocateStmt:
+		return s.sqlDeallocate(st, more)
 	case *ast.BeginStmt:
 		if err := s.beginTransaction(st); err != nil {
 			return err
@@ -225,14 +254,20 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		return s.writeOK(wire.OK{}, more)
 	case *ast.RollbackStmt:
 		if st.SavepointName != "" {
-			return &NotSupportedError{What: "savepoints"}
+			return s.handleRollbackTo(st.SavepointName, more)
 		}
 		if err := s.endTransaction(false); err != nil {
 			return err
 		}
 		return s.writeOK(wire.OK{}, more)
-	case *ast.SavepointStmt, *ast.ReleaseSavepointStmt:
-		return &NotSupportedError{What: "savepoints"}
+	case *ast.LockTablesStmt:
+		return s.handleLockTables(ctx, st, more)
+	case *ast.UnlockTablesStmt:
+		return s.handleUnlockTables(more)
+	case *ast.SavepointStmt:
+		return s.handleSavepoint(st.Name, more)
+	case *ast.ReleaseSavepointStmt:
+		return s.handleReleaseSavepoint(st.Name, more)
 	case *ast.KillStmt:
 		if err := s.srv.killSession(s, st.ConnectionID, st.Query); err != nil {
 			return err
@@ -267,6 +302,22 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		if schemaOf(st) == infoSchema {
 			return s.infoSchemaSelect(ctx, st, proto, more)
 		}
+	case *ast.SetOprStmt:
+		// UNION, INTERSECT, EXCEPT of information_schema queries (TypeORM
+		// reads its tables with a UNION): the same logical rows.
+		if schemaOf(st) == infoSchema {
+			if ds, err := s.srv.rules.DataSourceHint(sql); err != nil || ds != "" {
+				if err != nil {
+					return err
+				}
+				return s.onDataSource(ctx, ds, sql, router.KindSelect, proto, more)
+			}
+			return s.infoSchemaSelect(ctx, st, proto, more)
+		}
+	case *ast.CallStmt:
+		if proto == TextProtocol {
+			return s.runCall(ctx, sql, more)
+		}
 	case *ast.DoStmt:
 		if !hasTable(st) {
 			ds, err := s.srv.rules.DataSourceHint(sql)
@@ -287,10 +338,14 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		if !toDefault {
 			return &NotSupportedError{What: "this statement through the proxy"}
 		}
+		if routineDDL(stmt) {
+			// It commits an open transaction, as in MySQL.
+			return s.onDefault(ctx, sql, router.KindDDL, proto, more)
+		}
 		return s.onDefault(ctx, sql, router.KindOther, proto, more)
 	}
 	if cacheable && args == nil && len(sql) <= maxCachedSQL {
-		s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode), sql...)
+		s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode, s.privilegeClass()), sql...)
 		s.srv.cache.put(s.key, pp)
 	}
 	return s.runPrepared(ctx, pp, sql, args, proto, more)
@@ -301,6 +356,17 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 func defaultable(stmt ast.StmtNode) bool {
 	switch stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt, *ast.DoStmt, *ast.CallStmt:
+		return true
+	}
+	return routineDDL(stmt)
+}
+
+// routineDDL reports whether stmt creates or drops a stored procedure.
+// Stored routines live on the default data source, as its own tables do,
+// and read the tables there: CALL runs them there too.
+func routineDDL(stmt ast.StmtNode) bool {
+	switch stmt.(type) {
+	case *ast.ProcedureInfo, *ast.DropProcedureStmt:
 		return true
 	}
 	return false
@@ -334,7 +400,15 @@ func (s *Session) onDataSource(ctx context.Context, ds, sql string, kind router.
 // result.
 func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, proto Protocol, more bool) error {
 	start := time.Now()
+	if err := s.admit(ctx, plan, sql); err != nil {
+		// Refused before anything was sent: no statement to observe.
+		return err
+	}
+	if len(s.limits.held) > 0 {
+		defer s.finishAdmit()
+	}
 	err := s.runPlanAndWrite(ctx, plan, proto, more)
+	s.afterAutocommitStatement(err)
 	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
 	if err != nil {
 		ev.Code = mysqlError(err).Code
@@ -347,6 +421,10 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 }
 
 func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto Protocol, more bool) error {
+	plan, lockErr := s.lockedPlan(plan) // LOCK TABLES (lock.go)
+	if lockErr != nil {
+		return lockErr
+	}
 	// DDL commits an open transaction, as in MySQL; CREATE and DROP
 	// TEMPORARY TABLE do not.
 	ddl := plan.Kind == router.KindDDL && !s.state.tempDDL
@@ -377,7 +455,10 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 	}
 	var res result
 	var err error
-	if needsGuard(plan) {
+	if plan.Move != nil {
+		// An UPDATE of sharding columns that may move rows (keymove.go).
+		res, err = s.runKeyMove(ctx, plan, src, inTxn)
+	} else if needsGuard(plan) {
 		// A write over several routes is all-or-nothing (stmtatomic.go).
 		guard := newStmtGuard(s, src, inTxn)
 		if err = guard.begin(ctx, plan); err == nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -83,9 +84,11 @@ type Server struct {
 	columns   map[string][]string // logical table -> column names
 	// schemaGen counts DDL run through the proxy; the pools share it.
 	schemaGen atomic.Uint64
+	versions  versions // the version announced when the rules set none
 
 	stmtMeta *stmtMetaCache // result columns of prepared statements
 
+	traffic *traffic.Set // server.traffic's limits
 	// What clients that have not logged in may hold, and the memory of
 	// long commands (admission.go, limits.go).
 	handshakes    *handshakes
@@ -144,11 +147,21 @@ func New(cfg Config) (*Server, error) {
 		s.planner = RouterPlanner(rt)
 	}
 	s.joins = newJoinCache()
+	if s.traffic, err = traffic.New(cfg.Rules.Server.Traffic, nil); err != nil {
+		return nil, err
+	}
 	if s.merger == nil {
 		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s), Dialects: &dialectProbe{srv: s}}
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
+	}
+	for _, ds := range cfg.Rules.DataSources {
+		// A CA or client certificate that cannot be read stops the
+		// start, rather than every statement later.
+		if _, err := backendTLSConfig(ds); err != nil {
+			return nil, err
+		}
 	}
 	for _, ds := range cfg.Rules.DataSources {
 		s.pools[ds.Name] = newPoolWith(ds, false, log, poolBaseline(cfg.Rules.Server))

@@ -14,10 +14,10 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 	"github.com/pingcap/tidb/pkg/parser"
-	"github.com/pingcap/tidb/pkg/parser/charset"
 	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
 )
 
 // watchDelay is how long a statement runs before the session starts
@@ -46,7 +46,8 @@ type Session struct {
 	foundRows       bool
 	quit            bool // the connection ends after this command
 
-	db string // logical schema in use, "" for none
+	db   string             // logical schema in use, "" for none
+	priv *router.Privileges // the user's, once known (authz.go)
 	// handshaking: go-mysql is running the login; loginDB is the schema
 	// it named, checked once the password is (admission.go).
 	handshaking bool
@@ -61,7 +62,10 @@ type Session struct {
 	// logical caches logicalColumn's answers.
 	logical    map[*mysql.Field]*mysql.Field
 	autocommit bool
-	txn        txnState
+	// prepared holds the SQL-level prepared statements by lower-case
+	// name (sqlprepare.go).
+	prepared map[string]sqlPrepared
+	txn      txnState
 	// backendStatus collects the status flags the backends of the
 	// running statement reported that the client hears too (status.go).
 	backendStatus statusSink
@@ -75,6 +79,9 @@ type Session struct {
 	// state is what the session left on backend connections it pinned
 	// (temporary tables, named locks; pin.go).
 	state sessionState
+
+	// limits is the admit stage's scratch (traffic.go).
+	limits sessionLimits
 
 	// capture, when set, collects results instead of writing them
 	// (the server.Handler methods).
@@ -133,8 +140,8 @@ func (s *Session) attachHandler(sc *server.Conn) {
 	// asks for it gets it, as from MySQL.
 	s.multiStatements = s.clientFlags&mysql.CLIENT_MULTI_STATEMENTS != 0
 	s.foundRows = s.clientFlags&mysql.CLIENT_FOUND_ROWS != 0
-	if c, err := charset.GetCollationByID(int(sc.Charset())); err == nil && c.CharsetName != "utf8mb4" {
-		s.vars.setNames(c.CharsetName, "")
+	if cs, collation, ok := handshakeNames(sc.Charset()); ok {
+		s.vars.setNames(cs, collation)
 	}
 	s.log.Debug("connected", "remote", s.nc.RemoteAddr().String(), "db", s.db)
 }
@@ -149,6 +156,9 @@ func (s *Session) UseDB(name string) error {
 	}
 	if name != s.srv.rules.DatabaseName {
 		return mysqlError(&UnknownDatabaseError{Name: name})
+	}
+	if err := s.checkUse(name); err != nil {
+		return mysqlError(err)
 	}
 	s.db = name
 	return nil
@@ -344,7 +354,8 @@ func (s *Session) statistics() string {
 // except for the schema in use.
 func (s *Session) resetConnection() {
 	s.endTransaction(false)
-	s.unpinAll() // temporary tables and locks are gone, as in MySQL
+	s.txn = txnState{} // and a pending SET TRANSACTION
+	s.unpinAll()       // temporary tables and locks are gone, as in MySQL
 	s.vars = settings{}
 	s.autocommit = true
 	s.lastInsertID = 0

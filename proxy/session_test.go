@@ -69,7 +69,7 @@ func TestConnectTimeProbes(t *testing.T) {
 		want []string
 	}{
 		{"SELECT @@version_comment LIMIT 1", []string{versionComment}},
-		{"select DATABASE(), VERSION()", []string{"sharding_db," + ServerVersion}},
+		{"select DATABASE(), VERSION()", []string{"sharding_db," + e.srv.version()}},
 		{"SELECT @@session.autocommit, @@autocommit", []string{"1,1"}},
 		{"SELECT LAST_INSERT_ID()", []string{"0"}},
 		// Mixed: the proxy's values written in, the rest from the backend.

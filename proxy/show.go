@@ -57,7 +57,17 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 		}
 		return s.writeRows(newMemStream(cols, nil), proto, more)
 	case ast.ShowProcessList:
-		return s.writeRows(s.srv.processList(), proto, more)
+		// As in MariaDB without PROCESS: one's own connections only.
+		user := s.user
+		if s.privileges().OtherSchemas {
+			user = ""
+		}
+		return s.writeRows(s.srv.processList(user), proto, more)
+	case ast.ShowGrants:
+		if !s.privileges().OtherSchemas {
+			// The backend account's grants are not the user's.
+			return s.writeRows(s.ownGrants(), proto, more)
+		}
 	case ast.ShowTableStatus:
 		return s.showTableStatus(ctx, st, proto, more)
 	}
@@ -122,15 +132,54 @@ func (s *Session) logicalTables(ctx context.Context) ([]logicalTable, error) {
 			out = append(out, logicalTable{name: name, kind: kind})
 		}
 	}
-	for name := range rules.Tables {
-		add(name, "BASE TABLE")
+	// A table of the rules is listed once it exists: a sharded table when
+	// its first data node does (where SHOW CREATE TABLE and
+	// information_schema read it), a broadcast table on the default data
+	// source. ORMs create the tables SHOW TABLES does not list.
+	existing := map[string]map[string]bool{} // data source -> physical tables
+	tablesOn := func(ds string) ([]Row, error) {
+		rows, err := s.queryRows(ctx, ds, "SHOW FULL TABLES")
+		if err != nil {
+			return nil, err
+		}
+		existing[ds] = map[string]bool{}
+		for _, r := range rows {
+			existing[ds][string(r[0])] = true
+		}
+		return rows, nil
 	}
-	for _, name := range rules.BroadcastTables {
-		add(name, "BASE TABLE")
-	}
-	rows, err := s.queryRows(ctx, rules.DefaultDataSource, "SHOW FULL TABLES")
+	rows, err := tablesOn(rules.DefaultDataSource)
 	if err != nil {
 		return nil, err
+	}
+	for name, t := range rules.Tables {
+		if len(t.DataNodes) == 0 {
+			continue
+		}
+		home := t.DataNodes[0]
+		if existing[home.DataSource] == nil {
+			if _, err := tablesOn(home.DataSource); err != nil {
+				// A data source that does not answer hides none of
+				// its tables: listed as the rules say, as before.
+				s.srv.log.Warn("SHOW TABLES: listing the rules' tables of an unreachable data source", "dataSource", home.DataSource, "err", errLine(err))
+				existing[home.DataSource] = map[string]bool{}
+				for _, other := range rules.Tables {
+					for _, dn := range other.DataNodes {
+						if dn.DataSource == home.DataSource {
+							existing[home.DataSource][dn.Table] = true
+						}
+					}
+				}
+			}
+		}
+		if existing[home.DataSource][home.Table] {
+			add(name, "BASE TABLE")
+		}
+	}
+	for _, name := range rules.BroadcastTables {
+		if existing[rules.DefaultDataSource][name] {
+			add(name, "BASE TABLE")
+		}
 	}
 	for _, r := range rows {
 		name := string(r[0])
@@ -219,14 +268,14 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 		return s.writeOK(res.ok, more)
 	}
 	rename := func(r Row) Row { return r }
-	if physical != logical {
+	if physical != logical || s.srv.rules.Table(logical) != nil {
 		switch st.Tp {
 		case ast.ShowCreateTable:
 			rename = func(r Row) Row {
 				r = r.Clone()
 				r[0] = []byte(logical)
 				if len(r) > 1 && r[1] != nil {
-					r[1] = bytes.Replace(r[1], []byte("`"+physical+"`"), []byte("`"+logical+"`"), 1)
+					r[1] = s.srv.logicalCreateTable(r[1], physical, logical)
 				}
 				return r
 			}
@@ -234,6 +283,9 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 			rename = func(r Row) Row {
 				r = r.Clone()
 				r[0] = []byte(logical)
+				if len(r) > 2 && r[2] != nil {
+					r[2] = []byte(s.srv.logicalConstraint(physical, string(r[2])))
+				}
 				return r
 			}
 		}
@@ -382,14 +434,17 @@ func likeMatch(pattern, s string, escape byte) bool {
 	return match(0, 0)
 }
 
-// processList is SHOW PROCESSLIST over the proxy's client connections.
-func (srv *Server) processList() RowStream {
+// processList is SHOW PROCESSLIST over the proxy's client connections,
+// those of user only unless user is "".
+func (srv *Server) processList(user string) RowStream {
 	cols := []*mysql.Field{uintColumn("Id"), stringColumn("User"), stringColumn("Host"), stringColumn("db"),
 		stringColumn("Command"), intColumn("Time"), stringColumn("State"), stringColumn("Info")}
 	srv.mu.Lock()
 	sessions := make([]*Session, 0, len(srv.sessions))
 	for _, s := range srv.sessions {
-		sessions = append(sessions, s)
+		if user == "" || s.user == user {
+			sessions = append(sessions, s)
+		}
 	}
 	srv.mu.Unlock()
 	slices.SortFunc(sessions, func(a, b *Session) int { return int(a.id) - int(b.id) })

@@ -80,7 +80,10 @@ func greetingStatusOffset(b []byte) (int, bool) {
 // handshake is done and the greeting long written.
 func unwrapGreeting(nc net.Conn) net.Conn {
 	if g, ok := nc.(*greetingConn); ok {
-		return g.Conn
+		nc = g.Conn
+	}
+	if a, ok := nc.(*announceConn); ok {
+		nc = a.Conn
 	}
 	return nc
 }

@@ -45,7 +45,7 @@ type preparedStmt struct {
 // the result columns each execute will return, as MariaDB does
 // (stmtmeta.go).
 func (s *Session) handleStmtPrepare(sql string) error {
-	ps, err := s.prepare(sql)
+	ps, err := s.prepare(s.clientSQL(sql))
 	if err != nil {
 		return err
 	}
@@ -85,6 +85,9 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	}
 	if len(stmts) != 1 {
 		return nil, &ParseError{Err: fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))}
+	}
+	if err := s.authorize(stmts[0], sql); err != nil {
+		return nil, err
 	}
 	ps := &preparedStmt{sql: sql, params: countParams(stmts[0]), state: stateOf(stmts[0])}
 	if err := s.tempTableError(stmts[0]); err != nil {

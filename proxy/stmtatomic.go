@@ -13,8 +13,8 @@ import (
 )
 
 // stmtSavepoint is the backend savepoint a multi-route write inside a
-// transaction rolls back to when it fails. Clients cannot make
-// savepoints through the proxy (1235), so the name cannot collide.
+// transaction rolls back to when it fails. Clients cannot make a
+// savepoint of that name through the proxy (savepoint.go).
 const stmtSavepoint = "shardflake_stmt"
 
 // needsGuard reports whether a statement must be made atomic by the
@@ -87,7 +87,7 @@ func (g *stmtGuard) begin(ctx context.Context, plan *router.Plan) error {
 	}
 	errs := make([]error, len(g.conns))
 	g.eachIndexed(func(i int, bc *backendConn) {
-		_, errs[i] = bc.exec(sql)
+		_, errs[i] = bc.exec(g.beginSQL(bc, sql))
 	})
 	return errors.Join(errs...)
 }
@@ -109,6 +109,7 @@ func (g *stmtGuard) release(*backendConn) {}
 // result is the error the client should see.
 func (g *stmtGuard) finish(err error) error {
 	defer func() {
+		g.endLocked()
 		for _, bc := range g.conns {
 			g.inner.release(bc)
 		}

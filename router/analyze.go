@@ -97,6 +97,9 @@ type analysis struct {
 	// shareHoles gives every mention of one sharded table the same hole
 	// (DDL names a table several times, as one table).
 	shareHoles bool
+	// names are the constraint names a sharded table's DDL gives each
+	// physical table (ddl_names.go), by name hole.
+	names []constraintName
 }
 
 // inSubquery is "outer IN (SELECT inner ...)" or "x IN (list)" in block s.

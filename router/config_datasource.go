@@ -20,7 +20,7 @@ func dataSourceKeys() []string {
 		"connectionTimeoutMilliseconds", "idleTimeoutMilliseconds", "maxLifetimeMilliseconds",
 		"maxPoolSize", "minPoolSize",
 		"connectionTimeout", "idleTimeout", "maxLifetime", "maximumPoolSize", "minimumIdle",
-		"readOnly", "dataSourceClassName", "driverClassName", "customPoolProps",
+		"readOnly", "dataSourceClassName", "driverClassName", "customPoolProps", "tls",
 	}
 }
 
@@ -63,6 +63,7 @@ func (d *decoder) dataSources(r *Rules, n *yaml.Node, key *yaml.Node) {
 			}
 			ds.Password = pw
 		}
+		d.dataSourceTLS(&ds, g, what)
 		ds.MaxPoolSize = int(d.poolInt(g, what, "maxPoolSize", "maximumPoolSize"))
 		ds.MinPoolSize = int(d.poolInt(g, what, "minPoolSize", "minimumIdle"))
 		ds.ConnectionTimeout = time.Duration(d.poolInt(g, what, "connectionTimeoutMilliseconds", "connectionTimeout")) * time.Millisecond

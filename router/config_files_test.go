@@ -2,6 +2,7 @@ package router
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestExampleRules(t *testing.T) {
 	if r.DatabaseName != "sharding_db" || r.Server.Listen != "127.0.0.1:3307" || r.Server.MetricsListen != "127.0.0.1:9307" {
 		t.Errorf("database %q, listen %q, metrics %q", r.DatabaseName, r.Server.Listen, r.Server.MetricsListen)
 	}
-	if !slices.Equal(r.Server.Users, []User{{"app", "app-secret"}}) {
+	if !reflect.DeepEqual(r.Server.Users, []User{appUser("app", "app-secret", "sharding_db")}) {
 		t.Errorf("users = %v", r.Server.Users)
 	}
 	if err := r.CheckServe(); err != nil {

@@ -410,11 +410,11 @@ func TestServerDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Server{
-		Listen: "127.0.0.1:3307", MetricsListen: "127.0.0.1:9307", Users: []User{{"app", "pw"}},
+		Listen: "127.0.0.1:3307", MetricsListen: "127.0.0.1:9307", Users: []User{appUser("app", "pw", "db")},
 		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024,
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
-		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: DefaultVersion,
-		UnionRoutes: true,
+		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: "",
+		UnionRoutes: true, MoveUpdatedRows: true,
 		Limits: Limits{
 			MaxAllowedPacket: 64 << 20, PacketMemoryBytes: 256 << 20, WaitTimeout: 8 * time.Hour,
 			NetReadTimeout: 30 * time.Second, MaxHandshakes: 128, MaxPreparedStatements: 16382,
@@ -463,12 +463,12 @@ func TestServerSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Server{
-		Listen: "0.0.0.0:13307", MetricsListen: "[::1]:19307", Users: []User{{"app", "pw"}, {"ops", ""}},
+		Listen: "0.0.0.0:13307", MetricsListen: "[::1]:19307", Users: []User{appUser("app", "pw", "db"), appUser("ops", "", "db")},
 		DefaultDataSource: "ds_1", TLSCert: "/etc/sf/cert.pem", TLSKey: "/etc/sf/key.pem",
 		AuthPlugin: AuthCachingSHA2, MaxConnections: 50, HandshakeTimeout: 2 * time.Second,
 		StatementTimeout: 90 * time.Second, MultiSourceTransactions: MultiSourceReject,
 		SlowStatementThreshold: 250 * time.Millisecond, MaxScatterRows: 100000, MergeMemoryBytes: 16 << 20,
-		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second,
+		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second, MoveUpdatedRows: true,
 		Limits: Limits{
 			MaxAllowedPacket: 1 << 30, PacketMemoryBytes: 256 << 20, WaitTimeout: 10 * time.Minute,
 			NetReadTimeout: 5 * time.Second, MaxHandshakes: 16, MaxPreparedStatements: 100,
@@ -485,6 +485,12 @@ func TestServerSettings(t *testing.T) {
 	}
 }
 
+// appUser is a server.users entry without privilege keys: an
+// application account on schema.
+func appUser(name, password, schema string) User {
+	return User{Name: name, Password: password, Privileges: Privileges{Schemas: []string{schema}}}
+}
+
 func serverEqual(a, b Server) bool {
 	return reflect.DeepEqual(a, b)
 }
@@ -497,7 +503,7 @@ func TestCheckServeWithoutServerSection(t *testing.T) {
 	if err := r.CheckServe(); err == nil || !strings.Contains(err.Error(), "server.users is required to serve") {
 		t.Errorf("CheckServe = %v, want server.users is required", err)
 	}
-	if r.Server.Listen != DefaultListen || r.Server.AuthPlugin != AuthNativePassword || r.Server.Version != DefaultVersion {
+	if r.Server.Listen != DefaultListen || r.Server.AuthPlugin != AuthNativePassword || r.Server.Version != "" {
 		t.Errorf("defaults not applied without a server section: %+v", r.Server)
 	}
 }

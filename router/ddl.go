@@ -95,6 +95,9 @@ func (r *Router) prepareDDL(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	if err := r.checkDDL(a, stmt); err != nil {
 		return err
 	}
+	if err := r.prepareConstraints(a, stmt); err != nil {
+		return err
+	}
 	rt, err := r.newRouting(a, h, true)
 	if err != nil {
 		return err
@@ -141,60 +144,6 @@ func (r *Router) checkDDL(a *analysis, stmt ast.StmtNode) error {
 		}
 	}
 	return nil
-}
-
-// prepareDropMany plans DROP TABLE a, b, ... as one DROP per table.
-func (r *Router) prepareDropMany(p *Prepared, s *ast.DropTableStmt, h *hints, db string) error {
-	mb := &multiBinder{}
-	for _, tn := range s.Tables {
-		one := *s
-		one.Tables = []*ast.TableName{tn}
-		// No text: each part is a statement of its own, restored from
-		// the tree, never the client's whole DROP.
-		sub := &Prepared{}
-		a := r.newAnalysis(db)
-		if err := r.prepareDDL(sub, a, &one, h); err != nil {
-			return err
-		}
-		if a.system {
-			return errNotSupported("DROP TABLE of system tables is not supported")
-		}
-		mb.parts = append(mb.parts, sub)
-		p.tables = append(p.tables, a.tables()...)
-	}
-	p.b = mb
-	plan, err := mb.bind(nil)
-	if err != nil {
-		return err
-	}
-	p.static = plan
-	return nil
-}
-
-// multiBinder concatenates the plans of several statements run as one.
-type multiBinder struct{ parts []*Prepared }
-
-func (m *multiBinder) bind(args []any) (*Plan, error) {
-	var plan *Plan
-	for _, part := range m.parts {
-		pp, err := part.Bind(nil)
-		if err != nil {
-			return nil, err
-		}
-		if plan == nil {
-			c := *pp
-			c.Routes = append([]Route(nil), pp.Routes...)
-			c.Tables = append([]string(nil), pp.Tables...)
-			plan = &c
-			continue
-		}
-		plan.Routes = append(plan.Routes, pp.Routes...)
-		plan.Tables = append(plan.Tables, pp.Tables...)
-		if pp.Type != plan.Type {
-			plan.Type = RouteMulti
-		}
-	}
-	return plan, nil
 }
 
 // ddlTargets returns the tables a DDL statement changes (not those it

@@ -39,6 +39,7 @@ const (
 	CodeFieldTwice    uint16 = 1110 // ER_FIELD_SPECIFIED_TWICE, 42000
 	CodeNonUniqTable  uint16 = 1066 // ER_NONUNIQ_TABLE, 42000
 	CodeBadNull       uint16 = 1048 // ER_BAD_NULL_ERROR, 23000
+	CodeTooLongIdent  uint16 = 1059 // ER_TOO_LONG_IDENT, 42000
 )
 
 // StateOf returns the SQLSTATE of a code in the router's catalog, and
@@ -48,7 +49,7 @@ func StateOf(code uint16) (string, bool) {
 	switch code {
 	case CodeUnknown, CodeWrongArgs:
 		return "HY000", true
-	case CodeParse, CodeNotSupported, CodeBadDB, CodeFieldTwice, CodeNonUniqTable:
+	case CodeParse, CodeNotSupported, CodeBadDB, CodeFieldTwice, CodeNonUniqTable, CodeTooLongIdent:
 		return "42000", true
 	case CodeNoSuchTable:
 		return "42S02", true

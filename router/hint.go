@@ -317,3 +317,12 @@ func skipLine(sql string, i int) int {
 	}
 	return len(sql)
 }
+
+// HasRoutingHint reports whether sql carries a routing hint: sharding
+// values, DATA_SOURCE_NAME or a slice, which send the statement where its
+// WHERE clause would not. A malformed hint counts as one (the router
+// refuses it anyway); hints the router accepts and ignores do not.
+func HasRoutingHint(sql string) bool {
+	h, err := parseHints(sql)
+	return err != nil || !h.empty()
+}

@@ -40,6 +40,12 @@ type dmlBinder struct {
 	orderLimit bool
 	inLists    []*inList
 	keyChanges []keyChange
+	// wherePins are the values top-level col = v conjuncts of a
+	// single-table UPDATE's WHERE clause give each column, and probe the
+	// SELECT of the rows it matches (keymove.go); set only for an UPDATE
+	// of sharding columns.
+	wherePins map[string][]operand
+	probe     *sqlTemplate
 }
 
 // keyChange is an UPDATE assignment to a sharding column; it is allowed
@@ -122,6 +128,7 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	d.tables = a.tables()
 	if top != nil && len(d.keyChanges) > 0 {
 		d.pinKeyChanges(top, where)
+		d.collectPins(where)
 	}
 
 	if err := d.markInLists(); err != nil {
@@ -136,6 +143,11 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	}
 	if err := d.buildEmpty(stmt); err != nil {
 		return err
+	}
+	if u, ok := stmt.(*ast.UpdateStmt); ok && len(d.keyChanges) > 0 {
+		if err := d.buildProbe(u); err != nil {
+			return err
+		}
 	}
 	// A statement whose routing is fixed at one data node never needs
 	// the multi-route form.
@@ -267,26 +279,6 @@ func columnOperand(l, r ast.ExprNode) (*ast.ColumnName, operand, bool) {
 		}
 	}
 	return nil, operand{}, false
-}
-
-// checkKeyChanges rejects an UPDATE that would change a sharding column.
-func (d *dmlBinder) checkKeyChanges(args []any) error {
-	for _, kc := range d.keyChanges {
-		ok := false
-		if kc.hasVal {
-			v := kc.value.value(args)
-			for _, p := range kc.pinned {
-				if (p.param >= 0 && p.param == kc.value.param) || sameValue(p.value(args), v) {
-					ok = true
-					break
-				}
-			}
-		}
-		if !ok {
-			return errNotSupported("UPDATE may not change sharding column %s of %s: the row would have to move to another data node. Assign only the value the WHERE clause already fixes (%s = value), or DELETE the row and INSERT it again", kc.col, kc.table, kc.col)
-		}
-	}
-	return nil
 }
 
 // sameValue reports whether two routing values are certainly equal.
@@ -529,9 +521,6 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.checkKeyChanges(args); err != nil {
-		return nil, err
-	}
 	tmpl := d.single
 	var merge *Merge
 	var limit int64 = -1
@@ -585,7 +574,11 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 		}
 		routes = append(routes, Route{DataSource: units[i].ds, Nodes: d.nodes(&units[i]), SQL: sql, Args: rargs})
 	}
-	return &Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge}, nil
+	plan := &Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge}
+	if plan.Move, err = d.keyMove(units, empty, &f, args); err != nil {
+		return nil, err
+	}
+	return plan, nil
 }
 
 // nodes lists the data nodes a unit touches.
@@ -634,6 +627,8 @@ func (f *unitFiller) fill(b *strings.Builder, k holeKind, id int, out []any) ([]
 	case holeTable:
 		ref := f.d.a.sharded[id]
 		writeName(b, ref.info.rule.DataNodes[f.u.nodes[id]].Table)
+	case holeName:
+		f.d.a.fillName(b, id, f.u.nodes)
 	case holeLimit:
 		b.WriteString(strconv.FormatInt(f.limit, 10))
 	case holeIn:

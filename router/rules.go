@@ -93,9 +93,11 @@ type DataSource struct {
 	Password string
 	// Params are the URL's query parameters as written (last value wins);
 	// the proxy uses those that mean something to its MySQL client (e.g.
-	// charset) and ignores JDBC-only ones (useSSL, serverTimezone). Nil
-	// when the URL has none.
+	// charset, and useSSL, requireSSL, sslMode in TLS) and ignores
+	// JDBC-only ones (serverTimezone). Nil when the URL has none.
 	Params map[string]string
+	// TLS is how connections to the data source are secured.
+	TLS DataSourceTLS
 	// Pool settings, from ShardingSphere's names (maxPoolSize,
 	// minPoolSize, connectionTimeoutMilliseconds,
 	// idleTimeoutMilliseconds, maxLifetimeMilliseconds) or their HikariCP

@@ -56,9 +56,29 @@ type Server struct {
 	// data source answers once instead of once per table (default true;
 	// false sends one statement per data node, as before).
 	UnionRoutes bool
+	// MoveUpdatedRows lets an UPDATE that assigns a sharding column move
+	// each row whose new values belong to another data node there
+	// (DELETE on the old, INSERT on the new one, in the statement's
+	// atomic write), as Vitess does for its primary vindex (default
+	// true). False refuses such a statement with 1235, as ShardingSphere
+	// does, and changes nothing; an UPDATE whose rows all stay runs
+	// either way.
+	MoveUpdatedRows bool
+	// BindingJoins says when a join of binding tables pairs their data
+	// nodes (binding.go): declared (default), also on a foreign-key join
+	// to one table's key column; strict, only when it equates all their
+	// sharding columns.
+	BindingJoins BindingJoins
+	// Traffic are the rate and concurrency limits (server.traffic), in
+	// file order.
+	Traffic []TrafficRule
 	// Version is the server version the proxy announces at login and as
-	// VERSION() and @@version (default DefaultVersion). Drivers pick
-	// features and variable names from its leading major.minor.patch.
+	// VERSION() and @@version. Drivers pick features and variable names
+	// from its leading major.minor.patch. Empty (the default): the
+	// proxy announces the default data source's version with a
+	// "-shardflake" suffix, so a MariaDB-aware client sees MariaDB
+	// (10.11.19-MariaDB-shardflake), and DefaultVersion when that data
+	// source cannot be asked.
 	Version string
 	// Limits bound what clients can make the proxy hold (server_limits.go).
 	Limits Limits
@@ -72,20 +92,15 @@ const (
 	DefaultHandshakeTimeout       = 10 * time.Second
 	DefaultSlowStatementThreshold = time.Second
 	DefaultMergeMemoryBytes       = 64 << 20
-	// DefaultVersion is a MySQL 5.7 number: the dialect MariaDB 10.x
-	// backends speak (utf8mb4_general_ci, tx_isolation, the query cache
+	// DefaultVersion is what the proxy announces when the default data
+	// source's version is unknown: a MySQL 5.7 number, the dialect
+	// MariaDB 10.x backends speak (utf8mb4_general_ci, tx_isolation, the query cache
 	// variables). A client told "8.0" may ask for what MariaDB refuses,
 	// such as the utf8mb4_0900_ai_ci collation.
 	DefaultVersion = "5.7.99-shardflake"
 	// MaxLockWaitTimeout is innodb_lock_wait_timeout's largest value.
 	MaxLockWaitTimeout = 1073741824 * time.Second
 )
-
-// User is one account clients log in with.
-type User struct {
-	Name     string
-	Password string
-}
 
 // AuthPlugin is a MySQL authentication plugin the proxy offers.
 type AuthPlugin int
@@ -134,7 +149,7 @@ func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
 		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
-		"unionRoutes"}
+		"unionRoutes", "moveUpdatedRows", "bindingJoins", "traffic"}
 }
 
 // allServerKeys are serverKeys and the keys of Limits.
@@ -158,7 +173,7 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		d.errorf(f.keyNode("metricsListen"), "server.metricsListen %s is the same address as server.listen", s.MetricsListen)
 	}
 	if !missing {
-		d.users(s, f)
+		d.users(s, f, r.DatabaseName)
 	}
 	s.DefaultDataSource = d.str(f.get("defaultDataSource"), "server.defaultDataSource")
 	if s.DefaultDataSource != "" && r.dsByName != nil && r.dsByName[s.DefaultDataSource] == nil {
@@ -217,11 +232,19 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		}
 	}
 	s.UnionRoutes = d.boolean(f.get("unionRoutes"), "server.unionRoutes", true)
+	s.MoveUpdatedRows = d.boolean(f.get("moveUpdatedRows"), "server.moveUpdatedRows", true)
+	switch v := d.str(f.get("bindingJoins"), "server.bindingJoins"); v {
+	case "", "declared":
+		s.BindingJoins = BindingDeclared
+	case "strict":
+		s.BindingJoins = BindingStrict
+	default:
+		d.errorf(f.get("bindingJoins"), "server.bindingJoins must be declared or strict, got %q", v)
+	}
+	d.traffic(r, f.get("traffic"))
 	d.limits(s, f)
 	s.Version = d.str(f.get("version"), "server.version")
-	if s.Version == "" {
-		s.Version = DefaultVersion
-	} else if !validVersion(s.Version) {
+	if s.Version != "" && !validVersion(s.Version) {
 		d.errorf(f.get("version"), "server.version %q must start with a version number major.minor.patch, which drivers read (e.g. 8.0.36-shardflake), and hold no control characters", s.Version)
 	}
 }
@@ -267,35 +290,6 @@ func (d *decoder) address(f *fieldSet, key, def string) string {
 		d.errorf(f.get(key), "server.%s must be host:port, got %q", key, a)
 	}
 	return a
-}
-
-func (d *decoder) users(s *Server, f *fieldSet) {
-	n := resolve(f.get("users"))
-	if n == nil || isNull(n) || n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
-		d.errorf(f.keyNode("users"), "server.users is required: at least one {user, password} clients log in with")
-		return
-	}
-	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, "server.users must be a list of {user, password}")
-		return
-	}
-	seen := map[string]bool{}
-	for _, it := range n.Content {
-		u := d.fields(it, "server.users item", "user", "password")
-		if u == nil {
-			continue
-		}
-		name := d.str(u.get("user"), "server.users user")
-		if name == "" {
-			d.errorf(u.node, "server.users: user is required")
-			continue
-		}
-		if seen[name] {
-			d.errorf(u.get("user"), "server.users: user %q appears twice", name)
-		}
-		seen[name] = true
-		s.Users = append(s.Users, User{Name: name, Password: d.str(u.get("password"), "server.users password")})
-	}
 }
 
 // CheckServe reports what keeps the rules from being served although they

@@ -72,6 +72,8 @@ func TestDemo(t *testing.T) {
 		}
 	}
 
+	checkDemoStringMerges(t, db)
+
 	bin := mariadbtest.RequireBinary(t, "mariadb")
 	host, port, _ := net.SplitHostPort(addr)
 	out, err := exec.Command(bin, "--no-defaults", "-h"+host, "-P"+port, "-uapp", "-papp-secret", "sharding_db", "--batch", "--skip-column-names",

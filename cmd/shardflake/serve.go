@@ -127,6 +127,17 @@ func serve(rules *router.Rules, o serveOptions) int {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
+	go func() {
+		// A key column too narrow for its generator's keys (a Snowflake
+		// generator on an INT column) is said at start, not at the first
+		// INSERT's 1264; in the background, so data sources that are
+		// slow to answer do not delay serving.
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		for _, w := range srv.KeyColumnWarnings(wctx) {
+			o.log.Warn("key generator", "warning", w)
+		}
+	}()
 
 	select {
 	case <-ctx.Done():

@@ -38,12 +38,18 @@ func (m Mode) String() string {
 	return "unknown"
 }
 
+// Literal is SQL text that is already a literal (a user variable's value
+// as the session wrote it down): AppendLiteral writes it as it is.
+type Literal string
+
 // AppendLiteral appends v as a SQL literal. Supported: nil, bool, all
 // integer types, float32, float64, string, []byte and time.Time. Strings
 // that are not valid UTF-8 and all []byte values are written as hex
 // literals (X'..'), so binary data survives any connection character set.
 func AppendLiteral(dst []byte, v any, mode Mode) ([]byte, error) {
 	switch x := v.(type) {
+	case Literal:
+		return append(dst, x...), nil
 	case nil:
 		return append(dst, "NULL"...), nil
 	case bool:

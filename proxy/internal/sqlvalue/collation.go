@@ -22,6 +22,7 @@ const (
 	algoBytes algorithm = iota + 1 // the bytes themselves (binary, *_bin)
 	algoUTF8                       // a table lookup per code point; 0xFFFD above the BMP
 	algoByte                       // a table lookup per byte (8-bit charsets)
+	algoUCA                        // the Unicode Collation Algorithm (MySQL 8's utf8mb4_0900_*)
 )
 
 // encoding is how a string's bytes encode its characters.
@@ -55,6 +56,7 @@ type Collation struct {
 	pad   bool
 	algo  algorithm
 	table func() *weightTable
+	uca   *ucaCollator // algoUCA only
 	// text is the encoding of the strings given to Compare when it is not
 	// the charset's own (see ForText); 0 for the charset's own.
 	text encoding
@@ -219,6 +221,11 @@ func CollationByID(id uint16) *Collation {
 			return c
 		}
 	}
+	for _, c := range mysql0900 {
+		if c.ID == id {
+			return c
+		}
+	}
 	return nil
 }
 
@@ -226,6 +233,11 @@ func CollationByID(id uint16) *Collation {
 // information_schema spells it), or nil.
 func CollationByName(name string) *Collation {
 	for _, c := range collations {
+		if c.Name == name {
+			return c
+		}
+	}
+	for _, c := range mysql0900 {
 		if c.Name == name {
 			return c
 		}
@@ -239,6 +251,9 @@ func CollationByName(name string) *Collation {
 func (c *Collation) BinCollation() *Collation {
 	if c.algo == algoBytes {
 		return c
+	}
+	if c.algo == algoUCA {
+		return CollationByID(309) // utf8mb4_0900_bin, NO PAD as its family
 	}
 	for _, b := range collations {
 		if b.Charset == c.Charset && b.algo == algoBytes && b.pad {
@@ -295,6 +310,9 @@ func (c *Collation) Compare(a, b []byte) int {
 	}
 	if bytes.Equal(a, b) {
 		return 0
+	}
+	if c.algo == algoUCA {
+		return c.uca.compare(c.ucaText(a), c.ucaText(b))
 	}
 	x, y := c.weigher(a), c.weigher(b)
 	space := x.space
@@ -384,6 +402,9 @@ func (c *Collation) AppendKey(dst, s []byte) []byte {
 			s = bytes.TrimRight(s, " ")
 		}
 		return append(dst, s...)
+	}
+	if c.algo == algoUCA {
+		return c.uca.appendKey(dst, c.ucaText(s))
 	}
 	start := len(dst)
 	it := c.weigher(s)

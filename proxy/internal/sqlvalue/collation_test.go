@@ -215,14 +215,6 @@ func converted(c *Collation, a, b []byte) (*Collation, []byte, []byte, bool) {
 	return nil, nil, nil, false
 }
 
-func latin1ToUTF8(s []byte) []byte {
-	var out []byte
-	for _, b := range s {
-		out = utf8.AppendRune(out, latin1ToRune(b))
-	}
-	return out
-}
-
 func utf8ToLatin1(s []byte) ([]byte, bool) {
 	var out []byte
 	for _, r := range string(s) {

@@ -42,7 +42,8 @@ func AppendStmtClose(dst []byte, stmtID uint32) []byte {
 // values. Each argument keeps its type class: integers go as BIGINT
 // (UNSIGNED for uint64), floats as FLOAT or DOUBLE, strings as VARCHAR (the
 // server reads them in the connection's character set), []byte as BLOB
-// (binary), time.Time as DATETIME, nil as NULL. Other types are an error.
+// (binary), time.Time as DATETIME, nil as NULL, LongData as its type
+// alone. Other types are an error.
 func AppendExecute(dst []byte, stmtID uint32, args []any) ([]byte, error) {
 	dst = append(dst, mysql.COM_STMT_EXECUTE)
 	dst = binary.LittleEndian.AppendUint32(dst, stmtID)
@@ -119,6 +120,11 @@ func AppendExecute(dst []byte, stmtID uint32, args []any) ([]byte, error) {
 		case time.Time:
 			tp = mysql.MYSQL_TYPE_DATETIME
 			dst = appendBinaryTimestamp(dst, x)
+		case LongData:
+			tp = mysql.MYSQL_TYPE_VAR_STRING
+			if x.Binary {
+				tp = mysql.MYSQL_TYPE_BLOB
+			}
 		default:
 			return nil, fmt.Errorf("wire: parameter %d: cannot send %T", i+1, a)
 		}

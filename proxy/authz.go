@@ -1,0 +1,365 @@
+package proxy
+
+import (
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/shardflake/shardflake/router"
+)
+
+// Authorization: every statement is checked against the proxy user's
+// privileges (router.Privileges, from server.users) on its parsed tree
+// before it is planned, so that no user holds the powers of the backend
+// account the proxy logs in to the data sources with. A refusal is the
+// error MariaDB gives an account without the privilege: 1142 for a table,
+// 1044 for a schema, 1227 for a global privilege (FILE, PROCESS, and
+// HINT, the proxy's own for routing hints), 1370 for a routine.
+
+// privileges returns the privileges of the session's user. A session
+// that has not logged in (tests driving it directly) is an application
+// account.
+func (s *Session) privileges() *router.Privileges {
+	if s.priv != nil {
+		return s.priv
+	}
+	p := s.srv.privilegesOf(s.user)
+	if s.user != "" {
+		s.priv = p // the user is known: it never changes
+	}
+	return p
+}
+
+// privilegesOf returns user's privileges; an application account on the
+// logical schema for a name the rules do not list.
+func (srv *Server) privilegesOf(user string) *router.Privileges {
+	for i := range srv.rules.Server.Users {
+		if u := &srv.rules.Server.Users[i]; u.Name == user {
+			return &u.Privileges
+		}
+	}
+	return &router.Privileges{Schemas: []string{srv.rules.DatabaseName}}
+}
+
+// privilegeClass condenses what authorization depends on into a byte of
+// the plan cache key, so a plan cached after one user's statement was
+// authorized is found only by users with the same privileges.
+func (s *Session) privilegeClass() byte {
+	p := s.privileges()
+	var c byte
+	for i, b := range []bool{p.ReadOnly, p.Hints, p.OtherSchemas, p.Files, p.MayUse(s.srv.rules.DatabaseName)} {
+		if b {
+			c |= 1 << i
+		}
+	}
+	return c
+}
+
+// sessionAuth is the authentication handler of one connection: the
+// server's, with the session told its user once the password is verified,
+// so that admission checks the login schema against the user's
+// privileges (1044 otherwise, as MariaDB).
+type sessionAuth struct {
+	*authHandler
+	s *Session
+}
+
+func (a sessionAuth) OnAuthSuccess(c *server.Conn) error {
+	a.s.user = c.GetUser()
+	a.s.priv = nil
+	// The login schema is checked, existence first, once the password
+	// is (loginConn.admit).
+	return a.authHandler.OnAuthSuccess(c)
+}
+
+// checkUse refuses USE of a logical schema the user is not granted. It is
+// a no-op before the user is known: admission checks the login schema.
+func (s *Session) checkUse(name string) error {
+	if s.user == "" || name != s.srv.rules.DatabaseName || s.privileges().MayUse(name) {
+		return nil
+	}
+	return s.dbDenied(name)
+}
+
+// clientHost is the client's address as MariaDB names it in 1142.
+func (s *Session) clientHost() string {
+	if s.nc == nil {
+		return "%"
+	}
+	host, _, err := net.SplitHostPort(s.nc.RemoteAddr().String())
+	if err != nil {
+		return s.nc.RemoteAddr().String()
+	}
+	return host
+}
+
+func (s *Session) dbDenied(db string) error {
+	return &PrivilegeError{Code: errDBAccessDenied, Msg: fmt.Sprintf("Access denied for user '%s'@'%%' to database '%s'", s.user, db)}
+}
+
+func (s *Session) tableDenied(command, schema, table string) error {
+	return &PrivilegeError{Code: errTableAccessDenied,
+		Msg: fmt.Sprintf("%s command denied to user '%s'@'%s' for table `%s`.`%s`", command, s.user, s.clientHost(), schema, table)}
+}
+
+func privilegeNeeded(privileges string) error {
+	return &PrivilegeError{Code: errSpecificAccessDenied,
+		Msg: fmt.Sprintf("Access denied; you need (at least one of) the %s privilege(s) for this operation", privileges)}
+}
+
+// Privilege error numbers (MariaDB's).
+const (
+	errAccessDenied         = 1045 // ER_ACCESS_DENIED_ERROR
+	errDBAccessDenied       = 1044 // ER_DBACCESS_DENIED_ERROR
+	errTableAccessDenied    = 1142 // ER_TABLEACCESS_DENIED_ERROR
+	errSpecificAccessDenied = 1227 // ER_SPECIFIC_ACCESS_DENIED_ERROR
+	errProcAccessDenied     = 1370 // ER_PROCACCESS_DENIED_ERROR
+)
+
+// privilegeHint is the privilege a 1227 names for a routing hint
+// (server.users hints: true); MariaDB has no such privilege.
+const privilegeHint = "HINT"
+
+// safeInfoTables are information_schema tables besides the logical ones
+// (logicalInfoTables) that any user may read: they describe the server's
+// character sets, collations and engines, nothing of its data or sessions.
+var safeInfoTables = map[string]bool{
+	"character_sets": true, "collations": true, "collation_character_set_applicability": true,
+	"engines": true, "keywords": true, "sql_functions": true,
+}
+
+// authorize checks one statement against the session user's privileges.
+// sql is its text, for the routing hints in its comments (which the tree
+// does not keep); the rest is read from the tree, before the planner
+// consumes it.
+func (s *Session) authorize(stmt ast.StmtNode, sql string) error {
+	p := s.privileges()
+	if !p.Hints && router.HasRoutingHint(sql) {
+		return privilegeNeeded(privilegeHint)
+	}
+	switch st := stmt.(type) {
+	case *ast.ShowStmt:
+		return s.authorizeShow(st, p)
+	case *ast.ExplainStmt:
+		if show, ok := st.Stmt.(*ast.ShowStmt); ok {
+			return s.authorizeShow(show, p)
+		}
+	case *ast.CallStmt:
+		// A procedure of the logical schema (the default data source's,
+		// as its unsharded tables) is the application's; one elsewhere
+		// is not.
+		schema := st.Procedure.Schema.O
+		if schema == "" {
+			schema = s.db
+		}
+		if !p.OtherSchemas && (schema != s.srv.rules.DatabaseName || !p.MayUse(schema) || p.ReadOnly) {
+			return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s.%s'", s.user, schema, st.Procedure.FnName.O)}
+		}
+	case *ast.ProcedureInfo, *ast.DropProcedureStmt:
+		// A routine runs as the data source's account, which may reach
+		// beyond the logical schema.
+		if !p.OtherSchemas {
+			return s.dbDenied(s.db)
+		}
+	case *ast.LoadDataStmt:
+		if st.FileLocRef == ast.FileLocServerOrRemote && !p.Files {
+			// MariaDB answers 1045 to LOAD DATA INFILE without FILE.
+			return &PrivilegeError{Code: errAccessDenied, Msg: fmt.Sprintf("Access denied for user '%s'@'%%' (using password: YES)", s.user)}
+		}
+	case *ast.CreateDatabaseStmt:
+		return s.dbDenied(st.Name.O)
+	case *ast.DropDatabaseStmt:
+		return s.dbDenied(st.Name.O)
+	case *ast.AlterDatabaseStmt:
+		return s.dbDenied(st.Name.O)
+	}
+	v := &accessVisitor{}
+	stmt.Accept(v)
+	if v.files && !p.Files {
+		return privilegeNeeded("FILE")
+	}
+	if f := v.routine; f != nil && !p.OtherSchemas && f.Schema.O != s.srv.rules.DatabaseName {
+		return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s.%s'", s.user, f.Schema.O, f.FnName.O)}
+	}
+	command := writeCommand(stmt)
+	if command == "" {
+		if p.ReadOnly {
+			return privilegeNeeded("INSERT, UPDATE, DELETE, CREATE, DROP, ALTER")
+		}
+		command = "SELECT"
+	}
+	for i, t := range v.tables {
+		cmd := "SELECT"
+		if i == 0 && command != "SELECT" {
+			cmd = command
+		}
+		if err := s.authorizeTable(t, cmd, p); err != nil {
+			return err
+		}
+	}
+	if p.ReadOnly && command != "SELECT" && len(v.tables) > 0 {
+		return s.tableDenied(command, schemaName(v.tables[0], s.db), v.tables[0].Name.O)
+	}
+	return nil
+}
+
+// authorizeTable checks one table a statement names; cmd is what the
+// statement does to it, for the error.
+func (s *Session) authorizeTable(t *ast.TableName, cmd string, p *router.Privileges) error {
+	schema := schemaName(t, s.db)
+	switch lower := strings.ToLower(schema); {
+	case schema == "":
+		// No schema: the planner answers 1046.
+		return nil
+	case schema == s.srv.rules.DatabaseName:
+		if !p.MayUse(schema) {
+			return s.tableDenied(cmd, schema, t.Name.O)
+		}
+	case lower == infoSchema:
+		name := t.Name.L
+		if _, logical := logicalInfoTables[name]; logical || safeInfoTables[name] || p.OtherSchemas {
+			return nil
+		}
+		return s.tableDenied("SELECT", schema, t.Name.O)
+	case !p.OtherSchemas:
+		return s.tableDenied(cmd, schema, t.Name.O)
+	}
+	return nil
+}
+
+// schemaName is the schema t names, or db for none.
+func schemaName(t *ast.TableName, db string) string {
+	if t.Schema.O != "" {
+		return t.Schema.O
+	}
+	return db
+}
+
+// authorizeShow checks a SHOW statement. Those that describe the logical
+// schema, the session or the server's character sets are everyone's;
+// those about the servers' state, replication or accounts need
+// otherSchemas, as they need PROCESS, SUPER or a grant on mysql in MariaDB.
+func (s *Session) authorizeShow(st *ast.ShowStmt, p *router.Privileges) error {
+	if st.Table != nil {
+		if err := s.authorizeTable(st.Table, "SELECT", p); err != nil {
+			return err
+		}
+	}
+	if st.DBName != "" && st.DBName == s.srv.rules.DatabaseName && !p.MayUse(st.DBName) {
+		return s.dbDenied(st.DBName)
+	}
+	if p.OtherSchemas {
+		return nil
+	}
+	switch st.Tp {
+	case ast.ShowEngines, ast.ShowDatabases, ast.ShowTables, ast.ShowTableStatus, ast.ShowColumns,
+		ast.ShowWarnings, ast.ShowErrors, ast.ShowCharset, ast.ShowVariables, ast.ShowStatus,
+		ast.ShowCollation, ast.ShowCreateTable, ast.ShowCreateView, ast.ShowIndex, ast.ShowProcessList,
+		ast.ShowCreateDatabase, ast.ShowPrivileges, ast.ShowPlugins, ast.ShowProfile, ast.ShowProfiles,
+		ast.ShowTriggers, ast.ShowProcedureStatus, ast.ShowFunctionStatus, ast.ShowEvents,
+		ast.ShowCreateProcedure, ast.ShowBuiltins, ast.ShowOpenTables:
+		return nil
+	case ast.ShowGrants:
+		if st.User == nil || st.User.CurrentUser || st.User.Username == s.user {
+			return nil // answered by the proxy (showOwnGrants)
+		}
+		return s.dbDenied("mysql")
+	case ast.ShowCreateUser:
+		return s.dbDenied("mysql")
+	case ast.ShowMasterStatus, ast.ShowBinlogStatus:
+		return privilegeNeeded("SUPER, BINLOG MONITOR")
+	case ast.ShowReplicaStatus:
+		return privilegeNeeded("SUPER, REPLICA MONITOR")
+	}
+	return privilegeNeeded("PROCESS")
+}
+
+// writeCommand names what a statement other than a read does, as
+// MariaDB's 1142 names it; "" for a statement it has no name for. A read
+// (or a statement about the session) is "SELECT".
+func writeCommand(stmt ast.StmtNode) string {
+	switch st := stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ShowStmt, *ast.ExplainStmt, *ast.DoStmt, *ast.UseStmt,
+		*ast.SetStmt, *ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt, *ast.SavepointStmt,
+		*ast.ReleaseSavepointStmt, *ast.KillStmt, *ast.UnlockTablesStmt, *ast.CallStmt:
+		return "SELECT"
+	case *ast.InsertStmt:
+		if st.IsReplace {
+			return "INSERT, DELETE"
+		}
+		return "INSERT"
+	case *ast.UpdateStmt:
+		return "UPDATE"
+	case *ast.DeleteStmt:
+		return "DELETE"
+	case *ast.LoadDataStmt:
+		return "INSERT"
+	case *ast.CreateTableStmt:
+		return "CREATE"
+	case *ast.CreateViewStmt:
+		return "CREATE VIEW"
+	case *ast.DropTableStmt, *ast.TruncateTableStmt:
+		return "DROP"
+	case *ast.AlterTableStmt, *ast.RenameTableStmt:
+		return "ALTER"
+	case *ast.CreateIndexStmt, *ast.DropIndexStmt:
+		return "INDEX"
+	case *ast.LockTablesStmt:
+		return "LOCK TABLES"
+	}
+	return ""
+}
+
+// accessVisitor collects the tables a statement names and whether it
+// reads or writes files on the server.
+type accessVisitor struct {
+	tables []*ast.TableName
+	files  bool
+	// routine is the first stored function called by schema (sys.f()).
+	routine *ast.FuncCallExpr
+}
+
+func (v *accessVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	switch n := n.(type) {
+	case *ast.TableName:
+		v.tables = append(v.tables, n)
+	case *ast.FuncCallExpr:
+		if n.FnName.L == "load_file" {
+			v.files = true
+		}
+		if n.Schema.L != "" && v.routine == nil {
+			v.routine = n
+		}
+	case *ast.SelectStmt:
+		if o := n.SelectIntoOpt; o != nil && (o.Tp == ast.SelectIntoOutfile || o.Tp == ast.SelectIntoDumpfile) {
+			v.files = true
+		}
+	}
+	return n, false
+}
+
+func (v *accessVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// ownGrants answers SHOW GRANTS for the session's user with its proxy
+// privileges written as MariaDB grants.
+func (s *Session) ownGrants() RowStream {
+	p := s.privileges()
+	account := "`" + s.user + "`@`%`"
+	global := "USAGE"
+	if p.Files {
+		global = "FILE"
+	}
+	rows := []Row{rowOf("GRANT " + global + " ON *.* TO " + account)}
+	privs := "SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, CREATE VIEW, SHOW VIEW, LOCK TABLES"
+	if p.ReadOnly {
+		privs = "SELECT, SHOW VIEW"
+	}
+	for _, db := range p.Schemas {
+		rows = append(rows, rowOf("GRANT "+privs+" ON `"+db+"`.* TO "+account))
+	}
+	return newMemStream([]*mysql.Field{stringColumn("Grants for " + s.user + "@%")}, rows)
+}

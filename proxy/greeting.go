@@ -1,0 +1,178 @@
+package proxy
+
+import (
+	"context"
+	"encoding/binary"
+	"net"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+)
+
+// greetingCapabilities are what the proxy offers in its greeting beyond
+// go-mysql's defaults (which it does not let a server add): MariaDB and
+// MySQL offer CLIENT_MULTI_STATEMENTS, and go-sql-driver from v1.10 only
+// uses multiStatements=true when the server offers it.
+const greetingCapabilities = mysql.CLIENT_MULTI_STATEMENTS
+
+// mariaDBCompatPrefix is what MariaDB puts before its version in the
+// greeting, so that clients that only know MySQL read a 5.5 server rather
+// than a "10.x" one newer than MySQL 8; MariaDB-aware clients strip it.
+const mariaDBCompatPrefix = "5.5.5-"
+
+// versionSuffix marks the announced version as the proxy's.
+const versionSuffix = "-shardflake"
+
+// versions is the version the proxy announces when the rules file sets
+// none: learnt once from the default data source.
+type versions struct {
+	learnt atomic.Pointer[string]
+	// tried is when the default data source was last asked (unix nanos),
+	// so an unreachable one is not dialled on every login.
+	tried atomic.Int64
+}
+
+// version returns the version the proxy announces as VERSION() and
+// @@version: the rules file's server.version, else the default data
+// source's version with the shardflake suffix once known, else
+// ServerVersion.
+func (srv *Server) version() string {
+	if v := srv.rules.Server.Version; v != "" {
+		return v
+	}
+	if v := srv.versions.learnt.Load(); v != nil {
+		return *v
+	}
+	return ServerVersion
+}
+
+// learnVersion asks the default data source its version, once, so the
+// greeting can announce it. A data source that cannot be reached leaves
+// ServerVersion in place, and is asked again at a later login.
+func (srv *Server) learnVersion() {
+	if srv.rules.Server.Version != "" || srv.versions.learnt.Load() != nil {
+		return
+	}
+	now := time.Now().UnixNano()
+	last := srv.versions.tried.Load()
+	if last != 0 && now-last < int64(10*time.Second) || !srv.versions.tried.CompareAndSwap(last, now) {
+		return
+	}
+	p, err := srv.pool(srv.rules.DefaultDataSource, false)
+	if err != nil {
+		return
+	}
+	v := p.serverVersion()
+	if v == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		bcs, err := p.get(ctx, 1)
+		cancel()
+		if err != nil {
+			return
+		}
+		p.put(bcs...)
+		v = p.serverVersion()
+	}
+	if v == "" {
+		return
+	}
+	announced := announcedVersion(v)
+	srv.versions.learnt.CompareAndSwap(nil, &announced)
+}
+
+// announcedVersion turns a data source's version into the proxy's: the
+// compatibility prefix and any suffix after the name dropped
+// (5.5.5-10.11.19-MariaDB-log becomes 10.11.19-MariaDB-shardflake).
+func announcedVersion(backend string) string {
+	v := strings.TrimPrefix(backend, mariaDBCompatPrefix)
+	if i := strings.Index(strings.ToLower(v), "mariadb"); i >= 0 {
+		v = v[:i+len("mariadb")]
+	} else if i := strings.IndexByte(v, '-'); i >= 0 {
+		v = v[:i]
+	}
+	return v + versionSuffix
+}
+
+// greetingVersion is the version in the greeting: a MariaDB version
+// carries MariaDB's compatibility prefix there, as MariaDB sends it.
+func greetingVersion(v string) string {
+	if isMariaDB(v) && !strings.HasPrefix(v, mariaDBCompatPrefix) && !strings.HasPrefix(v, "5.") {
+		return mariaDBCompatPrefix + v
+	}
+	return v
+}
+
+// announceConn edits the first packet written to a client, go-mysql's
+// greeting: the version the proxy announces and the capabilities it adds
+// (greetingConn, under which it sits, sets the status flags). Later
+// writes pass through untouched.
+type announceConn struct {
+	net.Conn
+	version string
+	done    bool
+}
+
+// Write rewrites the greeting (it arrives whole: go-mysql writes a packet
+// in one call) and passes everything else through.
+func (g *announceConn) Write(b []byte) (int, error) {
+	if g.done {
+		return g.Conn.Write(b)
+	}
+	g.done = true
+	out, ok := rewriteGreeting(b, g.version)
+	if !ok {
+		return g.Conn.Write(b)
+	}
+	if _, err := g.Conn.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// rewriteGreeting returns the greeting packet p (with its 4-byte header)
+// announcing version (empty: keep the version) and greetingCapabilities.
+// It reports false when p is not a protocol-10 greeting.
+func rewriteGreeting(p []byte, version string) ([]byte, bool) {
+	if len(p) < 5 || int(p[0])|int(p[1])<<8|int(p[2])<<16 != len(p)-4 || p[4] != 10 {
+		return nil, false
+	}
+	end := 5
+	for end < len(p) && p[end] != 0 {
+		end++
+	}
+	// version NUL, connection id 4, scramble 8, filler 1, capabilities 2,
+	// charset 1, status 2, capabilities (upper) 2.
+	rest := end + 1
+	if rest+4+8+1+2+1+2+2 > len(p) {
+		return nil, false
+	}
+	if version == "" {
+		version = string(p[5:end])
+	}
+	out := make([]byte, 0, len(p)+len(version))
+	out = append(out, 0, 0, 0, p[3], 10)
+	out = append(out, version...)
+	out = append(out, p[end:]...)
+	capAt := 4 + 1 + len(version) + 1 + 4 + 8 + 1
+	lower := binary.LittleEndian.Uint16(out[capAt:])
+	upper := binary.LittleEndian.Uint16(out[capAt+2+1+2:])
+	caps := uint32(lower) | uint32(upper)<<16 | greetingCapabilities
+	binary.LittleEndian.PutUint16(out[capAt:], uint16(caps))
+	binary.LittleEndian.PutUint16(out[capAt+2+1+2:], uint16(caps>>16))
+	n := len(out) - 4
+	if n >= wire.MaxPayload {
+		return nil, false
+	}
+	out[0], out[1], out[2] = byte(n), byte(n>>8), byte(n>>16)
+	return out, true
+}
+
+// announce wraps a client's connection for the handshake.
+func (srv *Server) announce(nc net.Conn) net.Conn {
+	srv.learnVersion()
+	return &announceConn{Conn: nc, version: greetingVersion(srv.version())}
+}

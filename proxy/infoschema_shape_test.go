@@ -1,0 +1,85 @@
+package proxy
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// isRules shard is_order over two data sources, two tables each, and
+// broadcast is_dict; is_single has no rule.
+const isRules = `  - !SHARDING
+    tables:
+      is_order:
+        actualDataNodes: ds_${0..1}.is_order_${0..1}
+        databaseStrategy: { standard: { shardingColumn: user_id, shardingAlgorithmName: db_inline } }
+        tableStrategy: { standard: { shardingColumn: order_id, shardingAlgorithmName: order_inline } }
+      is_missing:
+        actualDataNodes: ds_${0..1}.is_missing
+        databaseStrategy: { standard: { shardingColumn: user_id, shardingAlgorithmName: db_inline } }
+    shardingAlgorithms:
+      db_inline:    { type: INLINE, props: { algorithm-expression: "ds_${user_id % 2}" } }
+      order_inline: { type: INLINE, props: { algorithm-expression: "is_order_${order_id % 2}" } }
+  - !BROADCAST
+    tables: [is_dict]
+`
+
+// TestInfoSchemaShapesDifferential: information_schema queries of any
+// shape (UNION as TypeORM writes it, joins between information_schema
+// tables, subqueries, derived tables) describe the logical schema through
+// the proxy as they describe one MariaDB holding the same tables (a UNION
+// returned no rows); SHOW TABLES lists a table of the rules only once its
+// physical tables exist.
+func TestInfoSchemaShapesDifferential(t *testing.T) {
+	e := startEnv(t, envOptions{rules: isRules})
+	db := e.open(t)
+	e.backends[0].Exec(t, "ds_0", "CREATE DATABASE IF NOT EXISTS isref")
+	ref := e.backends[0].Open(t, "isref")
+	drop := []string{"DROP TABLE IF EXISTS is_order", "DROP TABLE IF EXISTS is_dict", "DROP TABLE IF EXISTS is_single"}
+	for _, q := range drop {
+		db.Exec(q)
+		ref.Exec(q)
+	}
+	t.Cleanup(func() {
+		for _, q := range drop {
+			db.Exec(q)
+			ref.Exec(q)
+		}
+	})
+	showTables := "SHOW TABLES LIKE 'is\\_%'"
+	if got := queryStrings(t, db, showTables); len(got) != 0 {
+		t.Errorf("SHOW TABLES before any CREATE TABLE: %q, want none (the rules name tables that do not exist)", got)
+	}
+	for _, q := range []string{
+		"CREATE TABLE is_order (order_id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(10))",
+		"CREATE TABLE is_dict (code VARCHAR(10) NOT NULL PRIMARY KEY, label VARCHAR(20))",
+		"CREATE TABLE is_single (id INT NOT NULL PRIMARY KEY, user_id INT)",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("proxy: %s: %v", q, err)
+		}
+		if _, err := ref.Exec(q); err != nil {
+			t.Fatalf("reference: %s: %v", q, err)
+		}
+	}
+	if got, want := queryStrings(t, db, showTables), queryStrings(t, ref, showTables); !slices.Equal(got, want) {
+		t.Errorf("SHOW TABLES: proxy %q, reference %q", got, want)
+	}
+	queries := []string{
+		// TypeORM's MysqlQueryRunner.loadTables shape.
+		"SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = '%[1]s' AND TABLE_NAME = 'is_order' UNION SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = '%[1]s' AND TABLE_NAME = 'is_dict'",
+		"(SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%[1]s' AND TABLE_NAME LIKE 'is\\_%%') UNION ALL (SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '%[1]s' AND TABLE_NAME LIKE 'is\\_%%') ORDER BY 1, 2",
+		"SELECT c.TABLE_NAME, c.COLUMN_NAME, c.DATA_TYPE FROM information_schema.COLUMNS c JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME WHERE t.TABLE_SCHEMA = '%[1]s' AND t.TABLE_NAME LIKE 'is\\_%%' ORDER BY 1, 2",
+		"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%[1]s' AND TABLE_NAME IN (SELECT TABLE_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '%[1]s' AND COLUMN_NAME = 'user_id') AND TABLE_NAME LIKE 'is\\_%%' ORDER BY 1",
+		"SELECT COUNT(*) FROM (SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%[1]s' AND TABLE_NAME LIKE 'is\\_%%') x",
+		"SELECT s.INDEX_NAME, s.COLUMN_NAME FROM information_schema.STATISTICS s WHERE s.TABLE_SCHEMA = '%[1]s' AND EXISTS (SELECT 1 FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = s.TABLE_SCHEMA AND t.TABLE_NAME = s.TABLE_NAME AND t.TABLE_NAME = 'is_order')",
+		"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%[1]s' AND TABLE_NAME LIKE 'is\\_%%' EXCEPT SELECT TABLE_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '%[1]s' AND COLUMN_NAME = 'status' ORDER BY 1",
+	}
+	for _, q := range queries {
+		got := queryStrings(t, db, fmt.Sprintf(q, "sharding_db"))
+		want := queryStrings(t, ref, fmt.Sprintf(q, "isref"))
+		if !slices.Equal(got, want) || len(want) == 0 {
+			t.Errorf("%s\nproxy:     %q\nreference: %q", q, got, want)
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package proxy
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+)
+
+// readGreeting connects to addr and returns the server version and
+// capabilities of its greeting.
+func readGreeting(t *testing.T, addr string) (string, uint32) {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	p, err := wire.NewConn(nc).ReadPacket()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) < 1 || p[0] != 10 {
+		t.Fatalf("greeting %q is not protocol 10", p)
+	}
+	end := 1
+	for end < len(p) && p[end] != 0 {
+		end++
+	}
+	at := end + 1 + 4 + 8 + 1
+	if at+7 > len(p) {
+		t.Fatalf("greeting too short: %q", p)
+	}
+	caps := uint32(binary.LittleEndian.Uint16(p[at:])) | uint32(binary.LittleEndian.Uint16(p[at+5:]))<<16
+	return string(p[1:end]), caps
+}
+
+// TestServerVersionIsTheDataSources: with no server.version, the proxy
+// announces the default data source's version with a shardflake suffix,
+// in the greeting with MariaDB's 5.5.5- prefix as MariaDB sends it, so a
+// MariaDB-aware client (Django's RETURNING, Connector/J) sees MariaDB.
+func TestServerVersionIsTheDataSources(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	direct := e.backend(t, 0)
+	var backendVersion string
+	if err := direct.QueryRow("SELECT VERSION()").Scan(&backendVersion); err != nil {
+		t.Fatal(err)
+	}
+	c := e.conn(t)
+	got := queryOne(t, c, "SELECT VERSION()")
+	if !isMariaDB(backendVersion) || !strings.HasPrefix(backendVersion, strings.TrimSuffix(got, "-shardflake")) || !strings.HasSuffix(got, "-MariaDB-shardflake") {
+		t.Errorf("VERSION() = %q through the proxy, %q directly: want the data source's version-MariaDB-shardflake", got, backendVersion)
+	}
+	if v := queryOne(t, c, "SELECT @@version"); v != got {
+		t.Errorf("@@version = %q, VERSION() = %q", v, got)
+	}
+	greeting, caps := readGreeting(t, e.addr)
+	directGreeting, directCaps := readGreeting(t, e.backends[0].Addr())
+	if greeting != "5.5.5-"+got || !strings.HasPrefix(directGreeting, "5.5.5-") {
+		t.Errorf("greeting version %q through the proxy (directly %q), want 5.5.5-%s", greeting, directGreeting, got)
+	}
+	for _, f := range []uint32{mysql.CLIENT_MULTI_STATEMENTS, mysql.CLIENT_MULTI_RESULTS, mysql.CLIENT_PROTOCOL_41} {
+		if directCaps&f == 0 || caps&f == 0 {
+			t.Errorf("capability %#x: directly %v, through the proxy %v", f, directCaps&f != 0, caps&f != 0)
+		}
+	}
+}
+
+// TestCommentOnlyAndEmptyQuery: a query that is only a comment is
+// answered OK, an empty one with 1065, as by MariaDB; the connection
+// stays usable.
+func TestCommentOnlyAndEmptyQuery(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	direct := e.backend(t, 0)
+	proxied := e.open(t)
+	tests := []string{"--", "-- just a comment", "/* a comment */", "# hash comment\n", " ", ""}
+	for _, q := range tests {
+		want := execOutcome(direct, q)
+		if got := execOutcome(proxied, q); got != want {
+			t.Errorf("%q: through the proxy %s, directly %s", q, got, want)
+		}
+	}
+	if execOutcome(proxied, "--") != "ok" {
+		t.Errorf("a comment-only query is not OK")
+	}
+	if got := queryOne(t, proxied, "SELECT 1"); got != "1" {
+		t.Errorf("after: SELECT 1 = %s", got)
+	}
+}
+
+// execOutcome runs q as a text query and returns "ok" or the error code.
+func execOutcome(db *sql.DB, q string) string {
+	rows, err := db.QueryContext(context.Background(), q)
+	if err != nil {
+		if c := errCode(err); c != 0 {
+			return "error " + strconv.Itoa(int(c))
+		}
+		return err.Error()
+	}
+	for rows.Next() {
+	}
+	if err := rows.Err(); err != nil {
+		return err.Error()
+	}
+	rows.Close()
+	return "ok"
+}
+
+// outcomes runs each statement on c and returns, per statement, its rows
+// (values joined by ",", rows by ";") or its error code.
+func outcomes(c *sql.Conn, script []string) []string {
+	out := make([]string, len(script))
+	for i, q := range script {
+		rows, err := c.QueryContext(context.Background(), q)
+		if err != nil {
+			out[i] = q + " -> error " + strconv.Itoa(int(errCode(err)))
+			continue
+		}
+		cols, _ := rows.Columns()
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for j := range vals {
+			ptrs[j] = &vals[j]
+		}
+		var got []string
+		for rows.Next() {
+			rows.Scan(ptrs...)
+			var parts []string
+			for _, v := range vals {
+				if v.Valid {
+					parts = append(parts, v.String)
+				} else {
+					parts = append(parts, "NULL")
+				}
+			}
+			got = append(got, strings.Join(parts, ","))
+		}
+		if err := rows.Err(); err != nil {
+			got = append(got, "error "+strconv.Itoa(int(errCode(err))))
+		}
+		rows.Close()
+		out[i] = q + " -> " + strings.Join(got, ";")
+	}
+	return out
+}
+
+// TestSQLPreparedStatements: PREPARE ... FROM, EXECUTE ... USING and
+// DEALLOCATE PREPARE behave as on MariaDB, with their errors (1243, 1210,
+// 1064), the connection usable after each; EXECUTE routes by the values
+// of its variables (a sharded INSERT lands on its data node).
+func TestSQLPreparedStatements(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS sqlprep_ref", "CREATE DATABASE sqlprep_ref",
+		"CREATE TABLE sqlprep_ref.t_order (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))")
+	ref, err := e.backends[0].Open(t, "sqlprep_ref").Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	script := []string{
+		"SET @u = 3, @o = 31, @s = 'it''s'",
+		"PREPARE ins FROM 'INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, ?)'",
+		"EXECUTE ins USING @o, @u, @s",
+		"SET @o = 32, @u = 4",
+		"EXECUTE ins USING @o, @u, @s",
+		"EXECUTE ins USING @o, @u",
+		"SET @q = 'SELECT order_id, status FROM t_order WHERE user_id = ? ORDER BY order_id'",
+		"PREPARE sel FROM @q",
+		"EXECUTE sel USING @u",
+		"SET @u = 3",
+		"EXECUTE sel USING @u",
+		"EXECUTE sel USING @nosuch",
+		"PREPARE sel FROM 'SELECT COUNT(*) FROM t_order'",
+		"EXECUTE sel",
+		"DEALLOCATE PREPARE sel",
+		"EXECUTE sel",
+		"DEALLOCATE PREPARE sel",
+		"DROP PREPARE ins",
+		"EXECUTE nosuch",
+		"PREPARE bad FROM 'SELEC 1'",
+		"SELECT COUNT(*) FROM t_order",
+	}
+	got := outcomes(e.conn(t), script)
+	want := outcomes(ref, script)
+	for i := range script {
+		if got[i] != want[i] {
+			t.Errorf("through the proxy: %s\n                 directly: %s", got[i], want[i])
+		}
+	}
+	// The INSERTs were routed by their values: user 3 on ds_1, 4 on ds_0.
+	where := landed(t, e)
+	if where[31] != "ds_1.t_order_1" || where[32] != "ds_0.t_order_0" {
+		t.Errorf("rows landed on %v", where)
+	}
+}
+
+// TestStoredProcedureOnDefault: CREATE PROCEDURE, CALL and DROP
+// PROCEDURE run on the default data source, where the routine lives, as
+// on MariaDB directly.
+func TestStoredProcedureOnDefault(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	// Routines run as the data source's account: only a user allowed
+	// beyond the logical schema may create or call them.
+	if _, err := e.open(t).Exec("CREATE PROCEDURE p_denied() SELECT 1"); errCode(err) != 1044 {
+		t.Errorf("CREATE PROCEDURE by an application account: %v, want 1044", err)
+	}
+	yaml := strings.Replace(rulesYAML(e.backends, "", driverSuiteRules), "{ user: other, password: other-secret }", "{ user: other, password: other-secret, otherSchemas: true }", 1)
+	srv, addr, err := startProxyOn(yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ops, err := sql.Open("mysql", (&testEnv{addr: addr}).dsn("other", "other-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ops.Close() })
+	c, err := ops.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS sqlproc_ref", "CREATE DATABASE sqlproc_ref",
+		"CREATE TABLE sqlproc_ref.t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))")
+	ref, err := e.backends[0].Open(t, "sqlproc_ref").Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	script := []string{
+		"DROP PROCEDURE IF EXISTS add_plain",
+		"CREATE PROCEDURE add_plain(IN x VARCHAR(32)) INSERT INTO t_plain (v) VALUES (x)",
+		"CALL add_plain('one')",
+		"CALL add_plain('two')",
+		"SELECT v FROM t_plain ORDER BY id",
+		"CREATE PROCEDURE add_plain(IN x VARCHAR(32)) INSERT INTO t_plain (v) VALUES (x)",
+		"DROP PROCEDURE add_plain",
+		"CALL add_plain('three')",
+		"DROP PROCEDURE add_plain",
+		"SELECT COUNT(*) FROM t_plain",
+	}
+	got := outcomes(c, script)
+	want := outcomes(ref, script)
+	for i := range script {
+		if got[i] != want[i] {
+			t.Errorf("through the proxy: %s\n                 directly: %s", got[i], want[i])
+		}
+	}
+}

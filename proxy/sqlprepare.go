@@ -1,0 +1,156 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+)
+
+// SQL-level prepared statements (PREPARE s FROM '...', EXECUTE s USING @a,
+// DEALLOCATE PREPARE s), which the mariadb client and stored code use.
+// The session keeps each statement's text; EXECUTE writes the user
+// variables' values (evaluated as the session sees them) into its
+// placeholders and runs the result as a text query, so it is routed by
+// its values like any other statement.
+
+// sqlPrepared is one PREPARE'd statement.
+type sqlPrepared struct {
+	sql    string
+	params int
+}
+
+// maxSQLPrepared bounds a session's SQL-level prepared statements, as
+// max_prepared_stmt_count bounds a server's.
+const maxSQLPrepared = 16382
+
+// sqlPrepare answers PREPARE: the statement must parse (as on MySQL, a
+// syntax error is reported here) and be one statement.
+func (s *Session) sqlPrepare(ctx context.Context, st *ast.PrepareStmt, more bool) error {
+	text := st.SQLText
+	if st.SQLVar != nil {
+		lit, err := s.userVarValue(ctx, st.SQLVar)
+		if err != nil {
+			return err
+		}
+		if lit == "NULL" {
+			return &ParseError{Err: fmt.Errorf("the prepared statement's text (@%s) is NULL", st.SQLVar.Name)}
+		}
+		text, err = unquoteLiteral(lit)
+		if err != nil {
+			return err
+		}
+	}
+	stmts, err := s.parse(text)
+	if err != nil {
+		return &ParseError{Err: err}
+	}
+	if len(stmts) != 1 {
+		return &mysql.MyError{Code: 1295, State: "HY000", Message: "This command is not supported in the prepared statement protocol yet"}
+	}
+	name := strings.ToLower(st.Name)
+	if s.prepared == nil {
+		s.prepared = map[string]sqlPrepared{}
+	}
+	if _, ok := s.prepared[name]; !ok && len(s.prepared) >= maxSQLPrepared {
+		return &mysql.MyError{Code: 1461, State: "42000", Message: fmt.Sprintf("Can't create more than max_prepared_stmt_count statements (current value: %d)", maxSQLPrepared)}
+	}
+	s.prepared[name] = sqlPrepared{sql: text, params: sqlarg.Count(text)}
+	return s.writeOK(wire.OK{Info: "Statement prepared"}, more)
+}
+
+// sqlDeallocate answers DEALLOCATE PREPARE and DROP PREPARE.
+func (s *Session) sqlDeallocate(st *ast.DeallocateStmt, more bool) error {
+	name := strings.ToLower(st.Name)
+	if _, ok := s.prepared[name]; !ok {
+		return unknownPrepared(st.Name, "DEALLOCATE PREPARE")
+	}
+	delete(s.prepared, name)
+	return s.writeOK(wire.OK{}, more)
+}
+
+// sqlExecute answers EXECUTE: the prepared text with the USING
+// variables' values written into its placeholders, run as a query.
+func (s *Session) sqlExecute(st *ast.ExecuteStmt, proto Protocol, more bool) error {
+	p, ok := s.prepared[strings.ToLower(st.Name)]
+	if !ok {
+		return unknownPrepared(st.Name, "EXECUTE")
+	}
+	if len(st.UsingVars) != p.params {
+		return &mysql.MyError{Code: mysql.ER_WRONG_ARGUMENTS, State: "HY000", Message: "Incorrect arguments to EXECUTE"}
+	}
+	args := make([]any, len(st.UsingVars))
+	if len(args) > 0 {
+		ctx, end := s.statementContext()
+		for i, v := range st.UsingVars {
+			lit, err := s.userVarValue(ctx, v)
+			if err != nil {
+				end()
+				return err
+			}
+			args[i] = sqlarg.Literal(lit)
+		}
+		end()
+	}
+	text, err := sqlarg.Interpolate(p.sql, args, sqlarg.Backslash)
+	if err != nil {
+		return &InternalError{Msg: err.Error()}
+	}
+	stmts, err := s.parse(text)
+	if err != nil {
+		return &ParseError{Err: err}
+	}
+	if len(stmts) != 1 {
+		return &ParseError{Err: fmt.Errorf("the prepared statement %s is not one statement", st.Name)}
+	}
+	return s.execute(stmts[0], text, nil, proto, more, false)
+}
+
+func unknownPrepared(name, to string) error {
+	return &mysql.MyError{Code: mysql.ER_UNKNOWN_STMT_HANDLER, State: "HY000", Message: fmt.Sprintf("Unknown prepared statement handler (%s) given to %s", name, to)}
+}
+
+// unquoteLiteral reads back a string literal userVarValue wrote
+// ('...' with backslash escapes); a number is its own text.
+func unquoteLiteral(lit string) (string, error) {
+	if len(lit) < 2 || lit[0] != '\'' || lit[len(lit)-1] != '\'' {
+		if strings.HasPrefix(lit, "X'") || strings.HasPrefix(lit, "x'") {
+			return "", &ParseError{Err: fmt.Errorf("the prepared statement's text is binary")}
+		}
+		return lit, nil
+	}
+	var b strings.Builder
+	body := lit[1 : len(lit)-1]
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c == '\\' && i+1 < len(body):
+			i++
+			switch body[i] {
+			case '0':
+				b.WriteByte(0)
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'Z':
+				b.WriteByte(26)
+			default:
+				b.WriteByte(body[i])
+			}
+		case c == '\'' && i+1 < len(body) && body[i+1] == '\'':
+			b.WriteByte('\'')
+			i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,71 @@
+package proxy
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/shardflake/shardflake/proxy/traffic"
+	"github.com/shardflake/shardflake/router"
+)
+
+// sessionLimits is the admit stage's per-session scratch: the statement
+// being admitted and the permits it holds until it ends, reused from
+// statement to statement.
+type sessionLimits struct {
+	stmt traffic.Statement
+	held []traffic.Held
+}
+
+// admit is the admit stage (server.traffic): it runs in runRouted, the one
+// seat every routed statement passes (text, prepared, cached shapes, the
+// default data source), once the plan names its routes and before
+// anything is sent. A statement in a transaction that already ran one is
+// never limited, so a transaction is never cut in half; DDL, which
+// commits the transaction first, is limited. A refused statement sent
+// nothing to any data source. finishAdmit must follow a nil error.
+func (s *Session) admit(ctx context.Context, plan *router.Plan, sql string) error {
+	set := s.srv.traffic
+	if set.Empty() || s.midTransaction(plan) {
+		return nil
+	}
+	lim := &s.limits
+	lim.stmt.Reset(s.user, plan, sql)
+	held, err := set.Admit(ctx, &lim.stmt, s.timeLeft(), lim.held)
+	lim.held = held
+	return err
+}
+
+// finishAdmit gives back the permits the statement held (concurrency).
+func (s *Session) finishAdmit() {
+	if len(s.limits.held) > 0 {
+		s.limits.held = s.srv.traffic.Finish(s.limits.held, true)
+	}
+}
+
+// midTransaction reports whether plan runs inside a transaction that has
+// already sent a statement to a data source.
+func (s *Session) midTransaction(plan *router.Plan) bool {
+	if plan.Kind == router.KindDDL && !s.state.tempDDL {
+		return false
+	}
+	return s.inTransaction() && s.txn.active && len(s.txn.order) > 0
+}
+
+// timeLeft is how long the running statement has before
+// server.statementTimeout cancels it: the most it may wait for a permit.
+func (s *Session) timeLeft() time.Duration {
+	t := s.srv.rules.Server.StatementTimeout
+	if t <= 0 {
+		return math.MaxInt64
+	}
+	return t - time.Since(s.stmtStart)
+}
+
+// trafficMatches names the traffic rules a planned statement would take
+// permits from, for PREVIEW.
+func (s *Session) trafficMatches(plan *router.Plan, sql string) []string {
+	var st traffic.Statement
+	st.Reset(s.user, plan, sql)
+	return s.srv.traffic.Matching(&st)
+}
