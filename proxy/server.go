@@ -88,7 +88,11 @@ type Server struct {
 
 	stmtMeta *stmtMetaCache // result columns of prepared statements
 
-	traffic *traffic.Set // server.traffic's limits
+	// rw is read/write splitting's groups (readwrite.go); nil without
+	// !READWRITE_SPLITTING.
+	rw      *readwriteSplit
+	traffic *traffic.Set     // server.traffic's limits
+	cluster *traffic.Cluster // shares the cluster rules' budgets; nil without
 	// What clients that have not logged in may hold, and the memory of
 	// long commands (admission.go, limits.go).
 	handshakes    *handshakes
@@ -151,6 +155,9 @@ func New(cfg Config) (*Server, error) {
 	if s.traffic, err = traffic.New(cfg.Rules.Server.Traffic, nil); err != nil {
 		return nil, err
 	}
+	if s.cluster, err = startTrafficCluster(cfg.Rules, s.traffic); err != nil {
+		return nil, err
+	}
 	if s.merger == nil {
 		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s), Dialects: &dialectProbe{srv: s}}
 	}
@@ -169,6 +176,7 @@ func New(cfg Config) (*Server, error) {
 		s.pools[ds.Name].schemaGen = &s.schemaGen
 		s.physicalDB[ds.Database] = true
 	}
+	s.rw = newReadwriteSplit(cfg.Rules, log, poolBaseline(cfg.Rules.Server), &s.schemaGen)
 	for _, t := range cfg.Rules.Tables {
 		for _, n := range t.DataNodes {
 			s.physicalTable[n.Table] = t.Name
@@ -457,6 +465,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 	}
 	s.closePools()
+	if s.cluster != nil {
+		s.cluster.Close()
+	}
 	return err
 }
 
@@ -469,6 +480,7 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) closePools() {
+	s.rw.close()
 	for _, p := range s.pools {
 		p.close()
 	}
