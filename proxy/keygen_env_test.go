@@ -236,6 +236,35 @@ func TestTicketKeysTwoProxiesFailover(t *testing.T) {
 		t.Fatalf("%d distinct keys among the 10 rows, %v", distinct, err)
 	}
 
+	// ADOPT moves both ticket servers above a key written behind the
+	// generator's back; the other proxy's tickets follow.
+	if _, err := db.Exec("INSERT INTO t_tk (id, user_id) VALUES (1000000001, 3)"); err != nil {
+		t.Fatal(err)
+	}
+	var adopted int64
+	var gname, gtype, gtables string
+	if err := db.QueryRow("ADOPT SHARDING KEY GENERATOR FOR t_tk").Scan(&gname, &gtype, &gtables, &adopted); err != nil || adopted != 1000000001 {
+		t.Fatalf("ADOPT: %d, %v", adopted, err)
+	}
+	parity := map[int64]bool{}
+	for _, e := range envs {
+		pdb := e.open(t)
+		for i := 0; i < 6; i++ {
+			res, err := pdb.Exec("INSERT INTO t_tk (user_id) VALUES (?)", i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, _ := res.LastInsertId()
+			if id <= 1000000001 {
+				t.Fatalf("ticket %d after adopting 1000000001", id)
+			}
+			parity[id%2] = true
+		}
+	}
+	if len(parity) != 2 {
+		t.Fatalf("after ADOPT only one server issued: %v", parity)
+	}
+
 	// Two servers in one residue class are refused at start.
 	tickets[1].Exec(t, "", "SET GLOBAL auto_increment_offset = 1")
 	_, _, err = KeyGenerators(context.Background(), envs[0].rules)
