@@ -134,9 +134,6 @@ func openDataSource(ds router.DataSource, timeout time.Duration, conns int, mult
 	return db, c.Addr + "/" + ds.Database, nil
 }
 
-// quoteName quotes an identifier with backticks.
-func quoteName(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
-
 // keyTables lists the tables whose keyGenerateStrategy names generator.
 func keyTables(rules *router.Rules, generator string) []*router.TableRule {
 	var out []*router.TableRule

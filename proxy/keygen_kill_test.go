@@ -2,11 +2,8 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"database/sql"
 	"fmt"
-	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,40 +13,7 @@ import (
 	"time"
 
 	"github.com/shardflake/shardflake/internal/mariadbtest"
-	"github.com/shardflake/shardflake/router"
 )
-
-// proxyHelperEnv makes the test binary run a proxy for the rules file it
-// names instead of the tests (TestMain), so a test can kill -9 it.
-const proxyHelperEnv = "SHARDFLAKE_PROXY_HELPER_RULES"
-
-// helperServe serves the rules file of proxyHelperEnv on a free port and
-// prints "ADDR host:port" once it listens.
-func helperServe() int {
-	rules, err := router.Load(os.Getenv(proxyHelperEnv))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	keys, _, err := KeyGenerators(context.Background(), rules)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	srv, err := New(Config{Rules: rules, Keys: keys, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	fmt.Printf("ADDR %s\n", l.Addr())
-	srv.Serve(l)
-	return 0
-}
 
 // startHelperProxy runs the test binary as a proxy process for rules.
 func startHelperProxy(t *testing.T, rulesFile string) (*exec.Cmd, string) {
@@ -66,10 +30,10 @@ func startHelperProxy(t *testing.T, rulesFile string) (*exec.Cmd, string) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "ADDR ") {
+	if err != nil || !strings.HasPrefix(line, "addr ") {
 		t.Fatalf("helper proxy: %q, %v", line, err)
 	}
-	return cmd, strings.TrimSpace(strings.TrimPrefix(line, "ADDR "))
+	return cmd, strings.TrimSpace(strings.TrimPrefix(line, "addr "))
 }
 
 // TestKeysAfterKill9: a proxy process with SEGMENT and TICKET generators

@@ -34,7 +34,7 @@ func sharedServers(t testing.TB) []*mariadbtest.Server {
 
 func TestMain(m *testing.M) {
 	if os.Getenv(proxyHelperEnv) != "" {
-		os.Exit(helperServe()) // keygen_kill_test.go
+		os.Exit(runProxyHelper())
 	}
 	code := m.Run()
 	for _, s := range shared.servers {
