@@ -57,6 +57,10 @@ func (s *Session) runAdmin(st adminStmt) error {
 		cols, rows, err = s.bindingOrphans()
 	case adminAdoptKeys:
 		cols, rows, err = s.adoptKeys(st.table)
+	case adminReadwriteRules:
+		cols, rows = s.readwriteRules()
+	case adminReadwriteStatus:
+		cols, rows = s.readwriteStatus()
 	default:
 		err = &InternalError{Msg: "admin statement " + st.kind.String()}
 	}
@@ -292,12 +296,18 @@ func (s *Session) storageUnits() ([]*mysql.Field, []Row) {
 		if !h.Up {
 			state, detail = "down", h.Error
 		}
-		st := stats[ds.Name]
-		rows[i] = rowOf(ds.Name, "MySQL", ds.Host, ds.Port, ds.Database,
-			ms(p.connectTimeout), ms(p.idleTimeout), ms(p.maxLifetime), p.max, p.minIdle, "false", attributes(ds.Params),
-			state, detail, st.Open, st.InUse, st.Idle, st.Waiting, p.tlsMode(), p.lastTLS())
+		rows[i] = storageUnitRow(s.srv.rw.unitName(ds.Name), p, stats[ds.Name], "false", state, detail)
 	}
-	return cols, rows
+	return cols, append(rows, s.srv.rw.replicaUnits()...)
+}
+
+// storageUnitRow is one row of SHOW STORAGE UNITS: a data source's, or a
+// replica's (readOnly "true").
+func storageUnitRow(name string, p *pool, st PoolStats, readOnly, state string, detail any) Row {
+	ds := p.ds
+	return rowOf(name, "MySQL", ds.Host, ds.Port, ds.Database,
+		ms(p.connectTimeout), ms(p.idleTimeout), ms(p.maxLifetime), p.max, p.minIdle, readOnly, attributes(ds.Params),
+		state, detail, st.Open, st.InUse, st.Idle, st.Waiting, p.tlsMode(), p.lastTLS())
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }

@@ -26,6 +26,11 @@ func (m *Metrics) attach(srv *Server) error {
 	if err := m.reg.Register(newKeygenCollector(srv.keys)); err != nil {
 		return err
 	}
+	if srv.rw != nil {
+		if err := m.reg.Register(newReadwriteCollector(srv.rw)); err != nil {
+			return err
+		}
+	}
 	if err := m.reg.Register(newTrafficCollector(srv.traffic)); err != nil {
 		return err
 	}

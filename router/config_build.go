@@ -191,6 +191,10 @@ func (d *decoder) dataNodes(r *Rules, rt *rawTable, t *TableRule) {
 		}
 		n := DataNode{DataSource: name[:dot], Table: name[dot+1:]}
 		if r.dsByName[n.DataSource] == nil {
+			if msg := r.groupMemberError(n.DataSource); msg != "" {
+				d.errorf(rt.nodesNode, "table %s actualDataNodes %q: %s", rt.name, rt.nodes, msg)
+				return
+			}
 			d.errorf(rt.nodesNode, "table %s actualDataNodes %q: data source %s is not in dataSources", rt.name, rt.nodes, n.DataSource)
 			return
 		}

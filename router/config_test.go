@@ -188,8 +188,8 @@ func TestValidationErrors(t *testing.T) {
 			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake:\n      type: TICKET\n      props:\n        urls: 'jdbc:mysql://127.0.0.1:1/t, jdbc:mysql://127.0.0.1:2/t'\n        stub: ab # ERR")
 		}, `key generator snowflake (TICKET): stub: "ab": want one character`},
 		{"unsupported rule", func(t *testing.T) string {
-			return edit(t, "- !BROADCAST\n  tables: [t_dict]\n", "- !READWRITE_SPLITTING # ERR\n  dataSources: {}\n")
-		}, `rule !READWRITE_SPLITTING is not supported by shardflake`},
+			return edit(t, "- !BROADCAST\n  tables: [t_dict]\n", "- !ENCRYPT # ERR\n  tables: {}\n")
+		}, `rule !ENCRYPT is not supported by shardflake`},
 		{"untagged rule", func(t *testing.T) string {
 			return edit(t, "- !BROADCAST\n  tables: [t_dict]\n", "- tables: [t_dict] # ERR\n")
 		}, `a rules item needs a tag`},

@@ -311,8 +311,13 @@ func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, e
 		p.kind = KindOther
 		return p, nil
 	}
+	access := statementAccess(stmt, h)
 	if h != nil && h.dataSource != "" {
-		return r.preparePassThrough(p, kind, stmt, h.dataSource)
+		pp, err := r.preparePassThrough(p, kind, stmt, h.dataSource)
+		if err == nil {
+			r.markAccess(pp, access)
+		}
+		return pp, err
 	}
 	switch s := stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt, *ast.UpdateStmt, *ast.DeleteStmt:
@@ -337,6 +342,7 @@ func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, e
 	}
 	p.tables = a.tables()
 	a.release()
+	r.markAccess(p, access)
 	return p, nil
 }
 

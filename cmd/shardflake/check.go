@@ -108,6 +108,13 @@ func (c *checker) report() error {
 			mark = "  (default: tables without rules)"
 		}
 		c.printf("  %-8s %s/%s user %s%s\n", ds.Name, ds.Addr(), ds.Database, ds.User, mark)
+		if g := r.ReadwriteGroup(ds.Name); g != nil {
+			c.printf("    readwrite group: primary %s; reads by %s, in transactions %s, read-your-writes %s\n",
+				g.Primary.Name, g.LoadBalancer.Type, g.TransactionalReads, g.CausalReads)
+			for _, rp := range g.Replicas {
+				c.printf("    replica %s %s/%s weight %g\n", rp.Name, rp.Addr(), rp.Database, rp.Weight)
+			}
+		}
 	}
 	if len(r.BroadcastTables) > 0 {
 		c.printf("broadcast tables (on every data source): %s\n", strings.Join(r.BroadcastTables, ", "))

@@ -221,6 +221,13 @@ func printPlan(w io.Writer, plan *router.Plan, keys map[string]idgen.KeyGenerato
 	if len(plan.Tables) > 0 {
 		fmt.Fprintf(&b, "tables: %s\n", strings.Join(plan.Tables, ", "))
 	}
+	if plan.Access != 0 {
+		where := "the primary"
+		if plan.Access == router.AccessRead {
+			where = "a replica"
+		}
+		fmt.Fprintf(&b, "access: %s (read/write groups: %s)\n", plan.Access, where)
+	}
 	if k := plan.Keys; k != nil {
 		fmt.Fprintf(&b, "generated keys: %s = %d", k.Column, k.First)
 		if k.Count > 1 {
