@@ -457,3 +457,68 @@ func TestTicketInnoDBTable(t *testing.T) {
 	}
 	t.Logf("ticket server saw a deadlock: %v", strings.Contains(status, "LATEST DETECTED DEADLOCK"))
 }
+
+// TestUUIDKeysOnMariaDB: UUIDV7 keys into a BINARY(16) column and UUID v4
+// keys into a CHAR(36) column, through the proxy into MariaDB: every row
+// stored once with its version; a BIGINT key column for UUIDs is refused
+// at CREATE TABLE.
+func TestUUIDKeysOnMariaDB(t *testing.T) {
+	for _, tc := range []struct {
+		table, gen, keyType, version string
+	}{
+		{"t_u7", `{ type: UUIDV7, props: { column-type: "BINARY(16)" } }`, "BINARY(16)", "7"},
+		{"t_u4", `{ type: UUID }`, "CHAR(36)", "4"},
+	} {
+		t.Run(tc.table, func(t *testing.T) {
+			// UUIDs are not integers: the table strategy hashes them.
+			rules := strings.Replace(keygenRules(tc.table, tc.gen),
+				`t_inline:  { type: INLINE, props: { algorithm-expression: "`+tc.table+`_${id % 2}" } }`,
+				`t_inline:  { type: HASH_MOD, props: { sharding-count: 2 } }`, 1)
+			e := startEnv(t, envOptions{rules: rules})
+			db := e.open(t)
+			if _, err := db.Exec("DROP TABLE IF EXISTS " + tc.table); err != nil {
+				t.Fatal(err)
+			}
+			_, err := db.Exec("CREATE TABLE " + tc.table + " (id BIGINT PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(20))")
+			if errCode(err) != 1063 {
+				t.Fatalf("BIGINT key column for UUID keys: %v, want 1063", err)
+			}
+			if _, err := db.Exec("CREATE TABLE " + tc.table + " (id " + tc.keyType + " PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(20))"); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for g := 0; g < 4; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < 25; i++ {
+						if _, err := db.Exec("INSERT INTO "+tc.table+" (user_id, note) VALUES (?, 'a'), (?, 'b')", g, g+1); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			hexID := "HEX(id)"
+			if tc.keyType != "BINARY(16)" {
+				hexID = "REPLACE(id, '-', '')"
+			}
+			var rows, distinct, versioned int
+			q := fmt.Sprintf("SELECT COUNT(*), COUNT(DISTINCT id), SUM(SUBSTR(%s, 13, 1) = '%s') FROM %s", hexID, tc.version, tc.table)
+			if err := db.QueryRow(q).Scan(&rows, &distinct, &versioned); err != nil {
+				t.Fatal(err)
+			}
+			if rows != 200 || distinct != 200 || versioned != 200 {
+				t.Fatalf("%d rows, %d distinct keys, %d of version %s; want 200 each", rows, distinct, versioned, tc.version)
+			}
+			// Both physical tables of a data source get rows.
+			for tb := 0; tb < 2; tb++ {
+				var n int
+				if err := e.backend(t, 0).QueryRow(fmt.Sprintf("SELECT COUNT(*) FROM %s_%d", tc.table, tb)).Scan(&n); err != nil || n == 0 {
+					t.Fatalf("%s_%d on ds_0 holds %d rows, %v", tc.table, tb, n, err)
+				}
+			}
+		})
+	}
+}
