@@ -430,6 +430,17 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 				rp.Exec(t, "", "STOP SLAVE", "CHANGE MASTER TO MASTER_DELAY=0", "START SLAVE")
 			}
 		}()
+		t.Run("maxReplicationLag excludes a lagging replica", func(t *testing.T) {
+			e := startRWEnv(t, r, "maxReplicationLag: 1s")
+			mustExec(t, e.conn(t), "INSERT INTO t_order (order_id, user_id, status) VALUES (9001, 6, 'lag')")
+			took := waitWithin(t, 3*time.Second, "a replica 2 s behind excluded", func() bool { return replicaHealth(t, e, 0) == "excluded" })
+			status := queryText(t, e.conn(t), "SHOW READWRITE_SPLITTING STATUS")
+			if !strings.Contains(status[1][4], "lagging") || !strings.Contains(status[1][4], "maxReplicationLag 1s") {
+				t.Errorf("excluded for %q, want lagging", status[1][4])
+			}
+			t.Logf("excluded %s after the write", took.Round(time.Millisecond))
+			waitWithin(t, 4*time.Second, "the replica back once it applied the write", func() bool { return replicaHealth(t, e, 0) == "up" })
+		})
 		const trips = 300
 		stale := func(t *testing.T, group string, base int, twoConns bool) int {
 			e := startRWEnv(t, r, group)
