@@ -17,6 +17,7 @@ import (
 //	SHOW SHARDING KEY GENERATORS [FROM db]   (also SHOW KEY GENERATORS)
 //	SHOW BROADCAST TABLE RULES [FROM db]
 //	SHOW STORAGE UNITS [FROM db]
+//	SHOW SHARDING BINDING ORPHANS [FROM db]  (binding_check.go)
 //	SHOW READWRITE_SPLITTING RULES [FROM db]
 //	SHOW READWRITE_SPLITTING STATUS [FROM db]
 //	SHOW TRAFFIC RULES, ALTER/ENABLE/DISABLE TRAFFIC RULE (admin_traffic.go)
@@ -39,6 +40,8 @@ const (
 	adminKeyGenerators
 	adminBroadcastRules
 	adminStorageUnits
+	adminBindingOrphans
+	adminAdoptKeys // admin_keygen.go
 	adminReadwriteRules
 	adminReadwriteStatus
 )
@@ -62,6 +65,10 @@ func (k adminKind) String() string {
 		return "SHOW BROADCAST TABLE RULES"
 	case adminStorageUnits:
 		return "SHOW STORAGE UNITS"
+	case adminBindingOrphans:
+		return "SHOW SHARDING BINDING ORPHANS"
+	case adminAdoptKeys:
+		return "ADOPT SHARDING KEY GENERATOR"
 	case adminReadwriteRules:
 		return "SHOW READWRITE_SPLITTING RULES"
 	case adminReadwriteStatus:
@@ -79,7 +86,7 @@ type adminStmt struct {
 }
 
 // adminSyntax lists the admin statements for syntax error messages.
-const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]; SHOW READWRITE_SPLITTING RULES | STATUS [FROM db]; " + trafficSyntax
+const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]; SHOW SHARDING BINDING ORPHANS [FROM db]; SHOW READWRITE_SPLITTING RULES | STATUS [FROM db]; " + trafficSyntax
 
 // handleAdmin answers sql when it is an admin statement and reports
 // whether it was one. It runs before the parser, on every query the plan
@@ -109,6 +116,9 @@ func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
 	}
 	first := lx.word()
 	if st, ok, err := matchTrafficAdmin(lx, first); ok {
+		return st, true, err
+	}
+	if st, ok, err := matchKeygenAdmin(lx, first); ok {
 		return st, true, err
 	}
 	switch {
@@ -167,6 +177,8 @@ func (lx *adminLexer) parseShow() (adminStmt, error) {
 		} else {
 			*lx = save
 		}
+	case lx.keywords("SHARDING", "BINDING", "ORPHANS"):
+		st.kind = adminBindingOrphans
 	case lx.keywords("SHARDING", "ALGORITHMS"):
 		st.kind = adminAlgorithms
 	case lx.keywords("SHARDING", "KEY", "GENERATORS"), lx.keywords("KEY", "GENERATORS"):

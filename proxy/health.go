@@ -135,11 +135,15 @@ func probe(ctx context.Context, p *pool) error {
 }
 
 // keyGeneratorHealth reports the key generators that have a state
-// (Snowflake), by name.
+// (SNOWFLAKE, SEGMENT, TICKET), by name.
 func (s *Server) keyGeneratorHealth() []KeyGeneratorHealth {
 	names := slices.Sorted(maps.Keys(s.keys))
 	out := []KeyGeneratorHealth{}
 	for _, name := range names {
+		if st, ok := s.keys[name].(idgen.Stater); ok {
+			out = append(out, stateHealth(name, st))
+			continue
+		}
 		g, ok := s.keys[name].(statser)
 		if !ok {
 			continue

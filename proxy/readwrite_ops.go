@@ -70,15 +70,11 @@ func (rw *readwriteSplit) replicaUnits() []Row {
 	var rows []Row
 	for _, g := range rw.order {
 		for _, rp := range g.replicas {
-			p, ds := rp.pool, rp.pool.ds
-			st := p.stats()
 			state, detail := "up", any(nil)
 			if !rp.healthy.Load() {
 				state, detail = "excluded", rp.why()
 			}
-			rows = append(rows, rowOf(rp.name, "MySQL", ds.Host, ds.Port, ds.Database,
-				ms(p.connectTimeout), ms(p.idleTimeout), ms(p.maxLifetime), p.max, p.minIdle, "true", attributes(ds.Params),
-				state, detail, st.Open, st.InUse, st.Idle, st.Waiting))
+			rows = append(rows, storageUnitRow(rp.name, rp.pool, rp.pool.stats(), "true", state, detail))
 		}
 	}
 	return rows

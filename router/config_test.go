@@ -173,8 +173,20 @@ func TestValidationErrors(t *testing.T) {
 			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake:\n      type: SNOWFLAKE\n      props:\n        worker-idd: 1 # ERR")
 		}, `worker-idd: unknown prop`},
 		{"unsupported key generator", func(t *testing.T) string {
-			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake: {type: UUID} # ERR")
-		}, `key generator snowflake (UUID): unknown type; supported: SNOWFLAKE`},
+			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake: {type: LEAF} # ERR")
+		}, `key generator snowflake (LEAF): unknown type; supported: SNOWFLAKE, SEGMENT, TICKET, UUID, UUIDV7`},
+		{"bad uuid column type", func(t *testing.T) string {
+			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake:\n      type: UUIDv7\n      props:\n        column-type: INT # ERR")
+		}, `key generator snowflake (UUIDV7): column-type: "INT": want CHAR(36), CHAR(32) or BINARY(16)`},
+		{"segment without url", func(t *testing.T) string {
+			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake:\n      type: SEGMENT # ERR\n      props:\n        step: 10")
+		}, `key generator snowflake (SEGMENT): url: required`},
+		{"segment step above max-step", func(t *testing.T) string {
+			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake:\n      type: SEGMENT\n      props:\n        url: jdbc:mysql://127.0.0.1:3306/ids\n        step: 100\n        max-step: 10 # ERR")
+		}, `key generator snowflake (SEGMENT): max-step: "10": outside [step, 1099511627776]`},
+		{"ticket bad stub", func(t *testing.T) string {
+			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake:\n      type: TICKET\n      props:\n        urls: 'jdbc:mysql://127.0.0.1:1/t, jdbc:mysql://127.0.0.1:2/t'\n        stub: ab # ERR")
+		}, `key generator snowflake (TICKET): stub: "ab": want one character`},
 		{"unsupported rule", func(t *testing.T) string {
 			return edit(t, "- !BROADCAST\n  tables: [t_dict]\n", "- !ENCRYPT # ERR\n  tables: {}\n")
 		}, `rule !ENCRYPT is not supported by shardflake`},
@@ -414,9 +426,9 @@ func TestServerDefaults(t *testing.T) {
 		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024,
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
 		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: "",
-		UnionRoutes: true,
+		UnionRoutes: true, MoveUpdatedRows: true,
 		Limits: Limits{
-			MaxAllowedPacket: 64 << 20, PacketMemoryBytes: 1 << 30, WaitTimeout: 8 * time.Hour,
+			MaxAllowedPacket: 64 << 20, PacketMemoryBytes: 256 << 20, WaitTimeout: 8 * time.Hour,
 			NetReadTimeout: 30 * time.Second, MaxHandshakes: 128, MaxPreparedStatements: 16382,
 		},
 	}
@@ -468,7 +480,7 @@ func TestServerSettings(t *testing.T) {
 		AuthPlugin: AuthCachingSHA2, MaxConnections: 50, HandshakeTimeout: 2 * time.Second,
 		StatementTimeout: 90 * time.Second, MultiSourceTransactions: MultiSourceReject,
 		SlowStatementThreshold: 250 * time.Millisecond, MaxScatterRows: 100000, MergeMemoryBytes: 16 << 20,
-		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second,
+		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second, MoveUpdatedRows: true,
 		Limits: Limits{
 			MaxAllowedPacket: 1 << 30, PacketMemoryBytes: 256 << 20, WaitTimeout: 10 * time.Minute,
 			NetReadTimeout: 5 * time.Second, MaxHandshakes: 16, MaxPreparedStatements: 100,
