@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -268,7 +270,13 @@ func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*back
 		}
 	}
 	want, err := s.causalPosition(ctx, g)
-	if err != nil {
+	var my *mysql.MyError
+	switch {
+	case errors.As(err, &my):
+		// The primary answered but has no MariaDB GTID position (1193 on
+		// MySQL): reads after writes stay on the primary.
+		return nil, false, nil
+	case err != nil:
 		return nil, true, err
 	}
 	cands := g.candidates()

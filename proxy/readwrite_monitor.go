@@ -2,10 +2,13 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/router"
 )
@@ -71,6 +74,11 @@ func (rp *replica) probe(bc *backendConn, maxLag time.Duration) error {
 	bc.nc.SetDeadline(time.Now().Add(probeTimeout))
 	defer bc.nc.SetDeadline(time.Time{})
 	cols, rows, err := backendRows(bc, "SHOW SLAVE STATUS")
+	var my *mysql.MyError
+	if errors.As(err, &my) {
+		// A server without the old spelling (MySQL 8.4).
+		cols, rows, err = backendRows(bc, "SHOW REPLICA STATUS")
+	}
 	if err != nil {
 		return err
 	}
@@ -79,10 +87,12 @@ func (rp *replica) probe(bc *backendConn, maxLag time.Duration) error {
 		rp.markExcluded("not a replica: SHOW SLAVE STATUS is empty")
 		return nil
 	}
-	col := func(name string) *string {
+	col := func(names ...string) *string {
 		for i, c := range cols {
-			if strings.EqualFold(c, name) {
-				return rows[0][i]
+			for _, name := range names {
+				if strings.EqualFold(c, name) {
+					return rows[0][i]
+				}
 			}
 		}
 		return nil
@@ -104,10 +114,10 @@ func (rp *replica) probe(bc *backendConn, maxLag time.Duration) error {
 			rp.gtid.Store(&p)
 		}
 	}
-	sbm := col("Seconds_Behind_Master")
+	sbm := col("Seconds_Behind_Master", "Seconds_Behind_Source")
 	if sbm == nil {
 		rp.lag.Store(-1)
-		rp.markExcluded(fmt.Sprintf("replication stopped (Seconds_Behind_Master is NULL; Slave_IO_Running=%s, Slave_SQL_Running=%s)", text(col("Slave_IO_Running")), text(col("Slave_SQL_Running"))))
+		rp.markExcluded(fmt.Sprintf("replication stopped (Seconds_Behind_Master is NULL; Slave_IO_Running=%s, Slave_SQL_Running=%s)", text(col("Slave_IO_Running", "Replica_IO_Running")), text(col("Slave_SQL_Running", "Replica_SQL_Running"))))
 		return nil
 	}
 	lag, err := strconv.ParseInt(*sbm, 10, 64)
