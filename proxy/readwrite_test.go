@@ -97,7 +97,7 @@ func startRWEnv(t *testing.T, r *mariadbtest.Replicated, group string) *rwEnv {
 		}
 	})
 	e := &rwEnv{&testEnv{srv: srv, addr: l.Addr().String(), rules: rules, direct: map[int]*sql.DB{}, t: t}, ops}
-	waitWithin(t, 5*time.Second, "both replicas serving reads", func() bool {
+	waitWithin(t, 10*time.Second, "both replicas serving reads", func() bool {
 		return replicaHealth(t, e, 0) == "up" && replicaHealth(t, e, 1) == "up"
 	})
 	return e
@@ -211,6 +211,17 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 		})
 		if d[0] != 0 || d[1] != 20 || d[2] != 20 {
 			t.Errorf("Com_select of 40 reads: primary %d, replicas %d and %d; want 0, 20, 20 (round robin)", d[0], d[1], d[2])
+		}
+		text := e.conn(t, "interpolateParams=true") // COM_QUERY, not prepared statements
+		d = counters.delta(t, "Com_select", func() {
+			for i := range 10 {
+				if err := text.QueryRowContext(ctx, "SELECT COUNT(*) FROM t_order WHERE order_id = ?", i%4+1).Scan(&n); err != nil || n != 1 {
+					t.Fatalf("text read %d: %d, %v", i, n, err)
+				}
+			}
+		})
+		if d[0] != 0 || d[1] != 5 || d[2] != 5 {
+			t.Errorf("Com_select of 10 text-protocol reads: primary %d, replicas %d and %d; want 0, 5, 5", d[0], d[1], d[2])
 		}
 		d = counters.delta(t, "Com_select", func() {
 			for i := range 10 {
