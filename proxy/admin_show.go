@@ -53,14 +53,14 @@ func (s *Session) runAdmin(st adminStmt) error {
 		cols, rows = s.broadcastRules()
 	case adminStorageUnits:
 		cols, rows = s.storageUnits()
-	case adminReadwriteRules:
-		cols, rows = s.readwriteRules()
-	case adminReadwriteStatus:
-		cols, rows = s.readwriteStatus()
 	case adminBindingOrphans:
 		cols, rows, err = s.bindingOrphans()
 	case adminAdoptKeys:
 		cols, rows, err = s.adoptKeys(st.table)
+	case adminReadwriteRules:
+		cols, rows = s.readwriteRules()
+	case adminReadwriteStatus:
+		cols, rows = s.readwriteStatus()
 	default:
 		err = &InternalError{Msg: "admin statement " + st.kind.String()}
 	}
@@ -301,8 +301,8 @@ func (s *Session) storageUnits() ([]*mysql.Field, []Row) {
 	return cols, append(rows, s.srv.rw.replicaUnits()...)
 }
 
-// storageUnitRow is one row of SHOW STORAGE UNITS for pool p's data
-// source, under name.
+// storageUnitRow is one row of SHOW STORAGE UNITS: a data source's, or a
+// replica's (readOnly "true").
 func storageUnitRow(name string, p *pool, st PoolStats, readOnly, state string, detail any) Row {
 	ds := p.ds
 	return rowOf(name, "MySQL", ds.Host, ds.Port, ds.Database,
