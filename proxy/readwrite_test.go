@@ -224,6 +224,18 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 			t.Errorf("Com_select of 10 text-protocol reads: primary %d, replicas %d and %d; want 0, 5, 5", d[0], d[1], d[2])
 		}
 		d = counters.delta(t, "Com_select", func() {
+			for i := range 4 {
+				// The same shape as above but for the hint: the plan cache
+				// must not hand it the replica plan.
+				if err := text.QueryRowContext(ctx, "/* SHARDINGSPHERE_HINT: WRITE_ROUTE_ONLY=true */ SELECT COUNT(*) FROM t_order WHERE order_id = ?", i%4+1).Scan(&n); err != nil || n != 1 {
+					t.Fatalf("hinted text read %d: %d, %v", i, n, err)
+				}
+			}
+		})
+		if d[0] != 4 || d[1] != 0 || d[2] != 0 {
+			t.Errorf("Com_select of 4 hinted text-protocol reads: primary %d, replicas %d and %d; want 4, 0, 0", d[0], d[1], d[2])
+		}
+		d = counters.delta(t, "Com_select", func() {
 			for i := range 10 {
 				for _, q := range []string{"SELECT status FROM t_order WHERE order_id = ? FOR UPDATE", "SELECT status FROM t_order WHERE order_id = ? LOCK IN SHARE MODE",
 					"/* SHARDINGSPHERE_HINT: WRITE_ROUTE_ONLY=true */ SELECT status FROM t_order WHERE order_id = ?"} {
