@@ -60,6 +60,7 @@ func (rw *readwriteSplit) monitor(cfg *router.ReadwriteGroup, rp *replica) {
 				bc = nil
 			}
 		}
+		rp.probed.Store(true)
 		select {
 		case <-rw.done:
 			return
@@ -73,11 +74,20 @@ func (rw *readwriteSplit) monitor(cfg *router.ReadwriteGroup, rp *replica) {
 func (rp *replica) probe(bc *backendConn, maxLag time.Duration) error {
 	bc.nc.SetDeadline(time.Now().Add(probeTimeout))
 	defer bc.nc.SetDeadline(time.Time{})
-	cols, rows, err := backendRows(bc, "SHOW SLAVE STATUS")
-	var my *mysql.MyError
-	if errors.As(err, &my) {
-		// A server without the old spelling (MySQL 8.4).
-		cols, rows, err = backendRows(bc, "SHOW REPLICA STATUS")
+	// MariaDB's SHOW ALL SLAVES STATUS is SHOW SLAVE STATUS plus
+	// Gtid_Slave_Pos (one row per replication connection; the default
+	// connection is the only one here). Reading the position there keeps
+	// the probe off the replica's Com_select. Other servers get SHOW
+	// SLAVE STATUS, then SHOW REPLICA STATUS (MySQL 8.4).
+	var cols []string
+	var rows [][]*string
+	var err error
+	for _, q := range []string{"SHOW ALL SLAVES STATUS", "SHOW SLAVE STATUS", "SHOW REPLICA STATUS"} {
+		cols, rows, err = backendRows(bc, q)
+		var my *mysql.MyError
+		if !errors.As(err, &my) {
+			break
+		}
 	}
 	if err != nil {
 		return err
@@ -97,10 +107,8 @@ func (rp *replica) probe(bc *backendConn, maxLag time.Duration) error {
 		}
 		return nil
 	}
-	// MariaDB's SHOW SLAVE STATUS carries Gtid_Slave_Pos; reading it
-	// there keeps the probe off the replica's Com_select.
 	pos := col("Gtid_Slave_Pos")
-	if pos == nil {
+	if pos == nil && !statusHasColumn(cols, "Gtid_Slave_Pos") {
 		v, null, err := queryValue(bc, "SELECT @@gtid_slave_pos")
 		if err != nil {
 			return err
@@ -157,4 +165,13 @@ func (rp *replica) markHealthy() {
 	if !rp.healthy.Swap(true) {
 		rp.pool.log.Info("replica serves reads", "group", rp.group, "lag_seconds", rp.lag.Load())
 	}
+}
+
+func statusHasColumn(cols []string, name string) bool {
+	for _, c := range cols {
+		if strings.EqualFold(c, name) {
+			return true
+		}
+	}
+	return false
 }
