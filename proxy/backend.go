@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
 )
 
 // backendCharset is what every backend connection speaks unless the client
@@ -65,6 +67,25 @@ type backendConn struct {
 }
 
 func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
+	if p.tlsErr != nil {
+		return nil, p.tlsErr
+	}
+	bc, err := dialBackendTLS(ctx, p, p.tls)
+	if serverWithoutTLS(err) && p.ds.TLS.Mode == router.TLSPreferred {
+		bc, err = dialBackendTLS(ctx, p, nil)
+	}
+	if err != nil && p.tls != nil && !serverWithoutTLS(err) {
+		var tlsErr *tls.CertificateVerificationError
+		if errors.As(err, &tlsErr) {
+			err = fmt.Errorf("TLS (sslMode %s): %w", p.ds.TLS.Mode, err)
+		}
+	}
+	return bc, err
+}
+
+// dialBackendTLS logs in to p's data source, over TLS when tlsConfig is
+// set.
+func dialBackendTLS(ctx context.Context, p *pool, tlsConfig *tls.Config) (*backendConn, error) {
 	ds := p.ds
 	addr := net.JoinHostPort(ds.Host, strconv.Itoa(ds.Port))
 	dialer := &net.Dialer{Timeout: p.connectTimeout, KeepAlive: 30 * time.Second}
@@ -88,6 +109,9 @@ func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
 		}
 		c.ReadTimeout = p.connectTimeout
 		c.WriteTimeout = p.connectTimeout
+		if tlsConfig != nil {
+			c.SetTLSConfig(tlsConfig.Clone())
+		}
 		return c.SetCollation(backendCollation)
 	}}
 	dctx, cancel := context.WithTimeout(ctx, p.connectTimeout)
@@ -99,6 +123,11 @@ func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
 	version := gc.GetServerVersion()
 	p.version.Store(&version)
 	nc := gc.Conn.Conn
+	state := tlsState(0, false)
+	if tc, ok := nc.(*tls.Conn); ok {
+		state = tlsState(tc.ConnectionState().Version, true)
+	}
+	p.tlsState.Store(&state)
 	// The handshake left its deadline behind; statements set their own.
 	nc.SetDeadline(time.Time{})
 	now := time.Now()
@@ -125,8 +154,13 @@ func (bc *backendConn) lost(err error) error {
 	return &DataSourceError{DataSource: bc.pool.name, Lost: true, Err: err}
 }
 
-// send writes one command packet.
+// send writes one command packet. SQL (COM_QUERY, COM_STMT_PREPARE) is
+// the proxy's, written with backslash escapes; a backend session running
+// with NO_BACKSLASH_ESCAPES gets it in its own form (status.go).
 func (bc *backendConn) send(cmd byte, arg string) error {
+	if (cmd == mysql.COM_QUERY || cmd == mysql.COM_STMT_PREPARE) && bc.noBackslashEscapes() {
+		arg = sqlarg.ToNoBackslashEscapes(arg)
+	}
 	bc.wc.ResetSeq()
 	buf := append(bc.wc.Scratch(), cmd)
 	return bc.sendCommand(append(buf, arg...), nil)
@@ -135,6 +169,9 @@ func (bc *backendConn) send(cmd byte, arg string) error {
 // sendQuery writes COM_QUERY of sql with args written in as literals,
 // straight into the packet.
 func (bc *backendConn) sendQuery(sql string, args []any, mode sqlarg.Mode) error {
+	if mode == sqlarg.NoBackslashEscapes {
+		sql = sqlarg.ToNoBackslashEscapes(sql)
+	}
 	bc.wc.ResetSeq()
 	buf, err := sqlarg.AppendInterpolated(append(bc.wc.Scratch(), mysql.COM_QUERY), sql, args, mode)
 	return bc.sendCommand(buf, err)
@@ -259,6 +296,12 @@ func (bc *backendConn) readRow() ([]byte, error) {
 		return nil, wire.ParseErr(p)
 	}
 	return p, nil
+}
+
+// noBackslashEscapes reports whether the backend session runs with
+// sql_mode NO_BACKSLASH_ESCAPES (its last response said so).
+func (bc *backendConn) noBackslashEscapes() bool {
+	return bc.status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0
 }
 
 // inTransaction reports whether the backend says a transaction is open.

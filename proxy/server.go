@@ -88,7 +88,8 @@ type Server struct {
 
 	stmtMeta *stmtMetaCache // result columns of prepared statements
 
-	traffic *traffic.Set // server.traffic's limits
+	traffic *traffic.Set     // server.traffic's limits
+	cluster *traffic.Cluster // shares the cluster rules' budgets; nil without
 	// What clients that have not logged in may hold, and the memory of
 	// long commands (admission.go, limits.go).
 	handshakes    *handshakes
@@ -150,11 +151,21 @@ func New(cfg Config) (*Server, error) {
 	if s.traffic, err = traffic.New(cfg.Rules.Server.Traffic, nil); err != nil {
 		return nil, err
 	}
+	if s.cluster, err = startTrafficCluster(cfg.Rules, s.traffic); err != nil {
+		return nil, err
+	}
 	if s.merger == nil {
 		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s), Dialects: &dialectProbe{srv: s}}
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
+	}
+	for _, ds := range cfg.Rules.DataSources {
+		// A CA or client certificate that cannot be read stops the
+		// start, rather than every statement later.
+		if _, err := backendTLSConfig(ds); err != nil {
+			return nil, err
+		}
 	}
 	for _, ds := range cfg.Rules.DataSources {
 		s.pools[ds.Name] = newPoolWith(ds, false, log, poolBaseline(cfg.Rules.Server))
@@ -449,6 +460,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 	}
 	s.closePools()
+	if s.cluster != nil {
+		s.cluster.Close()
+	}
 	return err
 }
 

@@ -347,6 +347,7 @@ func parseRules(data []byte, file string) (*Rules, error) {
 	d.server(r, top.get("server"), root)
 	if len(d.errs) == 0 {
 		d.build(r, sh)
+		d.trafficScopes(r)
 	}
 	if len(d.errs) == 0 {
 		d.validate(r, sh)

@@ -152,9 +152,11 @@
 //
 // # Rejected with 1235 (never answered wrongly)
 //
-// Changing a sharding column (UPDATE ... SET col = x where x is neither
-// col itself nor the value the WHERE clause already fixes, ON DUPLICATE
-// KEY UPDATE other than col = VALUES(col)); an
+// Changing a sharding column where a row may have to move in an UPDATE
+// of several tables or with ORDER BY/LIMIT (a single-table UPDATE runs:
+// rows that stay are proven or checked, rows that belong elsewhere are
+// moved, keymove.go), and in ON DUPLICATE KEY UPDATE other than
+// col = VALUES(col); an
 // INSERT without a column list into a sharded table (unless
 // WithTableColumns knows the columns), or with an expression as sharding
 // value; UPDATE or DELETE with ORDER BY or LIMIT on several data nodes;

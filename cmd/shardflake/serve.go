@@ -28,7 +28,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	config := fs.String("config", "", "rules file (required)")
 	rf := addRunFlags(fs)
 	drain := fs.Duration("drain", defaultDrain, "how long SIGTERM waits for statements in flight before cutting them")
-	pprofAddr := fs.String("pprof", "", "serve Go's profiling endpoints (/debug/pprof/) on this address; off by default")
+	pprofAddr := fs.String("pprof", "", "serve Go's profiling endpoints (/debug/pprof/) on this address (a port alone or :PORT binds 127.0.0.1 only; name 0.0.0.0:PORT for every interface); off by default")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: shardflake serve --config FILE [--listen ADDR] [flags]")
 		fmt.Fprintln(stderr)
