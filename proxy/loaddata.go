@@ -98,6 +98,7 @@ func (s *Session) runLoadLocal(ctx context.Context, st *ast.LoadDataStmt, sql st
 		bc.broken = true
 		return err
 	}
+	var sendErr error // the data source is lost: read the file to its end
 	for {
 		fp, err := s.wc.ReadPacket()
 		if err != nil {
@@ -110,9 +111,16 @@ func (s *Session) runLoadLocal(ctx context.Context, st *ast.LoadDataStmt, sql st
 		if len(fp) == 0 {
 			break
 		}
-		if err := bc.wc.WritePacket(fp); err != nil {
-			return cancelled(ctx, bc.lost(err))
+		if sendErr == nil {
+			if err := bc.wc.WritePacket(fp); err != nil {
+				sendErr = cancelled(ctx, bc.lost(err))
+			}
 		}
+	}
+	if sendErr != nil {
+		// The client has sent its whole file, so its next packet is its
+		// next command again.
+		return sendErr
 	}
 	if err := bc.wc.WritePacket(nil); err != nil {
 		return cancelled(ctx, bc.lost(err))
