@@ -26,6 +26,11 @@ func (m *Metrics) attach(srv *Server) error {
 	if err := m.reg.Register(newKeygenCollector(srv.keys)); err != nil {
 		return err
 	}
+	if srv.rw != nil {
+		if err := m.reg.Register(newReadwriteCollector(srv.rw)); err != nil {
+			return err
+		}
+	}
 	if err := m.reg.Register(newTrafficCollector(srv.traffic)); err != nil {
 		return err
 	}
@@ -116,6 +121,10 @@ type keygenCollector struct {
 	lead, maxLead, worker, dc, highWater   *prometheus.Desc
 	leaseState, leaseRemaining, leaseTTLDs *prometheus.Desc
 	ready                                  *prometheus.Desc
+	// SEGMENT and TICKET generators (keygen_metrics.go).
+	states     map[string]idgen.Stater
+	stateNames []string
+	stateDescs stateDescs
 }
 
 // leaseStates are every idgen.LeaseState, for the state-set gauge.
@@ -127,7 +136,7 @@ func newKeygenCollector(keys map[string]idgen.KeyGenerator) *keygenCollector {
 		gens:           map[string]statser{},
 		generated:      prometheus.NewDesc("shardflake_keygen_ids_generated_total", "Ids the key generator issued, by keyGenerators name.", l, nil),
 		backSteps:      prometheus.NewDesc("shardflake_keygen_clock_back_steps_total", "Times the key generator saw the wall clock go back.", l, nil),
-		waited:         prometheus.NewDesc("shardflake_keygen_wait_seconds_total", "Time the key generator slept for the clock (lead at its cap, or a clock step back within tolerance).", l, nil),
+		waited:         prometheus.NewDesc("shardflake_keygen_wait_seconds_total", "Time callers waited for the key generator: SNOWFLAKE sleeping for the clock (lead at its cap, or a clock step back within tolerance), SEGMENT and TICKET waiting for their data sources.", l, nil),
 		hwWaits:        prometheus.NewDesc("shardflake_keygen_high_water_waits_total", "Calls that waited for the high-water mark to be persisted.", l, nil),
 		lead:           prometheus.NewDesc("shardflake_keygen_lead_seconds", "How far the last id's time is ahead of the wall clock (milliseconds borrowed when a millisecond's sequence ran out).", l, nil),
 		maxLead:        prometheus.NewDesc("shardflake_keygen_max_lead_seconds", "The lead the key generator may borrow (max-lead-milliseconds).", l, nil),
@@ -146,6 +155,7 @@ func newKeygenCollector(keys map[string]idgen.KeyGenerator) *keygenCollector {
 		}
 	}
 	sort.Strings(c.names)
+	c.addStaters(keys)
 	return c
 }
 
@@ -154,9 +164,11 @@ func (c *keygenCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.worker, c.dc, c.highWater, c.leaseState, c.leaseRemaining, c.leaseTTLDs, c.ready} {
 		ch <- d
 	}
+	c.stateDescs.describe(ch)
 }
 
 func (c *keygenCollector) Collect(ch chan<- prometheus.Metric) {
+	c.collectStates(ch)
 	for _, name := range c.names {
 		st := c.gens[name].Stats()
 		metric := func(d *prometheus.Desc, t prometheus.ValueType, v float64) {

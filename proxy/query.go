@@ -451,6 +451,7 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		}
 		src = txnSource{s: s, write: plan.Kind != router.KindSelect}
 	}
+	src = s.readwriteSource(plan, src, inTxn)
 	mode := backendText
 	if proto == BinaryProtocol {
 		mode = backendPrepared
@@ -473,6 +474,10 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		err = guard.finish(err)
 	} else {
 		res, err = runPlanMode(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, join)
+		if rs, ok := src.(*rwSource); ok && rs.retryable(err) {
+			// A replica was lost before the result began: the primary answers.
+			res, err = runPlanMode(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, join)
+		}
 	}
 	if inTxn {
 		defer s.afterTxnStatement(err)

@@ -88,6 +88,9 @@ type Server struct {
 
 	stmtMeta *stmtMetaCache // result columns of prepared statements
 
+	// rw is read/write splitting's groups (readwrite.go); nil without
+	// !READWRITE_SPLITTING.
+	rw      *readwriteSplit
 	traffic *traffic.Set     // server.traffic's limits
 	cluster *traffic.Cluster // shares the cluster rules' budgets; nil without
 	// What clients that have not logged in may hold, and the memory of
@@ -172,6 +175,7 @@ func New(cfg Config) (*Server, error) {
 		s.pools[ds.Name].schemaGen = &s.schemaGen
 		s.physicalDB[ds.Database] = true
 	}
+	s.rw = newReadwriteSplit(cfg.Rules, log, poolBaseline(cfg.Rules.Server), &s.schemaGen)
 	for _, t := range cfg.Rules.Tables {
 		for _, n := range t.DataNodes {
 			s.physicalTable[n.Table] = t.Name
@@ -475,6 +479,7 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) closePools() {
+	s.rw.close()
 	for _, p := range s.pools {
 		p.close()
 	}

@@ -105,6 +105,10 @@ type Plan struct {
 	// Move is set for an UPDATE of sharding columns that may move rows to
 	// another data node: the proxy checks, and moves them (keymove.go).
 	Move *KeyMove `json:"move,omitempty"`
+	// Access says whether a read/write group's replica may answer the
+	// plan (readwrite_access.go); zero, the primary, when the rules have
+	// no !READWRITE_SPLITTING.
+	Access Access `json:"access,omitempty"`
 }
 
 // Route is one data source and the SQL to run on it.
