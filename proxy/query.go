@@ -43,8 +43,10 @@ func (s *Session) handleQuery(sql string) {
 	}
 	stmts, err := s.parse(sql)
 	if err != nil {
-		if kind, ok := routineOf(sql); ok {
-			// Stored functions and triggers: the parser reads neither.
+		// Stored functions and triggers (the parser reads neither) and
+		// procedures it cannot read, alone or a CREATE whose body's
+		// semicolons are its own.
+		if kind, create, ok := routineOf(sql); ok && (create || !s.multiStatements || len(sqlarg.Split(sql)) <= 1) {
 			ctx, end := s.statementContext()
 			s.answer(s.runRoutine(ctx, kind, sql))
 			end()
@@ -323,6 +325,10 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 				return s.onDataSource(ctx, ds, sql, router.KindSelect, proto, more)
 			}
 			return s.infoSchemaSelect(ctx, st, proto, more)
+		}
+	case *ast.LoadDataStmt:
+		if st.FileLocRef == ast.FileLocClient && proto == TextProtocol {
+			return s.runLoadLocal(ctx, st, sql, more)
 		}
 	case *ast.CallStmt:
 		if proto == TextProtocol {
