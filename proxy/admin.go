@@ -17,6 +17,7 @@ import (
 //	SHOW SHARDING KEY GENERATORS [FROM db]   (also SHOW KEY GENERATORS)
 //	SHOW BROADCAST TABLE RULES [FROM db]
 //	SHOW STORAGE UNITS [FROM db]
+//	SHOW SHARDING BINDING ORPHANS [FROM db]  (binding_check.go)
 //	SHOW TRAFFIC RULES, ALTER/ENABLE/DISABLE TRAFFIC RULE (admin_traffic.go)
 //
 // The TiDB parser knows none of them, so they are recognised before
@@ -37,6 +38,7 @@ const (
 	adminKeyGenerators
 	adminBroadcastRules
 	adminStorageUnits
+	adminBindingOrphans
 )
 
 // String returns the statement's leading keywords.
@@ -58,6 +60,8 @@ func (k adminKind) String() string {
 		return "SHOW BROADCAST TABLE RULES"
 	case adminStorageUnits:
 		return "SHOW STORAGE UNITS"
+	case adminBindingOrphans:
+		return "SHOW SHARDING BINDING ORPHANS"
 	}
 	return "unknown"
 }
@@ -71,7 +75,7 @@ type adminStmt struct {
 }
 
 // adminSyntax lists the admin statements for syntax error messages.
-const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]; " + trafficSyntax
+const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]; SHOW SHARDING BINDING ORPHANS [FROM db]; " + trafficSyntax
 
 // handleAdmin answers sql when it is an admin statement and reports
 // whether it was one. It runs before the parser, on every query the plan
@@ -159,6 +163,8 @@ func (lx *adminLexer) parseShow() (adminStmt, error) {
 		} else {
 			*lx = save
 		}
+	case lx.keywords("SHARDING", "BINDING", "ORPHANS"):
+		st.kind = adminBindingOrphans
 	case lx.keywords("SHARDING", "ALGORITHMS"):
 		st.kind = adminAlgorithms
 	case lx.keywords("SHARDING", "KEY", "GENERATORS"), lx.keywords("KEY", "GENERATORS"):

@@ -53,6 +53,8 @@ func (s *Session) runAdmin(st adminStmt) error {
 		cols, rows = s.broadcastRules()
 	case adminStorageUnits:
 		cols, rows = s.storageUnits()
+	case adminBindingOrphans:
+		cols, rows, err = s.bindingOrphans()
 	default:
 		err = &InternalError{Msg: "admin statement " + st.kind.String()}
 	}

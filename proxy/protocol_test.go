@@ -210,6 +210,27 @@ func TestSQLPreparedStatements(t *testing.T) {
 func TestStoredProcedureOnDefault(t *testing.T) {
 	e := startEnv(t, envOptions{})
 	createTables(t, e)
+	// Routines run as the data source's account: only a user allowed
+	// beyond the logical schema may create or call them.
+	if _, err := e.open(t).Exec("CREATE PROCEDURE p_denied() SELECT 1"); errCode(err) != 1044 {
+		t.Errorf("CREATE PROCEDURE by an application account: %v, want 1044", err)
+	}
+	yaml := strings.Replace(rulesYAML(e.backends, "", driverSuiteRules), "{ user: other, password: other-secret }", "{ user: other, password: other-secret, otherSchemas: true }", 1)
+	srv, addr, err := startProxyOn(yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ops, err := sql.Open("mysql", (&testEnv{addr: addr}).dsn("other", "other-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ops.Close() })
+	c, err := ops.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS sqlproc_ref", "CREATE DATABASE sqlproc_ref",
 		"CREATE TABLE sqlproc_ref.t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))")
 	ref, err := e.backends[0].Open(t, "sqlproc_ref").Conn(context.Background())
@@ -229,7 +250,7 @@ func TestStoredProcedureOnDefault(t *testing.T) {
 		"DROP PROCEDURE add_plain",
 		"SELECT COUNT(*) FROM t_plain",
 	}
-	got := outcomes(e.conn(t), script)
+	got := outcomes(c, script)
 	want := outcomes(ref, script)
 	for i := range script {
 		if got[i] != want[i] {

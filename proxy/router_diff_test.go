@@ -123,7 +123,9 @@ func TestRouterDifferentialWrites(t *testing.T) {
 		{sql: "UPDATE t_order o LEFT JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id SET o.note = 'no items' WHERE i.item_id IS NULL"},
 		// Assigning a sharding column its own value moves nothing.
 		{sql: "UPDATE t_order SET user_id = user_id, qty = 7 WHERE order_id = 8"},
-		{sql: "UPDATE t_order SET user_id = 3 WHERE order_id = 8", wantErr: 1235},
+		// Assigning another value moves the rows whose data node changes.
+		{sql: "UPDATE t_order SET user_id = 3 WHERE order_id = 8"},
+		{sql: "UPDATE t_order SET user_id = user_id + 1, qty = qty + 1 WHERE status = 'paid'"},
 		// No data source for the value: no row matches, nothing changes.
 		{sql: "UPDATE t_order SET status = 'gone' WHERE user_id = -5"},
 		{sql: "DELETE FROM t_order_item WHERE user_id = -3 AND order_id = 5"},

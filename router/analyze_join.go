@@ -71,7 +71,7 @@ func (a *analysis) alignedRefs() bool {
 	}
 	for i := range tops {
 		for j := i + 1; j < len(tops); j++ {
-			if find(i) != find(j) && correlatedOn(tops[i], tops[j], eqs, pins) {
+			if find(i) != find(j) && (correlatedOn(tops[i], tops[j], eqs, pins) || a.boundJoin(tops[i], tops[j], eqs)) {
 				comp[find(j)] = find(i)
 			}
 		}

@@ -414,9 +414,9 @@ func TestServerDefaults(t *testing.T) {
 		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024,
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
 		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: "",
-		UnionRoutes: true,
+		UnionRoutes: true, MoveUpdatedRows: true,
 		Limits: Limits{
-			MaxAllowedPacket: 64 << 20, PacketMemoryBytes: 1 << 30, WaitTimeout: 8 * time.Hour,
+			MaxAllowedPacket: 64 << 20, PacketMemoryBytes: 256 << 20, WaitTimeout: 8 * time.Hour,
 			NetReadTimeout: 30 * time.Second, MaxHandshakes: 128, MaxPreparedStatements: 16382,
 		},
 	}
@@ -468,7 +468,7 @@ func TestServerSettings(t *testing.T) {
 		AuthPlugin: AuthCachingSHA2, MaxConnections: 50, HandshakeTimeout: 2 * time.Second,
 		StatementTimeout: 90 * time.Second, MultiSourceTransactions: MultiSourceReject,
 		SlowStatementThreshold: 250 * time.Millisecond, MaxScatterRows: 100000, MergeMemoryBytes: 16 << 20,
-		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second,
+		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second, MoveUpdatedRows: true,
 		Limits: Limits{
 			MaxAllowedPacket: 1 << 30, PacketMemoryBytes: 256 << 20, WaitTimeout: 10 * time.Minute,
 			NetReadTimeout: 5 * time.Second, MaxHandshakes: 16, MaxPreparedStatements: 100,

@@ -152,9 +152,11 @@
 //
 // # Rejected with 1235 (never answered wrongly)
 //
-// Changing a sharding column (UPDATE ... SET col = x where x is neither
-// col itself nor the value the WHERE clause already fixes, ON DUPLICATE
-// KEY UPDATE other than col = VALUES(col)); an
+// Changing a sharding column where a row may have to move in an UPDATE
+// of several tables or with ORDER BY/LIMIT (a single-table UPDATE runs:
+// rows that stay are proven or checked, rows that belong elsewhere are
+// moved, keymove.go), and in ON DUPLICATE KEY UPDATE other than
+// col = VALUES(col); an
 // INSERT without a column list into a sharded table (unless
 // WithTableColumns knows the columns), or with an expression as sharding
 // value; UPDATE or DELETE with ORDER BY or LIMIT on several data nodes;
@@ -162,7 +164,8 @@
 // equates all their sharding columns) and uncorrelated subqueries across
 // data nodes; UNION, INTERSECT, EXCEPT and CTEs across data nodes; across
 // data nodes also window functions, GROUP BY ... WITH ROLLUP,
-// GROUP_CONCAT and other aggregates beyond the five, aggregates inside
+// aggregates beyond the five and GROUP_CONCAT (of several expressions, or
+// ordered by another expression than its argument), aggregates inside
 // expressions (SUM(x)/COUNT(*)), HAVING with functions, SQL_CALC_FOUND_ROWS
 // and SELECT ... INTO; RENAME of tables named in the rules; CREATE TABLE
 // ... SELECT; views over sharded or broadcast tables.

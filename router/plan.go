@@ -102,6 +102,9 @@ type Plan struct {
 	// must see under its logical name (SHOW CREATE TABLE, SHOW INDEX on a
 	// sharded table).
 	Rename *TableRename `json:"rename,omitempty"`
+	// Move is set for an UPDATE of sharding columns that may move rows to
+	// another data node: the proxy checks, and moves them (keymove.go).
+	Move *KeyMove `json:"move,omitempty"`
 }
 
 // Route is one data source and the SQL to run on it.
@@ -111,8 +114,9 @@ type Route struct {
 	// metrics and explain output.
 	Nodes []DataNode `json:"nodes,omitempty"`
 	// SQL is the statement for the data source. Literals of the client's
-	// statement stay literals, correctly escaped (backslash escapes, so
-	// backends must not run with NO_BACKSLASH_ESCAPES); generated keys are
+	// statement stay literals, correctly escaped (backslash escapes; the
+	// proxy turns them into the NO_BACKSLASH_ESCAPES form for a backend
+	// session in that mode); generated keys are
 	// integer literals; each ? of the client's prepared statement that
 	// this route still needs stays a ?.
 	SQL string `json:"sql"`

@@ -40,6 +40,12 @@ type dmlBinder struct {
 	orderLimit bool
 	inLists    []*inList
 	keyChanges []keyChange
+	// wherePins are the values top-level col = v conjuncts of a
+	// single-table UPDATE's WHERE clause give each column, and probe the
+	// SELECT of the rows it matches (keymove.go); set only for an UPDATE
+	// of sharding columns.
+	wherePins map[string][]operand
+	probe     *sqlTemplate
 }
 
 // keyChange is an UPDATE assignment to a sharding column; it is allowed
@@ -122,6 +128,7 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	d.tables = a.tables()
 	if top != nil && len(d.keyChanges) > 0 {
 		d.pinKeyChanges(top, where)
+		d.collectPins(where)
 	}
 
 	if err := d.markInLists(); err != nil {
@@ -136,6 +143,11 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	}
 	if err := d.buildEmpty(stmt); err != nil {
 		return err
+	}
+	if u, ok := stmt.(*ast.UpdateStmt); ok && len(d.keyChanges) > 0 {
+		if err := d.buildProbe(u); err != nil {
+			return err
+		}
 	}
 	// A statement whose routing is fixed at one data node never needs
 	// the multi-route form.
@@ -269,26 +281,6 @@ func columnOperand(l, r ast.ExprNode) (*ast.ColumnName, operand, bool) {
 	return nil, operand{}, false
 }
 
-// checkKeyChanges rejects an UPDATE that would change a sharding column.
-func (d *dmlBinder) checkKeyChanges(args []any) error {
-	for _, kc := range d.keyChanges {
-		ok := false
-		if kc.hasVal {
-			v := kc.value.value(args)
-			for _, p := range kc.pinned {
-				if (p.param >= 0 && p.param == kc.value.param) || sameValue(p.value(args), v) {
-					ok = true
-					break
-				}
-			}
-		}
-		if !ok {
-			return errNotSupported("UPDATE may not change sharding column %s of %s: the row would have to move to another data node. Assign only the value the WHERE clause already fixes (%s = value), or DELETE the row and INSERT it again", kc.col, kc.table, kc.col)
-		}
-	}
-	return nil
-}
-
 // sameValue reports whether two routing values are certainly equal.
 func sameValue(x, y Value) bool {
 	if x == nil || y == nil {
@@ -411,10 +403,32 @@ func (d *dmlBinder) itemNodes(l *inList, args []any) ([]nodeSet, error) {
 	}
 	ti := d.a.sharded[l.hole].info
 	out := make([]nodeSet, len(l.items))
+	numeric := false
+	for _, it := range l.items {
+		switch it.value(args).(type) {
+		case int64, uint64, float64:
+			numeric = true
+		}
+	}
 	for i, it := range l.items {
 		v := it.value(args)
 		if v == nil {
 			continue // NULL matches nothing; the item is kept everywhere
+		}
+		if s, ok := v.(string); ok && numeric && !cleanNumber(s) {
+			// A list of numbers is compared with a numeric column, and
+			// MariaDB compares a string such as 'ä' or '15abc' with it as
+			// the number it truncates to: with a warning, or in an
+			// UPDATE in strict mode (its default) with 1292 for the
+			// whole statement once a row is compared. Split per data
+			// node, the nodes without that row would apply what MariaDB
+			// refuses, so an UPDATE is refused before it runs; a SELECT
+			// or DELETE keeps the item on every route, where each data
+			// node answers it as MariaDB answers the list.
+			if d.kind == KindUpdate {
+				return nil, &Error{Code: 1292, State: "22007", Message: "Truncated incorrect DECIMAL value: '" + s + "'"}
+			}
+			continue
 		}
 		s, err := ti.routeConds(map[string]ColumnCondition{l.col: {Column: l.col, Values: []Value{v}}}, routeOpts{missing: targetOptional})
 		if err != nil {
@@ -507,9 +521,6 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.checkKeyChanges(args); err != nil {
-		return nil, err
-	}
 	tmpl := d.single
 	var merge *Merge
 	var limit int64 = -1
@@ -563,7 +574,11 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 		}
 		routes = append(routes, Route{DataSource: units[i].ds, Nodes: d.nodes(&units[i]), SQL: sql, Args: rargs})
 	}
-	return &Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge}, nil
+	plan := &Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge}
+	if plan.Move, err = d.keyMove(units, empty, &f, args); err != nil {
+		return nil, err
+	}
+	return plan, nil
 }
 
 // nodes lists the data nodes a unit touches.
@@ -657,4 +672,16 @@ func writeName(b *strings.Builder, name string) {
 	b.WriteByte('`')
 	b.WriteString(strings.ReplaceAll(name, "`", "``"))
 	b.WriteByte('`')
+}
+
+// cleanNumber reports whether s reads as a number without truncation
+// (surrounding spaces allowed), as MariaDB converts a string compared
+// with a numeric column.
+func cleanNumber(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return false
+	}
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }

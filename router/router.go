@@ -156,32 +156,7 @@ func (r *Router) bindGroup(gi int, group []string) error {
 			first = ti
 			continue
 		}
-		bySuffix := make(map[DataNode]int, len(first.rule.DataNodes))
-		for i, n := range first.rule.DataNodes {
-			bySuffix[DataNode{n.DataSource, strings.TrimPrefix(n.Table, first.name)}] = i
-		}
-		slots := make([]int, len(ti.rule.DataNodes))
-		ok := len(ti.rule.DataNodes) == len(first.rule.DataNodes)
-		for i, n := range ti.rule.DataNodes {
-			s, found := bySuffix[DataNode{n.DataSource, strings.TrimPrefix(n.Table, ti.name)}]
-			if !found {
-				ok = false
-				break
-			}
-			slots[i] = s
-		}
-		if !ok {
-			// Fall back to position when the names do not pair by suffix
-			// but the data sources line up.
-			ok = len(ti.rule.DataNodes) == len(first.rule.DataNodes)
-			for i, n := range ti.rule.DataNodes {
-				if !ok || n.DataSource != first.rule.DataNodes[i].DataSource {
-					ok = false
-					break
-				}
-				slots[i] = i
-			}
-		}
+		slots, ok := pairNodes(first.rule, first.name, ti.rule, ti.name)
 		if !ok {
 			return fmt.Errorf("router: binding tables %s and %s have data nodes that do not pair one to one", first.name, ti.name)
 		}

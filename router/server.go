@@ -56,6 +56,19 @@ type Server struct {
 	// data source answers once instead of once per table (default true;
 	// false sends one statement per data node, as before).
 	UnionRoutes bool
+	// MoveUpdatedRows lets an UPDATE that assigns a sharding column move
+	// each row whose new values belong to another data node there
+	// (DELETE on the old, INSERT on the new one, in the statement's
+	// atomic write), as Vitess does for its primary vindex (default
+	// true). False refuses such a statement with 1235, as ShardingSphere
+	// does, and changes nothing; an UPDATE whose rows all stay runs
+	// either way.
+	MoveUpdatedRows bool
+	// BindingJoins says when a join of binding tables pairs their data
+	// nodes (binding.go): declared (default), also on a foreign-key join
+	// to one table's key column; strict, only when it equates all their
+	// sharding columns.
+	BindingJoins BindingJoins
 	// Traffic are the rate and concurrency limits (server.traffic), in
 	// file order.
 	Traffic []TrafficRule
@@ -136,7 +149,7 @@ func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
 		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
-		"unionRoutes", "traffic"}
+		"unionRoutes", "moveUpdatedRows", "bindingJoins", "traffic"}
 }
 
 // allServerKeys are serverKeys and the keys of Limits.
@@ -219,6 +232,15 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		}
 	}
 	s.UnionRoutes = d.boolean(f.get("unionRoutes"), "server.unionRoutes", true)
+	s.MoveUpdatedRows = d.boolean(f.get("moveUpdatedRows"), "server.moveUpdatedRows", true)
+	switch v := d.str(f.get("bindingJoins"), "server.bindingJoins"); v {
+	case "", "declared":
+		s.BindingJoins = BindingDeclared
+	case "strict":
+		s.BindingJoins = BindingStrict
+	default:
+		d.errorf(f.get("bindingJoins"), "server.bindingJoins must be declared or strict, got %q", v)
+	}
 	d.traffic(r, f.get("traffic"))
 	d.limits(s, f)
 	s.Version = d.str(f.get("version"), "server.version")
