@@ -273,7 +273,8 @@ func (s *Session) storageUnits() ([]*mysql.Field, []Row) {
 		intColumn("connection_timeout_milliseconds"), intColumn("idle_timeout_milliseconds"), intColumn("max_lifetime_milliseconds"),
 		intColumn("max_pool_size"), intColumn("min_pool_size"), stringColumn("read_only"), stringColumn("other_attributes"),
 		stringColumn("health"), stringColumn("health_detail"),
-		intColumn("open_connections"), intColumn("in_use_connections"), intColumn("idle_connections"), intColumn("waiting_connections"))
+		intColumn("open_connections"), intColumn("in_use_connections"), intColumn("idle_connections"), intColumn("waiting_connections"),
+		stringColumn("tls_mode"), stringColumn("tls"))
 	health := s.srv.probeDataSources(context.Background())
 	stats := map[string]PoolStats{}
 	for _, st := range s.srv.PoolStats() {
@@ -292,7 +293,7 @@ func (s *Session) storageUnits() ([]*mysql.Field, []Row) {
 		st := stats[ds.Name]
 		rows[i] = rowOf(ds.Name, "MySQL", ds.Host, ds.Port, ds.Database,
 			ms(p.connectTimeout), ms(p.idleTimeout), ms(p.maxLifetime), p.max, p.minIdle, "false", attributes(ds.Params),
-			state, detail, st.Open, st.InUse, st.Idle, st.Waiting)
+			state, detail, st.Open, st.InUse, st.Idle, st.Waiting, p.tlsMode(), p.lastTLS())
 	}
 	return cols, rows
 }

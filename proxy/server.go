@@ -161,6 +161,13 @@ func New(cfg Config) (*Server, error) {
 		s.obs = nopObserver{}
 	}
 	for _, ds := range cfg.Rules.DataSources {
+		// A CA or client certificate that cannot be read stops the
+		// start, rather than every statement later.
+		if _, err := backendTLSConfig(ds); err != nil {
+			return nil, err
+		}
+	}
+	for _, ds := range cfg.Rules.DataSources {
 		s.pools[ds.Name] = newPoolWith(ds, false, log, poolBaseline(cfg.Rules.Server))
 		s.pools[ds.Name].schemaGen = &s.schemaGen
 		s.physicalDB[ds.Database] = true
