@@ -128,9 +128,8 @@ func New(cfg Config) (*Server, error) {
 		listeners:     map[net.Listener]bool{},
 		sessions:      map[uint32]*Session{},
 		started:       time.Now(),
-		handshakes:    &handshakes{max: cfg.Rules.Server.Limits.MaxHandshakes},
+		handshakes:    &handshakes{},
 		loginFailures: newLoginFailures(loginThrottle),
-		packetBudget:  wire.NewBudget(cfg.Rules.Server.Limits.PacketMemoryBytes),
 	}
 	s.auth.failures = s.loginFailures
 	if s.traffic, err = traffic.New(cfg.Rules.Server.Traffic, nil); err != nil {
@@ -144,6 +143,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.snap.Store(sn)
+	s.handshakes.max = s.limits().MaxHandshakes
+	s.packetBudget = wire.NewBudget(s.limits().PacketMemoryBytes)
 	if s.cluster, err = startTrafficCluster(cfg.Rules, s.traffic); err != nil {
 		return nil, err
 	}
