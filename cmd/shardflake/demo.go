@@ -81,7 +81,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			printDemoBanner(stdout, rules, *config, addr)
 		}()
 	}
-	return serve(rules, serveOptions{log: log, drain: 5 * time.Second, ready: ready, metricsOptional: true})
+	// The embedded backends are not safe for a statement that reads a
+	// table while another connection writes it (go-mysql-server's memory
+	// tables: the reader's commit puts back the table as it read it), so
+	// the proxy's start-up check reads them before seedDemo writes.
+	return serve(rules, serveOptions{log: log, drain: 5 * time.Second, ready: ready, metricsOptional: true, checkKeysBeforeReady: true})
 }
 
 // startDemoBackends starts one in-memory server per data source and points
