@@ -19,7 +19,8 @@ var demoBackendLine = regexp.MustCompile(`(?m)^\s+(ds_\d+)\s+(127\.0\.0\.1:\d+)\
 // it read and write it back when it commits, so a statement that reads a
 // table while another connection writes it undoes that write; a check
 // the proxy ran on ds_0 at start while seedDemo wrote there lost every
-// ds_0 row in about one run in four.
+// ds_0 row in about one run in four. It also checks that the backends'
+// string columns compare as their column definitions say.
 func TestDemoSeedsEveryBackend(t *testing.T) {
 	for run := 0; run < 8; run++ {
 		addr := freeAddr(t)
@@ -53,6 +54,14 @@ func TestDemoSeedsEveryBackend(t *testing.T) {
 			}
 			if d := count("t_dict"); d != 3 {
 				t.Errorf("run %d: %s holds %d t_dict rows, want 3", run, b[1], d)
+			}
+			// The backends put 255 (utf8mb4_0900_ai_ci) in a utf8mb4
+			// column's definition, which the merge trusts: their columns
+			// must compare that way (case-insensitively), or a merged
+			// ORDER BY finds rows out of its order (1235).
+			var ci int
+			if err := db.QueryRow("SELECT COUNT(*) FROM t_dict WHERE label = 'NEW ORDER'").Scan(&ci); err != nil || ci != 1 {
+				t.Errorf("run %d: %s: t_dict.label = 'NEW ORDER' finds %d rows (%v), want 1 ('New order' under utf8mb4_0900_ai_ci)", run, b[1], ci, err)
 			}
 			// users 1..4 split over the two data sources by user_id % 2.
 			if o != 2 || i != 4 {
