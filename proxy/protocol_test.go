@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -255,6 +256,71 @@ func TestStoredProcedureOnDefault(t *testing.T) {
 	for i := range script {
 		if got[i] != want[i] {
 			t.Errorf("through the proxy: %s\n                 directly: %s", got[i], want[i])
+		}
+	}
+}
+
+// TestInsertReturning: INSERT ... RETURNING gives the inserted rows in
+// the statement's row order, as MariaDB does, across data nodes, as text
+// and as a prepared statement, generated keys included.
+func TestInsertReturning(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS returning_ref", "CREATE DATABASE returning_ref",
+		"CREATE TABLE returning_ref.t_order (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))",
+		"CREATE TABLE returning_ref.t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))")
+	ref, err := e.backends[0].Open(t, "returning_ref").Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	c := e.conn(t)
+	script := []string{
+		// Rows for ds_1, ds_0, ds_1, ds_0: two routes, the client's order.
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, 'c'), (4, 4, 'd') RETURNING order_id, user_id, status",
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (5, 5, 'e') RETURNING *",
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (6, 6, 'f'), (7, 7, 'g') RETURNING order_id * 10 AS x, UPPER(status)",
+		"REPLACE INTO t_order (order_id, user_id, status) VALUES (7, 7, 'G') RETURNING status",
+		"INSERT INTO t_plain (v) VALUES ('p'), ('q') RETURNING id, v",
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'dup') RETURNING order_id",
+		"INSERT INTO t_order (order_id, user_id) VALUES (8, 8) RETURNING nosuch",
+		"UPDATE t_order SET status = 'x' WHERE order_id = 1 RETURNING order_id",
+		"SELECT order_id, user_id, status FROM t_order ORDER BY order_id",
+	}
+	got, want := outcomes(c, script), outcomes(ref, script)
+	for i := range script {
+		if got[i] != want[i] {
+			t.Errorf("through the proxy: %s\n                 directly: %s", got[i], want[i])
+		}
+	}
+	// Prepared, across data nodes.
+	q := "INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, ?), (?, ?, ?), (?, ?, ?) RETURNING order_id, status"
+	args := []any{21, 2, "x", 22, 1, "y", 23, 4, "z"}
+	for name, conn := range map[string]*sql.Conn{"proxy": c, "direct": ref} {
+		rows, err := conn.QueryContext(context.Background(), q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := scanStrings(t, rows, q, ","); !slices.Equal(got, []string{"21,x", "22,y", "23,z"}) {
+			t.Errorf("%s: prepared RETURNING %q", name, got)
+		}
+	}
+	// Generated keys come back in row order, each the key of its row.
+	rows, err := c.QueryContext(context.Background(), "INSERT INTO t_order (user_id, status) VALUES (1, 'k1'), (2, 'k2'), (3, 'k3'), (4, 'k4') RETURNING order_id, status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := scanStrings(t, rows, "RETURNING generated", ",")
+	if len(gen) != 4 {
+		t.Fatalf("generated keys: %q", gen)
+	}
+	for i, g := range gen {
+		id, status, _ := strings.Cut(g, ",")
+		if status != "k"+strconv.Itoa(i+1) {
+			t.Errorf("row %d came back as %q", i+1, g)
+		}
+		if got := queryOne(t, c, "SELECT status FROM t_order WHERE order_id = "+id); got != status {
+			t.Errorf("key %s holds %q, RETURNING said %q", id, got, status)
 		}
 	}
 }

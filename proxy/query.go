@@ -39,6 +39,16 @@ func (s *Session) handleQuery(sql string) {
 	if s.handleAdmin(sql) {
 		return
 	}
+	if base, list, ok := sqlarg.SplitReturning(sql); ok {
+		// INSERT ... RETURNING: the parser gets the INSERT (returning.go).
+		if stmts, err := s.parse(base); err == nil && len(stmts) == 1 {
+			s.returning = list
+			err := s.execute(stmts[0], base, nil, TextProtocol, false, false)
+			s.returning = ""
+			s.answer(err)
+			return
+		}
+	}
 	stmts, err := s.parse(sql)
 	if err != nil {
 		if pieces := sqlarg.Split(sql); len(pieces) > 1 && s.multiStatements {
@@ -315,6 +325,12 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 	if err != nil {
 		return err
 	}
+	if s.returning != "" {
+		if pp, err = withReturning(pp, s.returning); err != nil {
+			return err
+		}
+		cacheable = false
+	}
 	if pp.Kind() == router.KindOther {
 		// Not about the logical schema (mysql.*, performance_schema.*,
 		// CALL): the default data source answers, or nobody does.
@@ -438,11 +454,11 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		// A write over several routes is all-or-nothing (stmtatomic.go).
 		guard := newStmtGuard(s, src, inTxn)
 		if err = guard.begin(ctx, plan); err == nil {
-			res, err = runPlanMode(ctx, plan, guard, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, join)
+			res, err = s.runRoutes(ctx, plan, guard, mode, join)
 		}
 		err = guard.finish(err)
 	} else {
-		res, err = runPlanMode(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, join)
+		res, err = s.runRoutes(ctx, plan, src, mode, join)
 	}
 	if inTxn {
 		defer s.afterTxnStatement(err)

@@ -66,6 +66,9 @@ type Session struct {
 	// prepared holds the SQL-level prepared statements by lower-case
 	// name (sqlprepare.go).
 	prepared map[string]sqlPrepared
+	// returning is the RETURNING list of the INSERT being run
+	// (returning.go), "" for none.
+	returning string
 	txn      txnState
 	// backendStatus collects the status flags the backends of the
 	// running statement reported that the client hears too (status.go).
