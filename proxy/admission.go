@@ -210,6 +210,13 @@ func newLoginFailures(interval time.Duration) *loginFailures {
 	return &loginFailures{interval: interval, hosts: map[string]*failedHost{}}
 }
 
+// setInterval changes the spacing of throttled logins (tests).
+func (l *loginFailures) setInterval(d time.Duration) {
+	l.mu.Lock()
+	l.interval = d
+	l.mu.Unlock()
+}
+
 // wait returns how long a login from host must wait before it proceeds,
 // and books its turn.
 func (l *loginFailures) wait(host string) time.Duration {

@@ -145,12 +145,18 @@ func (s *Session) authorize(stmt ast.StmtNode, sql string) error {
 			return s.authorizeShow(show, p)
 		}
 	case *ast.CallStmt:
-		if !p.OtherSchemas {
+		// A routine of the logical schema (created through the proxy on
+		// the default data source) is the application's own: a
+		// read-write user may call it. Anything else needs otherSchemas.
+		schema := st.Procedure.Schema.O
+		if schema == "" {
+			schema = s.db
+		}
+		own := schema != "" && strings.EqualFold(schema, s.srv.rules.DatabaseName) && p.MayUse(s.srv.rules.DatabaseName)
+		if !p.OtherSchemas && (!own || p.ReadOnly) {
 			name := st.Procedure.FnName.O
-			if st.Procedure.Schema.O != "" {
-				name = st.Procedure.Schema.O + "." + name
-			} else if s.db != "" {
-				name = s.db + "." + name
+			if schema != "" {
+				name = schema + "." + name
 			}
 			return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s'", s.user, name)}
 		}

@@ -125,8 +125,13 @@ func (bc *backendConn) lost(err error) error {
 	return &DataSourceError{DataSource: bc.pool.name, Lost: true, Err: err}
 }
 
-// send writes one command packet.
+// send writes one command packet. SQL (COM_QUERY, COM_STMT_PREPARE) is
+// the proxy's, written with backslash escapes; a backend session running
+// with NO_BACKSLASH_ESCAPES gets it in its own form (status.go).
 func (bc *backendConn) send(cmd byte, arg string) error {
+	if (cmd == mysql.COM_QUERY || cmd == mysql.COM_STMT_PREPARE) && bc.noBackslashEscapes() {
+		arg = sqlarg.ToNoBackslashEscapes(arg)
+	}
 	bc.wc.ResetSeq()
 	buf := append(bc.wc.Scratch(), cmd)
 	return bc.sendCommand(append(buf, arg...), nil)
@@ -135,6 +140,9 @@ func (bc *backendConn) send(cmd byte, arg string) error {
 // sendQuery writes COM_QUERY of sql with args written in as literals,
 // straight into the packet.
 func (bc *backendConn) sendQuery(sql string, args []any, mode sqlarg.Mode) error {
+	if mode == sqlarg.NoBackslashEscapes {
+		sql = sqlarg.ToNoBackslashEscapes(sql)
+	}
 	bc.wc.ResetSeq()
 	buf, err := sqlarg.AppendInterpolated(append(bc.wc.Scratch(), mysql.COM_QUERY), sql, args, mode)
 	return bc.sendCommand(buf, err)
@@ -259,6 +267,12 @@ func (bc *backendConn) readRow() ([]byte, error) {
 		return nil, wire.ParseErr(p)
 	}
 	return p, nil
+}
+
+// noBackslashEscapes reports whether the backend session runs with
+// sql_mode NO_BACKSLASH_ESCAPES (its last response said so).
+func (bc *backendConn) noBackslashEscapes() bool {
+	return bc.status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0
 }
 
 // inTransaction reports whether the backend says a transaction is open.

@@ -32,7 +32,8 @@ const fkRules = `  - !SHARDING
 
 // TestForeignKeysDifferential runs the DDL migration tools write (GORM's
 // inline CONSTRAINT in CREATE TABLE, Django's ALTER TABLE ADD CONSTRAINT,
-// an unnamed FOREIGN KEY, DROP FOREIGN KEY) through the proxy and on one
+// an unnamed FOREIGN KEY, DROP FOREIGN KEY, named CHECK constraints, which
+// were restored with MySQL 8's ENFORCED, 1064 on MariaDB) through the proxy and on one
 // plain MariaDB database: every physical table gets its constraints, and
 // SHOW CREATE TABLE, SHOW INDEX and information_schema's KEY_COLUMN_USAGE,
 // REFERENTIAL_CONSTRAINTS, TABLE_CONSTRAINTS and STATISTICS read back what
@@ -63,10 +64,11 @@ func TestForeignKeysDifferential(t *testing.T) {
 	})
 	both(
 		"CREATE TABLE fk_country (id INT NOT NULL PRIMARY KEY, name VARCHAR(20))",
-		"CREATE TABLE fk_order (order_id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, country_id INT, KEY idx_user (user_id), CONSTRAINT fk_order_country FOREIGN KEY (country_id) REFERENCES fk_country (id))",
+		"CREATE TABLE fk_order (order_id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, country_id INT, KEY idx_user (user_id), CONSTRAINT fk_order_country FOREIGN KEY (country_id) REFERENCES fk_country (id), CONSTRAINT chk_user CHECK (user_id > 0))",
 		"CREATE TABLE fk_item (item_id BIGINT NOT NULL PRIMARY KEY, order_id BIGINT NOT NULL, user_id INT NOT NULL, note VARCHAR(20) COMMENT 'CONSTRAINT `x` KEY `fk_item_0`')",
 		"ALTER TABLE fk_item ADD CONSTRAINT fk_item_order FOREIGN KEY (order_id) REFERENCES fk_order (order_id) ON DELETE CASCADE",
 		"ALTER TABLE fk_item ADD COLUMN country_id INT, ADD FOREIGN KEY (country_id) REFERENCES fk_country (id)",
+		"ALTER TABLE fk_item ADD CONSTRAINT chk_item CHECK (item_id <> order_id)",
 	)
 
 	// Every physical table holds its constraints.
@@ -141,7 +143,10 @@ func TestForeignKeysDifferential(t *testing.T) {
 		t.Errorf("a refused ALTER changed fk_country: %q", after)
 	}
 
-	both("ALTER TABLE fk_item DROP FOREIGN KEY fk_item_order", "ALTER TABLE fk_order DROP FOREIGN KEY fk_order_country")
+	if _, err := db.Exec("INSERT INTO fk_order (order_id, user_id) VALUES (6, -2)"); errCode(err) != 4025 {
+		t.Errorf("a row that fails CHECK chk_user: %v, want 4025", err)
+	}
+	both("ALTER TABLE fk_item DROP FOREIGN KEY fk_item_order", "ALTER TABLE fk_order DROP FOREIGN KEY fk_order_country", "ALTER TABLE fk_item DROP CONSTRAINT chk_item")
 	compare("after DROP FOREIGN KEY")
 	both("DROP TABLE fk_item", "DROP TABLE fk_order")
 	for i := range 2 {

@@ -37,6 +37,7 @@ type envOptions struct {
 	planner  func(*router.Rules) Planner
 	hook     func(sql string)
 	observer Observer
+	logger   *slog.Logger // default: warnings to stderr (debug with SHARDFLAKE_TEST_LOG)
 }
 
 // rulesYAML is the test rules file: two data sources, t_order sharded by
@@ -56,7 +57,7 @@ func rulesYAMLOn(backends []*mariadbtest.Server, server, rules, prefix string) s
 		rules = defaultTestRules
 	}
 	users := "  users:\n    - { user: app, password: app-secret, hints: true }\n    - { user: other, password: other-secret }\n"
-	if strings.Contains(server, "users:") {
+	if strings.HasPrefix(server, "users:") || strings.Contains(server, "\nusers:") {
 		users = "" // the test's own, in server
 	}
 	return fmt.Sprintf(`databaseName: sharding_db
@@ -121,7 +122,11 @@ func startEnv(t *testing.T, opts envOptions) *testEnv {
 	if os.Getenv("SHARDFLAKE_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	srv, err := New(Config{Rules: rules, Keys: keys, Planner: planner, Observer: opts.observer, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
+	logger := opts.logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	}
+	srv, err := New(Config{Rules: rules, Keys: keys, Planner: planner, Observer: opts.observer, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

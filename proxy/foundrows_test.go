@@ -19,6 +19,8 @@ func TestFoundRows(t *testing.T) {
 	statusRefDB(t, e, "fr_ref")
 	ctx := context.Background()
 	ref := e.backends[0].Open(t, "fr_ref")
+	// Other tests list the shared servers' tables.
+	t.Cleanup(func() { e.backends[0].Exec(t, "ds_0", "DROP TABLE IF EXISTS t_found") })
 	for _, db := range []*sql.DB{e.open(t), ref} {
 		for _, q := range []string{
 			"DROP TABLE IF EXISTS t_found",
@@ -29,6 +31,10 @@ func TestFoundRows(t *testing.T) {
 			}
 		}
 	}
+	// The environment is shared: leave no table behind for the tests that
+	// list the default data source's tables.
+	cleanup := e.open(t)
+	t.Cleanup(func() { cleanup.Exec("DROP TABLE IF EXISTS t_found") })
 	reset := []string{
 		"DELETE FROM t_found",
 		"INSERT INTO t_found (id, data) VALUES (0, 0), (0, 0), (1, 0), (1, 0), (1, 1)",

@@ -255,7 +255,3 @@ func argOf(f *mysql.Field, v []byte) any {
 	}
 	return string(v)
 }
-
-func quoteName(name string) string {
-	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
-}

@@ -254,6 +254,6 @@ var diffQueries = []diffCase{
 	{sql: "SELECT * FROM t_order ORDER BY no_such_column"},
 	{sql: "SELECT order_id, ROW_NUMBER() OVER (ORDER BY order_id) FROM t_order", wantErr: 1235},
 	{sql: "SELECT * FROM t_order UNION SELECT * FROM t_order", wantErr: 1235},
-	{sql: "SELECT GROUP_CONCAT(status) FROM t_order", wantErr: 1235},
+	{sql: "SELECT GROUP_CONCAT(status ORDER BY order_id) FROM t_order", wantErr: 1235}, // ORDER BY other than the argument
 	{sql: "SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id WITH ROLLUP", wantErr: 1235},
 }

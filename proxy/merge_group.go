@@ -28,6 +28,7 @@ type aggSpec struct {
 	incr int
 	// negativeZero: a DOUBLE result of -0 prints as -0 (Dialect).
 	negativeZero bool
+	concat       *concatSpec // GROUP_CONCAT only
 }
 
 func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
@@ -38,6 +39,14 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 			return nil, err
 		}
 		s := aggSpec{fn: a.Func, col: col, distinct: a.Distinct, out: p.types[col], negativeZero: p.dialect.NegativeZero}
+		if a.Func == router.AggGroupConcat {
+			if s.concat, err = p.concatSpec(a); err != nil {
+				return nil, err
+			}
+			s.distinct = false
+			out[i] = s
+			continue
+		}
 		s.exact = s.out.Class == sqlvalue.ClassDecimal || s.out.Class == sqlvalue.ClassInt
 		if !s.exact && s.out.Decimals == 0 && (a.Func == router.AggSum || a.Func == router.AggAvg) {
 			// A DOUBLE SUM or AVG with 0 decimals has no fixed scale:
@@ -108,10 +117,17 @@ type aggState struct {
 	has   bool   // a non-NULL SUM/AVG partial was seen
 	best  []byte // MIN/MAX so far (owned)
 	seen  map[string]struct{}
+	// values are GROUP_CONCAT's values so far, by key, and limit its
+	// group_concat_max_len (0: not read yet, -1: none).
+	values map[string]*concatValue
+	limit  int64
 }
 
 // add folds one row's partial values into st.
 func (s *aggSpec) add(st *aggState, row Row, mem *memBudget, key []byte) ([]byte, error) {
+	if s.concat != nil {
+		return s.addConcat(st, row, mem, key)
+	}
 	if s.distinct {
 		return s.addDistinct(st, row, mem, key)
 	}
@@ -210,6 +226,8 @@ func (s *aggSpec) addDistinct(st *aggState, row Row, mem *memBudget, key []byte)
 // result appends the merged value of the aggregate (nil for NULL).
 func (s *aggSpec) result(st *aggState, dst []byte) ([]byte, bool) {
 	switch s.fn {
+	case router.AggGroupConcat:
+		return s.concatResult(st, dst)
 	case router.AggCount:
 		return strconv.AppendInt(dst, st.n, 10), true
 	case router.AggSum:

@@ -93,6 +93,9 @@ type sessionState struct {
 	tempTables map[string]bool
 	locks      bool
 	userVars   bool
+	// tableLocks are the data sources where the session holds LOCK
+	// TABLES locks (lock.go).
+	tableLocks map[string]bool
 	// pinNext: the running statement creates state, so the connections
 	// it takes are pinned.
 	pinNext bool
@@ -101,7 +104,7 @@ type sessionState struct {
 }
 
 func (st *sessionState) empty() bool {
-	return len(st.tempTables) == 0 && !st.locks && !st.userVars
+	return len(st.tempTables) == 0 && !st.locks && !st.userVars && len(st.tableLocks) == 0
 }
 
 // beginState is called before a statement runs: it pins the connections

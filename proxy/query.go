@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 // unless the client enabled multi-statements.
 func (s *Session) handleQuery(sql string) {
 	s.srv.questions.Add(1)
+	sql = s.clientSQL(sql)
 	if s.runNormalized(sql) {
 		return
 	}
@@ -51,6 +53,13 @@ func (s *Session) handleQuery(sql string) {
 	}
 	stmts, err := s.parse(sql)
 	if err != nil {
+		if kind, ok := routineOf(sql); ok {
+			// Stored functions and triggers: the parser reads neither.
+			ctx, end := s.statementContext()
+			s.answer(s.runRoutine(ctx, kind, sql))
+			end()
+			return
+		}
 		if pieces := sqlarg.Split(sql); len(pieces) > 1 && s.multiStatements {
 			// MySQL parses one statement at a time: those before the
 			// one that does not parse still run.
@@ -261,6 +270,10 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 			return err
 		}
 		return s.writeOK(wire.OK{}, more)
+	case *ast.LockTablesStmt:
+		return s.handleLockTables(ctx, st, more)
+	case *ast.UnlockTablesStmt:
+		return s.handleUnlockTables(more)
 	case *ast.SavepointStmt:
 		return s.handleSavepoint(st.Name, more)
 	case *ast.ReleaseSavepointStmt:
@@ -310,6 +323,10 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 				return s.onDataSource(ctx, ds, sql, router.KindSelect, proto, more)
 			}
 			return s.infoSchemaSelect(ctx, st, proto, more)
+		}
+	case *ast.CallStmt:
+		if proto == TextProtocol {
+			return s.runCall(ctx, sql, more)
 		}
 	case *ast.DoStmt:
 		if !hasTable(st) {
@@ -407,16 +424,23 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 		defer s.finishAdmit()
 	}
 	err := s.runPlanAndWrite(ctx, plan, proto, more)
+	s.afterAutocommitStatement(err)
 	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
 	if err != nil {
 		ev.Code = mysqlError(err).Code
-		s.log.Debug("statement failed", "sql", truncate(sql), "err", errLine(err))
+		if s.log.Enabled(ctx, slog.LevelDebug) {
+			s.log.Debug("statement failed", failedAttrs(sql, err)...)
+		}
 	}
 	s.srv.obs.Statement(ev)
 	return err
 }
 
 func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto Protocol, more bool) error {
+	plan, lockErr := s.lockedPlan(plan) // LOCK TABLES (lock.go)
+	if lockErr != nil {
+		return lockErr
+	}
 	// DDL commits an open transaction, as in MySQL; CREATE and DROP
 	// TEMPORARY TABLE do not.
 	ddl := plan.Kind == router.KindDDL && !s.state.tempDDL

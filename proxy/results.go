@@ -49,7 +49,7 @@ func (s *Session) status(more bool) uint16 {
 	}
 	if s.txn.active {
 		st |= mysql.SERVER_STATUS_IN_TRANS
-		if s.txn.readOnly() {
+		if s.txn.readOnly() || s.vars.readOnly() {
 			st |= serverStatusInTransReadOnly
 		}
 	}

@@ -39,6 +39,30 @@ func diffStep(t *testing.T, proxy, ref *sql.Conn, stmt, q string) {
 	}
 }
 
+// diffQuery runs q through the proxy and on the reference and compares
+// the error numbers, and the rows when both succeed.
+func diffQuery(t *testing.T, who string, proxy, ref *sql.Conn, q string) {
+	t.Helper()
+	ctx := context.Background()
+	read := func(c *sql.Conn) ([]string, error) {
+		rows, err := c.QueryContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out := scanStrings(t, rows, q, ",")
+		return out, rows.Err()
+	}
+	got, perr := read(proxy)
+	want, rerr := read(ref)
+	if errCode(perr) != errCode(rerr) || (perr == nil) != (rerr == nil) {
+		t.Errorf("%s: %s: proxy %v, MariaDB %v", who, q, perr, rerr)
+		return
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: %s:\nproxy   %q\nMariaDB %q", who, q, got, want)
+	}
+}
+
 // TestSavepointMatrix nests savepoints three deep around writes to one
 // and to both data sources, with a data source first touched inside the
 // savepoints, rolls back to the middle one and to the outer one, releases,

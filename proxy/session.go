@@ -14,7 +14,6 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 	"github.com/pingcap/tidb/pkg/parser"
-	"github.com/pingcap/tidb/pkg/parser/charset"
 	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
@@ -144,8 +143,8 @@ func (s *Session) attachHandler(sc *server.Conn) {
 	// asks for it gets it, as from MySQL.
 	s.multiStatements = s.clientFlags&mysql.CLIENT_MULTI_STATEMENTS != 0
 	s.foundRows = s.clientFlags&mysql.CLIENT_FOUND_ROWS != 0
-	if c, err := charset.GetCollationByID(int(sc.Charset())); err == nil && c.CharsetName != "utf8mb4" {
-		s.vars.setNames(c.CharsetName, "")
+	if cs, collation, ok := handshakeNames(sc.Charset()); ok {
+		s.vars.setNames(cs, collation)
 	}
 	s.log.Debug("connected", "remote", s.nc.RemoteAddr().String(), "db", s.db)
 }
@@ -358,7 +357,8 @@ func (s *Session) statistics() string {
 // except for the schema in use.
 func (s *Session) resetConnection() {
 	s.endTransaction(false)
-	s.unpinAll() // temporary tables and locks are gone, as in MySQL
+	s.txn = txnState{} // and a pending SET TRANSACTION
+	s.unpinAll()       // temporary tables and locks are gone, as in MySQL
 	s.vars = settings{}
 	s.autocommit = true
 	s.lastInsertID = 0

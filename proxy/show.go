@@ -159,7 +159,17 @@ func (s *Session) logicalTables(ctx context.Context) ([]logicalTable, error) {
 		home := t.DataNodes[0]
 		if existing[home.DataSource] == nil {
 			if _, err := tablesOn(home.DataSource); err != nil {
-				return nil, err
+				// A data source that does not answer hides none of
+				// its tables: listed as the rules say, as before.
+				s.srv.log.Warn("SHOW TABLES: listing the rules' tables of an unreachable data source", "dataSource", home.DataSource, "err", errLine(err))
+				existing[home.DataSource] = map[string]bool{}
+				for _, other := range rules.Tables {
+					for _, dn := range other.DataNodes {
+						if dn.DataSource == home.DataSource {
+							existing[home.DataSource][dn.Table] = true
+						}
+					}
+				}
 			}
 		}
 		if existing[home.DataSource][home.Table] {

@@ -45,7 +45,7 @@ type preparedStmt struct {
 // the result columns each execute will return, as MariaDB does
 // (stmtmeta.go).
 func (s *Session) handleStmtPrepare(sql string) error {
-	ps, err := s.prepare(sql)
+	ps, err := s.prepare(s.clientSQL(sql))
 	if err != nil {
 		return err
 	}

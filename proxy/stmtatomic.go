@@ -87,7 +87,7 @@ func (g *stmtGuard) begin(ctx context.Context, plan *router.Plan) error {
 	}
 	errs := make([]error, len(g.conns))
 	g.eachIndexed(func(i int, bc *backendConn) {
-		_, errs[i] = bc.exec(sql)
+		_, errs[i] = bc.exec(g.beginSQL(bc, sql))
 	})
 	return errors.Join(errs...)
 }
@@ -109,6 +109,7 @@ func (g *stmtGuard) release(*backendConn) {}
 // result is the error the client should see.
 func (g *stmtGuard) finish(err error) error {
 	defer func() {
+		g.endLocked()
 		for _, bc := range g.conns {
 			g.inner.release(bc)
 		}

@@ -65,7 +65,7 @@ func (s *Session) stmtColumns(ps *preparedStmt, stmt ast.StmtNode) []*mysql.Fiel
 	}
 	if err != nil {
 		// The execute reports the error, with its columns if it has any.
-		s.log.Debug("prepared statement: result columns unknown", "sql", truncate(ps.sql), "err", errLine(err))
+		s.log.Debug("prepared statement: result columns unknown", failedAttrs(ps.sql, err)...)
 		return nil
 	}
 	if cacheable {

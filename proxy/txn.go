@@ -28,6 +28,9 @@ type txnState struct {
 	// isolation is a one-shot SET TRANSACTION ISOLATION LEVEL for the
 	// next transaction, "" for none.
 	isolation string
+	// readOnlyNext is a one-shot SET TRANSACTION READ ONLY (true) or
+	// READ WRITE for the next transaction, kept like isolation.
+	readOnlyNext bool
 	// savepoints are the transaction's savepoint names in the order
 	// they were set (savepoint.go).
 	savepoints []string
@@ -45,13 +48,22 @@ func (s *Session) beginTransaction(st *ast.BeginStmt) error {
 			return err
 		}
 	}
+	// BEGIN releases LOCK TABLES locks, as in MariaDB.
+	if len(s.state.tableLocks) > 0 {
+		if err := s.unlockTables(); err != nil {
+			return err
+		}
+	}
 	s.startTxn(beginSQL(st))
 	return nil
 }
 
 func (s *Session) startTxn(begin string) {
-	iso := s.txn.isolation
-	s.txn = txnState{active: true, conns: map[string]*backendConn{}, written: map[string]bool{}, begin: begin, isolation: iso}
+	iso, ro := s.txn.isolation, s.txn.readOnlyNext
+	if ro {
+		begin = beginReadOnly
+	}
+	s.txn = txnState{active: true, conns: map[string]*backendConn{}, written: map[string]bool{}, begin: begin, isolation: iso, readOnlyNext: ro}
 }
 
 // readOnly reports whether the transaction is START TRANSACTION READ ONLY.
@@ -76,11 +88,11 @@ func beginSQL(st *ast.BeginStmt) string {
 // committed are rolled back and the error names what did commit.
 func (s *Session) endTransaction(commit bool) error {
 	t := s.txn
-	s.txn = txnState{isolation: t.isolation}
+	s.txn = txnState{isolation: t.isolation, readOnlyNext: t.readOnlyNext}
 	if !t.active {
 		return nil
 	}
-	s.txn.isolation = ""
+	s.txn.isolation, s.txn.readOnlyNext = "", false
 	var err error
 	var committed []string
 	for _, ds := range t.order {
@@ -94,6 +106,11 @@ func (s *Session) endTransaction(commit bool) error {
 		} else if !bc.broken {
 			if _, rerr := bc.exec("ROLLBACK"); rerr != nil {
 				s.log.Warn("rollback failed", "datasource", ds, "err", errLine(rerr))
+				bc.broken = true
+			}
+		}
+		if s.state.tableLocks[ds] && !bc.broken {
+			if _, err := bc.exec("SET autocommit = 1"); err != nil {
 				bc.broken = true
 			}
 		}
@@ -189,7 +206,14 @@ func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendCon
 			return nil, err
 		}
 	}
-	if _, err := bc.exec(s.txn.begin); err != nil {
+	// START TRANSACTION would release the connection's LOCK TABLES
+	// locks: under them (autocommit=0) the transaction is the backend's
+	// own autocommit=0 one, as on one server (lock.go).
+	begin := s.txn.begin
+	if s.state.tableLocks[ds] {
+		begin = "SET autocommit = 0"
+	}
+	if _, err := bc.exec(begin); err != nil {
 		poolSource{s}.release(bc)
 		return nil, err
 	}
@@ -236,6 +260,10 @@ func (ps poolSource) acquire(ctx context.Context, ds string, n int) ([]*backendC
 	}
 	for _, bc := range bcs {
 		if err := bc.apply(want); err != nil {
+			p.put(bcs...)
+			return nil, err
+		}
+		if err := s.oneShotReadOnly(bc); err != nil {
 			p.put(bcs...)
 			return nil, err
 		}

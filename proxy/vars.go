@@ -90,7 +90,7 @@ func (v settings) sql() string {
 func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) error {
 	next := s.vars.clone()
 	var assignments []string
-	var autocommit *bool
+	var autocommit, readOnlyNext *bool
 	isolation := ""
 	for _, a := range st.Variables {
 		name := strings.ToLower(a.Name)
@@ -132,8 +132,24 @@ func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) err
 				return err
 			}
 			isolation = strings.ReplaceAll(strings.Trim(level, "'"), "-", " ")
+		case a.IsSystem && isReadOnlyVar(name) && (isolation != "" || oneShotTransaction.MatchString(st.Text())):
+			// SET TRANSACTION READ ONLY: the next transaction only.
+			if s.txn.active {
+				return mysql.NewDefaultError(mysql.ER_CANT_CHANGE_TX_CHARACTERISTICS)
+			}
+			_, on, err := readOnlySetting(a.Value)
+			if err != nil {
+				return err
+			}
+			readOnlyNext = &on
 		case a.IsSystem:
-			val, err := restoreExpr(a.Value)
+			var val string
+			var err error
+			if isReadOnlyVar(name) {
+				val, _, err = readOnlySetting(a.Value)
+			} else {
+				val, err = s.systemValue(ctx, a.Value)
+			}
 			if err != nil {
 				return err
 			}
@@ -163,6 +179,9 @@ func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) err
 	s.vars = next
 	if isolation != "" {
 		s.txn.isolation = isolation
+	}
+	if readOnlyNext != nil {
+		s.txn.readOnlyNext = *readOnlyNext
 	}
 	if autocommit != nil {
 		if *autocommit && !s.autocommit {
@@ -212,12 +231,11 @@ func (s *Session) applySet(ctx context.Context, set string, next settings) error
 
 // followSQLMode makes the session's parser read SQL as the session's
 // sql_mode says (ANSI_QUOTES, PIPES_AS_CONCAT, ...), reading the mode a
-// SET left on bc. NO_BACKSLASH_ESCAPES is refused: the router writes
-// string literals with backslash escapes.
+// SET left on bc. Under NO_BACKSLASH_ESCAPES the client's text is turned
+// into the backslash form as it arrives (noBackslashText), so the parser
+// reads that form: the session's sqlMode keeps the flag, the parser's
+// does not.
 func (s *Session) followSQLMode(bc *backendConn, ok wire.OK) error {
-	if ok.Status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0 {
-		return &NotSupportedError{What: "sql_mode NO_BACKSLASH_ESCAPES"}
-	}
 	if err := bc.send(mysql.COM_QUERY, "SELECT @@SESSION.sql_mode"); err != nil {
 		return err
 	}
@@ -250,7 +268,7 @@ func (s *Session) followSQLMode(bc *backendConn, ok wire.OK) error {
 			}
 		}
 	}
-	s.parser.SetSQLMode(mode)
+	s.parser.SetSQLMode(mode &^ tidbmysql.ModeNoBackslashEscapes)
 	s.sqlMode = mode
 	return nil
 }

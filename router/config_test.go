@@ -416,7 +416,7 @@ func TestServerDefaults(t *testing.T) {
 		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: "",
 		UnionRoutes: true, MoveUpdatedRows: true,
 		Limits: Limits{
-			MaxAllowedPacket: 64 << 20, PacketMemoryBytes: 1 << 30, WaitTimeout: 8 * time.Hour,
+			MaxAllowedPacket: 64 << 20, PacketMemoryBytes: 256 << 20, WaitTimeout: 8 * time.Hour,
 			NetReadTimeout: 30 * time.Second, MaxHandshakes: 128, MaxPreparedStatements: 16382,
 		},
 	}

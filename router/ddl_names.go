@@ -6,15 +6,18 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
-// Foreign keys in CREATE TABLE and ALTER TABLE of a sharded table.
+// Foreign keys and CHECK constraints in CREATE TABLE and ALTER TABLE of a
+// sharded table.
 //
 // InnoDB keeps foreign-key names per database (MySQL 8 its CHECK names
 // too), so the one name a migration tool gives a constraint collides on
-// the second physical table of a data source (1005 errno 121). Each
-// physical table's constraint is named <name>_<physical table> instead
-// (ShardingSphere's spelling), and the proxy strips the suffix where it
-// shows constraints (SHOW CREATE TABLE, information_schema). An unnamed
-// foreign key gets InnoDB's own per-table name (<physical>_ibfk_N).
+// the second physical table of a data source (1005 errno 121; 3822 for a
+// CHECK on MySQL 8). Each physical table's named foreign keys and CHECK
+// constraints are named <name>_<physical table> instead (ShardingSphere's
+// spelling), and the proxy strips the suffix where it shows constraints
+// (SHOW CREATE TABLE, information_schema). An unnamed foreign key gets
+// InnoDB's own per-table name (<physical>_ibfk_N). Index names are kept:
+// their scope is the table.
 //
 // What a foreign key references must be on the data source of every
 // physical table that references it: a binding table's paired data node,
@@ -40,13 +43,13 @@ func ConstraintSuffix(name, physical string) string { return name + "_" + physic
 // and puts name holes where a sharded table's constraint names are.
 func (r *Router) prepareConstraints(a *analysis, stmt ast.StmtNode) error {
 	var target *ast.TableName
-	var adds []*ast.Constraint
+	var adds, checks []*ast.Constraint // checks: ALTER/DROP CHECK
 	var drops []*ast.AlterTableSpec
 	switch s := stmt.(type) {
 	case *ast.CreateTableStmt:
 		target = s.Table
 		for _, c := range s.Constraints {
-			if c.Tp == ast.ConstraintForeignKey {
+			if c.Tp == ast.ConstraintForeignKey || c.Tp == ast.ConstraintCheck {
 				adds = append(adds, c)
 			}
 		}
@@ -54,16 +57,19 @@ func (r *Router) prepareConstraints(a *analysis, stmt ast.StmtNode) error {
 		target = s.Table
 		for _, spec := range s.Specs {
 			switch {
-			case spec.Tp == ast.AlterTableAddConstraint && spec.Constraint != nil && spec.Constraint.Tp == ast.ConstraintForeignKey:
+			case spec.Tp == ast.AlterTableAddConstraint && spec.Constraint != nil &&
+				(spec.Constraint.Tp == ast.ConstraintForeignKey || spec.Constraint.Tp == ast.ConstraintCheck):
 				adds = append(adds, spec.Constraint)
 			case spec.Tp == ast.AlterTableDropForeignKey:
 				drops = append(drops, spec)
+			case (spec.Tp == ast.AlterTableDropCheck || spec.Tp == ast.AlterTableAlterCheck) && spec.Constraint != nil:
+				checks = append(checks, spec.Constraint)
 			}
 		}
 	default:
 		return nil
 	}
-	if len(adds) == 0 && len(drops) == 0 {
+	if len(adds) == 0 && len(drops) == 0 && len(checks) == 0 {
 		return nil
 	}
 	owner := a.refOf(target)
@@ -103,6 +109,11 @@ func (r *Router) prepareConstraints(a *analysis, stmt ast.StmtNode) error {
 	}
 	for _, spec := range drops {
 		if spec.Name, err = hole(spec.Name); err != nil {
+			return err
+		}
+	}
+	for _, c := range checks {
+		if c.Name, err = hole(c.Name); err != nil {
 			return err
 		}
 	}

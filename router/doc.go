@@ -164,7 +164,8 @@
 // equates all their sharding columns) and uncorrelated subqueries across
 // data nodes; UNION, INTERSECT, EXCEPT and CTEs across data nodes; across
 // data nodes also window functions, GROUP BY ... WITH ROLLUP,
-// GROUP_CONCAT and other aggregates beyond the five, aggregates inside
+// aggregates beyond the five and GROUP_CONCAT (of several expressions, or
+// ordered by another expression than its argument), aggregates inside
 // expressions (SUM(x)/COUNT(*)), HAVING with functions, SQL_CALC_FOUND_ROWS
 // and SELECT ... INTO; RENAME of tables named in the rules; CREATE TABLE
 // ... SELECT; views over sharded or broadcast tables.

@@ -156,7 +156,19 @@ func (b *insertBinder) columns(s *ast.InsertStmt) error {
 		if known == nil {
 			return errNotSupported("INSERT into sharded table %s needs a column list: the router must find the sharding columns (%s) in every row", b.target.name, columnList(ti.rule.ShardingColumns()))
 		}
+		// Rows with one value fewer than the table has columns leave out
+		// the generated key column, as ShardingSphere reads them: the
+		// values are the other columns in table order, and the key is
+		// generated.
+		key := strings.ToLower(ti.rule.KeyColumn)
+		omitKey := key != "" && ti.keyGen != nil && len(s.Lists) > 0 && !s.Setlist
+		for _, row := range s.Lists {
+			omitKey = omitKey && len(row) == len(known)-1
+		}
 		for _, c := range known {
+			if omitKey && strings.ToLower(c) == key {
+				continue
+			}
 			s.Columns = append(s.Columns, &ast.ColumnName{Name: ast.NewCIStr(c)})
 		}
 	}

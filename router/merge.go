@@ -141,6 +141,7 @@ const (
 	AggMin
 	AggMax
 	AggAvg
+	AggGroupConcat
 )
 
 // String returns the SQL name of the function.
@@ -156,6 +157,8 @@ func (f AggregateFunc) String() string {
 		return "MAX"
 	case AggAvg:
 		return "AVG"
+	case AggGroupConcat:
+		return "GROUP_CONCAT"
 	}
 	return "UNKNOWN"
 }
@@ -186,6 +189,8 @@ type Aggregate struct {
 	Args     []ColumnRef   `json:"args,omitempty"`
 	Sum      ColumnRef     `json:"sum,omitempty"`
 	Count    ColumnRef     `json:"count,omitempty"`
+	// Concat describes a GROUP_CONCAT (see GroupConcat).
+	Concat *GroupConcat `json:"concat,omitempty"`
 }
 
 // Computed is a result column whose merged value is Expr evaluated over

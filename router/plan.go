@@ -118,8 +118,9 @@ type Route struct {
 	// metrics and explain output.
 	Nodes []DataNode `json:"nodes,omitempty"`
 	// SQL is the statement for the data source. Literals of the client's
-	// statement stay literals, correctly escaped (backslash escapes, so
-	// backends must not run with NO_BACKSLASH_ESCAPES); generated keys are
+	// statement stay literals, correctly escaped (backslash escapes; the
+	// proxy turns them into the NO_BACKSLASH_ESCAPES form for a backend
+	// session in that mode); generated keys are
 	// integer literals; each ? of the client's prepared statement that
 	// this route still needs stays a ?.
 	SQL string `json:"sql"`

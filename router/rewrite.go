@@ -141,6 +141,10 @@ const holeDialect holeKind = 'D'
 //     wanted (1 | X'04' is 1 there, 1 | 0x04 is 5): they are sent as 0x41,
 //     which MariaDB and MySQL read as a number or a binary string by
 //     context, as MySQL reads every spelling, and keeps their bytes.
+//   - CHECK (...) is restored with MySQL 8's ENFORCED, and ALTER TABLE ...
+//     DROP CONSTRAINT (or DROP CHECK) as DROP CHECK, both 1064 on MariaDB:
+//     they are sent without ENFORCED (the default) and as DROP CONSTRAINT,
+//     which MySQL 8 reads too.
 //
 // undo puts the nodes back after the restore.
 type dialectFixer struct {
@@ -175,6 +179,30 @@ func (v *dialectFixer) Enter(n ast.Node) (ast.Node, bool) {
 		v.replace = append(v.replace, "'"+m+"'", "0x"+hex.EncodeToString(x.GetBytes()))
 		x.SetBytes([]byte(m))
 		v.undo = append(v.undo, func() { x.Datum = saved })
+	case *ast.Constraint:
+		if x.Tp != ast.ConstraintCheck || !x.Enforced || x.Expr == nil {
+			return n, false
+		}
+		text, err := restoreSQL(x.Expr)
+		if err != nil {
+			return n, false // the restore of the whole reports it
+		}
+		m, saved := marker(holeDialect, len(v.replace)), x.Expr
+		x.Expr = dialectMarker(m)
+		v.replace = append(v.replace, "`"+m+"`) ENFORCED", text+")")
+		v.undo = append(v.undo, func() { x.Expr = saved })
+	case *ast.AlterTableSpec:
+		if x.Tp != ast.AlterTableDropCheck || x.Constraint == nil {
+			return n, false
+		}
+		c, saved := x.Constraint, x.Constraint.Name
+		m := marker(holeDialect, len(v.replace))
+		c.Name = m
+		var drop strings.Builder
+		drop.WriteString("DROP CONSTRAINT ")
+		writeName(&drop, saved)
+		v.replace = append(v.replace, "DROP CHECK `"+m+"`", drop.String())
+		v.undo = append(v.undo, func() { c.Name = saved })
 	case *ast.FuncCallExpr:
 		name, args := x.FnName, x.Args
 		switch {
@@ -417,6 +445,10 @@ func aliasFields(sel *ast.SelectStmt) {
 			if x.Kind() == driver.KindString {
 				continue // named by its value, which restores unchanged
 			}
+		case *ast.ParenthesesExpr:
+			if isParenthesizedColumn(x) {
+				continue // MariaDB names (item_id), as in DISTINCT(item_id), item_id
+			}
 		}
 		text := strings.TrimSpace(f.Text())
 		if u := strings.ToUpper(text); u == "TRUE" || u == "FALSE" || u == "NULL" {
@@ -424,6 +456,21 @@ func aliasFields(sel *ast.SelectStmt) {
 		}
 		if text != "" && len(text) <= 256 {
 			f.AsName = ast.CIStr{O: text, L: strings.ToLower(text)}
+		}
+	}
+}
+
+// isParenthesizedColumn reports whether e is a column name in one or more
+// pairs of parentheses.
+func isParenthesizedColumn(e ast.ExprNode) bool {
+	for {
+		switch x := e.(type) {
+		case *ast.ParenthesesExpr:
+			e = x.Expr
+		case *ast.ColumnNameExpr:
+			return true
+		default:
+			return false
 		}
 	}
 }

@@ -403,10 +403,32 @@ func (d *dmlBinder) itemNodes(l *inList, args []any) ([]nodeSet, error) {
 	}
 	ti := d.a.sharded[l.hole].info
 	out := make([]nodeSet, len(l.items))
+	numeric := false
+	for _, it := range l.items {
+		switch it.value(args).(type) {
+		case int64, uint64, float64:
+			numeric = true
+		}
+	}
 	for i, it := range l.items {
 		v := it.value(args)
 		if v == nil {
 			continue // NULL matches nothing; the item is kept everywhere
+		}
+		if s, ok := v.(string); ok && numeric && !cleanNumber(s) {
+			// A list of numbers is compared with a numeric column, and
+			// MariaDB compares a string such as 'ä' or '15abc' with it as
+			// the number it truncates to: with a warning, or in an
+			// UPDATE in strict mode (its default) with 1292 for the
+			// whole statement once a row is compared. Split per data
+			// node, the nodes without that row would apply what MariaDB
+			// refuses, so an UPDATE is refused before it runs; a SELECT
+			// or DELETE keeps the item on every route, where each data
+			// node answers it as MariaDB answers the list.
+			if d.kind == KindUpdate {
+				return nil, &Error{Code: 1292, State: "22007", Message: "Truncated incorrect DECIMAL value: '" + s + "'"}
+			}
+			continue
 		}
 		s, err := ti.routeConds(map[string]ColumnCondition{l.col: {Column: l.col, Values: []Value{v}}}, routeOpts{missing: targetOptional})
 		if err != nil {
@@ -650,4 +672,16 @@ func writeName(b *strings.Builder, name string) {
 	b.WriteByte('`')
 	b.WriteString(strings.ReplaceAll(name, "`", "``"))
 	b.WriteByte('`')
+}
+
+// cleanNumber reports whether s reads as a number without truncation
+// (surrounding spaces allowed), as MariaDB converts a string compared
+// with a numeric column.
+func cleanNumber(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return false
+	}
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }

@@ -72,6 +72,7 @@ type aggSpec struct {
 	sum      mref
 	count    mref
 	text     string
+	concat   *groupConcatSpec // GROUP_CONCAT only
 }
 
 // prepareMerge rewrites sel (already carrying table and parameter holes)
@@ -277,6 +278,9 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 			if s.fn == AggAvg && !s.distinct {
 				ag.Sum, ag.Count = b.colRef(s.sum, total), b.colRef(s.count, total)
 			}
+			if s.concat != nil {
+				b.finishGroupConcat(&ag, s, total)
+			}
 			mg.Group.Aggregates = append(mg.Group.Aggregates, ag)
 		}
 	}
@@ -480,6 +484,8 @@ func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error)
 		fn = AggMax
 	case ast.AggFuncAvg:
 		fn = AggAvg
+	case ast.AggFuncGroupConcat:
+		return b.groupConcat(agg, j, text)
 	default:
 		return 0, errNotSupported("aggregate function %s over several data nodes is not supported", strings.ToUpper(agg.F))
 	}

@@ -12,7 +12,7 @@ type Limits struct {
 	// most 1 GiB): a larger one gets 1153 and the connection is closed.
 	MaxAllowedPacket int64
 	// PacketMemoryBytes is what all client connections together may hold
-	// for commands longer than 64 KiB while they arrive (default 1 GiB):
+	// for commands longer than 64 KiB while they arrive (default 256 MiB):
 	// a command that does not fit gets 1037 and its connection is closed.
 	PacketMemoryBytes int64
 	// WaitTimeout closes a logged-in connection that sends nothing for
@@ -37,7 +37,7 @@ type Limits struct {
 const (
 	DefaultMaxAllowedPacket      = 64 << 20
 	MaxMaxAllowedPacket          = 1 << 30
-	DefaultPacketMemoryBytes     = 1 << 30
+	DefaultPacketMemoryBytes     = 256 << 20
 	DefaultWaitTimeout           = 8 * time.Hour
 	DefaultNetReadTimeout        = 30 * time.Second
 	DefaultMaxHandshakes         = 128

@@ -22,8 +22,12 @@ const maxProfileSeconds = 600
 // on it alone: a profile reveals SQL text in its stacks. The handlers are
 // written on runtime/pprof rather than imported from net/http/pprof, whose
 // import registers them on http.DefaultServeMux.
+//
+// An address without a host (":6060", or a bare port) binds the loopback
+// interface only: profiles reveal SQL text, so listening on every
+// interface has to be asked for by naming it (0.0.0.0:6060).
 func servePprof(addr string, log *slog.Logger) (bound net.Addr, stop func(), err error) {
-	l, err := net.Listen("tcp", addr)
+	l, err := net.Listen("tcp", pprofListenAddr(addr))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -78,4 +82,17 @@ func namedProfile(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 	}
 	p.WriteTo(w, debug)
+}
+
+// pprofListenAddr is addr with the loopback host when it names none.
+func pprofListenAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		// A bare port.
+		return net.JoinHostPort("127.0.0.1", addr)
+	}
+	if host == "" {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
 }

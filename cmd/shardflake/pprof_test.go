@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -50,5 +51,32 @@ func TestServePprof(t *testing.T) {
 	}
 	if _, _, err := servePprof("127.0.0.1:-1", slog.New(slog.DiscardHandler)); err == nil {
 		t.Error("a bad address: want an error")
+	}
+}
+
+// TestPprofBindsLoopbackByDefault: --pprof :PORT or a bare port listens
+// on 127.0.0.1 only; an address that names a host is used as given.
+func TestPprofBindsLoopbackByDefault(t *testing.T) {
+	for _, give := range []string{":0", "0"} {
+		addr, stop, err := servePprof(give, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatalf("%q: %v", give, err)
+		}
+		stop()
+		if ip := addr.(*net.TCPAddr).IP; !ip.IsLoopback() {
+			t.Errorf("--pprof %q listened on %s, want loopback only", give, addr)
+		}
+	}
+	tests := []struct{ give, want string }{
+		{":6060", "127.0.0.1:6060"},
+		{"6060", "127.0.0.1:6060"},
+		{"0.0.0.0:6060", "0.0.0.0:6060"},
+		{"[::1]:6060", "[::1]:6060"},
+		{"localhost:6060", "localhost:6060"},
+	}
+	for _, tt := range tests {
+		if got := pprofListenAddr(tt.give); got != tt.want {
+			t.Errorf("pprofListenAddr(%q) = %q, want %q", tt.give, got, tt.want)
+		}
 	}
 }

@@ -28,7 +28,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	config := fs.String("config", "", "rules file (required)")
 	rf := addRunFlags(fs)
 	drain := fs.Duration("drain", defaultDrain, "how long SIGTERM waits for statements in flight before cutting them")
-	pprofAddr := fs.String("pprof", "", "serve Go's profiling endpoints (/debug/pprof/) on this address; off by default")
+	pprofAddr := fs.String("pprof", "", "serve Go's profiling endpoints (/debug/pprof/) on this address (a port alone or :PORT binds 127.0.0.1 only; name 0.0.0.0:PORT for every interface); off by default")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: shardflake serve --config FILE [--listen ADDR] [flags]")
 		fmt.Fprintln(stderr)
@@ -127,6 +127,17 @@ func serve(rules *router.Rules, o serveOptions) int {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
+	go func() {
+		// A key column too narrow for its generator's keys (a Snowflake
+		// generator on an INT column) is said at start, not at the first
+		// INSERT's 1264; in the background, so data sources that are
+		// slow to answer do not delay serving.
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		for _, w := range srv.KeyColumnWarnings(wctx) {
+			o.log.Warn("key generator", "warning", w)
+		}
+	}()
 
 	select {
 	case <-ctx.Done():

@@ -242,7 +242,7 @@ func TestParseExecute(t *testing.T) {
 
 	// A later execute may omit the types and reuse the bound ones.
 	q := binary.LittleEndian.AppendUint32(nil, 7)
-	q = append(q, 0, 1, 0, 0, 0, 0xff, 0, 0) // flags, iterations, all NULL, not bound
+	q = append(q, 0, 1, 0, 0, 0, 0xff, 0) // flags, iterations, all NULL, not bound
 	e2, err := ParseExecute(q, 8, e.Types, nil, nil)
 	if err != nil {
 		t.Fatal(err)

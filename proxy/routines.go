@@ -1,0 +1,110 @@
+package proxy
+
+import (
+	"context"
+	"regexp"
+	"strings"
+
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
+	"github.com/shardflake/shardflake/router"
+)
+
+// Stored functions and triggers, which the SQL parser does not read
+// (CREATE PROCEDURE and CALL it does; query.go sends them to the default
+// data source). They are recognised by their first words and pass
+// through unchanged, BEGIN ... END bodies with their semicolons included:
+// a function, or a trigger on an unsharded table, to the default data
+// source where unsharded tables live; a trigger on a broadcast table to
+// every data source, as the table's writes go. A trigger on a sharded
+// table is refused (1235): it would need one trigger per physical table.
+// They run with the backend account's rights (their DEFINER), so they
+// need otherSchemas, as CALL does.
+
+// routineKind is what routineOf recognised.
+type routineKind int
+
+const (
+	routineFunction routineKind = iota + 1
+	routineCreateTrigger
+	routineDropTrigger
+)
+
+var (
+	// versionedComment is MySQL's /*!50003 ... */ (mysqldump writes
+	// triggers so): its text is SQL.
+	versionedComment = regexp.MustCompile(`/\*!\d*|\*/`)
+	routineHead      = regexp.MustCompile(`(?is)^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:DEFINER\s*=\s*(?:CURRENT_USER(?:\s*\(\s*\))?|\S+)\s+)?(?:AGGREGATE\s+)?(FUNCTION|TRIGGER)|DROP\s+(FUNCTION|TRIGGER))\s`)
+	triggerTable     = regexp.MustCompile("(?is)\\sON\\s+(?:`([^`]+)`|([\\w$]+))(?:\\s*\\.\\s*(?:`([^`]+)`|([\\w$]+)))?\\s+FOR\\s+EACH\\s+ROW\\b")
+	dropTrigger      = regexp.MustCompile("(?is)^\\s*DROP\\s+TRIGGER\\s+(?:IF\\s+EXISTS\\s+)?(?:(?:`[^`]+`|[\\w$]+)\\s*\\.\\s*)?(?:`([^`]+)`|([\\w$]+))")
+)
+
+// routineOf recognises CREATE/DROP FUNCTION and TRIGGER statements.
+func routineOf(sql string) (routineKind, bool) {
+	text := versionedComment.ReplaceAllString(sql, " ")
+	m := routineHead.FindStringSubmatch(text + " ")
+	if m == nil {
+		return 0, false
+	}
+	switch {
+	case strings.EqualFold(m[1], "FUNCTION") || strings.EqualFold(m[2], "FUNCTION"):
+		return routineFunction, true
+	case strings.EqualFold(m[1], "TRIGGER"):
+		return routineCreateTrigger, true
+	}
+	return routineDropTrigger, true
+}
+
+// runRoutine sends a stored function or trigger statement where it
+// belongs.
+func (s *Session) runRoutine(ctx context.Context, kind routineKind, sql string) error {
+	p := s.privileges()
+	if p.ReadOnly || !p.OtherSchemas {
+		if kind == routineFunction {
+			return privilegeNeeded("CREATE ROUTINE")
+		}
+		return privilegeNeeded("TRIGGER")
+	}
+	rules := s.srv.rules
+	text := versionedComment.ReplaceAllString(sql, " ")
+	everywhere := false
+	switch kind {
+	case routineCreateTrigger:
+		m := triggerTable.FindStringSubmatch(text)
+		if m == nil {
+			return &NotSupportedError{What: "a CREATE TRIGGER whose table the proxy cannot find"}
+		}
+		schema, table := m[1]+m[2], m[3]+m[4]
+		if table == "" {
+			schema, table = "", schema
+		}
+		if schema != "" && schema != rules.DatabaseName {
+			return &UnknownDatabaseError{Name: schema}
+		}
+		switch {
+		case rules.Table(table) != nil:
+			return &NotSupportedError{What: "CREATE TRIGGER on sharded table " + table + " (it would need one trigger per physical table); put the logic in the application or on an unsharded table"}
+		case rules.IsBroadcast(strings.ToLower(table)):
+			everywhere = true
+		}
+	case routineDropTrigger:
+		// A trigger of a broadcast table is on every data source.
+		m := dropTrigger.FindStringSubmatch(text)
+		if m == nil {
+			break
+		}
+		lit, _ := sqlarg.AppendLiteral(nil, m[1]+m[2], sqlarg.Backslash)
+		rows, err := s.queryRows(ctx, rules.DefaultDataSource, "SELECT EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME = "+string(lit))
+		if err != nil {
+			return err
+		}
+		everywhere = len(rows) == 1 && rules.IsBroadcast(strings.ToLower(string(rows[0][0])))
+	}
+	if !everywhere {
+		return s.onDefault(ctx, sql, router.KindDDL, TextProtocol, false)
+	}
+	plan := &router.Plan{Kind: router.KindDDL, Type: router.RouteAll}
+	for _, ds := range rules.DataSources {
+		plan.Routes = append(plan.Routes, router.Route{DataSource: ds.Name, SQL: sql})
+	}
+	return s.runRouted(ctx, plan, sql, TextProtocol, false)
+}

@@ -1,0 +1,75 @@
+package router
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+)
+
+// GroupConcat is how a GROUP_CONCAT across data nodes merges. Routes
+// group by the argument too (as for COUNT(DISTINCT ...)), so each route
+// row carries one argument value in the Aggregate's Args column and, for
+// a GROUP_CONCAT without DISTINCT, how many of the group's rows have it in
+// Count. The merge collects a group's values (DISTINCT: one per value
+// equal under the argument's collation), sorts them by the argument
+// (descending with Desc) as MariaDB's GROUP_CONCAT(DISTINCT x) and
+// GROUP_CONCAT(x ORDER BY x) order them, joins them with Separator and
+// cuts the result at the session's group_concat_max_len bytes, which
+// each route returns in the MaxLen column. The Aggregate's Column keeps
+// the route's own GROUP_CONCAT for its column definition.
+type GroupConcat struct {
+	Separator string    `json:"separator"`
+	Desc      bool      `json:"desc,omitempty"`
+	MaxLen    ColumnRef `json:"maxLen"`
+}
+
+// groupConcatSpec is a GROUP_CONCAT being planned.
+type groupConcatSpec struct {
+	separator string
+	desc      bool
+	maxLen    mref
+}
+
+// groupConcat plans GROUP_CONCAT([DISTINCT] expr [ORDER BY expr [ASC |
+// DESC]] [SEPARATOR s]) at field j (-1: hidden). Several expressions, or
+// an ORDER BY on anything but the argument, are refused: the merge sees
+// only the argument's values.
+func (b *mergeBuilder) groupConcat(agg *ast.AggregateFuncExpr, j int, text string) (int, error) {
+	if len(agg.Args) != 2 {
+		return 0, errNotSupported("GROUP_CONCAT of several expressions over several data nodes is not supported; concatenate them with CONCAT inside GROUP_CONCAT")
+	}
+	arg := agg.Args[0]
+	sep, ok := agg.Args[1].(*test_driver.ValueExpr)
+	if !ok {
+		return 0, errNotSupported("GROUP_CONCAT with this SEPARATOR over several data nodes is not supported")
+	}
+	cs := &groupConcatSpec{separator: sep.GetString()}
+	if agg.Order != nil {
+		argText, _ := exprText(arg)
+		if len(agg.Order.Items) != 1 {
+			return 0, errNotSupported("GROUP_CONCAT ... ORDER BY over several data nodes is supported on its argument only")
+		}
+		if orderText, _ := exprText(agg.Order.Items[0].Expr); orderText != argText {
+			return 0, errNotSupported("GROUP_CONCAT ... ORDER BY over several data nodes is supported on its argument only")
+		}
+		cs.desc = agg.Order.Items[0].Desc
+	}
+	if j < 0 {
+		j = b.addHidden(agg)
+	}
+	s := aggSpec{fn: AggGroupConcat, field: j, text: text, distinct: agg.Distinct, concat: cs}
+	s.args = []mref{{field: b.distinctArg(arg), abs: -1}}
+	if !agg.Distinct {
+		s.count = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncCount, Args: []ast.ExprNode{arg}}), abs: -1}
+	}
+	cs.maxLen = mref{field: b.addHidden(&ast.VariableExpr{Name: "group_concat_max_len", IsSystem: true}), abs: -1}
+	b.aggs = append(b.aggs, s)
+	return j, nil
+}
+
+// finishGroupConcat fills a planned GROUP_CONCAT's column references.
+func (b *mergeBuilder) finishGroupConcat(ag *Aggregate, s aggSpec, total int) {
+	ag.Concat = &GroupConcat{Separator: s.concat.separator, Desc: s.concat.desc, MaxLen: b.colRef(s.concat.maxLen, total)}
+	if !s.distinct {
+		ag.Count = b.colRef(s.count, total)
+	}
+}
