@@ -324,3 +324,52 @@ func TestInsertReturning(t *testing.T) {
 		}
 	}
 }
+
+// TestShowWarnings: SHOW WARNINGS, SHOW ERRORS, their COUNT(*) forms and
+// @@warning_count/@@error_count describe the last statement as on
+// MariaDB: a backend's warnings (INSERT IGNORE truncating, 1/0), the last
+// error, and nothing after a statement without any.
+func TestShowWarnings(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS warnings_ref", "CREATE DATABASE warnings_ref",
+		"CREATE TABLE warnings_ref.t_order (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))",
+		"CREATE TABLE warnings_ref.t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))")
+	ref, err := e.backends[0].Open(t, "warnings_ref").Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	script := []string{
+		"INSERT IGNORE INTO t_plain (v) VALUES ('a value that is far too long for its column')",
+		"SHOW WARNINGS",
+		"SELECT @@warning_count, @@error_count",
+		"SHOW COUNT(*) WARNINGS",
+		"SELECT 1",
+		"SHOW WARNINGS",
+		"SELECT 1/0",
+		"SHOW WARNINGS",
+		"SELECT * FROM nosuch",
+		"SHOW WARNINGS",
+		"SHOW ERRORS",
+		"SHOW COUNT(*) ERRORS",
+		"SELECT @@warning_count, @@error_count",
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'a'), (2, 2, 'b')",
+		"SHOW WARNINGS",
+		"UPDATE IGNORE t_order SET status = REPEAT('x', 40) WHERE order_id = 1",
+		"SHOW WARNINGS",
+	}
+	got, want := outcomes(e.conn(t), script), outcomes(ref, script)
+	for i := range script {
+		want[i] = strings.ReplaceAll(want[i], "warnings_ref", "sharding_db")
+		if got[i] != want[i] {
+			t.Errorf("through the proxy: %s\n                 directly: %s", got[i], want[i])
+		}
+	}
+	// A statement over several data nodes: every node's warnings.
+	c := e.conn(t)
+	mustExec(t, c, "UPDATE IGNORE t_order SET status = REPEAT('y', 40)")
+	if got := queryOne(t, c, "SELECT @@warning_count"); got != "2" {
+		t.Errorf("@@warning_count after an UPDATE of two data nodes = %s, want 2", got)
+	}
+}

@@ -188,6 +188,7 @@ func (s *Session) runNormalized(sql string) bool {
 	}
 	ctx, end := s.statementContext()
 	defer end()
+	s.diag.reset()
 	s.answer(s.runRouted(ctx, plan, sql, TextProtocol, false))
 	return true
 }
@@ -215,6 +216,13 @@ func (s *Session) planShape(norm string) PreparedPlan {
 func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Protocol, more, cacheable bool) (err error) {
 	if hook := s.srv.beforeStatement; hook != nil {
 		hook(sql)
+	}
+	switch {
+	case isDiagnostics(stmt):
+	case hasTable(stmt):
+		s.diag.reset()
+	default:
+		s.diag.keep()
 	}
 	if st, ok := stmt.(*ast.ExecuteStmt); ok {
 		// Runs the statement it names, which has a context of its own.
@@ -389,6 +397,7 @@ func routineDDL(stmt ast.StmtNode) bool {
 }
 
 func (s *Session) runPrepared(ctx context.Context, pp PreparedPlan, sql string, args []any, proto Protocol, more bool) error {
+	s.diag.reset()
 	plan, err := pp.Bind(args)
 	if err != nil {
 		return err
@@ -437,6 +446,7 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 }
 
 func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto Protocol, more bool) error {
+	ctx = withDiagnostics(ctx, &s.diag)
 	plan, lockErr := s.lockedPlan(plan) // LOCK TABLES (lock.go)
 	if lockErr != nil {
 		return lockErr

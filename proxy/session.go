@@ -68,7 +68,10 @@ type Session struct {
 	// returning is the RETURNING list of the INSERT being run
 	// (returning.go), "" for none.
 	returning string
-	txn       txnState
+	// diag is what the last statement left for SHOW WARNINGS
+	// (warnings.go).
+	diag diagnostics
+	txn  txnState
 	// backendStatus collects the status flags the backends of the
 	// running statement reported that the client hears too (status.go).
 	backendStatus statusSink
