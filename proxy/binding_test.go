@@ -63,6 +63,8 @@ var ormBindingJoins = []string{
 func TestORMBindingJoin(t *testing.T) {
 	e := startEnv(t, envOptions{rules: bindingTestRules})
 	db := e.open(t)
+	// Other tests list the shared data sources' tables.
+	t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS t_order_item") })
 	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS binding_ref", "CREATE DATABASE binding_ref")
 	ref := e.backends[0].Open(t, "binding_ref")
 	data := []string{
