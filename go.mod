@@ -67,7 +67,6 @@ require (
 	github.com/sirupsen/logrus v1.8.1
 	go.etcd.io/etcd/client/v3 v3.6.16
 	golang.org/x/text v0.43.0
-	golang.org/x/time v0.16.0
 	google.golang.org/grpc v1.83.2
 	gopkg.in/yaml.v3 v3.0.1
 	gorm.io/driver/mysql v1.6.0

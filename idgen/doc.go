@@ -1,4 +1,12 @@
-// Package idgen issues Snowflake keys for INSERTs that lack one.
+// Package idgen issues keys for INSERTs that lack one.
+//
+// The key generator types (Types) are SNOWFLAKE (below, most of this
+// comment), SEGMENT (Meituan Leaf's segment mode: blocks of keys from a
+// table row, segment.go), TICKET (Flickr's ticket servers, ticket.go),
+// UUID and UUIDV7 (uuid.go). SEGMENT and TICKET keep their state in a
+// database: idgen decides when to ask (SegmentStore, TicketServer) and
+// the proxy implements the round trips, so this package imports nothing
+// of shardflake's.
 //
 // It sits at the bottom of the pipeline (cmd → proxy → router → idgen): the
 // router asks a KeyGenerator for a block of consecutive keys before it routes

@@ -3,6 +3,7 @@ package idgen
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -46,6 +47,8 @@ var (
 // PropError is a bad rules-file prop: its name, the value as written and
 // what is wrong with it.
 type PropError struct {
+	// Type is the generator type the prop belongs to; "" means SNOWFLAKE.
+	Type   string
 	Prop   string
 	Value  string
 	Reason string
@@ -55,10 +58,14 @@ type PropError struct {
 
 // Error names the prop first, so a rules-file error points at it.
 func (e *PropError) Error() string {
-	if e.Value == "" {
-		return fmt.Sprintf("snowflake prop %s: %s", e.Prop, e.Reason)
+	typ := "snowflake"
+	if e.Type != "" {
+		typ = strings.ToLower(e.Type)
 	}
-	return fmt.Sprintf("snowflake prop %s: %q: %s", e.Prop, e.Value, e.Reason)
+	if e.Value == "" {
+		return fmt.Sprintf("%s prop %s: %s", typ, e.Prop, e.Reason)
+	}
+	return fmt.Sprintf("%s prop %s: %q: %s", typ, e.Prop, e.Value, e.Reason)
 }
 
 // Is makes a PropError match ErrInvalidConfig.

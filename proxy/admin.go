@@ -18,6 +18,8 @@ import (
 //	SHOW BROADCAST TABLE RULES [FROM db]
 //	SHOW STORAGE UNITS [FROM db]
 //	SHOW SHARDING BINDING ORPHANS [FROM db]  (binding_check.go)
+//	SHOW READWRITE_SPLITTING RULES [FROM db]
+//	SHOW READWRITE_SPLITTING STATUS [FROM db]
 //	SHOW TRAFFIC RULES, ALTER/ENABLE/DISABLE TRAFFIC RULE (admin_traffic.go)
 //
 // The TiDB parser knows none of them, so they are recognised before
@@ -39,6 +41,9 @@ const (
 	adminBroadcastRules
 	adminStorageUnits
 	adminBindingOrphans
+	adminAdoptKeys // admin_keygen.go
+	adminReadwriteRules
+	adminReadwriteStatus
 )
 
 // String returns the statement's leading keywords.
@@ -62,6 +67,12 @@ func (k adminKind) String() string {
 		return "SHOW STORAGE UNITS"
 	case adminBindingOrphans:
 		return "SHOW SHARDING BINDING ORPHANS"
+	case adminAdoptKeys:
+		return "ADOPT SHARDING KEY GENERATOR"
+	case adminReadwriteRules:
+		return "SHOW READWRITE_SPLITTING RULES"
+	case adminReadwriteStatus:
+		return "SHOW READWRITE_SPLITTING STATUS"
 	}
 	return "unknown"
 }
@@ -75,7 +86,7 @@ type adminStmt struct {
 }
 
 // adminSyntax lists the admin statements for syntax error messages.
-const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]; SHOW SHARDING BINDING ORPHANS [FROM db]; " + trafficSyntax
+const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]; SHOW SHARDING BINDING ORPHANS [FROM db]; SHOW READWRITE_SPLITTING RULES | STATUS [FROM db]; " + trafficSyntax
 
 // handleAdmin answers sql when it is an admin statement and reports
 // whether it was one. It runs before the parser, on every query the plan
@@ -107,6 +118,9 @@ func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
 	if st, ok, err := matchTrafficAdmin(lx, first); ok {
 		return st, true, err
 	}
+	if st, ok, err := matchKeygenAdmin(lx, first); ok {
+		return st, true, err
+	}
 	switch {
 	case strings.EqualFold(first, "PREVIEW"):
 		st.kind, st.body = adminPreview, strings.TrimSpace(sql[lx.pos:])
@@ -123,7 +137,7 @@ func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
 	lx.skip()
 	second := lx.word()
 	switch {
-	case strings.EqualFold(second, "SHARDING"), strings.EqualFold(second, "BROADCAST"):
+	case strings.EqualFold(second, "SHARDING"), strings.EqualFold(second, "BROADCAST"), strings.EqualFold(second, "READWRITE_SPLITTING"):
 	case strings.EqualFold(second, "STORAGE"), strings.EqualFold(second, "KEY"):
 		probe := lx
 		probe.skip()
@@ -173,6 +187,10 @@ func (lx *adminLexer) parseShow() (adminStmt, error) {
 		st.kind = adminBroadcastRules
 	case lx.keywords("STORAGE", "UNITS"):
 		st.kind = adminStorageUnits
+	case lx.keywords("READWRITE_SPLITTING", "RULES"):
+		st.kind = adminReadwriteRules
+	case lx.keywords("READWRITE_SPLITTING", "STATUS"):
+		st.kind = adminReadwriteStatus
 	default:
 		lx.pos = lx.far
 		return st, lx.syntaxError("")

@@ -55,6 +55,12 @@ func (s *Session) runAdmin(st adminStmt) error {
 		cols, rows = s.storageUnits()
 	case adminBindingOrphans:
 		cols, rows, err = s.bindingOrphans()
+	case adminAdoptKeys:
+		cols, rows, err = s.adoptKeys(st.table)
+	case adminReadwriteRules:
+		cols, rows = s.readwriteRules()
+	case adminReadwriteStatus:
+		cols, rows = s.readwriteStatus()
 	default:
 		err = &InternalError{Msg: "admin statement " + st.kind.String()}
 	}
@@ -236,7 +242,7 @@ func (s *Session) keyGenerators() ([]*mysql.Field, []Row) {
 	cols := stringColumns("name", "type", "props")
 	cols = append(cols, intColumn("datacenter_id"), intColumn("worker_id"), stringColumn("worker_id_source"), stringColumn("lease_state"),
 		stringColumn("high_water_mark"), intColumn("lead_ms"), intColumn("max_lead_ms"),
-		uintColumn("generated"), uintColumn("clock_back_steps"), intColumn("waited_ms"), intColumn("last_id"))
+		uintColumn("generated"), uintColumn("clock_back_steps"), intColumn("waited_ms"), intColumn("last_id"), stringColumn("state"))
 	names := slices.Sorted(maps.Keys(s.srv.rules.KeyGenerators))
 	rows := make([]Row, len(names))
 	for i, name := range names {
@@ -244,7 +250,7 @@ func (s *Session) keyGenerators() ([]*mysql.Field, []Row) {
 		row := []any{name, kg.Type, propList(kg.Props)}
 		g, ok := s.srv.keys[name].(statser)
 		if !ok {
-			rows[i] = rowOf(append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)...)
+			rows[i] = rowOf(append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, keygenStateText(s.srv.keys[name]))...)
 			continue
 		}
 		st := g.Stats()
@@ -258,7 +264,7 @@ func (s *Session) keyGenerators() ([]*mysql.Field, []Row) {
 		}
 		row = append(row, st.DatacenterID, st.WorkerID, st.Source.String(), st.LeaseState.String(),
 			hw, st.Lead.Milliseconds(), st.MaxLead.Milliseconds(),
-			st.Generated, st.ClockBackSteps, st.Waited.Milliseconds(), last)
+			st.Generated, st.ClockBackSteps, st.Waited.Milliseconds(), last, nil)
 		rows[i] = rowOf(row...)
 	}
 	return cols, rows
@@ -273,7 +279,8 @@ func (s *Session) storageUnits() ([]*mysql.Field, []Row) {
 		intColumn("connection_timeout_milliseconds"), intColumn("idle_timeout_milliseconds"), intColumn("max_lifetime_milliseconds"),
 		intColumn("max_pool_size"), intColumn("min_pool_size"), stringColumn("read_only"), stringColumn("other_attributes"),
 		stringColumn("health"), stringColumn("health_detail"),
-		intColumn("open_connections"), intColumn("in_use_connections"), intColumn("idle_connections"), intColumn("waiting_connections"))
+		intColumn("open_connections"), intColumn("in_use_connections"), intColumn("idle_connections"), intColumn("waiting_connections"),
+		stringColumn("tls_mode"), stringColumn("tls"))
 	health := s.srv.probeDataSources(context.Background())
 	stats := map[string]PoolStats{}
 	for _, st := range s.srv.PoolStats() {
@@ -289,12 +296,18 @@ func (s *Session) storageUnits() ([]*mysql.Field, []Row) {
 		if !h.Up {
 			state, detail = "down", h.Error
 		}
-		st := stats[ds.Name]
-		rows[i] = rowOf(ds.Name, "MySQL", ds.Host, ds.Port, ds.Database,
-			ms(p.connectTimeout), ms(p.idleTimeout), ms(p.maxLifetime), p.max, p.minIdle, "false", attributes(ds.Params),
-			state, detail, st.Open, st.InUse, st.Idle, st.Waiting)
+		rows[i] = storageUnitRow(s.srv.rw.unitName(ds.Name), p, stats[ds.Name], "false", state, detail)
 	}
-	return cols, rows
+	return cols, append(rows, s.srv.rw.replicaUnits()...)
+}
+
+// storageUnitRow is one row of SHOW STORAGE UNITS: a data source's, or a
+// replica's (readOnly "true").
+func storageUnitRow(name string, p *pool, st PoolStats, readOnly, state string, detail any) Row {
+	ds := p.ds
+	return rowOf(name, "MySQL", ds.Host, ds.Port, ds.Database,
+		ms(p.connectTimeout), ms(p.idleTimeout), ms(p.maxLifetime), p.max, p.minIdle, readOnly, attributes(ds.Params),
+		state, detail, st.Open, st.InUse, st.Idle, st.Waiting, p.tlsMode(), p.lastTLS())
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }

@@ -42,6 +42,11 @@ func TestMatchAdmin(t *testing.T) {
 		{give: "SHOW BROADCAST TABLE RULES", want: adminStmt{kind: adminBroadcastRules}},
 		{give: "SHOW STORAGE UNITS /* trailing */", want: adminStmt{kind: adminStorageUnits}},
 		{give: "SHOW STORAGE UNITS FROM sharding_db -- trailing", want: adminStmt{kind: adminStorageUnits, db: "sharding_db"}},
+		{give: "ADOPT SHARDING KEY GENERATOR FOR TABLE t_order;", want: adminStmt{kind: adminAdoptKeys, table: "t_order"}},
+		{give: "adopt sharding key generator for `t``x`", want: adminStmt{kind: adminAdoptKeys, table: "t`x"}},
+		{give: "ADOPT SHARDING KEY GENERATOR t_order", wantErr: "t_order"},
+		{give: "ADOPT SHARDING KEY GENERATOR FOR t_order t_item", wantErr: "t_item"},
+		{give: "ADOPTS t_order", notOurs: true},
 
 		{give: "SELECT 'PREVIEW SELECT 1'", notOurs: true},
 		{give: "'SHOW SHARDING TABLE RULES'", notOurs: true},
@@ -115,7 +120,7 @@ func FuzzMatchAdmin(f *testing.F) {
 			}
 			return
 		}
-		if st.kind < adminPreview || st.kind > adminStorageUnits {
+		if st.kind < adminPreview || st.kind > adminAdoptKeys {
 			t.Fatalf("%q: kind %d", sql, st.kind)
 		}
 	})

@@ -148,6 +148,10 @@ func (lx *adminLexer) quoted() (string, bool) {
 // runTrafficAdmin answers a traffic admin statement.
 func (s *Session) runTrafficAdmin(st adminStmt) error {
 	set := s.srv.traffic
+	if st.kind != adminTrafficRules && !s.privileges().TrafficAdmin {
+		// The statements a rule limits must not switch it off.
+		return privilegeNeeded("TRAFFIC ADMIN (server.users trafficAdmin: true)")
+	}
 	var err error
 	switch st.kind {
 	case adminTrafficRules:
@@ -175,7 +179,7 @@ func (s *Session) runTrafficAdmin(st adminStmt) error {
 // trafficRules is SHOW TRAFFIC RULES: each rule's setting and live state.
 func (s *Session) trafficRules() ([]*mysql.Field, []Row) {
 	cols := stringColumns("name", "type", "match_rule", "limit_props", "on_limit", "max_wait", "scope", "enabled",
-		"available_permits", "in_flight", "queued", "admitted", "delayed", "rejected")
+		"available_permits", "in_flight", "queued", "admitted", "delayed", "rejected", "cluster_share", "cluster_members")
 	var rows []Row
 	for _, r := range s.srv.traffic.States() {
 		var onLimit, maxWait any = r.OnLimit.String(), r.MaxWait.String()
@@ -184,9 +188,13 @@ func (s *Session) trafficRules() ([]*mysql.Field, []Row) {
 		} else if r.OnLimit == router.TrafficReject {
 			maxWait = nil
 		}
+		var share, members any
+		if r.Scope == router.TrafficCluster {
+			share, members = strconv.FormatFloat(r.Share, 'f', 1, 64), strconv.Itoa(r.Members)
+		}
 		rows = append(rows, rowOf(r.Name, r.Type, r.Match, r.Limit, onLimit, maxWait, r.Scope.String(), strconv.FormatBool(r.Enabled),
 			strconv.FormatFloat(r.Available, 'f', 0, 64), strconv.Itoa(r.InFlight), strconv.Itoa(r.Queued),
-			strconv.FormatUint(r.Admitted, 10), strconv.FormatUint(r.Delayed, 10), strconv.FormatUint(r.Rejected, 10)))
+			strconv.FormatUint(r.Admitted, 10), strconv.FormatUint(r.Delayed, 10), strconv.FormatUint(r.Rejected, 10), share, members))
 	}
 	return cols, rows
 }

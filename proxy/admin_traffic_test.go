@@ -88,7 +88,8 @@ func queryMaps(t *testing.T, db *sql.DB, q string) []map[string]string {
 }
 
 func TestTrafficAdminStatements(t *testing.T) {
-	e, other := trafficEnv(t, `- {name: app_quota, match: {users: [app], tables: [t_order], kinds: [select]}, limit: {type: FIXED_WINDOW, permits: 2, window: 1h}}
+	e, other := trafficEnvUsers(t, `- {user: app, password: app-secret}
+- {user: other, password: other-secret, trafficAdmin: true}`, `- {name: app_quota, match: {users: [app], tables: [t_order], kinds: [select]}, limit: {type: FIXED_WINDOW, permits: 2, window: 1h}}
 - {name: ds_1_reads, match: {dataSources: [ds_1], kinds: [select]}, limit: {type: TOKEN_BUCKET, rate: 100, burst: 100}, onLimit: wait, maxWait: 20ms}`)
 	db := e.open(t)
 	ctx := context.Background()
@@ -129,6 +130,11 @@ func TestTrafficAdminStatements(t *testing.T) {
 		t.Errorf("PREVIEW as other on ds_0: %v", preview)
 	}
 
+	// Only a trafficAdmin user changes rules.
+	_, err := db.Exec("DISABLE TRAFFIC RULE app_quota")
+	if code := errCode(err); code != 1227 || !strings.Contains(err.Error(), "TRAFFIC ADMIN") {
+		t.Errorf("DISABLE by app: %v, want 1227", err)
+	}
 	// ALTER raises the quota at run time; DISABLE turns the rule off.
 	if _, err := other.Exec(`ALTER TRAFFIC RULE app_quota PROPERTIES("permits"="3")`); err != nil {
 		t.Fatal(err)
@@ -159,7 +165,7 @@ func TestTrafficAdminStatements(t *testing.T) {
 	wantLimitError(t, point(), 1226, "app_quota")
 
 	// Bad admin statements get their error and leave the connection usable.
-	_, err := other.Exec(`ALTER TRAFFIC RULE app_quota PROPERTIES("permits"="-1")`)
+	_, err = other.Exec(`ALTER TRAFFIC RULE app_quota PROPERTIES("permits"="-1")`)
 	if code := errCode(err); code != 1231 || !strings.Contains(err.Error(), "permits must be positive") {
 		t.Errorf("bad permits: %v", err)
 	}

@@ -24,10 +24,14 @@ import (
 // that has not logged in (tests driving it directly) is an application
 // account.
 func (s *Session) privileges() *router.Privileges {
-	if s.priv == nil {
-		s.priv = s.srv.privilegesOf(s.user)
+	if s.priv != nil {
+		return s.priv
 	}
-	return s.priv
+	p := s.srv.privilegesOf(s.user)
+	if s.user != "" {
+		s.priv = p // the user is known: it never changes
+	}
+	return p
 }
 
 // privilegesOf returns user's privileges; an application account on the
@@ -56,8 +60,9 @@ func (s *Session) privilegeClass() byte {
 }
 
 // sessionAuth is the authentication handler of one connection: the
-// server's, plus the check, once the password is verified, that the
-// user may use the schema it named at login (1044 otherwise, as MariaDB).
+// server's, with the session told its user once the password is verified,
+// so that admission checks the login schema against the user's
+// privileges (1044 otherwise, as MariaDB).
 type sessionAuth struct {
 	*authHandler
 	s *Session
@@ -72,8 +77,7 @@ func (a sessionAuth) OnAuthSuccess(c *server.Conn) error {
 }
 
 // checkUse refuses USE of a logical schema the user is not granted. It is
-// a no-op during the handshake, before the user is known: sessionAuth
-// checks the login schema then.
+// a no-op before the user is known: admission checks the login schema.
 func (s *Session) checkUse(name string) error {
 	if s.user == "" || name != s.srv.rules.DatabaseName || s.privileges().MayUse(name) {
 		return nil
@@ -145,20 +149,15 @@ func (s *Session) authorize(stmt ast.StmtNode, sql string) error {
 			return s.authorizeShow(show, p)
 		}
 	case *ast.CallStmt:
-		// A routine of the logical schema (created through the proxy on
-		// the default data source) is the application's own: a
-		// read-write user may call it. Anything else needs otherSchemas.
+		// A procedure of the logical schema (the default data source's,
+		// as its unsharded tables) is the application's; one elsewhere
+		// is not.
 		schema := st.Procedure.Schema.O
 		if schema == "" {
 			schema = s.db
 		}
-		own := schema != "" && strings.EqualFold(schema, s.srv.rules.DatabaseName) && p.MayUse(s.srv.rules.DatabaseName)
-		if !p.OtherSchemas && (!own || p.ReadOnly) {
-			name := st.Procedure.FnName.O
-			if schema != "" {
-				name = schema + "." + name
-			}
-			return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s'", s.user, name)}
+		if !p.OtherSchemas && (schema != s.srv.rules.DatabaseName || !p.MayUse(schema) || p.ReadOnly) {
+			return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s.%s'", s.user, schema, st.Procedure.FnName.O)}
 		}
 	case *ast.ProcedureInfo, *ast.DropProcedureStmt:
 		// A routine runs as the data source's account, which may reach
@@ -182,6 +181,9 @@ func (s *Session) authorize(stmt ast.StmtNode, sql string) error {
 	stmt.Accept(v)
 	if v.files && !p.Files {
 		return privilegeNeeded("FILE")
+	}
+	if f := v.routine; f != nil && !p.OtherSchemas && f.Schema.O != s.srv.rules.DatabaseName {
+		return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s.%s'", s.user, f.Schema.O, f.FnName.O)}
 	}
 	command := writeCommand(stmt)
 	if command == "" {
@@ -317,6 +319,8 @@ func writeCommand(stmt ast.StmtNode) string {
 type accessVisitor struct {
 	tables []*ast.TableName
 	files  bool
+	// routine is the first stored function called by schema (sys.f()).
+	routine *ast.FuncCallExpr
 }
 
 func (v *accessVisitor) Enter(n ast.Node) (ast.Node, bool) {
@@ -326,6 +330,9 @@ func (v *accessVisitor) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.FuncCallExpr:
 		if n.FnName.L == "load_file" {
 			v.files = true
+		}
+		if n.Schema.L != "" && v.routine == nil {
+			v.routine = n
 		}
 	case *ast.SelectStmt:
 		if o := n.SelectIntoOpt; o != nil && (o.Tp == ast.SelectIntoOutfile || o.Tp == ast.SelectIntoDumpfile) {

@@ -1,18 +1,21 @@
 package proxy
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/router"
 )
 
 // authzUsers are the proxy users of the privilege matrix: an application
@@ -99,6 +102,7 @@ func TestPrivilegeMatrix(t *testing.T) {
 		{"SELECT order_id FROM t_order INTO OUTFILE '" + outfile + "'", []string{"app", "ro"}, 0},
 		{"LOAD DATA INFILE '/etc/hostname' INTO TABLE t_dict", []string{"app", "ro"}, 0},
 		{"CALL mysql.no_such_proc()", []string{"app", "ro"}, 0},
+		{"SELECT sys.version_major()", []string{"app", "ro"}, errProcAccessDenied},
 		{"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'x')", []string{"ro"}, 0},
 		{"REPLACE INTO t_dict (code, label) VALUES ('a', 'b')", []string{"ro"}, 0},
 		{"UPDATE t_order SET status = 'y' WHERE user_id = 1", []string{"ro"}, 0},
@@ -265,5 +269,108 @@ func TestPrivilegesSurviveCachedPlans(t *testing.T) {
 	var n int
 	if err := ro.QueryRow("SELECT COUNT(*) FROM t_order WHERE user_id = ?", 1).Scan(&n); err != nil || n != 1 {
 		t.Errorf("ro: prepared SELECT: %d, %v; want 1 row", n, err)
+	}
+}
+
+// leastPrivilegeGrants are the privileges the README's Security section
+// gives the proxy's backend account on each data source's database
+// (deploy/mysql/init-*.sql grants the same).
+const leastPrivilegeGrants = "SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, CREATE TEMPORARY TABLES, LOCK TABLES, CREATE VIEW, SHOW VIEW"
+
+// TestLeastPrivilegeBackendAccount serves the test rules with a backend
+// account that holds only leastPrivilegeGrants on its databases: what an
+// application does through the proxy works, and the backend account
+// itself cannot read mysql.* or write files.
+func TestLeastPrivilegeBackendAccount(t *testing.T) {
+	backends := sharedServers(t)
+	for i, b := range backends {
+		b.Exec(t, "", fmt.Sprintf("CREATE DATABASE IF NOT EXISTS lp_%d", i),
+			"CREATE USER IF NOT EXISTS shardflake_lp@'%' IDENTIFIED BY 'lp-secret'",
+			fmt.Sprintf("GRANT %s ON lp_%d.* TO shardflake_lp@'%%'", leastPrivilegeGrants, i))
+	}
+	rules := strings.NewReplacer("username: root, password: \"\"", "username: shardflake_lp, password: lp-secret").
+		Replace(rulesYAMLOn(backends, "", "", "lp"))
+	e := startOpsEnv(t, opsOptions{prefix: "lp", rules: rules})
+	if u := e.rules.DataSources[1].User; u != "shardflake_lp" {
+		t.Fatalf("data source user %q, want shardflake_lp", u)
+	}
+	c := e.conn(t)
+	for _, q := range []string{
+		"DROP TABLE IF EXISTS t_order", "DROP TABLE IF EXISTS t_dict",
+		"CREATE TABLE t_order (order_id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(32), KEY (user_id))",
+		"CREATE TABLE t_dict (code VARCHAR(16) PRIMARY KEY, label VARCHAR(64))",
+		"INSERT INTO t_order (user_id, status) VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+		"INSERT INTO t_dict VALUES ('x', 'y')",
+		"UPDATE t_order SET status = 'paid' WHERE user_id = 1",
+		"DELETE FROM t_order WHERE user_id = 3",
+		"ALTER TABLE t_dict ADD COLUMN extra INT",
+		"CREATE INDEX t_dict_label ON t_dict (label)",
+		"CREATE TEMPORARY TABLE tmp_lp (id INT)",
+		"INSERT INTO tmp_lp VALUES (1)",
+		"DROP TEMPORARY TABLE tmp_lp",
+		"BEGIN", "INSERT INTO t_order (order_id, user_id, status) VALUES (10, 0, 'txn')", "COMMIT",
+		"SHOW TABLES",
+		"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sharding_db'",
+		"SHOW CREATE TABLE t_order",
+	} {
+		mustExec(t, c, q)
+	}
+	if got := queryInts(t, c, "SELECT user_id FROM t_order ORDER BY user_id"); !slices.Equal(got, []int64{0, 1, 2}) {
+		t.Errorf("rows: %v, want [0 1 2]", got)
+	}
+	// The backend account itself holds nothing beyond its databases.
+	d := backends[0].Open(t, "")
+	var grants []string
+	rows, err := d.Query("SHOW GRANTS FOR shardflake_lp@'%'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var g string
+		rows.Scan(&g)
+		grants = append(grants, g)
+	}
+	rows.Close()
+	if len(grants) != 2 || !strings.HasPrefix(grants[0], "GRANT USAGE ON *.*") {
+		t.Errorf("backend account grants: %q, want USAGE on *.* and the database grant", grants)
+	}
+}
+
+// BenchmarkAuthorize is the check each statement that is not served from
+// a cached plan pays: a join on logical tables, as an application account.
+func BenchmarkAuthorize(b *testing.B) {
+	rules, err := router.Parse([]byte(`databaseName: sharding_db
+server:
+  users: [{user: app, password: x}]
+dataSources:
+  ds_0: {url: "jdbc:mysql://127.0.0.1:1/ds_0"}
+  ds_1: {url: "jdbc:mysql://127.0.0.1:1/ds_1"}
+rules:
+`+defaultTestRules), "bench.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer closeKeys()
+	srv, err := New(Config{Rules: rules, Keys: keys})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	s := newSession(srv)
+	s.user, s.db = "app", "sharding_db"
+	sql := "SELECT o.order_id, d.label FROM t_order o JOIN t_dict d ON d.code = o.status WHERE o.user_id = 7 AND o.order_id IN (SELECT order_id FROM t_order WHERE user_id = 7)"
+	stmts, err := s.parse(sql)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.authorize(stmts[0], sql); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
 )
 
 // backendCharset is what every backend connection speaks unless the client
@@ -66,6 +68,25 @@ type backendConn struct {
 }
 
 func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
+	if p.tlsErr != nil {
+		return nil, p.tlsErr
+	}
+	bc, err := dialBackendTLS(ctx, p, p.tls)
+	if serverWithoutTLS(err) && p.ds.TLS.Mode == router.TLSPreferred {
+		bc, err = dialBackendTLS(ctx, p, nil)
+	}
+	if err != nil && p.tls != nil && !serverWithoutTLS(err) {
+		var tlsErr *tls.CertificateVerificationError
+		if errors.As(err, &tlsErr) {
+			err = fmt.Errorf("TLS (sslMode %s): %w", p.ds.TLS.Mode, err)
+		}
+	}
+	return bc, err
+}
+
+// dialBackendTLS logs in to p's data source, over TLS when tlsConfig is
+// set.
+func dialBackendTLS(ctx context.Context, p *pool, tlsConfig *tls.Config) (*backendConn, error) {
 	ds := p.ds
 	addr := net.JoinHostPort(ds.Host, strconv.Itoa(ds.Port))
 	dialer := &net.Dialer{Timeout: p.connectTimeout, KeepAlive: 30 * time.Second}
@@ -89,6 +110,9 @@ func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
 		}
 		c.ReadTimeout = p.connectTimeout
 		c.WriteTimeout = p.connectTimeout
+		if tlsConfig != nil {
+			c.SetTLSConfig(tlsConfig.Clone())
+		}
 		return c.SetCollation(backendCollation)
 	}}
 	dctx, cancel := context.WithTimeout(ctx, p.connectTimeout)
@@ -100,6 +124,11 @@ func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
 	version := gc.GetServerVersion()
 	p.version.Store(&version)
 	nc := gc.Conn.Conn
+	state := tlsState(0, false)
+	if tc, ok := nc.(*tls.Conn); ok {
+		state = tlsState(tc.ConnectionState().Version, true)
+	}
+	p.tlsState.Store(&state)
 	// The handshake left its deadline behind; statements set their own.
 	nc.SetDeadline(time.Time{})
 	now := time.Now()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,7 @@ func rulesYAMLOn(backends []*mariadbtest.Server, server, rules, prefix string) s
 		rules = defaultTestRules
 	}
 	users := "  users:\n    - { user: app, password: app-secret, hints: true }\n    - { user: other, password: other-secret }\n"
-	if strings.HasPrefix(server, "users:") || strings.Contains(server, "\nusers:") {
+	if ownUsers.MatchString(server) {
 		users = "" // the test's own, in server
 	}
 	return fmt.Sprintf(`databaseName: sharding_db
@@ -70,6 +71,10 @@ dataSources:
 rules:
 %s`, users, indent(server), ds.String(), rules)
 }
+
+// ownUsers finds a users: key of the server: section in a test's extra
+// lines (not a traffic rule's match: {users: [...]}).
+var ownUsers = regexp.MustCompile(`(?m)^\s*users:`)
 
 const defaultTestRules = `  - !SHARDING
     tables:

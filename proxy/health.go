@@ -26,6 +26,10 @@ type Readiness struct {
 	Problems      []string             `json:"problems,omitempty"`
 	DataSources   []DataSourceHealth   `json:"dataSources"`
 	KeyGenerators []KeyGeneratorHealth `json:"keyGenerators"`
+	// Replicas are the read/write groups' replicas; one that is excluded
+	// leaves the proxy ready and is listed in Degraded.
+	Replicas []ReplicaHealth `json:"replicas,omitempty"`
+	Degraded []string        `json:"degraded,omitempty"`
 }
 
 // DataSourceHealth is one data source as a probe found it.
@@ -76,6 +80,7 @@ func (s *Server) Readiness(ctx context.Context) Readiness {
 			r.Problems = append(r.Problems, fmt.Sprintf("key generator %s holds no worker id (lease %s)", kg.Name, kg.LeaseState))
 		}
 	}
+	r.Replicas, r.Degraded = s.rw.health()
 	r.Ready = len(r.Problems) == 0
 	return r
 }
@@ -130,11 +135,15 @@ func probe(ctx context.Context, p *pool) error {
 }
 
 // keyGeneratorHealth reports the key generators that have a state
-// (Snowflake), by name.
+// (SNOWFLAKE, SEGMENT, TICKET), by name.
 func (s *Server) keyGeneratorHealth() []KeyGeneratorHealth {
 	names := slices.Sorted(maps.Keys(s.keys))
 	out := []KeyGeneratorHealth{}
 	for _, name := range names {
+		if st, ok := s.keys[name].(idgen.Stater); ok {
+			out = append(out, stateHealth(name, st))
+			continue
+		}
 		g, ok := s.keys[name].(statser)
 		if !ok {
 			continue

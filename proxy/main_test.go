@@ -33,6 +33,9 @@ func sharedServers(t testing.TB) []*mariadbtest.Server {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(proxyHelperEnv) != "" {
+		os.Exit(runProxyHelper())
+	}
 	code := m.Run()
 	for _, s := range shared.servers {
 		s.Close()

@@ -26,6 +26,11 @@ func (m *Metrics) attach(srv *Server) error {
 	if err := m.reg.Register(newKeygenCollector(srv.keys)); err != nil {
 		return err
 	}
+	if srv.rw != nil {
+		if err := m.reg.Register(newReadwriteCollector(srv.rw)); err != nil {
+			return err
+		}
+	}
 	if err := m.reg.Register(newTrafficCollector(srv.traffic)); err != nil {
 		return err
 	}
@@ -42,6 +47,7 @@ type poolCollector struct {
 	srv                                   *Server
 	known                                 map[string]bool
 	open, inUse, idle, waiting, max, upDs *prometheus.Desc
+	tls                                   *prometheus.Desc
 }
 
 func newPoolCollector(srv *Server) *poolCollector {
@@ -54,6 +60,7 @@ func newPoolCollector(srv *Server) *poolCollector {
 		idle:    prometheus.NewDesc("shardflake_pool_idle_connections", "Backend connections idle in the pool.", labels, nil),
 		waiting: prometheus.NewDesc("shardflake_pool_waiting_connections", "Connections that statements are waiting for because the pool is at maxPoolSize.", labels, nil),
 		max:     prometheus.NewDesc("shardflake_pool_max_connections", "The pool's maxPoolSize.", labels, nil),
+		tls:     prometheus.NewDesc("shardflake_datasource_tls", "1 when the proxy's last login to the data source was encrypted (TLS), 0 when plain or before the first; mode is its sslMode.", []string{"datasource", "mode"}, nil),
 		upDs:    prometheus.NewDesc("shardflake_datasource_up", "1 unless the proxy saw the data source fail to connect and has not reached it since (statements to it fail at once while 0); /readyz probes actively.", []string{"datasource"}, nil),
 	}
 	for _, ds := range srv.rules.DataSources {
@@ -63,7 +70,7 @@ func newPoolCollector(srv *Server) *poolCollector {
 }
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.open, c.inUse, c.idle, c.waiting, c.max, c.upDs} {
+	for _, d := range []*prometheus.Desc{c.open, c.inUse, c.idle, c.waiting, c.max, c.upDs, c.tls} {
 		ch <- d
 	}
 }
@@ -91,6 +98,11 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 				up = 0
 			}
 			ch <- prometheus.MustNewConstMetric(c.upDs, prometheus.GaugeValue, up, ds)
+			encrypted := 0.0
+			if st.Encrypted {
+				encrypted = 1
+			}
+			ch <- prometheus.MustNewConstMetric(c.tls, prometheus.GaugeValue, encrypted, ds, st.TLSMode)
 		}
 	}
 }
@@ -108,6 +120,11 @@ type keygenCollector struct {
 	generated, backSteps, waited, hwWaits  *prometheus.Desc
 	lead, maxLead, worker, dc, highWater   *prometheus.Desc
 	leaseState, leaseRemaining, leaseTTLDs *prometheus.Desc
+	ready                                  *prometheus.Desc
+	// SEGMENT and TICKET generators (keygen_metrics.go).
+	states     map[string]idgen.Stater
+	stateNames []string
+	stateDescs stateDescs
 }
 
 // leaseStates are every idgen.LeaseState, for the state-set gauge.
@@ -119,7 +136,7 @@ func newKeygenCollector(keys map[string]idgen.KeyGenerator) *keygenCollector {
 		gens:           map[string]statser{},
 		generated:      prometheus.NewDesc("shardflake_keygen_ids_generated_total", "Ids the key generator issued, by keyGenerators name.", l, nil),
 		backSteps:      prometheus.NewDesc("shardflake_keygen_clock_back_steps_total", "Times the key generator saw the wall clock go back.", l, nil),
-		waited:         prometheus.NewDesc("shardflake_keygen_wait_seconds_total", "Time the key generator slept for the clock (lead at its cap, or a clock step back within tolerance).", l, nil),
+		waited:         prometheus.NewDesc("shardflake_keygen_wait_seconds_total", "Time callers waited for the key generator: SNOWFLAKE sleeping for the clock (lead at its cap, or a clock step back within tolerance), SEGMENT and TICKET waiting for their data sources.", l, nil),
 		hwWaits:        prometheus.NewDesc("shardflake_keygen_high_water_waits_total", "Calls that waited for the high-water mark to be persisted.", l, nil),
 		lead:           prometheus.NewDesc("shardflake_keygen_lead_seconds", "How far the last id's time is ahead of the wall clock (milliseconds borrowed when a millisecond's sequence ran out).", l, nil),
 		maxLead:        prometheus.NewDesc("shardflake_keygen_max_lead_seconds", "The lead the key generator may borrow (max-lead-milliseconds).", l, nil),
@@ -129,6 +146,7 @@ func newKeygenCollector(keys map[string]idgen.KeyGenerator) *keygenCollector {
 		leaseState:     prometheus.NewDesc("shardflake_keygen_lease_state", "1 for the worker-id lease state the key generator is in (none: a static pair), 0 for the others.", []string{"generator", "state"}, nil),
 		leaseRemaining: prometheus.NewDesc("shardflake_keygen_lease_remaining_seconds", "Time until the key generator stops issuing unless its etcd lease is renewed (etcd source only).", l, nil),
 		leaseTTLDs:     prometheus.NewDesc("shardflake_keygen_lease_ttl_seconds", "The etcd lease's TTL (etcd source only).", l, nil),
+		ready:          prometheus.NewDesc("shardflake_keygen_ready", "1 while the key generator can issue a key now, 0 while it cannot (no worker id, lease lost, clock behind its high-water mark); /readyz names the cause.", l, nil),
 	}
 	for name, g := range keys {
 		if s, ok := g.(statser); ok {
@@ -137,17 +155,20 @@ func newKeygenCollector(keys map[string]idgen.KeyGenerator) *keygenCollector {
 		}
 	}
 	sort.Strings(c.names)
+	c.addStaters(keys)
 	return c
 }
 
 func (c *keygenCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.generated, c.backSteps, c.waited, c.hwWaits, c.lead, c.maxLead,
-		c.worker, c.dc, c.highWater, c.leaseState, c.leaseRemaining, c.leaseTTLDs} {
+		c.worker, c.dc, c.highWater, c.leaseState, c.leaseRemaining, c.leaseTTLDs, c.ready} {
 		ch <- d
 	}
+	c.stateDescs.describe(ch)
 }
 
 func (c *keygenCollector) Collect(ch chan<- prometheus.Metric) {
+	c.collectStates(ch)
 	for _, name := range c.names {
 		st := c.gens[name].Stats()
 		metric := func(d *prometheus.Desc, t prometheus.ValueType, v float64) {
@@ -172,6 +193,13 @@ func (c *keygenCollector) Collect(ch chan<- prometheus.Metric) {
 				v = 1
 			}
 			ch <- prometheus.MustNewConstMetric(c.leaseState, prometheus.GaugeValue, v, name, s.String())
+		}
+		if r, ok := c.gens[name].(interface{ Ready() error }); ok {
+			ready := 1.0
+			if r.Ready() != nil {
+				ready = 0
+			}
+			metric(c.ready, prometheus.GaugeValue, ready)
 		}
 		if st.Source == idgen.WorkerIDEtcd {
 			metric(c.leaseRemaining, prometheus.GaugeValue, max(time.Until(st.LeaseDeadline), 0).Seconds())

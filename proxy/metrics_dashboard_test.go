@@ -73,6 +73,13 @@ var etcdOnly = map[string]bool{
 	"shardflake_keygen_lease_ttl_seconds":       true,
 }
 
+// readwriteOnly reports metrics a proxy exposes only with read/write
+// groups; the test proxy has none, so they are checked against the
+// collector's descriptions instead.
+func readwriteOnly(name string) bool {
+	return strings.HasPrefix(name, "shardflake_replica_") || strings.HasPrefix(name, "shardflake_readwrite_")
+}
+
 // TestDashboardMetricsExist checks that every metric the Grafana
 // dashboard queries is on a live proxy's /metrics (a histogram's
 // _bucket, _sum and _count by its family).
@@ -88,6 +95,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 	ch := make(chan *prometheus.Desc, 64)
 	go func() {
 		newKeygenCollector(e.srv.keys).Describe(ch)
+		newReadwriteCollector(nil).Describe(ch)
 		close(ch)
 	}()
 	for d := range ch {
@@ -117,14 +125,15 @@ func TestDashboardMetricsExist(t *testing.T) {
 		if typ := families[base]; base != name && typ == "histogram" {
 			continue
 		}
-		if etcdOnly[name] && described[name] {
+		if (etcdOnly[name] || readwriteOnly(name)) && described[name] {
 			continue
 		}
 		t.Errorf("the dashboard queries %s, which the proxy does not expose", name)
 	}
 	for _, want := range []string{"shardflake_statements_total", "shardflake_data_node_hits_total", "shardflake_statement_fanout_data_nodes_bucket",
 		"shardflake_datasource_duration_seconds_bucket", "shardflake_pool_in_use_connections", "shardflake_keygen_ids_generated_total", "shardflake_keygen_lease_state",
-		"shardflake_traffic_admitted_total", "shardflake_traffic_rejected_total", "shardflake_traffic_wait_seconds_bucket"} {
+		"shardflake_traffic_admitted_total", "shardflake_traffic_rejected_total", "shardflake_traffic_wait_seconds_bucket",
+		"shardflake_replica_lag_seconds", "shardflake_replica_reads_total", "shardflake_readwrite_primary_reads_total"} {
 		if !used[want] {
 			t.Errorf("the dashboard does not show %s", want)
 		}

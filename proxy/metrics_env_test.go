@@ -38,6 +38,9 @@ type opsOptions struct {
 	backends []*mariadbtest.Server // default: the shared servers
 	prefix   string                // database prefix; default "ops"
 	keyProps string                // the snowflake generator's props; default worker 3 of datacenter 1
+	// rules, when set, is the whole rules file (its data sources must be
+	// on backends, databases prefix_N).
+	rules string
 }
 
 // opsRulesYAML is the test rules over databases prefix_N, with the key
@@ -73,6 +76,9 @@ func startOpsEnv(t *testing.T, opts opsOptions) *opsEnv {
 		dbs = append(dbs, db)
 	}
 	src := []byte(opsRulesWithKeys(backends, opts.server, prefix, opts.keyProps))
+	if opts.rules != "" {
+		src = []byte(opts.rules)
+	}
 	rules, err := router.Parse(src, "ops-rules.yaml")
 	if err != nil {
 		t.Fatal(err)

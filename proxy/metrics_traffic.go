@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shardflake/shardflake/proxy/traffic"
+	"github.com/shardflake/shardflake/router"
 )
 
 // trafficCollector reads the traffic rules' counters and live state at
@@ -12,6 +13,7 @@ type trafficCollector struct {
 	set                                   *traffic.Set
 	admitted, delayed, rejected           *prometheus.Desc
 	wait, available, inFlight, queued, on *prometheus.Desc
+	share, members                        *prometheus.Desc
 }
 
 func newTrafficCollector(set *traffic.Set) *trafficCollector {
@@ -26,11 +28,13 @@ func newTrafficCollector(set *traffic.Set) *trafficCollector {
 		inFlight:  prometheus.NewDesc("shardflake_traffic_in_flight_permits", "Permits held by running statements (CONCURRENCY rules).", l, nil),
 		queued:    prometheus.NewDesc("shardflake_traffic_queued_statements", "Statements waiting in a CONCURRENCY rule's queue.", l, nil),
 		on:        prometheus.NewDesc("shardflake_traffic_rule_enabled", "1 for an enabled traffic rule, 0 for one disabled (DISABLE TRAFFIC RULE or disabled: true).", l, nil),
+		share:     prometheus.NewDesc("shardflake_traffic_cluster_share_permits_per_second", "This proxy's share of a scope: cluster rule's rate, as of the last rebalance.", l, nil),
+		members:   prometheus.NewDesc("shardflake_traffic_cluster_members", "Proxies sharing a scope: cluster rule's budget, as of the last rebalance.", l, nil),
 	}
 }
 
 func (c *trafficCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.admitted, c.delayed, c.rejected, c.wait, c.available, c.inFlight, c.queued, c.on} {
+	for _, d := range []*prometheus.Desc{c.admitted, c.delayed, c.rejected, c.wait, c.available, c.inFlight, c.queued, c.on, c.share, c.members} {
 		ch <- d
 	}
 }
@@ -59,5 +63,9 @@ func (c *trafficCollector) Collect(ch chan<- prometheus.Metric) {
 			on = 1
 		}
 		gauge(c.on, on)
+		if r.Scope == router.TrafficCluster {
+			gauge(c.share, r.Share)
+			gauge(c.members, float64(r.Members))
+		}
 	}
 }

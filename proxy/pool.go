@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -56,6 +57,12 @@ type pool struct {
 	// version is the server version the data source announced at its
 	// last login ("" before the first).
 	version atomic.Pointer[string]
+	// tls and tlsErr are the connections' TLS settings (backendtls.go) or
+	// why they could not be built; tlsState is the last login's
+	// encryption ("TLS 1.3", "off"; nil before the first).
+	tls      *tls.Config
+	tlsErr   error
+	tlsState atomic.Pointer[string]
 	// baseline is the SET every new connection runs, and every reset one
 	// again: backendBaseline and the rules' session settings.
 	baseline string
@@ -111,6 +118,7 @@ func newPoolWith(ds router.DataSource, foundRows bool, log *slog.Logger, baselin
 		schemaGen:      new(atomic.Uint64),
 		done:           make(chan struct{}),
 	}
+	p.tls, p.tlsErr = backendTLSConfig(ds)
 	if p.max <= 0 {
 		p.max = defaultMaxPoolSize
 	}
@@ -138,6 +146,10 @@ type PoolStats struct {
 	Waiting    int // requests waiting for a connection
 	Max        int
 	Down       error // why the data source is considered down; nil when up
+	// TLSMode is the data source's sslMode (tlsMode); Encrypted says the
+	// last login used TLS.
+	TLSMode   string
+	Encrypted bool
 }
 
 func (p *pool) stats() PoolStats {
@@ -147,7 +159,11 @@ func (p *pool) stats() PoolStats {
 	for _, x := range p.waiters {
 		w += x.n
 	}
-	return PoolStats{DataSource: p.name, Open: p.open, Idle: len(p.idle), InUse: p.open - len(p.idle), Waiting: w, Max: p.max, Down: p.down}
+	st := PoolStats{DataSource: p.name, Open: p.open, Idle: len(p.idle), InUse: p.open - len(p.idle), Waiting: w, Max: p.max, Down: p.down, TLSMode: p.tlsMode()}
+	if s := p.tlsState.Load(); s != nil && *s != "off" {
+		st.Encrypted = true
+	}
+	return st
 }
 
 // serverVersion returns the version the data source's server announced,

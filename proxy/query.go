@@ -471,6 +471,7 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		}
 		src = txnSource{s: s, write: plan.Kind != router.KindSelect}
 	}
+	src = s.readwriteSource(plan, src, inTxn)
 	mode := backendText
 	if proto == BinaryProtocol {
 		mode = backendPrepared
@@ -493,6 +494,10 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		err = guard.finish(err)
 	} else {
 		res, err = s.runRoutes(ctx, plan, src, mode, join)
+		if rs, ok := src.(*rwSource); ok && rs.retryable(err) {
+			// A replica was lost before the result began: the primary answers.
+			res, err = s.runRoutes(ctx, plan, src, mode, join)
+		}
 	}
 	if inTxn {
 		defer s.afterTxnStatement(err)

@@ -83,6 +83,9 @@ func TestReadyzWhenTheClockIsBehindTheMark(t *testing.T) {
 	if code, body := e.get(t, "/healthz"); code != 200 {
 		t.Errorf("/healthz: %d %s", code, body)
 	}
+	if v := e.scrape(t)[series("shardflake_keygen_ready", "generator", "snowflake")]; v != 0 {
+		t.Errorf("shardflake_keygen_ready = %v, want 0", v)
+	}
 	err = keylessInsert(t, e, 1)
 	if errCode(err) != 1105 || !strings.Contains(err.Error(), "clock") {
 		t.Errorf("keyless INSERT: %v, want 1105 naming the clock", err)
@@ -120,5 +123,8 @@ func TestProxyStartsWithEtcdDown(t *testing.T) {
 	}
 	if err := keylessInsert(t, e, 2); err != nil {
 		t.Errorf("keyless INSERT once etcd answered: %v", err)
+	}
+	if v := e.scrape(t)[series("shardflake_keygen_ready", "generator", "snowflake")]; v != 1 {
+		t.Errorf("shardflake_keygen_ready once etcd answered = %v, want 1", v)
 	}
 }

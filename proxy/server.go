@@ -88,7 +88,11 @@ type Server struct {
 
 	stmtMeta *stmtMetaCache // result columns of prepared statements
 
-	traffic *traffic.Set // server.traffic's limits
+	// rw is read/write splitting's groups (readwrite.go); nil without
+	// !READWRITE_SPLITTING.
+	rw      *readwriteSplit
+	traffic *traffic.Set     // server.traffic's limits
+	cluster *traffic.Cluster // shares the cluster rules' budgets; nil without
 	// What clients that have not logged in may hold, and the memory of
 	// long commands (admission.go, limits.go).
 	handshakes    *handshakes
@@ -150,6 +154,9 @@ func New(cfg Config) (*Server, error) {
 	if s.traffic, err = traffic.New(cfg.Rules.Server.Traffic, nil); err != nil {
 		return nil, err
 	}
+	if s.cluster, err = startTrafficCluster(cfg.Rules, s.traffic); err != nil {
+		return nil, err
+	}
 	if s.merger == nil {
 		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s), Dialects: &dialectProbe{srv: s}}
 	}
@@ -157,10 +164,18 @@ func New(cfg Config) (*Server, error) {
 		s.obs = nopObserver{}
 	}
 	for _, ds := range cfg.Rules.DataSources {
+		// A CA or client certificate that cannot be read stops the
+		// start, rather than every statement later.
+		if _, err := backendTLSConfig(ds); err != nil {
+			return nil, err
+		}
+	}
+	for _, ds := range cfg.Rules.DataSources {
 		s.pools[ds.Name] = newPoolWith(ds, false, log, poolBaseline(cfg.Rules.Server))
 		s.pools[ds.Name].schemaGen = &s.schemaGen
 		s.physicalDB[ds.Database] = true
 	}
+	s.rw = newReadwriteSplit(cfg.Rules, log, poolBaseline(cfg.Rules.Server), &s.schemaGen)
 	for _, t := range cfg.Rules.Tables {
 		for _, n := range t.DataNodes {
 			s.physicalTable[n.Table] = t.Name
@@ -449,6 +464,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 	}
 	s.closePools()
+	if s.cluster != nil {
+		s.cluster.Close()
+	}
 	return err
 }
 
@@ -461,6 +479,7 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) closePools() {
+	s.rw.close()
 	for _, p := range s.pools {
 		p.close()
 	}

@@ -77,6 +77,8 @@ type Session struct {
 	backendStatus statusSink
 	vars          settings
 	lastInsertID  uint64
+	// rw is the session's read/write splitting state (readwrite.go).
+	rw rwSession
 
 	stmts      map[uint32]*preparedStmt
 	nextStmtID uint32

@@ -2,9 +2,14 @@ package proxy
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
 	"math"
+	"os"
 	"time"
 
+	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
 )
@@ -68,4 +73,34 @@ func (s *Session) trafficMatches(plan *router.Plan, sql string) []string {
 	var st traffic.Statement
 	st.Reset(s.user, plan, sql)
 	return s.srv.traffic.Matching(&st)
+}
+
+// startTrafficCluster joins the fleet that shares the cluster rules'
+// budgets, on the etcd of the key generator that leases its worker id
+// there (router.TrafficEtcdKeyGenerator); nil when there are no cluster
+// rules.
+func startTrafficCluster(rules *router.Rules, set *traffic.Set) (*traffic.Cluster, error) {
+	if !set.HasCluster() {
+		return nil, nil
+	}
+	name := router.TrafficEtcdKeyGenerator(rules)
+	if name == "" {
+		return nil, errors.New("traffic: scope cluster needs a key generator with worker-id-source: etcd")
+	}
+	cfg, err := idgen.ParseProps(rules.KeyGenerators[name].Props)
+	if err != nil {
+		return nil, fmt.Errorf("traffic: key generator %s: %w", name, err)
+	}
+	host, _ := os.Hostname()
+	var nonce [4]byte
+	rand.Read(nonce[:])
+	c, err := set.StartCluster(context.Background(), traffic.ClusterConfig{
+		Endpoints: cfg.Etcd.Endpoints, DialTimeout: cfg.Etcd.DialTimeout, LeaseTTL: cfg.Etcd.LeaseTTL,
+		Prefix: cfg.Etcd.Prefix + "/traffic",
+		Member: fmt.Sprintf("%s-%d-%x", host, os.Getpid(), nonce),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w (scope: cluster rules share their budget on the etcd of key generator %s)", err, name)
+	}
+	return c, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,17 @@ import (
 // tables, created as user other (rules in these tests limit app).
 func trafficEnv(t *testing.T, traffic string) (*testEnv, *sql.DB) {
 	t.Helper()
-	e := startEnv(t, envOptions{server: "traffic:\n" + traffic})
+	return trafficEnvUsers(t, "", traffic)
+}
+
+// trafficEnvUsers is trafficEnv with its own server.users entries.
+func trafficEnvUsers(t *testing.T, users, traffic string) (*testEnv, *sql.DB) {
+	t.Helper()
+	server := "traffic:\n" + traffic
+	if users != "" {
+		server = "users:\n" + users + "\n" + server
+	}
+	e := startEnv(t, envOptions{server: server})
 	other, err := sql.Open("mysql", e.dsn("other", "other-secret"))
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +68,7 @@ func wantLimitError(t *testing.T, err error, code uint16, rule string) {
 func TestTrafficRejectedStatementReachesNoDataSource(t *testing.T) {
 	e, other := trafficEnv(t, `- {name: app_quota, match: {users: [app], tables: [t_order]}, limit: {type: FIXED_WINDOW, permits: 3, window: 1h}}`)
 	db := e.open(t)
+	cached := e.srv.cache.len()
 	for i := range 3 {
 		if _, err := db.Exec("SELECT status FROM t_order WHERE user_id = 0 AND order_id = 1"); err != nil {
 			t.Fatalf("statement %d: %v", i, err)
@@ -65,6 +77,11 @@ func TestTrafficRejectedStatementReachesNoDataSource(t *testing.T) {
 	// (A prepare is not limited, only its executions: the proxy may
 	// prepare on a data source to learn the result's columns.)
 	before := e.comCounts(t, "select", "insert", "update", "stmt_execute")
+	// The repeated statement's shape is in the plan cache: the cached
+	// path is limited too.
+	if e.srv.cache.len() <= cached {
+		t.Fatal("no plan cached after three identical statements")
+	}
 	c := e.conn(t)
 	// Text, prepared, a write and a scatter: all refused, none sent.
 	_, err := c.ExecContext(context.Background(), "SELECT status FROM t_order WHERE user_id = 0 AND order_id = 1")
@@ -252,5 +269,49 @@ func TestTrafficWaitStopsAtTheStatementTimeout(t *testing.T) {
 	}
 	if st := e.srv.traffic.States()[0]; st.Delayed == 0 || st.Rejected != uint64(refused) {
 		t.Errorf("state %+v, want delayed statements and %d rejected", st, refused)
+	}
+}
+
+func TestTrafficKillQueryEndsTheWait(t *testing.T) {
+	e, _ := trafficEnv(t, `- {name: one_at_a_time, match: {users: [app], kinds: [select]}, limit: {type: CONCURRENCY, maxInFlight: 1, queue: 4, queueTimeout: 30s}}`)
+	ctx := context.Background()
+	busy := make(chan error, 1)
+	go func() {
+		_, err := e.open(t).ExecContext(ctx, "SELECT SLEEP(2) FROM t_order WHERE user_id = 0 AND order_id = 1")
+		busy <- err
+	}()
+	waitFor(t, func() bool { return e.srv.traffic.States()[0].InFlight == 1 })
+	victim := e.conn(t)
+	var id int64
+	if err := victim.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := victim.ExecContext(ctx, "SELECT status FROM t_order WHERE user_id = 1 AND order_id = 2")
+		waiting <- err
+	}()
+	waitFor(t, func() bool { return e.srv.traffic.States()[0].Queued == 1 })
+	if _, err := e.conn(t).ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", id)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := <-waiting
+	if code := errCode(err); code != 1317 {
+		t.Fatalf("killed while queued: %v, want 1317", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the wait ended %v after KILL QUERY", took)
+	}
+	if st := e.srv.traffic.States()[0]; st.Queued != 0 || st.InFlight != 1 {
+		t.Errorf("state after the kill: %+v, want the queue empty and the sleeper's slot held", st)
+	}
+	if err := <-busy; err != nil {
+		t.Fatal(err)
+	}
+	// The killed connection still works and the slot is free again.
+	var s string
+	if err := victim.QueryRowContext(ctx, "SELECT status FROM t_order WHERE user_id = 1 AND order_id = 2").Scan(&s); err != nil || s != "b" {
+		t.Fatalf("after KILL QUERY: %q, %v", s, err)
 	}
 }

@@ -118,6 +118,9 @@ func (s *Session) endTransaction(commit bool) error {
 			bc.pool.put(bc)
 		}
 	}
+	if commit && err == nil {
+		s.readwriteCommitted(t.written)
+	}
 	return err
 }
 

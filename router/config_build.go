@@ -27,7 +27,8 @@ func (d *decoder) build(r *Rules, sh *shardingConfig) {
 			d.propError(rk, "key generator", err)
 			continue
 		}
-		r.KeyGenerators[rk.name] = KeyGeneratorConfig{Name: rk.name, Type: rk.typ, Props: rk.props}
+		t, _ := idgen.LookupType(rk.typ)
+		r.KeyGenerators[rk.name] = KeyGeneratorConfig{Name: rk.name, Type: t.Name, Props: rk.props}
 	}
 	r.Tables = map[string]*TableRule{}
 	for _, rt := range sh.tables {
@@ -97,13 +98,14 @@ type autoAlgorithm interface {
 }
 
 // checkKeyGenerator validates a key generator's type and props with the
-// generator's own parser (idgen.ParseProps), so a bad prop is reported at
+// generator type's own check (idgen.Types), so a bad prop is reported at
 // its line before the proxy listens.
 func checkKeyGenerator(typ string, props map[string]string) error {
-	if typ != "SNOWFLAKE" {
-		return &propError{Reason: "unknown type; supported: SNOWFLAKE"}
+	t, ok := idgen.LookupType(typ)
+	if !ok {
+		return &propError{Reason: "unknown type; supported: " + strings.Join(idgen.TypeNames(), ", ")}
 	}
-	if _, err := idgen.ParseProps(props); err != nil {
+	if err := t.Check(props); err != nil {
 		var pe *idgen.PropError
 		if errors.As(err, &pe) {
 			if pe.Value == "" {
@@ -189,6 +191,10 @@ func (d *decoder) dataNodes(r *Rules, rt *rawTable, t *TableRule) {
 		}
 		n := DataNode{DataSource: name[:dot], Table: name[dot+1:]}
 		if r.dsByName[n.DataSource] == nil {
+			if msg := r.groupMemberError(n.DataSource); msg != "" {
+				d.errorf(rt.nodesNode, "table %s actualDataNodes %q: %s", rt.name, rt.nodes, msg)
+				return
+			}
 			d.errorf(rt.nodesNode, "table %s actualDataNodes %q: data source %s is not in dataSources", rt.name, rt.nodes, n.DataSource)
 			return
 		}

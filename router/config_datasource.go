@@ -160,3 +160,12 @@ func parseDataSourceURL(ds *DataSource, raw string) error {
 
 // Addr returns host:port for dialing.
 func (ds *DataSource) Addr() string { return net.JoinHostPort(ds.Host, strconv.Itoa(ds.Port)) }
+
+// ParseDataSourceURL reads a data source URL as dataSources' url does
+// (jdbc:mysql://host:port/db?params or mysql://user:pass@host:port/db), for
+// the key generators that keep their state in a database of their own.
+func ParseDataSourceURL(raw string) (DataSource, error) {
+	var ds DataSource
+	err := parseDataSourceURL(&ds, raw)
+	return ds, err
+}

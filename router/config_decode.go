@@ -344,9 +344,11 @@ func parseRules(data []byte, file string) (*Rules, error) {
 	}
 	d.dataSources(r, top.get("dataSources"), top.keyNode("dataSources"))
 	sh := d.rules(r, top.get("rules"))
+	d.readwrite(r, sh.readwrite)
 	d.server(r, top.get("server"), root)
 	if len(d.errs) == 0 {
 		d.build(r, sh)
+		d.trafficScopes(r)
 	}
 	if len(d.errs) == 0 {
 		d.validate(r, sh)

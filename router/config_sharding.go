@@ -10,6 +10,7 @@ import (
 // written, with the YAML nodes errors point at. build turns it into Rules.
 type shardingConfig struct {
 	node              *yaml.Node
+	readwrite         *yaml.Node // the !READWRITE_SPLITTING rule
 	tables            []*rawTable
 	bindings          []rawBinding
 	groupNodes        []*yaml.Node // per Rules.BindingGroups entry
@@ -111,10 +112,12 @@ func (d *decoder) rules(r *Rules, n *yaml.Node) *shardingConfig {
 			}
 		case "!SINGLE":
 			d.single(sh, it)
+		case "!READWRITE_SPLITTING":
+			sh.readwrite = it
 		case "!!map", "":
 			d.errorf(it, "a rules item needs a tag: - !SHARDING or - !BROADCAST")
 		default:
-			d.errorf(it, "rule %s is not supported by shardflake (supported: !SHARDING, !BROADCAST, !SINGLE)", tag)
+			d.errorf(it, "rule %s is not supported by shardflake (supported: !SHARDING, !BROADCAST, !SINGLE, !READWRITE_SPLITTING)", tag)
 		}
 	}
 	return sh

@@ -173,11 +173,23 @@ func TestValidationErrors(t *testing.T) {
 			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake:\n      type: SNOWFLAKE\n      props:\n        worker-idd: 1 # ERR")
 		}, `worker-idd: unknown prop`},
 		{"unsupported key generator", func(t *testing.T) string {
-			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake: {type: UUID} # ERR")
-		}, `key generator snowflake (UUID): unknown type; supported: SNOWFLAKE`},
+			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake: {type: LEAF} # ERR")
+		}, `key generator snowflake (LEAF): unknown type; supported: SNOWFLAKE, SEGMENT, TICKET, UUID, UUIDV7`},
+		{"bad uuid column type", func(t *testing.T) string {
+			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake:\n      type: UUIDv7\n      props:\n        column-type: INT # ERR")
+		}, `key generator snowflake (UUIDV7): column-type: "INT": want CHAR(36), CHAR(32) or BINARY(16)`},
+		{"segment without url", func(t *testing.T) string {
+			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake:\n      type: SEGMENT # ERR\n      props:\n        step: 10")
+		}, `key generator snowflake (SEGMENT): url: required`},
+		{"segment step above max-step", func(t *testing.T) string {
+			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake:\n      type: SEGMENT\n      props:\n        url: jdbc:mysql://127.0.0.1:3306/ids\n        step: 100\n        max-step: 10 # ERR")
+		}, `key generator snowflake (SEGMENT): max-step: "10": outside [step, 1099511627776]`},
+		{"ticket bad stub", func(t *testing.T) string {
+			return edit(t, "snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", "snowflake:\n      type: TICKET\n      props:\n        urls: 'jdbc:mysql://127.0.0.1:1/t, jdbc:mysql://127.0.0.1:2/t'\n        stub: ab # ERR")
+		}, `key generator snowflake (TICKET): stub: "ab": want one character`},
 		{"unsupported rule", func(t *testing.T) string {
-			return edit(t, "- !BROADCAST\n  tables: [t_dict]\n", "- !READWRITE_SPLITTING # ERR\n  dataSources: {}\n")
-		}, `rule !READWRITE_SPLITTING is not supported by shardflake`},
+			return edit(t, "- !BROADCAST\n  tables: [t_dict]\n", "- !ENCRYPT # ERR\n  tables: {}\n")
+		}, `rule !ENCRYPT is not supported by shardflake`},
 		{"untagged rule", func(t *testing.T) string {
 			return edit(t, "- !BROADCAST\n  tables: [t_dict]\n", "- tables: [t_dict] # ERR\n")
 		}, `a rules item needs a tag`},

@@ -158,13 +158,50 @@ func (d *decoder) traffic(r *Rules, n *yaml.Node) {
 		switch s := d.str(f.get("scope"), what+" scope"); s {
 		case "", "local":
 		case "cluster":
+			// Checked once the key generators are known (trafficScopes).
 			tr.Scope = TrafficCluster
-			d.errorf(f.get("scope"), "%s: scope: cluster needs a budget shared through etcd, which this proxy does not have: use scope: local (each proxy its own budget)", what)
 		default:
 			d.errorf(f.get("scope"), "%s: scope %q: want local or cluster", what, s)
 		}
 		r.Server.Traffic = append(r.Server.Traffic, tr)
 	}
+}
+
+// trafficScopes checks the cluster rules: their budget is shared through
+// the etcd the worker-id leases use, so one key generator must lease its
+// worker id from etcd; and only a token bucket's rate can be split.
+func (d *decoder) trafficScopes(r *Rules) {
+	etcd := TrafficEtcdKeyGenerator(r) != ""
+	for _, tr := range r.Server.Traffic {
+		if tr.Scope != TrafficCluster {
+			continue
+		}
+		switch {
+		case !etcd:
+			d.errs = append(d.errs, &ConfigError{File: d.file, Line: tr.Line, Message: fmt.Sprintf(
+				"server.traffic rule %s: scope: cluster shares one budget through the etcd the worker-id leases use, and no key generator has worker-id-source: etcd; without etcd use scope: local (each proxy its own budget)", tr.Name)})
+		case tr.Limit.Type != "TOKEN_BUCKET":
+			d.errs = append(d.errs, &ConfigError{File: d.file, Line: tr.Line, Message: fmt.Sprintf(
+				"server.traffic rule %s: scope: cluster splits a TOKEN_BUCKET's rate among the proxies; %s cannot be split", tr.Name, tr.Limit.Type)})
+		}
+	}
+}
+
+// TrafficEtcdKeyGenerator names the key generator (the first by name)
+// whose worker id is leased from etcd: its etcd carries cluster traffic
+// budgets too. "" when none is.
+func TrafficEtcdKeyGenerator(r *Rules) string {
+	names := make([]string, 0, len(r.KeyGenerators))
+	for name, kg := range r.KeyGenerators {
+		if strings.EqualFold(kg.Props["worker-id-source"], "etcd") {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
 }
 
 func validRuleName(s string) bool {

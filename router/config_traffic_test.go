@@ -77,7 +77,7 @@ func TestTrafficRuleErrors(t *testing.T) {
 		{"bad kind", `{name: a, match: {kinds: [merge]}, limit: {type: TOKEN_BUCKET, rate: 1}}`, `match.kinds "merge"`},
 		{"bad digest", `{name: a, match: {digests: [abc]}, limit: {type: TOKEN_BUCKET, rate: 1}}`, "64 hex digits"},
 		{"unknown match key", `{name: a, match: {schema: x}, limit: {type: TOKEN_BUCKET, rate: 1}}`, `unknown key "schema"`},
-		{"cluster without etcd", `{name: a, limit: {type: TOKEN_BUCKET, rate: 1}, scope: cluster}`, "scope: cluster needs a budget shared through etcd"},
+		{"cluster without etcd", `{name: a, limit: {type: TOKEN_BUCKET, rate: 1}, scope: cluster}`, "no key generator has worker-id-source: etcd"},
 		{"bad scope", `{name: a, limit: {type: TOKEN_BUCKET, rate: 1}, scope: global}`, `scope "global"`},
 	}
 	for _, tt := range tests {
@@ -161,5 +161,23 @@ func TestExampleTrafficRules(t *testing.T) {
 	}
 	if tr := r.Server.Traffic[0]; tr.Name != "app_reads" || tr.Limit.Rate != 500 || tr.OnLimit != TrafficWait {
 		t.Errorf("first rule %+v", tr)
+	}
+}
+
+func TestTrafficClusterScope(t *testing.T) {
+	withEtcd := func(rule string) string {
+		return edit(t, "  users: [{user: app, password: pw}]\n", "  users: [{user: app, password: pw}]\n  traffic:\n    - "+rule+"\n",
+			"snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}", `snowflake: {type: SNOWFLAKE, props: {worker-id-source: etcd, etcd-endpoints: "127.0.0.1:2379"}}`)
+	}
+	r, err := Parse([]byte(withEtcd(`{name: shared, limit: {type: TOKEN_BUCKET, rate: 500}, scope: cluster}`)), "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Server.Traffic[0].Scope != TrafficCluster || TrafficEtcdKeyGenerator(r) != "snowflake" {
+		t.Errorf("scope %v, etcd key generator %q", r.Server.Traffic[0].Scope, TrafficEtcdKeyGenerator(r))
+	}
+	_, err = Parse([]byte(withEtcd(`{name: shared, limit: {type: FIXED_WINDOW, permits: 5, window: 1s}, scope: cluster}`)), "rules.yaml")
+	if err == nil || !strings.Contains(err.Error(), "FIXED_WINDOW cannot be split") {
+		t.Errorf("cluster fixed window: %v", err)
 	}
 }

@@ -95,6 +95,9 @@ func (r *Router) prepareDDL(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	if err := r.checkDDL(a, stmt); err != nil {
 		return err
 	}
+	if err := r.checkKeyColumn(stmt); err != nil {
+		return err
+	}
 	if err := r.prepareConstraints(a, stmt); err != nil {
 		return err
 	}

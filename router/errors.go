@@ -27,19 +27,20 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // MySQL error numbers the router returns.
 const (
-	CodeUnknown       uint16 = 1105 // ER_UNKNOWN_ERROR, HY000
-	CodeParse         uint16 = 1064 // ER_PARSE_ERROR, 42000
-	CodeNoSuchTable   uint16 = 1146 // ER_NO_SUCH_TABLE, 42S02
-	CodeBadField      uint16 = 1054 // ER_BAD_FIELD_ERROR, 42S22
-	CodeNotSupported  uint16 = 1235 // ER_NOT_SUPPORTED_YET, 42000
-	CodeWrongValueCnt uint16 = 1136 // ER_WRONG_VALUE_COUNT_ON_ROW, 21S01
-	CodeBadDB         uint16 = 1049 // ER_BAD_DB_ERROR, 42000
-	CodeNoDB          uint16 = 1046 // ER_NO_DB_ERROR, 3D000
-	CodeWrongArgs     uint16 = 1210 // ER_WRONG_ARGUMENTS, HY000
-	CodeFieldTwice    uint16 = 1110 // ER_FIELD_SPECIFIED_TWICE, 42000
-	CodeNonUniqTable  uint16 = 1066 // ER_NONUNIQ_TABLE, 42000
-	CodeBadNull       uint16 = 1048 // ER_BAD_NULL_ERROR, 23000
-	CodeTooLongIdent  uint16 = 1059 // ER_TOO_LONG_IDENT, 42000
+	CodeUnknown        uint16 = 1105 // ER_UNKNOWN_ERROR, HY000
+	CodeParse          uint16 = 1064 // ER_PARSE_ERROR, 42000
+	CodeNoSuchTable    uint16 = 1146 // ER_NO_SUCH_TABLE, 42S02
+	CodeBadField       uint16 = 1054 // ER_BAD_FIELD_ERROR, 42S22
+	CodeNotSupported   uint16 = 1235 // ER_NOT_SUPPORTED_YET, 42000
+	CodeWrongValueCnt  uint16 = 1136 // ER_WRONG_VALUE_COUNT_ON_ROW, 21S01
+	CodeBadDB          uint16 = 1049 // ER_BAD_DB_ERROR, 42000
+	CodeNoDB           uint16 = 1046 // ER_NO_DB_ERROR, 3D000
+	CodeWrongArgs      uint16 = 1210 // ER_WRONG_ARGUMENTS, HY000
+	CodeFieldTwice     uint16 = 1110 // ER_FIELD_SPECIFIED_TWICE, 42000
+	CodeNonUniqTable   uint16 = 1066 // ER_NONUNIQ_TABLE, 42000
+	CodeBadNull        uint16 = 1048 // ER_BAD_NULL_ERROR, 23000
+	CodeTooLongIdent   uint16 = 1059 // ER_TOO_LONG_IDENT, 42000
+	CodeWrongFieldSpec uint16 = 1063 // ER_WRONG_FIELD_SPEC, 42000
 )
 
 // StateOf returns the SQLSTATE of a code in the router's catalog, and
@@ -49,7 +50,7 @@ func StateOf(code uint16) (string, bool) {
 	switch code {
 	case CodeUnknown, CodeWrongArgs:
 		return "HY000", true
-	case CodeParse, CodeNotSupported, CodeBadDB, CodeFieldTwice, CodeNonUniqTable, CodeTooLongIdent:
+	case CodeParse, CodeNotSupported, CodeBadDB, CodeFieldTwice, CodeNonUniqTable, CodeTooLongIdent, CodeWrongFieldSpec:
 		return "42000", true
 	case CodeNoSuchTable:
 		return "42S02", true

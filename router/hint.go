@@ -14,6 +14,9 @@ type hints struct {
 	dbValues    map[string][]Value // lower-case table ("" = every table) -> values
 	tableValues map[string][]Value
 	slice       *slice
+	// writeRouteOnly is WRITE_ROUTE_ONLY=true: a read goes to the primary
+	// of a read/write group.
+	writeRouteOnly bool
 	// tables are the tables the keys name, checked against the rules.
 	tables []hintTable
 }
@@ -128,9 +131,11 @@ func (h *hints) parseShardingSphere(s string) error {
 				return errSyntax("malformed SHARDINGSPHERE_HINT: DATA_SOURCE_NAME needs a data source name")
 			}
 			h.dataSource = strings.Trim(v, "'\"`")
+		case "write_route_only", "writerouteonly":
+			h.writeRouteOnly = strings.EqualFold(strings.Trim(v, "'\""), "true")
 		default:
 			if !ignoredKey(k) {
-				return errSyntax("unknown SHARDINGSPHERE_HINT key %s (known: [table.]SHARDING_DATABASE_VALUE, [table.]SHARDING_TABLE_VALUE, DATA_SOURCE_NAME; accepted and ignored: WRITE_ROUTE_ONLY, USE_TRAFFIC, SKIP_SQL_REWRITE, SKIP_ENCRYPT_REWRITE, DISABLE_AUDIT_NAMES, SHADOW)", key)
+				return errSyntax("unknown SHARDINGSPHERE_HINT key %s (known: [table.]SHARDING_DATABASE_VALUE, [table.]SHARDING_TABLE_VALUE, DATA_SOURCE_NAME, WRITE_ROUTE_ONLY; accepted and ignored: USE_TRAFFIC, SKIP_SQL_REWRITE, SKIP_ENCRYPT_REWRITE, DISABLE_AUDIT_NAMES, SHADOW)", key)
 			}
 		}
 		if table != "" {
@@ -155,7 +160,7 @@ func tableKey(k string) bool {
 // accepted, so a statement written for ShardingSphere runs, and ignored.
 func ignoredKey(k string) bool {
 	switch k {
-	case "write_route_only", "writerouteonly", "use_traffic", "usetraffic",
+	case "use_traffic", "usetraffic",
 		"skip_sql_rewrite", "skipsqlrewrite", "skip_encrypt_rewrite", "skipencryptrewrite",
 		"disable_audit_names", "disableauditnames", "shadow":
 		return true

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strconv"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/shardflake/shardflake/idgen"
 )
 
 // insertBinder plans INSERT and REPLACE ... VALUES (or SET) into a
@@ -26,14 +29,8 @@ type insertBinder struct {
 	// the router appends it; gen is nil when the table has no generator.
 	keyIdx int
 	keyCol string
-	gen    keyGen
+	gen    idgen.KeyGenerator
 	shard  []shardCol
-}
-
-// keyGen issues keys; the router's map holds idgen.KeyGenerators.
-type keyGen interface {
-	NextN(n int) (int64, error)
-	MaxBatch() int
 }
 
 // shardCol is one sharding column: its position in the rows, -1 when it
@@ -313,7 +310,7 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	rowKeys := make([]int64, len(b.rows))
+	rowKeys := make([]Value, len(b.rows))
 	k := 0
 	for i := range b.rows {
 		if need[i] {
@@ -399,7 +396,9 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 		plan.Type = RouteMulti
 	}
 	if n > 0 {
-		plan.Keys = &GeneratedKeys{Column: b.keyCol, First: keys[0], Count: n}
+		if first, ok := keys[0].(int64); ok {
+			plan.Keys = &GeneratedKeys{Column: b.keyCol, First: first, Count: n}
+		}
 	}
 	return plan, nil
 }
@@ -424,26 +423,74 @@ func (b *insertBinder) nullColumn(conds map[string]ColumnCondition) string {
 }
 
 // generate asks the key generator for n keys, in as few calls as its
-// MaxBatch allows.
-func (b *insertBinder) generate(n int) ([]int64, error) {
+// MaxBatch allows: int64 values from an integer generator, strings (or
+// the raw bytes of a BINARY(16) column) from a UUID generator.
+func (b *insertBinder) generate(n int) ([]Value, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	keys := make([]int64, 0, n)
+	keys := make([]Value, 0, n)
 	for len(keys) < n {
-		k := n - len(keys)
-		if m := b.gen.MaxBatch(); k > m {
-			k = m
-		}
-		first, err := b.gen.NextN(k)
-		if err != nil {
+		k := min(n-len(keys), b.gen.MaxBatch())
+		if err := b.generateBatch(k, &keys); err != nil {
 			return nil, &Error{Code: CodeUnknown, State: "HY000", Message: fmt.Sprintf("key generator %s for %s.%s: %v", b.target.info.rule.KeyGenerator, b.target.name, b.keyCol, err), Err: err}
-		}
-		for i := 0; i < k; i++ {
-			keys = append(keys, first+int64(i))
 		}
 	}
 	return keys, nil
+}
+
+func (b *insertBinder) generateBatch(k int, keys *[]Value) error {
+	switch g := b.gen.(type) {
+	case idgen.BlockGenerator:
+		first, err := g.NextN(k)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < k; i++ {
+			*keys = append(*keys, first+int64(i))
+		}
+	case idgen.ListGenerator:
+		ids := make([]int64, k)
+		if err := g.NextKeys(ids); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			*keys = append(*keys, id)
+		}
+	case idgen.UUIDGenerator:
+		ids := make([]idgen.UUID, k)
+		if err := g.NextUUIDs(ids); err != nil {
+			return err
+		}
+		enc := g.Encoding()
+		for _, id := range ids {
+			if enc == idgen.UUIDBinary16 {
+				*keys = append(*keys, id[:])
+			} else {
+				*keys = append(*keys, enc.Text(id))
+			}
+		}
+	default:
+		return fmt.Errorf("generator %T issues no keys the router knows", b.gen)
+	}
+	return nil
+}
+
+// writeKey renders a generated key as a SQL literal.
+func writeKey(sb *strings.Builder, v Value) {
+	switch x := v.(type) {
+	case int64:
+		sb.WriteString(strconv.FormatInt(x, 10))
+	case []byte:
+		sb.WriteString("X'")
+		sb.WriteString(hex.EncodeToString(x))
+		sb.WriteByte('\'')
+	case string:
+		// Generated text keys are hex digits and hyphens: nothing to escape.
+		sb.WriteByte('\'')
+		sb.WriteString(x)
+		sb.WriteByte('\'')
+	}
 }
 
 // rowFiller fills the holes of one data node's INSERT.
@@ -451,7 +498,7 @@ type rowFiller struct {
 	b    *insertBinder
 	node int
 	rows []int
-	keys []int64
+	keys []Value
 	need []bool
 	bind []any
 }
@@ -471,7 +518,7 @@ func (f *rowFiller) fill(sb *strings.Builder, k holeKind, id int, out []any) ([]
 					sb.WriteByte(',')
 				}
 				if j == f.b.keyIdx && f.need[ri] {
-					sb.WriteString(strconv.FormatInt(f.keys[ri], 10))
+					writeKey(sb, f.keys[ri])
 					continue
 				}
 				if err := v.renderTo(sb, f, f.bind, &out); err != nil {
@@ -480,7 +527,7 @@ func (f *rowFiller) fill(sb *strings.Builder, k holeKind, id int, out []any) ([]
 			}
 			if f.b.keyIdx < 0 && f.b.gen != nil {
 				sb.WriteByte(',')
-				sb.WriteString(strconv.FormatInt(f.keys[ri], 10))
+				writeKey(sb, f.keys[ri])
 			}
 		}
 	default:

@@ -109,6 +109,10 @@ type Plan struct {
 	// proxy appends to each route's SQL; the routes then return rows,
 	// given back in the client's row order (Route.Rows).
 	Returning string `json:"returning,omitempty"`
+	// Access says whether a read/write group's replica may answer the
+	// plan (readwrite_access.go); zero, the primary, when the rules have
+	// no !READWRITE_SPLITTING.
+	Access Access `json:"access,omitempty"`
 }
 
 // Route is one data source and the SQL to run on it.

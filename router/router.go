@@ -110,6 +110,11 @@ func New(rules *Rules, keys map[string]idgen.KeyGenerator, opts ...Option) (*Rou
 			if g == nil {
 				return nil, fmt.Errorf("router: table %s needs key generator %q, which was not given", name, rule.KeyGenerator)
 			}
+			switch g.(type) {
+			case idgen.BlockGenerator, idgen.ListGenerator, idgen.UUIDGenerator:
+			default:
+				return nil, fmt.Errorf("router: key generator %q (%T) issues neither integer blocks, integer lists nor UUIDs", rule.KeyGenerator, g)
+			}
 			if g.MaxBatch() < 1 {
 				return nil, fmt.Errorf("router: key generator %q issues no keys (MaxBatch %d)", rule.KeyGenerator, g.MaxBatch())
 			}
@@ -306,8 +311,13 @@ func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, e
 		p.kind = KindOther
 		return p, nil
 	}
+	access := statementAccess(stmt, h)
 	if h != nil && h.dataSource != "" {
-		return r.preparePassThrough(p, kind, stmt, h.dataSource)
+		pp, err := r.preparePassThrough(p, kind, stmt, h.dataSource)
+		if err == nil {
+			r.markAccess(pp, access)
+		}
+		return pp, err
 	}
 	switch s := stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt, *ast.UpdateStmt, *ast.DeleteStmt:
@@ -332,6 +342,7 @@ func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, e
 	}
 	p.tables = a.tables()
 	a.release()
+	r.markAccess(p, access)
 	return p, nil
 }
 

@@ -31,6 +31,10 @@ type Rules struct {
 	KeyGenerators map[string]KeyGeneratorConfig
 	// Algorithms are the shardingAlgorithms entries by name.
 	Algorithms map[string]Algorithm
+	// ReadwriteGroups are the !READWRITE_SPLITTING groups, in the file's
+	// order. Each is also in DataSources under its name, with its
+	// primary's connection settings; its members are not.
+	ReadwriteGroups []ReadwriteGroup
 	// Warnings are findings that do not stop the proxy (data nodes no key
 	// can reach, accepted-but-ignored ShardingSphere settings); the check
 	// command prints them and serve logs them.
@@ -39,6 +43,8 @@ type Rules struct {
 	broadcast map[string]bool
 	binding   map[string][]string
 	dsByName  map[string]*DataSource
+	// groupMember maps a readwrite group member's data source to its group.
+	groupMember map[string]string
 }
 
 // Table returns the rule of a sharded logical table, matching the name

@@ -37,6 +37,9 @@ type Privileges struct {
 	// sources' hosts: SELECT ... INTO OUTFILE/DUMPFILE, LOAD_FILE(),
 	// LOAD DATA INFILE without LOCAL (files: true).
 	Files bool
+	// TrafficAdmin allows changing traffic rules at run time: ALTER,
+	// ENABLE and DISABLE TRAFFIC RULE (trafficAdmin: true).
+	TrafficAdmin bool
 }
 
 // MayUse reports whether the user may use logical schema name.
@@ -49,7 +52,7 @@ const (
 )
 
 func userKeys() []string {
-	return []string{"user", "password", "schemas", "access", "hints", "otherSchemas", "files"}
+	return []string{"user", "password", "schemas", "access", "hints", "otherSchemas", "files", "trafficAdmin"}
 }
 
 // users decodes server.users. schema is the logical schema, every user's
@@ -112,4 +115,5 @@ func (d *decoder) privileges(p *Privileges, u *fieldSet, name, schema string) {
 	p.Hints = d.boolean(u.get("hints"), "server.users hints", false)
 	p.OtherSchemas = d.boolean(u.get("otherSchemas"), "server.users otherSchemas", false)
 	p.Files = d.boolean(u.get("files"), "server.users files", false)
+	p.TrafficAdmin = d.boolean(u.get("trafficAdmin"), "server.users trafficAdmin", false)
 }

@@ -27,15 +27,18 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	rows := fs.Int("rows", defaultCheckRows, "rows to simulate per sharded table")
 	seed := fs.Uint64("seed", 1, "seed of the simulation's random values")
 	interval := fs.Duration("key-interval", time.Millisecond, "simulated time between two generated keys (the insert rate)")
+	connect := fs.Bool("connect", false, "read each key column's type from the table's first data node and check that its key generator's keys fit it")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: shardflake check --config FILE [--rows N] [--key-interval D] [--seed N]")
+		fmt.Fprintln(stderr, "Usage: shardflake check --config FILE [--rows N] [--key-interval D] [--seed N] [--connect]")
 		fmt.Fprintln(stderr)
 		fmt.Fprintln(stderr, "Validates a rules file as serve would, then prints each logical table's data")
 		fmt.Fprintln(stderr, "nodes and where simulated rows land: the key column gets keys from the")
 		fmt.Fprintln(stderr, "table's key generator (on a simulated clock, one key per --key-interval),")
 		fmt.Fprintln(stderr, "other sharding columns uniformly random values.")
 		fmt.Fprintln(stderr, "Warns about data nodes that get no rows or more than twice their share.")
-		fmt.Fprintln(stderr, "Exit status: 0 valid (warnings allowed), 1 invalid, 2 bad usage.")
+		fmt.Fprintln(stderr, "With --connect, also checks that each key column's type holds its generator's")
+		fmt.Fprintln(stderr, "keys (a SNOWFLAKE key does not fit an INT).")
+		fmt.Fprintln(stderr, "Exit status: 0 valid (warnings allowed), 1 invalid or a key column too narrow, 2 bad usage.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -51,10 +54,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: invalid rules\n%v\n", *config, err)
 		return 1
 	}
-	c := &checker{out: stdout, rules: r, rows: *rows, seed: *seed, keyInterval: *interval, rng: rand.New(rand.NewPCG(*seed, 0x5f1a))}
+	c := &checker{out: stdout, rules: r, rows: *rows, seed: *seed, keyInterval: *interval, connect: *connect, rng: rand.New(rand.NewPCG(*seed, 0x5f1a))}
 	defer c.close()
 	if err := c.report(); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", *config, err)
+		return 1
+	}
+	if c.rangeErrors > 0 {
+		fmt.Fprintf(stderr, "%s: %d key columns cannot hold their generator's keys\n", *config, c.rangeErrors)
 		return 1
 	}
 	return 0
@@ -70,6 +77,8 @@ type checker struct {
 	rng         *rand.Rand
 	generators  []*idgen.Snowflake
 	warnings    int
+	connect     bool
+	rangeErrors int
 }
 
 func (c *checker) close() {
@@ -99,6 +108,13 @@ func (c *checker) report() error {
 			mark = "  (default: tables without rules)"
 		}
 		c.printf("  %-8s %s/%s user %s%s\n", ds.Name, ds.Addr(), ds.Database, ds.User, mark)
+		if g := r.ReadwriteGroup(ds.Name); g != nil {
+			c.printf("    readwrite group: primary %s; reads by %s, in transactions %s, read-your-writes %s\n",
+				g.Primary.Name, g.LoadBalancer.Type, g.TransactionalReads, g.CausalReads)
+			for _, rp := range g.Replicas {
+				c.printf("    replica %s %s/%s weight %g\n", rp.Name, rp.Addr(), rp.Database, rp.Weight)
+			}
+		}
 	}
 	if len(r.BroadcastTables) > 0 {
 		c.printf("broadcast tables (on every data source): %s\n", strings.Join(r.BroadcastTables, ", "))
@@ -126,6 +142,9 @@ func (c *checker) table(t *router.TableRule) error {
 	c.printf("  table strategy:    %s\n", describeStrategy(t.TableStrategy))
 	if t.KeyColumn != "" {
 		c.printf("  key: %s from key generator %s\n", t.KeyColumn, t.KeyGenerator)
+		if c.connect {
+			c.keyColumn(t)
+		}
 	}
 	for _, ds := range t.DataSources() {
 		c.printf("  %s: %s\n", ds, strings.Join(t.Tables(ds), ", "))
@@ -186,6 +205,23 @@ func (c *checker) keySource(t *router.TableRule) (func() (int64, error), string,
 	kg, ok := c.rules.KeyGenerators[t.KeyGenerator]
 	if !ok {
 		return nil, "", fmt.Errorf("table %s: key generator %s is not defined", t.Name, t.KeyGenerator)
+	}
+	switch kg.Type {
+	case idgen.TypeUUID, idgen.TypeUUIDv7:
+		return nil, "", nil
+	case idgen.TypeSegment:
+		next := int64(0)
+		return func() (int64, error) { next++; return next, nil },
+			fmt.Sprintf("keys of %s generator %s: consecutive, as blocks of one segment row give them", kg.Type, kg.Name), nil
+	case idgen.TypeTicket:
+		cfg, err := idgen.ParseTicketProps(kg.Props)
+		if err != nil {
+			return nil, "", fmt.Errorf("key generator %s: %w", kg.Name, err)
+		}
+		n := int64(len(cfg.Store.URLs))
+		next := int64(0)
+		return func() (int64, error) { next++; return next, nil },
+			fmt.Sprintf("keys of %s generator %s: %d ticket servers with increment %d, offsets 1..%d, taken round-robin (with a server down, only its partners' residues mod %d occur)", kg.Type, kg.Name, n, n, n, n), nil
 	}
 	cfg, err := idgen.ParseProps(kg.Props)
 	if err != nil {

@@ -143,7 +143,8 @@ func parseArgs(s string) ([]any, error) {
 }
 
 // explainKeys builds the key generators of the rules from their static
-// props: no state file, no etcd.
+// props: no state file, no etcd, no ticket or segment data source (those
+// get an in-memory counter from 1, as a fresh table would).
 func explainKeys(rules *router.Rules) (map[string]idgen.KeyGenerator, func(), error) {
 	keys := map[string]idgen.KeyGenerator{}
 	var gens []*idgen.Snowflake
@@ -153,24 +154,50 @@ func explainKeys(rules *router.Rules) (map[string]idgen.KeyGenerator, func(), er
 		}
 	}
 	for name, kg := range rules.KeyGenerators {
-		cfg, err := idgen.ParseProps(kg.Props)
+		g, err := offlineKeys(kg)
 		if err != nil {
 			closeAll()
 			return nil, nil, fmt.Errorf("key generator %s: %w", name, err)
 		}
-		cfg.StateFile = ""
-		if cfg.Source == idgen.WorkerIDEtcd {
-			cfg.Source, cfg.WorkerID = idgen.WorkerIDStatic, 0
+		if sf, ok := g.(*idgen.Snowflake); ok {
+			gens = append(gens, sf)
 		}
-		g, err := idgen.New(context.Background(), cfg)
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("key generator %s: %w", name, err)
-		}
-		gens = append(gens, g)
 		keys[name] = g
 	}
 	return keys, closeAll, nil
+}
+
+// offlineKeys builds a generator that needs nothing outside the process.
+func offlineKeys(kg router.KeyGeneratorConfig, opts ...idgen.Option) (idgen.KeyGenerator, error) {
+	switch kg.Type {
+	case idgen.TypeUUID:
+		return idgen.NewUUIDv4(kg.Props)
+	case idgen.TypeUUIDv7:
+		return idgen.NewUUIDv7(kg.Props)
+	case idgen.TypeSegment, idgen.TypeTicket:
+		return &counterKeys{next: 1}, nil
+	}
+	cfg, err := idgen.ParseProps(kg.Props)
+	if err != nil {
+		return nil, err
+	}
+	cfg.StateFile = ""
+	if cfg.Source == idgen.WorkerIDEtcd {
+		cfg.Source, cfg.WorkerID = idgen.WorkerIDStatic, 0
+	}
+	return idgen.New(context.Background(), cfg, opts...)
+}
+
+// counterKeys stands in for a SEGMENT or TICKET generator offline: keys
+// 1, 2, 3, ... as a fresh segment row or a single ticket server gives.
+type counterKeys struct{ next int64 }
+
+func (c *counterKeys) MaxBatch() int { return 1 << 20 }
+
+func (c *counterKeys) NextN(n int) (int64, error) {
+	first := c.next
+	c.next += int64(n)
+	return first, nil
 }
 
 func explainError(w io.Writer, err error) int {
@@ -193,6 +220,13 @@ func printPlan(w io.Writer, plan *router.Plan, keys map[string]idgen.KeyGenerato
 	b.WriteString("\n")
 	if len(plan.Tables) > 0 {
 		fmt.Fprintf(&b, "tables: %s\n", strings.Join(plan.Tables, ", "))
+	}
+	if plan.Access != 0 {
+		where := "the primary"
+		if plan.Access == router.AccessRead {
+			where = "a replica"
+		}
+		fmt.Fprintf(&b, "access: %s (read/write groups: %s)\n", plan.Access, where)
 	}
 	if k := plan.Keys; k != nil {
 		fmt.Fprintf(&b, "generated keys: %s = %d", k.Column, k.First)

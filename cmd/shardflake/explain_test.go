@@ -36,6 +36,16 @@ func TestExplain(t *testing.T) {
 			wantOut: []string{"generated keys: order_id = ", "example keys", "INSERT INTO `t_order_"},
 		},
 		{
+			name:    "read/write groups: a replica may answer a plain read",
+			give:    []string{"--config", "../../router/testdata/rules/ss_readwrite_splitting.yaml", "SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2"},
+			wantOut: []string{"access: read (read/write groups: a replica)", "route 1: readwrite_ds_1 (readwrite_ds_1.t_order_2)"},
+		},
+		{
+			name:    "read/write groups: a locking read is the primary's",
+			give:    []string{"--config", "../../router/testdata/rules/ss_readwrite_splitting.yaml", "SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2 FOR UPDATE"},
+			wantOut: []string{"access: locking_read (read/write groups: the primary)"},
+		},
+		{
 			name:    "statement for the proxy",
 			give:    []string{"--config", explainRules, "SET NAMES utf8mb4"},
 			wantOut: []string{"statement: other"},

@@ -3,6 +3,7 @@ package mariadbtest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -32,6 +33,10 @@ type Options struct {
 	Databases []string
 	// Args are extra mariadbd flags, e.g. "--max-connections=20".
 	Args []string
+	// ClientTLS, when set, is how the server's own connections (DB, DSN,
+	// the readiness ping) use TLS: for a server started with
+	// --require-secure-transport.
+	ClientTLS *tls.Config
 }
 
 // Server is one running mariadbd on a loopback port, with its own data
@@ -47,6 +52,8 @@ type Server struct {
 	cmd    *exec.Cmd
 	done   chan struct{} // closed when the current process has exited
 	closed bool
+
+	tlsOnce sync.Once
 }
 
 type binaries struct {
@@ -357,7 +364,18 @@ func (s *Server) DSN(db string) string {
 	cfg.Addr = s.Addr()
 	cfg.DBName = db
 	cfg.Timeout = 5 * time.Second
+	if s.opts.ClientTLS != nil {
+		cfg.TLSConfig = s.tlsName()
+	}
 	return cfg.FormatDSN()
+}
+
+// tlsName registers the server's ClientTLS with the driver under a name
+// of its own, once.
+func (s *Server) tlsName() string {
+	name := "mariadbtest-" + filepath.Base(s.dir)
+	s.tlsOnce.Do(func() { mysql.RegisterTLSConfig(name, s.opts.ClientTLS) })
+	return name
 }
 
 // DB opens a connection pool to database db as root.

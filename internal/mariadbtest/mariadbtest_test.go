@@ -3,6 +3,7 @@ package mariadbtest
 import (
 	"os"
 	"testing"
+	"time"
 )
 
 func TestServersAreIndependentAndSurviveRestart(t *testing.T) {
@@ -56,5 +57,24 @@ func TestServersAreIndependentAndSurviveRestart(t *testing.T) {
 	}
 	if a.Running() {
 		t.Error("server running after Close")
+	}
+}
+
+// TestReplicated: a row written on the primary reaches both replicas.
+func TestReplicated(t *testing.T) {
+	r := StartReplicated(t, 2, 3, Options{Databases: []string{"rdb"}})
+	r.Primary.Exec(t, "rdb", "CREATE TABLE t (id INT PRIMARY KEY)", "INSERT INTO t VALUES (7)")
+	if err := r.WaitReplicas(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, rp := range r.Replicas {
+		var id int
+		if err := rp.Open(t, "rdb").QueryRow("SELECT id FROM t").Scan(&id); err != nil || id != 7 {
+			t.Errorf("replica %s: id %d, %v", rp.Addr(), id, err)
+		}
+		var domain int
+		if err := rp.Open(t, "").QueryRow("SELECT @@gtid_domain_id").Scan(&domain); err != nil || domain != 3 {
+			t.Errorf("replica %s: domain %d, %v", rp.Addr(), domain, err)
+		}
 	}
 }

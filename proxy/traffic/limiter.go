@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -39,7 +37,6 @@ type Permit struct {
 	// algorithm's own bookkeeping (a window's bucket).
 	at   time.Time
 	slot int64
-	res  *rate.Reservation
 }
 
 // State is a limiter's live state, for SHOW TRAFFIC RULES.

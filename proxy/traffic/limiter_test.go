@@ -3,6 +3,9 @@ package traffic
 import (
 	"context"
 	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -294,5 +297,67 @@ func TestConcurrencyQueueAndTimeout(t *testing.T) {
 	}
 	if _, err := none.Acquire(ctx, 1, 0); !errors.Is(err, ErrQueueFull) {
 		t.Fatalf("no queue: %v, want ErrQueueFull", err)
+	}
+}
+
+// TestRateLimitersUnderContention offers statements from 8 goroutines at
+// once, on the wall clock, some waiting and giving up (a context that
+// ends) and some refused by a later rule (Release unran): no algorithm
+// admits more than its rate allows over the time measured.
+func TestRateLimitersUnderContention(t *testing.T) {
+	tests := []struct {
+		limit router.TrafficLimit
+		most  func(secs float64) float64
+	}{
+		{router.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 500, Burst: 25}, func(s float64) float64 { return 500*s + 25 }},
+		{router.TrafficLimit{Type: "LEAKY_BUCKET", Rate: 500}, func(s float64) float64 { return 500*s + 1 }},
+		// An interval of s seconds touches at most floor(s/0.2)+2 windows
+		// aligned to the clock.
+		{router.TrafficLimit{Type: "SLIDING_WINDOW", Permits: 100, Window: 200 * time.Millisecond, SubWindows: 4}, func(s float64) float64 { return 100 * (math.Floor(s/0.2) + 2) }},
+		{router.TrafficLimit{Type: "FIXED_WINDOW", Permits: 100, Window: 200 * time.Millisecond}, func(s float64) float64 { return 100 * (math.Floor(s/0.2) + 2) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.limit.Type, func(t *testing.T) {
+			l := mustLimiter(t, tt.limit, SystemClock())
+			var ran atomic.Int64
+			var wg sync.WaitGroup
+			start := time.Now()
+			end := start.Add(time.Second)
+			for g := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; time.Now().Before(end); i++ {
+						wait := time.Duration(0)
+						ctx, cancel := context.WithCancel(context.Background())
+						if g%2 == 1 {
+							// Waits up to 5ms; every third gives up after 1ms.
+							wait = 5 * time.Millisecond
+							if i%3 == 0 {
+								ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
+							}
+						}
+						p, err := l.Acquire(ctx, 1, wait)
+						cancel()
+						if err != nil {
+							continue
+						}
+						if i%5 == 0 {
+							l.Release(p, false) // a later rule refused it
+							continue
+						}
+						ran.Add(1)
+						l.Release(p, true)
+					}
+				}()
+			}
+			wg.Wait()
+			secs := time.Since(start).Seconds()
+			if got, most := float64(ran.Load()), tt.most(secs); got > most {
+				t.Errorf("%.0f ran in %.2fs, want at most %.0f", got, secs, most)
+			} else {
+				t.Logf("%.0f ran in %.2fs (at most %.0f)", got, secs, most)
+			}
+		})
 	}
 }

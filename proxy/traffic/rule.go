@@ -19,6 +19,13 @@ type Rule struct {
 
 	admitted, delayed, rejected atomic.Uint64
 	waits                       histogram
+	// requested counts the permits statements asked for, refused ones
+	// too: a cluster rule's demand.
+	requested atomic.Uint64
+	// share is a cluster rule's part of the budget (float64 bits) and
+	// members the proxies sharing it, as of the last round.
+	share   atomic.Uint64
+	members atomic.Int64
 }
 
 // setting is a rule's current limit and policy; immutable once published.

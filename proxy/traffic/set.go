@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -54,16 +55,16 @@ type Held struct {
 	permit  Permit
 }
 
-// New builds the rules' limiters on clock c (nil: the wall clock). A rule
-// with scope cluster is refused: it needs a budget shared through etcd.
+// New builds the rules' limiters on clock c (nil: the wall clock). Cluster
+// rules hold the whole budget until StartCluster gives them their share.
 func New(rules []router.TrafficRule, c Clock) (*Set, error) {
 	if c == nil {
 		c = SystemClock()
 	}
 	s := &Set{clock: c}
 	for _, tr := range rules {
-		if tr.Scope == router.TrafficCluster {
-			return nil, fmt.Errorf("traffic rule %s: scope cluster needs a budget shared through etcd", tr.Name)
+		if tr.Scope == router.TrafficCluster && tr.Limit.Type != "TOKEN_BUCKET" {
+			return nil, fmt.Errorf("traffic rule %s: scope cluster splits a TOKEN_BUCKET's rate, not a %s", tr.Name, tr.Limit.Type)
 		}
 		lim, err := NewLimiter(tr.Limit, c)
 		if err != nil {
@@ -103,6 +104,7 @@ func (s *Set) Admit(ctx context.Context, st *Statement, budget time.Duration, he
 			continue
 		}
 		n = min(n, set.limiter.Capacity())
+		r.requested.Add(uint64(n))
 		p, err := set.limiter.Acquire(ctx, n, max(0, min(set.wait(), budget)))
 		if err != nil {
 			held = s.Finish(held[first:], false)
@@ -164,6 +166,10 @@ type RuleState struct {
 	WaitBuckets []uint64
 	WaitCount   uint64
 	WaitSum     float64 // seconds
+	// Share is a cluster rule's part of the budget on this proxy, and
+	// Members the proxies sharing it (0 for a local rule).
+	Share   float64
+	Members int
 }
 
 // States returns every rule's state, in rule order.
@@ -181,6 +187,9 @@ func (s *Set) States() []RuleState {
 			Admitted: r.admitted.Load(), Delayed: r.delayed.Load(), Rejected: r.rejected.Load(),
 		}
 		rs.WaitBuckets, rs.WaitCount, rs.WaitSum = r.waits.snapshot()
+		if set.rule.Scope == router.TrafficCluster {
+			rs.Share, rs.Members = math.Float64frombits(r.share.Load()), int(r.members.Load())
+		}
 		out = append(out, rs)
 	}
 	return out
@@ -227,6 +236,9 @@ func (s *Set) Alter(name string, props map[string]string) error {
 	tr, err := router.AlterTrafficRule(old.rule, props)
 	if err != nil {
 		return &RuleError{Rule: r.name, Msg: err.Error()}
+	}
+	if tr.Scope == router.TrafficCluster && tr.Limit.Type != "TOKEN_BUCKET" {
+		return &RuleError{Rule: r.name, Msg: "scope: cluster splits a TOKEN_BUCKET's rate among the proxies; " + tr.Limit.Type + " cannot be split"}
 	}
 	lim, err := NewLimiter(tr.Limit, s.clock)
 	if err != nil {

@@ -191,6 +191,11 @@ func TestSetAlterAndDisable(t *testing.T) {
 	if err := s.Alter("quota", map[string]string{"colour": "red"}); !errors.As(err, &re) {
 		t.Errorf("unknown property: %v", err)
 	}
+	cluster := mustSet(t, c, router.TrafficRule{Name: "shared", Scope: router.TrafficCluster, OnLimit: router.TrafficReject,
+		Limit: router.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 10, Burst: 10}})
+	if err := cluster.Alter("shared", map[string]string{"type": "LEAKY_BUCKET", "rate": "5"}); !errors.As(err, &re) || !strings.Contains(err.Error(), "cannot be split") {
+		t.Errorf("cluster rule to a leaky bucket: %v", err)
+	}
 	if err := s.SetEnabled("nope", true); !errors.As(err, &re) || !re.Unknown {
 		t.Errorf("unknown rule: %v", err)
 	}
@@ -227,4 +232,35 @@ func BenchmarkAdmit(b *testing.B) {
 	window = append(window, router.TrafficRule{Name: "w", OnLimit: router.TrafficReject, Match: router.TrafficMatch{Users: []string{"tenant9"}},
 		Limit: router.TrafficLimit{Type: "SLIDING_WINDOW", Permits: 1 << 30, Window: time.Second, SubWindows: 10}})
 	b.Run("sliding-window-matches", func(b *testing.B) { run(b, mustSet(b, nil, window...), "tenant9") })
+}
+
+func TestShares(t *testing.T) {
+	tests := []struct {
+		name    string
+		budget  float64
+		demands map[string]float64
+		want    map[string]float64
+	}{
+		{"one member takes it all", 500, map[string]float64{"a": 10}, map[string]float64{"a": 500}},
+		{"both over: an even split", 500, map[string]float64{"a": 3000, "b": 1000}, map[string]float64{"a": 250, "b": 250}},
+		{"the small one gets its demand", 500, map[string]float64{"a": 900, "b": 100}, map[string]float64{"a": 400, "b": 100}},
+		{"nobody wants it all: the rest split", 500, map[string]float64{"a": 300, "b": 100}, map[string]float64{"a": 350, "b": 150}},
+		{"idle members", 300, map[string]float64{"a": 0, "b": 0, "c": 0}, map[string]float64{"a": 100, "b": 100, "c": 100}},
+		{"three uneven", 600, map[string]float64{"a": 50, "b": 400, "c": 1000}, map[string]float64{"a": 50, "b": 275, "c": 275}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Shares(tt.budget, tt.demands)
+			sum := 0.0
+			for m, w := range tt.want {
+				if d := got[m] - w; d > 1e-9 || d < -1e-9 {
+					t.Errorf("%s: %v, want %v", m, got[m], w)
+				}
+				sum += got[m]
+			}
+			if d := sum - tt.budget; d > 1e-9 || d < -1e-9 {
+				t.Errorf("shares add up to %v, want the budget %v", sum, tt.budget)
+			}
+		})
+	}
 }

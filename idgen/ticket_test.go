@@ -1,0 +1,275 @@
+package idgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memTicketServer is a ticket server: an AUTO_INCREMENT counter with an
+// increment and an offset.
+type memTicketServer struct {
+	name     string
+	mu       sync.Mutex
+	inc, off int64
+	last     int64
+	down     bool
+	calls    int
+}
+
+func (m *memTicketServer) Residue(context.Context) (int64, int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.down {
+		return 0, 0, errors.New("connection refused")
+	}
+	return m.inc, m.off, nil
+}
+
+func (m *memTicketServer) Tickets(_ context.Context, dst []int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.down {
+		return errors.New("connection refused")
+	}
+	m.calls++
+	for i := range dst {
+		// The smallest value above last in the server's series.
+		next := m.last + 1
+		for (next-m.off)%m.inc != 0 {
+			next++
+		}
+		m.last = next
+		dst[i] = next
+	}
+	return nil
+}
+
+func (m *memTicketServer) Raise(_ context.Context, floor int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.down {
+		return errors.New("connection refused")
+	}
+	m.last = max(m.last, floor)
+	return nil
+}
+
+func (m *memTicketServer) Addr() string { return m.name }
+
+func (m *memTicketServer) setDown(d bool) {
+	m.mu.Lock()
+	m.down = d
+	m.mu.Unlock()
+}
+
+func ticketConfig() TicketConfig {
+	return TicketConfig{MaxBatch: 8, Connections: 1, Store: StoreConfig{FetchTimeout: time.Second, RetryAfter: time.Hour}}
+}
+
+func TestTicketRefusesOverlappingResidues(t *testing.T) {
+	tests := []struct {
+		incA, offA, incB, offB int64
+		overlap                bool
+	}{
+		{2, 1, 2, 2, false},
+		{2, 1, 2, 1, true},
+		{1, 1, 2, 2, true},
+		{2, 1, 4, 3, true}, // 3, 7, 11 are odd
+		{4, 1, 4, 3, false},
+		{3, 1, 2, 2, true}, // 4 is in both
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.incA, tt.offA, tt.incB, tt.offB), func(t *testing.T) {
+			a := &memTicketServer{name: "a", inc: tt.incA, off: tt.offA}
+			b := &memTicketServer{name: "b", inc: tt.incB, off: tt.offB}
+			_, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{a, b}, nil)
+			if tt.overlap != errors.Is(err, ErrResidueOverlap) {
+				t.Fatalf("error %v, want overlap %v", err, tt.overlap)
+			}
+			if ResiduesOverlap(tt.incA, tt.offA, tt.incB, tt.offB) != tt.overlap {
+				t.Fatalf("ResiduesOverlap disagrees")
+			}
+		})
+	}
+	// offset above increment: MySQL would ignore the offset.
+	_, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{&memTicketServer{name: "a", inc: 2, off: 3}}, nil)
+	if !errors.Is(err, ErrResidueOverlap) {
+		t.Fatalf("offset 3 with increment 2: %v", err)
+	}
+}
+
+func TestTicketFailoverAndNoReissue(t *testing.T) {
+	a := &memTicketServer{name: "a", inc: 2, off: 1}
+	b := &memTicketServer{name: "b", inc: 2, off: 2}
+	cfg := ticketConfig()
+	cfg.Store.RetryAfter = 0 // retry a failed server on the next call
+	g, err := NewTicket(context.Background(), cfg, []TicketServer{a, b}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	take := func(n int) []int64 {
+		t.Helper()
+		dst := make([]int64, n)
+		if err := g.NextKeys(dst); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range dst {
+			if seen[id] {
+				t.Fatalf("ticket %d issued twice", id)
+			}
+			seen[id] = true
+		}
+		return dst
+	}
+	for i := 0; i < 10; i++ {
+		take(1 + i%3)
+	}
+	if a.calls == 0 || b.calls == 0 {
+		t.Fatalf("round-robin used a %d times, b %d times", a.calls, b.calls)
+	}
+	b.setDown(true)
+	for i := 0; i < 10; i++ {
+		for _, id := range take(2) {
+			if id%2 != 1 {
+				t.Fatalf("ticket %d with b down, want a's odd ids", id)
+			}
+		}
+	}
+	a.setDown(true)
+	err = g.NextKeys(make([]int64, 1))
+	if !errors.Is(err, ErrStoreUnavailable) || g.State().Err == "" {
+		t.Fatalf("both down: %v, want ErrStoreUnavailable", err)
+	}
+	a.setDown(false)
+	b.setDown(false)
+	evens := 0
+	for i := 0; i < 10; i++ {
+		for _, id := range take(1) {
+			if id%2 == 0 {
+				evens++
+			}
+		}
+	}
+	if evens == 0 {
+		t.Fatal("b never issued again after it came back")
+	}
+}
+
+func TestTicketResidueCheckedWhenServerComesUp(t *testing.T) {
+	a := &memTicketServer{name: "a", inc: 2, off: 1}
+	b := &memTicketServer{name: "b", inc: 2, off: 1, down: true} // misconfigured, down at start
+	cfg := ticketConfig()
+	cfg.Store.RetryAfter = 0
+	g, err := NewTicket(context.Background(), cfg, []TicketServer{a, b}, nil)
+	if err != nil {
+		t.Fatalf("b was down at start, so it could not be checked: %v", err)
+	}
+	b.setDown(false)
+	for i := 0; i < 6; i++ {
+		dst := make([]int64, 1)
+		if err := g.NextKeys(dst); err != nil {
+			t.Fatal(err)
+		}
+		if dst[0]%2 != 1 {
+			t.Fatal("unreachable")
+		}
+	}
+	if b.calls != 0 {
+		t.Fatalf("b issued %d times with a residue overlapping a's", b.calls)
+	}
+	st := g.State()
+	if st.Servers[1].Healthy || st.Servers[1].Err == "" {
+		t.Fatalf("b's state %+v, want refused with the overlap", st.Servers[1])
+	}
+}
+
+func TestTicketGuardAndAdopt(t *testing.T) {
+	a := &memTicketServer{name: "a", inc: 2, off: 1}
+	b := &memTicketServer{name: "b", inc: 2, off: 2}
+	guard := func(context.Context) (int64, error) { return 1000, nil }
+	g, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{a, b}, guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = g.NextKeys(make([]int64, 1))
+	if !errors.Is(err, ErrBelowTable) {
+		t.Fatalf("got %v, want ErrBelowTable", err)
+	}
+	if err := g.Adopt(1000); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		dst := make([]int64, 3)
+		if err := g.NextKeys(dst); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range dst {
+			if id <= 1000 {
+				t.Fatalf("ticket %d after adopting 1000", id)
+			}
+		}
+	}
+}
+
+func TestTicketProps(t *testing.T) {
+	c, err := ParseTicketProps(map[string]string{PropURLs: "jdbc:mysql://a:1/t, jdbc:mysql://b:2/t", PropBatch: "16"})
+	if err != nil || len(c.Store.URLs) != 2 || c.MaxBatch != 16 || c.Table != DefaultTicketTable || c.Stub != "a" || c.Connections != DefaultTicketConnections {
+		t.Fatalf("%+v, %v", c, err)
+	}
+	for _, tt := range []struct {
+		give map[string]string
+		want string
+	}{
+		{map[string]string{}, "ticket prop urls: required"},
+		{map[string]string{PropURLs: "x", PropBatch: "0"}, `ticket prop max-batch: "0": outside [1, 1000]`},
+		{map[string]string{PropURLs: "x", PropStub: "'"}, `ticket prop stub: "'": want one character`},
+		{map[string]string{PropURLs: "x", PropURL: "y"}, "ticket prop url: unknown prop"},
+	} {
+		_, err := ParseTicketProps(tt.give)
+		if err == nil || !startsWith(err.Error(), tt.want) {
+			t.Errorf("%v: %v, want %s", tt.give, err, tt.want)
+		}
+	}
+}
+
+// TestTicketSpreadModEight: two servers with increment 2 and offsets 1
+// and 2, taken round-robin, reach all of id % 8 evenly; with one down,
+// only its partner's four residues mod 8 (the odd ones) get rows, which
+// the README warns about for id % 2^k sharding.
+func TestTicketSpreadModEight(t *testing.T) {
+	a := &memTicketServer{name: "a", inc: 2, off: 1}
+	b := &memTicketServer{name: "b", inc: 2, off: 2}
+	g, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{a, b}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spread := func(n int) [8]int {
+		var counts [8]int
+		dst := make([]int64, 1)
+		for i := 0; i < n; i++ {
+			if err := g.NextKeys(dst); err != nil {
+				t.Fatal(err)
+			}
+			counts[dst[0]%8]++
+		}
+		return counts
+	}
+	both := spread(8000)
+	for r, n := range both {
+		if n < 900 || n > 1100 {
+			t.Fatalf("both servers up: id %% 8 = %d got %d of 8000 (%v), want about 1000", r, n, both)
+		}
+	}
+	b.setDown(true)
+	one := spread(4000)
+	for r, n := range one {
+		if r%2 == 0 && n != 0 || r%2 == 1 && (n < 900 || n > 1100) {
+			t.Fatalf("server b down: %v, want only the odd residues, about 1000 each", one)
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package proxy
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/shardflake/shardflake/idgen"
+	"github.com/shardflake/shardflake/router"
+)
+
+// keygenBuild is what building one key generator needs.
+type keygenBuild struct {
+	ctx   context.Context
+	name  string
+	cfg   router.KeyGeneratorConfig
+	rules *router.Rules
+}
+
+// keygenBuilder builds one type of key generator; close releases what it
+// holds (leases, connections).
+type keygenBuilder func(b keygenBuild) (gen idgen.KeyGenerator, close func() error, err error)
+
+// keygenBuilders is the registry of key generator types: one entry per
+// idgen.Types name, each built in its own file.
+func keygenBuilders() map[string]keygenBuilder {
+	return map[string]keygenBuilder{
+		idgen.TypeSnowflake: buildSnowflake,
+		idgen.TypeUUID:      buildUUIDv4,
+		idgen.TypeUUIDv7:    buildUUIDv7,
+		idgen.TypeSegment:   buildSegment,
+		idgen.TypeTicket:    buildTicket,
+	}
+}
+
+// KeyGenerators builds the rules file's key generators, keyed by name as
+// router.New wants them. close stops them (etcd leases, high-water marks,
+// ticket and segment connections) and must be called on shutdown.
+func KeyGenerators(ctx context.Context, rules *router.Rules) (gens map[string]idgen.KeyGenerator, close func() error, err error) {
+	gens = map[string]idgen.KeyGenerator{}
+	var closers []func() error
+	close = func() error {
+		var errs []error
+		for _, c := range closers {
+			errs = append(errs, c())
+		}
+		return errors.Join(errs...)
+	}
+	builders := keygenBuilders()
+	for name, kg := range rules.KeyGenerators {
+		t, ok := idgen.LookupType(kg.Type)
+		build := builders[t.Name]
+		if !ok || build == nil {
+			close()
+			return nil, nil, fmt.Errorf("key generator %s: type %s is not supported (%s are)", name, kg.Type, strings.Join(idgen.TypeNames(), ", "))
+		}
+		g, c, err := build(keygenBuild{ctx: ctx, name: name, cfg: kg, rules: rules})
+		if err != nil {
+			close()
+			return nil, nil, fmt.Errorf("key generator %s: %w", name, err)
+		}
+		if c != nil {
+			closers = append(closers, c)
+		}
+		gens[name] = g
+	}
+	return gens, close, nil
+}
+
+func buildSnowflake(b keygenBuild) (idgen.KeyGenerator, func() error, error) {
+	cfg, err := idgen.ParseProps(b.cfg.Props)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := idgen.New(b.ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, g.Close, nil
+}
+
+func buildUUIDv4(b keygenBuild) (idgen.KeyGenerator, func() error, error) {
+	g, err := idgen.NewUUIDv4(b.cfg.Props)
+	return g, nil, err
+}
+
+func buildUUIDv7(b keygenBuild) (idgen.KeyGenerator, func() error, error) {
+	g, err := idgen.NewUUIDv7(b.cfg.Props)
+	return g, nil, err
+}
+
+// openStore opens a database/sql handle on a key generator's own data
+// source (a segment table's or a ticket server's), named by URL with the
+// generator's username and password.
+func openStore(raw string, st idgen.StoreConfig, conns int, multi bool) (*sql.DB, string, error) {
+	ds, err := router.ParseDataSourceURL(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	if st.Username != "" {
+		ds.User = st.Username
+	}
+	if st.Password != "" {
+		ds.Password = st.Password
+	}
+	return openDataSource(ds, st.FetchTimeout, conns, multi)
+}
+
+// openDataSource opens a database/sql handle on one data source.
+func openDataSource(ds router.DataSource, timeout time.Duration, conns int, multi bool) (*sql.DB, string, error) {
+	c := mysql.NewConfig()
+	c.User, c.Passwd = ds.User, ds.Password
+	c.Net, c.Addr = "tcp", net.JoinHostPort(ds.Host, strconv.Itoa(ds.Port))
+	c.DBName = ds.Database
+	c.Timeout, c.ReadTimeout, c.WriteTimeout = timeout, timeout, timeout
+	c.MultiStatements = multi
+	connector, err := mysql.NewConnector(c)
+	if err != nil {
+		return nil, "", err
+	}
+	db := sql.OpenDB(connector)
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return db, c.Addr + "/" + ds.Database, nil
+}
+
+// keyTables lists the tables whose keyGenerateStrategy names generator.
+func keyTables(rules *router.Rules, generator string) []*router.TableRule {
+	var out []*router.TableRule
+	for _, name := range slices.Sorted(maps.Keys(rules.Tables)) {
+		if t := rules.Tables[name]; t.KeyGenerator == generator && t.KeyColumn != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// tableMax returns MAX(key column) over every physical table of tables,
+// 0 when all are empty. A physical table that does not exist yet counts as
+// empty.
+func tableMax(ctx context.Context, rules *router.Rules, tables []*router.TableRule) (int64, error) {
+	dbs := map[string]*sql.DB{}
+	defer func() {
+		for _, db := range dbs {
+			db.Close()
+		}
+	}()
+	var best int64
+	for _, t := range tables {
+		for _, dn := range t.DataNodes {
+			db := dbs[dn.DataSource]
+			if db == nil {
+				ds := dataSourceByName(rules, dn.DataSource)
+				if ds == nil {
+					return 0, fmt.Errorf("data source %s of %s is not in dataSources", dn.DataSource, t.Name)
+				}
+				var err error
+				if db, _, err = openDataSource(*ds, 5*time.Second, 2, false); err != nil {
+					return 0, err
+				}
+				dbs[dn.DataSource] = db
+			}
+			var v sql.NullInt64
+			err := db.QueryRowContext(ctx, "SELECT MAX("+quoteName(t.KeyColumn)+") FROM "+quoteName(dn.Table)).Scan(&v)
+			var me *mysql.MySQLError
+			if errors.As(err, &me) && me.Number == 1146 {
+				continue
+			}
+			if err != nil {
+				return 0, fmt.Errorf("MAX(%s) of %s: %w", t.KeyColumn, dn, err)
+			}
+			if v.Valid && v.Int64 > best {
+				best = v.Int64
+			}
+		}
+	}
+	return best, nil
+}
+
+func dataSourceByName(rules *router.Rules, name string) *router.DataSource {
+	for i := range rules.DataSources {
+		if rules.DataSources[i].Name == name {
+			return &rules.DataSources[i]
+		}
+	}
+	return nil
+}
+
+// tableGuard is the idgen.Guard of a generator: MAX(key) over the tables
+// it fills, nil when no table uses it.
+func tableGuard(rules *router.Rules, generator string) idgen.Guard {
+	tables := keyTables(rules, generator)
+	if len(tables) == 0 {
+		return nil
+	}
+	return func(ctx context.Context) (int64, error) { return tableMax(ctx, rules, tables) }
+}

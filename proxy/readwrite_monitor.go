@@ -1,0 +1,150 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardflake/shardflake/router"
+)
+
+// monitorInterval is how often each replica is probed: a replica that
+// stops replicating is excluded within this (plus one probe), and one that
+// recovers comes back as fast.
+const monitorInterval = 500 * time.Millisecond
+
+// startMonitors starts one monitor goroutine per replica.
+func (rw *readwriteSplit) startMonitors() {
+	for _, g := range rw.order {
+		for _, rp := range g.replicas {
+			rw.wg.Add(1)
+			go rw.monitor(g.cfg, rp)
+		}
+	}
+}
+
+// monitor probes rp every monitorInterval on a connection of its own
+// until the split is closed.
+func (rw *readwriteSplit) monitor(cfg *router.ReadwriteGroup, rp *replica) {
+	defer rw.wg.Done()
+	var bc *backendConn
+	defer func() {
+		if bc != nil {
+			bc.close()
+		}
+	}()
+	t := time.NewTicker(monitorInterval)
+	defer t.Stop()
+	for {
+		if bc == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+			c, err := dialBackend(ctx, rp.pool)
+			cancel()
+			if err != nil {
+				rp.lag.Store(-1)
+				rp.markExcluded("unreachable: " + errLine(err))
+			} else {
+				bc = c
+			}
+		}
+		if bc != nil {
+			if err := rp.probe(bc, cfg.MaxReplicationLag); err != nil {
+				rp.lag.Store(-1)
+				rp.markExcluded("probe failed: " + errLine(err))
+				bc.close()
+				bc = nil
+			}
+		}
+		select {
+		case <-rw.done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// probe reads the replica's replication state and marks it healthy or
+// excluded. An error means the connection is no longer usable.
+func (rp *replica) probe(bc *backendConn, maxLag time.Duration) error {
+	bc.nc.SetDeadline(time.Now().Add(probeTimeout))
+	defer bc.nc.SetDeadline(time.Time{})
+	cols, rows, err := backendRows(bc, "SHOW SLAVE STATUS")
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		rp.lag.Store(-1)
+		rp.markExcluded("not a replica: SHOW SLAVE STATUS is empty")
+		return nil
+	}
+	col := func(name string) *string {
+		for i, c := range cols {
+			if strings.EqualFold(c, name) {
+				return rows[0][i]
+			}
+		}
+		return nil
+	}
+	// MariaDB's SHOW SLAVE STATUS carries Gtid_Slave_Pos; reading it
+	// there keeps the probe off the replica's Com_select.
+	pos := col("Gtid_Slave_Pos")
+	if pos == nil {
+		v, null, err := queryValue(bc, "SELECT @@gtid_slave_pos")
+		if err != nil {
+			return err
+		}
+		if !null {
+			pos = &v
+		}
+	}
+	if pos != nil {
+		if p, err := parseGTIDPos(*pos); err == nil {
+			rp.gtid.Store(&p)
+		}
+	}
+	sbm := col("Seconds_Behind_Master")
+	if sbm == nil {
+		rp.lag.Store(-1)
+		rp.markExcluded(fmt.Sprintf("replication stopped (Seconds_Behind_Master is NULL; Slave_IO_Running=%s, Slave_SQL_Running=%s)", text(col("Slave_IO_Running")), text(col("Slave_SQL_Running"))))
+		return nil
+	}
+	lag, err := strconv.ParseInt(*sbm, 10, 64)
+	if err != nil {
+		return fmt.Errorf("Seconds_Behind_Master %q: %w", *sbm, err)
+	}
+	rp.lag.Store(lag)
+	if maxLag > 0 && time.Duration(lag)*time.Second > maxLag {
+		rp.markExcluded(fmt.Sprintf("lagging %ds behind the primary (maxReplicationLag %s)", lag, maxLag))
+		return nil
+	}
+	rp.markHealthy()
+	return nil
+}
+
+func text(p *string) string {
+	if p == nil {
+		return "NULL"
+	}
+	return *p
+}
+
+// markExcluded takes the replica out of the reads' candidates.
+func (rp *replica) markExcluded(reason string) {
+	old := rp.reason.Swap(&reason)
+	if rp.healthy.Swap(false) {
+		rp.exclusions.Add(1)
+		rp.pool.log.Warn("replica excluded from reads", "group", rp.group, "reason", reason)
+	} else if old == nil || *old != reason {
+		rp.pool.log.Debug("replica still excluded", "group", rp.group, "reason", reason)
+	}
+}
+
+// markHealthy puts the replica back among the candidates.
+func (rp *replica) markHealthy() {
+	rp.reason.Store(nil)
+	if !rp.healthy.Swap(true) {
+		rp.pool.log.Info("replica serves reads", "group", rp.group, "lag_seconds", rp.lag.Load())
+	}
+}
