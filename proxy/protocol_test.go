@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"io"
 	"net"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
@@ -371,5 +373,35 @@ func TestShowWarnings(t *testing.T) {
 	mustExec(t, c, "UPDATE IGNORE t_order SET status = REPEAT('y', 40)")
 	if got := queryOne(t, c, "SELECT @@warning_count"); got != "2" {
 		t.Errorf("@@warning_count after an UPDATE of two data nodes = %s, want 2", got)
+	}
+}
+
+// TestLoadDataLocal: LOAD DATA LOCAL INFILE into a table without rules
+// runs on the default data source with the client's file relayed; into a
+// sharded table it is refused with 1235 and the connection stays usable.
+func TestLoadDataLocal(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	gomysql.RegisterReaderHandler("proto_rows", func() io.Reader {
+		return strings.NewReader("one\ntwo\nthree\n")
+	})
+	defer gomysql.DeregisterReaderHandler("proto_rows")
+	c := e.conn(t)
+	res, err := c.ExecContext(context.Background(), "LOAD DATA LOCAL INFILE 'Reader::proto_rows' INTO TABLE t_plain (v)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 3 {
+		t.Errorf("LOAD DATA loaded %d rows, want 3", n)
+	}
+	if got := queryStrings(t, c, "SELECT v FROM t_plain ORDER BY id"); !slices.Equal(got, []string{"one", "two", "three"}) {
+		t.Errorf("t_plain holds %q", got)
+	}
+	_, err = c.ExecContext(context.Background(), "LOAD DATA LOCAL INFILE 'Reader::proto_rows' INTO TABLE t_order (status)")
+	if errCode(err) != 1235 {
+		t.Errorf("LOAD DATA into a sharded table: %v, want 1235", err)
+	}
+	if got := queryOne(t, c, "SELECT COUNT(*) FROM t_plain"); got != "3" {
+		t.Errorf("afterwards COUNT(*) = %s", got)
 	}
 }

@@ -336,6 +336,8 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		if proto == TextProtocol {
 			return s.runCall(ctx, sql, more)
 		}
+	case *ast.LoadDataStmt:
+		return s.loadLocal(ctx, st, sql, proto, more)
 	case *ast.DoStmt:
 		if !hasTable(st) {
 			ds, err := s.srv.rules.DataSourceHint(sql)
