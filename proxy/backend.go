@@ -45,7 +45,7 @@ type backendConn struct {
 	warnings uint16 // warnings the last response reported (warnings.go)
 	// infile, set while a LOAD DATA LOCAL runs, relays the file the
 	// backend asks for from that session's client (loaddata.go).
-	infile *Session
+	infile   *Session
 	created  time.Time
 	lastUsed time.Time
 	// applied is the session settings (SET ...) in effect on this
