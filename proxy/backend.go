@@ -43,9 +43,6 @@ type backendConn struct {
 
 	status   uint16 // status flags of the last response
 	warnings uint16 // warnings the last response reported (warnings.go)
-	// infile, set while a LOAD DATA LOCAL runs, relays the file the
-	// backend asks for from that session's client (loaddata.go).
-	infile   *Session
 	created  time.Time
 	lastUsed time.Time
 	// applied is the session settings (SET ...) in effect on this
@@ -93,8 +90,9 @@ func dialBackendTLS(ctx context.Context, p *pool, tlsConfig *tls.Config) (*backe
 	ds := p.ds
 	addr := net.JoinHostPort(ds.Host, strconv.Itoa(ds.Port))
 	dialer := &net.Dialer{Timeout: p.connectTimeout, KeepAlive: 30 * time.Second}
-	// CLIENT_LOCAL_FILES: a LOAD DATA LOCAL the proxy relays from its
-	// client (loaddata.go); a request at any other time gets no data.
+	// CLIENT_LOCAL_FILES lets a client's LOAD DATA LOCAL INFILE reach
+	// the data source (loaddata.go relays the file); any other request
+	// for a file is answered with none (readHead).
 	flags := mysql.CLIENT_MULTI_RESULTS | mysql.CLIENT_LOCAL_FILES
 	if p.foundRows {
 		flags |= mysql.CLIENT_FOUND_ROWS
@@ -230,12 +228,6 @@ func (bc *backendConn) readHead() (head, error) {
 		return h, nil
 	case p[0] == wire.HeaderErr:
 		return h, wire.ParseErr(p)
-	case p[0] == wire.HeaderLocalInfile && bc.infile != nil:
-		// LOAD DATA LOCAL the session relays (loaddata.go).
-		if err := bc.infile.relayInfile(bc, p[1:]); err != nil {
-			return h, err
-		}
-		return bc.readHead()
 	case p[0] == wire.HeaderLocalInfile:
 		// LOAD DATA LOCAL: answer with no data; the backend then fails
 		// the statement and the connection stays in step.

@@ -460,9 +460,7 @@ func (r *routeRun) runStmt() (h head, stop func(), err error) {
 func (r *routeRun) readHead() (head, func(), error) {
 	ctx := r.lane.ex.ctx
 	stop := r.lane.bc.watch(ctx)
-	r.lane.bc.infile = infileRelay(ctx)
 	h, err := r.lane.bc.readHead()
-	r.lane.bc.infile = nil
 	if err != nil {
 		stop()
 		return h, nil, cancelled(ctx, err)

@@ -16,9 +16,8 @@ import (
 // greetingCapabilities are what the proxy offers in its greeting beyond
 // go-mysql's defaults (which it does not let a server add): MariaDB and
 // MySQL offer CLIENT_MULTI_STATEMENTS, and go-sql-driver from v1.10 only
-// uses multiStatements=true when the server offers it. CLIENT_LOCAL_FILES:
-// LOAD DATA LOCAL INFILE into a table without rules (loaddata.go).
-const greetingCapabilities = mysql.CLIENT_MULTI_STATEMENTS | mysql.CLIENT_LOCAL_FILES
+// uses multiStatements=true when the server offers it.
+const greetingCapabilities = mysql.CLIENT_MULTI_STATEMENTS
 
 // mariaDBCompatPrefix is what MariaDB puts before its version in the
 // greeting, so that clients that only know MySQL read a 5.5 server rather
