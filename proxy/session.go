@@ -65,7 +65,13 @@ type Session struct {
 	// prepared holds the SQL-level prepared statements by lower-case
 	// name (sqlprepare.go).
 	prepared map[string]sqlPrepared
-	txn      txnState
+	// returning is the RETURNING list of the INSERT being run
+	// (returning.go), "" for none.
+	returning string
+	// diag is what the last statement left for SHOW WARNINGS
+	// (warnings.go).
+	diag diagnostics
+	txn  txnState
 	// backendStatus collects the status flags the backends of the
 	// running statement reported that the client hears too (status.go).
 	backendStatus statusSink
