@@ -21,6 +21,7 @@ import (
 //	SHOW READWRITE_SPLITTING RULES [FROM db]
 //	SHOW READWRITE_SPLITTING STATUS [FROM db]
 //	SHOW TRAFFIC RULES, ALTER/ENABLE/DISABLE TRAFFIC RULE (admin_traffic.go)
+//	SHOW XA TRANSACTIONS                     (xa_recover.go)
 //
 // The TiDB parser knows none of them, so they are recognised before
 // parsing by their leading keywords (after whitespace and comments). Only
@@ -44,6 +45,7 @@ const (
 	adminAdoptKeys // admin_keygen.go
 	adminReadwriteRules
 	adminReadwriteStatus
+	adminXATransactions // xa_recover.go
 )
 
 // String returns the statement's leading keywords.
@@ -73,6 +75,8 @@ func (k adminKind) String() string {
 		return "SHOW READWRITE_SPLITTING RULES"
 	case adminReadwriteStatus:
 		return "SHOW READWRITE_SPLITTING STATUS"
+	case adminXATransactions:
+		return "SHOW XA TRANSACTIONS"
 	}
 	return "unknown"
 }
@@ -137,7 +141,8 @@ func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
 	lx.skip()
 	second := lx.word()
 	switch {
-	case strings.EqualFold(second, "SHARDING"), strings.EqualFold(second, "BROADCAST"), strings.EqualFold(second, "READWRITE_SPLITTING"):
+	case strings.EqualFold(second, "SHARDING"), strings.EqualFold(second, "BROADCAST"), strings.EqualFold(second, "READWRITE_SPLITTING"),
+		strings.EqualFold(second, "XA"):
 	case strings.EqualFold(second, "STORAGE"), strings.EqualFold(second, "KEY"):
 		probe := lx
 		probe.skip()
@@ -191,6 +196,8 @@ func (lx *adminLexer) parseShow() (adminStmt, error) {
 		st.kind = adminReadwriteRules
 	case lx.keywords("READWRITE_SPLITTING", "STATUS"):
 		st.kind = adminReadwriteStatus
+	case lx.keywords("XA", "TRANSACTIONS"):
+		st.kind = adminXATransactions
 	default:
 		lx.pos = lx.far
 		return st, lx.syntaxError("")

@@ -61,6 +61,8 @@ func (s *Session) runAdmin(st adminStmt) error {
 		cols, rows = s.readwriteRules()
 	case adminReadwriteStatus:
 		cols, rows = s.readwriteStatus()
+	case adminXATransactions:
+		cols, rows, err = s.xaTransactions(context.Background())
 	default:
 		err = &InternalError{Msg: "admin statement " + st.kind.String()}
 	}
