@@ -16,10 +16,10 @@ import (
 )
 
 // startHelperProxy runs the test binary as a proxy process for rules.
-func startHelperProxy(t *testing.T, rulesFile string) (*exec.Cmd, string) {
+func startHelperProxy(t *testing.T, rulesFile string, env ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), proxyHelperEnv+"="+rulesFile)
+	cmd.Env = append(append(os.Environ(), proxyHelperEnv+"="+rulesFile), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

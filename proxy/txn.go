@@ -115,6 +115,9 @@ func (s *Session) endTransaction(commit bool) error {
 				err = &CommitError{DataSource: ds, Committed: committed, Err: cerr}
 			} else {
 				committed = append(committed, ds)
+				if len(t.order) > 1 && len(committed) == 1 {
+					s.srv.xa.fail(failLocalAfterFirst)
+				}
 			}
 		case !bc.broken:
 			if _, rerr := bc.exec("ROLLBACK"); rerr != nil {

@@ -66,6 +66,9 @@ const (
 	failAfterPrepareAll = "after-prepare-all"
 	failAfterDecision   = "after-decision"
 	failAfterFirstXA    = "after-first-commit"
+	// failLocalAfterFirst: in local mode, after the first data source of
+	// several committed (shows what xa prevents).
+	failLocalAfterFirst = "local-after-first-commit"
 )
 
 // xaCoordinator is a server's XA state: its owner id, the transactions
@@ -83,6 +86,7 @@ type xaCoordinator struct {
 	rec *xaRecovery
 
 	onePhase, twoPhase, rollbacks, pending atomic.Int64
+	failHits                               atomic.Int64
 }
 
 func newXACoordinator(srv *Server) *xaCoordinator {
@@ -95,9 +99,17 @@ func newXACoordinator(srv *Server) *xaCoordinator {
 }
 
 // fail kills the process at the named step when SHARDFLAKE_FAILPOINT
-// names it.
+// names it: "step" kills the first time, "step:n" the n-th time.
 func (x *xaCoordinator) fail(step string) {
-	if x.failpoint == step {
+	name, nth, _ := strings.Cut(x.failpoint, ":")
+	if name != step {
+		return
+	}
+	n, err := strconv.ParseInt(nth, 10, 64)
+	if err != nil {
+		n = 1
+	}
+	if x.failHits.Add(1) == n {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}

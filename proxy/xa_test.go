@@ -40,10 +40,10 @@ func xaAccounts(t *testing.T, db *sql.DB, n int) {
 }
 
 // xaBalances reads every account's balance directly from the backends.
-func xaBalances(t *testing.T, b0, b1 *sql.DB) map[int]int {
+func xaBalances(t *testing.T, dbs ...*sql.DB) map[int]int {
 	t.Helper()
 	out := map[int]int{}
-	for _, db := range []*sql.DB{b0, b1} {
+	for _, db := range dbs {
 		rows, err := db.Query("SELECT id, bal FROM t_acct")
 		if err != nil {
 			t.Fatal(err)
