@@ -343,6 +343,13 @@ func (x *xaCoordinator) commit(ctx context.Context, t *xaTxn) (info string, err 
 			return "", &CommitError{DataSource: t.coord.pool.name, Err: err}
 		}
 		t.coord.broken = true
+		// A connection holding a prepared branch can start nothing
+		// else: closing it leaves the branch to recovery.
+		for _, b := range t.branches {
+			if b.prepared {
+				b.bc.broken = true
+			}
+		}
 		x.done(t.gtrid)
 		x.rec.wake()
 		return "", &XAInDoubtError{Gtrid: t.gtrid, Err: err}
