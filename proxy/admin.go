@@ -22,6 +22,7 @@ import (
 //	SHOW READWRITE_SPLITTING STATUS [FROM db]
 //	SHOW TRAFFIC RULES, ALTER/ENABLE/DISABLE TRAFFIC RULE (admin_traffic.go)
 //	SHOW XA TRANSACTIONS                     (xa_recover.go)
+//	SET VARIABLE transaction_type = 'XA'     (xa.go)
 //
 // The TiDB parser knows none of them, so they are recognised before
 // parsing by their leading keywords (after whitespace and comments). Only
@@ -46,6 +47,7 @@ const (
 	adminReadwriteRules
 	adminReadwriteStatus
 	adminXATransactions // xa_recover.go
+	adminSetVariable    // SET VARIABLE transaction_type = 'XA'
 )
 
 // String returns the statement's leading keywords.
@@ -77,6 +79,8 @@ func (k adminKind) String() string {
 		return "SHOW READWRITE_SPLITTING STATUS"
 	case adminXATransactions:
 		return "SHOW XA TRANSACTIONS"
+	case adminSetVariable:
+		return "SET VARIABLE"
 	}
 	return "unknown"
 }
@@ -124,6 +128,17 @@ func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
 	}
 	if st, ok, err := matchKeygenAdmin(lx, first); ok {
 		return st, true, err
+	}
+	if strings.EqualFold(first, "SET") {
+		// ShardingSphere's SET VARIABLE name = value: shardflake's
+		// SET name = value.
+		probe := lx
+		probe.skip()
+		if !strings.EqualFold(probe.word(), "VARIABLE") {
+			return st, false, nil
+		}
+		st.kind, st.body = adminSetVariable, "SET "+strings.TrimSpace(sql[probe.pos:])
+		return st, true, nil
 	}
 	switch {
 	case strings.EqualFold(first, "PREVIEW"):

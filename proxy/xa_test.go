@@ -193,9 +193,9 @@ func TestXATransactions(t *testing.T) {
 		if x.twoPhase.Load() != two || x.onePhase.Load() != one {
 			t.Errorf("a LOCAL session's transaction went through XA")
 		}
-		run(c, "SET transaction_type = 'xa'", "BEGIN", "UPDATE t_acct SET bal = bal - 1 WHERE id = 0", "UPDATE t_acct SET bal = bal + 1 WHERE id = 1", "COMMIT")
+		run(c, "SET transaction_type = 'local'", "SET VARIABLE transaction_type = 'XA'", "BEGIN", "UPDATE t_acct SET bal = bal - 1 WHERE id = 0", "UPDATE t_acct SET bal = bal + 1 WHERE id = 1", "COMMIT")
 		if x.twoPhase.Load() != two+1 {
-			t.Errorf("after SET transaction_type = 'xa' the transfer did not commit in two phases")
+			t.Errorf("after SET VARIABLE transaction_type = 'XA' the transfer did not commit in two phases")
 		}
 		if _, err := c.ExecContext(ctx, "SET shardflake_transaction_mode = 'twopc'"); err == nil || !strings.Contains(err.Error(), "1231") {
 			t.Errorf("a bad mode: %v, want 1231", err)
