@@ -84,6 +84,8 @@ type xaCoordinator struct {
 	tables   map[string]bool // data sources whose decision table exists
 
 	rec *xaRecovery
+	// afterDecision, when set, runs once a decision is durable (tests).
+	afterDecision func()
 
 	onePhase, twoPhase, rollbacks, pending atomic.Int64
 	failHits                               atomic.Int64
@@ -355,6 +357,9 @@ func (x *xaCoordinator) commit(ctx context.Context, t *xaTxn) (info string, err 
 		return "", &XAInDoubtError{Gtrid: t.gtrid, Err: err}
 	}
 	x.fail(failAfterDecision)
+	if h := x.afterDecision; h != nil {
+		h()
+	}
 	defer x.done(t.gtrid)
 	// Phase two.
 	var committed atomic.Int32

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
 )
 
 // xaTestRules shard t_acct by id over ds_0 (even) and ds_1 (odd).
@@ -161,6 +163,41 @@ func TestXATransactions(t *testing.T) {
 		}
 		if got := xaBalances(t, b0, b1); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("balances %v after the failed commit, want %v", got, want)
+		}
+	})
+	t.Run("a branch lost after the decision: OK with a warning, recovery commits it", func(t *testing.T) {
+		c, err := client.Connect(e.addr, "app", "app-secret", "sharding_db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		want := xaBalances(t, b0, b1)
+		for _, q := range []string{"BEGIN", "UPDATE t_acct SET bal = bal - 3 WHERE id = 0", "UPDATE t_acct SET bal = bal + 3 WHERE id = 1"} {
+			if _, err := c.Execute(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := c.Execute("/* SHARDINGSPHERE_HINT: DATA_SOURCE_NAME=ds_1 */ SELECT CONNECTION_ID()")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := r.GetInt(0, 0)
+		x.afterDecision = func() { b1.Exec(fmt.Sprintf("KILL %d", id)) }
+		defer func() { x.afterDecision = nil }()
+		r, err = c.Execute("COMMIT")
+		if err != nil {
+			t.Fatalf("COMMIT after a durable decision: %v, want OK", err)
+		}
+		if r.Warnings != 1 {
+			t.Errorf("COMMIT's OK has %d warnings, want 1 (a branch pending)", r.Warnings)
+		}
+		want[0], want[1] = want[0]-3, want[1]+3
+		deadline := time.Now().Add(5 * time.Second)
+		for fmt.Sprint(xaBalances(t, b0, b1)) != fmt.Sprint(want) || len(xaRecovered(t, b1)) != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("balances %v, want %v; prepared %v", xaBalances(t, b0, b1), want, xaRecovered(t, b1))
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	})
 	t.Run("a client gone mid-transaction rolls back", func(t *testing.T) {
