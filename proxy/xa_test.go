@@ -118,6 +118,11 @@ func TestXATransactions(t *testing.T) {
 		if n != 0 {
 			t.Errorf("%d decisions left after a complete commit", n)
 		}
+		for _, name := range queryStrings(t, db, "SHOW TABLES") {
+			if name == xaDecisions {
+				t.Errorf("SHOW TABLES lists the proxy's %s", xaDecisions)
+			}
+		}
 	})
 	t.Run("one writer commits one phase", func(t *testing.T) {
 		c := e.conn(t)
