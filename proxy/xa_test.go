@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // xaTestRules shard t_acct by id over ds_0 (even) and ds_1 (odd).
@@ -289,6 +290,32 @@ func TestXATransactions(t *testing.T) {
 		b0.QueryRow("SELECT decision FROM "+xaDecisions+" WHERE gtrid = ?", "sf.0000dead0000.2.ds_0").Scan(&d)
 		if d != "rollback" {
 			t.Errorf("the undecided transaction's decision: %q, want rollback (so its owner can no longer commit it)", d)
+		}
+	})
+	t.Run("metrics", func(t *testing.T) {
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(newXACollector(x))
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				key := mf.GetName()
+				for _, l := range m.GetLabel() {
+					key += "/" + l.GetValue()
+				}
+				got[key] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			}
+		}
+		if got["shardflake_xa_commits_total/two"] < 4 || got["shardflake_xa_commits_total/one"] < 1 ||
+			got["shardflake_xa_recovered_branches_total/commit"] < 1 || got["shardflake_xa_recovered_branches_total/rollback"] < 1 ||
+			got["shardflake_xa_rollbacks_total"] < 2 {
+			t.Errorf("metrics %v", got)
+		}
+		if _, ok := got["shardflake_xa_in_doubt_branches"]; !ok {
+			t.Errorf("no in-doubt gauge: %v", got)
 		}
 	})
 }
