@@ -206,6 +206,17 @@ func TestXATransactions(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	})
+	t.Run("savepoints span the XA branches", func(t *testing.T) {
+		c := e.conn(t)
+		want := xaBalances(t, b0, b1)
+		run(c, "BEGIN", "UPDATE t_acct SET bal = bal - 4 WHERE id = 0", "SAVEPOINT s1",
+			"UPDATE t_acct SET bal = bal + 50 WHERE id = 1", "UPDATE t_acct SET bal = bal + 50 WHERE id = 0",
+			"ROLLBACK TO SAVEPOINT s1", "UPDATE t_acct SET bal = bal + 4 WHERE id = 1", "COMMIT")
+		want[0], want[1] = want[0]-4, want[1]+4
+		if got := xaBalances(t, b0, b1); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("balances %v, want %v", got, want)
+		}
+	})
 	t.Run("a client gone mid-transaction rolls back", func(t *testing.T) {
 		want := sum()
 		c := e.conn(t)
