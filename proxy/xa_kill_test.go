@@ -6,7 +6,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,8 +35,8 @@ func xaLedgerRules(nds int) string {
 `, nds-1, nds)
 }
 
-// TestXAKill9: transfers between accounts on two data sources through two
-// proxy processes, one of which kills itself (SIGKILL) at a step of the
+// TestXAKill9: transfers between accounts on two (and three) data sources
+// through two proxy processes at once, one of which kills itself (SIGKILL) at a step of the
 // XA commit and is started again. Afterwards no branch stays prepared
 // (XA RECOVER empty within 5s of the restart), the balances still sum to
 // what they did, every account's balance is its ledger's, each transfer
@@ -89,23 +92,31 @@ func TestXAKill9(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 14))
 			// A transfer takes from one account and gives to one account
-			// on each other data source, in a random order.
-			transfer := func(db *sql.DB, txn int) error {
+			// on each other data source. Its rows are locked in id order,
+			// so concurrent transfers wait for each other but never
+			// deadlock across data sources (no server would see it).
+			transfer := func(rng *rand.Rand, db *sql.DB, txn int) error {
 				var accts, deltas []int
 				for k := range tc.nds {
 					accts = append(accts, k+tc.nds*rng.IntN(4))
 				}
-				rng.Shuffle(len(accts), func(i, j int) { accts[i], accts[j] = accts[j], accts[i] })
+				slices.Sort(accts)
+				from := rng.IntN(tc.nds)
 				amt := 1 + rng.IntN(20)
-				deltas = append(deltas, -amt)
-				for k := 1; k < tc.nds; k++ {
-					part := amt / (tc.nds - 1)
-					if k == tc.nds-1 {
-						part = amt - part*(tc.nds-2)
+				left := amt
+				for i := range accts {
+					switch {
+					case i == from:
+						deltas = append(deltas, -amt)
+					case left > 0 && (i == tc.nds-1 || (i == tc.nds-2 && from == tc.nds-1)):
+						deltas = append(deltas, left)
+						left = 0
+					default:
+						part := amt / (tc.nds - 1)
+						deltas = append(deltas, part)
+						left -= part
 					}
-					deltas = append(deltas, part)
 				}
 				qs := []string{"BEGIN"}
 				var legs []string
@@ -127,31 +138,51 @@ func TestXAKill9(t *testing.T) {
 				}
 				return nil
 			}
-			const total = 30
-			var acked []int
-			killedAt := -1
-			var restarted time.Time
-			for txn := 1; txn <= total; txn++ {
-				via := txn % 2
-				err := transfer(dbs[via], txn)
-				if err == nil {
-					acked = append(acked, txn)
-					continue
-				}
-				if via != 0 || killedAt >= 0 {
-					t.Fatalf("transfer %d through proxy %d: %v", txn, via, err)
-				}
-				// The victim died at its failpoint: start it again.
-				victim.Wait()
-				if st, ok := victim.ProcessState.Sys().(interface{ Signaled() bool }); !ok || !st.Signaled() {
-					t.Fatalf("transfer %d: %v, and the proxy did not die by its failpoint (%v)", txn, err, victim.ProcessState)
-				}
-				killedAt = txn
-				var addr string
-				victim, addr = startHelperProxy(t, file)
-				restarted = time.Now()
-				dbs[0] = open(addr)
+			// Each proxy gets its own client running transfers at once.
+			const each = 20
+			var (
+				mu        sync.Mutex
+				acked     []int
+				next      atomic.Int64
+				killedAt  = -1
+				restarted time.Time
+				wg        sync.WaitGroup
+			)
+			for via := range 2 {
+				wg.Go(func() {
+					rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(via)))
+					for range each {
+						txn := int(next.Add(1))
+						err := transfer(rng, dbs[via], txn)
+						if err == nil {
+							mu.Lock()
+							acked = append(acked, txn)
+							mu.Unlock()
+							continue
+						}
+						if via != 0 || killedAt >= 0 {
+							t.Errorf("transfer %d through proxy %d: %v", txn, via, err)
+							return
+						}
+						// The victim died at its failpoint: start it again.
+						victim.Wait()
+						if st, ok := victim.ProcessState.Sys().(interface{ Signaled() bool }); !ok || !st.Signaled() {
+							t.Errorf("transfer %d: %v, and the proxy did not die by its failpoint (%v)", txn, err, victim.ProcessState)
+							return
+						}
+						killedAt = txn
+						var addr string
+						victim, addr = startHelperProxy(t, file)
+						restarted = time.Now()
+						dbs[0] = open(addr)
+					}
+				})
 			}
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			total := 2 * each
 			if killedAt < 0 {
 				t.Fatal("the failpoint never fired")
 			}
