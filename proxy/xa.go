@@ -33,8 +33,8 @@ import (
 //     the coordinator's own transaction and COMMITs it: that one local
 //     commit makes the coordinator's writes and the decision durable
 //     together, and is the point of no return;
-//  3. commits the prepared branches (XA COMMIT, in parallel) and deletes
-//     the decision.
+//  3. commits the prepared branches (XA COMMIT, in parallel); the decision
+//     is deleted by recovery's next pass, batched.
 //
 // A failure before 2 rolls everything back and the client gets the
 // error. A failure after 2 answers OK with a warning: recovery (xa_recover.go)
@@ -300,7 +300,14 @@ func (x *xaCoordinator) commit(ctx context.Context, t *xaTxn) (info string, err 
 		x.rollback(t)
 		return "", err
 	}
-	// Phase one: prepare the writers, commit the readers.
+	// Phase one: prepare the writers, commit the readers. The decision
+	// row is written into the coordinator's transaction meanwhile: it
+	// counts only once that transaction commits, after every prepare.
+	inserted := make(chan error, 1)
+	go func() {
+		_, err := t.coord.exec("INSERT INTO " + xaDecisions + " (gtrid, decision) VALUES (" + sqlString(t.gtrid) + ", 'commit')")
+		inserted <- err
+	}()
 	var prepared atomic.Int32
 	errs := t.parallel(func(b *xaBranch) error {
 		id := xid(t.gtrid, b.bqual)
@@ -323,6 +330,7 @@ func (x *xaCoordinator) commit(ctx context.Context, t *xaTxn) (info string, err 
 		}
 		return nil
 	})
+	insertErr := <-inserted
 	for i, e := range errs {
 		if e != nil && t.branches[i].wrote {
 			x.rollback(t)
@@ -331,7 +339,7 @@ func (x *xaCoordinator) commit(ctx context.Context, t *xaTxn) (info string, err 
 	}
 	x.fail(failAfterPrepareAll)
 	// The decision, durable with the coordinator's own writes.
-	if _, err := t.coord.exec("INSERT INTO " + xaDecisions + " (gtrid, decision) VALUES (" + sqlString(t.gtrid) + ", 'commit')"); err != nil {
+	if err := insertErr; err != nil {
 		x.rollback(t)
 		if xaCode(err) == mysql.ER_DUP_ENTRY {
 			err = fmt.Errorf("XA transaction %s was rolled back by recovery before its commit decision: %w", t.gtrid, err)
@@ -389,9 +397,9 @@ func (x *xaCoordinator) commit(ctx context.Context, t *xaTxn) (info string, err 
 		x.rec.wake()
 		return fmt.Sprintf(XAPendingWarning, t.gtrid, pending), nil
 	}
-	if _, err := t.coord.exec("DELETE FROM " + xaDecisions + " WHERE gtrid = " + sqlString(t.gtrid)); err != nil {
-		t.coord.broken = true // recovery deletes it later
-	}
+	// The decision is no longer needed: recovery deletes it in its next
+	// pass, batched, off the client's path.
+	x.rec.forget(t.coord.pool.name, t.gtrid)
 	return "", nil
 }
 

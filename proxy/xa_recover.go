@@ -62,6 +62,10 @@ type xaRecovery struct {
 	firstSeen map[string]time.Time
 	last      []xaInDoubt
 	passes    int
+	// done are decisions whose branches all committed, by coordinator:
+	// deleted in the next pass.
+	done  map[string][]string
+	nDone int
 
 	committed, rolledBack atomic.Int64
 }
@@ -93,6 +97,9 @@ func (r *xaRecovery) start() {
 
 func (r *xaRecovery) close() {
 	r.once.Do(func() {}) // never start after close
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	r.deleteForgotten(ctx) // best effort: cleanDecisions gets the rest
+	cancel()
 	select {
 	case <-r.stop:
 	default:
@@ -207,8 +214,52 @@ func (r *xaRecovery) scan(ctx context.Context) (found []xaInDoubt, ok bool) {
 	return found, ok
 }
 
+// maxForgotten bounds the decisions waiting to be deleted; beyond it
+// cleanDecisions deletes them later.
+const maxForgotten = 100000
+
+// forget queues gtrid's decision on coord for deletion.
+func (r *xaRecovery) forget(coord, gtrid string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.nDone >= maxForgotten {
+		return
+	}
+	if r.done == nil {
+		r.done = map[string][]string{}
+	}
+	r.done[coord] = append(r.done[coord], gtrid)
+	r.nDone++
+}
+
+// deleteForgotten deletes the queued decisions, 500 per statement; those
+// of a data source that fails stay queued.
+func (r *xaRecovery) deleteForgotten(ctx context.Context) {
+	r.mu.Lock()
+	done := r.done
+	r.done, r.nDone = nil, 0
+	r.mu.Unlock()
+	for coord, gtrids := range done {
+		db, err := r.db(coord)
+		for len(gtrids) > 0 && err == nil {
+			n := min(len(gtrids), 500)
+			quoted := make([]string, n)
+			for i, g := range gtrids[:n] {
+				quoted[i] = sqlString(g)
+			}
+			if _, err = db.ExecContext(ctx, "DELETE FROM "+xaDecisions+" WHERE decision = 'commit' AND gtrid IN ("+strings.Join(quoted, ",")+")"); err == nil {
+				gtrids = gtrids[n:]
+			}
+		}
+		for _, g := range gtrids {
+			r.forget(coord, g)
+		}
+	}
+}
+
 // pass resolves every in-doubt branch that can be resolved.
 func (r *xaRecovery) pass(ctx context.Context) {
+	r.deleteForgotten(ctx)
 	found, ok := r.scan(ctx)
 	var left []xaInDoubt
 	for _, e := range found {
