@@ -28,6 +28,11 @@ const xaTestRules = `  - !SHARDING
 // (ids 0..n-1, alternating data sources), through db.
 func xaAccounts(t *testing.T, db *sql.DB, n int) {
 	t.Helper()
+	// Other tests list the default data source's tables.
+	t.Cleanup(func() {
+		db.Exec("DROP TABLE IF EXISTS t_leg")
+		db.Exec("DROP TABLE IF EXISTS t_acct")
+	})
 	for _, q := range []string{"DROP TABLE IF EXISTS t_acct", "CREATE TABLE t_acct (id INT PRIMARY KEY, bal INT NOT NULL) ENGINE=InnoDB"} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
