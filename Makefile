@@ -9,7 +9,7 @@ demo:
 	$(GO) run ./cmd/shardflake demo
 
 test: deps
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 45m ./...
 	$(GO) test -run '^$$' -fuzz=FuzzReadPacket -fuzztime=10s ./proxy/internal/wire/
 
 deps:

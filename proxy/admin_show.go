@@ -350,7 +350,7 @@ func propList(props map[string]string) any {
 		if l := strings.ToLower(k); strings.Contains(l, "password") || strings.Contains(l, "secret") {
 			v = "******"
 		}
-		b.WriteString(k + "=" + v)
+		b.WriteString(k + "=" + maskURLPasswords(v))
 	}
 	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -46,12 +47,18 @@ type loginConn struct {
 	off  bool // the login is done (or TLS started): no more parsing
 
 	admitted bool // a maxConnections slot was taken (release it)
+	// heard: the client has sent something; a full handshake table drops
+	// silent connections first (handshakes.add).
+	heard atomic.Bool
 }
 
 func (c *loginConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if c.off {
 		return n, err
+	}
+	if n > 0 && !c.heard.Load() {
+		c.heard.Store(true)
 	}
 	for i := 0; i < n; {
 		if c.left > 0 {
@@ -140,18 +147,28 @@ func (s *Server) takeSlot() bool {
 type handshakes struct {
 	mu      sync.Mutex
 	max     int
-	pending list.List // of net.Conn
+	pending list.List // of *loginConn
 }
 
-// add counts nc as a handshake; when the table is full, the oldest
-// handshake is closed to make room. done removes nc again.
-func (h *handshakes) add(nc net.Conn) (done func()) {
+// add counts c as a handshake; when the table is full, one is closed to
+// make room: the oldest that has sent nothing since its greeting, else
+// the oldest. A real client answers the greeting within a round trip, so
+// a flood of connections that never speak drops its own first. done
+// removes c again.
+func (h *handshakes) add(c *loginConn) (done func()) {
 	h.mu.Lock()
-	var drop net.Conn
-	if h.pending.Len() >= h.max {
-		drop = h.pending.Remove(h.pending.Front()).(net.Conn)
+	var drop *loginConn
+	if h.pending.Len() >= max(h.max, 1) {
+		victim := h.pending.Front()
+		for e := victim; e != nil; e = e.Next() {
+			if !e.Value.(*loginConn).heard.Load() {
+				victim = e
+				break
+			}
+		}
+		drop = h.pending.Remove(victim).(*loginConn)
 	}
-	e := h.pending.PushBack(nc)
+	e := h.pending.PushBack(c)
 	h.mu.Unlock()
 	if drop != nil {
 		drop.Close()
@@ -178,7 +195,7 @@ func (h *handshakes) closeAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for e := h.pending.Front(); e != nil; e = e.Next() {
-		e.Value.(net.Conn).Close()
+		e.Value.(*loginConn).Close()
 	}
 }
 
@@ -291,7 +308,8 @@ func hostOf(a net.Addr) string {
 // On success the session holds a maxConnections slot; release gives it
 // back.
 func (s *Server) login(nc net.Conn, sess *Session) (sc *server.Conn, release func(), err error) {
-	done := s.handshakes.add(nc)
+	lc := &loginConn{Conn: nc, sess: sess}
+	done := s.handshakes.add(lc)
 	defer done()
 	deadline := time.Now().Add(s.rules.Server.HandshakeTimeout)
 	nc.SetDeadline(deadline)
@@ -304,7 +322,6 @@ func (s *Server) login(nc net.Conn, sess *Session) (sc *server.Conn, release fun
 			time.Sleep(min(time.Until(end), 50*time.Millisecond))
 		}
 	}
-	lc := &loginConn{Conn: nc, sess: sess}
 	sess.handshaking = true
 	sc, err = s.mysql.NewCustomizedConn(&greetingConn{Conn: s.announce(lc)}, sessionAuth{s.auth, sess}, sess)
 	sess.handshaking = false

@@ -107,5 +107,11 @@ func newMySQLServer(cfg router.Server) (*server.Server, error) {
 	if version == "" {
 		version = ServerVersion
 	}
-	return server.NewServer(version, charsetUTF8MB4, plugin, key, tlsConfig), nil
+	srv := server.NewServer(version, charsetUTF8MB4, plugin, key, tlsConfig)
+	// LOAD DATA LOCAL INFILE: the proxy relays the client's file
+	// (loaddata.go); a client still decides whether it sends one.
+	if err := srv.SetCapability(mysql.CLIENT_LOCAL_FILES); err != nil {
+		return nil, err
+	}
+	return srv, nil
 }

@@ -89,7 +89,10 @@ func dialBackendTLS(ctx context.Context, p *pool, tlsConfig *tls.Config) (*backe
 	ds := p.ds
 	addr := net.JoinHostPort(ds.Host, strconv.Itoa(ds.Port))
 	dialer := &net.Dialer{Timeout: p.connectTimeout, KeepAlive: 30 * time.Second}
-	flags := mysql.CLIENT_MULTI_RESULTS
+	// CLIENT_LOCAL_FILES lets a client's LOAD DATA LOCAL INFILE reach
+	// the data source (loaddata.go relays the file); any other request
+	// for a file is answered with none (readHead).
+	flags := mysql.CLIENT_MULTI_RESULTS | mysql.CLIENT_LOCAL_FILES
 	if p.foundRows {
 		flags |= mysql.CLIENT_FOUND_ROWS
 	}
@@ -100,7 +103,7 @@ func dialBackendTLS(ctx context.Context, p *pool, tlsConfig *tls.Config) (*backe
 		c.UnsetCapability(mysql.CLIENT_QUERY_ATTRIBUTES)
 		c.UnsetCapability(mysql.CLIENT_MULTI_STATEMENTS)
 		c.UnsetCapability(mysql.CLIENT_SESSION_TRACK)
-		for _, f := range []uint32{mysql.CLIENT_MULTI_RESULTS, mysql.CLIENT_FOUND_ROWS} {
+		for _, f := range []uint32{mysql.CLIENT_MULTI_RESULTS, mysql.CLIENT_FOUND_ROWS, mysql.CLIENT_LOCAL_FILES} {
 			if flags&f != 0 {
 				if err := c.SetCapability(f); err != nil {
 					return err

@@ -24,7 +24,9 @@
 //	                                         nothing (stmtatomic.go); connections
 //	                                         that hold session state pinned (pin.go);
 //	                                         a SELECT's routes on one data source
-//	                                         joined with UNION ALL (union.go)
+//	                                         joined with UNION ALL (union.go);
+//	                                         a plain read of a read/write group
+//	                                         on a replica (readwrite*.go)
 //	  one route: its RowStream               streamed, packets forwarded as is
 //	                                         (text or binary rows)
 //	  several:   Merger.Merge(streams)       merge*.go (ResultMerger by default;

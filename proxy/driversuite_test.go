@@ -70,15 +70,10 @@ var driverSuiteKnownFailures = map[string]string{
 	"TestContextCancelStmtExec/default":  "the proxy kills the cancelled statement (0 rows, which the driver's TODO wants)",
 	"TestContextCancelStmtQuery/default": "the proxy kills the cancelled statement (0 rows, which the driver's TODO wants)",
 	// Not done yet: stored routines whose bodies the SQL parser cannot
-	// read (SIGNAL, DO) and a CALL's several result sets; LOAD DATA
-	// LOCAL INFILE.
-	"TestErrorInMultiResult":         "not yet: CREATE PROCEDURE with SIGNAL (the parser cannot read it)",
-	"TestInterruptBySignal":          "not yet: CREATE PROCEDURE with SIGNAL (the parser cannot read it)",
-	"TestMultiResultSet":             "not yet: CREATE PROCEDURE with DO, CALL with several result sets",
-	"TestLoadData":                   "not yet: LOAD DATA LOCAL INFILE",
-	"TestLoadData/compress":          "not yet: LOAD DATA LOCAL INFILE",
-	"TestLoadData/default":           "not yet: LOAD DATA LOCAL INFILE",
-	"TestLoadData/interpolateParams": "not yet: LOAD DATA LOCAL INFILE",
+	// read (SIGNAL, DO).
+	"TestErrorInMultiResult": "not yet: CREATE PROCEDURE with SIGNAL (the parser cannot read it)",
+	"TestInterruptBySignal":  "not yet: CREATE PROCEDURE with SIGNAL (the parser cannot read it)",
+	"TestMultiResultSet":     "not yet: CREATE PROCEDURE with DO (the parser cannot read it)",
 }
 
 // driverSuiteSkip names the driver's tests that need more than loopback:

@@ -23,6 +23,8 @@ func TestInListWithTruncatedStringAsMariaDB(t *testing.T) {
 	if _, err := ref.Exec("CREATE OR REPLACE TABLE t_ref (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))"); err != nil {
 		t.Fatal(err)
 	}
+	// The data sources are shared: other tests list their tables.
+	t.Cleanup(func() { ref.Exec("DROP TABLE t_ref") })
 	const rows = "(0, 0, 'zero'), (1, 1, 'one'), (14, 14, 'a'), (15, 15, 'b'), (58, 58, 'c')"
 	reset := func() {
 		for _, db := range []struct {

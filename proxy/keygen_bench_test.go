@@ -74,15 +74,19 @@ func BenchmarkKeygenInsert(b *testing.B) {
 	b.Cleanup(func() { seg.Close() })
 	cases := []struct {
 		name, gen, keyType string
+		rows               int // rows per INSERT; 0 means 1
 	}{
-		{"snowflake", `{ type: SNOWFLAKE, props: { worker-id: 3 } }`, "BIGINT"},
-		{"segment", fmt.Sprintf(`{ type: SEGMENT, props: { url: "jdbc:mysql://%s/ids", username: root } }`, seg.Addr()), "BIGINT"},
-		{"ticket_one_server", fmt.Sprintf(`{ type: TICKET, props: { urls: "jdbc:mysql://%s/tickets", username: root, connections: 8 } }`, tickets[0].Addr()), "BIGINT"},
-		{"ticket_two_servers", fmt.Sprintf(`{ type: TICKET, props: { urls: "jdbc:mysql://%s/tickets,jdbc:mysql://%s/tickets", username: root, connections: 4 } }`, tickets[0].Addr(), tickets[1].Addr()), "BIGINT"},
-		{"uuidv7", `{ type: UUIDv7 }`, "CHAR(36)"},
+		{"snowflake", `{ type: SNOWFLAKE, props: { worker-id: 3 } }`, "BIGINT", 0},
+		{"segment", fmt.Sprintf(`{ type: SEGMENT, props: { url: "jdbc:mysql://%s/ids", username: root } }`, seg.Addr()), "BIGINT", 0},
+		{"ticket_one_server", fmt.Sprintf(`{ type: TICKET, props: { urls: "jdbc:mysql://%s/tickets", username: root, connections: 8 } }`, tickets[0].Addr()), "BIGINT", 0},
+		{"ticket_two_servers", fmt.Sprintf(`{ type: TICKET, props: { urls: "jdbc:mysql://%s/tickets,jdbc:mysql://%s/tickets", username: root, connections: 4 } }`, tickets[0].Addr(), tickets[1].Addr()), "BIGINT", 0},
+		{"uuidv7", `{ type: UUIDv7 }`, "CHAR(36)", 0},
+		{"ticket_two_servers_10_rows", fmt.Sprintf(`{ type: TICKET, props: { urls: "jdbc:mysql://%s/tickets,jdbc:mysql://%s/tickets", username: root, connections: 4 } }`, tickets[0].Addr(), tickets[1].Addr()), "BIGINT", 10},
+		{"segment_10_rows", fmt.Sprintf(`{ type: SEGMENT, props: { url: "jdbc:mysql://%s/ids", username: root, biz-tag: rows10 } }`, seg.Addr()), "BIGINT", 10},
 	}
 	const clients = 8
-	run := func(b *testing.B, db *sql.DB, table string) {
+	run := func(b *testing.B, db *sql.DB, table string, rows int) {
+		stmt := "INSERT INTO " + table + " (user_id, note) VALUES (?, 'bench')" + strings.Repeat(", (?, 'bench')", max(rows, 1)-1)
 		db.SetMaxOpenConns(clients)
 		var user atomic.Int64
 		b.SetParallelism(max(1, clients/runtime.GOMAXPROCS(0)))
@@ -90,18 +94,27 @@ func BenchmarkKeygenInsert(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			u := user.Add(1)
 			for pb.Next() {
-				if _, err := db.Exec("INSERT INTO "+table+" (user_id, note) VALUES (?, 'bench')", u); err != nil {
+				args := make([]any, max(rows, 1))
+				for i := range args {
+					args[i] = u
+				}
+				if _, err := db.Exec(stmt, args...); err != nil {
 					b.Error(err)
 					return
 				}
 			}
 		})
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "inserts/s")
+		b.ReportMetric(float64(b.N*max(rows, 1))/b.Elapsed().Seconds(), "rows/s")
 	}
 	b.Run("direct_auto_increment", func(b *testing.B) {
 		backends[0].Exec(b, "ds_0", "DROP TABLE IF EXISTS t_kb_direct", "CREATE TABLE t_kb_direct (id BIGINT AUTO_INCREMENT PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(20))")
 		db := backends[0].Open(b, "ds_0")
-		run(b, db, "t_kb_direct")
+		run(b, db, "t_kb_direct", 1)
+	})
+	b.Run("direct_auto_increment_10_rows", func(b *testing.B) {
+		backends[0].Exec(b, "ds_0", "DROP TABLE IF EXISTS t_kb_direct10", "CREATE TABLE t_kb_direct10 (id BIGINT AUTO_INCREMENT PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(20))")
+		run(b, backends[0].Open(b, "ds_0"), "t_kb_direct10", 10)
 	})
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -117,10 +130,11 @@ func BenchmarkKeygenInsert(b *testing.B) {
 			if st != nil {
 				before = st.State()
 			}
-			run(b, db, table)
+			run(b, db, table, c.rows)
 			if st != nil {
 				after := st.State()
 				b.ReportMetric(float64(after.RoundTrips-before.RoundTrips)/float64(b.N), "keygen-round-trips/insert")
+				b.ReportMetric(float64(after.Issued-before.Issued)/float64(b.N), "keys/insert")
 			}
 		})
 	}

@@ -56,3 +56,27 @@ func stateHealth(name string, g idgen.Stater) KeyGeneratorHealth {
 	st := g.State()
 	return KeyGeneratorHealth{Name: name, LeaseState: idgen.LeaseNone.String(), OK: st.Err == "", Error: st.Err}
 }
+
+// maskURLPasswords hides the password of every scheme://user:password@
+// in v (a SEGMENT or TICKET generator's url or urls prop).
+func maskURLPasswords(v string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(v, "://")
+		if i < 0 {
+			b.WriteString(v)
+			return b.String()
+		}
+		b.WriteString(v[:i+3])
+		v = v[i+3:]
+		end := strings.IndexAny(v, "/,")
+		if end < 0 {
+			end = len(v)
+		}
+		at := strings.LastIndexByte(v[:end], '@')
+		if colon := strings.IndexByte(v[:max(at, 0)], ':'); at > 0 && colon >= 0 {
+			b.WriteString(v[:colon+1] + "******")
+			v = v[at:]
+		}
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -24,9 +26,11 @@ const ticketDDL = `CREATE TABLE IF NOT EXISTS %s (
 ) ENGINE=MyISAM`
 
 // ticketRetries is how often a ticket statement that lost a deadlock or a
-// lock wait (an InnoDB Tickets64) is sent again: the loser was rolled
-// back, so no ticket is lost or issued twice.
-const ticketRetries = 5
+// lock wait (an InnoDB Tickets64) is sent again, after a random pause that
+// grows with each attempt (so the REPLACEs that collided do not collide
+// again in step): the loser was rolled back, so no ticket is lost or
+// issued twice. The fetch timeout bounds the whole.
+const ticketRetries = 20
 
 func buildTicket(b keygenBuild) (idgen.KeyGenerator, func() error, error) {
 	cfg, err := idgen.ParseTicketProps(b.cfg.Props)
@@ -95,9 +99,15 @@ func (s *ticketServer) Tickets(ctx context.Context, dst []int64) error {
 		return err
 	}
 	var err error
-	for range ticketRetries {
+	for attempt := range ticketRetries {
 		if err = s.tickets(ctx, dst); !retryable(err) {
 			return err
+		}
+		pause := time.Duration(1+rand.IntN(2*(attempt+1))) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
 		}
 	}
 	return err

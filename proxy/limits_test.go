@@ -21,7 +21,11 @@ import (
 // connection for packets written by hand.
 func rawSession(t *testing.T, addr, user, password, db string) *wire.Conn {
 	t.Helper()
-	gc, err := client.Connect(addr, user, password, db)
+	gc, err := client.Connect(addr, user, password, db, func(c *client.Conn) error {
+		// Results end with EOF packets, as the proxy's do.
+		c.UnsetCapability(mysql.CLIENT_DEPRECATE_EOF)
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +163,14 @@ func TestHalfOpenConnectionsDoNotLockOut(t *testing.T) {
 			t.Fatal(err)
 		}
 		strangers = append(strangers, c)
+	}
+	// Each has been accepted: greeted, or dropped for a newer one.
+	for _, c := range strangers {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var b [1]byte
+		if _, err := c.Read(b[:]); errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatal("a connection was neither greeted nor closed")
+		}
 	}
 	db := e.open(t)
 	db.SetMaxIdleConns(0)
@@ -321,5 +333,41 @@ func TestTooManyPreparedStatements(t *testing.T) {
 	c.Flush()
 	if p := prepare(); p[0] != wire.HeaderOK {
 		t.Fatalf("after a close: %q", p)
+	}
+}
+
+// TestFullHandshakeTableDropsSilentFirst: with the table full, a new
+// connection drops the oldest handshake that has sent nothing, and the
+// oldest of all only when every one has spoken.
+func TestFullHandshakeTableDropsSilentFirst(t *testing.T) {
+	h := &handshakes{max: 2}
+	conn := func() (*loginConn, net.Conn) {
+		a, b := net.Pipe()
+		t.Cleanup(func() { a.Close(); b.Close() })
+		return &loginConn{Conn: a, off: true}, b
+	}
+	closed := func(peer net.Conn) bool {
+		peer.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		_, err := peer.Read(make([]byte, 1))
+		return err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
+	}
+	spoke, spokePeer := conn()
+	spoke.heard.Store(true)
+	silent, silentPeer := conn()
+	h.add(spoke)
+	h.add(silent)
+	third, _ := conn()
+	third.heard.Store(true)
+	h.add(third)
+	if !closed(silentPeer) || closed(spokePeer) {
+		t.Fatal("the silent handshake should have been dropped, not the one that spoke")
+	}
+	fourth, _ := conn()
+	h.add(fourth)
+	if !closed(spokePeer) {
+		t.Fatal("with every handshake heard from, the oldest should have been dropped")
+	}
+	if n := h.len(); n != 2 {
+		t.Errorf("%d handshakes counted, want 2", n)
 	}
 }

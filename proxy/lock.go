@@ -55,7 +55,12 @@ func (s *Session) handleLockTables(ctx context.Context, st *ast.LockTablesStmt, 
 	for _, ds := range slices.Sorted(maps.Keys(byDS)) {
 		bc, err := s.lockConn(ctx, ds)
 		if err == nil {
+			// It may wait for other sessions' locks: KILL QUERY and the
+			// statement timeout stop it.
+			stop := bc.watch(ctx)
 			_, err = bc.exec("LOCK TABLES " + strings.Join(byDS[ds], ", "))
+			stop()
+			err = cancelled(ctx, err)
 		}
 		if err != nil {
 			// All or nothing: what this statement locked is released.
@@ -251,4 +256,23 @@ func (s *Session) lockedPlan(plan *router.Plan) (*router.Plan, error) {
 		out.Routes[i].SQL = sql
 	}
 	return out, nil
+}
+
+// afterLockedStatement ends the client connection after a statement in
+// which a connection holding the session's table locks broke: the locks
+// are gone with it, and a client that went on would believe it still
+// held them (writes it thinks exclusive, a dump it thinks consistent).
+// This is what one MariaDB whose connection drops looks like; the
+// statement's own error says what was lost.
+func (s *Session) afterLockedStatement(err error) {
+	if err == nil || len(s.state.tableLocks) == 0 {
+		return
+	}
+	for ds := range s.state.tableLocks {
+		if bc := s.state.pinned[ds]; bc == nil || bc.broken {
+			s.log.Info("a connection holding LOCK TABLES locks was lost; closing the client connection", "datasource", ds, "err", errLine(err))
+			s.quit = true
+			return
+		}
+	}
 }

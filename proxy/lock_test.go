@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardflake/shardflake/internal/mariadbtest"
 )
@@ -49,7 +50,7 @@ func TestLockTables(t *testing.T) {
 		{true, count},
 		{true, "INSERT INTO t_order (order_id, user_id) VALUES (4, 1)"}, // waits: 1205
 		{false, "UNLOCK TABLES"},
-		{false, "LOCK TABLES t_order WRITE, t_dict READ"},
+		{false, "LOCK TABLES t_order LOW_PRIORITY WRITE, t_dict READ"},
 		{false, "INSERT INTO t_order (order_id, user_id) VALUES (5, 0), (6, 1)"},
 		{false, "UPDATE t_order SET status = 'w'"},
 		{false, "UPDATE t_order SET status = 'v' WHERE order_id IN (1, 6)"},
@@ -145,5 +146,98 @@ func TestMysqldumpLocks(t *testing.T) {
 				t.Errorf("mysqldump %v: the dump has no row %s:\n%s", mode, want, out)
 			}
 		}
+	}
+}
+
+// TestLockTablesConnectionLost: when the backend connection that holds
+// the session's table locks dies, the statement fails and the client
+// connection ends, as with one MariaDB whose connection drops, instead of
+// going on as if it still held the locks; the locks are gone for the
+// others.
+func TestLockTablesConnectionLost(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	ctx := context.Background()
+	c := e.conn(t)
+	if _, err := c.ExecContext(ctx, "LOCK TABLES t_order WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	// A statement on the default data source runs on the pinned
+	// connection; found by its text there, it is killed mid-statement.
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.ExecContext(ctx, "SELECT SLEEP(20) AS lock_holder")
+		done <- err
+	}()
+	direct := e.backend(t, 0)
+	var id string
+	for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); {
+		ids := queryStrings(t, direct, "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(20) AS lock_holder'")
+		if len(ids) == 1 {
+			id = ids[0]
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if id == "" {
+		t.Fatal("the statement never reached the lock holder")
+	}
+	if _, err := direct.ExecContext(ctx, "KILL "+id); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil {
+		t.Fatal("a statement on the killed lock holder succeeded")
+	}
+	if _, err := c.ExecContext(ctx, "SELECT 1"); err == nil {
+		t.Error("the client connection went on after its table locks were lost")
+	}
+	other := e.conn(t)
+	if _, err := other.ExecContext(ctx, "SET SESSION lock_wait_timeout = 2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id) VALUES (1, 0), (2, 1)"); err != nil {
+		t.Errorf("another session after the lock holder's end: %v", err)
+	}
+}
+
+// TestLockTablesWaitIsKillable: a LOCK TABLES that waits for another
+// session's locks stops at KILL QUERY with 1317, as on MariaDB, and the
+// session goes on without locks.
+func TestLockTablesWaitIsKillable(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	ctx := context.Background()
+	holder, waiter, killer := e.conn(t), e.conn(t), e.conn(t)
+	if _, err := holder.ExecContext(ctx, "LOCK TABLES t_order WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	id := queryStrings(t, waiter, "SELECT CONNECTION_ID()")[0]
+	done := make(chan error, 1)
+	go func() {
+		_, err := waiter.ExecContext(ctx, "LOCK TABLES t_order READ")
+		done <- err
+	}()
+	direct := e.backend(t, 0)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		n := queryStrings(t, direct, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'LOCK TABLES `t_order_%` READ%'")
+		if n[0] != "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second LOCK TABLES never started waiting")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := killer.ExecContext(ctx, "KILL QUERY "+id); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; errCode(err) != 1317 {
+		t.Errorf("the killed LOCK TABLES: %v, want 1317", err)
+	}
+	if _, err := holder.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := waiter.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id) VALUES (1, 0), (2, 1)"); err != nil {
+		t.Errorf("the session after its killed LOCK TABLES: %v", err)
 	}
 }

@@ -58,6 +58,35 @@ o.close()
 print("rolled_back=%d committed=%d autocommit=%d" % (rolled_back, committed, autocommit))
 `
 
+// pyEscapeScript sets NO_BACKSLASH_ESCAPES and stores values with
+// backslashes and quotes as parameters: the drivers escape them as the
+// status flags of the OK packets say (PyMySQL reads
+// SERVER_STATUS_NO_BACKSLASH_ESCAPES there; mysqlclient asks libmariadb,
+// which does the same). It prints each value read back, hex-encoded.
+const pyEscapeScript = `
+import sys, binascii
+driver, host, port, user, password, db, table, base = sys.argv[1:9]
+port, base = int(port), int(base)
+if driver == "pymysql":
+    import pymysql as m
+    c = m.connect(host=host, port=port, user=user, password=password, database=db, autocommit=True)
+else:
+    import MySQLdb as m
+    c = m.connect(host=host, port=port, user=user, passwd=password, db=db)
+    c.autocommit(True)
+cur = c.cursor()
+values = ["a\\b", "it's", "c:\\dir\\", "q\\'x", 'say "hi"']
+for mode in ["''", "'NO_BACKSLASH_ESCAPES'"]:
+    cur.execute("SET SESSION sql_mode = " + mode)
+    for i, v in enumerate(values):
+        cur.execute("INSERT INTO " + table + " (order_id, user_id, status) VALUES (%s, %s, %s)", (base + i, i % 2, v))
+    ids = ", ".join(str(base + i) for i in range(len(values)))
+    cur.execute("SELECT status FROM " + table + " WHERE order_id IN (" + ids + ") ORDER BY order_id")
+    got = [r[0] for r in cur.fetchall()]
+    print(mode, "same" if got == values else "differ", " ".join(binascii.hexlify(g.encode()).decode() for g in got))
+    cur.execute("DELETE FROM " + table + " WHERE order_id IN (" + ids + ")")
+`
+
 // requirePython returns Debian's python3 after checking that it can
 // import module, skipping (or failing under CI=true) when it cannot.
 func requirePython(t *testing.T, module, pkg string) string {
@@ -104,6 +133,43 @@ func TestPythonDriversRollback(t *testing.T) {
 			}
 			if got := run(proxyHost, proxyPort, "app", "app-secret", "sharding_db", "t_order"); got != want {
 				t.Errorf("%s through the proxy: %s, on MariaDB: %s", d.name, got, want)
+			}
+		})
+	}
+}
+
+// TestPythonDriversNoBackslashEscapes: PyMySQL and mysqlclient store and
+// read back values with backslashes and quotes as parameters, with and
+// without NO_BACKSLASH_ESCAPES, through the proxy and on one MariaDB: the
+// values come back unchanged either way.
+func TestPythonDriversNoBackslashEscapes(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	statusRefDB(t, e, "pyesc_ref")
+	proxyHost, proxyPort, _ := net.SplitHostPort(e.addr)
+	for _, d := range []struct{ name, module, pkg string }{
+		{"pymysql", "pymysql", "python3-pymysql"},
+		{"mysqlclient", "MySQLdb", "python3-mysqldb"},
+	} {
+		t.Run(d.name, func(t *testing.T) {
+			py := requirePython(t, d.module, d.pkg)
+			run := func(host, port, user, password, db string) string {
+				t.Helper()
+				cmd := exec.Command(py, "-c", pyEscapeScript, d.name, host, port, user, password, db, "t_order", "2000")
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("%s against %s:%s: %v\n%s", d.name, host, port, err, stderr.String())
+				}
+				return strings.TrimSpace(string(out))
+			}
+			want := run(e.backends[0].Host(), fmt.Sprint(e.backends[0].Port()), "root", "", "pyesc_ref")
+			if strings.Contains(want, "differ") {
+				t.Fatalf("directly on MariaDB the values changed: %s; the reference is not what this test assumes", want)
+			}
+			if got := run(proxyHost, proxyPort, "app", "app-secret", "sharding_db"); got != want {
+				t.Errorf("%s through the proxy:\n%s\non MariaDB:\n%s", d.name, got, want)
 			}
 		})
 	}

@@ -43,8 +43,10 @@ func (s *Session) handleQuery(sql string) {
 	}
 	stmts, err := s.parse(sql)
 	if err != nil {
-		if kind, ok := routineOf(sql); ok {
-			// Stored functions and triggers: the parser reads neither.
+		// Stored functions and triggers (the parser reads neither) and
+		// procedures it cannot read, alone or a CREATE whose body's
+		// semicolons are its own.
+		if kind, create, ok := routineOf(sql); ok && (create || !s.multiStatements || len(sqlarg.Split(sql)) <= 1) {
 			ctx, end := s.statementContext()
 			s.answer(s.runRoutine(ctx, kind, sql))
 			end()
@@ -121,6 +123,16 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 		}
 	}()
 	stmts, _, err = s.parser.Parse(sql, "", "")
+	if err != nil {
+		// BEGIN WORK, COMMIT WORK, ROLLBACK WORK [TO SAVEPOINT x] and
+		// LOCK TABLES t LOW_PRIORITY WRITE: the TiDB parser lacks the
+		// optional words (savepoint.go).
+		if plain, ok := withoutOptionalWords(sql); ok {
+			if st, _, werr := s.parser.Parse(plain, "", ""); werr == nil {
+				return st, nil
+			}
+		}
+	}
 	return stmts, err
 }
 
@@ -318,6 +330,10 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 			}
 			return s.infoSchemaSelect(ctx, st, proto, more)
 		}
+	case *ast.LoadDataStmt:
+		if st.FileLocRef == ast.FileLocClient && proto == TextProtocol {
+			return s.runLoadLocal(ctx, st, sql, more)
+		}
 	case *ast.CallStmt:
 		if proto == TextProtocol {
 			return s.runCall(ctx, sql, more)
@@ -413,6 +429,7 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 	}
 	err := s.runPlanAndWrite(ctx, plan, proto, more)
 	s.afterAutocommitStatement(err)
+	s.afterLockedStatement(err)
 	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
 	if err != nil {
 		ev.Code = mysqlError(err).Code

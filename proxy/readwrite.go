@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -59,6 +61,8 @@ type replica struct {
 	weight float64
 
 	healthy atomic.Bool
+	// probed is set once the monitor's first probe has ended.
+	probed atomic.Bool
 	// lag is Seconds_Behind_Master at the last probe; -1 when unknown
 	// (NULL, or no probe answered).
 	lag atomic.Int64
@@ -268,7 +272,13 @@ func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*back
 		}
 	}
 	want, err := s.causalPosition(ctx, g)
-	if err != nil {
+	var my *mysql.MyError
+	switch {
+	case errors.As(err, &my):
+		// The primary answered but has no MariaDB GTID position (1193 on
+		// MySQL): reads after writes stay on the primary.
+		return nil, false, nil
+	case err != nil:
 		return nil, true, err
 	}
 	cands := g.candidates()
@@ -303,9 +313,12 @@ func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*back
 			}
 			continue // down: another replica, or the primary
 		}
-		if err := rs.prepareReplica(bcs, rp, want, g.cfg.CausalTimeout); err != nil {
+		if err := rs.prepareReplica(ctx, bcs, rp, want, g.cfg.CausalTimeout); err != nil {
 			rp.pool.put(bcs...)
-			if errors.Is(err, errCausalTimeout) {
+			switch {
+			case ctx.Err() != nil:
+				return nil, true, context.Cause(ctx)
+			case errors.Is(err, errCausalTimeout):
 				return nil, false, nil
 			}
 			continue
@@ -323,16 +336,29 @@ func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*back
 		rp.reads.Add(1)
 		return bcs, true, nil
 	}
-	if g.cfg.WhenNoReplica == router.NoReplicaFail {
+	if g.cfg.WhenNoReplica == router.NoReplicaFail && g.probed() {
 		return nil, true, &NoReplicaError{Group: ds, Reasons: g.reasons()}
 	}
 	return nil, false, nil
 }
 
+// probed reports whether the monitor has probed every replica of g at
+// least once: until then, a read that finds no replica goes to the
+// primary even with whenNoReplica FAIL, so that a proxy just started
+// does not fail reads.
+func (g *rwGroup) probed() bool {
+	for _, rp := range g.replicas {
+		if !rp.probed.Load() {
+			return false
+		}
+	}
+	return true
+}
+
 // prepareReplica applies the session's settings to replica connections
 // and, for read-your-writes, waits on the first until the replica has
 // applied want.
-func (rs *rwSource) prepareReplica(bcs []*backendConn, rp *replica, want gtidPos, timeout time.Duration) error {
+func (rs *rwSource) prepareReplica(ctx context.Context, bcs []*backendConn, rp *replica, want gtidPos, timeout time.Duration) error {
 	settings := rs.s.vars.sql()
 	for _, bc := range bcs {
 		if err := bc.apply(settings); err != nil {
@@ -346,7 +372,9 @@ func (rs *rwSource) prepareReplica(bcs []*backendConn, rp *replica, want gtidPos
 		return nil
 	}
 	rp.causalWait.Add(1)
+	stop := bcs[0].watch(ctx) // the client's KILL or timeout ends the wait
 	caught, err := masterGTIDWait(bcs[0], want, timeout)
+	stop()
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,13 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/router"
 )
@@ -57,6 +60,7 @@ func (rw *readwriteSplit) monitor(cfg *router.ReadwriteGroup, rp *replica) {
 				bc = nil
 			}
 		}
+		rp.probed.Store(true)
 		select {
 		case <-rw.done:
 			return
@@ -70,7 +74,21 @@ func (rw *readwriteSplit) monitor(cfg *router.ReadwriteGroup, rp *replica) {
 func (rp *replica) probe(bc *backendConn, maxLag time.Duration) error {
 	bc.nc.SetDeadline(time.Now().Add(probeTimeout))
 	defer bc.nc.SetDeadline(time.Time{})
-	cols, rows, err := backendRows(bc, "SHOW SLAVE STATUS")
+	// MariaDB's SHOW ALL SLAVES STATUS is SHOW SLAVE STATUS plus
+	// Gtid_Slave_Pos (one row per replication connection; the default
+	// connection is the only one here). Reading the position there keeps
+	// the probe off the replica's Com_select. Other servers get SHOW
+	// SLAVE STATUS, then SHOW REPLICA STATUS (MySQL 8.4).
+	var cols []string
+	var rows [][]*string
+	var err error
+	for _, q := range []string{"SHOW ALL SLAVES STATUS", "SHOW SLAVE STATUS", "SHOW REPLICA STATUS"} {
+		cols, rows, err = backendRows(bc, q)
+		var my *mysql.MyError
+		if !errors.As(err, &my) {
+			break
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -79,18 +97,18 @@ func (rp *replica) probe(bc *backendConn, maxLag time.Duration) error {
 		rp.markExcluded("not a replica: SHOW SLAVE STATUS is empty")
 		return nil
 	}
-	col := func(name string) *string {
+	col := func(names ...string) *string {
 		for i, c := range cols {
-			if strings.EqualFold(c, name) {
-				return rows[0][i]
+			for _, name := range names {
+				if strings.EqualFold(c, name) {
+					return rows[0][i]
+				}
 			}
 		}
 		return nil
 	}
-	// MariaDB's SHOW SLAVE STATUS carries Gtid_Slave_Pos; reading it
-	// there keeps the probe off the replica's Com_select.
 	pos := col("Gtid_Slave_Pos")
-	if pos == nil {
+	if pos == nil && !statusHasColumn(cols, "Gtid_Slave_Pos") {
 		v, null, err := queryValue(bc, "SELECT @@gtid_slave_pos")
 		if err != nil {
 			return err
@@ -104,10 +122,10 @@ func (rp *replica) probe(bc *backendConn, maxLag time.Duration) error {
 			rp.gtid.Store(&p)
 		}
 	}
-	sbm := col("Seconds_Behind_Master")
+	sbm := col("Seconds_Behind_Master", "Seconds_Behind_Source")
 	if sbm == nil {
 		rp.lag.Store(-1)
-		rp.markExcluded(fmt.Sprintf("replication stopped (Seconds_Behind_Master is NULL; Slave_IO_Running=%s, Slave_SQL_Running=%s)", text(col("Slave_IO_Running")), text(col("Slave_SQL_Running"))))
+		rp.markExcluded(fmt.Sprintf("replication stopped (Seconds_Behind_Master is NULL; Slave_IO_Running=%s, Slave_SQL_Running=%s)", text(col("Slave_IO_Running", "Replica_IO_Running")), text(col("Slave_SQL_Running", "Replica_SQL_Running"))))
 		return nil
 	}
 	lag, err := strconv.ParseInt(*sbm, 10, 64)
@@ -147,4 +165,13 @@ func (rp *replica) markHealthy() {
 	if !rp.healthy.Swap(true) {
 		rp.pool.log.Info("replica serves reads", "group", rp.group, "lag_seconds", rp.lag.Load())
 	}
+}
+
+func statusHasColumn(cols []string, name string) bool {
+	for _, c := range cols {
+		if strings.EqualFold(c, name) {
+			return true
+		}
+	}
+	return false
 }

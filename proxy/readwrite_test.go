@@ -97,7 +97,7 @@ func startRWEnv(t *testing.T, r *mariadbtest.Replicated, group string) *rwEnv {
 		}
 	})
 	e := &rwEnv{&testEnv{srv: srv, addr: l.Addr().String(), rules: rules, direct: map[int]*sql.DB{}, t: t}, ops}
-	waitWithin(t, 5*time.Second, "both replicas serving reads", func() bool {
+	waitWithin(t, 10*time.Second, "both replicas serving reads", func() bool {
 		return replicaHealth(t, e, 0) == "up" && replicaHealth(t, e, 1) == "up"
 	})
 	return e
@@ -211,6 +211,29 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 		})
 		if d[0] != 0 || d[1] != 20 || d[2] != 20 {
 			t.Errorf("Com_select of 40 reads: primary %d, replicas %d and %d; want 0, 20, 20 (round robin)", d[0], d[1], d[2])
+		}
+		text := e.conn(t, "interpolateParams=true") // COM_QUERY, not prepared statements
+		d = counters.delta(t, "Com_select", func() {
+			for i := range 10 {
+				if err := text.QueryRowContext(ctx, "SELECT COUNT(*) FROM t_order WHERE order_id = ?", i%4+1).Scan(&n); err != nil || n != 1 {
+					t.Fatalf("text read %d: %d, %v", i, n, err)
+				}
+			}
+		})
+		if d[0] != 0 || d[1] != 5 || d[2] != 5 {
+			t.Errorf("Com_select of 10 text-protocol reads: primary %d, replicas %d and %d; want 0, 5, 5", d[0], d[1], d[2])
+		}
+		d = counters.delta(t, "Com_select", func() {
+			for i := range 4 {
+				// The same shape as above but for the hint: the plan cache
+				// must not hand it the replica plan.
+				if err := text.QueryRowContext(ctx, "/* SHARDINGSPHERE_HINT: WRITE_ROUTE_ONLY=true */ SELECT COUNT(*) FROM t_order WHERE order_id = ?", i%4+1).Scan(&n); err != nil || n != 1 {
+					t.Fatalf("hinted text read %d: %d, %v", i, n, err)
+				}
+			}
+		})
+		if d[0] != 4 || d[1] != 0 || d[2] != 0 {
+			t.Errorf("Com_select of 4 hinted text-protocol reads: primary %d, replicas %d and %d; want 4, 0, 0", d[0], d[1], d[2])
 		}
 		d = counters.delta(t, "Com_select", func() {
 			for i := range 10 {
@@ -430,6 +453,17 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 				rp.Exec(t, "", "STOP SLAVE", "CHANGE MASTER TO MASTER_DELAY=0", "START SLAVE")
 			}
 		}()
+		t.Run("maxReplicationLag excludes a lagging replica", func(t *testing.T) {
+			e := startRWEnv(t, r, "maxReplicationLag: 1s")
+			mustExec(t, e.conn(t), "INSERT INTO t_order (order_id, user_id, status) VALUES (9001, 6, 'lag')")
+			took := waitWithin(t, 3*time.Second, "a replica 2 s behind excluded", func() bool { return replicaHealth(t, e, 0) == "excluded" })
+			status := queryText(t, e.conn(t), "SHOW READWRITE_SPLITTING STATUS")
+			if !strings.Contains(status[1][4], "lagging") || !strings.Contains(status[1][4], "maxReplicationLag 1s") {
+				t.Errorf("excluded for %q, want lagging", status[1][4])
+			}
+			t.Logf("excluded %s after the write", took.Round(time.Millisecond))
+			waitWithin(t, 4*time.Second, "the replica back once it applied the write", func() bool { return replicaHealth(t, e, 0) == "up" })
+		})
 		const trips = 300
 		stale := func(t *testing.T, group string, base int, twoConns bool) int {
 			e := startRWEnv(t, r, group)

@@ -9,11 +9,11 @@ import (
 	"github.com/shardflake/shardflake/router"
 )
 
-// Stored functions and triggers, which the SQL parser does not read
-// (CREATE PROCEDURE and CALL it does; query.go sends them to the default
-// data source). They are recognised by their first words and pass
+// Stored functions and triggers, which the SQL parser does not read, and
+// procedures whose bodies it cannot read (SIGNAL, DO; the others it reads
+// and query.go sends them to the default data source). They are recognised by their first words and pass
 // through unchanged, BEGIN ... END bodies with their semicolons included:
-// a function, or a trigger on an unsharded table, to the default data
+// a function, a procedure, or a trigger on an unsharded table, to the default data
 // source where unsharded tables live; a trigger on a broadcast table to
 // every data source, as the table's writes go. A trigger on a sharded
 // table is refused (1235): it would need one trigger per physical table.
@@ -24,7 +24,8 @@ import (
 type routineKind int
 
 const (
-	routineFunction routineKind = iota + 1
+	routineFunction  routineKind = iota + 1
+	routineProcedure             // one the parser cannot read (SIGNAL, DO in its body)
 	routineCreateTrigger
 	routineDropTrigger
 )
@@ -33,13 +34,21 @@ var (
 	// versionedComment is MySQL's /*!50003 ... */ (mysqldump writes
 	// triggers so): its text is SQL.
 	versionedComment = regexp.MustCompile(`/\*!\d*|\*/`)
-	routineHead      = regexp.MustCompile(`(?is)^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:DEFINER\s*=\s*(?:CURRENT_USER(?:\s*\(\s*\))?|\S+)\s+)?(?:AGGREGATE\s+)?(FUNCTION|TRIGGER)|DROP\s+(FUNCTION|TRIGGER))\s`)
+	routineHead      = regexp.MustCompile(`(?is)^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:DEFINER\s*=\s*(?:CURRENT_USER(?:\s*\(\s*\))?|\S+)\s+)?(?:AGGREGATE\s+)?(FUNCTION|TRIGGER|PROCEDURE)|DROP\s+(FUNCTION|TRIGGER|PROCEDURE))\s`)
 	triggerTable     = regexp.MustCompile("(?is)\\sON\\s+(?:`([^`]+)`|([\\w$]+))(?:\\s*\\.\\s*(?:`([^`]+)`|([\\w$]+)))?\\s+FOR\\s+EACH\\s+ROW\\b")
 	dropTrigger      = regexp.MustCompile("(?is)^\\s*DROP\\s+TRIGGER\\s+(?:IF\\s+EXISTS\\s+)?(?:(?:`[^`]+`|[\\w$]+)\\s*\\.\\s*)?(?:`([^`]+)`|([\\w$]+))")
 )
 
-// routineOf recognises CREATE/DROP FUNCTION and TRIGGER statements.
-func routineOf(sql string) (routineKind, bool) {
+// routineOf recognises CREATE/DROP FUNCTION, PROCEDURE and TRIGGER
+// statements; create says the statement is a CREATE, whose body may hold
+// semicolons of its own.
+func routineOf(sql string) (kind routineKind, create, ok bool) {
+	kind, ok = routineKindOf(sql)
+	create = ok && !strings.EqualFold(strings.Fields(versionedComment.ReplaceAllString(sql, " "))[0], "DROP")
+	return kind, create, ok
+}
+
+func routineKindOf(sql string) (routineKind, bool) {
 	text := versionedComment.ReplaceAllString(sql, " ")
 	m := routineHead.FindStringSubmatch(text + " ")
 	if m == nil {
@@ -48,6 +57,8 @@ func routineOf(sql string) (routineKind, bool) {
 	switch {
 	case strings.EqualFold(m[1], "FUNCTION") || strings.EqualFold(m[2], "FUNCTION"):
 		return routineFunction, true
+	case strings.EqualFold(m[1], "PROCEDURE") || strings.EqualFold(m[2], "PROCEDURE"):
+		return routineProcedure, true
 	case strings.EqualFold(m[1], "TRIGGER"):
 		return routineCreateTrigger, true
 	}
@@ -59,6 +70,9 @@ func routineOf(sql string) (routineKind, bool) {
 func (s *Session) runRoutine(ctx context.Context, kind routineKind, sql string) error {
 	p := s.privileges()
 	if p.ReadOnly || !p.OtherSchemas {
+		if kind == routineProcedure {
+			return s.dbDenied(s.db) // as for the procedures the parser reads (authz.go)
+		}
 		if kind == routineFunction {
 			return privilegeNeeded("CREATE ROUTINE")
 		}

@@ -141,6 +141,25 @@ func TestCallResultSets(t *testing.T) {
 	if errCode(err) != 1146 {
 		t.Errorf("CALL rt_e(): %v, want 1146 after the first result set", err)
 	}
+	// A body the SQL parser cannot read (SIGNAL) passes unchanged too.
+	for _, q := range []string{"DROP PROCEDURE IF EXISTS rt_sig",
+		"CREATE PROCEDURE rt_sig() BEGIN SELECT 1 AS a; SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'boom'; END"} {
+		if _, err := ops.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	defer ops.Exec("DROP PROCEDURE IF EXISTS rt_sig")
+	rows, err = ops.Query("CALL rt_sig()")
+	if err == nil {
+		for rows.Next() {
+		}
+		rows.NextResultSet()
+		err = rows.Err()
+		rows.Close()
+	}
+	if errCode(err) != 1644 || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("CALL rt_sig(): %v, want 1644 boom after the first result set", err)
+	}
 	if got := queryStrings(t, ops, "SELECT 7"); !slices.Equal(got, []string{"7"}) {
 		t.Errorf("after the CALLs: %q", got)
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -116,4 +117,28 @@ func savepointNotFound(name string) error {
 
 func quoteSavepoint(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+}
+
+// workKeyword matches BEGIN WORK, COMMIT WORK and ROLLBACK WORK (with
+// whatever follows: TO SAVEPOINT x, AND NO CHAIN), which MariaDB accepts
+// and the TiDB parser does not.
+var workKeyword = regexp.MustCompile(`(?is)^(\s*(?:BEGIN|COMMIT|ROLLBACK))\s+WORK\b`)
+
+// lowPriorityWrite matches LOCK TABLES' LOW_PRIORITY WRITE, which MariaDB
+// accepts (and ignores) and the TiDB parser does not.
+var lowPriorityWrite = regexp.MustCompile(`(?is)\bLOW_PRIORITY\s+(WRITE)\b`)
+
+var lockStatement = regexp.MustCompile(`(?is)^\s*LOCK\s+TABLES?\b`)
+
+// withoutOptionalWords returns sql without the optional words the parser
+// does not know, for a statement it refused; ok is false when it has
+// none.
+func withoutOptionalWords(sql string) (string, bool) {
+	if loc := workKeyword.FindStringSubmatchIndex(sql); loc != nil {
+		return sql[:loc[3]] + sql[loc[1]:], true
+	}
+	if lockStatement.MatchString(sql) && lowPriorityWrite.MatchString(sql) {
+		return lowPriorityWrite.ReplaceAllString(sql, "$1"), true
+	}
+	return "", false
 }

@@ -99,15 +99,18 @@ func TestSavepointMatrix(t *testing.T) {
 		"SAVEPOINT A",   // replaces a
 		"INSERT INTO t_order (order_id, user_id) VALUES (9, 1)",
 		"INSERT INTO t_order (order_id, user_id) VALUES (20, 1), (1, 0)", // fails as a whole: 1062
-		"ROLLBACK TO SAVEPOINT a",
+		"ROLLBACK WORK TO SAVEPOINT a",
 		"ROLLBACK TO SAVEPOINT nosuch",
 		"INSERT INTO t_order (order_id, user_id) VALUES (1, 0)", // duplicate key inside the savepoint
 		"INSERT INTO t_order (order_id, user_id) VALUES (10, 1)",
-		"COMMIT",
+		"COMMIT WORK",
 		"ROLLBACK TO a", // the transaction ended: 1305
 		"SELECT 1",
 		// autocommit=0: a savepoint before the transaction touched any
 		// data source.
+		"BEGIN WORK",
+		"INSERT INTO t_order (order_id, user_id) VALUES (30, 0), (31, 1)",
+		"ROLLBACK WORK",
 		"SET autocommit = 0",
 		"SAVEPOINT s1",
 		"INSERT INTO t_order (order_id, user_id) VALUES (11, 0), (12, 1)",

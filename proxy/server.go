@@ -142,11 +142,12 @@ func New(cfg Config) (*Server, error) {
 		sessions:      map[uint32]*Session{},
 		started:       time.Now(),
 		stmtMeta:      newStmtMetaCache(),
-		handshakes:    &handshakes{max: cfg.Rules.Server.Limits.MaxHandshakes},
+		handshakes:    &handshakes{},
 		loginFailures: newLoginFailures(loginThrottle),
-		packetBudget:  wire.NewBudget(cfg.Rules.Server.Limits.PacketMemoryBytes),
 	}
 	s.auth.failures = s.loginFailures
+	s.handshakes.max = s.limits().MaxHandshakes
+	s.packetBudget = wire.NewBudget(s.limits().PacketMemoryBytes)
 	if s.planner == nil {
 		rt, err := router.New(cfg.Rules, cfg.Keys, router.WithTableColumns(s.tableColumns))
 		if err != nil {

@@ -104,13 +104,16 @@ type Session struct {
 	closing bool
 	// The running statement (statementContext): when it started, and the
 	// session's reusable timers and functions that watch it.
-	running      bool
-	stmtStart    time.Time
-	stopWatch    func()
-	watchTimer   *time.Timer
-	timeoutTimer *time.Timer
-	endStatement func()
-	clientGone   func()
+	running   bool
+	stmtStart time.Time
+	stopWatch func()
+	// readingClient: the statement reads the client connection itself
+	// (LOAD DATA LOCAL's file), so the watch must not.
+	readingClient bool
+	watchTimer    *time.Timer
+	timeoutTimer  *time.Timer
+	endStatement  func()
+	clientGone    func()
 }
 
 func newSession(srv *Server) *Session {
@@ -410,7 +413,7 @@ func (s *Session) startWatch() {
 	defer s.mu.Unlock()
 	// Without its own reader (driven by go-mysql's command loop) the
 	// session cannot watch the client.
-	if s.running && s.stopWatch == nil && s.wc != nil {
+	if s.running && s.stopWatch == nil && s.wc != nil && !s.readingClient {
 		s.stopWatch = s.wc.Watch(s.clientGone)
 	}
 }

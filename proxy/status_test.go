@@ -112,6 +112,8 @@ func TestStatusFlagsMatchMariaDB(t *testing.T) {
 	for _, q := range []string{
 		"SELECT order_id, user_id FROM t_order WHERE order_id = 1",
 		"UPDATE t_order SET status = 'd' WHERE order_id = 1",
+		"SELECT order_id FROM t_order WHERE status = 'd' ORDER BY order_id", // every data node, merged
+		"UPDATE t_order SET status = 'e' WHERE status = 'd'",                // every data node, one atomic write
 	} {
 		for _, inTxn := range []bool{false, true} {
 			if inTxn {

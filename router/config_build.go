@@ -2,8 +2,11 @@ package router
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/shardflake/shardflake/idgen"
 )
@@ -152,11 +155,32 @@ func (d *decoder) tableRule(r *Rules, sh *shardingConfig, rt *rawTable) *TableRu
 			d.errorf(key.node, "table %s: keyGenerateStrategy needs a column", rt.name)
 		}
 		t.KeyColumn, t.KeyGenerator = strings.ToLower(key.column), key.gen
+		d.checkUUIDRouting(r, t, key.node)
 	}
 	if len(d.errs) > nerr {
 		return nil
 	}
 	return t
+}
+
+// checkUUIDRouting warns when a UUID generator fills a sharding column
+// whose algorithm computes with integers: every INSERT would get 1235 (a
+// UUID is no BIGINT). HASH_MOD hashes the text.
+func (d *decoder) checkUUIDRouting(r *Rules, t *TableRule, n *yaml.Node) {
+	kg, ok := r.KeyGenerators[t.KeyGenerator]
+	if !ok {
+		return
+	}
+	typ, ok := idgen.LookupType(kg.Type)
+	if !ok || typ.Range(kg.Props).Integer {
+		return
+	}
+	for _, s := range []*Strategy{t.DatabaseStrategy, t.TableStrategy} {
+		if s == nil || s.Algorithm == nil || s.Algorithm.Type() == AlgHashMod || !slices.Contains(s.Columns, t.KeyColumn) {
+			continue
+		}
+		d.warnf(n, "table %s: key column %s gets %s keys from %s, but sharding algorithm %s (%s) computes with integers: INSERTs will fail to route; use HASH_MOD", t.Name, t.KeyColumn, kg.Type, kg.Name, s.AlgorithmName, s.Algorithm.Type())
+	}
 }
 
 func hasAlgorithm(list []*rawAlgorithm, name string) bool {

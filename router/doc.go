@@ -134,11 +134,25 @@
 // the statement unchanged, without rewriting or merging, to that data
 // source (statements without tables too, which the proxy otherwise
 // answers or sends to the default data source): name physical tables
-// yourself (no other statement may name them). ShardingSphere's other
-// keys (WRITE_ROUTE_ONLY, USE_TRAFFIC, SKIP_SQL_REWRITE,
+// yourself (no other statement may name them). WRITE_ROUTE_ONLY=true
+// marks the plan AccessWriteRouteOnly: a read/write group's primary
+// answers it. ShardingSphere's other keys (USE_TRAFFIC, SKIP_SQL_REWRITE,
 // SKIP_ENCRYPT_REWRITE, DISABLE_AUDIT_NAMES, SHADOW) are accepted and
 // ignored; an unknown key is a 1064 error naming it, an unknown data
 // source or table a 1235 error.
+//
+// # Read/write groups
+//
+// A !READWRITE_SPLITTING group (ReadwriteGroup: a primary and its
+// replicas) is one data source to the router, under the group's name, with
+// the primary's connection settings; its members are not data sources of
+// their own. When the rules have groups, every plan carries an Access from
+// the statement's tree (readwrite_access.go): AccessRead for a plain
+// SELECT, which a replica may answer, and for everything else the reason
+// it must run on the primary (a write, a locking read, a read of the
+// backend session's own state, the WRITE_ROUTE_ONLY hint). Choosing the
+// replica (load balancers, one file each, registered in loadbalancer.go),
+// its health and read-your-writes are the proxy's.
 //
 // The shardflake hint slice=i/n (0 <= i < n) restricts a SELECT, UPDATE or
 // DELETE to slice i of n of the data nodes of its first sharded table, for

@@ -129,3 +129,30 @@ func TestInsertListKeysRouteEachRow(t *testing.T) {
 		t.Fatalf("routes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestUUIDKeyRoutedByIntegersWarns(t *testing.T) {
+	rules, err := Parse([]byte(keygenRules), "keygen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range rules.Warnings {
+		if strings.Contains(w.Error(), "computes with integers") {
+			t.Fatalf("unexpected warning: %v", w)
+		}
+	}
+	bad := strings.Replace(keygenRules, "databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: db}}\n      keyGenerateStrategy: {column: note_id",
+		"databaseStrategy: {standard: {shardingColumn: note_id, shardingAlgorithmName: db_note}}\n      keyGenerateStrategy: {column: note_id", 1)
+	bad = strings.Replace(bad, "  shardingAlgorithms:\n", "  shardingAlgorithms:\n    db_note: {type: INLINE, props: {algorithm-expression: \"ds_${note_id % 2}\"}}\n", 1)
+	rules, err = Parse([]byte(bad), "keygen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range rules.Warnings {
+		got = append(got, w.Error())
+	}
+	want := "table t_note: key column note_id gets UUID keys from v4, but sharding algorithm db_note (INLINE) computes with integers"
+	if !strings.Contains(strings.Join(got, "\n"), want) {
+		t.Fatalf("warnings %q, want %q", got, want)
+	}
+}

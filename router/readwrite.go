@@ -1,13 +1,6 @@
 package router
 
-import (
-	"fmt"
-	"math/rand/v2"
-	"slices"
-	"strings"
-	"sync/atomic"
-	"time"
-)
+import "time"
 
 // ReadwriteGroup is one entry of !READWRITE_SPLITTING dataSourceGroups: a
 // primary and its replicas, which the rest of the rules (actualDataNodes,
@@ -151,111 +144,10 @@ func (r *Rules) ReadwriteGroup(name string) *ReadwriteGroup {
 	return nil
 }
 
-// LoadBalancer picks the replica a read goes to. Implementations are safe
-// for concurrent use.
-type LoadBalancer interface {
-	// Pick returns one of candidates, indexes into the group's Replicas
-	// (never empty, in ascending order).
-	Pick(candidates []int) int
-}
-
-// loadBalancerFactory builds a load balancer for a group's replicas from
-// the entry's props; a bad prop is a *propError.
-type loadBalancerFactory func(props map[string]string, replicas []string) (LoadBalancer, []float64, error)
-
-// loadBalancerTypes are the load balancer types by ShardingSphere's names,
-// one registration each.
-var loadBalancerTypes = map[string]loadBalancerFactory{
-	"ROUND_ROBIN": newRoundRobin,
-	"RANDOM":      newRandom,
-	"WEIGHT":      newWeight,
-}
-
-// NewLoadBalancer builds the group's load balancer: one per group and
-// proxy, holding its own state (the round-robin position).
-func (g *ReadwriteGroup) NewLoadBalancer() LoadBalancer {
-	lb, _, err := loadBalancerTypes[g.LoadBalancer.Type](g.LoadBalancer.Props, g.replicaNames())
-	if err != nil {
-		// Validated at load; unreachable for a loaded group.
-		panic(fmt.Sprintf("load balancer %s of group %s: %v", g.LoadBalancer.Name, g.Name, err))
-	}
-	return lb
-}
-
 func (g *ReadwriteGroup) replicaNames() []string {
 	names := make([]string, len(g.Replicas))
 	for i, rp := range g.Replicas {
 		names[i] = rp.Name
 	}
 	return names
-}
-
-func loadBalancerTypeNames() string {
-	return strings.Join(slices.Sorted(func(yield func(string) bool) {
-		for k := range loadBalancerTypes {
-			if !yield(k) {
-				return
-			}
-		}
-	}), ", ")
-}
-
-// roundRobin takes the candidates in turn.
-type roundRobin struct{ next atomic.Uint64 }
-
-func newRoundRobin(props map[string]string, replicas []string) (LoadBalancer, []float64, error) {
-	return &roundRobin{}, nil, nil
-}
-
-func (r *roundRobin) Pick(candidates []int) int {
-	return candidates[(r.next.Add(1)-1)%uint64(len(candidates))]
-}
-
-// random picks a candidate uniformly.
-type random struct{}
-
-func newRandom(props map[string]string, replicas []string) (LoadBalancer, []float64, error) {
-	return random{}, nil, nil
-}
-
-func (random) Pick(candidates []int) int { return candidates[rand.IntN(len(candidates))] }
-
-// weight picks a candidate with probability proportional to its weight,
-// ShardingSphere's WEIGHT: props are replica name -> weight, and every
-// replica needs one.
-type weight struct{ weights []float64 }
-
-func newWeight(props map[string]string, replicas []string) (LoadBalancer, []float64, error) {
-	w := &weight{weights: make([]float64, len(replicas))}
-	for name := range props {
-		if !slices.Contains(replicas, name) {
-			return nil, nil, propErrorf(name, "names %s, which is not one of the group's readDataSourceNames (%s)", name, strings.Join(replicas, ", "))
-		}
-	}
-	for i, name := range replicas {
-		v, ok := props[name]
-		if !ok {
-			return nil, nil, &propError{Reason: fmt.Sprintf("WEIGHT needs a weight for every replica; %s has none", name)}
-		}
-		var f float64
-		if _, err := fmt.Sscanf(v, "%g", &f); err != nil || f <= 0 {
-			return nil, nil, propErrorf(name, "weight %q must be a number above 0", v)
-		}
-		w.weights[i] = f
-	}
-	return w, w.weights, nil
-}
-
-func (w *weight) Pick(candidates []int) int {
-	total := 0.0
-	for _, c := range candidates {
-		total += w.weights[c]
-	}
-	x := rand.Float64() * total
-	for _, c := range candidates {
-		if x -= w.weights[c]; x < 0 {
-			return c
-		}
-	}
-	return candidates[len(candidates)-1]
 }

@@ -24,8 +24,9 @@ type Limits struct {
 	NetReadTimeout time.Duration
 	// MaxHandshakes caps connections that have not logged in yet,
 	// counted apart from MaxConnections (default 128); when it is
-	// reached, the oldest such connection is dropped for the new one, so
-	// strangers that never log in cannot keep anyone out.
+	// reached, the oldest such connection that has sent nothing (else the
+	// oldest) is dropped for the new one, so strangers that never log in
+	// cannot keep anyone out.
 	MaxHandshakes int
 	// MaxPreparedStatements caps one connection's open prepared
 	// statements (default 16382, MySQL's max_prepared_stmt_count); the

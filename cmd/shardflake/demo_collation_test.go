@@ -39,6 +39,8 @@ func checkDemoStringMerges(t *testing.T, demo *sql.DB) {
 		{"SELECT status FROM t_order ORDER BY status", true},
 		{"SELECT status, MIN(user_id) FROM t_order GROUP BY status ORDER BY status DESC", true},
 		{"SELECT COUNT(DISTINCT status) FROM t_order", false},
+		{"SELECT GROUP_CONCAT(DISTINCT status ORDER BY status SEPARATOR ' ') FROM t_order", false},
+		{"SELECT user_id, GROUP_CONCAT(status ORDER BY status DESC) FROM t_order GROUP BY user_id", false},
 	}
 	for _, tt := range tests {
 		got, want := queryText(t, demo, tt.query), queryText(t, refDB, tt.query)

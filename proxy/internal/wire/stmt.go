@@ -110,9 +110,7 @@ func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte, ar
 		pos += n
 		e.Args[i] = v
 	}
-	if pos != len(p) {
-		return e, fmt.Errorf("%w: %d bytes after the values of the statement's %d parameters", ErrMalformed, len(p)-pos, nParams)
-	}
+	// Bytes after the values are ignored, as MariaDB ignores them.
 	return e, nil
 }
 

@@ -1,0 +1,155 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+)
+
+// LOAD DATA LOCAL INFILE into an unsharded table: the statement runs
+// unchanged on the default data source, and the proxy relays the file
+// between the client and the data source packet by packet (bounded
+// memory whatever the file's size): the data source's request for the
+// file to the client, the client's file packets to the data source, and
+// the data source's answer (affected rows and warnings, or its error)
+// back. A client that goes away mid-file closes the data source's
+// connection, so the statement is rolled back there rather than
+// committed with part of the file. Into a sharded or broadcast table the
+// rows would have to be parsed and routed: 1235.
+
+// errLocalInfileOff is MariaDB's answer when the client did not offer
+// CLIENT_LOCAL_FILES.
+var errLocalInfileOff = mysql.NewError(mysql.ER_NOT_ALLOWED_COMMAND, "The used command is not allowed with this MariaDB version")
+
+// runLoadLocal runs LOAD DATA LOCAL INFILE st (text sql).
+func (s *Session) runLoadLocal(ctx context.Context, st *ast.LoadDataStmt, sql string, more bool) error {
+	rules := s.srv.rules
+	name := st.Table.Name.O
+	if schema := st.Table.Schema.O; schema != "" && schema != rules.DatabaseName {
+		return &UnknownDatabaseError{Name: schema}
+	}
+	if rules.Table(name) != nil || rules.IsBroadcast(strings.ToLower(name)) {
+		return &NotSupportedError{What: fmt.Sprintf("LOAD DATA LOCAL INFILE into sharded or broadcast table %s", name)}
+	}
+	if s.isPhysicalName(name) {
+		return mysql.NewDefaultError(mysql.ER_NO_SUCH_TABLE, rules.DatabaseName, name)
+	}
+	if s.clientFlags&mysql.CLIENT_LOCAL_FILES == 0 || s.wc == nil {
+		return errLocalInfileOff
+	}
+	var src connSource = poolSource{s}
+	if s.inTransaction() {
+		if !s.txn.active {
+			s.startTxn("START TRANSACTION")
+		}
+		src = txnSource{s: s, write: true}
+	}
+	bcs, err := src.acquire(ctx, rules.DefaultDataSource, 1)
+	if err != nil {
+		return err
+	}
+	bc := bcs[0]
+	defer src.release(bc)
+	stop := context.AfterFunc(ctx, func() { bc.broken = true; bc.nc.Close() })
+	defer stop()
+	if err := bc.send(mysql.COM_QUERY, sql); err != nil {
+		return err
+	}
+	p, err := bc.wc.ReadPacket()
+	if err != nil {
+		return cancelled(ctx, bc.lost(err))
+	}
+	switch {
+	case wire.IsErr(p):
+		return wire.ParseErr(p)
+	case len(p) > 0 && p[0] == wire.HeaderOK:
+		ok, err := wire.ParseOK(p, false)
+		if err != nil {
+			return bc.lost(err)
+		}
+		bc.status = ok.Status
+		return s.writeOK(ok, more)
+	case len(p) == 0 || p[0] != wire.HeaderLocalInfile:
+		return bc.lost(fmt.Errorf("%w: LOAD DATA LOCAL answered with 0x%x", wire.ErrMalformed, p))
+	}
+	if string(p[1:]) != st.Path {
+		// Only the file the client named is asked of the client.
+		if err := bc.wc.WritePacket(nil); err != nil {
+			return bc.lost(err)
+		}
+		if err := bc.wc.Flush(); err != nil {
+			return bc.lost(err)
+		}
+		bc.readHead()
+		return &InternalError{Msg: fmt.Sprintf("data source %s asked for file %q, not the statement's", rules.DefaultDataSource, p[1:])}
+	}
+	done := s.readClient()
+	defer done()
+	if err := s.wc.WritePacket(p); err != nil {
+		bc.broken = true
+		return err
+	}
+	if err := s.wc.Flush(); err != nil {
+		bc.broken = true
+		return err
+	}
+	var sendErr error // the data source is lost: read the file to its end
+	for {
+		fp, err := s.wc.ReadPacket()
+		if err != nil {
+			// The client is gone mid-file: never let the data source
+			// commit part of it.
+			bc.broken = true
+			s.quit = true
+			return err
+		}
+		if len(fp) == 0 {
+			break
+		}
+		if sendErr == nil {
+			if err := bc.wc.WritePacket(fp); err != nil {
+				sendErr = cancelled(ctx, bc.lost(err))
+			}
+		}
+	}
+	if sendErr != nil {
+		// The client has sent its whole file, so its next packet is its
+		// next command again.
+		return sendErr
+	}
+	if err := bc.wc.WritePacket(nil); err != nil {
+		return cancelled(ctx, bc.lost(err))
+	}
+	if err := bc.wc.Flush(); err != nil {
+		return cancelled(ctx, bc.lost(err))
+	}
+	h, err := bc.readHead()
+	if err != nil {
+		return cancelled(ctx, err)
+	}
+	return s.writeOK(h.ok, more)
+}
+
+// readClient keeps the session's watch off the client connection while
+// the statement itself reads it (the watch would take the client's
+// packets); done lets the watch start again.
+func (s *Session) readClient() (done func()) {
+	s.mu.Lock()
+	s.readingClient = true
+	stop := s.stopWatch
+	s.stopWatch = nil
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return func() {
+		s.mu.Lock()
+		s.readingClient = false
+		s.mu.Unlock()
+	}
+}
