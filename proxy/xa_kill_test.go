@@ -172,9 +172,14 @@ func TestXAKill9(t *testing.T) {
 						}
 						killedAt = txn
 						var addr string
-						victim, addr = startHelperProxy(t, file)
+						if victim, addr, err = startHelperProxyErr(t, file); err != nil {
+							t.Errorf("restarting the proxy: %v", err)
+							return
+						}
 						restarted = time.Now()
-						dbs[0] = open(addr)
+						db, _ := sql.Open("mysql", "app:app-secret@tcp("+addr+")/sharding_db")
+						t.Cleanup(func() { db.Close() })
+						dbs[0] = db
 					}
 				})
 			}
