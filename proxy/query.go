@@ -278,8 +278,12 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		}
 		return s.writeOK(wire.OK{}, more)
 	case *ast.CommitStmt:
+		s.commitInfo = ""
 		if err := s.endTransaction(true); err != nil {
 			return err
+		}
+		if s.commitInfo != "" {
+			return s.writeOK(wire.OK{Warnings: 1, Info: s.commitInfo}, more)
 		}
 		return s.writeOK(wire.OK{}, more)
 	case *ast.RollbackStmt:

@@ -99,6 +99,10 @@ type Server struct {
 	loginFailures *loginFailures
 	packetBudget  *wire.Budget
 
+	// xa coordinates transactions over several data sources in
+	// transactionMode xa and recovers their in-doubt branches (xa.go).
+	xa *xaCoordinator
+
 	// beforeStatement, when set, runs before each statement of a
 	// session; tests use it to inject failures.
 	beforeStatement func(sql string)
@@ -176,6 +180,7 @@ func New(cfg Config) (*Server, error) {
 		s.pools[ds.Name].schemaGen = &s.schemaGen
 		s.physicalDB[ds.Database] = true
 	}
+	s.xa = newXACoordinator(s)
 	s.rw = newReadwriteSplit(cfg.Rules, log, poolBaseline(cfg.Rules.Server), &s.schemaGen)
 	for _, t := range cfg.Rules.Tables {
 		for _, n := range t.DataNodes {
@@ -321,6 +326,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.listeners[l] = true
 	s.mu.Unlock()
+	s.xa.rec.start()
 	defer func() {
 		s.mu.Lock()
 		delete(s.listeners, l)
@@ -464,6 +470,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.mu.Unlock()
 		<-done
 	}
+	s.xa.rec.close()
 	s.closePools()
 	if s.cluster != nil {
 		s.cluster.Close()

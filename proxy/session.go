@@ -45,6 +45,12 @@ type Session struct {
 	multiStatements bool
 	foundRows       bool
 	quit            bool // the connection ends after this command
+	// txnMode is how transactions over several data sources commit
+	// (server.transactionMode, SET shardflake_transaction_mode).
+	txnMode router.TransactionMode
+	// commitInfo is the warning of the last COMMIT whose XA branches
+	// are left to recovery ("" for none).
+	commitInfo string
 
 	db   string             // logical schema in use, "" for none
 	priv *router.Privileges // the user's, once known (authz.go)
@@ -122,6 +128,7 @@ func newSession(srv *Server) *Session {
 		log:        srv.log,
 		parser:     parser.New(),
 		autocommit: true,
+		txnMode:    srv.rules.Server.TransactionMode,
 		stmts:      map[uint32]*preparedStmt{},
 		held:       map[*backendConn]bool{},
 	}

@@ -177,8 +177,8 @@ func (s *Session) logicalTables(ctx context.Context) ([]logicalTable, error) {
 	}
 	for _, r := range rows {
 		name := string(r[0])
-		if _, isNode := s.srv.physicalTable[name]; isNode {
-			continue
+		if _, isNode := s.srv.physicalTable[name]; isNode || name == xaDecisions {
+			continue // a data node, or the XA decisions (xa.go)
 		}
 		add(name, string(r[1]))
 	}
