@@ -22,6 +22,8 @@ import (
 //	SHOW READWRITE_SPLITTING STATUS [FROM db]
 //	SHOW TRAFFIC RULES, ALTER/ENABLE/DISABLE TRAFFIC RULE (admin_traffic.go)
 //	RELOAD RULES [FORCE], PREVIEW RELOAD (admin_reload.go)
+//	SHOW XA TRANSACTIONS                     (xa_recover.go)
+//	SET VARIABLE transaction_type = 'XA'     (xa.go)
 //
 // The TiDB parser knows none of them, so they are recognised before
 // parsing by their leading keywords (after whitespace and comments). Only
@@ -45,6 +47,8 @@ const (
 	adminAdoptKeys // admin_keygen.go
 	adminReadwriteRules
 	adminReadwriteStatus
+	adminXATransactions // xa_recover.go
+	adminSetVariable    // SET VARIABLE transaction_type = 'XA'
 )
 
 // String returns the statement's leading keywords.
@@ -74,6 +78,10 @@ func (k adminKind) String() string {
 		return "SHOW READWRITE_SPLITTING RULES"
 	case adminReadwriteStatus:
 		return "SHOW READWRITE_SPLITTING STATUS"
+	case adminXATransactions:
+		return "SHOW XA TRANSACTIONS"
+	case adminSetVariable:
+		return "SET VARIABLE"
 	}
 	return "unknown"
 }
@@ -125,6 +133,17 @@ func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
 	if st, ok, err := matchKeygenAdmin(lx, first); ok {
 		return st, true, err
 	}
+	if strings.EqualFold(first, "SET") {
+		// ShardingSphere's SET VARIABLE name = value: shardflake's
+		// SET name = value.
+		probe := lx
+		probe.skip()
+		if !strings.EqualFold(probe.word(), "VARIABLE") {
+			return st, false, nil
+		}
+		st.kind, st.body = adminSetVariable, "SET "+strings.TrimSpace(sql[probe.pos:])
+		return st, true, nil
+	}
 	switch {
 	case strings.EqualFold(first, "PREVIEW"):
 		st.kind, st.body = adminPreview, strings.TrimSpace(sql[lx.pos:])
@@ -141,7 +160,8 @@ func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
 	lx.skip()
 	second := lx.word()
 	switch {
-	case strings.EqualFold(second, "SHARDING"), strings.EqualFold(second, "BROADCAST"), strings.EqualFold(second, "READWRITE_SPLITTING"):
+	case strings.EqualFold(second, "SHARDING"), strings.EqualFold(second, "BROADCAST"), strings.EqualFold(second, "READWRITE_SPLITTING"),
+		strings.EqualFold(second, "XA"):
 	case strings.EqualFold(second, "STORAGE"), strings.EqualFold(second, "KEY"):
 		probe := lx
 		probe.skip()
@@ -195,6 +215,8 @@ func (lx *adminLexer) parseShow() (adminStmt, error) {
 		st.kind = adminReadwriteRules
 	case lx.keywords("READWRITE_SPLITTING", "STATUS"):
 		st.kind = adminReadwriteStatus
+	case lx.keywords("XA", "TRANSACTIONS"):
+		st.kind = adminXATransactions
 	default:
 		lx.pos = lx.far
 		return st, lx.syntaxError("")

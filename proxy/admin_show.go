@@ -33,6 +33,16 @@ func (s *Session) runAdmin(st adminStmt) error {
 	if st.kind >= adminReload {
 		return s.runReloadAdmin(st)
 	}
+	if st.kind == adminSetVariable {
+		stmts, err := s.parse(st.body)
+		if err != nil {
+			return &ParseError{Err: err}
+		}
+		if len(stmts) != 1 {
+			return &NotSupportedError{What: "several statements in SET VARIABLE"}
+		}
+		return s.execute(stmts[0], st.body, nil, TextProtocol, false, false)
+	}
 	if st.kind >= adminTrafficRules {
 		return s.runTrafficAdmin(st)
 	}
@@ -64,6 +74,8 @@ func (s *Session) runAdmin(st adminStmt) error {
 		cols, rows = s.readwriteRules()
 	case adminReadwriteStatus:
 		cols, rows = s.readwriteStatus()
+	case adminXATransactions:
+		cols, rows, err = s.xaTransactions(context.Background())
 	default:
 		err = &InternalError{Msg: "admin statement " + st.kind.String()}
 	}

@@ -42,6 +42,7 @@ type backendConn struct {
 	id   uint32 // the backend's connection id, for KILL QUERY
 
 	status   uint16 // status flags of the last response
+	warnings uint16 // warnings the last response reported (warnings.go)
 	created  time.Time
 	lastUsed time.Time
 	// applied is the session settings (SET ...) in effect on this
@@ -222,6 +223,7 @@ func (bc *backendConn) readHead() (head, error) {
 			return h, bc.lost(err)
 		}
 		bc.status = ok.Status
+		bc.warnings = ok.Warnings
 		h.ok = ok
 		return h, nil
 	case p[0] == wire.HeaderErr:
@@ -292,7 +294,7 @@ func (bc *backendConn) readRow() ([]byte, error) {
 		return nil, bc.lost(err)
 	}
 	if wire.IsEOF(p) {
-		_, bc.status = wire.ParseEOF(p)
+		bc.warnings, bc.status = wire.ParseEOF(p)
 		return nil, io.EOF
 	}
 	if wire.IsErr(p) {

@@ -28,7 +28,8 @@ func mariadbCLI(t *testing.T, e *testEnv, sql string, extra ...string) (string, 
 }
 
 func TestMariaDBClient(t *testing.T) {
-	e := startEnv(t, envOptions{})
+	// Fresh databases: the client lists every table (SHOW TABLES).
+	e := startEnv(t, envOptions{databases: "lst"})
 	createTables(t, e)
 	out, err := mariadbCLI(t, e, "INSERT INTO t_order (user_id, status) VALUES (3, 'cli'); SELECT LAST_INSERT_ID() > 0; SELECT status FROM t_order WHERE user_id = 3; SHOW TABLES; SELECT DATABASE(), @@version_comment")
 	if err != nil {

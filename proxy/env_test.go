@@ -42,6 +42,10 @@ type envOptions struct {
 	// rulesFile, when set, is the rules (loaded from a file) in place of
 	// the ones server and rules make.
 	rulesFile *router.Rules
+	// databases, when set, is the prefix of fresh databases (prefix_N,
+	// dropped and created) the data sources use instead of the shared
+	// ds_N, for tests that list every table a data source holds.
+	databases string
 }
 
 // rulesYAML is the test rules file: two data sources, t_order sharded by
@@ -113,7 +117,15 @@ func startEnv(t *testing.T, opts envOptions) *testEnv {
 	if backends == nil {
 		backends = sharedServers(t)
 	}
-	rules, err := router.Parse([]byte(rulesYAML(backends, opts.server, opts.rules)), "test-rules.yaml")
+	prefix := "ds"
+	if opts.databases != "" {
+		prefix = opts.databases
+		for i, b := range backends {
+			db := fmt.Sprintf("%s_%d", prefix, i)
+			b.Exec(t, "", "DROP DATABASE IF EXISTS "+db, "CREATE DATABASE "+db)
+		}
+	}
+	rules, err := router.Parse([]byte(rulesYAMLOn(backends, opts.server, opts.rules, prefix)), "test-rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +215,13 @@ func (e *testEnv) backend(t *testing.T, i int) *sql.DB {
 		return db
 	}
 	// Opened for the environment's test: subtests share it.
-	db := e.backends[i].Open(e.t, fmt.Sprintf("ds_%d", i))
+	name := fmt.Sprintf("ds_%d", i)
+	for _, ds := range e.rules.DataSources {
+		if ds.Name == name {
+			name = ds.Database // ds_N, or the fresh databases' name
+		}
+	}
+	db := e.backends[i].Open(e.t, name)
 	e.direct[i] = db
 	return db
 }

@@ -150,6 +150,11 @@ func mysqlError(err error) *mysql.MyError {
 		m := mysqlError(gke.Err)
 		return &mysql.MyError{Code: m.Code, State: m.State, Message: gke.Error()}
 	}
+	var xe *XAInDoubtError
+	if errors.As(err, &xe) {
+		// Neither committed nor rolled back yet: 1180, whatever the cause.
+		return &mysql.MyError{Code: mysql.ER_ERROR_DURING_COMMIT, State: "HY000", Message: xe.Error()}
+	}
 	var ce *CommitError
 	if errors.As(err, &ce) {
 		// The cause decides the number; the message says what committed.

@@ -361,6 +361,7 @@ func (l *lane) finish() {
 		// Rows left unread: the connection is not in step.
 		l.bc.broken = true
 	}
+	l.bc.collectWarnings(l.ex.ctx)
 	l.ex.conns.release(l.bc)
 }
 

@@ -163,8 +163,8 @@ func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTabl
 				switch {
 				case isHome:
 					r[tableIdx] = []byte(logical)
-				case isNode || ds != rules.DefaultDataSource:
-					continue
+				case isNode || ds != rules.DefaultDataSource || table == xaDecisions:
+					continue // not a logical table (xa.go's decisions)
 				}
 			}
 			for _, col := range it.schemaCols {

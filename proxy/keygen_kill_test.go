@@ -16,24 +16,34 @@ import (
 )
 
 // startHelperProxy runs the test binary as a proxy process for rules.
-func startHelperProxy(t *testing.T, rulesFile string) (*exec.Cmd, string) {
+func startHelperProxy(t *testing.T, rulesFile string, env ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), proxyHelperEnv+"="+rulesFile)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
+	cmd, addr, err := startHelperProxyErr(t, rulesFile, env...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cmd, addr
+}
+
+// startHelperProxyErr is startHelperProxy for a goroutine other than the
+// test's: it returns its error instead of failing the test.
+func startHelperProxyErr(t *testing.T, rulesFile string, env ...string) (*exec.Cmd, string, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), proxyHelperEnv+"="+rulesFile), env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, "", err
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "addr ") {
-		t.Fatalf("helper proxy: %q, %v", line, err)
+		return nil, "", fmt.Errorf("helper proxy: %q, %v", line, err)
 	}
-	return cmd, strings.TrimSpace(strings.TrimPrefix(line, "addr "))
+	return cmd, strings.TrimSpace(strings.TrimPrefix(line, "addr ")), nil
 }
 
 // TestKeysAfterKill9: a proxy process with SEGMENT and TICKET generators

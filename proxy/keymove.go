@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,7 +99,7 @@ func (s *Session) moveRows(ctx context.Context, plan *router.Plan, conns connSou
 		return res, err
 	}
 	for _, kr := range matched {
-		if err := s.moveRow(ctx, plan.Move.Table, kr, pkCols[probeTable(kr.probe)], conns); err != nil {
+		if err := s.moveRow(ctx, plan.Move, kr, pkCols[probeTable(kr.probe)], conns); err != nil {
 			return result{}, err
 		}
 	}
@@ -107,13 +108,24 @@ func (s *Session) moveRows(ctx context.Context, plan *router.Plan, conns connSou
 
 // moveRow reads an updated row back by its primary key and, when its
 // sharding values now route it to another data node, moves it there.
-func (s *Session) moveRow(ctx context.Context, table string, kr keyMoveRow, pk []string, conns connSource) error {
+func (s *Session) moveRow(ctx context.Context, move *router.KeyMove, kr keyMoveRow, pk []string, conns connSource) error {
+	table := move.Table
 	phys := probeTable(kr.probe)
 	where := make([]string, len(pk))
 	for i, c := range pk {
 		where[i] = quoteName(c) + " = ?"
 	}
 	cond := strings.Join(where, " AND ")
+	// The UPDATE may have given the row a new primary key.
+	key := slices.Clone(kr.pk)
+	for i, c := range pk {
+		for col, v := range move.Set {
+			if strings.EqualFold(col, c) && v != nil {
+				key[i] = v
+			}
+		}
+	}
+	kr.pk = key
 	read := router.Route{DataSource: kr.probe.DataSource, Nodes: kr.probe.Nodes, SQL: "SELECT * FROM " + quoteName(phys) + " WHERE " + cond, Args: kr.pk}
 	cols, rows, err := s.fetch(ctx, conns, read)
 	if err != nil {

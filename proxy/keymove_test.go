@@ -42,27 +42,36 @@ func TestUpdateShardingColumn(t *testing.T) {
 	both("INSERT INTO t_order (order_id, user_id, status) VALUES (10, 1, 'new'), (12, 2, 'other')")
 	checks := []struct {
 		sql  string
-		want string // where order 10 is afterwards
+		want string // where order 10 (11 once renumbered) is afterwards
+		key  int64
 	}{
 		// ORM save() by primary key: the WHERE reaches both data sources,
 		// the row stays.
-		{"UPDATE t_order SET user_id = 1, status = 'saved' WHERE order_id = 10", "ds_1.t_order_0"},
+		{"UPDATE t_order SET user_id = 1, status = 'saved' WHERE order_id = 10", "ds_1.t_order_0", 0},
 		// The new value routes to the one data node the WHERE reaches.
-		{"UPDATE t_order SET user_id = 3, status = 'stays' WHERE user_id = 1 AND order_id = 10", "ds_1.t_order_0"},
+		{"UPDATE t_order SET user_id = 3, status = 'stays' WHERE user_id = 1 AND order_id = 10", "ds_1.t_order_0", 0},
 		// Moves: user 4 lives on ds_0.
-		{"UPDATE t_order SET user_id = 4, status = 'moved' WHERE order_id = 10", "ds_0.t_order_0"},
+		{"UPDATE t_order SET user_id = 4, status = 'moved' WHERE order_id = 10", "ds_0.t_order_0", 0},
 		// Moves by an expression, back to ds_1.
-		{"UPDATE t_order SET user_id = user_id + 1 WHERE order_id = 10", "ds_1.t_order_0"},
+		{"UPDATE t_order SET user_id = user_id + 1 WHERE order_id = 10", "ds_1.t_order_0", 0},
 		// Matches nothing.
-		{"UPDATE t_order SET user_id = 8 WHERE order_id = 99", "ds_1.t_order_0"},
+		{"UPDATE t_order SET user_id = 8 WHERE order_id = 99", "ds_1.t_order_0", 0},
 		// Assigning the same value: matched, not changed.
-		{"UPDATE t_order SET user_id = 5 WHERE order_id = 10", "ds_1.t_order_0"},
+		{"UPDATE t_order SET user_id = 5 WHERE order_id = 10", "ds_1.t_order_0", 0},
+		// The table's sharding column is the primary key: the row moves
+		// to t_order_1 under its new key, and back.
+		{"UPDATE t_order SET order_id = 11, status = 'renumbered' WHERE order_id = 10", "ds_1.t_order_1", 11},
+		{"UPDATE t_order SET order_id = 10 WHERE user_id = 5 AND order_id = 11", "ds_1.t_order_0", 10},
 	}
 	for _, tt := range checks {
 		both(tt.sql)
 		same(tt.sql)
-		if got := landed(t, e); got[10] != tt.want || got[12] != "ds_0.t_order_0" {
-			t.Errorf("%s: rows are on %v, want order 10 on %s", tt.sql, got, tt.want)
+		key := tt.key
+		if key == 0 {
+			key = 10
+		}
+		if got := landed(t, e); got[key] != tt.want || got[12] != "ds_0.t_order_0" || len(got) != 2 {
+			t.Errorf("%s: rows are on %v, want order %d on %s", tt.sql, got, key, tt.want)
 		}
 	}
 

@@ -157,6 +157,12 @@ func (s *Session) localValue(e ast.ExprNode) (any, bool) {
 		switch strings.ToLower(x.Name) {
 		case "version_comment":
 			return versionComment, true
+		case "warning_count":
+			n, _ := s.diag.counts()
+			return n, true
+		case "error_count":
+			_, n := s.diag.counts()
+			return n, true
 		case "version":
 			return s.srv.version(), true
 		case "last_insert_id", "identity":

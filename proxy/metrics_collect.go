@@ -34,6 +34,9 @@ func (m *Metrics) attach(srv *Server) error {
 	if err := m.reg.Register(newTrafficCollector(srv.traffic)); err != nil {
 		return err
 	}
+	if err := m.reg.Register(newXACollector(srv.xa)); err != nil {
+		return err
+	}
 	m.attached = true
 	return nil
 }

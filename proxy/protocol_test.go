@@ -4,13 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
@@ -256,5 +259,149 @@ func TestStoredProcedureOnDefault(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("through the proxy: %s\n                 directly: %s", got[i], want[i])
 		}
+	}
+}
+
+// TestInsertReturning: INSERT ... RETURNING gives the inserted rows in
+// the statement's row order, as MariaDB does, across data nodes, as text
+// and as a prepared statement, generated keys included.
+func TestInsertReturning(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS returning_ref", "CREATE DATABASE returning_ref",
+		"CREATE TABLE returning_ref.t_order (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))",
+		"CREATE TABLE returning_ref.t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))")
+	ref, err := e.backends[0].Open(t, "returning_ref").Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	c := e.conn(t)
+	script := []string{
+		// Rows for ds_1, ds_0, ds_1, ds_0: two routes, the client's order.
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, 'c'), (4, 4, 'd') RETURNING order_id, user_id, status",
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (5, 5, 'e') RETURNING *",
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (6, 6, 'f'), (7, 7, 'g') RETURNING order_id * 10 AS x, UPPER(status)",
+		"REPLACE INTO t_order (order_id, user_id, status) VALUES (7, 7, 'G') RETURNING status",
+		"INSERT INTO t_plain (v) VALUES ('p'), ('q') RETURNING id, v",
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'dup') RETURNING order_id",
+		"INSERT INTO t_order (order_id, user_id) VALUES (8, 8) RETURNING nosuch",
+		"UPDATE t_order SET status = 'x' WHERE order_id = 1 RETURNING order_id",
+		"SELECT order_id, user_id, status FROM t_order ORDER BY order_id",
+	}
+	got, want := outcomes(c, script), outcomes(ref, script)
+	for i := range script {
+		if got[i] != want[i] {
+			t.Errorf("through the proxy: %s\n                 directly: %s", got[i], want[i])
+		}
+	}
+	// Prepared, across data nodes.
+	q := "INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, ?), (?, ?, ?), (?, ?, ?) RETURNING order_id, status"
+	args := []any{21, 2, "x", 22, 1, "y", 23, 4, "z"}
+	for name, conn := range map[string]*sql.Conn{"proxy": c, "direct": ref} {
+		rows, err := conn.QueryContext(context.Background(), q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := scanStrings(t, rows, q, ","); !slices.Equal(got, []string{"21,x", "22,y", "23,z"}) {
+			t.Errorf("%s: prepared RETURNING %q", name, got)
+		}
+	}
+	// Generated keys come back in row order, each the key of its row.
+	rows, err := c.QueryContext(context.Background(), "INSERT INTO t_order (user_id, status) VALUES (1, 'k1'), (2, 'k2'), (3, 'k3'), (4, 'k4') RETURNING order_id, status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := scanStrings(t, rows, "RETURNING generated", ",")
+	if len(gen) != 4 {
+		t.Fatalf("generated keys: %q", gen)
+	}
+	for i, g := range gen {
+		id, status, _ := strings.Cut(g, ",")
+		if status != "k"+strconv.Itoa(i+1) {
+			t.Errorf("row %d came back as %q", i+1, g)
+		}
+		if got := queryOne(t, c, "SELECT status FROM t_order WHERE order_id = "+id); got != status {
+			t.Errorf("key %s holds %q, RETURNING said %q", id, got, status)
+		}
+	}
+}
+
+// TestShowWarnings: SHOW WARNINGS, SHOW ERRORS, their COUNT(*) forms and
+// @@warning_count/@@error_count describe the last statement as on
+// MariaDB: a backend's warnings (INSERT IGNORE truncating, 1/0), the last
+// error, and nothing after a statement without any.
+func TestShowWarnings(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS warnings_ref", "CREATE DATABASE warnings_ref",
+		"CREATE TABLE warnings_ref.t_order (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))",
+		"CREATE TABLE warnings_ref.t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))")
+	ref, err := e.backends[0].Open(t, "warnings_ref").Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	script := []string{
+		"INSERT IGNORE INTO t_plain (v) VALUES ('a value that is far too long for its column')",
+		"SHOW WARNINGS",
+		"SELECT @@warning_count, @@error_count",
+		"SHOW COUNT(*) WARNINGS",
+		"SELECT 1",
+		"SHOW WARNINGS",
+		"SELECT 1/0",
+		"SHOW WARNINGS",
+		"SELECT * FROM nosuch",
+		"SHOW WARNINGS",
+		"SHOW ERRORS",
+		"SHOW COUNT(*) ERRORS",
+		"SELECT @@warning_count, @@error_count",
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'a'), (2, 2, 'b')",
+		"SHOW WARNINGS",
+		"UPDATE IGNORE t_order SET status = REPEAT('x', 40) WHERE order_id = 1",
+		"SHOW WARNINGS",
+	}
+	got, want := outcomes(e.conn(t), script), outcomes(ref, script)
+	for i := range script {
+		want[i] = strings.ReplaceAll(want[i], "warnings_ref", "sharding_db")
+		if got[i] != want[i] {
+			t.Errorf("through the proxy: %s\n                 directly: %s", got[i], want[i])
+		}
+	}
+	// A statement over several data nodes: every node's warnings.
+	c := e.conn(t)
+	mustExec(t, c, "UPDATE IGNORE t_order SET status = REPEAT('y', 40)")
+	if got := queryOne(t, c, "SELECT @@warning_count"); got != "2" {
+		t.Errorf("@@warning_count after an UPDATE of two data nodes = %s, want 2", got)
+	}
+}
+
+// TestLoadDataLocal: LOAD DATA LOCAL INFILE into a table without rules
+// runs on the default data source with the client's file relayed; into a
+// sharded table it is refused with 1235 and the connection stays usable.
+func TestLoadDataLocal(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	gomysql.RegisterReaderHandler("proto_rows", func() io.Reader {
+		return strings.NewReader("one\ntwo\nthree\n")
+	})
+	defer gomysql.DeregisterReaderHandler("proto_rows")
+	c := e.conn(t)
+	res, err := c.ExecContext(context.Background(), "LOAD DATA LOCAL INFILE 'Reader::proto_rows' INTO TABLE t_plain (v)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 3 {
+		t.Errorf("LOAD DATA loaded %d rows, want 3", n)
+	}
+	if got := queryStrings(t, c, "SELECT v FROM t_plain ORDER BY id"); !slices.Equal(got, []string{"one", "two", "three"}) {
+		t.Errorf("t_plain holds %q", got)
+	}
+	_, err = c.ExecContext(context.Background(), "LOAD DATA LOCAL INFILE 'Reader::proto_rows' INTO TABLE t_order (status)")
+	if errCode(err) != 1235 {
+		t.Errorf("LOAD DATA into a sharded table: %v, want 1235", err)
+	}
+	if got := queryOne(t, c, "SELECT COUNT(*) FROM t_plain"); got != "3" {
+		t.Errorf("afterwards COUNT(*) = %s", got)
 	}
 }

@@ -41,6 +41,16 @@ func (s *Session) handleQuery(sql string) {
 	if s.handleAdmin(sql) {
 		return
 	}
+	if base, list, ok := sqlarg.SplitReturning(sql); ok {
+		// INSERT ... RETURNING: the parser gets the INSERT (returning.go).
+		if stmts, err := s.parse(base); err == nil && len(stmts) == 1 {
+			s.returning = list
+			err := s.execute(stmts[0], base, nil, TextProtocol, false, false)
+			s.returning = ""
+			s.answer(err)
+			return
+		}
+	}
 	stmts, err := s.parse(sql)
 	if err != nil {
 		// Stored functions and triggers (the parser reads neither) and
@@ -190,6 +200,7 @@ func (s *Session) runNormalized(sql string) bool {
 	}
 	ctx, end := s.statementContext()
 	defer end()
+	s.diag.reset()
 	s.answer(s.runRouted(ctx, plan, sql, TextProtocol, false))
 	return true
 }
@@ -217,6 +228,13 @@ func (s *Session) planShape(norm string) PreparedPlan {
 func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Protocol, more, cacheable bool) (err error) {
 	if hook := s.srv.beforeStatement; hook != nil {
 		hook(sql)
+	}
+	switch {
+	case isDiagnostics(stmt):
+	case hasTable(stmt):
+		s.diag.reset()
+	default:
+		s.diag.keep()
 	}
 	if st, ok := stmt.(*ast.ExecuteStmt); ok {
 		// Runs the statement it names, which has a context of its own.
@@ -260,8 +278,12 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		}
 		return s.writeOK(wire.OK{}, more)
 	case *ast.CommitStmt:
+		s.commitInfo = ""
 		if err := s.endTransaction(true); err != nil {
 			return err
+		}
+		if s.commitInfo != "" {
+			return s.writeOK(wire.OK{Warnings: 1, Info: s.commitInfo}, more)
 		}
 		return s.writeOK(wire.OK{}, more)
 	case *ast.RollbackStmt:
@@ -348,6 +370,12 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 	if err != nil {
 		return err
 	}
+	if s.returning != "" {
+		if pp, err = withReturning(pp, s.returning); err != nil {
+			return err
+		}
+		cacheable = false
+	}
 	if pp.Kind() == router.KindOther {
 		// Not about the logical schema (mysql.*, performance_schema.*,
 		// CALL): the default data source answers, or nobody does.
@@ -389,6 +417,7 @@ func routineDDL(stmt ast.StmtNode) bool {
 }
 
 func (s *Session) runPrepared(ctx context.Context, pp PreparedPlan, sql string, args []any, proto Protocol, more bool) error {
+	s.diag.reset()
 	plan, err := pp.Bind(args)
 	if err != nil {
 		return err
@@ -438,6 +467,7 @@ func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, 
 }
 
 func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto Protocol, more bool) error {
+	ctx = withDiagnostics(ctx, &s.diag)
 	plan, lockErr := s.lockedPlan(plan) // LOCK TABLES (lock.go)
 	if lockErr != nil {
 		return lockErr
@@ -480,14 +510,14 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		// A write over several routes is all-or-nothing (stmtatomic.go).
 		guard := newStmtGuard(s, src, inTxn)
 		if err = guard.begin(ctx, plan); err == nil {
-			res, err = runPlanMode(ctx, plan, guard, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, join)
+			res, err = s.runRoutes(ctx, plan, guard, mode, join)
 		}
 		err = guard.finish(err)
 	} else {
-		res, err = runPlanMode(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, join)
+		res, err = s.runRoutes(ctx, plan, src, mode, join)
 		if rs, ok := src.(*rwSource); ok && rs.retryable(err) {
 			// A replica was lost before the result began: the primary answers.
-			res, err = runPlanMode(ctx, plan, src, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, join)
+			res, err = s.runRoutes(ctx, plan, src, mode, join)
 		}
 	}
 	if inTxn {

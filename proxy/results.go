@@ -82,6 +82,7 @@ func (s *Session) writeOK(ok wire.OK, more bool) error {
 func (s *Session) writeErr(err error) error {
 	m := s.srv.clientError(err)
 	s.srv.obs.Error(m.Code)
+	s.diag.fail(m)
 	if s.capture != nil {
 		s.capture.fail(m)
 		return nil

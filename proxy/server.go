@@ -96,6 +96,10 @@ type Server struct {
 	loginFailures *loginFailures
 	packetBudget  *wire.Budget
 
+	// xa coordinates transactions over several data sources in
+	// transactionMode xa and recovers their in-doubt branches (xa.go).
+	xa *xaCoordinator
+
 	// beforeStatement, when set, runs before each statement of a
 	// session; tests use it to inject failures.
 	beforeStatement func(sql string)
@@ -145,6 +149,7 @@ func New(cfg Config) (*Server, error) {
 	s.snap.Store(sn)
 	s.handshakes.max = s.limits().MaxHandshakes
 	s.packetBudget = wire.NewBudget(s.limits().PacketMemoryBytes)
+	s.xa = newXACoordinator(s)
 	if s.cluster, err = startTrafficCluster(cfg.Rules, s.traffic); err != nil {
 		return nil, err
 	}
@@ -195,6 +200,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.listeners[l] = true
 	s.mu.Unlock()
+	s.xa.rec.start()
 	defer func() {
 		s.mu.Lock()
 		delete(s.listeners, l)
@@ -338,6 +344,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.mu.Unlock()
 		<-done
 	}
+	s.xa.rec.close()
 	s.closePools()
 	if s.cluster != nil {
 		s.cluster.Close()

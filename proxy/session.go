@@ -48,6 +48,12 @@ type Session struct {
 	multiStatements bool
 	foundRows       bool
 	quit            bool // the connection ends after this command
+	// txnMode is how transactions over several data sources commit
+	// (server.transactionMode, SET shardflake_transaction_mode).
+	txnMode router.TransactionMode
+	// commitInfo is the warning of the last COMMIT whose XA branches
+	// are left to recovery ("" for none).
+	commitInfo string
 
 	db   string             // logical schema in use, "" for none
 	priv *router.Privileges // the user's, once known (authz.go)
@@ -68,7 +74,13 @@ type Session struct {
 	// prepared holds the SQL-level prepared statements by lower-case
 	// name (sqlprepare.go).
 	prepared map[string]sqlPrepared
-	txn      txnState
+	// returning is the RETURNING list of the INSERT being run
+	// (returning.go), "" for none.
+	returning string
+	// diag is what the last statement left for SHOW WARNINGS
+	// (warnings.go).
+	diag diagnostics
+	txn  txnState
 	// backendStatus collects the status flags the backends of the
 	// running statement reported that the client hears too (status.go).
 	backendStatus statusSink
@@ -119,6 +131,7 @@ func newSession(srv *Server) *Session {
 		log:        srv.log,
 		parser:     parser.New(),
 		autocommit: true,
+		txnMode:    srv.current().rules.Server.TransactionMode,
 		stmts:      map[uint32]*preparedStmt{},
 		held:       map[*backendConn]bool{},
 	}

@@ -58,7 +58,8 @@ func scanStrings(t *testing.T, rows *sql.Rows, q, sep string) []string {
 }
 
 func TestConnectTimeProbes(t *testing.T) {
-	e := startEnv(t, envOptions{})
+	// Fresh databases: the test lists every table a data source holds.
+	e := startEnv(t, envOptions{databases: "lst"})
 	createTables(t, e)
 	c := e.conn(t)
 	ctx := context.Background()
@@ -109,7 +110,8 @@ func TestConnectTimeProbes(t *testing.T) {
 }
 
 func TestTableMetadataUsesLogicalNames(t *testing.T) {
-	e := startEnv(t, envOptions{})
+	// Fresh databases: the test lists every table a data source holds.
+	e := startEnv(t, envOptions{databases: "lst"})
 	createTables(t, e)
 	c := e.conn(t)
 	var table, ddl string

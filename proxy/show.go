@@ -49,13 +49,7 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 	case ast.ShowCreateTable, ast.ShowColumns, ast.ShowIndex:
 		return s.showTableMeta(ctx, st, proto, more)
 	case ast.ShowWarnings, ast.ShowErrors:
-		// Warnings belong to the backend connection that ran the last
-		// statement, which is back in its pool by now.
-		cols := []*mysql.Field{stringColumn("Level"), uintColumn("Code"), stringColumn("Message")}
-		if st.CountWarningsOrErrors {
-			return s.writeRows(newMemStream([]*mysql.Field{intColumn("@@session.warning_count")}, []Row{rowOf(int64(0))}), proto, more)
-		}
-		return s.writeRows(newMemStream(cols, nil), proto, more)
+		return s.showDiagnostics(st, proto, more)
 	case ast.ShowProcessList:
 		// As in MariaDB without PROCESS: one's own connections only.
 		user := s.user
@@ -183,8 +177,8 @@ func (s *Session) logicalTables(ctx context.Context) ([]logicalTable, error) {
 	}
 	for _, r := range rows {
 		name := string(r[0])
-		if _, isNode := s.srv.physicalTable[name]; isNode {
-			continue
+		if _, isNode := s.srv.physicalTable[name]; isNode || name == xaDecisions {
+			continue // a data node, or the XA decisions (xa.go)
 		}
 		add(name, string(r[1]))
 	}

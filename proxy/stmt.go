@@ -83,7 +83,11 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	if max := s.srv.limits().MaxPreparedStatements; len(s.stmts) >= max {
 		return nil, tooManyPreparedError(max)
 	}
-	stmts, err := s.parse(sql)
+	parsed, returning := sql, ""
+	if base, list, ok := sqlarg.SplitReturning(sql); ok {
+		parsed, returning = base, list
+	}
+	stmts, err := s.parse(parsed)
 	if err != nil {
 		return nil, &ParseError{Err: err}
 	}
@@ -98,13 +102,16 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 		return nil, err
 	}
 	if routed(stmts[0]) {
-		if ps.pp, err = s.srv.planner.Prepare(stmts[0], sql, s.db); err != nil {
+		if ps.pp, err = s.srv.planner.Prepare(stmts[0], parsed, s.db); err != nil {
+			return nil, err
+		}
+		if ps.pp, err = withReturning(ps.pp, returning); err != nil {
 			return nil, err
 		}
 		if ps.pp.Kind() == router.KindOther {
 			ps.pp = nil
 			// The planner consumed the tree; the columns need it again.
-			if stmts, err = s.parse(sql); err != nil {
+			if stmts, err = s.parse(parsed); err != nil {
 				return nil, &ParseError{Err: err}
 			}
 		}

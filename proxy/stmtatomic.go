@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -53,6 +54,10 @@ type stmtGuard struct {
 
 	byDS  map[string][]*backendConn
 	conns []*backendConn // every connection taken, in data-source order
+	// xa: in transactionMode xa, an autocommit statement over several
+	// data sources commits with XA: conns[0] coordinates, the others
+	// are XA branches (xa.go).
+	xa *xaTxn
 }
 
 func newStmtGuard(s *Session, inner connSource, inTxn bool) *stmtGuard {
@@ -85,8 +90,25 @@ func (g *stmtGuard) begin(ctx context.Context, plan *router.Plan) error {
 	if g.inTxn {
 		sql = "SAVEPOINT " + stmtSavepoint
 	}
+	if !g.inTxn && len(order) > 1 && g.s.xaMode() && len(g.s.state.tableLocks) == 0 {
+		if err := g.s.srv.xa.ensureTable(ctx, g.conns[0].pool.name); err != nil {
+			return err
+		}
+		gtrid, err := g.s.srv.xa.newGtrid(g.conns[0].pool.name)
+		if err != nil {
+			return err
+		}
+		g.xa = &xaTxn{gtrid: gtrid, coord: g.conns[0], coordWrote: true}
+		for i, bc := range g.conns[1:] {
+			g.xa.branches = append(g.xa.branches, &xaBranch{bc: bc, bqual: bc.pool.name + "." + strconv.Itoa(i+1), wrote: true})
+		}
+	}
 	errs := make([]error, len(g.conns))
 	g.eachIndexed(func(i int, bc *backendConn) {
+		if g.xa != nil && i > 0 {
+			_, errs[i] = bc.exec("XA START " + xid(g.xa.gtrid, g.xa.branches[i-1].bqual))
+			return
+		}
 		_, errs[i] = bc.exec(g.beginSQL(bc, sql))
 	})
 	return errors.Join(errs...)
@@ -117,6 +139,17 @@ func (g *stmtGuard) finish(err error) error {
 	if g.inTxn {
 		if err != nil {
 			g.rollbackToSavepoint(err)
+		}
+		return err
+	}
+	if g.xa != nil {
+		if err != nil {
+			g.s.srv.xa.rollback(g.xa)
+			return err
+		}
+		info, err := g.s.srv.xa.commit(context.Background(), g.xa)
+		if info != "" {
+			g.s.log.Warn(info)
 		}
 		return err
 	}

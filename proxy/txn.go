@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -34,6 +35,11 @@ type txnState struct {
 	// savepoints are the transaction's savepoint names in the order
 	// they were set (savepoint.go).
 	savepoints []string
+	// xa: the transaction commits its data sources with XA (the
+	// session's transactionMode when it began); gtrid is its XA id once
+	// a second data source joined as an XA branch (xa.go).
+	xa    bool
+	gtrid string
 }
 
 // inTransaction reports whether the next statement runs inside a
@@ -64,6 +70,8 @@ func (s *Session) startTxn(begin string) {
 		begin = beginReadOnly
 	}
 	s.txn = txnState{active: true, conns: map[string]*backendConn{}, written: map[string]bool{}, begin: begin, isolation: iso, readOnlyNext: ro}
+	// A read-only transaction writes nothing: its parts commit alone.
+	s.txn.xa = s.xaMode() && begin != beginReadOnly
 }
 
 // readOnly reports whether the transaction is START TRANSACTION READ ONLY.
@@ -94,16 +102,24 @@ func (s *Session) endTransaction(commit bool) error {
 	}
 	s.txn.isolation, s.txn.readOnlyNext = "", false
 	var err error
+	if t.gtrid != "" {
+		err = s.endXA(t, commit)
+	}
 	var committed []string
 	for _, ds := range t.order {
 		bc := t.conns[ds]
-		if err == nil && commit {
+		switch {
+		case t.gtrid != "":
+		case err == nil && commit:
 			if _, cerr := bc.exec("COMMIT"); cerr != nil {
 				err = &CommitError{DataSource: ds, Committed: committed, Err: cerr}
 			} else {
 				committed = append(committed, ds)
+				if len(t.order) > 1 && len(committed) == 1 {
+					s.srv.xa.fail(failLocalAfterFirst)
+				}
 			}
-		} else if !bc.broken {
+		case !bc.broken:
 			if _, rerr := bc.exec("ROLLBACK"); rerr != nil {
 				s.log.Warn("rollback failed", "datasource", ds, "err", errLine(rerr))
 				bc.broken = true
@@ -215,13 +231,35 @@ func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendCon
 	begin := s.txn.begin
 	if s.state.tableLocks[ds] {
 		begin = "SET autocommit = 0"
+	} else if s.txn.xa && len(s.txn.order) > 0 {
+		// A second data source: the transaction becomes an XA one,
+		// coordinated by the first data source's plain transaction.
+		if s.txn.gtrid == "" {
+			coord := s.txn.order[0]
+			if err := s.srv.xa.ensureTable(ctx, coord); err != nil {
+				poolSource{s}.release(bc)
+				return nil, err
+			}
+			g, err := s.srv.xa.newGtrid(coord)
+			if err != nil {
+				poolSource{s}.release(bc)
+				return nil, err
+			}
+			s.txn.gtrid = g
+		}
+		begin = "XA START " + xid(s.txn.gtrid, ds)
 	}
 	if _, err := bc.exec(begin); err != nil {
 		poolSource{s}.release(bc)
 		return nil, err
 	}
 	if err := s.joinSavepoints(bc); err != nil {
-		bc.exec("ROLLBACK")
+		if strings.HasPrefix(begin, "XA ") {
+			bc.exec("XA END " + xid(s.txn.gtrid, ds))
+			bc.exec("XA ROLLBACK " + xid(s.txn.gtrid, ds))
+		} else {
+			bc.exec("ROLLBACK")
+		}
 		poolSource{s}.release(bc)
 		return nil, err
 	}
@@ -287,4 +325,20 @@ func (ps poolSource) release(bc *backendConn) {
 	if ps.s.unhold(bc) {
 		bc.pool.put(bc)
 	}
+}
+
+// endXA commits or rolls back a transaction that has XA branches: the
+// first data source is the coordinator, every other one a branch.
+func (s *Session) endXA(t txnState, commit bool) error {
+	x := &xaTxn{gtrid: t.gtrid, coord: t.conns[t.order[0]], coordWrote: t.written[t.order[0]]}
+	for _, ds := range t.order[1:] {
+		x.branches = append(x.branches, &xaBranch{bc: t.conns[ds], bqual: ds, wrote: t.written[ds]})
+	}
+	if !commit {
+		s.srv.xa.rollback(x)
+		return nil
+	}
+	info, err := s.srv.xa.commit(context.Background(), x)
+	s.commitInfo = info
+	return err
 }

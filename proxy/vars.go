@@ -91,6 +91,7 @@ func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) err
 	next := s.vars.clone()
 	var assignments []string
 	var autocommit, readOnlyNext *bool
+	var txnMode *router.TransactionMode
 	isolation := ""
 	for _, a := range st.Variables {
 		name := strings.ToLower(a.Name)
@@ -120,6 +121,12 @@ func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) err
 			next.remove("names")
 			next.set("charset", "CHARACTER SET "+cs)
 			assignments = append(assignments, "CHARACTER SET "+cs)
+		case isTransactionModeVar(name):
+			mode, err := s.transactionModeValue(a.Value)
+			if err != nil {
+				return err
+			}
+			txnMode = &mode
 		case a.IsSystem && name == "autocommit":
 			on, err := boolSetting(a.Value)
 			if err != nil {
@@ -175,6 +182,13 @@ func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) err
 		if err := s.applySet(ctx, "SET "+strings.Join(assignments, ", "), next); err != nil {
 			return err
 		}
+	}
+	if txnMode != nil && *txnMode != s.txnMode {
+		if s.inTransaction() && len(s.txn.conns) > 0 {
+			return mysql.NewDefaultError(mysql.ER_CANT_CHANGE_TX_CHARACTERISTICS)
+		}
+		s.txnMode = *txnMode
+		s.txn.xa = s.txn.active && s.xaMode() && !s.txn.readOnly()
 	}
 	s.vars = next
 	if isolation != "" {

@@ -220,6 +220,9 @@ func TestValidationErrors(t *testing.T) {
 		{"server transactions", func(t *testing.T) string {
 			return edit(t, "server:\n", "server:\n  multiSourceTransactions: xa # ERR\n")
 		}, `server.multiSourceTransactions "xa": want allow or reject`},
+		{"server transaction mode", func(t *testing.T) string {
+			return edit(t, "server:\n", "server:\n  transactionMode: twopc # ERR\n")
+		}, `server.transactionMode "twopc": want local or xa`},
 		{"server listen", func(t *testing.T) string {
 			return edit(t, "server:\n", "server:\n  listen: 3307 # ERR\n")
 		}, `server.listen must be host:port, got "3307"`},
@@ -426,7 +429,7 @@ func TestServerDefaults(t *testing.T) {
 		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024,
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
 		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: "",
-		UnionRoutes: true, MoveUpdatedRows: true,
+		UnionRoutes: true, MoveUpdatedRows: true, TransactionMode: TransactionLocal,
 		Limits: Limits{
 			MaxAllowedPacket: 64 << 20, PacketMemoryBytes: 256 << 20, WaitTimeout: 8 * time.Hour,
 			NetReadTimeout: 30 * time.Second, MaxHandshakes: 128, MaxPreparedStatements: 16382,
@@ -463,6 +466,7 @@ func TestServerSettings(t *testing.T) {
   version: 8.0.36-shardflake
   lockWaitTimeout: 5s
   unionRoutes: false
+  transactionMode: xa
   maxAllowedPacket: 1GiB
   packetMemoryBytes: 256MiB
   waitTimeout: 10m
@@ -481,6 +485,7 @@ func TestServerSettings(t *testing.T) {
 		StatementTimeout: 90 * time.Second, MultiSourceTransactions: MultiSourceReject,
 		SlowStatementThreshold: 250 * time.Millisecond, MaxScatterRows: 100000, MergeMemoryBytes: 16 << 20,
 		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second, MoveUpdatedRows: true,
+		TransactionMode: TransactionXA,
 		Limits: Limits{
 			MaxAllowedPacket: 1 << 30, PacketMemoryBytes: 256 << 20, WaitTimeout: 10 * time.Minute,
 			NetReadTimeout: 5 * time.Second, MaxHandshakes: 16, MaxPreparedStatements: 100,

@@ -387,6 +387,9 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 			return nil, err
 		}
 		routes = append(routes, Route{DataSource: dn.DataSource, Nodes: []DataNode{dn}, SQL: sql, Args: rargs})
+		if len(order) > 1 {
+			routes[len(routes)-1].Rows = byNode[node]
+		}
 	}
 	plan := &Plan{Kind: KindInsert, Type: RouteSingle, Tables: b.tables, Routes: routes}
 	if len(routes) > 1 {

@@ -29,6 +29,10 @@ type KeyMove struct {
 	// DataSources are all data sources of the table's data nodes: those
 	// a row may move to.
 	DataSources []string `json:"dataSources"`
+	// Set are the values the UPDATE assigns to sharding columns, where
+	// they are literals or arguments: a row whose primary key is one of
+	// them is found again by its new key.
+	Set map[string]Value `json:"set,omitempty"`
 }
 
 // prepareKeyMove collects, before the statement is rewritten, the values
@@ -154,6 +158,14 @@ func (d *dmlBinder) keyMove(units []unit, empty bool, f *unitFiller, args []any)
 	}
 	rule := d.a.refs[0].info.rule
 	m := &KeyMove{Table: d.a.refs[0].name, DataSources: rule.DataSources()}
+	for _, kc := range d.keyChanges {
+		if kc.hasVal {
+			if m.Set == nil {
+				m.Set = map[string]Value{}
+			}
+			m.Set[kc.col] = kc.value.value(args)
+		}
+	}
 	for i := range units {
 		f.u = &units[i]
 		sql, rargs, err := d.probe.render(f, args)

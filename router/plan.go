@@ -105,6 +105,10 @@ type Plan struct {
 	// Move is set for an UPDATE of sharding columns that may move rows to
 	// another data node: the proxy checks, and moves them (keymove.go).
 	Move *KeyMove `json:"move,omitempty"`
+	// Returning is the select list of an INSERT ... RETURNING, which the
+	// proxy appends to each route's SQL; the routes then return rows,
+	// given back in the client's row order (Route.Rows).
+	Returning string `json:"returning,omitempty"`
 	// Access says whether a read/write group's replica may answer the
 	// plan (readwrite_access.go); zero, the primary, when the rules have
 	// no !READWRITE_SPLITTING.
@@ -128,6 +132,10 @@ type Route struct {
 	// unchanged from the args given to Bind (pruned with IN lists and
 	// split with INSERT rows); nil when SQL has no placeholder.
 	Args []any `json:"args,omitempty"`
+	// Rows are, for a route of an INSERT split over several data nodes,
+	// the positions (0-based) in the client's statement of the rows it
+	// inserts, in its own order.
+	Rows []int `json:"-"`
 }
 
 // DataNode names one physical table on one data source.

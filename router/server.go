@@ -2,6 +2,7 @@ package router
 
 import (
 	"net"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -82,6 +83,46 @@ type Server struct {
 	Version string
 	// Limits bound what clients can make the proxy hold (server_limits.go).
 	Limits Limits
+	// TransactionMode is how a transaction that writes to several data
+	// sources commits (default local): local commits each data source in
+	// turn, xa commits them atomically with two-phase commit (XA) and a
+	// durable decision. Sessions may change it with SET
+	// shardflake_transaction_mode. One data source commits one phase in
+	// either mode.
+	TransactionMode TransactionMode
+}
+
+// TransactionMode is server.transactionMode.
+type TransactionMode int
+
+// Transaction modes.
+const (
+	TransactionLocal TransactionMode = iota + 1 // commit each data source in turn
+	TransactionXA                               // two-phase commit across data sources
+)
+
+// String returns the mode as the rules file writes it.
+func (m TransactionMode) String() string {
+	switch m {
+	case TransactionLocal:
+		return "local"
+	case TransactionXA:
+		return "xa"
+	}
+	return "unknown"
+}
+
+// ParseTransactionMode reads a transaction mode, case-insensitively:
+// local or xa (ShardingSphere's LOCAL and XA). ok is false for anything
+// else.
+func ParseTransactionMode(s string) (TransactionMode, bool) {
+	switch strings.ToLower(s) {
+	case "local":
+		return TransactionLocal, true
+	case "xa":
+		return TransactionXA, true
+	}
+	return 0, false
 }
 
 // Server defaults, applied by Load for keys the file leaves out.
@@ -149,7 +190,7 @@ func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
 		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
-		"unionRoutes", "moveUpdatedRows", "bindingJoins", "traffic"}
+		"unionRoutes", "moveUpdatedRows", "bindingJoins", "traffic", "transactionMode"}
 }
 
 // allServerKeys are serverKeys and the keys of Limits.
@@ -240,6 +281,14 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		s.BindingJoins = BindingStrict
 	default:
 		d.errorf(f.get("bindingJoins"), "server.bindingJoins must be declared or strict, got %q", v)
+	}
+	s.TransactionMode = TransactionLocal
+	if m := d.str(f.get("transactionMode"), "server.transactionMode"); m != "" {
+		mode, ok := ParseTransactionMode(m)
+		if !ok || m != strings.ToLower(m) {
+			d.errorf(f.get("transactionMode"), "server.transactionMode %q: want local or xa", m)
+		}
+		s.TransactionMode = mode
 	}
 	d.traffic(r, f.get("traffic"))
 	d.limits(s, f)

@@ -81,7 +81,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			printDemoBanner(stdout, rules, *config, addr)
 		}()
 	}
-	return serve(rules, serveOptions{log: log, drain: 5 * time.Second, ready: ready, metricsOptional: true})
+	// The embedded backends are not safe for a statement that reads a
+	// table while another connection writes it (go-mysql-server's memory
+	// tables: the reader's commit puts back the table as it read it), so
+	// the proxy's start-up check reads them before seedDemo writes.
+	return serve(rules, serveOptions{log: log, drain: 5 * time.Second, ready: ready, metricsOptional: true, checkKeysBeforeReady: true})
 }
 
 // startDemoBackends starts one in-memory server per data source and points
@@ -99,6 +103,14 @@ func startDemoBackends(rules *router.Rules, verbose bool) ([]*gmsserver.Server, 
 		ds := &rules.DataSources[i]
 		db := memory.NewDatabase(ds.Database)
 		db.BaseDatabase.EnablePrimaryKeyIndexes()
+		// go-mysql-server's default collation is utf8mb4_0900_bin, but its
+		// column definitions carry the character set's number (255) where
+		// the collation's goes, which says utf8mb4_0900_ai_ci: a merge
+		// trusting that found rows sorted 'Paid' before 'new' and refused
+		// with 1235. With MySQL 8's default the columns are what they say.
+		if err := db.BaseDatabase.SetCollation(gmssql.NewEmptyContext(), gmssql.Collation_utf8mb4_0900_ai_ci); err != nil {
+			return nil, fmt.Errorf("data source %s: embedded backend: %w", ds.Name, err)
+		}
 		provider := memory.NewDBProvider(db)
 		engine := sqle.NewDefault(provider)
 		cfg := gmsserver.Config{Protocol: "tcp", Address: "127.0.0.1:0", Version: "8.0.33-go-mysql-server"}

@@ -13,7 +13,12 @@ import (
 // column through the demo proxy, whose embedded backends describe utf8mb4
 // columns as MySQL 8 does (utf8mb4_0900_ai_ci, id 255: 1235 before the
 // merge knew it), and on one MariaDB holding the same rows: the answers
-// must agree, up to the case the two collations both ignore.
+// must agree, up to the case the two collations both ignore. The
+// backends' columns really are utf8mb4_0900_ai_ci (the demo sets it as
+// their databases' default; go-mysql-server's own, utf8mb4_0900_bin, was
+// described as 255 too, and the merge rightly refused a data node's
+// binary order with 1235 whenever one physical table held 'Paid' and
+// 'new'; TestDemoSeedsEveryBackend checks the collation directly).
 func checkDemoStringMerges(t *testing.T, demo *sql.DB) {
 	t.Helper()
 	for _, st := range []string{"NEW", "Paid", "shipped"} {

@@ -71,6 +71,13 @@ type serveOptions struct {
 	drain time.Duration
 	// ready is called once the listener is open.
 	ready func(addr net.Addr)
+	// checkKeysBeforeReady runs the start-up key column check (which
+	// reads information_schema on the data sources) before ready instead
+	// of beside serving. The demo's embedded backends write a statement's
+	// view of every table it read back when it commits, so that check
+	// running while ready's seeding wrote to the same data source undid
+	// the writes (all of ds_0's demo rows, about one start in four).
+	checkKeysBeforeReady bool
 	// stop, when set, also stops the server (the demo's tests).
 	stop <-chan struct{}
 	// metricsOptional: a metrics address that cannot be listened on is
@@ -133,22 +140,28 @@ func serve(rules *router.Rules, o serveOptions) int {
 		o.log.Error("listen", "err", err)
 		return 1
 	}
-	if o.ready != nil {
-		o.ready(l.Addr())
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	go func() {
-		// A key column too narrow for its generator's keys (a Snowflake
-		// generator on an INT column) is said at start, not at the first
-		// INSERT's 1264; in the background, so data sources that are
-		// slow to answer do not delay serving.
+	// A key column too narrow for its generator's keys (a Snowflake
+	// generator on an INT column) is said at start, not at the first
+	// INSERT's 1264; in the background, so data sources that are slow to
+	// answer do not delay serving (unless checkKeysBeforeReady).
+	checkKeys := func() {
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		for _, w := range srv.KeyColumnWarnings(wctx) {
 			o.log.Warn("key generator", "warning", w)
 		}
-	}()
+	}
+	if o.checkKeysBeforeReady {
+		checkKeys()
+	}
+	if o.ready != nil {
+		o.ready(l.Addr())
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	if !o.checkKeysBeforeReady {
+		go checkKeys()
+	}
 
 	select {
 	case <-ctx.Done():

@@ -1,0 +1,81 @@
+package sqlarg
+
+import "strings"
+
+// SplitReturning cuts the RETURNING clause off an INSERT or REPLACE
+// statement (MariaDB 10.5+), which the SQL parser does not know: base is
+// the statement without it, list its select list. ok is false when sql is
+// not an INSERT or REPLACE or has no RETURNING outside quotes, comments
+// and parentheses.
+func SplitReturning(sql string) (base, list string, ok bool) {
+	if !strings.Contains(strings.ToLower(sql), "returning") {
+		return "", "", false
+	}
+	start := skipLeading(sql)
+	if !hasWord(sql, start, "insert") && !hasWord(sql, start, "replace") {
+		return "", "", false
+	}
+	depth := 0
+	for i := start; i < len(sql); i++ {
+		switch c := sql[i]; {
+		case c == '\'' || c == '"' || c == '`':
+			i = skipQuoted(sql, i, Backslash) - 1
+		case c == '#' || lineComment(sql, i):
+			for i < len(sql) && sql[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
+			j := i + 2
+			for j+1 < len(sql) && !(sql[j] == '*' && sql[j+1] == '/') {
+				j++
+			}
+			i = j + 1
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case depth == 0 && (c == 'r' || c == 'R') && (i == 0 || !isWordByte(sql[i-1])) && hasWord(sql, i, "returning"):
+			list = strings.TrimSpace(sql[i+len("returning"):])
+			list = strings.TrimSpace(strings.TrimSuffix(list, ";"))
+			if list == "" {
+				return "", "", false
+			}
+			return strings.TrimSpace(sql[:i]), list, true
+		}
+	}
+	return "", "", false
+}
+
+// skipLeading returns the index of the first byte of sql after white
+// space and comments.
+func skipLeading(sql string) int {
+	i := 0
+	for i < len(sql) {
+		switch {
+		case sql[i] <= ' ':
+			i++
+		case sql[i] == '#' || lineComment(sql, i):
+			for i < len(sql) && sql[i] != '\n' {
+				i++
+			}
+		case sql[i] == '/' && i+1 < len(sql) && sql[i+1] == '*' && !(i+2 < len(sql) && sql[i+2] == '!'):
+			j := i + 2
+			for j+1 < len(sql) && !(sql[j] == '*' && sql[j+1] == '/') {
+				j++
+			}
+			i = j + 2
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// hasWord reports whether the word w (lower case) starts at i, as a whole
+// word, in any case.
+func hasWord(sql string, i int, w string) bool {
+	if i+len(w) > len(sql) || !strings.EqualFold(sql[i:i+len(w)], w) {
+		return false
+	}
+	return i+len(w) == len(sql) || !isWordByte(sql[i+len(w)])
+}

@@ -1,0 +1,194 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+)
+
+// SHOW WARNINGS, SHOW ERRORS and @@warning_count/@@error_count describe
+// the session's last statement, as on MariaDB. Its warnings live on the
+// backend connections that ran it, which go back to their pools (or run
+// the next statement) as soon as it is done: so when a backend's
+// response reports warnings, the lane asks that connection SHOW WARNINGS
+// before giving it back, and the session keeps the rows. The error the
+// client was last sent is kept too. Any statement other than these
+// diagnostics starts afresh.
+
+// diagnostics is the session's record of its last statement.
+type diagnostics struct {
+	mu       sync.Mutex // lanes of a multi-route statement add in parallel
+	warnings []Row      // Level, Code, Message
+	err      *mysql.MyError
+	// stale: a statement without tables runs; the first condition it
+	// raises replaces what is kept.
+	stale bool
+}
+
+// reset starts afresh, for a statement that uses tables.
+func (d *diagnostics) reset() {
+	d.mu.Lock()
+	d.warnings, d.err, d.stale = nil, nil, false
+	d.mu.Unlock()
+}
+
+// keep starts a statement that uses no table.
+func (d *diagnostics) keep() {
+	d.mu.Lock()
+	d.stale = true
+	d.mu.Unlock()
+}
+
+func (d *diagnostics) clearStale() {
+	if d.stale {
+		d.warnings, d.err, d.stale = nil, nil, false
+	}
+}
+
+func (d *diagnostics) add(rows []Row) {
+	d.mu.Lock()
+	d.clearStale()
+	d.warnings = append(d.warnings, rows...)
+	d.mu.Unlock()
+}
+
+func (d *diagnostics) fail(m *mysql.MyError) {
+	d.mu.Lock()
+	d.clearStale()
+	d.err = m
+	d.mu.Unlock()
+}
+
+// rows returns the diagnostics as SHOW WARNINGS (errorsOnly: SHOW ERRORS)
+// lists them: the backends' warnings, then the error.
+func (d *diagnostics) rows(errorsOnly bool) []Row {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []Row
+	for _, w := range d.warnings {
+		if !errorsOnly || strings.EqualFold(string(w[0]), "Error") {
+			out = append(out, w)
+		}
+	}
+	if d.err != nil {
+		out = append(out, rowOf("Error", uint64(d.err.Code), d.err.Message))
+	}
+	return out
+}
+
+// counts returns @@warning_count (every condition) and @@error_count.
+func (d *diagnostics) counts() (warnings, errs int64) {
+	all, errRows := d.rows(false), d.rows(true)
+	return int64(len(all)), int64(len(errRows))
+}
+
+type diagnosticsKey struct{}
+
+// withDiagnostics gives a statement's context the session's diagnostics,
+// where the lanes of its execution put the backends' warnings.
+func withDiagnostics(ctx context.Context, d *diagnostics) context.Context {
+	return context.WithValue(ctx, diagnosticsKey{}, d)
+}
+
+func diagnosticsOf(ctx context.Context) *diagnostics {
+	d, _ := ctx.Value(diagnosticsKey{}).(*diagnostics)
+	return d
+}
+
+// collectWarnings asks bc, whose last response reported warnings, for
+// them and adds them to the statement's diagnostics, if it has any.
+func (bc *backendConn) collectWarnings(ctx context.Context) {
+	n := bc.warnings
+	bc.warnings = 0
+	d := diagnosticsOf(ctx)
+	if n == 0 || d == nil || bc.broken {
+		return
+	}
+	if err := bc.send(mysql.COM_QUERY, "SHOW WARNINGS"); err != nil {
+		return
+	}
+	h, err := bc.readHead()
+	if err != nil || len(h.columns) != 3 {
+		if err == nil && h.columns != nil {
+			bc.discardRows()
+		}
+		return
+	}
+	var rows []Row
+	for {
+		p, err := bc.readRow()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return
+		}
+		vals, err := wire.SplitTextRow(p, 3, nil)
+		if err != nil {
+			bc.broken = true
+			return
+		}
+		rows = append(rows, Row(vals).Clone())
+	}
+	d.add(rows)
+}
+
+// isDiagnostics reports whether stmt reads the last statement's
+// diagnostics (SHOW WARNINGS/ERRORS, @@warning_count, @@error_count), so
+// it must not start afresh.
+func isDiagnostics(stmt ast.StmtNode) bool {
+	switch st := stmt.(type) {
+	case *ast.ShowStmt:
+		return st.Tp == ast.ShowWarnings || st.Tp == ast.ShowErrors
+	case *ast.SelectStmt:
+		f := &diagVarFinder{}
+		st.Accept(f)
+		return f.found
+	}
+	return false
+}
+
+type diagVarFinder struct{ found bool }
+
+func (f *diagVarFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if v, ok := n.(*ast.VariableExpr); ok && v.IsSystem {
+		switch strings.ToLower(v.Name) {
+		case "warning_count", "error_count":
+			f.found = true
+		}
+	}
+	return n, f.found
+}
+
+func (f *diagVarFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// showDiagnostics answers SHOW WARNINGS, SHOW ERRORS and their COUNT(*)
+// forms.
+func (s *Session) showDiagnostics(st *ast.ShowStmt, proto Protocol, more bool) error {
+	errorsOnly := st.Tp == ast.ShowErrors
+	rows := s.diag.rows(errorsOnly)
+	if st.CountWarningsOrErrors {
+		name := "@@session.warning_count"
+		if errorsOnly {
+			name = "@@session.error_count"
+		}
+		return s.writeRows(newMemStream([]*mysql.Field{intColumn(name)}, []Row{rowOf(int64(len(rows)))}), proto, more)
+	}
+	if st.Limit != nil {
+		if c, ok := st.Limit.Count.(ast.ValueExpr); ok {
+			if n, err := strconv.Atoi(valueText(c)); err == nil && n < len(rows) {
+				rows = rows[:n]
+			}
+		}
+	}
+	cols := []*mysql.Field{stringColumn("Level"), uintColumn("Code"), stringColumn("Message")}
+	return s.writeRows(newMemStream(cols, rows), proto, more)
+}
