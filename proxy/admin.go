@@ -23,6 +23,7 @@ import (
 //	SHOW TRAFFIC RULES, ALTER/ENABLE/DISABLE TRAFFIC RULE (admin_traffic.go)
 //	SHOW XA TRANSACTIONS                     (xa_recover.go)
 //	SET VARIABLE transaction_type = 'XA'     (xa.go)
+//	RELOAD RULES [FORCE], PREVIEW RELOAD (admin_reload.go)
 //
 // The TiDB parser knows none of them, so they are recognised before
 // parsing by their leading keywords (after whitespace and comments). Only
@@ -94,7 +95,7 @@ type adminStmt struct {
 }
 
 // adminSyntax lists the admin statements for syntax error messages.
-const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]; SHOW SHARDING BINDING ORPHANS [FROM db]; SHOW READWRITE_SPLITTING RULES | STATUS [FROM db]; " + trafficSyntax
+const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]; SHOW SHARDING BINDING ORPHANS [FROM db]; SHOW READWRITE_SPLITTING RULES | STATUS [FROM db]; " + reloadSyntax + "; " + trafficSyntax
 
 // handleAdmin answers sql when it is an admin statement and reports
 // whether it was one. It runs before the parser, on every query the plan
@@ -124,6 +125,9 @@ func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
 	}
 	first := lx.word()
 	if st, ok, err := matchTrafficAdmin(lx, first); ok {
+		return st, true, err
+	}
+	if st, ok, err := matchReloadAdmin(lx, first); ok {
 		return st, true, err
 	}
 	if st, ok, err := matchKeygenAdmin(lx, first); ok {

@@ -30,6 +30,9 @@ func (s *Session) runAdmin(st adminStmt) error {
 	if st.db != "" && st.db != s.srv.rules.DatabaseName {
 		return &UnknownDatabaseError{Name: st.db}
 	}
+	if st.kind >= adminReload {
+		return s.runReloadAdmin(st)
+	}
 	if st.kind == adminSetVariable {
 		stmts, err := s.parse(st.body)
 		if err != nil {

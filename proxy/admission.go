@@ -135,7 +135,7 @@ func (c *loginConn) admit() error {
 // takeSlot takes a logged-in session's place under maxConnections.
 func (s *Server) takeSlot() bool {
 	n := s.clients.Add(1)
-	if max := s.rules.Server.MaxConnections; max > 0 && n > int64(max) {
+	if max := s.current().rules.Server.MaxConnections; max > 0 && n > int64(max) {
 		s.clients.Add(-1)
 		return false
 	}
@@ -311,7 +311,7 @@ func (s *Server) login(nc net.Conn, sess *Session) (sc *server.Conn, release fun
 	lc := &loginConn{Conn: nc, sess: sess}
 	done := s.handshakes.add(lc)
 	defer done()
-	deadline := time.Now().Add(s.rules.Server.HandshakeTimeout)
+	deadline := time.Now().Add(s.current().rules.Server.HandshakeTimeout)
 	nc.SetDeadline(deadline)
 	host := hostOf(nc.RemoteAddr())
 	if d := s.loginFailures.wait(host); d > 0 {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
@@ -21,7 +22,8 @@ const ServerVersion = router.DefaultVersion
 
 // authHandler checks logins against the rules file's users.
 type authHandler struct {
-	users  map[string]server.Credential
+	// users are the accounts by name; a reload replaces the map.
+	users  atomic.Pointer[map[string]server.Credential]
 	plugin string
 	log    *slog.Logger
 	// failures throttles addresses that keep failing (admission.go).
@@ -29,11 +31,18 @@ type authHandler struct {
 }
 
 func newAuthHandler(users []router.User, plugin router.AuthPlugin, log *slog.Logger) *authHandler {
-	h := &authHandler{users: map[string]server.Credential{}, plugin: authPluginName(plugin), log: log}
-	for _, u := range users {
-		h.users[u.Name] = server.Credential{Passwords: []string{u.Password}, AuthPluginName: h.plugin}
-	}
+	h := &authHandler{plugin: authPluginName(plugin), log: log}
+	h.setUsers(users)
 	return h
+}
+
+// setUsers makes users the accounts later logins are checked against.
+func (h *authHandler) setUsers(users []router.User) {
+	m := map[string]server.Credential{}
+	for _, u := range users {
+		m[u.Name] = server.Credential{Passwords: []string{u.Password}, AuthPluginName: h.plugin}
+	}
+	h.users.Store(&m)
 }
 
 func authPluginName(p router.AuthPlugin) string {
@@ -47,7 +56,7 @@ func authPluginName(p router.AuthPlugin) string {
 // unknown user gets a password nobody knows, so the client sees 1045
 // "Access denied" as for a wrong password, and cannot tell the two apart.
 func (h *authHandler) GetCredential(username string) (server.Credential, bool, error) {
-	if c, ok := h.users[username]; ok {
+	if c, ok := (*h.users.Load())[username]; ok {
 		return c, true, nil
 	}
 	return server.Credential{Passwords: []string{rand.Text()}, AuthPluginName: h.plugin}, true, nil

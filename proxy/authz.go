@@ -37,12 +37,12 @@ func (s *Session) privileges() *router.Privileges {
 // privilegesOf returns user's privileges; an application account on the
 // logical schema for a name the rules do not list.
 func (srv *Server) privilegesOf(user string) *router.Privileges {
-	for i := range srv.rules.Server.Users {
-		if u := &srv.rules.Server.Users[i]; u.Name == user {
+	for i := range srv.current().rules.Server.Users {
+		if u := &srv.current().rules.Server.Users[i]; u.Name == user {
 			return &u.Privileges
 		}
 	}
-	return &router.Privileges{Schemas: []string{srv.rules.DatabaseName}}
+	return &router.Privileges{Schemas: []string{srv.current().rules.DatabaseName}}
 }
 
 // privilegeClass condenses what authorization depends on into a byte of
@@ -51,7 +51,7 @@ func (srv *Server) privilegesOf(user string) *router.Privileges {
 func (s *Session) privilegeClass() byte {
 	p := s.privileges()
 	var c byte
-	for i, b := range []bool{p.ReadOnly, p.Hints, p.OtherSchemas, p.Files, p.MayUse(s.srv.rules.DatabaseName)} {
+	for i, b := range []bool{p.ReadOnly, p.Hints, p.OtherSchemas, p.Files, p.MayUse(s.srv.current().rules.DatabaseName)} {
 		if b {
 			c |= 1 << i
 		}
@@ -79,7 +79,7 @@ func (a sessionAuth) OnAuthSuccess(c *server.Conn) error {
 // checkUse refuses USE of a logical schema the user is not granted. It is
 // a no-op before the user is known: admission checks the login schema.
 func (s *Session) checkUse(name string) error {
-	if s.user == "" || name != s.srv.rules.DatabaseName || s.privileges().MayUse(name) {
+	if s.user == "" || name != s.srv.current().rules.DatabaseName || s.privileges().MayUse(name) {
 		return nil
 	}
 	return s.dbDenied(name)
@@ -156,7 +156,7 @@ func (s *Session) authorize(stmt ast.StmtNode, sql string) error {
 		if schema == "" {
 			schema = s.db
 		}
-		if !p.OtherSchemas && (schema != s.srv.rules.DatabaseName || !p.MayUse(schema) || p.ReadOnly) {
+		if !p.OtherSchemas && (schema != s.srv.current().rules.DatabaseName || !p.MayUse(schema) || p.ReadOnly) {
 			return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s.%s'", s.user, schema, st.Procedure.FnName.O)}
 		}
 	case *ast.ProcedureInfo, *ast.DropProcedureStmt:
@@ -182,7 +182,7 @@ func (s *Session) authorize(stmt ast.StmtNode, sql string) error {
 	if v.files && !p.Files {
 		return privilegeNeeded("FILE")
 	}
-	if f := v.routine; f != nil && !p.OtherSchemas && f.Schema.O != s.srv.rules.DatabaseName {
+	if f := v.routine; f != nil && !p.OtherSchemas && f.Schema.O != s.srv.current().rules.DatabaseName {
 		return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s.%s'", s.user, f.Schema.O, f.FnName.O)}
 	}
 	command := writeCommand(stmt)
@@ -215,7 +215,7 @@ func (s *Session) authorizeTable(t *ast.TableName, cmd string, p *router.Privile
 	case schema == "":
 		// No schema: the planner answers 1046.
 		return nil
-	case schema == s.srv.rules.DatabaseName:
+	case schema == s.srv.current().rules.DatabaseName:
 		if !p.MayUse(schema) {
 			return s.tableDenied(cmd, schema, t.Name.O)
 		}
@@ -249,7 +249,7 @@ func (s *Session) authorizeShow(st *ast.ShowStmt, p *router.Privileges) error {
 			return err
 		}
 	}
-	if st.DBName != "" && st.DBName == s.srv.rules.DatabaseName && !p.MayUse(st.DBName) {
+	if st.DBName != "" && st.DBName == s.srv.current().rules.DatabaseName && !p.MayUse(st.DBName) {
 		return s.dbDenied(st.DBName)
 	}
 	if p.OtherSchemas {

@@ -236,10 +236,10 @@ func TestBackendTLSPreferredFallsBack(t *testing.T) {
 	if v, err := onDataSource(db, "ds_0", "SELECT 1"); err != nil || v != "1" {
 		t.Fatalf("PREFERRED to a server without TLS: %q, %v", v, err)
 	}
-	if st := e.srv.pools["ds_0"].stats(); st.Encrypted || st.TLSMode != "PREFERRED" {
+	if st := e.srv.current().pools["ds_0"].stats(); st.Encrypted || st.TLSMode != "PREFERRED" {
 		t.Errorf("pool stats: %+v, want PREFERRED, not encrypted", st)
 	}
-	if s := e.srv.pools["ds_0"].lastTLS(); s != "off" {
+	if s := e.srv.current().pools["ds_0"].lastTLS(); s != "off" {
 		t.Errorf("last login's TLS = %v, want off", s)
 	}
 }

@@ -43,6 +43,9 @@ type envOptions struct {
 	// dropped and created) the data sources use instead of the shared
 	// ds_N, for tests that list every table a data source holds.
 	databases string
+	// rulesFile, when set, is the rules (loaded from a file) in place of
+	// the ones server and rules make.
+	rulesFile *router.Rules
 }
 
 // rulesYAML is the test rules file: two data sources, t_order sharded by
@@ -125,6 +128,9 @@ func startEnv(t *testing.T, opts envOptions) *testEnv {
 	rules, err := router.Parse([]byte(rulesYAMLOn(backends, opts.server, opts.rules, prefix)), "test-rules.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if opts.rulesFile != nil {
+		rules = opts.rulesFile
 	}
 	var planner Planner
 	if opts.planner != nil {

@@ -161,11 +161,11 @@ func (srv *Server) logicalNames(msg string) string {
 		}
 		word := msg[i:j]
 		switch {
-		case srv.physicalDB[word]:
-			b.WriteString(srv.rules.DatabaseName)
+		case srv.current().physicalDB[word]:
+			b.WriteString(srv.current().rules.DatabaseName)
 			changed = true
-		case srv.physicalTable[word] != "":
-			b.WriteString(srv.physicalTable[word])
+		case srv.current().physicalTable[word] != "":
+			b.WriteString(srv.current().physicalTable[word])
 			changed = true
 		default:
 			b.WriteString(word)

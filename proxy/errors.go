@@ -106,6 +106,14 @@ type PrivilegeError struct {
 
 func (e *PrivilegeError) Error() string { return e.Msg }
 
+// SnapshotGoneError: the session's transaction outlived the grace period
+// of the rules reload that replaced its rules; it was rolled back.
+type SnapshotGoneError struct{ Reason string }
+
+func (e *SnapshotGoneError) Error() string {
+	return "the transaction was rolled back: " + e.Reason
+}
+
 // KillDeniedError: KILL named another user's connection.
 type KillDeniedError struct{ ID uint64 }
 

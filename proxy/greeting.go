@@ -41,7 +41,7 @@ type versions struct {
 // source's version with the shardflake suffix once known, else
 // ServerVersion.
 func (srv *Server) version() string {
-	if v := srv.rules.Server.Version; v != "" {
+	if v := srv.current().rules.Server.Version; v != "" {
 		return v
 	}
 	if v := srv.versions.learnt.Load(); v != nil {
@@ -54,7 +54,7 @@ func (srv *Server) version() string {
 // greeting can announce it. A data source that cannot be reached leaves
 // ServerVersion in place, and is asked again at a later login.
 func (srv *Server) learnVersion() {
-	if srv.rules.Server.Version != "" || srv.versions.learnt.Load() != nil {
+	if srv.current().rules.Server.Version != "" || srv.versions.learnt.Load() != nil {
 		return
 	}
 	now := time.Now().UnixNano()
@@ -62,7 +62,7 @@ func (srv *Server) learnVersion() {
 	if last != 0 && now-last < int64(10*time.Second) || !srv.versions.tried.CompareAndSwap(last, now) {
 		return
 	}
-	p, err := srv.pool(srv.rules.DefaultDataSource, false)
+	p, err := srv.current().pool(srv.current().rules.DefaultDataSource, false)
 	if err != nil {
 		return
 	}

@@ -60,6 +60,11 @@ func (c *capture) fail(err error) {
 func (s *Session) collect(fn func()) (*mysql.Result, error) {
 	s.capture = &capture{}
 	defer func() { s.capture = nil }()
+	err := s.takeSnapshot()
+	defer s.leaveSnapshot(false)
+	if err != nil {
+		return nil, mysqlError(err)
+	}
 	fn()
 	c := s.capture
 	if c.err != nil {
@@ -97,7 +102,13 @@ func (s *Session) HandleStmtExecute(context any, query string, args []any) (*mys
 	if !ok || s.stmts[id] == nil {
 		return nil, mysqlError(&UnknownStmtError{ID: id, Command: "mysqld_stmt_execute"})
 	}
-	return s.collect(func() { s.answer(s.executeStmt(s.stmts[id], normalizeArgs(args))) })
+	return s.collect(func() {
+		if err := s.replan(s.stmts[id]); err != nil {
+			s.answer(err)
+			return
+		}
+		s.answer(s.executeStmt(s.stmts[id], normalizeArgs(args)))
+	})
 }
 
 // HandleStmtClose drops a prepared statement.

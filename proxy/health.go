@@ -65,6 +65,8 @@ func (s *Server) Readiness(ctx context.Context) Readiness {
 	r := Readiness{Ready: true, DataSources: s.probeDataSources(ctx), KeyGenerators: s.keyGeneratorHealth()}
 	if s.shutdown.Load() {
 		r.Problems = append(r.Problems, "shardflake is shutting down")
+	} else if s.draining.Load() {
+		r.Problems = append(r.Problems, "shardflake is draining (DRAIN COMPUTE NODE): its sessions finish, new connections belong elsewhere")
 	}
 	for _, ds := range r.DataSources {
 		if !ds.Up {
@@ -80,7 +82,7 @@ func (s *Server) Readiness(ctx context.Context) Readiness {
 			r.Problems = append(r.Problems, fmt.Sprintf("key generator %s holds no worker id (lease %s)", kg.Name, kg.LeaseState))
 		}
 	}
-	r.Replicas, r.Degraded = s.rw.health()
+	r.Replicas, r.Degraded = s.current().rw.health()
 	r.Ready = len(r.Problems) == 0
 	return r
 }
@@ -91,11 +93,11 @@ func (s *Server) Readiness(ctx context.Context) Readiness {
 func (s *Server) probeDataSources(ctx context.Context) []DataSourceHealth {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	out := make([]DataSourceHealth, len(s.rules.DataSources))
+	out := make([]DataSourceHealth, len(s.current().rules.DataSources))
 	var wg sync.WaitGroup
-	for i, ds := range s.rules.DataSources {
+	for i, ds := range s.current().rules.DataSources {
 		out[i] = DataSourceHealth{Name: ds.Name, Address: net.JoinHostPort(ds.Host, strconv.Itoa(ds.Port)), Database: ds.Database}
-		p := s.pools[ds.Name]
+		p := s.current().pools[ds.Name]
 		wg.Go(func() {
 			start := time.Now()
 			err := probe(ctx, p)

@@ -34,13 +34,13 @@ var integerMax = map[string]uint64{
 // node once; the answer is a warning per such table, in table order.
 func (s *Server) KeyColumnWarnings(ctx context.Context) []string {
 	var out []string
-	names := make([]string, 0, len(s.rules.Tables))
-	for name := range s.rules.Tables {
+	names := make([]string, 0, len(s.current().rules.Tables))
+	for name := range s.current().rules.Tables {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		t := s.rules.Tables[name]
+		t := s.current().rules.Tables[name]
 		gen := s.keys[t.KeyGenerator]
 		if t.KeyColumn == "" || gen == nil || len(t.DataNodes) == 0 {
 			continue
@@ -50,7 +50,7 @@ func (s *Server) KeyColumnWarnings(ctx context.Context) []string {
 			limit = m.MaxID()
 		}
 		home := t.DataNodes[0]
-		db := s.rules.DataSource(home.DataSource).Database
+		db := s.current().rules.DataSource(home.DataSource).Database
 		q := []byte("SELECT DATA_TYPE, COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ")
 		q, _ = sqlarg.AppendLiteral(q, db, sqlarg.Backslash)
 		q = append(q, " AND TABLE_NAME = "...)
@@ -79,10 +79,16 @@ func (s *Server) KeyColumnWarnings(ctx context.Context) []string {
 // queryOn runs a small metadata query on data source ds without a
 // session and returns its rows.
 func (s *Server) queryOn(ctx context.Context, ds, sql string) ([]Row, error) {
-	p, err := s.pool(ds, false)
+	p, err := s.current().pool(ds, false)
 	if err != nil {
 		return nil, err
 	}
+	return queryPool(ctx, p, sql)
+}
+
+// queryPool runs a small metadata query on a connection of p and returns
+// its rows.
+func queryPool(ctx context.Context, p *pool, sql string) ([]Row, error) {
 	bcs, err := p.get(ctx, 1)
 	if err != nil {
 		return nil, err

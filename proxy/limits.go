@@ -47,7 +47,7 @@ func tooManyPreparedError(max int) *mysql.MyError {
 // limits returns the server's limits, defaults for those a hand-built
 // Rules left zero.
 func (s *Server) limits() router.Limits {
-	l := s.rules.Server.Limits
+	l := s.current().rules.Server.Limits
 	if l.MaxAllowedPacket == 0 {
 		l.MaxAllowedPacket = router.DefaultMaxAllowedPacket
 	}

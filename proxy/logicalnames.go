@@ -14,7 +14,7 @@ import (
 
 // logicalConstraint returns the name the client gave the constraint or
 // index that physical table physical calls name.
-func (s *Server) logicalConstraint(physical, name string) string {
+func (s *snapshot) logicalConstraint(physical, name string) string {
 	logical, ok := s.physicalTable[physical]
 	if !ok {
 		return name
@@ -30,7 +30,7 @@ func (s *Server) logicalConstraint(physical, name string) string {
 
 // logicalTableName returns the logical table of a physical table name,
 // or name itself.
-func (s *Server) logicalTableName(name string) string {
+func (s *snapshot) logicalTableName(name string) string {
 	if logical, ok := s.physicalTable[name]; ok {
 		return logical
 	}
@@ -42,7 +42,7 @@ func (s *Server) logicalTableName(name string) string {
 // names, and the tables its foreign keys reference. It reads the text as
 // MariaDB writes it (names in backquotes, strings in single quotes) and
 // changes only names after CREATE TABLE, CONSTRAINT, KEY and REFERENCES.
-func (s *Server) logicalCreateTable(text []byte, physical, logical string) []byte {
+func (s *snapshot) logicalCreateTable(text []byte, physical, logical string) []byte {
 	out := make([]byte, 0, len(text)+16)
 	var word []byte // the last keyword before a name
 	for i := 0; i < len(text); {
@@ -119,7 +119,7 @@ func (s *Server) logicalCreateTable(text []byte, physical, logical string) []byt
 // logicalRowNames rewrites the constraint, index and referenced table names
 // of row r of information_schema table it, a row of physical table
 // physical (idx finds a column by name).
-func (s *Server) logicalRowNames(r Row, it infoTable, idx func(string) int, physical string) {
+func (s *snapshot) logicalRowNames(r Row, it infoTable, idx func(string) int, physical string) {
 	for _, col := range it.nameCols {
 		if i := idx(col); i >= 0 && r[i] != nil {
 			r[i] = []byte(s.logicalConstraint(physical, string(r[i])))

@@ -6,7 +6,7 @@ import "testing"
 // REFERENCES become logical; column names and string literals (which may
 // spell the same words and names) stay as they are.
 func TestLogicalCreateTable(t *testing.T) {
-	srv := &Server{physicalTable: map[string]string{"t_item_1": "t_item", "t_order_1": "t_order"}}
+	srv := &snapshot{physicalTable: map[string]string{"t_item_1": "t_item", "t_order_1": "t_order"}}
 	give := "CREATE TABLE `t_item_1` (\n" +
 		"  `id` bigint(20) NOT NULL,\n" +
 		"  `t_item_1` int(11) DEFAULT NULL COMMENT 'KEY `fk_t_item_1` REFERENCES `t_order_1`, it''s',\n" +

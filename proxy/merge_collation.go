@@ -43,11 +43,11 @@ const maxProbes = 4096
 // the values a statement compares with, so a workload of text statements
 // that differ only in literals is probed once.
 type routeProbe struct {
-	srv  *Server
+	srv  *snapshot
 	seen *boundedMap[string, []uint16] // normalized route SQL -> collation ids
 }
 
-func newRouteProbe(srv *Server) *routeProbe {
+func newRouteProbe(srv *snapshot) *routeProbe {
 	return &routeProbe{srv: srv, seen: newBoundedMap[string, []uint16](maxProbes)}
 }
 

@@ -34,7 +34,7 @@ type DialectSource interface {
 // the answer. While the data source cannot be asked, it answers the zero
 // Dialect and asks again next time.
 type dialectProbe struct {
-	srv   *Server
+	srv   *snapshot
 	known atomic.Pointer[Dialect]
 }
 

@@ -152,7 +152,7 @@ func TestMergePreparedStatements(t *testing.T) {
 // column definitions of a result only name the connection's.
 func TestRouteProbeCollations(t *testing.T) {
 	e := diffEnvironment(t)
-	probe := newRouteProbe(e.srv)
+	probe := newRouteProbe(e.srv.current())
 	ctx := context.Background()
 	route := router.Route{DataSource: "ds_1", SQL: "SELECT note, MAX(city), CONCAT(code, 'x'), amount, status, " +
 		"status COLLATE utf8mb4_unicode_520_ci FROM t_order_2 WHERE qty > ? GROUP BY note"}
@@ -190,7 +190,7 @@ func TestRouteProbeCollations(t *testing.T) {
 // literals share one probe.
 func TestRouteProbeKeysByShape(t *testing.T) {
 	e := diffEnvironment(t)
-	probe := newRouteProbe(e.srv)
+	probe := newRouteProbe(e.srv.current())
 	ctx := context.Background()
 	first := router.Route{DataSource: "ds_0", SQL: "SELECT note FROM t_order_0 WHERE user_id = 4 ORDER BY note"}
 	if _, err := probe.RouteCollations(ctx, first); err != nil {

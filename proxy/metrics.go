@@ -51,6 +51,9 @@ type Metrics struct {
 	accepted    prometheus.Counter
 	panics      prometheus.Counter
 	rateLimited prometheus.Counter
+	// rulesInfo and reloads follow the rules in force (metrics_reload.go).
+	rulesInfo *prometheus.GaugeVec
+	reloads   *prometheus.CounterVec
 
 	attached bool // OpsServer added the Server's collectors
 }
@@ -199,8 +202,15 @@ func NewMetrics(rules *router.Rules, opts MetricsOptions) *Metrics {
 		Help: "Data nodes each sharded logical table has in the rules (divide its hits by this for the even share).",
 	}, []string{"logical_table"})
 
+	m.rulesInfo = info
+	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shardflake_rules_reloads_total",
+		Help: "Rules reloads since start (SIGHUP, RELOAD RULES), by result: applied or refused (the rules in force then stayed).",
+	}, []string{"result"})
+	m.reloads.WithLabelValues("applied")
+	m.reloads.WithLabelValues("refused")
 	reg.MustRegister(statements, latency, fanout, slow, hits, dsLatency, dsErrors, m.errors,
-		m.clients, m.accepted, m.panics, m.rateLimited, info, nodes,
+		m.clients, m.accepted, m.panics, m.rateLimited, info, nodes, m.reloads,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 

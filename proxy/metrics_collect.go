@@ -26,8 +26,8 @@ func (m *Metrics) attach(srv *Server) error {
 	if err := m.reg.Register(newKeygenCollector(srv.keys)); err != nil {
 		return err
 	}
-	if srv.rw != nil {
-		if err := m.reg.Register(newReadwriteCollector(srv.rw)); err != nil {
+	if srv.current().rw != nil {
+		if err := m.reg.Register(newReadwriteCollector(srv.current().rw)); err != nil {
 			return err
 		}
 	}
@@ -66,7 +66,7 @@ func newPoolCollector(srv *Server) *poolCollector {
 		tls:     prometheus.NewDesc("shardflake_datasource_tls", "1 when the proxy's last login to the data source was encrypted (TLS), 0 when plain or before the first; mode is its sslMode.", []string{"datasource", "mode"}, nil),
 		upDs:    prometheus.NewDesc("shardflake_datasource_up", "1 unless the proxy saw the data source fail to connect and has not reached it since (statements to it fail at once while 0); /readyz probes actively.", []string{"datasource"}, nil),
 	}
-	for _, ds := range srv.rules.DataSources {
+	for _, ds := range srv.current().rules.DataSources {
 		c.known[ds.Name] = true
 	}
 	return c

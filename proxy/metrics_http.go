@@ -36,6 +36,9 @@ type OpsServer struct {
 	readyMu sync.Mutex // held while probing, so concurrent callers share one probe
 	readyAt time.Time
 	ready   Readiness
+	// readyDraining is whether the server was draining when ready was
+	// probed: DRAIN and RESUME show at once, not after the cache's TTL.
+	readyDraining bool
 }
 
 // NewOpsServer builds the endpoints for srv. m may be nil (no /metrics);
@@ -95,16 +98,17 @@ func (o *OpsServer) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, rd)
 }
 
-// readiness returns a probe at most readyCacheTTL old; shutting down is
-// reported at once.
+// readiness returns a probe at most readyCacheTTL old; shutting down,
+// draining and resuming are reported at once.
 func (o *OpsServer) readiness(ctx context.Context) Readiness {
 	o.readyMu.Lock()
 	defer o.readyMu.Unlock()
-	if !o.srv.shutdown.Load() && !o.readyAt.IsZero() && time.Since(o.readyAt) < readyCacheTTL {
+	draining := o.srv.draining.Load()
+	if !o.srv.shutdown.Load() && draining == o.readyDraining && !o.readyAt.IsZero() && time.Since(o.readyAt) < readyCacheTTL {
 		return o.ready
 	}
 	o.ready = o.srv.Readiness(ctx)
-	o.readyAt = time.Now()
+	o.readyAt, o.readyDraining = time.Now(), draining
 	return o.ready
 }
 

@@ -92,14 +92,14 @@ func TestNormalizedShapeIsPlannedOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := e.srv.cache.len()
+	before := e.srv.current().cache.len()
 	for i := range n {
 		got := queryStrings(t, db, fmt.Sprintf("SELECT status FROM t_order WHERE user_id = %d AND order_id = %d", i, 100+i))
 		if want := []string{fmt.Sprintf("s%d", i)}; !reflect.DeepEqual(got, want) {
 			t.Errorf("order %d: got %v, want %v", 100+i, got, want)
 		}
 	}
-	if got := e.srv.cache.len() - before; got != 1 {
+	if got := e.srv.current().cache.len() - before; got != 1 {
 		t.Errorf("%d point queries of one shape added %d plans, want 1", n, got)
 	}
 	where := landed(t, e)

@@ -51,17 +51,17 @@ func TestPlanCacheIsUsedAndClearedByDDL(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := e.srv.cache.len()
+	before := e.srv.current().cache.len()
 	for range 5 {
 		queryStrings(t, db, "SELECT status FROM t_order WHERE user_id = 1 AND order_id = 2")
 	}
-	if got := e.srv.cache.len(); got != before+1 {
+	if got := e.srv.current().cache.len(); got != before+1 {
 		t.Errorf("5 runs of one query added %d plans, want 1", got-before)
 	}
 	if _, err := db.Exec("ALTER TABLE t_order ADD COLUMN note VARCHAR(10)"); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.srv.cache.len(); got != 0 {
+	if got := e.srv.current().cache.len(); got != 0 {
 		t.Errorf("%d plans cached after DDL", got)
 	}
 }

@@ -77,8 +77,13 @@ type pool struct {
 	down     error         // non-nil while the data source is down
 	probing  bool
 	closed   bool
-	done     chan struct{}
-	wg       sync.WaitGroup
+	// closeReason is why a pool closed before shutdown (a reload's
+	// grace period ended; snapshot.go); "" for shutdown.
+	closeReason string
+	// snapshots counts the live rules snapshots that use the pool.
+	snapshots atomic.Int64
+	done      chan struct{}
+	wg        sync.WaitGroup
 }
 
 type poolWaiter struct {
@@ -272,6 +277,9 @@ func (p *pool) get(ctx context.Context, n int) ([]*backendConn, error) {
 // that is closed. p.mu must be held.
 func (p *pool) unavailable() error {
 	if p.closed {
+		if p.closeReason != "" {
+			return &DataSourceError{DataSource: p.name, Err: errors.New(p.closeReason)}
+		}
 		return &DataSourceError{DataSource: p.name, Err: errors.New("proxy is shutting down")}
 	}
 	if p.down != nil {

@@ -39,6 +39,9 @@ type readwriteSplit struct {
 	log    *slog.Logger
 	done   chan struct{}
 	wg     sync.WaitGroup
+	// snapshots counts the live rules snapshots that use the groups
+	// (snapshot.go); the last one to die closes them.
+	snapshots atomic.Int64
 }
 
 // rwGroup is one group at run time.
@@ -98,6 +101,7 @@ func newReadwriteSplit(rules *router.Rules, log *slog.Logger, baseline string, s
 		rw.groups[cfg.Name] = g
 		rw.order = append(rw.order, g)
 	}
+	rw.snapshots.Store(1)
 	rw.startMonitors()
 	return rw
 }

@@ -105,7 +105,7 @@ func (s *Session) causalPosition(ctx context.Context, g *rwGroup) (gtidPos, erro
 		}
 		return s.rw.pos[ds], nil
 	case router.CausalUser:
-		return s.srv.rw.users.position(ctx, s.user, ds, g.cfg.CausalWindow, func(ctx context.Context) (gtidPos, error) {
+		return s.srv.current().rw.users.position(ctx, s.user, ds, g.cfg.CausalWindow, func(ctx context.Context) (gtidPos, error) {
 			return s.srv.primaryPosition(ctx, ds)
 		})
 	}
@@ -114,10 +114,10 @@ func (s *Session) causalPosition(ctx context.Context, g *rwGroup) (gtidPos, erro
 
 // primaryPosition reads @@gtid_binlog_pos from the primary of group ds.
 func (srv *Server) primaryPosition(ctx context.Context, ds string) (gtidPos, error) {
-	p := srv.pools[ds]
+	p := srv.current().pools[ds]
 	bcs, err := p.get(ctx, 1)
 	if err != nil {
-		g := srv.rw.group(ds)
+		g := srv.current().rw.group(ds)
 		return nil, &PrimaryDownError{Group: ds, Primary: g.cfg.Primary.Name, Err: err}
 	}
 	defer p.put(bcs[0])

@@ -431,7 +431,7 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 				t.Fatalf("read %d after its write: %v", id, err)
 			}
 		}
-		g := e.srv.rw.group("readwrite_ds_0")
+		g := e.srv.current().rw.group("readwrite_ds_0")
 		var reads, waits, misses uint64
 		for _, rp := range g.replicas {
 			reads += rp.reads.Load()
@@ -604,7 +604,7 @@ func BenchmarkReadAfterWrite(b *testing.B) {
 			}
 			defer db.Close()
 			for start := time.Now(); ; {
-				g := srv.rw.group("readwrite_ds_0")
+				g := srv.current().rw.group("readwrite_ds_0")
 				if len(g.candidates()) == 2 {
 					break
 				}

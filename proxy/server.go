@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+
 	"log/slog"
 	"net"
 	"runtime/debug"
-	"strings"
+
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 
 	"github.com/shardflake/shardflake/idgen"
@@ -47,50 +46,48 @@ type Config struct {
 	Observer Observer
 	// PlanCacheSize bounds the plans cached by SQL text; 0 means 4096.
 	PlanCacheSize int
+	// RulesSource is the rules file's text, for its digest; nil reads
+	// Rules.File.
+	RulesSource []byte
 }
 
 // Server is a MySQL server that routes every statement through the
 // planner to the data sources. It is safe for concurrent use.
 type Server struct {
-	rules   *router.Rules
-	keys    map[string]idgen.KeyGenerator // for metrics, health and admin statements
-	planner Planner
-	log     *slog.Logger
-	merger  Merger
-	// joins keeps the column definitions of statement shapes whose
-	// routes are joined per data source (union.go).
-	joins *joinCache
+	// snap is the rules snapshot in force (snapshot.go); sessions reach
+	// the one they hold as s.srv.rules, s.srv.pool and so on.
+	snap atomic.Pointer[snapshot]
+	// fixedPlanner and fixedMerger are Config's, used by every snapshot
+	// when set; planCacheSize sizes each snapshot's plan cache.
+	fixedPlanner  Planner
+	fixedMerger   Merger
+	planCacheSize int
+	// reloadMu serializes reloads (reload.go); reloads counts them.
+	reloadMu sync.Mutex
+	reloads  reloadCounts
+	loader   RulesLoader   // reads the rules for a reload; nil: Rules.File
+	grace    time.Duration // a replaced snapshot's grace period
+
+	keys  map[string]idgen.KeyGenerator // for metrics, health and admin statements
+	log   *slog.Logger
 	obs   Observer
 	mysql *server.Server
 	auth  *authHandler
-	cache *planCache
-
-	pools         map[string]*pool // by data source name
-	foundRows     map[string]*pool // the same with CLIENT_FOUND_ROWS, made on first use
-	poolsMu       sync.Mutex
-	physicalDB    map[string]bool   // databases of data sources
-	physicalTable map[string]string // physical table -> logical table
 
 	mu        sync.Mutex
 	listeners map[net.Listener]bool
 	sessions  map[uint32]*Session
 	clients   atomic.Int64
 	shutdown  atomic.Bool
+	draining  atomic.Bool // DRAIN COMPUTE NODE: /readyz answers 503
 	sessWG    sync.WaitGroup
 	started   time.Time
 	questions atomic.Int64
 
-	columnsMu sync.Mutex
-	columns   map[string][]string // logical table -> column names
 	// schemaGen counts DDL run through the proxy; the pools share it.
 	schemaGen atomic.Uint64
 	versions  versions // the version announced when the rules set none
 
-	stmtMeta *stmtMetaCache // result columns of prepared statements
-
-	// rw is read/write splitting's groups (readwrite.go); nil without
-	// !READWRITE_SPLITTING.
-	rw      *readwriteSplit
 	traffic *traffic.Set     // server.traffic's limits
 	cluster *traffic.Cluster // shares the cluster rules' budgets; nil without
 	// What clients that have not logged in may hold, and the memory of
@@ -124,176 +121,53 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		rules:         cfg.Rules,
+		fixedPlanner:  cfg.Planner,
+		fixedMerger:   cfg.Merger,
+		planCacheSize: cfg.PlanCacheSize,
 		keys:          cfg.Keys,
-		planner:       cfg.Planner,
 		log:           log,
-		merger:        cfg.Merger,
 		obs:           cfg.Observer,
 		mysql:         ms,
 		auth:          newAuthHandler(cfg.Rules.Server.Users, cfg.Rules.Server.AuthPlugin, log),
-		cache:         newPlanCache(cfg.PlanCacheSize),
-		pools:         map[string]*pool{},
-		foundRows:     map[string]*pool{},
-		physicalDB:    map[string]bool{},
-		physicalTable: map[string]string{},
 		listeners:     map[net.Listener]bool{},
-		columns:       map[string][]string{},
 		sessions:      map[uint32]*Session{},
 		started:       time.Now(),
-		stmtMeta:      newStmtMetaCache(),
 		handshakes:    &handshakes{},
 		loginFailures: newLoginFailures(loginThrottle),
 	}
 	s.auth.failures = s.loginFailures
-	s.handshakes.max = s.limits().MaxHandshakes
-	s.packetBudget = wire.NewBudget(s.limits().PacketMemoryBytes)
-	if s.planner == nil {
-		rt, err := router.New(cfg.Rules, cfg.Keys, router.WithTableColumns(s.tableColumns))
-		if err != nil {
-			return nil, err
-		}
-		s.planner = RouterPlanner(rt)
-	}
-	s.joins = newJoinCache()
 	if s.traffic, err = traffic.New(cfg.Rules.Server.Traffic, nil); err != nil {
 		return nil, err
-	}
-	if s.cluster, err = startTrafficCluster(cfg.Rules, s.traffic); err != nil {
-		return nil, err
-	}
-	if s.merger == nil {
-		s.merger = &ResultMerger{MaxScatterRows: cfg.Rules.Server.MaxScatterRows, Collations: newRouteProbe(s), Dialects: &dialectProbe{srv: s}}
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
-	for _, ds := range cfg.Rules.DataSources {
-		// A CA or client certificate that cannot be read stops the
-		// start, rather than every statement later.
-		if _, err := backendTLSConfig(ds); err != nil {
-			return nil, err
-		}
+	sn, err := s.newSnapshot(cfg.Rules, rulesDigest(cfg.Rules, cfg.RulesSource), nil)
+	if err != nil {
+		return nil, err
 	}
-	for _, ds := range cfg.Rules.DataSources {
-		s.pools[ds.Name] = newPoolWith(ds, false, log, poolBaseline(cfg.Rules.Server))
-		s.pools[ds.Name].schemaGen = &s.schemaGen
-		s.physicalDB[ds.Database] = true
-	}
+	s.snap.Store(sn)
 	s.xa = newXACoordinator(s)
-	s.rw = newReadwriteSplit(cfg.Rules, log, poolBaseline(cfg.Rules.Server), &s.schemaGen)
-	for _, t := range cfg.Rules.Tables {
-		for _, n := range t.DataNodes {
-			s.physicalTable[n.Table] = t.Name
-		}
+	s.handshakes.max = s.limits().MaxHandshakes
+	s.packetBudget = wire.NewBudget(s.limits().PacketMemoryBytes)
+	if s.cluster, err = startTrafficCluster(cfg.Rules, s.traffic); err != nil {
+		return nil, err
 	}
 	return s, nil
-}
-
-// tableColumns returns a logical table's columns in table order, read
-// from its first data node once and cached until the next DDL; the router
-// needs them for an INSERT without a column list. nil when the table
-// cannot be read.
-func (s *Server) tableColumns(table string) []string {
-	key := strings.ToLower(table)
-	s.columnsMu.Lock()
-	cols, ok := s.columns[key]
-	s.columnsMu.Unlock()
-	if ok {
-		return cols
-	}
-	ds, physical := s.rules.DefaultDataSource, table
-	if t := s.rules.Table(table); t != nil && len(t.DataNodes) > 0 {
-		ds, physical = t.DataNodes[0].DataSource, t.DataNodes[0].Table
-	}
-	p, err := s.pool(ds, false)
-	if err != nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), p.connectTimeout)
-	defer cancel()
-	bcs, err := p.get(ctx, 1)
-	if err != nil {
-		return nil
-	}
-	bc := bcs[0]
-	defer p.put(bc)
-	if err := bc.apply(""); err != nil {
-		return nil
-	}
-	if err := bc.send(mysql.COM_QUERY, "SHOW COLUMNS FROM `"+strings.ReplaceAll(physical, "`", "``")+"`"); err != nil {
-		return nil
-	}
-	h, err := bc.readHead()
-	if err != nil || h.columns == nil {
-		return nil
-	}
-	for {
-		p, err := bc.readRow()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil
-		}
-		row, err := wire.SplitTextRow(p, len(h.columns), nil)
-		if err != nil {
-			bc.broken = true
-			return nil
-		}
-		cols = append(cols, string(row[0]))
-	}
-	s.columnsMu.Lock()
-	s.columns[key] = cols
-	s.columnsMu.Unlock()
-	return cols
-}
-
-// schemaChanged forgets what DDL may have made stale: cached plans,
-// column lists and the statements prepared on backend connections.
-func (s *Server) schemaChanged() {
-	s.schemaGen.Add(1)
-	s.columnsMu.Lock()
-	s.columns = map[string][]string{}
-	s.columnsMu.Unlock()
-	s.cache.clear()
-	s.stmtMeta.clear()
-	forgetCollations(s.merger)
-	s.joins.forget()
-}
-
-// pool returns the pool of data source ds for a session; clients that
-// asked for CLIENT_FOUND_ROWS get connections that count matched rows.
-func (s *Server) pool(ds string, foundRows bool) (*pool, error) {
-	p, ok := s.pools[ds]
-	if !ok {
-		return nil, &InternalError{Msg: fmt.Sprintf("route to unknown data source %q", ds)}
-	}
-	if !foundRows {
-		return p, nil
-	}
-	s.poolsMu.Lock()
-	defer s.poolsMu.Unlock()
-	fp, ok := s.foundRows[ds]
-	if !ok {
-		fp = newPoolWith(p.ds, true, s.log, p.baseline)
-		fp.schemaGen = &s.schemaGen
-		s.foundRows[ds] = fp
-	}
-	return fp, nil
 }
 
 // PoolStats returns a snapshot of every backend pool, for metrics and
 // health checks.
 func (s *Server) PoolStats() []PoolStats {
+	sn := s.current()
 	var out []PoolStats
-	for _, ds := range s.rules.DataSources {
-		out = append(out, s.pools[ds.Name].stats())
+	for _, ds := range sn.rules.DataSources {
+		out = append(out, sn.pools[ds.Name].stats())
 	}
-	s.poolsMu.Lock()
-	defer s.poolsMu.Unlock()
-	for _, ds := range s.rules.DataSources {
-		if p, ok := s.foundRows[ds.Name]; ok {
+	sn.poolsMu.Lock()
+	defer sn.poolsMu.Unlock()
+	for _, ds := range sn.rules.DataSources {
+		if p, ok := sn.foundRows[ds.Name]; ok {
 			st := p.stats()
 			st.DataSource += " (found rows)"
 			out = append(out, st)
@@ -307,7 +181,7 @@ func (s *Server) Clients() int { return int(s.clients.Load()) }
 
 // ListenAndServe listens on the rules file's server.listen address.
 func (s *Server) ListenAndServe() error {
-	l, err := net.Listen("tcp", s.rules.Server.Listen)
+	l, err := net.Listen("tcp", s.current().rules.Server.Listen)
 	if err != nil {
 		return err
 	}
@@ -359,7 +233,7 @@ func (s *Server) Serve(l net.Listener) error {
 // maxConnections) from then on (admission.go).
 func (s *Server) serveConn(nc net.Conn) {
 	defer s.sessWG.Done()
-	if max := s.rules.Server.MaxConnections; max > 0 && s.clients.Load() >= int64(max) {
+	if max := s.current().rules.Server.MaxConnections; max > 0 && s.clients.Load() >= int64(max) {
 		// MySQL answers the greeting itself with the error.
 		refuse(nc, ErrTooManyConnections)
 		return
@@ -487,13 +361,14 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) closePools() {
-	s.rw.close()
-	for _, p := range s.pools {
+	sn := s.current()
+	sn.rw.close()
+	for _, p := range sn.pools {
 		p.close()
 	}
-	s.poolsMu.Lock()
-	defer s.poolsMu.Unlock()
-	for _, p := range s.foundRows {
+	sn.poolsMu.Lock()
+	defer sn.poolsMu.Unlock()
+	for _, p := range sn.foundRows {
 		p.close()
 	}
 }

@@ -33,12 +33,15 @@ const watchDelay = 50 * time.Millisecond
 // A Session is used by its own goroutine; only cancelStatement, kill and
 // closeIfIdle are called from others (KILL, shutdown).
 type Session struct {
-	srv  *Server
-	wc   *wire.Conn
-	nc   net.Conn
-	id   uint32
-	user string
-	log  *slog.Logger
+	// srv is the server and the rules snapshot the session holds
+	// (snapshot.go); snapHeld says whether it holds one now.
+	srv      sessionServer
+	snapHeld bool
+	wc       *wire.Conn
+	nc       net.Conn
+	id       uint32
+	user     string
+	log      *slog.Logger
 
 	clientFlags     uint32
 	sessionTrack    bool
@@ -124,11 +127,11 @@ type Session struct {
 
 func newSession(srv *Server) *Session {
 	return &Session{
-		srv:        srv,
+		srv:        sessionServer{Server: srv, snapshot: srv.current()},
 		log:        srv.log,
 		parser:     parser.New(),
 		autocommit: true,
-		txnMode:    srv.rules.Server.TransactionMode,
+		txnMode:    srv.current().rules.Server.TransactionMode,
 		stmts:      map[uint32]*preparedStmt{},
 		held:       map[*backendConn]bool{},
 	}
@@ -196,8 +199,13 @@ func (s *Session) run() {
 		if !s.startCommand() {
 			return
 		}
-		s.dispatch(p)
+		if err := s.takeSnapshot(); err != nil {
+			s.writeErr(err)
+		} else {
+			s.dispatch(p)
+		}
 		err = s.wc.Flush()
+		s.leaveSnapshot(false)
 		s.endCommand()
 		if err != nil || s.quit || s.srv.shutdown.Load() {
 			return
@@ -266,6 +274,7 @@ func (s *Session) close() {
 	s.endTransaction(false)
 	s.unpinAll()
 	s.releaseHeld()
+	s.leaveSnapshot(true)
 	s.nc.Close()
 	s.log.Debug("disconnected")
 }

@@ -22,6 +22,10 @@ type preparedStmt struct {
 	sql    string
 	params int
 	pp     PreparedPlan // nil when the statement is not routed
+	// snap is the rules snapshot pp was planned on; an execute on
+	// another one plans again (snapshot.go).
+	snap *snapshot
+	db   string // the schema in use when it was prepared
 	// types are the parameter types the client bound last; an execute
 	// may omit them.
 	types    []byte
@@ -93,7 +97,7 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	if err := s.authorize(stmts[0], sql); err != nil {
 		return nil, err
 	}
-	ps := &preparedStmt{sql: sql, params: countParams(stmts[0]), state: stateOf(stmts[0])}
+	ps := &preparedStmt{sql: sql, params: countParams(stmts[0]), state: stateOf(stmts[0]), snap: s.srv.snapshot, db: s.db}
 	if err := s.tempTableError(stmts[0]); err != nil {
 		return nil, err
 	}
@@ -119,6 +123,24 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	return ps, nil
 }
 
+// replan plans ps again when the rules were reloaded since it was
+// planned: its plan routes by the old rules, to the old pools.
+func (s *Session) replan(ps *preparedStmt) error {
+	if ps.pp == nil || ps.snap == s.srv.snapshot {
+		return nil
+	}
+	stmts, err := s.parse(ps.sql)
+	if err != nil {
+		return &ParseError{Err: err}
+	}
+	pp, err := s.srv.planner.Prepare(stmts[0], ps.sql, ps.db)
+	if err != nil {
+		return err
+	}
+	ps.pp, ps.snap = pp, s.srv.snapshot
+	return nil
+}
+
 // handleStmtExecute answers COM_STMT_EXECUTE with binary-protocol rows.
 func (s *Session) handleStmtExecute(data []byte) {
 	s.srv.questions.Add(1)
@@ -142,6 +164,9 @@ func (s *Session) stmtExecute(data []byte) error {
 	}
 	if err := ps.longDataErr; err != nil {
 		ps.longDataErr = nil
+		return err
+	}
+	if err := s.replan(ps); err != nil {
 		return err
 	}
 	e, err := wire.ParseExecute(data, ps.params, ps.types, ps.longData, ps.args)

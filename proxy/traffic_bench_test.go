@@ -26,7 +26,7 @@ func BenchmarkAdmitStage(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s := &Session{srv: &Server{rules: &router.Rules{}, traffic: set}, user: user, autocommit: true}
+		s := &Session{srv: sessionServer{Server: &Server{traffic: set}, snapshot: &snapshot{rules: &router.Rules{}}}, user: user, autocommit: true}
 		ctx := context.Background()
 		b.ReportAllocs()
 		for b.Loop() {

@@ -68,7 +68,7 @@ func wantLimitError(t *testing.T, err error, code uint16, rule string) {
 func TestTrafficRejectedStatementReachesNoDataSource(t *testing.T) {
 	e, other := trafficEnv(t, `- {name: app_quota, match: {users: [app], tables: [t_order]}, limit: {type: FIXED_WINDOW, permits: 3, window: 1h}}`)
 	db := e.open(t)
-	cached := e.srv.cache.len()
+	cached := e.srv.current().cache.len()
 	for i := range 3 {
 		if _, err := db.Exec("SELECT status FROM t_order WHERE user_id = 0 AND order_id = 1"); err != nil {
 			t.Fatalf("statement %d: %v", i, err)
@@ -79,7 +79,7 @@ func TestTrafficRejectedStatementReachesNoDataSource(t *testing.T) {
 	before := e.comCounts(t, "select", "insert", "update", "stmt_execute")
 	// The repeated statement's shape is in the plan cache: the cached
 	// path is limited too.
-	if e.srv.cache.len() <= cached {
+	if e.srv.current().cache.len() <= cached {
 		t.Fatal("no plan cached after three identical statements")
 	}
 	c := e.conn(t)

@@ -19,11 +19,11 @@ import (
 // reference; it reports whether the proxy joined the second run.
 func (e *diffEnv) joinedDiff(tc diffCase) (string, bool) {
 	e.diff(tc)
-	before := e.srv.joins.joined.Load()
+	before := e.srv.current().joins.joined.Load()
 	d := e.diff(tc)
 	// Each diff runs the query twice through the proxy (raw connection
 	// and go-sql-driver).
-	return d, e.srv.joins.joined.Load() >= before+2
+	return d, e.srv.current().joins.joined.Load() >= before+2
 }
 
 func TestUnionDifferential(t *testing.T) {

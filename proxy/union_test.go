@@ -438,9 +438,9 @@ func TestUnionSessionSettings(t *testing.T) {
 		}
 		wantScale, want := run(ref)
 		run(conn)
-		before := e.srv.joins.joined.Load()
+		before := e.srv.current().joins.joined.Load()
 		scale, got := run(conn)
-		if e.srv.joins.joined.Load() != before+1 {
+		if e.srv.current().joins.joined.Load() != before+1 {
 			t.Errorf("div_precision_increment %d: the second run did not join", prec)
 		}
 		if scale != wantScale || !slices.Equal(got, want) {
@@ -458,7 +458,7 @@ func TestUnionSessionSettings(t *testing.T) {
 func TestUnionLargeResultsRunApart(t *testing.T) {
 	e := startEnv(t, envOptions{rules: unionRules})
 	unionSetup(t, e)
-	e.srv.joins.rowLimit = 20
+	e.srv.current().joins.rowLimit = 20
 	p := e.open(t)
 	for _, tc := range []struct {
 		name string

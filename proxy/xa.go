@@ -162,7 +162,7 @@ func (x *xaCoordinator) ensureTable(ctx context.Context, ds string) error {
 	if ok {
 		return nil
 	}
-	p, err := x.srv.pool(ds, false)
+	p, err := x.srv.current().pool(ds, false)
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,9 @@ type Privileges struct {
 	// TrafficAdmin allows changing traffic rules at run time: ALTER,
 	// ENABLE and DISABLE TRAFFIC RULE (trafficAdmin: true).
 	TrafficAdmin bool
+	// RulesAdmin allows reloading the rules at run time: RELOAD RULES
+	// and PREVIEW RELOAD (rulesAdmin: true).
+	RulesAdmin bool
 }
 
 // MayUse reports whether the user may use logical schema name.
@@ -52,7 +55,7 @@ const (
 )
 
 func userKeys() []string {
-	return []string{"user", "password", "schemas", "access", "hints", "otherSchemas", "files", "trafficAdmin"}
+	return []string{"user", "password", "schemas", "access", "hints", "otherSchemas", "files", "trafficAdmin", "rulesAdmin"}
 }
 
 // users decodes server.users. schema is the logical schema, every user's
@@ -116,4 +119,5 @@ func (d *decoder) privileges(p *Privileges, u *fieldSet, name, schema string) {
 	p.OtherSchemas = d.boolean(u.get("otherSchemas"), "server.users otherSchemas", false)
 	p.Files = d.boolean(u.get("files"), "server.users files", false)
 	p.TrafficAdmin = d.boolean(u.get("trafficAdmin"), "server.users trafficAdmin", false)
+	p.RulesAdmin = d.boolean(u.get("rulesAdmin"), "server.users rulesAdmin", false)
 }

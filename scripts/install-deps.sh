@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests start for real: MariaDB servers,
-# etcd, sysbench, Prometheus, and the Python drivers PyMySQL and
+# etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
 # mysqlclient (for Debian's /usr/bin/python3). Does nothing when they are all present.
 set -euo pipefail
 
@@ -10,6 +10,7 @@ command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || need+=(haproxy)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 /usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || need+=(python3-pymysql)

@@ -36,7 +36,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "and log in as a server.users account; statements are routed to the data")
 		fmt.Fprintln(stderr, "sources the rules file names. SIGTERM or SIGINT stops accepting connections,")
 		fmt.Fprintln(stderr, "lets statements in flight finish (up to --drain), closes the backends and")
-		fmt.Fprintln(stderr, "exits 0.")
+		fmt.Fprintln(stderr, "exits 0. SIGHUP reloads the rules file (see RELOAD RULES in the README); a")
+		fmt.Fprintln(stderr, "file that is refused is logged with the reason and the rules in force stay.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -59,7 +60,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	return serve(rules, serveOptions{log: log, drain: *drain, ready: func(addr net.Addr) {
+	return serve(rules, serveOptions{log: log, drain: *drain, reload: rf.loader(*config), ready: func(addr net.Addr) {
 		log.Info("shardflake listening", "addr", addr.String(), "rules", *config, "database", rules.DatabaseName)
 	}})
 }
@@ -82,6 +83,9 @@ type serveOptions struct {
 	// metricsOptional: a metrics address that cannot be listened on is
 	// logged, not fatal (the demo, whose example port may be taken).
 	metricsOptional bool
+	// reload, when set, reads the rules file again on SIGHUP; nil
+	// ignores SIGHUP's reloads (the demo's generated file).
+	reload proxy.RulesLoader
 }
 
 // serve runs a proxy for rules until a signal arrives; it returns the exit
@@ -109,6 +113,13 @@ func serve(rules *router.Rules, o serveOptions) int {
 		o.log.Error("proxy", "err", err)
 		return 1
 	}
+	if o.reload != nil {
+		srv.SetRulesLoader(o.reload)
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go reloadOnHangup(ctx, srv, hup, o.log)
 	ops, err := proxy.NewOpsServer(srv, metrics)
 	if err != nil {
 		o.log.Error("metrics", "err", err)
@@ -174,6 +185,48 @@ func serve(rules *router.Rules, o serveOptions) int {
 	}
 	o.log.Info("stopped")
 	return 0
+}
+
+// reloadOnHangup reloads the rules on every SIGHUP until ctx ends; a
+// refused reload is logged with its reason (the rules in force stay).
+func reloadOnHangup(ctx context.Context, srv *proxy.Server, hup <-chan os.Signal, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if rep, err := srv.Reload(ctx, false); err == nil {
+				log.Info("SIGHUP: rules reloaded", "digest", rep.NewDigest, "previous", rep.OldDigest, "changes", len(rep.Changes))
+			} else {
+				log.Error("SIGHUP: rules reload refused", "err", err)
+			}
+		}
+	}
+}
+
+// loader reads the rules file again for a reload, with the address
+// overrides the command line applied at start.
+func (f runFlags) loader(config string) proxy.RulesLoader {
+	return func() (*router.Rules, []byte, error) {
+		src, err := os.ReadFile(config)
+		if err != nil {
+			return nil, nil, err
+		}
+		rules, err := router.Parse(src, config)
+		if err == nil {
+			err = rules.CheckServe()
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if *f.listen != "" {
+			rules.Server.Listen = *f.listen
+		}
+		if *f.metricsListen != "" {
+			rules.Server.MetricsListen = *f.metricsListen
+		}
+		return rules, src, nil
+	}
 }
 
 // runFlags are the flags serve and demo share: the address overrides and

@@ -1,0 +1,14 @@
+package proxy
+
+import "github.com/shardflake/shardflake/router"
+
+// RulesReloaded moves shardflake_rules_info to the new rules and counts
+// the reload (rulesObserver).
+func (m *Metrics) RulesReloaded(rules *router.Rules, digest string) {
+	m.rulesInfo.Reset()
+	m.rulesInfo.WithLabelValues(rules.DatabaseName, digest).Set(1)
+	m.reloads.WithLabelValues("applied").Inc()
+}
+
+// ReloadRefused counts a refused reload (rulesObserver).
+func (m *Metrics) ReloadRefused() { m.reloads.WithLabelValues("refused").Inc() }
