@@ -21,9 +21,9 @@ import (
 //	SHOW READWRITE_SPLITTING RULES [FROM db]
 //	SHOW READWRITE_SPLITTING STATUS [FROM db]
 //	SHOW TRAFFIC RULES, ALTER/ENABLE/DISABLE TRAFFIC RULE (admin_traffic.go)
-//	RELOAD RULES [FORCE], PREVIEW RELOAD (admin_reload.go)
 //	SHOW XA TRANSACTIONS                     (xa_recover.go)
 //	SET VARIABLE transaction_type = 'XA'     (xa.go)
+//	RELOAD RULES [FORCE], PREVIEW RELOAD (admin_reload.go)
 //
 // The TiDB parser knows none of them, so they are recognised before
 // parsing by their leading keywords (after whitespace and comments). Only

@@ -39,13 +39,13 @@ type envOptions struct {
 	hook     func(sql string)
 	observer Observer
 	logger   *slog.Logger // default: warnings to stderr (debug with SHARDFLAKE_TEST_LOG)
-	// rulesFile, when set, is the rules (loaded from a file) in place of
-	// the ones server and rules make.
-	rulesFile *router.Rules
 	// databases, when set, is the prefix of fresh databases (prefix_N,
 	// dropped and created) the data sources use instead of the shared
 	// ds_N, for tests that list every table a data source holds.
 	databases string
+	// rulesFile, when set, is the rules (loaded from a file) in place of
+	// the ones server and rules make.
+	rulesFile *router.Rules
 }
 
 // rulesYAML is the test rules file: two data sources, t_order sharded by

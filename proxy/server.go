@@ -147,6 +147,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.snap.Store(sn)
+	s.xa = newXACoordinator(s)
 	s.handshakes.max = s.limits().MaxHandshakes
 	s.packetBudget = wire.NewBudget(s.limits().PacketMemoryBytes)
 	s.xa = newXACoordinator(s)
