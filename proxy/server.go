@@ -150,7 +150,6 @@ func New(cfg Config) (*Server, error) {
 	s.xa = newXACoordinator(s)
 	s.handshakes.max = s.limits().MaxHandshakes
 	s.packetBudget = wire.NewBudget(s.limits().PacketMemoryBytes)
-	s.xa = newXACoordinator(s)
 	if s.cluster, err = startTrafficCluster(cfg.Rules, s.traffic); err != nil {
 		return nil, err
 	}
