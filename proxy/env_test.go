@@ -216,9 +216,11 @@ func (e *testEnv) backend(t *testing.T, i int) *sql.DB {
 	}
 	// Opened for the environment's test: subtests share it.
 	name := fmt.Sprintf("ds_%d", i)
-	for _, ds := range e.rules.DataSources {
-		if ds.Name == name {
-			name = ds.Database // ds_N, or the fresh databases' name
+	if e.rules != nil {
+		for _, ds := range e.rules.DataSources {
+			if ds.Name == name {
+				name = ds.Database // ds_N, or the fresh databases' name
+			}
 		}
 	}
 	db := e.backends[i].Open(e.t, name)

@@ -58,7 +58,7 @@ func (s *Session) handleQuery(sql string) {
 		// semicolons are its own.
 		if kind, create, ok := routineOf(sql); ok && (create || !s.multiStatements || len(sqlarg.Split(sql)) <= 1) {
 			ctx, end := s.statementContext()
-			s.answer(s.runRoutine(ctx, kind, sql))
+			s.answer(s.runRoutine(ctx, kind, sql, false))
 			end()
 			return
 		}
@@ -105,16 +105,29 @@ func (s *Session) handleQuery(sql string) {
 // the first that fails to parse or to run.
 func (s *Session) runPieces(pieces []string) {
 	for i, piece := range pieces {
+		more := i < len(pieces)-1
 		stmts, err := s.parse(piece)
 		if err == nil && len(stmts) != 1 {
 			err = errors.New("cannot split the query into statements")
+		}
+		if kind, _, ok := routineOf(piece); err != nil && ok {
+			// A routine the parser cannot read, its body's semicolons
+			// kept by Split.
+			ctx, end := s.statementContext()
+			err := s.runRoutine(ctx, kind, piece, more)
+			end()
+			if err != nil {
+				s.answer(err)
+				return
+			}
+			continue
 		}
 		if err != nil {
 			s.writeErr(&ParseError{Err: err})
 			return
 		}
 		stmt := stmts[0]
-		if err := s.execute(stmt, piece, nil, TextProtocol, i < len(pieces)-1, false); err != nil {
+		if err := s.execute(stmt, piece, nil, TextProtocol, more, false); err != nil {
 			s.answer(err)
 			return
 		}

@@ -66,8 +66,8 @@ func routineKindOf(sql string) (routineKind, bool) {
 }
 
 // runRoutine sends a stored function or trigger statement where it
-// belongs.
-func (s *Session) runRoutine(ctx context.Context, kind routineKind, sql string) error {
+// belongs; more: other statements of the query follow.
+func (s *Session) runRoutine(ctx context.Context, kind routineKind, sql string, more bool) error {
 	p := s.privileges()
 	if p.ReadOnly || !p.OtherSchemas {
 		if kind == routineProcedure {
@@ -114,11 +114,11 @@ func (s *Session) runRoutine(ctx context.Context, kind routineKind, sql string) 
 		everywhere = len(rows) == 1 && rules.IsBroadcast(strings.ToLower(string(rows[0][0])))
 	}
 	if !everywhere {
-		return s.onDefault(ctx, sql, router.KindDDL, TextProtocol, false)
+		return s.onDefault(ctx, sql, router.KindDDL, TextProtocol, more)
 	}
 	plan := &router.Plan{Kind: router.KindDDL, Type: router.RouteAll}
 	for _, ds := range rules.DataSources {
 		plan.Routes = append(plan.Routes, router.Route{DataSource: ds.Name, SQL: sql})
 	}
-	return s.runRouted(ctx, plan, sql, TextProtocol, false)
+	return s.runRouted(ctx, plan, sql, TextProtocol, more)
 }

@@ -189,17 +189,29 @@ func Count(sql string) int {
 
 // Split cuts a multi-statement query at the semicolons that end its
 // statements (outside string literals, quoted identifiers and comments),
-// dropping empty statements. The pieces keep their text as written.
+// dropping empty statements. The pieces keep their text as written. The
+// body of a stored routine, trigger or event (CREATE ... PROCEDURE |
+// FUNCTION | TRIGGER | EVENT ... BEGIN ... END) keeps its own semicolons,
+// as the server reads it: compound.go.
 func Split(sql string) []string {
 	var out []string
 	start := 0
+	var st compoundState
 	add := func(end int) {
 		if piece := strings.TrimSpace(sql[start:end]); piece != "" {
 			out = append(out, piece)
 		}
 		start = end + 1
+		st = compoundState{}
 	}
-	scanFor(sql, Backslash, ';', func(i int) bool { add(i); return true })
+	scanWords(sql, Backslash, func(i int, word string) bool {
+		if word != "" {
+			st.word(word)
+		} else if st.ends() {
+			add(i)
+		}
+		return true
+	})
 	add(len(sql))
 	return out
 }

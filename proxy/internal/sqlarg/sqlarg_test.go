@@ -99,6 +99,16 @@ func TestSplit(t *testing.T) {
 		{"SELECT 1; SELECT 2;", []string{"SELECT 1", "SELECT 2"}},
 		{"SELECT ';'; SELECT `a;b` -- ;\n; /* ; */ SELECT \"x;\"", []string{"SELECT ';'", "SELECT `a;b` -- ;", "/* ; */ SELECT \"x;\""}},
 		{" ; ;", nil},
+		// A routine's body keeps its semicolons (go-sql-driver's
+		// TestMultiResultSet sends one so).
+		{"DROP PROCEDURE IF EXISTS p; CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END; CALL p()",
+			[]string{"DROP PROCEDURE IF EXISTS p", "CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END", "CALL p()"}},
+		{"CREATE DEFINER=`a`@`%` PROCEDURE p(x INT) lbl: BEGIN IF x > 1 THEN SELECT 1; ELSE BEGIN SELECT CASE x WHEN 1 THEN 'a;' ELSE 'b' END; END; END IF; WHILE x > 0 DO SET x = x - 1; END WHILE; CASE x WHEN 0 THEN SELECT 0; END CASE; END lbl; SELECT 3",
+			[]string{"CREATE DEFINER=`a`@`%` PROCEDURE p(x INT) lbl: BEGIN IF x > 1 THEN SELECT 1; ELSE BEGIN SELECT CASE x WHEN 1 THEN 'a;' ELSE 'b' END; END; END IF; WHILE x > 0 DO SET x = x - 1; END WHILE; CASE x WHEN 0 THEN SELECT 0; END CASE; END lbl", "SELECT 3"}},
+		{"CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.a = 1; SELECT 1", []string{"CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.a = 1", "SELECT 1"}},
+		{"CREATE FUNCTION f() RETURNS INT BEGIN RETURN 1; END; SELECT f()", []string{"CREATE FUNCTION f() RETURNS INT BEGIN RETURN 1; END", "SELECT f()"}},
+		{"BEGIN; SELECT 1; END", []string{"BEGIN", "SELECT 1", "END"}},
+		{"CREATE TABLE t (a INT); BEGIN; COMMIT", []string{"CREATE TABLE t (a INT)", "BEGIN", "COMMIT"}},
 	}
 	for _, tt := range tests {
 		if got := Split(tt.give); !slices.Equal(got, tt.want) {
