@@ -10,7 +10,7 @@ import (
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
 
-// runCall runs a text-protocol CALL on the default data source, where
+// runCall runs a CALL (its arguments written in) on the default data source, where
 // stored procedures live, and relays every result the procedure sends:
 // each SELECT's result set and the closing OK, each but the last flagged
 // SERVER_MORE_RESULTS_EXISTS, as MariaDB sends them (the executor kept
@@ -18,7 +18,7 @@ import (
 // after some result sets reaches the client after them. Each result set
 // is read whole before it is written, so that its closing EOF can say
 // whether another follows, within server.mergeMemoryBytes.
-func (s *Session) runCall(ctx context.Context, sql string, more bool) error {
+func (s *Session) runCall(ctx context.Context, sql string, proto Protocol, more bool) error {
 	ds := s.srv.rules.DefaultDataSource
 	var src connSource = poolSource{s}
 	if s.inTransaction() {
@@ -78,7 +78,7 @@ func (s *Session) runCall(ctx context.Context, sql string, more bool) error {
 			rows = append(rows, Row(row).Clone())
 		}
 		last := !bc.moreResults()
-		if err := s.writeRows(newMemStream(h.columns, rows), TextProtocol, more || !last); err != nil {
+		if err := s.writeRows(newMemStream(h.columns, rows), proto, more || !last); err != nil {
 			return err
 		}
 		if last {

@@ -35,9 +35,6 @@ var driverSuiteKnownFailures = map[string]string{
 	"TestContextCancelQuery/default":     "the proxy kills the cancelled statement (0 rows, which the driver's TODO wants)",
 	"TestContextCancelStmtExec/default":  "the proxy kills the cancelled statement (0 rows, which the driver's TODO wants)",
 	"TestContextCancelStmtQuery/default": "the proxy kills the cancelled statement (0 rows, which the driver's TODO wants)",
-	// Not done yet: a CALL run as a prepared statement returns only its
-	// first result set through the proxy (the text protocol relays all).
-	"TestMultiResultSet": "not yet: a prepared CALL's second and later result sets",
 }
 
 // driverSuiteSkip names the driver's tests that need more than loopback:

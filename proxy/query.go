@@ -366,9 +366,15 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 			return s.runLoadLocal(ctx, st, sql, more)
 		}
 	case *ast.CallStmt:
-		if proto == TextProtocol {
-			return s.runCall(ctx, sql, more)
+		// A prepared CALL runs as text with its arguments written in, so
+		// that every result set comes back (a backend prepared CALL
+		// would be read for its first one only); rows go to the client
+		// in the binary protocol.
+		text, err := sqlarg.Interpolate(sql, args, sqlarg.Backslash)
+		if err != nil {
+			return err
 		}
+		return s.runCall(ctx, text, proto, more)
 	case *ast.DoStmt:
 		if !hasTable(st) {
 			ds, err := s.srv.rules.DataSourceHint(sql)
