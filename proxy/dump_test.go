@@ -86,7 +86,7 @@ func TestMysqldumpRoundTrip(t *testing.T) {
 func showCreate(t *testing.T, e *testEnv, table string) string {
 	t.Helper()
 	var name, ddl string
-	if err := e.open(t).QueryRow("SHOW CREATE TABLE " + table).Scan(&name, &ddl); err != nil {
+	if err := e.open(t).QueryRow("SHOW CREATE TABLE "+table).Scan(&name, &ddl); err != nil {
 		t.Fatalf("SHOW CREATE TABLE %s: %v", table, err)
 	}
 	// AUTO_INCREMENT=n follows the rows, which the dump restores.
