@@ -89,6 +89,5 @@ func showCreate(t *testing.T, e *testEnv, table string) string {
 	if err := e.open(t).QueryRow("SHOW CREATE TABLE "+table).Scan(&name, &ddl); err != nil {
 		t.Fatalf("SHOW CREATE TABLE %s: %v", table, err)
 	}
-	// AUTO_INCREMENT=n follows the rows, which the dump restores.
 	return ddl
 }
