@@ -455,8 +455,20 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 		}()
 		t.Run("maxReplicationLag excludes a lagging replica", func(t *testing.T) {
 			e := startRWEnv(t, r, "maxReplicationLag: 1s")
-			mustExec(t, e.conn(t), "INSERT INTO t_order (order_id, user_id, status) VALUES (9001, 6, 'lag')")
-			took := waitWithin(t, 3*time.Second, "a replica 2 s behind excluded", func() bool { return replicaHealth(t, e, 0) == "excluded" })
+			// Keep writing while waiting: one write is 2 s behind only
+			// from its first to its second second, a window a monitor
+			// on a loaded machine can miss; a write every 200 ms keeps
+			// the replica 2 s behind until the exclusion is seen.
+			w := e.conn(t)
+			next, lastWrite := 9001, time.Time{}
+			write := func() {
+				if time.Since(lastWrite) >= 200*time.Millisecond {
+					mustExec(t, w, "INSERT INTO t_order (order_id, user_id, status) VALUES (?, 6, 'lag')", next)
+					next, lastWrite = next+1, time.Now()
+				}
+			}
+			write()
+			took := waitWithin(t, 6*time.Second, "a replica 2 s behind excluded", func() bool { write(); return replicaHealth(t, e, 0) == "excluded" })
 			status := queryText(t, e.conn(t), "SHOW READWRITE_SPLITTING STATUS")
 			if !strings.Contains(status[1][4], "lagging") || !strings.Contains(status[1][4], "maxReplicationLag 1s") {
 				t.Errorf("excluded for %q, want lagging", status[1][4])
