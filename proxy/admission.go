@@ -100,8 +100,6 @@ func loginConnOf(nc net.Conn) *loginConn {
 			return c
 		case *tls.Conn:
 			nc = c.NetConn()
-		case *greetingConn:
-			nc = c.Conn
 		case *announceConn:
 			nc = c.Conn
 		default:
@@ -323,7 +321,7 @@ func (s *Server) login(nc net.Conn, sess *Session) (sc *server.Conn, release fun
 		}
 	}
 	sess.handshaking = true
-	sc, err = s.mysql.NewCustomizedConn(&greetingConn{Conn: s.announce(lc)}, sessionAuth{s.auth, sess}, sess)
+	sc, err = s.mysql.NewCustomizedConn(s.announce(lc), sessionAuth{s.auth, sess}, sess)
 	sess.handshaking = false
 	lc.off = true
 	if err != nil {

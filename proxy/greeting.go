@@ -107,8 +107,9 @@ func greetingVersion(v string) string {
 }
 
 // announceConn edits the first packet written to a client, go-mysql's
-// greeting: the version the proxy announces and the capabilities it adds
-// (greetingConn, under which it sits, sets the status flags). Later
+// greeting: the version the proxy announces, the capabilities it adds and
+// the status flags (go-mysql writes 0 and offers no way to set them, and
+// PyMySQL and mysqlclient read AUTOCOMMIT there: greetingStatus). Later
 // writes pass through untouched.
 type announceConn struct {
 	net.Conn
@@ -134,7 +135,8 @@ func (g *announceConn) Write(b []byte) (int, error) {
 }
 
 // rewriteGreeting returns the greeting packet p (with its 4-byte header)
-// announcing version (empty: keep the version) and greetingCapabilities.
+// announcing version (empty: keep the version), greetingCapabilities and
+// greetingStatus.
 // It reports false when p is not a protocol-10 greeting.
 func rewriteGreeting(p []byte, version string) ([]byte, bool) {
 	if len(p) < 5 || int(p[0])|int(p[1])<<8|int(p[2])<<16 != len(p)-4 || p[4] != 10 {
@@ -163,6 +165,7 @@ func rewriteGreeting(p []byte, version string) ([]byte, bool) {
 	caps := uint32(lower) | uint32(upper)<<16 | greetingCapabilities
 	binary.LittleEndian.PutUint16(out[capAt:], uint16(caps))
 	binary.LittleEndian.PutUint16(out[capAt+2+1+2:], uint16(caps>>16))
+	binary.LittleEndian.PutUint16(out[capAt+2+1:], greetingStatus)
 	n := len(out) - 4
 	if n >= wire.MaxPayload {
 		return nil, false

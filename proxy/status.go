@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"bytes"
-	"encoding/binary"
 	"net"
 	"sync/atomic"
 
@@ -35,53 +33,9 @@ const backendStatusFlags = mysql.SERVER_STATUS_NO_INDEX_USED | mysql.SERVER_STAT
 // the login: a fresh session is in autocommit mode.
 const greetingStatus = mysql.SERVER_STATUS_AUTOCOMMIT
 
-// greetingConn is the client connection during the handshake. go-mysql
-// writes the greeting with status flags 0 and offers no way to set them
-// before it does, so the first packet written (the greeting) gets
-// greetingStatus put in its status field on the way out.
-type greetingConn struct {
-	net.Conn
-	sent bool
-}
-
-func (g *greetingConn) Write(b []byte) (int, error) {
-	if !g.sent {
-		g.sent = true
-		if pos, ok := greetingStatusOffset(b); ok {
-			p := bytes.Clone(b)
-			binary.LittleEndian.PutUint16(p[pos:], greetingStatus)
-			return g.Conn.Write(p)
-		}
-	}
-	return g.Conn.Write(b)
-}
-
-// greetingStatusOffset finds the status flags in a greeting packet (with
-// its 4-byte header): protocol version 10, server version NUL-terminated,
-// connection id (4), scramble part 1 (8), filler (1), capabilities low
-// (2), collation (1), then status (2).
-func greetingStatusOffset(b []byte) (int, bool) {
-	const header = 4
-	if len(b) < header+1 || b[header] != 10 {
-		return 0, false
-	}
-	end := bytes.IndexByte(b[header+1:], 0)
-	if end < 0 {
-		return 0, false
-	}
-	pos := header + 1 + end + 1 + 4 + 8 + 1 + 2 + 1
-	if len(b) < pos+2 {
-		return 0, false
-	}
-	return pos, true
-}
-
-// unwrapGreeting returns the connection under a greetingConn, once the
+// unwrapGreeting returns the connection under an announceConn, once the
 // handshake is done and the greeting long written.
 func unwrapGreeting(nc net.Conn) net.Conn {
-	if g, ok := nc.(*greetingConn); ok {
-		nc = g.Conn
-	}
 	if a, ok := nc.(*announceConn); ok {
 		nc = a.Conn
 	}
