@@ -72,19 +72,11 @@ func isAny(w string, words ...string) bool {
 // returns false.
 func scanWords(sql string, mode Mode, found func(i int, word string) bool) {
 	for i := 0; i < len(sql); i++ {
+		if j := skipNonCode(sql, i, mode); j > i {
+			i = j - 1
+			continue
+		}
 		switch c := sql[i]; {
-		case c == '\'' || c == '"' || c == '`':
-			i = skipQuoted(sql, i, mode) - 1
-		case c == '#' || lineComment(sql, i):
-			for i < len(sql) && sql[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			j := i + 2
-			for j+1 < len(sql) && !(sql[j] == '*' && sql[j+1] == '/') {
-				j++
-			}
-			i = j + 1
 		case c == ';':
 			if !found(i, "") {
 				return

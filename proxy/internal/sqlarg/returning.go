@@ -17,19 +17,11 @@ func SplitReturning(sql string) (base, list string, ok bool) {
 	}
 	depth := 0
 	for i := start; i < len(sql); i++ {
+		if j := skipNonCode(sql, i, Backslash); j > i {
+			i = j - 1
+			continue
+		}
 		switch c := sql[i]; {
-		case c == '\'' || c == '"' || c == '`':
-			i = skipQuoted(sql, i, Backslash) - 1
-		case c == '#' || lineComment(sql, i):
-			for i < len(sql) && sql[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			j := i + 2
-			for j+1 < len(sql) && !(sql[j] == '*' && sql[j+1] == '/') {
-				j++
-			}
-			i = j + 1
 		case c == '(':
 			depth++
 		case c == ')':

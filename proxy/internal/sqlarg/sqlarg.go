@@ -226,25 +226,36 @@ func scan(sql string, mode Mode, found func(i int) bool) {
 // and comments until it returns false.
 func scanFor(sql string, mode Mode, target byte, found func(i int) bool) {
 	for i := 0; i < len(sql); i++ {
-		switch c := sql[i]; {
-		case c == '\'' || c == '"' || c == '`':
-			i = skipQuoted(sql, i, mode) - 1
-		case c == '#' || lineComment(sql, i):
-			for i < len(sql) && sql[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			j := i + 2
-			for j+1 < len(sql) && !(sql[j] == '*' && sql[j+1] == '/') {
-				j++
-			}
-			i = j + 1
-		case c == target:
-			if !found(i) {
-				return
-			}
+		if j := skipNonCode(sql, i, mode); j > i {
+			i = j - 1
+			continue
+		}
+		if sql[i] == target && !found(i) {
+			return
 		}
 	}
+}
+
+// skipNonCode returns the index just past the quoted text or comment that
+// starts at i, or i when none does: the one place that knows MySQL's
+// quotes and comments for this package's scanners.
+func skipNonCode(sql string, i int, mode Mode) int {
+	switch c := sql[i]; {
+	case c == '\'' || c == '"' || c == '`':
+		return skipQuoted(sql, i, mode)
+	case c == '#' || lineComment(sql, i):
+		for i < len(sql) && sql[i] != '\n' {
+			i++
+		}
+		return i
+	case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
+		j := i + 2
+		for j+1 < len(sql) && !(sql[j] == '*' && sql[j+1] == '/') {
+			j++
+		}
+		return min(j+2, len(sql))
+	}
+	return i
 }
 
 // lineComment reports whether a "-- " comment starts at i (MySQL wants
