@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests start for real: MariaDB servers,
-# etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
+# mariadb and mysqldump clients, etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
 # mysqlclient (for Debian's /usr/bin/python3). Does nothing when they are all present.
 set -euo pipefail
 
 need=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
+command -v mysqldump >/dev/null 2>&1 || need+=(mariadb-client) # mysqldump, the dump tests' client
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
