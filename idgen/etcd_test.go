@@ -6,30 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/shardflake/shardflake/internal/etcdtest"
 )
 
 // etcdServer is a real etcd (Debian's etcd-server) started by a test on
-// free ports with a temporary data dir.
+// free ports with a temporary data dir (internal/etcdtest).
 type etcdServer struct {
-	t        *testing.T
-	bin      string
-	dir      string
-	client   string
-	peer     string
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	logFile  string
+	srv      *etcdtest.Server
 	Endpoint string
 }
 
@@ -45,93 +36,14 @@ func startEtcd(t *testing.T) *etcdServer {
 // newEtcdServer prepares an etcd on free ports without starting it.
 func newEtcdServer(t *testing.T) *etcdServer {
 	t.Helper()
-	bin, err := exec.LookPath("etcd")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("etcd not installed (Debian package etcd-server): %v", err)
-		}
-		t.Skipf("etcd not installed (Debian package etcd-server): %v", err)
-	}
-	dir := t.TempDir()
-	s := &etcdServer{t: t, bin: bin, dir: filepath.Join(dir, "data"), logFile: filepath.Join(dir, "etcd.log"),
-		client: "http://" + freeAddr(t), peer: "http://" + freeAddr(t)}
-	s.Endpoint = s.client
-	t.Cleanup(s.stop)
-	return s
+	srv := etcdtest.New(t)
+	return &etcdServer{srv: srv, Endpoint: srv.Endpoint()}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func (s *etcdServer) start() {
-	s.t.Helper()
-	log, err := os.OpenFile(s.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer log.Close()
-	// Short heartbeat and election timeouts make a single member leader in
-	// a fraction of a second; etcd's minimum lease TTL stays 1 s.
-	s.cmd = exec.Command(s.bin, "--name", "idgen-test", "--data-dir", s.dir,
-		"--listen-client-urls", s.client, "--advertise-client-urls", s.client,
-		"--listen-peer-urls", s.peer, "--initial-advertise-peer-urls", s.peer,
-		"--initial-cluster", "idgen-test="+s.peer,
-		"--heartbeat-interval", "10", "--election-timeout", "100",
-		"--logger", "zap", "--log-level", "warn")
-	s.cmd.Stdout, s.cmd.Stderr = log, log
-	if err := s.cmd.Start(); err != nil {
-		s.t.Fatal(err)
-	}
-	s.exited = make(chan struct{})
-	go func(cmd *exec.Cmd, exited chan struct{}) {
-		cmd.Wait()
-		close(exited)
-	}(s.cmd, s.exited)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if s.healthy() {
-			return
-		}
-		select {
-		case <-s.exited:
-			b, _ := os.ReadFile(s.logFile)
-			s.t.Fatalf("etcd exited during start-up:\n%s", b)
-		default:
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatal("etcd did not become healthy within 30 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (s *etcdServer) healthy() bool {
-	c := http.Client{Timeout: time.Second}
-	resp, err := c.Get(s.client + "/health")
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode == http.StatusOK && strings.Contains(string(b), `"health":"true"`)
-}
+func (s *etcdServer) start() { s.srv.Start() }
 
 // stop kills etcd (SIGKILL: no chance to say goodbye) and waits for it.
-func (s *etcdServer) stop() {
-	if s.cmd == nil {
-		return
-	}
-	s.cmd.Process.Signal(syscall.SIGKILL)
-	<-s.exited
-	s.cmd = nil
-}
+func (s *etcdServer) stop() { s.srv.Stop() }
 
 // tinyLayout has 1 datacenter bit and 1 worker bit: four pairs.
 func tinyLayout() Layout {
