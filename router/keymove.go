@@ -2,7 +2,6 @@ package router
 
 import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/pingcap/tidb/pkg/parser/opcode"
 )
 
 // An UPDATE that assigns a sharding column (Django's save(), GORM's
@@ -42,28 +41,9 @@ func (d *dmlBinder) collectPins(where ast.ExprNode) {
 		return
 	}
 	d.wherePins = map[string][]operand{}
-	var walk func(e ast.ExprNode)
-	walk = func(e ast.ExprNode) {
-		switch x := e.(type) {
-		case *ast.ParenthesesExpr:
-			walk(x.Expr)
-		case *ast.BinaryOperationExpr:
-			if x.Op == opcode.LogicAnd {
-				walk(x.L)
-				walk(x.R)
-				return
-			}
-			if x.Op != opcode.EQ {
-				return
-			}
-			if cn, o, ok := columnOperand(x.L, x.R); ok {
-				d.wherePins[cn.Name.L] = append(d.wherePins[cn.Name.L], o)
-			}
-		}
-	}
-	if where != nil {
-		walk(where)
-	}
+	eachPin(where, func(cn *ast.ColumnName, o operand) {
+		d.wherePins[cn.Name.L] = append(d.wherePins[cn.Name.L], o)
+	})
 }
 
 // buildProbe prepares, from the rewritten single-table UPDATE, the

@@ -230,40 +230,38 @@ func markDeleted(a *analysis, s *scope, del *ast.DeleteStmt) {
 // pinKeyChanges finds, for each sharding-column assignment, the values the
 // WHERE clause pins that column to (top-level AND of col = value).
 func (d *dmlBinder) pinKeyChanges(s *scope, where ast.ExprNode) {
-	var walk func(e ast.ExprNode)
-	walk = func(e ast.ExprNode) {
-		switch x := e.(type) {
-		case *ast.ParenthesesExpr:
-			walk(x.Expr)
-		case *ast.BinaryOperationExpr:
-			if x.Op == opcode.LogicAnd {
-				walk(x.L)
-				walk(x.R)
-				return
+	eachPin(where, func(cn *ast.ColumnName, o operand) {
+		for i := range d.keyChanges {
+			kc := &d.keyChanges[i]
+			if kc.col != cn.Name.L {
+				continue
 			}
-			if x.Op != opcode.EQ {
-				return
-			}
-			cn, o, ok := columnOperand(x.L, x.R)
-			if !ok {
-				return
-			}
-			for i := range d.keyChanges {
-				kc := &d.keyChanges[i]
-				if kc.col != cn.Name.L {
-					continue
-				}
-				for _, ri := range d.a.columnRefs(s, cn, nil) {
-					if d.a.refs[ri].name == kc.table {
-						kc.pinned = append(kc.pinned, o)
-						break
-					}
+			for _, ri := range d.a.columnRefs(s, cn, nil) {
+				if d.a.refs[ri].name == kc.table {
+					kc.pinned = append(kc.pinned, o)
+					break
 				}
 			}
 		}
-	}
-	if where != nil {
-		walk(where)
+	})
+}
+
+// eachPin calls pin for each col = value conjunct at the top level of
+// where (an AND of them, in any parentheses).
+func eachPin(where ast.ExprNode, pin func(*ast.ColumnName, operand)) {
+	switch x := where.(type) {
+	case *ast.ParenthesesExpr:
+		eachPin(x.Expr, pin)
+	case *ast.BinaryOperationExpr:
+		switch x.Op {
+		case opcode.LogicAnd:
+			eachPin(x.L, pin)
+			eachPin(x.R, pin)
+		case opcode.EQ:
+			if cn, o, ok := columnOperand(x.L, x.R); ok {
+				pin(cn, o)
+			}
+		}
 	}
 }
 
