@@ -26,22 +26,12 @@ func (e *NoShardingRuleError) Error() string {
 }
 
 // runAdmin answers a recognised admin statement with a result set.
-func (s *Session) runAdmin(st adminStmt) error {
+func (s *Session) runAdmin(ctx context.Context, st adminStmt, out output) error {
 	if st.db != "" && st.db != s.srv.rules.DatabaseName {
 		return &UnknownDatabaseError{Name: st.db}
 	}
 	if st.kind >= adminReload {
 		return s.runReloadAdmin(st)
-	}
-	if st.kind == adminSetVariable {
-		stmts, err := s.parse(st.body)
-		if err != nil {
-			return &ParseError{Err: err}
-		}
-		if len(stmts) != 1 {
-			return &NotSupportedError{What: "several statements in SET VARIABLE"}
-		}
-		return s.execute(stmts[0], st.body, nil, TextProtocol, false, false)
 	}
 	if st.kind >= adminTrafficRules {
 		return s.runTrafficAdmin(st)
@@ -67,7 +57,7 @@ func (s *Session) runAdmin(st adminStmt) error {
 	case adminStorageUnits:
 		cols, rows = s.storageUnits()
 	case adminBindingOrphans:
-		cols, rows, err = s.bindingOrphans()
+		cols, rows, err = s.bindingOrphans(ctx)
 	case adminAdoptKeys:
 		cols, rows, err = s.adoptKeys(st.table)
 	case adminReadwriteRules:
@@ -75,14 +65,14 @@ func (s *Session) runAdmin(st adminStmt) error {
 	case adminReadwriteStatus:
 		cols, rows = s.readwriteStatus()
 	case adminXATransactions:
-		cols, rows, err = s.xaTransactions(context.Background())
+		cols, rows, err = s.xaTransactions(ctx)
 	default:
 		err = &InternalError{Msg: "admin statement " + st.kind.String()}
 	}
 	if err != nil {
 		return err
 	}
-	return s.writeRows(newMemStream(cols, rows), TextProtocol, false)
+	return s.writeRows(newMemStream(cols, rows), out)
 }
 
 func stringColumns(names ...string) []*mysql.Field {
@@ -122,10 +112,10 @@ func (s *Session) preview(body string) ([]*mysql.Field, []Row, error) {
 	return cols, rows, nil
 }
 
-// previewPlan mirrors Session.execute's choice of who answers a
-// statement: the default data source for statements without tables, the
-// router for the rest; statements the proxy answers itself have no routes
-// to show.
+// previewPlan mirrors the door's choice of who answers a statement
+// (classify.go, routedPlan): the default data source for statements
+// without tables, the router for the rest; statements the proxy answers
+// itself have no routes to show.
 func (s *Session) previewPlan(stmt ast.StmtNode, sql string) (*router.Plan, error) {
 	onDefault := &router.Plan{Kind: router.KindOther, Type: router.RouteSingle, Routes: []router.Route{{DataSource: s.srv.rules.DefaultDataSource, SQL: sql}}}
 	if sel, ok := stmt.(*ast.SelectStmt); ok {

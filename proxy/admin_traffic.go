@@ -156,7 +156,7 @@ func (s *Session) runTrafficAdmin(st adminStmt) error {
 	switch st.kind {
 	case adminTrafficRules:
 		cols, rows := s.trafficRules()
-		return s.writeRows(newMemStream(cols, rows), TextProtocol, false)
+		return s.writeRows(newMemStream(cols, rows), textOutput)
 	case adminAlterTraffic:
 		lx := adminLexer{sql: st.body}
 		props, perr := lx.properties()

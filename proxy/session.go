@@ -64,7 +64,7 @@ type Session struct {
 	parser      *parser.Parser
 	sqlMode     tidbmysql.SQLMode // the parser's
 	// normalized, args and key are reused from statement to statement by
-	// the text path (query.go: runNormalized).
+	// the text path (classify.go: cachedShape).
 	normalized []byte
 	args       []any
 	key        []byte
@@ -74,9 +74,6 @@ type Session struct {
 	// prepared holds the SQL-level prepared statements by lower-case
 	// name (sqlprepare.go).
 	prepared map[string]sqlPrepared
-	// returning is the RETURNING list of the INSERT being run
-	// (returning.go), "" for none.
-	returning string
 	// diag is what the last statement left for SHOW WARNINGS
 	// (warnings.go).
 	diag diagnostics

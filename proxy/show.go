@@ -18,59 +18,60 @@ import (
 	"github.com/shardflake/shardflake/router"
 )
 
-// handleShow answers SHOW statements. What depends on sharding is
-// answered with logical names (SHOW DATABASES, SHOW TABLES, SHOW CREATE
-// TABLE, SHOW COLUMNS, SHOW INDEX); the rest (SHOW VARIABLES, SHOW
-// STATUS, SHOW COLLATION, ...) is the default data source's answer.
-func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, proto Protocol, more bool) error {
+// handleShow answers SHOW statements, or returns the plan that does. What
+// depends on sharding is answered with logical names (SHOW DATABASES, SHOW
+// TABLES, SHOW CREATE TABLE, SHOW COLUMNS, SHOW INDEX); the rest (SHOW
+// VARIABLES, SHOW STATUS, SHOW COLLATION, ...) is the default data
+// source's answer.
+func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, out output) (*router.Plan, error) {
 	switch st.Tp {
 	case ast.ShowDatabases:
 		var rows []Row
 		for _, db := range []string{infoSchema, s.srv.rules.DatabaseName} {
 			if ok, err := matchPattern(st.Pattern, db); err != nil {
-				return err
+				return nil, err
 			} else if ok {
 				rows = append(rows, rowOf(db))
 			}
 		}
 		if st.Where != nil {
-			return &NotSupportedError{What: "SHOW DATABASES WHERE"}
+			return nil, &NotSupportedError{What: "SHOW DATABASES WHERE"}
 		}
-		return s.writeRows(newMemStream([]*mysql.Field{stringColumn("Database")}, rows), proto, more)
+		return nil, s.writeRows(newMemStream([]*mysql.Field{stringColumn("Database")}, rows), out)
 	case ast.ShowCreateDatabase:
 		if st.DBName != s.srv.rules.DatabaseName {
-			return &UnknownDatabaseError{Name: st.DBName}
+			return nil, &UnknownDatabaseError{Name: st.DBName}
 		}
 		cols := []*mysql.Field{stringColumn("Database"), stringColumn("Create Database")}
 		row := rowOf(st.DBName, "CREATE DATABASE `"+st.DBName+"` /*!40100 DEFAULT CHARACTER SET utf8mb4 */")
-		return s.writeRows(newMemStream(cols, []Row{row}), proto, more)
+		return nil, s.writeRows(newMemStream(cols, []Row{row}), out)
 	case ast.ShowTables:
-		return s.showTables(ctx, st, proto, more)
+		return nil, s.showTables(ctx, st, out)
 	case ast.ShowCreateTable, ast.ShowColumns, ast.ShowIndex:
-		return s.showTableMeta(ctx, st, proto, more)
+		return nil, s.showTableMeta(ctx, st, out)
 	case ast.ShowWarnings, ast.ShowErrors:
-		return s.showDiagnostics(st, proto, more)
+		return nil, s.showDiagnostics(st, out)
 	case ast.ShowProcessList:
 		// As in MariaDB without PROCESS: one's own connections only.
 		user := s.user
 		if s.privileges().OtherSchemas {
 			user = ""
 		}
-		return s.writeRows(s.srv.processList(user), proto, more)
+		return nil, s.writeRows(s.srv.processList(user), out)
 	case ast.ShowGrants:
 		if !s.privileges().OtherSchemas {
 			// The backend account's grants are not the user's.
-			return s.writeRows(s.ownGrants(), proto, more)
+			return nil, s.writeRows(s.ownGrants(), out)
 		}
 	case ast.ShowTableStatus:
-		return s.showTableStatus(ctx, st, proto, more)
+		return nil, s.showTableStatus(ctx, st, out)
 	}
-	return s.onDefault(ctx, sql, router.KindOther, proto, more)
+	return s.dataSourcePlan("", sql, router.KindOther), nil
 }
 
 // showTables lists the logical tables: sharded, broadcast, and the
 // default data source's own tables that are not data nodes.
-func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, proto Protocol, more bool) error {
+func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) error {
 	db, err := s.schema(st.DBName)
 	if err != nil {
 		return err
@@ -107,7 +108,7 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, proto Protoc
 			rows = append(rows, rowOf(t.name))
 		}
 	}
-	return s.writeRows(newMemStream(cols, rows), proto, more)
+	return s.writeRows(newMemStream(cols, rows), out)
 }
 
 type logicalTable struct {
@@ -225,7 +226,7 @@ func (s *Session) isPhysicalName(name string) bool {
 // showTableMeta answers SHOW CREATE TABLE, SHOW COLUMNS (DESCRIBE) and
 // SHOW INDEX from the table's first data node, with the physical name
 // replaced by the logical one.
-func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Protocol, more bool) error {
+func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, out output) error {
 	if st.Table == nil {
 		return &NotSupportedError{What: "this SHOW statement"}
 	}
@@ -259,7 +260,7 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 		return err
 	}
 	if res.rows == nil {
-		return s.writeOK(res.ok, more)
+		return s.writeOK(res.ok, out.more)
 	}
 	rename := func(r Row) Row { return r }
 	if physical != logical || s.srv.rules.Table(logical) != nil {
@@ -284,7 +285,7 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 			}
 		}
 	}
-	return s.writeRows(&mapStream{RowStream: res.rows, fn: rename}, proto, more)
+	return s.writeRows(&mapStream{RowStream: res.rows, fn: rename}, out)
 }
 
 // showSQL writes SHOW CREATE TABLE / COLUMNS / INDEX for a physical

@@ -24,7 +24,7 @@ import (
 // statusSums are the columns summed over data nodes.
 var statusSums = []string{"Rows", "Data_length", "Index_length"}
 
-func (s *Session) showTableStatus(ctx context.Context, st *ast.ShowStmt, proto Protocol, more bool) error {
+func (s *Session) showTableStatus(ctx context.Context, st *ast.ShowStmt, res output) error {
 	if _, err := s.schema(st.DBName); err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (s *Session) showTableStatus(ctx context.Context, st *ast.ShowStmt, proto P
 			return err
 		}
 	}
-	return s.writeRows(newMemStream(columns, out), proto, more)
+	return s.writeRows(newMemStream(columns, out), res)
 }
 
 // whereRows keeps the rows (whose first column is a name) that a SHOW
