@@ -21,8 +21,8 @@ import (
 // the data source's answer (affected rows and warnings, or its error)
 // back. A client that goes away mid-file closes the data source's
 // connection, so the statement is rolled back there rather than
-// committed with part of the file. Into a sharded or broadcast table the
-// rows would have to be parsed and routed: 1235.
+// committed with part of the file. Sharded and broadcast tables:
+// loaddata_sharded.go.
 
 // errLocalInfileOff is MariaDB's answer when the client did not offer
 // CLIENT_LOCAL_FILES.
@@ -36,14 +36,24 @@ func (s *Session) loadLocalPlan(st *ast.LoadDataStmt, sql string) (*router.Plan,
 	if schema := st.Table.Schema.O; schema != "" && schema != rules.DatabaseName {
 		return nil, &UnknownDatabaseError{Name: schema}
 	}
-	if rules.Table(name) != nil || rules.IsBroadcast(strings.ToLower(name)) {
-		return nil, &NotSupportedError{What: fmt.Sprintf("LOAD DATA LOCAL INFILE into sharded or broadcast table %s", name)}
-	}
 	if s.isPhysicalName(name) {
 		return nil, mysql.NewDefaultError(mysql.ER_NO_SUCH_TABLE, rules.DatabaseName, name)
 	}
 	if s.clientFlags&mysql.CLIENT_LOCAL_FILES == 0 || s.wc == nil {
 		return nil, errLocalInfileOff
+	}
+	if rule := rules.Table(name); rule != nil || rules.IsBroadcast(strings.ToLower(name)) {
+		// Rows routed (loaddata_sharded.go): every data source of the
+		// table may get some.
+		plan := &router.Plan{Kind: router.KindInsert, Type: router.RouteBroadcast, Tables: []string{strings.ToLower(name)}}
+		dss := rules.DataSourceNames()
+		if rule != nil {
+			plan.Type, dss = router.RouteAll, rule.DataSources()
+		}
+		for _, ds := range dss {
+			plan.Routes = append(plan.Routes, router.Route{DataSource: ds, SQL: sql})
+		}
+		return plan, nil
 	}
 	plan := s.dataSourcePlan("", sql, router.KindInsert)
 	plan.Tables = []string{strings.ToLower(name)}
@@ -51,8 +61,12 @@ func (s *Session) loadLocalPlan(st *ast.LoadDataStmt, sql string) (*router.Plan,
 }
 
 // runLoadLocal is the execute stage of LOAD DATA LOCAL INFILE st
-// (loadLocalPlan): it relays the client's file to the plan's one route.
+// (loadLocalPlan): it relays the client's file to the plan's one route,
+// or routes its rows.
 func (s *Session) runLoadLocal(ctx context.Context, st *ast.LoadDataStmt, plan *router.Plan, out output) error {
+	if plan.Type != router.RouteSingle {
+		return s.loadRouted(ctx, st, out.more) // loaddata_sharded.go
+	}
 	bc, sent, done, err := s.relay(ctx, plan.Routes[0])
 	if err != nil {
 		return err
