@@ -32,7 +32,7 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 		if err != nil {
 			return nil, err
 		}
-		return s.dataSourcePlan(ds, st.sql, router.KindSelect), nil
+		return s.srv.dataSourcePlan(ds, st.sql, router.KindSelect), nil
 	}
 	if sel, ok := st.node.(*ast.SelectStmt); ok && schemaOf(sel) != infoSchema {
 		return s.tablelessSelect(ctx, sel, st.sql, st.out)
@@ -111,5 +111,5 @@ func (s *Session) callPlan(st *statement) (*router.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.dataSourcePlan("", text, router.KindOther), nil
+	return s.srv.dataSourcePlan("", text, router.KindOther), nil
 }

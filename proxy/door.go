@@ -163,7 +163,7 @@ func (s *Session) runStatement(st *statement) (err error) {
 		if err := s.authorize(st.node, st.sql); err != nil {
 			return err
 		}
-		if err := s.tempTableError(st.node); err != nil {
+		if err := s.srv.tempTableError(st.node); err != nil {
 			return err
 		}
 	}
@@ -227,7 +227,7 @@ func (s *Session) planStatement(ctx context.Context, st *statement) (*router.Pla
 		if err != nil {
 			return nil, err
 		}
-		return s.dataSourcePlan(ds, st.sql, router.KindOther), nil
+		return s.srv.dataSourcePlan(ds, st.sql, router.KindOther), nil
 	case planCall:
 		return s.callPlan(st)
 	case planLoadLocal:
@@ -246,9 +246,9 @@ func (s *Session) planStatement(ctx context.Context, st *statement) (*router.Pla
 
 // dataSourcePlan runs sql unchanged on data source ds ("" for the default
 // one).
-func (s *Session) dataSourcePlan(ds, sql string, kind router.StatementKind) *router.Plan {
+func (srv sessionServer) dataSourcePlan(ds, sql string, kind router.StatementKind) *router.Plan {
 	if ds == "" {
-		ds = s.srv.rules.DefaultDataSource
+		ds = srv.rules.DefaultDataSource
 	}
 	return &router.Plan{Kind: kind, Type: router.RouteSingle, Routes: []router.Route{{DataSource: ds, SQL: sql}}}
 }

@@ -81,7 +81,7 @@ func (s *Session) infoSchemaSelect(ctx context.Context, sel ast.StmtNode, out ou
 	if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
 		return nil, &InternalError{Msg: "restore information_schema query: " + err.Error()}
 	}
-	return s.dataSourcePlan("", b.String(), router.KindSelect), nil
+	return s.srv.dataSourcePlan("", b.String(), router.KindSelect), nil
 }
 
 // firstSelect returns the SELECT whose fields label a query's result: the

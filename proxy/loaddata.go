@@ -36,7 +36,7 @@ func (s *Session) loadLocalPlan(st *ast.LoadDataStmt, sql string) (*router.Plan,
 	if schema := st.Table.Schema.O; schema != "" && schema != rules.DatabaseName {
 		return nil, &UnknownDatabaseError{Name: schema}
 	}
-	if s.isPhysicalName(name) {
+	if s.srv.isPhysicalName(name) {
 		return nil, mysql.NewDefaultError(mysql.ER_NO_SUCH_TABLE, rules.DatabaseName, name)
 	}
 	if s.clientFlags&mysql.CLIENT_LOCAL_FILES == 0 || s.wc == nil {
@@ -55,7 +55,7 @@ func (s *Session) loadLocalPlan(st *ast.LoadDataStmt, sql string) (*router.Plan,
 		}
 		return plan, nil
 	}
-	plan := s.dataSourcePlan("", sql, router.KindInsert)
+	plan := s.srv.dataSourcePlan("", sql, router.KindInsert)
 	plan.Tables = []string{strings.ToLower(name)}
 	return plan, nil
 }

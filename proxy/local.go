@@ -40,7 +40,7 @@ func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql 
 		}
 		sql = b.String()
 	}
-	return s.dataSourcePlan("", sql, router.KindSelect), nil
+	return s.srv.dataSourcePlan("", sql, router.KindSelect), nil
 }
 
 // keepLabels names every unaliased expression of sel's select list by

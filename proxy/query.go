@@ -98,9 +98,9 @@ func (s *Session) routedPlan(st *statement) (*router.Plan, error) {
 			}
 			if routineDDL(st.node) {
 				// It commits an open transaction, as in MySQL.
-				return s.dataSourcePlan("", st.sql, router.KindDDL), nil
+				return s.srv.dataSourcePlan("", st.sql, router.KindDDL), nil
 			}
-			return s.dataSourcePlan("", st.sql, router.KindOther), nil
+			return s.srv.dataSourcePlan("", st.sql, router.KindOther), nil
 		}
 		if st.whole && st.returning == "" && !st.state.touches() && st.args == nil && len(st.sql) <= maxCachedSQL {
 			s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode, s.privilegeClass()), st.sql...)

@@ -184,7 +184,7 @@ func (s *Session) logicalColumn(f *mysql.Field) *mysql.Field {
 	if l, ok := s.logical[f]; ok {
 		return l
 	}
-	l := s.rewriteColumn(f)
+	l := s.srv.rewriteColumn(f)
 	if s.logical == nil || len(s.logical) >= maxCachedColumns {
 		s.logical = map[*mysql.Field]*mysql.Field{}
 	}
@@ -192,13 +192,13 @@ func (s *Session) logicalColumn(f *mysql.Field) *mysql.Field {
 	return l
 }
 
-func (s *Session) rewriteColumn(f *mysql.Field) *mysql.Field {
+func (srv sessionServer) rewriteColumn(f *mysql.Field) *mysql.Field {
 	schema, table, orgTable := f.Schema, f.Table, f.OrgTable
 	changed := false
-	if len(schema) > 0 && s.srv.physicalDB[string(schema)] {
-		schema, changed = []byte(s.srv.rules.DatabaseName), true
+	if len(schema) > 0 && srv.physicalDB[string(schema)] {
+		schema, changed = []byte(srv.rules.DatabaseName), true
 	}
-	if logical, ok := s.srv.physicalTable[string(orgTable)]; ok {
+	if logical, ok := srv.physicalTable[string(orgTable)]; ok {
 		if string(table) == string(orgTable) {
 			table = []byte(logical)
 		}

@@ -114,7 +114,7 @@ func (s *Session) routinePlan(ctx context.Context, kind routineKind, sql string)
 		everywhere = len(rows) == 1 && rules.IsBroadcast(strings.ToLower(string(rows[0][0])))
 	}
 	if !everywhere {
-		return s.dataSourcePlan("", sql, router.KindDDL), nil
+		return s.srv.dataSourcePlan("", sql, router.KindDDL), nil
 	}
 	plan := &router.Plan{Kind: router.KindDDL, Type: router.RouteAll}
 	for _, ds := range rules.DataSources {

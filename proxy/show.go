@@ -66,7 +66,7 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 	case ast.ShowTableStatus:
 		return nil, s.showTableStatus(ctx, st, out)
 	}
-	return s.dataSourcePlan("", sql, router.KindOther), nil
+	return s.srv.dataSourcePlan("", sql, router.KindOther), nil
 }
 
 // showTables lists the logical tables: sharded, broadcast, and the
@@ -204,8 +204,8 @@ func (s *Session) schema(name string) (string, error) {
 // tableHome is where the proxy reads a logical table's definition: the
 // first data node of a sharded table, else the table itself on the
 // default data source (broadcast tables are there too).
-func (s *Session) tableHome(name string) (ds, physical string) {
-	rules := s.srv.rules
+func (srv sessionServer) tableHome(name string) (ds, physical string) {
+	rules := srv.rules
 	if t := rules.Table(name); t != nil && len(t.DataNodes) > 0 {
 		return t.DataNodes[0].DataSource, t.DataNodes[0].Table
 	}
@@ -214,11 +214,11 @@ func (s *Session) tableHome(name string) (ds, physical string) {
 
 // isPhysicalName reports whether name is a physical table of a sharded
 // table and not itself a logical table.
-func (s *Session) isPhysicalName(name string) bool {
-	rules := s.srv.rules
-	_, isNode := s.srv.physicalTable[name]
+func (srv sessionServer) isPhysicalName(name string) bool {
+	rules := srv.rules
+	_, isNode := srv.physicalTable[name]
 	if !isNode {
-		_, isNode = s.srv.physicalTable[strings.ToLower(name)]
+		_, isNode = srv.physicalTable[strings.ToLower(name)]
 	}
 	return isNode && rules.Table(name) == nil && !rules.IsBroadcast(strings.ToLower(name))
 }
@@ -238,14 +238,14 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, out outpu
 		return err
 	}
 	logical := st.Table.Name.O
-	if s.isPhysicalName(logical) {
+	if s.srv.isPhysicalName(logical) {
 		// A sharded table's physical table is not a logical table (the
 		// router answers the same for every other statement). A
 		// router.Error, not a backend's MyError: its name is meant.
 		return &router.Error{Code: router.CodeNoSuchTable, State: "42S02",
 			Message: fmt.Sprintf("Table '%s.%s' doesn't exist", s.srv.rules.DatabaseName, logical)}
 	}
-	ds, physical := s.tableHome(logical)
+	ds, physical := s.srv.tableHome(logical)
 	sql, err := showSQL(st, physical)
 	if err != nil {
 		return err
@@ -478,7 +478,7 @@ func (s *Session) handleFieldList(data []byte) error {
 
 // fieldList reads a logical table's columns from its first data node.
 func (s *Session) fieldList(logical, wildcard string) ([]*mysql.Field, error) {
-	ds, physical := s.tableHome(logical)
+	ds, physical := s.srv.tableHome(logical)
 	ctx, end := s.statementContext()
 	defer end()
 	bcs, err := poolSource{s}.acquire(ctx, ds, 1)

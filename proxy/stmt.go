@@ -98,7 +98,7 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 		return nil, err
 	}
 	ps := &preparedStmt{sql: sql, params: countParams(stmts[0]), state: stateOf(stmts[0]), snap: s.srv.snapshot, db: s.db}
-	if err := s.tempTableError(stmts[0]); err != nil {
+	if err := s.srv.tempTableError(stmts[0]); err != nil {
 		return nil, err
 	}
 	if routed(stmts[0]) {
