@@ -179,7 +179,7 @@ func oldString(sql string, i int) (end int, val string, ok bool) {
 // control byte: a comment to MariaDB); a statement whose leading comment
 // is /*M! ... */ (executable: SplitReturning no longer skips it) or that
 // starts after control bytes (not white space to MariaDB); and an
-// unterminated literal that ends in its quote ('a” ), which the old
+// unterminated literal that ends in its quote (a doubled one), which the old
 // rewrite took for a whole one (a syntax error either way).
 func FuzzLexUnchanged(f *testing.F) {
 	for _, s := range []string{
