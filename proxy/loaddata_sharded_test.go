@@ -140,7 +140,7 @@ var loadCases = []loadCase{
 	},
 	{
 		name: "ignore rows and character set",
-		stmt: "LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_ld CHARACTER SET latin1 FIELDS TERMINATED BY ';' IGNORE 2 LINES (user_id, name)",
+		stmt: "LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_ld CHARACTER SET latin1 FIELDS TERMINATED BY ';' IGNORE 2 ROWS (user_id, name)",
 		file: "h1\nh2;with\\\nescaped newline\n1;caf\xe9\n2;na\xefve\n",
 	},
 	{
