@@ -272,3 +272,217 @@ func checkLoadPlacement(t *testing.T, e *testEnv) {
 		}
 	}
 }
+
+// loadCount counts t_ld's rows on every physical table directly.
+func loadCount(t *testing.T, e *testEnv) (total int, per []string) {
+	t.Helper()
+	for ds := range 2 {
+		for tb := range 2 {
+			n := queryStrings(t, e.backend(t, ds), fmt.Sprintf("SELECT COUNT(*) FROM t_ld_%d", tb))[0]
+			per = append(per, fmt.Sprintf("ds_%d.t_ld_%d:%s", ds, tb, n))
+			var k int
+			fmt.Sscan(n, &k)
+			total += k
+		}
+	}
+	return total, per
+}
+
+func loadFile(rows int, row func(i int) string) string {
+	var b strings.Builder
+	for i := range rows {
+		b.WriteString(row(i))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestLoadDataShardedKeysAtomic: rows without their key get consecutive
+// generated keys (LAST_INSERT_ID is the first) and land where the keys
+// route them; a load that fails on one data node (its physical table is
+// gone), or at a row the proxy cannot place after batches went out,
+// leaves nothing on any; inside a transaction the load is part of it
+// (ROLLBACK undoes it, a failed load undoes only itself); statements the
+// proxy cannot route are refused before the file is asked for; and the
+// connection stays usable after each.
+func TestLoadDataShardedKeysAtomic(t *testing.T) {
+	e := startEnv(t, envOptions{rules: loadRules})
+	ctx := context.Background()
+	db := e.open(t, "allowAllFiles=true")
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	usable := func() {
+		t.Helper()
+		if got := queryStrings(t, c, "SELECT 1"); !slices.Equal(got, []string{"1"}) {
+			t.Fatalf("connection after the load: %q", got)
+		}
+	}
+	reset := func() {
+		t.Helper()
+		exec("DROP TABLE IF EXISTS t_ld")
+		exec("CREATE TABLE t_ld " + fmt.Sprintf(loadTable, ""))
+	}
+	load := func(stmt, content string) (int64, error) {
+		t.Helper()
+		res, err := c.ExecContext(ctx, strings.Replace(stmt, "{FILE}", "'"+loadReader(t, content)+"'", 1))
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	}
+	const plain = "LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_ld FIELDS TERMINATED BY ',' (user_id, name, note)"
+	padded := func(i int) string { return fmt.Sprintf("%d,n%d,%s", i, i, strings.Repeat("p", 60)) }
+
+	t.Run("keys", func(t *testing.T) {
+		reset()
+		n, err := load(plain, loadFile(5000, padded))
+		if err != nil || n != 5000 {
+			t.Fatalf("load: %d rows, %v", n, err)
+		}
+		ids := queryStrings(t, c, "SELECT id FROM t_ld ORDER BY id")
+		if len(ids) != 5000 || slices.Contains(ids, "0") {
+			t.Fatalf("%d ids, first %q", len(ids), ids[:min(3, len(ids))])
+		}
+		if got := queryStrings(t, c, "SELECT LAST_INSERT_ID()"); !slices.Equal(got, ids[:1]) {
+			t.Errorf("LAST_INSERT_ID() = %q, want the first key %s", got, ids[0])
+		}
+		// Keys in the file's order: the rows read back by key are the
+		// file's rows in order.
+		names := queryStrings(t, c, "SELECT user_id FROM t_ld ORDER BY id")
+		for i, u := range names {
+			if u != fmt.Sprint(i) {
+				t.Fatalf("row %d by key is user_id %s", i, u)
+			}
+		}
+		checkLoadPlacement(t, e)
+		total, per := loadCount(t, e)
+		for _, p := range per {
+			if strings.HasSuffix(p, ":0") {
+				t.Errorf("no rows on %s (%v)", p, per)
+			}
+		}
+		if total != 5000 {
+			t.Errorf("%d rows on the physical tables", total)
+		}
+	})
+
+	t.Run("one data node fails", func(t *testing.T) {
+		reset()
+		e.backend(t, 1).Exec("DROP TABLE t_ld_1")
+		_, err := load(plain, loadFile(20000, padded))
+		if errCode(err) != 1146 {
+			t.Errorf("load with a physical table gone: %v, want 1146", err)
+		}
+		usable()
+		e.backend(t, 1).Exec("CREATE TABLE t_ld_1 " + fmt.Sprintf(loadTable, ""))
+		if total, per := loadCount(t, e); total != 0 {
+			t.Errorf("rows left after the failed load: %v", per)
+		}
+	})
+
+	t.Run("a row that belongs nowhere", func(t *testing.T) {
+		reset()
+		content := loadFile(40000, func(i int) string {
+			if i == 35000 {
+				return "\\N,null user"
+			}
+			return padded(i)
+		})
+		_, err := load(plain, content)
+		if errCode(err) != 1048 || !strings.Contains(err.Error(), "row 35001") {
+			t.Errorf("load with a NULL sharding value: %v, want 1048 naming row 35001", err)
+		}
+		usable()
+		if total, per := loadCount(t, e); total != 0 {
+			t.Errorf("rows left after the failed load: %v", per)
+		}
+	})
+
+	t.Run("transaction", func(t *testing.T) {
+		reset()
+		exec("BEGIN")
+		if n, err := load(plain, loadFile(100, padded)); err != nil || n != 100 {
+			t.Fatalf("load in a transaction: %d, %v", n, err)
+		}
+		if got := queryStrings(t, c, "SELECT COUNT(*) FROM t_ld"); !slices.Equal(got, []string{"100"}) {
+			t.Errorf("inside the transaction: %q", got)
+		}
+		exec("ROLLBACK")
+		if total, per := loadCount(t, e); total != 0 {
+			t.Errorf("rows left after ROLLBACK: %v", per)
+		}
+		exec("BEGIN")
+		exec("INSERT INTO t_ld (user_id, name) VALUES (1, 'kept')")
+		if _, err := load(plain, "2,a\n\\N,b\n"); errCode(err) != 1048 {
+			t.Errorf("failing load in a transaction: %v, want 1048", err)
+		}
+		if n, err := load(plain, "3,c\n4,d\n"); err != nil || n != 2 {
+			t.Errorf("load after the failed one: %d, %v", n, err)
+		}
+		exec("COMMIT")
+		if got := queryStrings(t, c, "SELECT name FROM t_ld ORDER BY name"); !slices.Equal(got, []string{"c", "d", "kept"}) {
+			t.Errorf("after COMMIT: %q", got)
+		}
+	})
+
+	t.Run("refused before the file", func(t *testing.T) {
+		reset()
+		for _, tt := range []struct{ stmt, want string }{
+			{"LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_ld (@u, name) SET user_id = @u + 1", "SET user_id"},
+			{"LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_ld (name, note)", "sharding column user_id"},
+			{"LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_ld FIELDS TERMINATED BY '' (user_id, name)", "fixed-width"},
+			{"LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_ld LINES TERMINATED BY '' (user_id, name)", "LINES TERMINATED BY ''"},
+		} {
+			var asked atomic.Bool
+			name := fmt.Sprintf("refused%d", loadReaderSeq.Add(1))
+			mysql.RegisterReaderHandler(name, func() io.Reader { asked.Store(true); return strings.NewReader("1,a\n") })
+			_, err := c.ExecContext(ctx, strings.Replace(tt.stmt, "{FILE}", "'Reader::"+name+"'", 1))
+			mysql.DeregisterReaderHandler(name)
+			if errCode(err) != 1235 || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%s: %v, want 1235 naming %q", tt.stmt, err, tt.want)
+			}
+			if asked.Load() {
+				t.Errorf("%s: the file was asked for", tt.stmt)
+			}
+			usable()
+		}
+	})
+
+	t.Run("client refuses the file", func(t *testing.T) {
+		reset()
+		other := e.conn(t) // without allowAllFiles
+		if _, err := other.ExecContext(ctx, "LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE t_ld (user_id, name)"); err == nil {
+			t.Errorf("a client that may not send the file loaded it")
+		}
+		if got := queryStrings(t, other, "SELECT COUNT(*) FROM t_ld"); !slices.Equal(got, []string{"0"}) {
+			t.Errorf("rows after the refused file: %q", got)
+		}
+	})
+
+	t.Run("broadcast", func(t *testing.T) {
+		exec("DROP TABLE IF EXISTS t_dict")
+		exec("CREATE TABLE t_dict (code VARCHAR(16) PRIMARY KEY, label VARCHAR(4))")
+		n, err := load("LOAD DATA LOCAL INFILE {FILE} INTO TABLE sharding_db.t_dict FIELDS TERMINATED BY ',' IGNORE 1 LINES", "code,label\na,alpha\nb,be\nc\n")
+		if err != nil || n != 3 {
+			t.Fatalf("broadcast load: %d, %v", n, err)
+		}
+		warnings := queryStrings(t, c, "SHOW WARNINGS")
+		if len(warnings) != 2 {
+			t.Errorf("warnings: %q, want 1265 for alpha and 1261 for c", warnings)
+		}
+		for i := range e.backends {
+			if got := queryStrings(t, e.backend(t, i), "SELECT code, label FROM t_dict ORDER BY code"); !slices.Equal(got, []string{"a,alph", "b,be", "c,NULL"}) {
+				t.Errorf("ds_%d: %q", i, got)
+			}
+		}
+	})
+}
