@@ -130,6 +130,9 @@ func matchAdmin(sql string) (st adminStmt, ok bool, err error) {
 	if st, ok, err := matchReloadAdmin(lx, first); ok {
 		return st, true, err
 	}
+	if st, ok, err := matchFleetAdmin(lx, first); ok {
+		return st, true, err
+	}
 	if st, ok, err := matchKeygenAdmin(lx, first); ok {
 		return st, true, err
 	}

@@ -66,10 +66,12 @@ func (s *Session) runReloadAdmin(st adminStmt) error {
 	switch st.kind {
 	case adminDrain:
 		s.srv.draining.Store(true)
+		s.srv.pokeFleet()
 		s.log.Info("draining: /readyz answers 503 until RESUME COMPUTE NODE", "sessions", s.srv.Clients())
 		return s.writeOK(wire.OK{Info: fmt.Sprintf("draining: /readyz answers 503; %d session(s) still connected", s.srv.Clients())}, false)
 	case adminResume:
 		s.srv.draining.Store(false)
+		s.srv.pokeFleet()
 		s.log.Info("resumed: /readyz reports readiness again")
 		return s.writeOK(wire.OK{}, false)
 	}
@@ -92,6 +94,9 @@ func (s *Session) runReloadAdmin(st adminStmt) error {
 	info := fmt.Sprintf("rules reloaded: digest %s (was %s), %d change(s)", rep.NewDigest, rep.OldDigest, len(rep.Changes))
 	if rep.OldDigest == rep.NewDigest {
 		info = fmt.Sprintf("rules reloaded: digest %s, unchanged", rep.NewDigest)
+	}
+	if rep.Note != "" {
+		info += "; " + rep.Note
 	}
 	return s.writeOK(wire.OK{Info: info}, false)
 }

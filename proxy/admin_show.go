@@ -30,6 +30,9 @@ func (s *Session) runAdmin(st adminStmt) error {
 	if st.db != "" && st.db != s.srv.rules.DatabaseName {
 		return &UnknownDatabaseError{Name: st.db}
 	}
+	if st.kind == adminComputeNodes {
+		return s.runFleetAdmin(st)
+	}
 	if st.kind >= adminReload {
 		return s.runReloadAdmin(st)
 	}

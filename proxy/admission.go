@@ -321,7 +321,7 @@ func (s *Server) login(nc net.Conn, sess *Session) (sc *server.Conn, release fun
 		}
 	}
 	sess.handshaking = true
-	sc, err = s.mysql.NewCustomizedConn(s.announce(lc), sessionAuth{s.auth, sess}, sess)
+	sc, err = s.mysql.NewCustomizedConn(s.announce(lc, sess), sessionAuth{s.auth, sess}, sess)
 	sess.handshaking = false
 	lc.off = true
 	if err != nil {

@@ -107,13 +107,16 @@ func greetingVersion(v string) string {
 }
 
 // announceConn edits the first packet written to a client, go-mysql's
-// greeting: the version the proxy announces, the capabilities it adds and
+// greeting: the version the proxy announces, the connection id (the
+// proxy's, fleet-unique, in place of go-mysql's counter), the
+// capabilities it adds and
 // the status flags (go-mysql writes 0 and offers no way to set them, and
 // PyMySQL and mysqlclient read AUTOCOMMIT there: greetingStatus). Later
 // writes pass through untouched.
 type announceConn struct {
 	net.Conn
 	version string
+	id      uint32
 	done    bool
 }
 
@@ -124,7 +127,7 @@ func (g *announceConn) Write(b []byte) (int, error) {
 		return g.Conn.Write(b)
 	}
 	g.done = true
-	out, ok := rewriteGreeting(b, g.version)
+	out, ok := rewriteGreeting(b, g.version, g.id)
 	if !ok {
 		return g.Conn.Write(b)
 	}
@@ -135,10 +138,10 @@ func (g *announceConn) Write(b []byte) (int, error) {
 }
 
 // rewriteGreeting returns the greeting packet p (with its 4-byte header)
-// announcing version (empty: keep the version), greetingCapabilities and
-// greetingStatus.
+// announcing version (empty: keep the version), connection id id (0: keep
+// it), greetingCapabilities and greetingStatus.
 // It reports false when p is not a protocol-10 greeting.
-func rewriteGreeting(p []byte, version string) ([]byte, bool) {
+func rewriteGreeting(p []byte, version string, id uint32) ([]byte, bool) {
 	if len(p) < 5 || int(p[0])|int(p[1])<<8|int(p[2])<<16 != len(p)-4 || p[4] != 10 {
 		return nil, false
 	}
@@ -159,6 +162,9 @@ func rewriteGreeting(p []byte, version string) ([]byte, bool) {
 	out = append(out, 0, 0, 0, p[3], 10)
 	out = append(out, version...)
 	out = append(out, p[end:]...)
+	if id != 0 {
+		binary.LittleEndian.PutUint32(out[4+1+len(version)+1:], id)
+	}
 	capAt := 4 + 1 + len(version) + 1 + 4 + 8 + 1
 	lower := binary.LittleEndian.Uint16(out[capAt:])
 	upper := binary.LittleEndian.Uint16(out[capAt+2+1+2:])
@@ -174,8 +180,10 @@ func rewriteGreeting(p []byte, version string) ([]byte, bool) {
 	return out, true
 }
 
-// announce wraps a client's connection for the handshake.
-func (srv *Server) announce(nc net.Conn) net.Conn {
+// announce wraps a client's connection for the handshake and gives sess
+// its connection id.
+func (srv *Server) announce(nc net.Conn, sess *Session) net.Conn {
 	srv.learnVersion()
-	return &announceConn{Conn: nc, version: greetingVersion(srv.version())}
+	sess.id = srv.newConnID()
+	return &announceConn{Conn: nc, version: greetingVersion(srv.version()), id: sess.id}
 }

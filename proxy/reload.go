@@ -65,6 +65,9 @@ type ReloadReport struct {
 	Changes              []RulesChange
 	// Applied: the new snapshot is in force.
 	Applied bool
+	// Note is what went wrong after the switch: the rules could not be
+	// written to the fleet's etcd.
+	Note string
 }
 
 // ReloadError is a reload that was refused; the rules in force did not
@@ -123,24 +126,47 @@ type rulesObserver interface {
 // Reload reads the rules file again and, when nothing refuses it, makes
 // it the rules in force. force applies changes that move rows. A refusal
 // is a *ReloadError.
+//
+// In a fleet (server.cluster) the file applied here is then written to
+// etcd, where the other proxies pick it up (fleet.go); rep.Note says when
+// that failed.
 func (srv *Server) Reload(ctx context.Context, force bool) (ReloadReport, error) {
-	rep, err := srv.reload(ctx, force, false)
+	var src []byte
+	load := func() (*router.Rules, []byte, error) {
+		rules, b, err := srv.loadRules()
+		src = b
+		return rules, b, err
+	}
+	rep, err := srv.reloadCounted(ctx, force, load, "file")
+	if err == nil && srv.fleet != nil {
+		if perr := srv.fleet.publish(ctx, src, force); perr != nil {
+			rep.Note = perr.Error()
+			srv.log.Error("rules reloaded here but not shared with the fleet", "err", perr)
+		}
+	}
+	return rep, err
+}
+
+// reloadCounted is a reload of the rules load returns (from the file or
+// from etcd, source), counted and logged when refused.
+func (srv *Server) reloadCounted(ctx context.Context, force bool, load RulesLoader, source string) (ReloadReport, error) {
+	rep, err := srv.reload(ctx, force, false, load)
 	if err != nil {
 		srv.reloads.refused.Add(1)
 		if o, ok := srv.obs.(rulesObserver); ok {
 			o.ReloadRefused()
 		}
-		srv.log.Warn("rules reload refused", "err", err)
+		srv.log.Warn("rules reload refused", "source", source, "err", err)
 	}
 	return rep, err
 }
 
 // PreviewReload reports what Reload would change, without changing it.
 func (srv *Server) PreviewReload(ctx context.Context) (ReloadReport, error) {
-	return srv.reload(ctx, false, true)
+	return srv.reload(ctx, false, true, srv.loadRules)
 }
 
-func (srv *Server) reload(ctx context.Context, force, preview bool) (ReloadReport, error) {
+func (srv *Server) reload(ctx context.Context, force, preview bool, load RulesLoader) (ReloadReport, error) {
 	srv.reloadMu.Lock()
 	defer srv.reloadMu.Unlock()
 	old := srv.current()
@@ -148,7 +174,7 @@ func (srv *Server) reload(ctx context.Context, force, preview bool) (ReloadRepor
 	refuse := func(format string, args ...any) (ReloadReport, error) {
 		return rep, &ReloadError{Reason: fmt.Sprintf(format, args...), Digest: old.digest}
 	}
-	rules, src, err := srv.loadRules()
+	rules, src, err := load()
 	if err != nil {
 		return refuse("the rules file is invalid: %s", oneLine(err.Error()))
 	}
@@ -242,6 +268,7 @@ var restartOnly = map[string]string{
 	"AuthPlugin":    "the handshake's plugin is set at start",
 	"Traffic":       "traffic rules change live with ALTER TRAFFIC RULE",
 	"Limits":        "the limits are set at start",
+	"Cluster":       "the fleet's etcd is joined at start",
 }
 
 // diffRules lists what differs between the snapshot in force and rules.

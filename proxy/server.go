@@ -100,6 +100,12 @@ type Server struct {
 	// transactionMode xa and recovers their in-doubt branches (xa.go).
 	xa *xaCoordinator
 
+	// node and connIDs are this proxy as a compute node; fleet is its
+	// membership of a fleet on etcd, nil when standalone (fleet.go).
+	node    nodeIdentity
+	connIDs connIDs
+	fleet   *Fleet
+
 	// beforeStatement, when set, runs before each statement of a
 	// session; tests use it to inject failures.
 	beforeStatement func(sql string)
@@ -147,6 +153,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.snap.Store(sn)
+	if w := s.workerID(); w > 0 {
+		s.connIDs.prefix.Store(uint32(w))
+	}
 	s.xa = newXACoordinator(s)
 	s.handshakes.max = s.limits().MaxHandshakes
 	s.packetBudget = wire.NewBudget(s.limits().PacketMemoryBytes)
@@ -314,6 +323,7 @@ func (s *Server) session(id uint64) *Session {
 // remaining statements are cancelled and their connections closed.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdown.Store(true)
+	s.pokeFleet()
 	s.mu.Lock()
 	for l := range s.listeners {
 		l.Close()
@@ -371,28 +381,6 @@ func (s *Server) closePools() {
 	for _, p := range sn.foundRows {
 		p.close()
 	}
-}
-
-// killSession is KILL QUERY id (query) or KILL id, sent by session from.
-func (s *Server) killSession(from *Session, id uint64, query bool) error {
-	target := s.session(id)
-	if target == nil {
-		return &UnknownThreadError{ID: id}
-	}
-	if target.user != from.user {
-		return &KillDeniedError{ID: id}
-	}
-	if query {
-		target.cancelStatement(ErrQueryInterrupted)
-		return nil
-	}
-	if target == from {
-		// MySQL closes the connection without an answer.
-		from.quit = true
-		return nil
-	}
-	target.kill(ErrQueryInterrupted)
-	return nil
 }
 
 // errPanic turns a recovered panic into the error the client sees.

@@ -151,7 +151,10 @@ func (s *Session) attachHandler(sc *server.Conn) {
 	// The login's OK said AUTOCOMMIT (OnAuthSuccess); from now on the
 	// session's own state says what the flags are (status).
 	sc.UnsetStatus(greetingStatus)
-	s.id = sc.ConnectionID()
+	if s.id == 0 {
+		// Sessions the proxy's listener made have their id (announce).
+		s.id = sc.ConnectionID()
+	}
 	s.user = sc.GetUser()
 	s.log = s.srv.log.With("conn", s.id, "user", s.user)
 	s.clientFlags = sc.Capability()

@@ -90,6 +90,9 @@ type Server struct {
 	// shardflake_transaction_mode. One data source commits one phase in
 	// either mode.
 	TransactionMode TransactionMode
+	// Cluster, when set, runs the proxy in a fleet that shares its rules
+	// and membership through etcd (server_cluster.go); nil: standalone.
+	Cluster *Cluster
 }
 
 // TransactionMode is server.transactionMode.
@@ -190,7 +193,7 @@ func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
 		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
-		"unionRoutes", "moveUpdatedRows", "bindingJoins", "traffic", "transactionMode"}
+		"unionRoutes", "moveUpdatedRows", "bindingJoins", "traffic", "transactionMode", "cluster"}
 }
 
 // allServerKeys are serverKeys and the keys of Limits.
@@ -291,6 +294,7 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		s.TransactionMode = mode
 	}
 	d.traffic(r, f.get("traffic"))
+	d.cluster(r, f.get("cluster"))
 	d.limits(s, f)
 	s.Version = d.str(f.get("version"), "server.version")
 	if s.Version != "" && !validVersion(s.Version) {

@@ -86,6 +86,9 @@ type serveOptions struct {
 	// reload, when set, reads the rules file again on SIGHUP; nil
 	// ignores SIGHUP's reloads (the demo's generated file).
 	reload proxy.RulesLoader
+	// rulesSource is the text of the rules served, for their digest;
+	// nil reads rules.File (a fleet's rules come from etcd).
+	rulesSource []byte
 }
 
 // serve runs a proxy for rules until a signal arrives; it returns the exit
@@ -96,6 +99,15 @@ func serve(rules *router.Rules, o serveOptions) int {
 	}
 	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stopSignals()
+	var fleet *proxy.Fleet
+	if rules.Server.Cluster != nil {
+		var err error
+		if rules, fleet, err = clusterRules(ctx, rules, &o); err != nil {
+			o.log.Error("cluster", "err", err)
+			return 1
+		}
+		defer fleet.Close()
+	}
 
 	keys, closeKeys, err := proxy.KeyGenerators(ctx, rules)
 	if err != nil {
@@ -107,8 +119,8 @@ func serve(rules *router.Rules, o serveOptions) int {
 			o.log.Warn("closing key generators", "err", err)
 		}
 	}()
-	metrics := proxy.NewMetrics(rules, proxy.MetricsOptions{Logger: o.log})
-	srv, err := proxy.New(proxy.Config{Rules: rules, Keys: keys, Logger: o.log, Observer: metrics})
+	metrics := proxy.NewMetrics(rules, proxy.MetricsOptions{Logger: o.log, RulesSource: o.rulesSource})
+	srv, err := proxy.New(proxy.Config{Rules: rules, Keys: keys, Logger: o.log, Observer: metrics, RulesSource: o.rulesSource})
 	if err != nil {
 		o.log.Error("proxy", "err", err)
 		return 1
@@ -125,7 +137,9 @@ func serve(rules *router.Rules, o serveOptions) int {
 		o.log.Error("metrics", "err", err)
 		return 1
 	}
+	adminAddr := ""
 	if ml, err := net.Listen("tcp", rules.Server.MetricsListen); err == nil {
+		adminAddr = ml.Addr().String()
 		go ops.Serve(ml)
 		defer ops.Shutdown(context.Background())
 		o.log.Info("metrics and health endpoints", "addr", "http://"+ml.Addr().String(), "paths", "/metrics /healthz /readyz")
@@ -139,6 +153,14 @@ func serve(rules *router.Rules, o serveOptions) int {
 	if err != nil {
 		o.log.Error("listen", "err", err)
 		return 1
+	}
+	srv.SetNodeAddrs(l.Addr().String(), adminAddr)
+	if fleet != nil {
+		if err := joinCluster(fleet, srv, metrics, l.Addr().String(), adminAddr); err != nil {
+			o.log.Error("cluster", "err", err)
+			l.Close()
+			return 1
+		}
 	}
 	// A key column too narrow for its generator's keys (a Snowflake
 	// generator on an INT column) is said at start, not at the first

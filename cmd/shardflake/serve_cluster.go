@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/shardflake/shardflake/proxy"
+	"github.com/shardflake/shardflake/router"
+)
+
+// clusterRules starts a proxy whose rules file has server.cluster: it
+// connects to the fleet's etcd and returns the rules there (seeding the
+// key with the local file when it is empty), with this proxy's own
+// settings (listen, metricsListen, cluster: from the local file and the
+// flags) put over the shared ones. The fleet is joined once the
+// listeners are open (serve).
+func clusterRules(ctx context.Context, local *router.Rules, o *serveOptions) (*router.Rules, *proxy.Fleet, error) {
+	src, err := os.ReadFile(local.File)
+	if err != nil {
+		return nil, nil, err
+	}
+	localize := func(r *router.Rules) {
+		r.Server.Listen = local.Server.Listen
+		r.Server.MetricsListen = local.Server.MetricsListen
+		r.Server.Cluster = local.Server.Cluster
+	}
+	parse := func(src []byte, name string) (*router.Rules, error) {
+		r, err := router.Parse(src, name)
+		if err == nil {
+			err = r.CheckServe()
+		}
+		if err != nil {
+			return nil, err
+		}
+		localize(r)
+		return r, nil
+	}
+	fleet, err := proxy.DialFleet(local.Server.Cluster, parse, o.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	rules, shared, err := fleet.Rules(ctx, local, src)
+	if err != nil {
+		fleet.Close()
+		return nil, nil, err
+	}
+	o.rulesSource = shared
+	if o.reload != nil {
+		// SIGHUP and RELOAD RULES read the local file, with this proxy's
+		// settings, and share it with the fleet once applied here.
+		load := o.reload
+		o.reload = func() (*router.Rules, []byte, error) {
+			r, b, err := load()
+			if err != nil {
+				return nil, nil, err
+			}
+			localize(r)
+			return r, b, nil
+		}
+	}
+	return rules, fleet, nil
+}
+
+// joinCluster makes the running proxy a member of the fleet.
+func joinCluster(fleet *proxy.Fleet, srv *proxy.Server, metrics *proxy.Metrics, mysqlAddr, adminAddr string) error {
+	if err := fleet.Join(srv, mysqlAddr, adminAddr); err != nil {
+		return err
+	}
+	if err := fleet.RegisterMetrics(metrics.Registry()); err != nil {
+		return fmt.Errorf("cluster metrics: %w", err)
+	}
+	return nil
+}
