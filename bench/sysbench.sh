@@ -41,6 +41,31 @@
 #                     measured through bench/relay, a byte-copying TCP relay
 #                     in front of the direct server, the floor of what any
 #                     proxy in its own process costs on this machine
+#   --targets LIST    which targets to run, of: direct relay passthru shard1
+#                     proxy peer (default: direct relay proxy, plus peer with
+#                     --peer-bin). passthru is shardflake in front of the
+#                     direct server's unsharded sbtest1 (no sharded tables);
+#                     shard1 is sbtest1 sharded 2 x 4 as for proxy, but both
+#                     data sources on server 0; proxy is 2 x 4 over both
+#                     servers
+#   --decompose       where each statement's time goes: every target of
+#                     --targets (default all but peer), and per run the CPU
+#                     per statement of the hop (relay or proxy) and of each
+#                     MariaDB, their syscalls and context switches per
+#                     statement (perf stat, when perf is installed), and the
+#                     commands each MariaDB ran per statement (Com_* and
+#                     Questions of SHOW GLOBAL STATUS); prints a second table
+#                     (default workloads: oltp_point_select oltp_insert)
+#   --peer-bin PATH   also measure another proxy, whose binary you supply
+#                     (nothing is downloaded): target peer
+#   --peer-config F   the peer's config file as a template: @PORT@ (where it
+#                     listens), @DB0_PORT@, @DB1_PORT@ (the two servers,
+#                     user root without a password) are replaced; database
+#                     sbpeer exists on both servers for it; sbtest1 is
+#                     loaded through the peer
+#   --peer-args ARGS  the peer's command line (default: -config @CONFIG@)
+#   --peer-user U, --peer-password P, --peer-db D: how sysbench logs in to
+#                     the peer (default root, none, sbpeer)
 # Environment: GOGC, GOMEMLIMIT, GOMAXPROCS are passed to the proxy as set.
 set -euo pipefail
 
@@ -48,6 +73,8 @@ TIME=30 REPEATS=3 THREADS=8 TABLE_SIZE=100000 BUFFER_POOL=512M LOCK_WAIT=1
 WORKLOADS="oltp_point_select oltp_read_only oltp_write_only oltp_insert oltp_read_write"
 MODES="auto disable"
 PROFILE_DIR="" PROXY_BIN="" KEEP=0 RAW_OUT="" HOLD=0 LAYOUT=mod RELAY=1 UNION=true
+TARGETS_SET="" DECOMPOSE=0 WORKLOADS_SET=0
+PEER_BIN="" PEER_CONFIG="" PEER_ARGS="-config @CONFIG@" PEER_USER=root PEER_PASSWORD="" PEER_DB=sbpeer
 
 while [[ $# -gt 0 ]]; do
 	case "$1" in
@@ -55,7 +82,7 @@ while [[ $# -gt 0 ]]; do
 	--repeats) REPEATS=$2; shift 2 ;;
 	--threads) THREADS=$2; shift 2 ;;
 	--table-size) TABLE_SIZE=$2; shift 2 ;;
-	--workloads) WORKLOADS=$2; shift 2 ;;
+	--workloads) WORKLOADS=$2 WORKLOADS_SET=1; shift 2 ;;
 	--modes) MODES=$2; shift 2 ;;
 	--buffer-pool) BUFFER_POOL=$2; shift 2 ;;
 	--layout) LAYOUT=$2; shift 2 ;;
@@ -68,12 +95,39 @@ while [[ $# -gt 0 ]]; do
 	--hold) HOLD=1; shift ;;
 	--no-relay) RELAY=0; shift ;;
 	--no-union) UNION=false; shift ;;
+	--targets) TARGETS_SET=$2; shift 2 ;;
+	--decompose) DECOMPOSE=1; shift ;;
+	--peer-bin) PEER_BIN=$(realpath "$2"); shift 2 ;;
+	--peer-config) PEER_CONFIG=$(realpath "$2"); shift 2 ;;
+	--peer-args) PEER_ARGS=$2; shift 2 ;;
+	--peer-user) PEER_USER=$2; shift 2 ;;
+	--peer-password) PEER_PASSWORD=$2; shift 2 ;;
+	--peer-db) PEER_DB=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/sysbench.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
 
 [[ $LAYOUT == mod || $LAYOUT == range ]] || { echo "bench/sysbench.sh: --layout mod or range" >&2; exit 2; }
+if [[ -n $TARGETS_SET ]]; then
+	TARGETS=$TARGETS_SET
+elif [[ $DECOMPOSE == 1 ]]; then
+	TARGETS="direct relay passthru shard1 proxy"
+else
+	TARGETS="direct relay proxy"
+fi
+[[ $RELAY == 0 ]] && TARGETS=$(echo " $TARGETS " | sed 's/ relay / /; s/^ //; s/ $//')
+[[ -n $PEER_BIN && " $TARGETS " != *" peer "* ]] && TARGETS="$TARGETS peer"
+for t in $TARGETS; do
+	case $t in
+	direct | relay | passthru | shard1 | proxy) ;;
+	peer) [[ -n $PEER_BIN && -n $PEER_CONFIG ]] || { echo "bench/sysbench.sh: target peer needs --peer-bin and --peer-config" >&2; exit 2; } ;;
+	*) echo "bench/sysbench.sh: unknown target $t" >&2; exit 2 ;;
+	esac
+done
+[[ " $TARGETS " == *" direct "* ]] || { echo "bench/sysbench.sh: the targets must include direct (ratios are against it)" >&2; exit 2; }
+[[ $DECOMPOSE == 1 && $WORKLOADS_SET == 0 ]] && WORKLOADS="oltp_point_select oltp_insert"
+has_target() { [[ " $TARGETS " == *" $1 "* ]]; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -84,7 +138,12 @@ MARIADBD=$(command -v mariadbd || echo /usr/sbin/mariadbd)
 need mariadb-install-db "Debian package mariadb-server"
 need mariadb "Debian package mariadb-client"
 need sysbench "Debian package sysbench"
-[[ -n $PROXY_BIN && $RELAY == 0 ]] || need go "Go 1.26 or later"
+[[ -n $PROXY_BIN ]] && ! has_target relay || need go "Go 1.26 or later"
+PERF=0
+if [[ $DECOMPOSE == 1 ]] && command -v perf >/dev/null &&
+	perf stat -e raw_syscalls:sys_enter,context-switches true >/dev/null 2>&1; then
+	PERF=1
+fi
 
 WORK=$(mktemp -d /tmp/shardflake-bench.XXXXXX)
 PIDS=()
@@ -171,8 +230,9 @@ sql() { # sql PORT USER PASSWORD SQL
 log "work directory $WORK; starting two MariaDB servers (buffer pool $BUFFER_POOL each)"
 start_mariadb 0
 start_mariadb 1
-sql "${DB_PORT[0]}" root "" "CREATE DATABASE ds_0; CREATE DATABASE sbdirect"
+sql "${DB_PORT[0]}" root "" "CREATE DATABASE ds_0; CREATE DATABASE sbdirect; CREATE DATABASE s1_0; CREATE DATABASE s1_1"
 sql "${DB_PORT[1]}" root "" "CREATE DATABASE ds_1"
+has_target peer && for i in 0 1; do sql "${DB_PORT[i]}" root "" "CREATE DATABASE $PEER_DB"; done
 MARIADB_VERSION=$(sql "${DB_PORT[0]}" root "" "SELECT VERSION()")
 
 if [[ -z $PROXY_BIN ]]; then
@@ -181,35 +241,33 @@ if [[ -z $PROXY_BIN ]]; then
 	PROXY_BIN=$WORK/shardflake
 fi
 
-TARGETS="direct proxy"
-if [[ $RELAY == 1 ]]; then
+# HOP_PID[TARGET], HOP_PORT[TARGET]: the process between sysbench and
+# MariaDB (relay, a shardflake, the peer) and where it listens.
+declare -A HOP_PID HOP_PORT
+RELAY_PORT=""
+if has_target relay; then
 	log "building and starting the relay in front of the direct server"
 	(cd "$ROOT" && go build -o "$WORK/relay" ./bench/relay)
 	RELAY_PORT=$(free_port)
 	"$WORK/relay" -listen "127.0.0.1:$RELAY_PORT" -to "127.0.0.1:${DB_PORT[0]}" 2>"$WORK/relay.log" &
 	PIDS+=("$!")
-	TARGETS="direct relay proxy"
+	HOP_PID[relay]=$! HOP_PORT[relay]=$RELAY_PORT
 fi
 
-PROXY_PORT=$(free_port) METRICS_PORT=$(free_port) PPROF_PORT=$(free_port)
-cat >"$WORK/rules.yaml" <<YAML
-databaseName: sharding_db
-server:
-  listen: 127.0.0.1:$PROXY_PORT
-  metricsListen: 127.0.0.1:$METRICS_PORT
-  users:
-    - { user: app, password: app-secret }
-  unionRoutes: $UNION
+# sharding_rules DS0_URL DS1_URL: the rules section of sbtest1 over two
+# data sources x 4 tables, in the --layout chosen.
+sharding_rules() {
+	cat <<YAML
 dataSources:
-  ds_0: { url: "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/ds_0", username: root, password: "", maxPoolSize: 64 }
-  ds_1: { url: "jdbc:mysql://127.0.0.1:${DB_PORT[1]}/ds_1", username: root, password: "", maxPoolSize: 64 }
+  ds_0: { url: "$1", username: root, password: "", maxPoolSize: 64 }
+  ds_1: { url: "$2", username: root, password: "", maxPoolSize: 64 }
 rules:
 YAML
-if [[ $LAYOUT == mod ]]; then
-	# sbtest1.id is a signed INTEGER and oltp_insert (--auto-inc=off)
-	# inserts negative ids, hence Math.abs; id % 8 picks one of the 8 data
-	# nodes. The range queries of oltp_read_only/read_write scan all 8.
-	cat >>"$WORK/rules.yaml" <<YAML
+	if [[ $LAYOUT == mod ]]; then
+		# sbtest1.id is a signed INTEGER and oltp_insert (--auto-inc=off)
+		# inserts negative ids, hence Math.abs; id % 8 picks one of the 8 data
+		# nodes. The range queries of oltp_read_only/read_write scan all 8.
+		cat <<YAML
   - !SHARDING
     tables:
       sbtest1:
@@ -222,12 +280,12 @@ if [[ $LAYOUT == mod ]]; then
       sb_db:    { type: INLINE, props: { algorithm-expression: "ds_\${Math.abs(id) % 2}", allow-range-query-with-inline-sharding: true } }
       sb_table: { type: INLINE, props: { algorithm-expression: "sbtest1_\${Math.abs(id).intdiv(2) % 4}", allow-range-query-with-inline-sharding: true } }
 YAML
-else
-	# 8 blocks of table-size/8 consecutive ids, sbtest1_0..3 on ds_0 and
-	# sbtest1_4..7 on ds_1; ids below the first boundary (oltp_insert's
-	# negative ones) go to sbtest1_0.
-	B=$(((TABLE_SIZE + 7) / 8))
-	cat >>"$WORK/rules.yaml" <<YAML
+	else
+		# 8 blocks of table-size/8 consecutive ids, sbtest1_0..3 on ds_0 and
+		# sbtest1_4..7 on ds_1; ids below the first boundary (oltp_insert's
+		# negative ones) go to sbtest1_0.
+		local b=$(((TABLE_SIZE + 7) / 8))
+		cat <<YAML
   - !SHARDING
     tables:
       sbtest1:
@@ -237,30 +295,82 @@ else
         tableStrategy:
           standard: { shardingColumn: id, shardingAlgorithmName: sb_table }
     shardingAlgorithms:
-      sb_db:    { type: BOUNDARY_RANGE, props: { sharding-ranges: "$((4 * B))" } }
-      sb_table: { type: BOUNDARY_RANGE, props: { sharding-ranges: "$B,$((2 * B)),$((3 * B)),$((4 * B)),$((5 * B)),$((6 * B)),$((7 * B))" } }
+      sb_db:    { type: BOUNDARY_RANGE, props: { sharding-ranges: "$((4 * b))" } }
+      sb_table: { type: BOUNDARY_RANGE, props: { sharding-ranges: "$b,$((2 * b)),$((3 * b)),$((4 * b)),$((5 * b)),$((6 * b)),$((7 * b))" } }
 YAML
+	fi
+}
+
+# start_proxy TARGET: a shardflake for TARGET with its own rules file.
+PPROF_PORT=""
+start_proxy() {
+	local target=$1 port metrics rules=$WORK/rules-$1.yaml pid pprof=()
+	port=$(free_port) metrics=$(free_port)
+	cat >"$rules" <<YAML
+databaseName: sharding_db
+server:
+  listen: 127.0.0.1:$port
+  metricsListen: 127.0.0.1:$metrics
+  users:
+    - { user: app, password: app-secret }
+  unionRoutes: $UNION
+YAML
+	case $target in
+	passthru)
+		cat >>"$rules" <<YAML
+dataSources:
+  ds_0: { url: "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/sbdirect", username: root, password: "", maxPoolSize: 64 }
+rules: []
+YAML
+		;;
+	shard1) sharding_rules "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/s1_0" "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/s1_1" >>"$rules" ;;
+	proxy) sharding_rules "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/ds_0" "jdbc:mysql://127.0.0.1:${DB_PORT[1]}/ds_1" >>"$rules" ;;
+	esac
+	if [[ -n $PROFILE_DIR && $target == proxy ]]; then
+		PPROF_PORT=$(free_port)
+		pprof=(--pprof "127.0.0.1:$PPROF_PORT")
+	fi
+	log "starting the proxy for $target on port $port"
+	"$PROXY_BIN" serve --config "$rules" --log-level warn "${pprof[@]}" 2>"$WORK/proxy-$target.log" &
+	pid=$!
+	PIDS+=("$pid")
+	HOP_PID[$target]=$pid HOP_PORT[$target]=$port
+	for _ in $(seq 300); do
+		sql "$port" app app-secret "SELECT 1" >/dev/null 2>&1 && return
+		kill -0 "$pid" 2>/dev/null || die "the proxy for $target exited: $(tail -5 "$WORK/proxy-$target.log")"
+		sleep 0.1
+	done
+	die "the proxy for $target does not answer"
+}
+for t in passthru shard1 proxy; do
+	has_target "$t" && start_proxy "$t"
+done
+PROXY_PID=${HOP_PID[proxy]:-}
+
+if has_target peer; then
+	port=$(free_port)
+	sed -e "s/@PORT@/$port/g" -e "s/@DB0_PORT@/${DB_PORT[0]}/g" -e "s/@DB1_PORT@/${DB_PORT[1]}/g" "$PEER_CONFIG" >"$WORK/peer.conf"
+	log "starting the peer $PEER_BIN on port $port"
+	# shellcheck disable=SC2086
+	(cd "$WORK" && exec "$PEER_BIN" ${PEER_ARGS//@CONFIG@/$WORK/peer.conf}) >"$WORK/peer.log" 2>&1 &
+	PIDS+=("$!")
+	HOP_PID[peer]=$! HOP_PORT[peer]=$port
+	for _ in $(seq 300); do
+		sql "$port" "$PEER_USER" "$PEER_PASSWORD" "SELECT 1" >/dev/null 2>&1 && break
+		kill -0 "${HOP_PID[peer]}" 2>/dev/null || die "the peer exited: $(tail -5 "$WORK/peer.log")"
+		sleep 0.1
+	done
+	sql "$port" "$PEER_USER" "$PEER_PASSWORD" "SELECT 1" >/dev/null || die "the peer does not answer"
 fi
 
-log "starting the proxy on port $PROXY_PORT"
-PPROF_FLAG=()
-[[ -n $PROFILE_DIR ]] && PPROF_FLAG=(--pprof "127.0.0.1:$PPROF_PORT")
-"$PROXY_BIN" serve --config "$WORK/rules.yaml" --log-level warn "${PPROF_FLAG[@]}" 2>"$WORK/proxy.log" &
-PROXY_PID=$!
-PIDS+=("$PROXY_PID")
-for _ in $(seq 300); do
-	sql "$PROXY_PORT" app app-secret "SELECT 1" >/dev/null 2>&1 && break
-	kill -0 "$PROXY_PID" 2>/dev/null || die "the proxy exited: $(tail -5 "$WORK/proxy.log")"
-	sleep 0.1
-done
-sql "$PROXY_PORT" app app-secret "SELECT 1" >/dev/null || die "the proxy does not answer"
-
-# Targets: direct is sbdirect on server 0, proxy is sharding_db.
+# Targets: direct and relay are sbdirect on server 0, the proxies
+# sharding_db, the peer what --peer-db says.
 target_args() {
 	case $1 in
 	direct) echo --mysql-port="${DB_PORT[0]}" --mysql-user=root --mysql-db=sbdirect ;;
 	relay) echo --mysql-port="$RELAY_PORT" --mysql-user=root --mysql-db=sbdirect ;;
-	proxy) echo --mysql-port="$PROXY_PORT" --mysql-user=app --mysql-password=app-secret --mysql-db=sharding_db ;;
+	passthru | shard1 | proxy) echo --mysql-port="${HOP_PORT[$1]}" --mysql-user=app --mysql-password=app-secret --mysql-db=sharding_db ;;
+	peer) echo --mysql-port="${HOP_PORT[peer]}" --mysql-user="$PEER_USER" ${PEER_PASSWORD:+--mysql-password="$PEER_PASSWORD"} --mysql-db="$PEER_DB" ;;
 	esac
 }
 
@@ -272,10 +382,7 @@ sb() { # sb TARGET ARGS... ; sysbench with the common flags
 		--tables=1 --table-size="$TABLE_SIZE" --auto-inc=off "$@"
 }
 
-log "loading sbtest1 ($TABLE_SIZE rows): through the proxy (sharded), then directly"
-sb proxy oltp_common prepare >"$WORK/prepare-proxy.log" 2>&1 || die "prepare through the proxy: $(tail -5 "$WORK/prepare-proxy.log")"
-sb direct oltp_common prepare >"$WORK/prepare-direct.log" 2>&1 || die "prepare direct: $(tail -5 "$WORK/prepare-direct.log")"
-# node_tables I: the physical tables of ds_I.
+# node_tables I: the physical tables of data source I.
 node_tables() {
 	if [[ $LAYOUT == mod ]]; then
 		echo 0 1 2 3
@@ -283,38 +390,62 @@ node_tables() {
 		seq $((4 * $1)) $((4 * $1 + 3))
 	fi
 }
-rows=0
-for i in 0 1; do
-	for j in $(node_tables "$i"); do
-		n=$(sql "${DB_PORT[i]}" root "" "SELECT COUNT(*) FROM ds_$i.sbtest1_$j")
-		[[ $n -gt 0 ]] || die "ds_$i.sbtest1_$j is empty after prepare"
-		rows=$((rows + n))
-	done
-done
-[[ $rows == "$TABLE_SIZE" ]] || die "the data nodes hold $rows rows, want $TABLE_SIZE"
+# sharded_dbs TARGET: SERVER:DATABASE of each data source of a sharded
+# target.
+sharded_dbs() {
+	case $1 in
+	shard1) echo 0:s1_0 0:s1_1 ;;
+	proxy) echo 0:ds_0 1:ds_1 ;;
+	esac
+}
+
+log "loading sbtest1 ($TABLE_SIZE rows): directly, then through each sharded target"
+sb direct oltp_common prepare >"$WORK/prepare-direct.log" 2>&1 || die "prepare direct: $(tail -5 "$WORK/prepare-direct.log")"
 sql "${DB_PORT[0]}" root "" "ANALYZE TABLE sbdirect.sbtest1" >/dev/null
-for i in 0 1; do
-	for j in $(node_tables "$i"); do
-		sql "${DB_PORT[i]}" root "" "ANALYZE TABLE ds_$i.sbtest1_$j" >/dev/null
+for t in shard1 proxy peer; do
+	has_target "$t" || continue
+	sb "$t" oltp_common prepare >"$WORK/prepare-$t.log" 2>&1 || die "prepare through $t: $(tail -5 "$WORK/prepare-$t.log")"
+	[[ $t == peer ]] && continue
+	rows=0 i=0
+	for sd in $(sharded_dbs "$t"); do
+		server=${sd%%:*} db=${sd#*:}
+		for j in $(node_tables "$i"); do
+			n=$(sql "${DB_PORT[server]}" root "" "SELECT COUNT(*) FROM $db.sbtest1_$j")
+			[[ $n -gt 0 ]] || die "$db.sbtest1_$j is empty after prepare through $t"
+			rows=$((rows + n))
+			sql "${DB_PORT[server]}" root "" "ANALYZE TABLE $db.sbtest1_$j" >/dev/null
+		done
+		i=$((i + 1))
 	done
+	[[ $rows == "$TABLE_SIZE" ]] || die "the data nodes of $t hold $rows rows, want $TABLE_SIZE"
 done
 
 if [[ $HOLD == 1 ]]; then
 	echo "direct: mariadb -h127.0.0.1 -P${DB_PORT[0]} -uroot sbdirect   (pid ${DB_PID[0]}; ds_1 server pid ${DB_PID[1]} port ${DB_PORT[1]})"
-	echo "proxy:  mariadb -h127.0.0.1 -P$PROXY_PORT -uapp -papp-secret sharding_db   (pid $PROXY_PID, rules $WORK/rules.yaml)"
+	for t in passthru shard1 proxy; do
+		has_target "$t" && echo "$t:  mariadb -h127.0.0.1 -P${HOP_PORT[$t]} -uapp -papp-secret sharding_db   (pid ${HOP_PID[$t]}, rules $WORK/rules-$t.yaml)"
+	done
 	echo "holding; Ctrl-C stops everything"
 	while :; do sleep 3600; done
 fi
 
 # trim deletes what oltp_insert added, so every run sees the same table.
 trim() {
-	local where="id < 1 OR id > $TABLE_SIZE"
+	local where="id < 1 OR id > $TABLE_SIZE" t sd j i
 	sql "${DB_PORT[0]}" root "" "DELETE FROM sbdirect.sbtest1 WHERE $where"
-	for i in 0 1; do
-		for j in $(node_tables "$i"); do
-			sql "${DB_PORT[i]}" root "" "DELETE FROM ds_$i.sbtest1_$j WHERE $where"
+	for t in shard1 proxy; do
+		has_target "$t" || continue
+		i=0
+		for sd in $(sharded_dbs "$t"); do
+			for j in $(node_tables "$i"); do
+				sql "${DB_PORT[${sd%%:*}]}" root "" "DELETE FROM ${sd#*:}.sbtest1_$j WHERE $where"
+			done
+			i=$((i + 1))
 		done
 	done
+	if has_target peer; then
+		sql "${HOP_PORT[peer]}" "$PEER_USER" "$PEER_PASSWORD" "DELETE FROM $PEER_DB.sbtest1 WHERE $where"
+	fi
 }
 
 CLK_TCK=$(getconf CLK_TCK)
@@ -329,21 +460,66 @@ cpu_ticks() { # utime+stime of a process, in clock ticks
 peak_rss_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
 # reset_peak_rss starts a new VmHWM measurement (Linux 4.0+, as root).
 reset_peak_rss() { echo 5 >"/proc/$1/clear_refs" 2>/dev/null || true; }
+# per_stmt_us TICKS QUERIES: CPU microseconds per statement.
+per_stmt_us() { awk -v t="$1" -v hz="$CLK_TCK" -v q="$2" 'BEGIN {printf "%.1f", t / hz / q * 1e6}'; }
 
-RAW=$WORK/raw.tsv
-printf 'repeat\tworkload\tmode\ttarget\tqps\tp95_ms\tproxy_cpu_s_per_1k\tproxy_peak_rss_mib\tdb_cpu_s_per_1k\terrors\tignored\n' >"$RAW"
+# Counters of one process over a run (--decompose): perf stat counts the
+# syscalls and context switches of all its threads, including the ones it
+# starts during the run (MariaDB's per-connection threads).
+COUNTER_PIDS=()
+start_counters() { # start_counters NAME PID
+	COUNTER_PIDS+=("")
+	[[ $PERF == 1 ]] || return 0
+	perf stat -x, -e raw_syscalls:sys_enter,context-switches -p "$2" -o "$WORK/perf-$1.txt" 2>/dev/null &
+	COUNTER_PIDS[-1]=$!
+}
+stop_counters() {
+	local pid
+	for pid in "${COUNTER_PIDS[@]}"; do
+		[[ -n $pid ]] && kill -INT "$pid" 2>/dev/null
+	done
+	for pid in "${COUNTER_PIDS[@]}"; do
+		# perf stat ends by re-raising the SIGINT: status 130.
+		[[ -z $pid ]] || wait "$pid" 2>/dev/null || true
+	done
+	COUNTER_PIDS=()
+	return 0
+}
+# counters_per_stmt NAME QUERIES: "syscalls/stmt<TAB>switches/stmt", or -.
+counters_per_stmt() {
+	[[ $PERF == 1 && -s $WORK/perf-$1.txt ]] || { printf -- '-\t-'; return; }
+	awk -F, -v q="$2" '$3 ~ /raw_syscalls/ {s = $1} $3 ~ /context-switches/ {c = $1}
+		END {printf "%.2f\t%.2f", s / q, c / q}' "$WORK/perf-$1.txt"
+}
+# status_snapshot SERVER FILE: the command counters of a server.
+status_snapshot() {
+	sql "${DB_PORT[$1]}" root "" "SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Com\\_%' OR Variable_name IN ('Questions', 'Bytes_received', 'Bytes_sent')" >"$2"
+}
+
+RAW=$WORK/raw.tsv COM=$WORK/com.tsv
+printf 'repeat\tworkload\tmode\ttarget\tqps\tp95_ms\tproxy_cpu_s_per_1k\tproxy_peak_rss_mib\tdb_cpu_s_per_1k\terrors\tignored\thop_cpu_us\tdb0_cpu_us\tdb1_cpu_us\thop_syscalls\thop_switches\tdb0_syscalls\tdb0_switches\tdb1_syscalls\tdb1_switches\n' >"$RAW"
+printf 'repeat\tworkload\tmode\ttarget\tserver\tcounter\tdelta\tqueries\n' >"$COM"
 
 # run_one REPEAT WORKLOAD MODE TARGET: one sysbench run and its figures.
 run_one() {
 	local rep=$1 workload=$2 mode=$3 target=$4
 	local out=$WORK/run-$rep-$workload-$mode-$target.log
-	local extra=() p0 p1 d0 d1 db_before db_after queries qps p95 errors ignored prof_pid=""
+	local extra=() h0=0 h1=0 d0 d1 e0 e1 queries qps p95 errors ignored prof_pid="" hop=${HOP_PID[$target]:-} i
 	# oltp_insert picks random ids; one may hit a row of the table now
 	# and then (1 in ~40,000 per insert at 100,000 rows): not a failure.
 	[[ $workload == oltp_insert ]] && extra=(--mysql-ignore-errors=1062)
-	reset_peak_rss "$PROXY_PID"
-	p0=$(cpu_ticks "$PROXY_PID")
-	d0=$(($(cpu_ticks "${DB_PID[0]}") + $(cpu_ticks "${DB_PID[1]}")))
+	if [[ $DECOMPOSE == 1 ]]; then
+		for i in 0 1; do status_snapshot "$i" "$WORK/status-$i.before"; done
+		[[ -n $hop ]] && start_counters hop "$hop"
+		start_counters db0 "${DB_PID[0]}"
+		start_counters db1 "${DB_PID[1]}"
+		[[ $PERF == 1 ]] && sleep 0.3 # perf attaches
+	fi
+	if [[ -n $hop ]]; then
+		reset_peak_rss "$hop"
+		h0=$(cpu_ticks "$hop")
+	fi
+	d0=$(cpu_ticks "${DB_PID[0]}") e0=$(cpu_ticks "${DB_PID[1]}")
 	if [[ -n $PROFILE_DIR && $rep == 1 && $target == proxy ]]; then
 		mkdir -p "$PROFILE_DIR"
 		curl -sf "http://127.0.0.1:$PPROF_PORT/debug/pprof/allocs" -o "$PROFILE_DIR/$workload-$mode.allocs.before"
@@ -353,8 +529,9 @@ run_one() {
 	fi
 	sb "$target" --threads="$THREADS" --time="$TIME" --report-interval=0 --percentile=95 \
 		--db-ps-mode="$mode" "${extra[@]}" "$workload" run >"$out" 2>&1 || die "$workload $mode $target failed: $(tail -5 "$out")"
-	p1=$(cpu_ticks "$PROXY_PID")
-	d1=$(($(cpu_ticks "${DB_PID[0]}") + $(cpu_ticks "${DB_PID[1]}")))
+	[[ -n $hop ]] && h1=$(cpu_ticks "$hop")
+	d1=$(cpu_ticks "${DB_PID[0]}") e1=$(cpu_ticks "${DB_PID[1]}")
+	[[ $DECOMPOSE == 1 ]] && stop_counters
 	if [[ -n $prof_pid ]]; then
 		wait "$prof_pid" || log "CPU profile of $workload $mode failed"
 		curl -sf "http://127.0.0.1:$PPROF_PORT/debug/pprof/allocs" -o "$PROFILE_DIR/$workload-$mode.allocs.after"
@@ -365,17 +542,30 @@ run_one() {
 	errors=$(awk '/^ *errors:/ {print $2}' "$out")
 	ignored=$(awk '/ignored errors:/ {print $3}' "$out")
 	[[ -n $queries && $queries -gt 0 ]] || die "cannot read $out"
-	local proxy_cpu="-" rss="-"
-	if [[ $target == proxy ]]; then
-		proxy_cpu=$(awk -v t="$((p1 - p0))" -v hz="$CLK_TCK" -v q="$queries" 'BEGIN {printf "%.4f", t / hz / q * 1000}')
-		rss=$(awk -v k="$(peak_rss_kib "$PROXY_PID")" 'BEGIN {printf "%.1f", k / 1024}')
+	if [[ $DECOMPOSE == 1 ]]; then
+		for i in 0 1; do
+			status_snapshot "$i" "$WORK/status-$i.after"
+			awk -v pre="$rep	$workload	$mode	$target	$i" -v q="$queries" 'NR == FNR {b[$1] = $2; next}
+				$2 - b[$1] > 0 {printf "%s\t%s\t%d\t%d\n", pre, $1, $2 - b[$1], q}' \
+				"$WORK/status-$i.before" "$WORK/status-$i.after" >>"$COM"
+		done
 	fi
-	local db_cpu
-	db_cpu=$(awk -v t="$((d1 - d0))" -v hz="$CLK_TCK" -v q="$queries" 'BEGIN {printf "%.4f", t / hz / q * 1000}')
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$workload" "$mode" "$target" \
-		"$qps" "$p95" "$proxy_cpu" "$rss" "$db_cpu" "$errors" "$ignored" >>"$RAW"
-	if [[ $target == proxy ]]; then
-		log "  #$rep $workload $mode $target: $qps QPS, p95 $p95 ms, proxy CPU $proxy_cpu s/1k, peak RSS $rss MiB"
+	local proxy_cpu="-" rss="-" hop_us="-"
+	if [[ -n $hop ]]; then
+		proxy_cpu=$(awk -v t="$((h1 - h0))" -v hz="$CLK_TCK" -v q="$queries" 'BEGIN {printf "%.4f", t / hz / q * 1000}')
+		hop_us=$(per_stmt_us "$((h1 - h0))" "$queries")
+		rss=$(awk -v k="$(peak_rss_kib "$hop")" 'BEGIN {printf "%.1f", k / 1024}')
+	fi
+	local db_cpu hop_counts="-	-"
+	db_cpu=$(awk -v t="$((d1 - d0 + e1 - e0))" -v hz="$CLK_TCK" -v q="$queries" 'BEGIN {printf "%.4f", t / hz / q * 1000}')
+	[[ -n $hop ]] && hop_counts=$(counters_per_stmt hop "$queries")
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$workload" "$mode" "$target" \
+		"$qps" "$p95" "$proxy_cpu" "$rss" "$db_cpu" "$errors" "$ignored" \
+		"$hop_us" "$(per_stmt_us "$((d1 - d0))" "$queries")" "$(per_stmt_us "$((e1 - e0))" "$queries")" \
+		"$hop_counts" "$(counters_per_stmt db0 "$queries")" "$(counters_per_stmt db1 "$queries")" >>"$RAW"
+	rm -f "$WORK"/perf-*.txt
+	if [[ -n $hop ]]; then
+		log "  #$rep $workload $mode $target: $qps QPS, p95 $p95 ms, hop CPU $hop_us us/stmt, peak RSS $rss MiB"
 	else
 		log "  #$rep $workload $mode $target: $qps QPS, p95 $p95 ms"
 	fi
@@ -390,7 +580,7 @@ for target in $TARGETS; do
 		die "warm-up $target failed: $(tail -5 "$WORK/warmup-$target.log")"
 done
 
-log "running: $WORKLOADS; modes $MODES; $THREADS threads, $TIME s per run, $REPEATS repeats"
+log "running: $WORKLOADS; modes $MODES; targets $TARGETS; $THREADS threads, $TIME s per run, $REPEATS repeats"
 for rep in $(seq "$REPEATS"); do
 	# Alternate which target goes first, so neither always runs on the
 	# other's leftovers (dirty pages, purge).
@@ -405,7 +595,10 @@ for rep in $(seq "$REPEATS"); do
 	done
 done
 
-[[ -n $RAW_OUT ]] && cp "$RAW" "$RAW_OUT"
+if [[ -n $RAW_OUT ]]; then
+	cp "$RAW" "$RAW_OUT"
+	[[ $DECOMPOSE == 1 ]] && cp "$COM" "${RAW_OUT%.tsv}.com.tsv"
+fi
 if [[ -n $PROFILE_DIR ]]; then
 	cp "$PROXY_BIN" "$PROFILE_DIR/shardflake"
 	log "profiles in $PROFILE_DIR (go tool pprof -top $PROFILE_DIR/shardflake $PROFILE_DIR/WORKLOAD-MODE.cpu;" \
@@ -414,16 +607,19 @@ fi
 
 # The table: medians over the repeats.
 echo
-echo "shardflake vs direct MariaDB $MARIADB_VERSION${RELAY_PORT:+ (and through bench/relay)}; sysbench $(sysbench --version | awk '{print $2}'), $THREADS threads, $TIME s x $REPEATS, sbtest1 of $TABLE_SIZE rows, $LAYOUT layout${GOMAXPROCS:+, proxy GOMAXPROCS=$GOMAXPROCS}${GOGC:+, GOGC=$GOGC}"
+echo "shardflake vs direct MariaDB $MARIADB_VERSION; targets $TARGETS; sysbench $(sysbench --version | awk '{print $2}'), $THREADS threads, $TIME s x $REPEATS, sbtest1 of $TABLE_SIZE rows, $LAYOUT layout${GOMAXPROCS:+, proxy GOMAXPROCS=$GOMAXPROCS}${GOGC:+, GOGC=$GOGC}"
 echo "machine: $(nproc) CPUs, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), kernel $(uname -r); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-awk -F'\t' '
+MEDIAN='
 function median(list,   n, a, i, t, j) {
 	n = split(list, a, " ")
+	if (n == 0 || a[1] == "-") return "-"
 	for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
 	if (n % 2) return a[(n + 1) / 2]
 	return (a[n / 2] + a[n / 2 + 1]) / 2
-}
+}'
+if has_target proxy; then
+	awk -F'\t' "$MEDIAN"'
 NR > 1 {
 	k = $2 SUBSEP $3
 	if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
@@ -444,3 +640,54 @@ END {
 		printf "| %-17s | %-7s | %10.0f | %10.0f | %5.2f | %10s | %5s | %9.2f | %9.2f | %15.4f | %9.1f | %15.4f | %15.4f | %6d |\n", w[1], w[2], d, p, (d > 0 ? p / d : 0), (r > 0 ? sprintf("%.0f", r) : "-"), (r > 0 && d > 0 ? sprintf("%.2f", r / d) : "-"), median(p95[k, "direct"]), median(p95[k, "proxy"]), median(cpu[k]), rss[k], median(dbc[k, "direct"]), median(dbc[k, "proxy"]), err[k, "direct"] + err[k, "relay"] + err[k, "proxy"]
 	}
 }' "$RAW"
+fi
+
+# The decomposition (--decompose, or any target beyond direct/relay/proxy):
+# one row per workload, mode and target, medians over the repeats; CPU in
+# microseconds per sysbench statement, syscalls and context switches per
+# statement, and what each MariaDB ran per statement (summed over the
+# repeats).
+if [[ $DECOMPOSE == 1 || " $TARGETS " == *" passthru "* || " $TARGETS " == *" shard1 "* || " $TARGETS " == *" peer "* ]]; then
+	echo
+	awk -F'\t' "$MEDIAN"'
+FILENAME == ARGV[1] && FNR > 1 {
+	k = $2 SUBSEP $3
+	if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
+	t = k SUBSEP $4
+	if (!(t in tseen)) { tseen[t] = 1; targets[k] = targets[k] " " $4 }
+	for (c = 5; c <= 20; c++) v[t, c] = v[t, c] " " $c
+	next
+}
+FILENAME == ARGV[2] && FNR > 1 {
+	t = $2 SUBSEP $3 SUBSEP $4
+	name = $6; sub(/^Com_/, "", name)
+	if ($6 != "Bytes_received" && $6 != "Bytes_sent" && $6 != "Com_show_status") {
+		key = t SUBSEP "db" $5 " " name
+		if (!(key in cnt)) names[t] = names[t] SUBSEP "db" $5 " " name
+		cnt[key] += $7
+	}
+	if (!((t, $1, $5) in qs)) { qs[t, $1, $5] = 1; if ($5 == 0) qsum[t] += $8 }
+}
+END {
+	printf "| %-17s | %-7s | %-8s | %9s | %6s | %5s | %7s | %7s | %7s | %9s | %8s | %9s | %8s | %s |\n", "workload", "ps-mode", "target", "QPS", "/direct", "/relay", "hop CPU", "db0 CPU", "db1 CPU", "hop sys", "hop csw", "db sys", "db csw", "MariaDB commands per statement"
+	printf "| %-17s | %-7s | %-8s | %9s | %6s | %5s | %7s | %7s | %7s | %9s | %8s | %9s | %8s | %s |\n", "", "", "", "", "", "", "us/stmt", "us/stmt", "us/stmt", "/stmt", "/stmt", "/stmt", "/stmt", ""
+	printf "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "-------------------", "---------", "----------", "----------:", "-------:", "------:", "--------:", "--------:", "--------:", "----------:", "---------:", "----------:", "---------:", "---"
+	for (i = 1; i <= nk; i++) {
+		k = order[i]; split(k, w, SUBSEP)
+		d = median(v[k SUBSEP "direct", 5]); r = median(v[k SUBSEP "relay", 5])
+		n = split(substr(targets[k], 2), tl, " ")
+		for (j = 1; j <= n; j++) {
+			t = k SUBSEP tl[j]; q = median(v[t, 5])
+			dbs = "-"; dbw = "-"
+			if (median(v[t, 17]) != "-") { dbs = sprintf("%.2f", median(v[t, 17]) + median(v[t, 19])); dbw = sprintf("%.2f", median(v[t, 18]) + median(v[t, 20])) }
+			cmds = ""
+			m = split(substr(names[t], 2), nl, SUBSEP)
+			for (c = 1; c <= m; c++) {
+				per = cnt[t SUBSEP nl[c]] / qsum[t]
+				if (per >= 0.005) cmds = cmds sprintf("%s%s %.2f", (cmds == "" ? "" : ", "), nl[c], per)
+			}
+			printf "| %-17s | %-7s | %-8s | %9.0f | %6.2f | %5s | %7s | %7s | %7s | %9s | %8s | %9s | %8s | %s |\n", w[1], w[2], tl[j], q, (d > 0 ? q / d : 0), (r != "-" && r > 0 ? sprintf("%.2f", q / r) : "-"), median(v[t, 12]), median(v[t, 13]), median(v[t, 14]), median(v[t, 15]), median(v[t, 16]), dbs, dbw, cmds
+		}
+	}
+}' "$RAW" "$COM"
+fi

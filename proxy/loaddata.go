@@ -19,8 +19,8 @@ import (
 // the data source's answer (affected rows and warnings, or its error)
 // back. A client that goes away mid-file closes the data source's
 // connection, so the statement is rolled back there rather than
-// committed with part of the file. Into a sharded or broadcast table the
-// rows would have to be parsed and routed: 1235.
+// committed with part of the file. Sharded and broadcast tables:
+// loaddata_sharded.go.
 
 // errLocalInfileOff is MariaDB's answer when the client did not offer
 // CLIENT_LOCAL_FILES.
@@ -33,14 +33,14 @@ func (s *Session) runLoadLocal(ctx context.Context, st *ast.LoadDataStmt, sql st
 	if schema := st.Table.Schema.O; schema != "" && schema != rules.DatabaseName {
 		return &UnknownDatabaseError{Name: schema}
 	}
-	if rules.Table(name) != nil || rules.IsBroadcast(strings.ToLower(name)) {
-		return &NotSupportedError{What: fmt.Sprintf("LOAD DATA LOCAL INFILE into sharded or broadcast table %s", name)}
-	}
 	if s.isPhysicalName(name) {
 		return mysql.NewDefaultError(mysql.ER_NO_SUCH_TABLE, rules.DatabaseName, name)
 	}
 	if s.clientFlags&mysql.CLIENT_LOCAL_FILES == 0 || s.wc == nil {
 		return errLocalInfileOff
+	}
+	if rules.Table(name) != nil || rules.IsBroadcast(strings.ToLower(name)) {
+		return s.loadRouted(ctx, st, more) // loaddata_sharded.go
 	}
 	var src connSource = poolSource{s}
 	if s.inTransaction() {

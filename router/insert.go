@@ -440,40 +440,7 @@ func (b *insertBinder) generate(n int) ([]Value, error) {
 }
 
 func (b *insertBinder) generateBatch(k int, keys *[]Value) error {
-	switch g := b.gen.(type) {
-	case idgen.BlockGenerator:
-		first, err := g.NextN(k)
-		if err != nil {
-			return err
-		}
-		for i := 0; i < k; i++ {
-			*keys = append(*keys, first+int64(i))
-		}
-	case idgen.ListGenerator:
-		ids := make([]int64, k)
-		if err := g.NextKeys(ids); err != nil {
-			return err
-		}
-		for _, id := range ids {
-			*keys = append(*keys, id)
-		}
-	case idgen.UUIDGenerator:
-		ids := make([]idgen.UUID, k)
-		if err := g.NextUUIDs(ids); err != nil {
-			return err
-		}
-		enc := g.Encoding()
-		for _, id := range ids {
-			if enc == idgen.UUIDBinary16 {
-				*keys = append(*keys, id[:])
-			} else {
-				*keys = append(*keys, enc.Text(id))
-			}
-		}
-	default:
-		return fmt.Errorf("generator %T issues no keys the router knows", b.gen)
-	}
-	return nil
+	return AppendKeys(b.gen, k, keys)
 }
 
 // writeKey renders a generated key as a SQL literal.
