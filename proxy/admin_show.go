@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -187,7 +188,7 @@ func (s *Session) tableRules(table string) ([]*mysql.Field, []Row, error) {
 
 // strategyCells are a strategy's type, columns, algorithm type and props;
 // a table without the strategy has type none and NULLs.
-func strategyCells(st *router.Strategy) []any {
+func strategyCells(st *config.Strategy) []any {
 	if st == nil {
 		return []any{"none", nil, nil, nil}
 	}
@@ -214,16 +215,16 @@ func (s *Session) tableNodes(table string) ([]*mysql.Field, []Row, error) {
 
 // shardedTables returns the rule of table, or every rule by name when
 // table is "".
-func (s *Session) shardedTables(table string) ([]*router.TableRule, error) {
+func (s *Session) shardedTables(table string) ([]*config.TableRule, error) {
 	rules := s.srv.rules
 	if table != "" {
 		t := rules.Table(table)
 		if t == nil {
 			return nil, &NoShardingRuleError{Database: rules.DatabaseName, Table: table}
 		}
-		return []*router.TableRule{t}, nil
+		return []*config.TableRule{t}, nil
 	}
-	out := make([]*router.TableRule, 0, len(rules.Tables))
+	out := make([]*config.TableRule, 0, len(rules.Tables))
 	for _, t := range rules.Tables {
 		out = append(out, t)
 	}
@@ -362,7 +363,7 @@ func propList(props map[string]string) any {
 }
 
 // nodeList formats data nodes as ds.table joined by ", ".
-func nodeList(nodes []router.DataNode) string {
+func nodeList(nodes []config.DataNode) string {
 	parts := make([]string, len(nodes))
 	for i, n := range nodes {
 		parts[i] = n.String()

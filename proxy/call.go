@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/merge"
 )
 
 // runCall runs a CALL (its arguments written in) on the default data source, where
@@ -38,10 +39,7 @@ func (s *Session) runCall(ctx context.Context, sql string, proto Protocol, more 
 	if err := bc.send(mysql.COM_QUERY, sql); err != nil {
 		return err
 	}
-	budget := &memBudget{left: s.srv.rules.Server.MergeMemoryBytes, total: s.srv.rules.Server.MergeMemoryBytes}
-	if budget.total <= 0 {
-		budget.left, budget.total = 1<<62, 1<<62
-	}
+	budget := merge.NewBudget(s.srv.rules.Server.MergeMemoryBytes)
 	for {
 		h, err := bc.readHead()
 		if err != nil {
@@ -66,7 +64,7 @@ func (s *Session) runCall(ctx context.Context, sql string, proto Protocol, more 
 			if err != nil {
 				return cancelled(ctx, err)
 			}
-			if err := budget.take(int64(len(p))+64, "the result sets of CALL"); err != nil {
+			if err := budget.Take(int64(len(p))+64, "the result sets of CALL"); err != nil {
 				bc.broken = true // the rest of the response is unread
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/proxy/merge"
 	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
 )
@@ -181,8 +182,9 @@ func mysqlError(err error) *mysql.MyError {
 		use  *UnknownStmtError
 		pe   *ParseError
 		nsr  *NoShardingRuleError
-		sre  *ScatterRowsError
-		mme  *MergeMemoryError
+		mns  *merge.NotSupportedError
+		sre  *merge.ScatterRowsError
+		mme  *merge.MemoryError
 		tle  *traffic.LimitError
 		tre  *traffic.RuleError
 		pve  *PrivilegeError
@@ -208,7 +210,7 @@ func mysqlError(err error) *mysql.MyError {
 		code, st = mysql.ER_PARSE_ERROR, "42000"
 	case errors.As(err, &udb):
 		code, st = mysql.ER_BAD_DB_ERROR, "42000"
-	case errors.As(err, &ns), errors.As(err, &mse):
+	case errors.As(err, &ns), errors.As(err, &mns), errors.As(err, &mse):
 		code, st = mysql.ER_NOT_SUPPORTED_YET, "42000"
 	case errors.As(err, &dse):
 		code, st = mysql.ER_UNKNOWN_ERROR, "HY000"

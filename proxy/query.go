@@ -336,7 +336,7 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		if tableless || schemaOf(st) == infoSchema {
 			// The router never sees these: its DATA_SOURCE_NAME hint is
 			// honoured (and checked) here.
-			if ds, err := s.srv.rules.DataSourceHint(sql); err != nil || ds != "" {
+			if ds, err := router.DataSourceHint(s.srv.rules, sql); err != nil || ds != "" {
 				if err != nil {
 					return err
 				}
@@ -353,7 +353,7 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		// UNION, INTERSECT, EXCEPT of information_schema queries (TypeORM
 		// reads its tables with a UNION): the same logical rows.
 		if schemaOf(st) == infoSchema {
-			if ds, err := s.srv.rules.DataSourceHint(sql); err != nil || ds != "" {
+			if ds, err := router.DataSourceHint(s.srv.rules, sql); err != nil || ds != "" {
 				if err != nil {
 					return err
 				}
@@ -377,7 +377,7 @@ func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Proto
 		return s.runCall(ctx, text, proto, more)
 	case *ast.DoStmt:
 		if !hasTable(st) {
-			ds, err := s.srv.rules.DataSourceHint(sql)
+			ds, err := router.DataSourceHint(s.srv.rules, sql)
 			if err != nil {
 				return err
 			}

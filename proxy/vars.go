@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/format"
 	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
@@ -91,7 +92,7 @@ func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) err
 	next := s.vars.clone()
 	var assignments []string
 	var autocommit, readOnlyNext *bool
-	var txnMode *router.TransactionMode
+	var txnMode *config.TransactionMode
 	isolation := ""
 	for _, a := range st.Variables {
 		name := strings.ToLower(a.Name)

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 // hints are the routing hints of one statement, read from the /* ... */
@@ -11,8 +13,8 @@ import (
 // describes them).
 type hints struct {
 	dataSource  string
-	dbValues    map[string][]Value // lower-case table ("" = every table) -> values
-	tableValues map[string][]Value
+	dbValues    map[string][]config.Value // lower-case table ("" = every table) -> values
+	tableValues map[string][]config.Value
 	slice       *slice
 	// writeRouteOnly is WRITE_ROUTE_ONLY=true: a read goes to the primary
 	// of a read/write group.
@@ -38,7 +40,7 @@ func (h *hints) empty() bool {
 
 // values returns the hint values for the database (or table) strategy of
 // table; nil when the hint names none.
-func (h *hints) values(table string, db bool) []Value {
+func (h *hints) values(table string, db bool) []config.Value {
 	if h == nil {
 		return nil
 	}
@@ -114,7 +116,7 @@ func (h *hints) parseShardingSphere(s string) error {
 				return err
 			}
 			if h.dbValues == nil {
-				h.dbValues = map[string][]Value{}
+				h.dbValues = map[string][]config.Value{}
 			}
 			h.dbValues[table] = append(h.dbValues[table], val)
 		case "sharding_table_value", "shardingtablevalue":
@@ -123,7 +125,7 @@ func (h *hints) parseShardingSphere(s string) error {
 				return err
 			}
 			if h.tableValues == nil {
-				h.tableValues = map[string][]Value{}
+				h.tableValues = map[string][]config.Value{}
 			}
 			h.tableValues[table] = append(h.tableValues[table], val)
 		case "data_source_name", "datasourcename":
@@ -169,11 +171,11 @@ func ignoredKey(k string) bool {
 }
 
 // DataSourceHint returns the data source that a SHARDINGSPHERE_HINT
-// comment of sql names with DATA_SOURCE_NAME, "" when it names none. The
+// comment of sql names, checked against r, with DATA_SOURCE_NAME, "" when it names none. The
 // proxy asks for statements it answers without the router (SELECT without
 // tables) so the hint reaches them too. A malformed hint, an unknown key,
 // or a data source or table the rules do not know is an *Error.
-func (r *Rules) DataSourceHint(sql string) (string, error) {
+func DataSourceHint(r *config.Rules, sql string) (string, error) {
 	h, err := parseHints(sql)
 	if err != nil || h == nil {
 		return "", err
@@ -186,7 +188,7 @@ func (r *Rules) DataSourceHint(sql string) (string, error) {
 
 // check validates the hint against the rules: a data source it names must
 // exist, a table it names must be sharded.
-func (h *hints) check(r *Rules) error {
+func (h *hints) check(r *config.Rules) error {
 	if h == nil {
 		return nil
 	}
@@ -219,7 +221,7 @@ func (h *hints) parseShardflake(s string) error {
 }
 
 // hintValue reads a hint value: an integer, or a string ('quoted' or bare).
-func hintValue(v string) (Value, error) {
+func hintValue(v string) (config.Value, error) {
 	if v == "" {
 		return nil, errSyntax("malformed SHARDINGSPHERE_HINT: empty sharding value")
 	}
