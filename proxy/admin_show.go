@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -177,7 +178,7 @@ func (srv sessionServer) tableRules(table string) ([]*mysql.Field, []Row, error)
 
 // strategyCells are a strategy's type, columns, algorithm type and props;
 // a table without the strategy has type none and NULLs.
-func strategyCells(st *router.Strategy) []any {
+func strategyCells(st *config.Strategy) []any {
 	if st == nil {
 		return []any{"none", nil, nil, nil}
 	}
@@ -204,16 +205,16 @@ func (srv sessionServer) tableNodes(table string) ([]*mysql.Field, []Row, error)
 
 // shardedTables returns the rule of table, or every rule by name when
 // table is "".
-func (srv sessionServer) shardedTables(table string) ([]*router.TableRule, error) {
+func (srv sessionServer) shardedTables(table string) ([]*config.TableRule, error) {
 	rules := srv.rules
 	if table != "" {
 		t := rules.Table(table)
 		if t == nil {
 			return nil, &NoShardingRuleError{Database: rules.DatabaseName, Table: table}
 		}
-		return []*router.TableRule{t}, nil
+		return []*config.TableRule{t}, nil
 	}
-	out := make([]*router.TableRule, 0, len(rules.Tables))
+	out := make([]*config.TableRule, 0, len(rules.Tables))
 	for _, t := range rules.Tables {
 		out = append(out, t)
 	}
@@ -352,7 +353,7 @@ func propList(props map[string]string) any {
 }
 
 // nodeList formats data nodes as ds.table joined by ", ".
-func nodeList(nodes []router.DataNode) string {
+func nodeList(nodes []config.DataNode) string {
 	parts := make([]string, len(nodes))
 	for i, n := range nodes {
 		parts[i] = n.String()

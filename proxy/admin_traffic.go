@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
 )
@@ -185,11 +186,11 @@ func (srv sessionServer) trafficRules() ([]*mysql.Field, []Row) {
 		var onLimit, maxWait any = r.OnLimit.String(), r.MaxWait.String()
 		if r.Type == "CONCURRENCY" {
 			onLimit, maxWait = "queue", nil
-		} else if r.OnLimit == router.TrafficReject {
+		} else if r.OnLimit == config.TrafficReject {
 			maxWait = nil
 		}
 		var share, members any
-		if r.Scope == router.TrafficCluster {
+		if r.Scope == config.TrafficCluster {
 			share, members = strconv.FormatFloat(r.Share, 'f', 1, 64), strconv.Itoa(r.Members)
 		}
 		rows = append(rows, rowOf(r.Name, r.Type, r.Match, r.Limit, onLimit, maxWait, r.Scope.String(), strconv.FormatBool(r.Enabled),

@@ -28,7 +28,7 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 	// A SELECT without tables or of information_schema: the router never
 	// sees these, so their DATA_SOURCE_NAME hint is honoured (and
 	// checked) here.
-	if ds, err := s.srv.rules.DataSourceHint(st.sql); err != nil || ds != "" {
+	if ds, err := router.DataSourceHint(s.srv.rules, st.sql); err != nil || ds != "" {
 		if err != nil {
 			return nil, err
 		}

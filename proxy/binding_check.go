@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -36,7 +37,7 @@ func (s *Session) bindingOrphans(ctx context.Context) ([]*mysql.Field, []Row, er
 			key := quoteName(bp.Key)
 			sql := fmt.Sprintf("SELECT COUNT(*), COALESCE(SUM(NOT EXISTS (SELECT 1 FROM %s p WHERE p.%s = c.%s)), 0) FROM %s c",
 				quoteName(parent.Table), key, key, quoteName(child.Table))
-			r := router.Route{DataSource: child.DataSource, Nodes: []router.DataNode{child, parent}, SQL: sql}
+			r := router.Route{DataSource: child.DataSource, Nodes: []config.DataNode{child, parent}, SQL: sql}
 			_, got, err := s.fetch(ctx, poolSource{s}, r)
 			if err != nil {
 				return nil, nil, fmt.Errorf("checking %s against %s: %w", child, parent, err)

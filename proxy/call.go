@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/merge"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -26,10 +27,7 @@ func (s *Session) runCall(ctx context.Context, plan *router.Plan, out output) er
 		return err
 	}
 	defer done()
-	budget := &memBudget{left: s.srv.rules.Server.MergeMemoryBytes, total: s.srv.rules.Server.MergeMemoryBytes}
-	if budget.total <= 0 {
-		budget.left, budget.total = 1<<62, 1<<62
-	}
+	budget := merge.NewBudget(s.srv.rules.Server.MergeMemoryBytes)
 	for first := true; ; first = false {
 		h, err := bc.readHead()
 		if first {
@@ -57,7 +55,7 @@ func (s *Session) runCall(ctx context.Context, plan *router.Plan, out output) er
 			if err != nil {
 				return cancelled(ctx, err)
 			}
-			if err := budget.take(int64(len(p))+64, "the result sets of CALL"); err != nil {
+			if err := budget.Take(int64(len(p))+64, "the result sets of CALL"); err != nil {
 				bc.broken = true // the rest of the response is unread
 				return err
 			}

@@ -34,8 +34,10 @@
 //	                                         on a replica (readwrite*.go)
 //	  one route: its RowStream               streamed, packets forwarded as is
 //	                                         (text or binary rows)
-//	  several:   Merger.Merge(streams)       merge*.go (ResultMerger by default;
-//	                                         values compared by internal/sqlvalue)
+//	  several:   Merger.Merge(streams)       package merge (ResultMerger by
+//	                                         default; values compared by
+//	                                         internal/sqlvalue); the rows
+//	                                         travel as package rows' Streams
 //	  writeOK / writeRows / writeErr         results.go, okinfo.go; errors.go is
 //	                                         the one error-to-MySQL boundary,
 //	                                         errmap.go names logical tables in

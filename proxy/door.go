@@ -223,7 +223,7 @@ func (s *Session) planStatement(ctx context.Context, st *statement) (*router.Pla
 	case planRouted:
 		return s.routedPlan(st)
 	case planDataSource:
-		ds, err := s.srv.rules.DataSourceHint(st.sql)
+		ds, err := router.DataSourceHint(s.srv.rules, st.sql)
 		if err != nil {
 			return nil, err
 		}

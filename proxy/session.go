@@ -16,8 +16,8 @@ import (
 	"github.com/pingcap/tidb/pkg/parser"
 	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
-	"github.com/shardflake/shardflake/router"
 )
 
 // Session is one client connection: its logical schema, session settings,
@@ -46,13 +46,13 @@ type Session struct {
 	quit            bool // the connection ends after this command
 	// txnMode is how transactions over several data sources commit
 	// (server.transactionMode, SET shardflake_transaction_mode).
-	txnMode router.TransactionMode
+	txnMode config.TransactionMode
 	// commitInfo is the warning of the last COMMIT whose XA branches
 	// are left to recovery ("" for none).
 	commitInfo string
 
 	db   string             // logical schema in use, "" for none
-	priv *router.Privileges // the user's, once known (authz.go)
+	priv *config.Privileges // the user's, once known (authz.go)
 	// handshaking: go-mysql is running the login; loginDB is the schema
 	// it named, checked once the password is (admission.go).
 	handshaking bool

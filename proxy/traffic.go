@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
@@ -78,13 +79,13 @@ func (s *Session) trafficMatches(plan *router.Plan, sql string) []string {
 
 // startTrafficCluster joins the fleet that shares the cluster rules'
 // budgets, on the etcd of the key generator that leases its worker id
-// there (router.TrafficEtcdKeyGenerator); nil when there are no cluster
+// there (config.TrafficEtcdKeyGenerator); nil when there are no cluster
 // rules.
-func startTrafficCluster(rules *router.Rules, set *traffic.Set) (*traffic.Cluster, error) {
+func startTrafficCluster(rules *config.Rules, set *traffic.Set) (*traffic.Cluster, error) {
 	if !set.HasCluster() {
 		return nil, nil
 	}
-	name := router.TrafficEtcdKeyGenerator(rules)
+	name := config.TrafficEtcdKeyGenerator(rules)
 	if name == "" {
 		return nil, errors.New("traffic: scope cluster needs a key generator with worker-id-source: etcd")
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -152,7 +153,7 @@ func (s *Session) implicitCommit() error {
 // checkMultiSource applies multiSourceTransactions: reject to a write
 // that reaches data sources dss inside a transaction.
 func (s *Session) checkMultiSource(plan *router.Plan) error {
-	if s.srv.rules.Server.MultiSourceTransactions != router.MultiSourceReject || plan.Kind == router.KindSelect {
+	if s.srv.rules.Server.MultiSourceTransactions != config.MultiSourceReject || plan.Kind == router.KindSelect {
 		return nil
 	}
 	var first string

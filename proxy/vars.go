@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/format"
 	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
@@ -108,7 +109,7 @@ type setPlan struct {
 	autocommit  *bool
 	// readOnlyNext is SET TRANSACTION READ ONLY / READ WRITE.
 	readOnlyNext *bool
-	txnMode      *router.TransactionMode
+	txnMode      *config.TransactionMode
 	isolation    string // SET TRANSACTION ISOLATION LEVEL's
 }
 

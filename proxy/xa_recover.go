@@ -15,7 +15,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // XA recovery. Prepared XA branches survive the proxy that made them
@@ -88,7 +88,7 @@ func newXARecovery(x *xaCoordinator) *xaRecovery {
 // used it.
 func (r *xaRecovery) start() {
 	r.once.Do(func() {
-		if r.x.srv.current().rules.Server.TransactionMode == router.TransactionXA {
+		if r.x.srv.current().rules.Server.TransactionMode == config.TransactionXA {
 			r.used.Store(true)
 		}
 		go r.loop()
