@@ -4,14 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // classifySession is a session on the test rules over data sources that
 // nothing listens on: classify never reaches one.
 func classifySession(t *testing.T) *Session {
 	t.Helper()
-	rules, err := router.Parse([]byte(`databaseName: sharding_db
+	rules, err := config.Parse([]byte(`databaseName: sharding_db
 server:
   users: [{user: ops, password: x, otherSchemas: true, files: true}]
 dataSources:
