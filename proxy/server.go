@@ -107,7 +107,8 @@ type Server struct {
 	fleet   *Fleet
 
 	// beforeStatement, when set, runs before each statement of a
-	// session; tests use it to inject failures.
+	// session, once it is classified (the door, door.go: runStatement);
+	// tests use it to inject failures.
 	beforeStatement func(sql string)
 }
 

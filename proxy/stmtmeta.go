@@ -142,7 +142,7 @@ func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql
 	}
 	r := &localRewriter{s: s}
 	sel.Accept(r)
-	if _, err := s.renameVars(ctx, sel); err != nil {
+	if _, err := s.srv.renameVars(ctx, sel); err != nil {
 		return nil, err
 	}
 	keepFieldNames(sel)
