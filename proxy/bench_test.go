@@ -13,6 +13,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/metrics"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -44,8 +45,8 @@ func startBenchProxy(b *testing.B) *benchProxy {
 	}
 	b.Cleanup(func() { closeKeys() })
 	// The metrics Observer, as shardflake serve runs the proxy.
-	metrics := NewMetrics(rules, MetricsOptions{RulesSource: []byte(yaml)})
-	srv, err := New(Config{Rules: rules, Keys: keys, Observer: metrics})
+	obs := metrics.New(rules, metrics.Options{RulesSource: []byte(yaml)})
+	srv, err := New(Config{Rules: rules, Keys: keys, Observer: obs})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/proxy/metrics"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -26,7 +27,7 @@ import (
 // counters see no other test's tables.
 type opsEnv struct {
 	*testEnv
-	metrics *Metrics
+	metrics *metrics.Metrics
 	ops     *OpsServer
 	opsAddr string
 	logs    *lockedBuffer // JSON log records (the slow-statement log)
@@ -90,7 +91,7 @@ func startOpsEnv(t *testing.T, opts opsOptions) *opsEnv {
 	t.Cleanup(func() { closeKeys() })
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	m := NewMetrics(rules, MetricsOptions{Logger: log, RulesSource: src})
+	m := metrics.New(rules, metrics.Options{Logger: log, RulesSource: src})
 	srv, err := New(Config{Rules: rules, Keys: keys, Logger: log, Observer: m})
 	if err != nil {
 		t.Fatal(err)

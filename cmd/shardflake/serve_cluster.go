@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/shardflake/shardflake/proxy"
+	"github.com/shardflake/shardflake/proxy/metrics"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -63,11 +64,11 @@ func clusterRules(ctx context.Context, local *router.Rules, o *serveOptions) (*r
 }
 
 // joinCluster makes the running proxy a member of the fleet.
-func joinCluster(fleet *proxy.Fleet, srv *proxy.Server, metrics *proxy.Metrics, mysqlAddr, adminAddr string) error {
+func joinCluster(fleet *proxy.Fleet, srv *proxy.Server, obs *metrics.Metrics, mysqlAddr, adminAddr string) error {
 	if err := fleet.Join(srv, mysqlAddr, adminAddr); err != nil {
 		return err
 	}
-	if err := fleet.RegisterMetrics(metrics.Registry()); err != nil {
+	if err := fleet.RegisterMetrics(obs.Registry()); err != nil {
 		return fmt.Errorf("cluster metrics: %w", err)
 	}
 	return nil
