@@ -156,6 +156,11 @@ func mysqlError(err error) *mysql.MyError {
 		// Neither committed nor rolled back yet: 1180, whatever the cause.
 		return &mysql.MyError{Code: mysql.ER_ERROR_DURING_COMMIT, State: "HY000", Message: xe.Error()}
 	}
+	var fpe *FleetPeerError
+	if errors.As(err, &fpe) {
+		// Another proxy's answer (a forwarded KILL), as it gave it.
+		return &mysql.MyError{Code: fpe.Code, State: fpe.State, Message: fpe.Msg}
+	}
 	var ce *CommitError
 	if errors.As(err, &ce) {
 		// The cause decides the number; the message says what committed.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/proxy/merge"
 	"github.com/shardflake/shardflake/router"
@@ -45,7 +46,7 @@ import (
 // which lock themselves.
 type snapshot struct {
 	srv     *Server
-	rules   *router.Rules
+	rules   *config.Rules
 	digest  string
 	planner Planner
 	merger  Merger
@@ -85,7 +86,7 @@ type snapshot struct {
 
 // newSnapshot makes rules ready to serve. Pools of prev whose data source
 // is unchanged are shared; the others are new and dial on first use.
-func (srv *Server) newSnapshot(rules *router.Rules, digest string, prev *snapshot) (*snapshot, error) {
+func (srv *Server) newSnapshot(rules *config.Rules, digest string, prev *snapshot) (*snapshot, error) {
 	sn := &snapshot{
 		srv:           srv,
 		rules:         rules,

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -40,7 +41,7 @@ type Metrics struct {
 	// hits has a counter per data node the rules name (sharded tables'
 	// data nodes, broadcast tables on every data source); other is the
 	// per-data-source counter for tables without rules.
-	hits      map[router.DataNode]prometheus.Counter
+	hits      map[config.DataNode]prometheus.Counter
 	hitsOther map[string]prometheus.Counter
 	dsLatency map[string]prometheus.Observer
 	dsErrors  map[string]prometheus.Counter
@@ -127,7 +128,7 @@ var (
 )
 
 // New builds the instrumentation for a proxy serving rules.
-func New(rules *router.Rules, opts Options) *Metrics {
+func New(rules *config.Rules, opts Options) *Metrics {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -136,7 +137,7 @@ func New(rules *router.Rules, opts Options) *Metrics {
 	m := &Metrics{
 		reg:       reg,
 		slow:      slowLog{threshold: rules.Server.SlowStatementThreshold, log: log},
-		hits:      map[router.DataNode]prometheus.Counter{},
+		hits:      map[config.DataNode]prometheus.Counter{},
 		hitsOther: map[string]prometheus.Counter{},
 		dsLatency: map[string]prometheus.Observer{},
 		dsErrors:  map[string]prometheus.Counter{},
@@ -229,7 +230,7 @@ func New(rules *router.Rules, opts Options) *Metrics {
 		m.dsLatency[ds.Name] = dsLatency.WithLabelValues(ds.Name)
 		m.dsErrors[ds.Name] = dsErrors.WithLabelValues(ds.Name)
 		for _, bt := range rules.BroadcastTables {
-			n := router.DataNode{DataSource: ds.Name, Table: bt}
+			n := config.DataNode{DataSource: ds.Name, Table: bt}
 			m.hits[n] = hits.WithLabelValues(n.DataSource, n.Table)
 		}
 	}
@@ -247,7 +248,7 @@ func New(rules *router.Rules, opts Options) *Metrics {
 // src is nil) in shardflake_rules_info; the proxy's reloads and fleet
 // compare rules by the same digest. It is "unknown" when the file cannot
 // be read.
-func RulesDigest(rules *router.Rules, src []byte) string {
+func RulesDigest(rules *config.Rules, src []byte) string {
 	if src == nil {
 		b, err := os.ReadFile(rules.File)
 		if err != nil {
@@ -331,7 +332,7 @@ func (m *Metrics) countHits(routes []router.Route) int {
 			fan++
 			if c, ok := m.hits[n]; ok {
 				c.Inc()
-			} else if c, ok := m.hits[router.DataNode{DataSource: n.DataSource, Table: strings.ToLower(n.Table)}]; ok {
+			} else if c, ok := m.hits[config.DataNode{DataSource: n.DataSource, Table: strings.ToLower(n.Table)}]; ok {
 				c.Inc()
 			} else if c, ok := m.hitsOther[n.DataSource]; ok {
 				c.Inc()

@@ -8,7 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // gather returns the value of every series of the registry, keyed by
@@ -48,7 +48,7 @@ func gather(t *testing.T, m *Metrics) map[string]float64 {
 // source but no latency, a cancelled one neither an error nor (when it got
 // no connection either) a latency.
 func TestRouteEvents(t *testing.T) {
-	rules, err := router.Parse([]byte(benchRules), "bench-rules.yaml")
+	rules, err := config.Parse([]byte(benchRules), "bench-rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestRouteEvents(t *testing.T) {
 
 // TestAttachOnce checks that one Metrics describes one server.
 func TestAttachOnce(t *testing.T) {
-	rules, err := router.Parse([]byte(benchRules), "bench-rules.yaml")
+	rules, err := config.Parse([]byte(benchRules), "bench-rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
