@@ -14,6 +14,7 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/keygen"
 	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
@@ -39,7 +40,7 @@ func startBenchProxy(b *testing.B) *benchProxy {
 	if err != nil {
 		b.Fatal(err)
 	}
-	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	keys, closeKeys, err := keygen.Open(context.Background(), rules)
 	if err != nil {
 		b.Fatal(err)
 	}

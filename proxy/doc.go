@@ -55,9 +55,10 @@
 //
 // Sub-packages, each with a doc.go: rows (the Row and RowStream that
 // travel between the executor, the merge and the client), merge, metrics,
-// traffic (limits); internal/ holds wire (packet layouts), sqlarg,
-// sqlvalue and loadfile. They import neither this package nor each other
-// (rows and internal/ aside); imports_test.go at the top checks it.
+// keygen (the rules' key generators), traffic (limits); internal/ holds
+// wire (packet layouts), sqlarg, sqlvalue and loadfile. They import
+// neither this package nor each other (rows and internal/ aside);
+// imports_test.go at the top checks it.
 //
 // A Session is used by its own goroutine (a statement's routes run on
 // goroutines of their own, joined before the statement ends); the Server,

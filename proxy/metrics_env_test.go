@@ -18,6 +18,7 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/proxy/keygen"
 	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
@@ -84,7 +85,7 @@ func startOpsEnv(t *testing.T, opts opsOptions) *opsEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	keys, closeKeys, err := keygen.Open(context.Background(), rules)
 	if err != nil {
 		t.Fatal(err)
 	}

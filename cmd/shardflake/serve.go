@@ -16,6 +16,7 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy"
+	"github.com/shardflake/shardflake/proxy/keygen"
 	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
@@ -110,7 +111,7 @@ func serve(rules *config.Rules, o serveOptions) int {
 		defer fleet.Close()
 	}
 
-	keys, closeKeys, err := proxy.KeyGenerators(ctx, rules)
+	keys, closeKeys, err := keygen.Open(ctx, rules)
 	if err != nil {
 		o.log.Error("key generators", "err", err)
 		return 1
