@@ -189,6 +189,49 @@ func TestImportDirection(t *testing.T) {
 	}
 }
 
+// TestDocumentedImports holds each package whose doc.go says "Imports (of
+// this module): a, b." to exactly that list (none for "none"), so the
+// narrow API a doc.go promises is the one the code has.
+func TestDocumentedImports(t *testing.T) {
+	module, pkgs := ourPackages(t)
+	const marker = "Imports (of this module):"
+	checked := 0
+	for _, p := range pkgs {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, "doc.go"), nil, parser.ParseComments|parser.PackageClauseOnly)
+		if err != nil || f.Doc == nil {
+			continue // no doc.go, or one that cannot say
+		}
+		doc := strings.Join(strings.Fields(f.Doc.Text()), " ")
+		_, list, ok := strings.Cut(doc, marker)
+		if !ok {
+			continue
+		}
+		list, _, _ = strings.Cut(list, ".")
+		var want []string
+		for _, name := range strings.Split(list, ",") {
+			if name = strings.TrimSpace(name); name != "" && name != "none" {
+				want = append(want, name)
+			}
+		}
+		var got []string
+		for _, imp := range p.Imports {
+			if r, ours := strings.CutPrefix(imp, module+"/"); ours {
+				got = append(got, r)
+			}
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s imports %v of this module; its doc.go says %v", rel, got, want)
+		}
+		checked++
+	}
+	if checked < 4 {
+		t.Errorf("only %d doc.go files state their imports; rows, merge, metrics and keygen do", checked)
+	}
+}
+
 // packetFiles are the files outside proxy/internal/wire that still read or
 // build packet bytes themselves (headers, little-endian fields): the debt
 // this test keeps from growing. Moving such code into wire removes its

@@ -16,7 +16,9 @@
 // the plan stage's helper: it runs before the proxy listens and when the
 // rules are reloaded.
 //
-// Imports: config (the rules), idgen, go-sql-driver; never package proxy
-// or its other sub-packages. Open is called once per rules snapshot; the
-// generators it returns are safe for concurrent use.
+// Imports (of this module): config, idgen. Besides, go-sql-driver; never
+// package proxy or its other sub-packages.
+//
+// Open is called once per rules snapshot; the generators it returns are
+// safe for concurrent use.
 package keygen

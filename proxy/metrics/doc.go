@@ -14,9 +14,10 @@
 // scrape time (pools, key generators, replicas, traffic limits, XA) live
 // beside what they read in package proxy and are added with Attach.
 //
-// Imports: router (statement kinds, route types, the rules' data nodes),
-// go-mysql's error numbers, client_golang and TiDB's digester; never
-// package proxy or its other sub-packages.
+// Imports (of this module): config, router. The rules give the labels
+// (data sources, tables and their data nodes), router the statement kinds
+// and route types; besides, go-mysql's error numbers, client_golang and
+// TiDB's digester; never package proxy or its other sub-packages.
 //
 // Metrics is safe for concurrent use: every Observer method is called on
 // the statements' own goroutines.
