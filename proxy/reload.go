@@ -11,9 +11,10 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
-
+	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/config"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
 // Reloading the rules.
@@ -456,14 +457,14 @@ func nodesText(t *config.TableRule) string {
 	return strings.Join(parts, ",")
 }
 
-func strategyText(s *config.Strategy) string {
+func strategyText(s *algorithm.Strategy) string {
 	if s == nil {
 		return "none"
 	}
 	return fmt.Sprintf("%v(%s) %s", s.Kind, strings.Join(s.Columns, ","), algorithmText(s.Algorithm))
 }
 
-func algorithmText(a config.Algorithm) string {
+func algorithmText(a algorithm.Algorithm) string {
 	if a == nil || reflect.ValueOf(a).IsNil() {
 		return ""
 	}

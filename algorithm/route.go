@@ -1,4 +1,4 @@
-package config
+package algorithm
 
 import (
 	"fmt"
@@ -124,44 +124,16 @@ func (c *routeCtx) result() []string {
 }
 
 // values routes exact values through the strategy's algorithm.
-func (c *routeCtx) values(values []Value) error {
-	switch a := c.s.Algorithm.(type) {
-	case *inlineAlgorithm:
-		return a.values(c, values)
-	case *modAlgorithm:
-		return a.values(c, values)
-	case *rangeAlgorithm:
-		return a.values(c, values)
-	case *intervalAlgorithm:
-		return a.values(c, values)
-	case *autoIntervalAlgorithm:
-		return a.values(c, values)
-	}
-	return errNotSupported("sharding algorithm %s (%s) cannot route values of %s", c.s.AlgorithmName, c.s.Algorithm.Type(), columnList(c.s.Columns))
-}
+func (c *routeCtx) values(values []Value) error { return c.s.Algorithm.values(c, values) }
 
 // rangeOf routes a range through the strategy's algorithm.
-func (c *routeCtx) rangeOf(r *Range) error {
-	switch a := c.s.Algorithm.(type) {
-	case *inlineAlgorithm:
-		return a.rangeOf(c)
-	case *modAlgorithm:
-		return a.rangeOf(c, r)
-	case *rangeAlgorithm:
-		return a.rangeOf(c, r)
-	case *intervalAlgorithm:
-		return a.rangeOf(c, r)
-	case *autoIntervalAlgorithm:
-		return a.rangeOf(c, r)
-	}
-	c.addAll()
-	return nil
-}
+func (c *routeCtx) rangeOf(r *Range) error { return c.s.Algorithm.rangeOf(c, r) }
 
 // complex routes a complex strategy; all reports that every target is
-// possible (a sharding column without a condition).
+// possible (a sharding column without a condition, or an algorithm that
+// cannot read several columns).
 func (c *routeCtx) complex(conds map[string]ColumnCondition) (all bool, err error) {
-	a, ok := c.s.Algorithm.(*inlineAlgorithm)
+	a, ok := c.s.Algorithm.(complexAlgorithm)
 	if !ok {
 		return true, nil
 	}
