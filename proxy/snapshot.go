@@ -15,6 +15,7 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/merge"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -49,6 +50,9 @@ type snapshot struct {
 	digest  string
 	planner Planner
 	merger  Merger
+	// collations is the default merger's collation source (nil with a
+	// configured Merger); DDL empties it.
+	collations *routeProbe
 
 	pools     map[string]*pool // by data source name
 	foundRows map[string]*pool // the same with CLIENT_FOUND_ROWS, made on first use
@@ -114,7 +118,8 @@ func (srv *Server) newSnapshot(rules *config.Rules, digest string, prev *snapsho
 	}
 	sn.merger = srv.fixedMerger
 	if sn.merger == nil {
-		sn.merger = &ResultMerger{MaxScatterRows: rules.Server.MaxScatterRows, Collations: newRouteProbe(sn), Dialects: &dialectProbe{srv: sn}}
+		sn.collations = newRouteProbe(sn)
+		sn.merger = &merge.ResultMerger{MaxScatterRows: rules.Server.MaxScatterRows, Collations: sn.collations, Dialects: &dialectProbe{srv: sn}}
 	}
 	baseline := poolBaseline(rules.Server)
 	for _, ds := range rules.DataSources {
@@ -350,7 +355,9 @@ func (sn *snapshot) forget() {
 	sn.columnsMu.Unlock()
 	sn.cache.clear()
 	sn.stmtMeta.clear()
-	forgetCollations(sn.merger)
+	if sn.collations != nil {
+		sn.collations.forget()
+	}
 	sn.joins.forget()
 }
 

@@ -114,7 +114,7 @@ func startDemoBackends(rules *config.Rules, verbose bool) ([]*gmsserver.Server, 
 		provider := memory.NewDBProvider(db)
 		engine := sqle.NewDefault(provider)
 		cfg := gmsserver.Config{Protocol: "tcp", Address: "127.0.0.1:0", Version: "8.0.33-go-mysql-server"}
-		s, err := gmsserver.NewServer(cfg, engine, gmssql.NewContext, memory.NewSessionBuilder(provider), nil)
+		s, err := gmsserver.NewServerWithHandler(cfg, engine, gmssql.NewContext, memory.NewSessionBuilder(provider), nil, newSerialBackend)
 		if err != nil {
 			for _, prev := range servers {
 				prev.Close()

@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"

@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"
+	"github.com/shardflake/shardflake/proxy/rows"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -42,26 +43,7 @@ type ResultMerger struct {
 	Dialects DialectSource
 }
 
-// ScatterRowsError: a multi-route SELECT read more rows from its data
-// nodes than server.maxScatterRows allows.
-type ScatterRowsError struct{ Limit int64 }
-
-func (e *ScatterRowsError) Error() string {
-	return fmt.Sprintf("the data nodes returned more than %d rows for this statement (server.maxScatterRows); narrow it with conditions on the sharding columns or a smaller LIMIT/OFFSET, or raise maxScatterRows", e.Limit)
-}
-
-// MergeMemoryError: merging needed to hold more rows than the statement's
-// budget (server.mergeMemoryBytes) allows.
-type MergeMemoryError struct {
-	Budget int64
-	What   string // "GROUP BY", "DISTINCT", "ORDER BY", ...
-}
-
-func (e *MergeMemoryError) Error() string {
-	return fmt.Sprintf("merging the data nodes' rows for %s needs more than server.mergeMemoryBytes (%d bytes); narrow the statement with conditions on the sharding columns, add a LIMIT, or raise mergeMemoryBytes", e.What, e.Budget)
-}
-
-// MergeCheck implements MergeChecker: it refuses, before any route runs,
+// MergeCheck implements Checker: it refuses, before any route runs,
 // a merge that names an aggregate or an expression operator (HAVING,
 // computed columns) this merge does not know. Everything that depends on the result's column types is
 // checked by Merge.
@@ -113,16 +95,16 @@ func checkExpr(e *router.Expr) error {
 }
 
 // Merge implements Merger.
-func (m *ResultMerger) Merge(ctx context.Context, plan *router.Plan, streams []RowStream, budget int64) (RowStream, error) {
+func (m *ResultMerger) Merge(ctx context.Context, plan *router.Plan, streams []rows.Stream, budget int64) (rows.Stream, error) {
 	rs, err := m.merge(ctx, plan, streams, budget)
 	if err != nil {
-		closeAll(streams)
+		rows.CloseAll(streams)
 		return nil, err
 	}
 	return rs, nil
 }
 
-func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []RowStream, budget int64) (RowStream, error) {
+func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []rows.Stream, budget int64) (rows.Stream, error) {
 	if len(streams) == 0 {
 		return nil, &InternalError{Msg: "merge of no streams"}
 	}
@@ -147,7 +129,7 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []R
 		ctx:     ctx,
 		fields:  fields,
 		n:       n,
-		mem:     &memBudget{left: budget, total: budget},
+		mem:     &Budget{left: budget, total: budget},
 		grouped: spec.Group != nil && len(spec.Group.Keys) > 0,
 	}
 	if m.Dialects != nil && (spec.Group != nil || len(spec.Compute) > 0 || spec.Having != nil) {
@@ -310,7 +292,7 @@ func (p *pipeline) splitCompute(spec *router.Merge) (early, late []router.Comput
 // stream describes the computed columns: those from it, the others from
 // the first route that returns rows (the describing route's LIMIT 0 may
 // run another plan, with other key and group flags).
-func describedFields(spec *router.Merge, streams []RowStream) ([]*mysql.Field, error) {
+func describedFields(spec *router.Merge, streams []rows.Stream) ([]*mysql.Field, error) {
 	if len(streams) < 2 || len(spec.Compute) == 0 {
 		return nil, &InternalError{Msg: fmt.Sprintf("a describing route with %d routes and %d computed columns", len(streams), len(spec.Compute))}
 	}
@@ -329,7 +311,7 @@ func describedFields(spec *router.Merge, streams []RowStream) ([]*mysql.Field, e
 // stage is one step of the merge pipeline. The row next returns is valid
 // until the following call.
 type stage interface {
-	Next() (Row, error)
+	Next() (rows.Row, error)
 }
 
 // pipeline is what the stages of one merge share.
@@ -339,7 +321,7 @@ type pipeline struct {
 	types   []sqlvalue.Type
 	n       int // columns the routes return
 	visible int // columns the client sees
-	mem     *memBudget
+	mem     *Budget
 	grouped bool // GROUP BY with keys
 	dialect Dialect
 }
@@ -399,7 +381,7 @@ func (p *pipeline) orderKeys(keys []router.OrderKey, what string) ([]sortKey, er
 }
 
 // compareRows orders two rows by keys.
-func compareRows(keys []sortKey, a, b Row) int {
+func compareRows(keys []sortKey, a, b rows.Row) int {
 	for _, k := range keys {
 		if c := k.typ.Compare(a[k.col], b[k.col]); c != 0 {
 			if k.desc {
@@ -416,26 +398,35 @@ func notMergeable(what string, f *mysql.Field, err error) error {
 	return &NotSupportedError{What: fmt.Sprintf("%s across data nodes on column `%s` (%v)", what, f.Name, err)}
 }
 
-// memBudget is the memory one merge may hold rows in. Stages of one
-// merge run on one goroutine, so it needs no lock.
-type memBudget struct {
+// Budget is the memory one statement may hold rows in (the merge's stages,
+// or a CALL's buffered result sets). Its users run on one goroutine, so it
+// needs no lock.
+type Budget struct {
 	left, total int64
 }
 
-// take reserves n bytes for what, or fails with MergeMemoryError.
-func (b *memBudget) take(n int64, what string) error {
+// NewBudget returns a budget of bytes; bytes <= 0 is no limit.
+func NewBudget(bytes int64) *Budget {
+	if bytes <= 0 {
+		bytes = 1 << 62
+	}
+	return &Budget{left: bytes, total: bytes}
+}
+
+// Take reserves n bytes for what, or fails with MemoryError.
+func (b *Budget) Take(n int64, what string) error {
 	if n > b.left {
-		return &MergeMemoryError{Budget: b.total, What: what}
+		return &MemoryError{Budget: b.total, What: what}
 	}
 	b.left -= n
 	return nil
 }
 
-// give returns n bytes taken earlier.
-func (b *memBudget) give(n int64) { b.left += n }
+// Give returns n bytes taken earlier.
+func (b *Budget) Give(n int64) { b.left += n }
 
 // rowBytes estimates what holding a cloned row costs.
-func rowBytes(r Row) int64 {
+func rowBytes(r rows.Row) int64 {
 	n := int64(48 + 24*len(r))
 	for _, v := range r {
 		n += int64(len(v))
@@ -445,11 +436,11 @@ func rowBytes(r Row) int64 {
 
 // concatStage reads the routes one after the other.
 type concatStage struct {
-	streams []RowStream
+	streams []rows.Stream
 	cur     int
 }
 
-func (c *concatStage) Next() (Row, error) {
+func (c *concatStage) Next() (rows.Row, error) {
 	for c.cur < len(c.streams) {
 		row, err := c.streams[c.cur].Next()
 		if errors.Is(err, io.EOF) {
@@ -469,7 +460,7 @@ type scatterCap struct {
 	seen  int64
 }
 
-func (s *scatterCap) Next() (Row, error) {
+func (s *scatterCap) Next() (rows.Row, error) {
 	row, err := s.src.Next()
 	if err != nil {
 		return nil, err
@@ -480,11 +471,11 @@ func (s *scatterCap) Next() (Row, error) {
 	return row, nil
 }
 
-// mergedStream is the RowStream a merge returns: the last stage, with
+// mergedStream is the rows.Stream a merge returns: the last stage, with
 // LIMIT applied and hidden columns stripped.
 type mergedStream struct {
 	src     stage
-	streams []RowStream
+	streams []rows.Stream
 	columns []*mysql.Field
 	visible int
 	offset  int64
@@ -498,7 +489,7 @@ type mergedStream struct {
 
 func (s *mergedStream) Columns() []*mysql.Field { return s.columns }
 
-func (s *mergedStream) Next() (Row, error) {
+func (s *mergedStream) Next() (rows.Row, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -517,7 +508,7 @@ func (s *mergedStream) Next() (Row, error) {
 				err = ctxErr
 			}
 			s.err = err
-			closeAll(s.streams)
+			rows.CloseAll(s.streams)
 			return nil, err
 		}
 		if s.offset > 0 {
@@ -527,7 +518,7 @@ func (s *mergedStream) Next() (Row, error) {
 		if s.late != nil {
 			if err := s.late.apply(row); err != nil {
 				s.err = err
-				closeAll(s.streams)
+				rows.CloseAll(s.streams)
 				return nil, err
 			}
 		}
@@ -541,11 +532,11 @@ func (s *mergedStream) Next() (Row, error) {
 func (s *mergedStream) finish() {
 	if !s.done {
 		s.done = true
-		closeAll(s.streams)
+		rows.CloseAll(s.streams)
 	}
 }
 
 func (s *mergedStream) Close() error {
 	s.done = true
-	return closeAll(s.streams)
+	return rows.CloseAll(s.streams)
 }

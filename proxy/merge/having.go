@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"
+	"github.com/shardflake/shardflake/proxy/rows"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -17,7 +18,7 @@ type havingFilter struct {
 	cond *cexpr
 }
 
-func (h *havingFilter) Next() (Row, error) {
+func (h *havingFilter) Next() (rows.Row, error) {
 	for {
 		row, err := h.src.Next()
 		if err != nil {
@@ -132,7 +133,7 @@ func convertible(k vkind, t sqlvalue.Type) bool {
 	return false
 }
 
-func (c *computeStage) Next() (Row, error) {
+func (c *computeStage) Next() (rows.Row, error) {
 	row, err := c.src.Next()
 	if err != nil {
 		return nil, err
@@ -141,7 +142,7 @@ func (c *computeStage) Next() (Row, error) {
 }
 
 // apply writes the computed columns into row.
-func (c *computeStage) apply(row Row) error {
+func (c *computeStage) apply(row rows.Row) error {
 	var err error
 	// Every expression reads the row before any column changes.
 	for i := range c.cols {

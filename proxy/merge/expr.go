@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"
+	"github.com/shardflake/shardflake/proxy/rows"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -510,7 +511,7 @@ func columnValue(v []byte, t *sqlvalue.Type) value {
 }
 
 // eval evaluates c over row (nil for a constant expression).
-func (c *cexpr) eval(row Row) (value, error) {
+func (c *cexpr) eval(row rows.Row) (value, error) {
 	switch c.op {
 	case router.ExprColumn:
 		return columnValue(row[c.col], &c.typ), nil
@@ -661,7 +662,7 @@ func and(l, r tri) value {
 
 // logic evaluates AND, OR and XOR with SQL's three-valued logic; AND and
 // OR skip the right side when the left decides.
-func (c *cexpr) logic(row Row) (value, error) {
+func (c *cexpr) logic(row rows.Row) (value, error) {
 	l, err := c.args[0].eval(row)
 	if err != nil {
 		return value{}, err

@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"strconv"
@@ -7,6 +7,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"
+	"github.com/shardflake/shardflake/proxy/rows"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -42,7 +43,7 @@ func TestHavingExpressions(t *testing.T) {
 		strCol("s"), fld("dt", mysql.MYSQL_TYPE_DATE, 0, 63, 0), fld("ts", mysql.MYSQL_TYPE_DATETIME, 0, 63, 0),
 		fld("tm", mysql.MYSQL_TYPE_TIME, 0, 63, 0), intCol("n"),
 	}
-	row := Row{[]byte("5"), []byte("18446744073709551615"), []byte("2.50"), []byte("0.5"), []byte("abc"),
+	row := rows.Row{[]byte("5"), []byte("18446744073709551615"), []byte("2.50"), []byte("0.5"), []byte("abc"),
 		[]byte("2024-01-05"), []byte("2024-01-05 10:00:00"), []byte("-01:00:00"), nil}
 	const (
 		i, u, d, f, s, dt, ts, tm, n = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -88,7 +89,7 @@ func TestHavingExpressions(t *testing.T) {
 
 func TestHavingRejectsMalformedExpressions(t *testing.T) {
 	cols := []*mysql.Field{intCol("i")}
-	p := &pipeline{fields: cols, n: 1, visible: 1, mem: &memBudget{left: 1 << 20, total: 1 << 20}}
+	p := &pipeline{fields: cols, n: 1, visible: 1, mem: &Budget{left: 1 << 20, total: 1 << 20}}
 	p.resolveTypes(nil)
 	tests := []struct {
 		name string
@@ -122,9 +123,9 @@ type evalCase struct {
 
 // checkEval compiles each case as a HAVING expression over cols and
 // evaluates it on row.
-func checkEval(t *testing.T, cols []*mysql.Field, row Row, tests []evalCase) {
+func checkEval(t *testing.T, cols []*mysql.Field, row rows.Row, tests []evalCase) {
 	t.Helper()
-	p := &pipeline{fields: cols, n: len(cols), visible: len(cols), mem: &memBudget{left: 1 << 20, total: 1 << 20}}
+	p := &pipeline{fields: cols, n: len(cols), visible: len(cols), mem: &Budget{left: 1 << 20, total: 1 << 20}}
 	p.resolveTypes(nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"
+	"github.com/shardflake/shardflake/proxy/rows"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -76,21 +77,21 @@ func BenchmarkMergeSortStringCollations(b *testing.B) {
 	for _, id := range []uint16{sqlvalue.Utf8mb4Bin, sqlvalue.Utf8mb4GeneralCI, sqlvalue.Utf8mb4UnicodeCI, 309, 255, 278} {
 		cols := []*mysql.Field{intCol("id"), col0900("note", id)}
 		typ := sqlvalue.TypeOf(cols[1], 0)
-		data := make([][]Row, 8)
+		data := make([][]rows.Row, 8)
 		for i := range benchRows {
-			data[i%8] = append(data[i%8], Row{[]byte(strconv.Itoa(i)), []byte("Note-" + strconv.Itoa(i%977) + "-é")})
+			data[i%8] = append(data[i%8], rows.Row{[]byte(strconv.Itoa(i)), []byte("Note-" + strconv.Itoa(i%977) + "-é")})
 		}
-		for _, rows := range data {
-			slices.SortStableFunc(rows, func(x, y Row) int { return typ.Compare(x[1], y[1]) })
+		for _, block := range data {
+			slices.SortStableFunc(block, func(x, y rows.Row) int { return typ.Compare(x[1], y[1]) })
 		}
 		b.Run(typ.Collation.Name, func(b *testing.B) {
 			b.ReportAllocs()
 			m := &ResultMerger{}
 			plan := &router.Plan{Kind: router.KindSelect, Merge: &router.Merge{Sort: []router.OrderKey{{Column: 1}}}, Routes: make([]router.Route, len(data))}
 			for range b.N {
-				streams := make([]RowStream, len(data))
-				for i, rows := range data {
-					streams[i] = &sliceStream{cols: cols, rows: rows}
+				streams := make([]rows.Stream, len(data))
+				for i, block := range data {
+					streams[i] = &sliceStream{cols: cols, rows: block}
 				}
 				rs, err := m.Merge(context.Background(), plan, streams, 64<<20)
 				if err != nil {

@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"
+	"github.com/shardflake/shardflake/proxy/rows"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -124,7 +125,7 @@ type aggState struct {
 }
 
 // add folds one row's partial values into st.
-func (s *aggSpec) add(st *aggState, row Row, mem *memBudget, key []byte) ([]byte, error) {
+func (s *aggSpec) add(st *aggState, row rows.Row, mem *Budget, key []byte) ([]byte, error) {
 	if s.concat != nil {
 		return s.addConcat(st, row, mem, key)
 	}
@@ -157,7 +158,7 @@ func (s *aggSpec) add(st *aggState, row Row, mem *memBudget, key []byte) ([]byte
 			c = s.out.Compare(v, st.best)
 		}
 		if st.best == nil || (s.fn == router.AggMin && c < 0) || (s.fn == router.AggMax && c > 0) {
-			if err := mem.take(int64(len(v)-len(st.best)), "MIN/MAX"); err != nil {
+			if err := mem.Take(int64(len(v)-len(st.best)), "MIN/MAX"); err != nil {
 				return key, err
 			}
 			st.best = append(st.best[:0], v...)
@@ -198,7 +199,7 @@ func (s *aggSpec) addSum(st *aggState, v []byte, typ sqlvalue.Type) error {
 
 // addDistinct adds the row's argument tuple unless it holds a NULL or was
 // seen before in this group.
-func (s *aggSpec) addDistinct(st *aggState, row Row, mem *memBudget, key []byte) ([]byte, error) {
+func (s *aggSpec) addDistinct(st *aggState, row rows.Row, mem *Budget, key []byte) ([]byte, error) {
 	key = key[:0]
 	for i, c := range s.args {
 		if row[c] == nil {
@@ -212,7 +213,7 @@ func (s *aggSpec) addDistinct(st *aggState, row Row, mem *memBudget, key []byte)
 	if _, ok := st.seen[string(key)]; ok {
 		return key, nil
 	}
-	if err := mem.take(int64(len(key))+64, fmt.Sprintf("%s(DISTINCT ...)", s.fn)); err != nil {
+	if err := mem.Take(int64(len(key))+64, fmt.Sprintf("%s(DISTINCT ...)", s.fn)); err != nil {
 		return key, err
 	}
 	st.seen[string(key)] = struct{}{}
@@ -271,7 +272,7 @@ func parseCount(v []byte) (int64, error) {
 
 // group is one group being aggregated.
 type group struct {
-	first  Row // the group's first row (owned): keys and other columns
+	first  rows.Row // the group's first row (owned): keys and other columns
 	states []aggState
 }
 
@@ -281,10 +282,10 @@ type grouper struct {
 	keys    []int
 	keyType []sqlvalue.Type
 	aggs    []aggSpec
-	mem     *memBudget
+	mem     *Budget
 	n       int
 	keyBuf  []byte
-	out     Row
+	out     rows.Row
 	outBuf  []byte
 	done    bool
 }
@@ -332,19 +333,19 @@ func groupsAdjacent(keys, sorted []int) bool {
 }
 
 // newGroup starts a group with row, which it copies.
-func (g *grouper) newGroup(row Row, what string) (*group, error) {
+func (g *grouper) newGroup(row rows.Row, what string) (*group, error) {
 	first := row.Clone()
-	if err := g.mem.take(rowBytes(first)+int64(64*len(g.aggs)), what); err != nil {
+	if err := g.mem.Take(rowBytes(first)+int64(64*len(g.aggs)), what); err != nil {
 		return nil, err
 	}
 	return &group{first: first, states: make([]aggState, len(g.aggs))}, nil
 }
 
-func (g *grouper) add(gr *group, row Row, what string) error {
+func (g *grouper) add(gr *group, row rows.Row, what string) error {
 	for i := range g.aggs {
 		var err error
 		if g.keyBuf, err = g.aggs[i].add(&gr.states[i], row, g.mem, g.keyBuf); err != nil {
-			var me *MergeMemoryError
+			var me *MemoryError
 			if errors.As(err, &me) {
 				me.What = what + ", " + me.What
 			}
@@ -357,9 +358,9 @@ func (g *grouper) add(gr *group, row Row, what string) error {
 // emit builds the output row of gr: its first row with every aggregate's
 // column replaced by the merged value. first nil is the group of an
 // aggregate query over no rows.
-func (g *grouper) emit(gr *group) Row {
+func (g *grouper) emit(gr *group) rows.Row {
 	if cap(g.out) < g.n {
-		g.out = make(Row, g.n)
+		g.out = make(rows.Row, g.n)
 	}
 	g.out = g.out[:g.n]
 	if gr.first != nil {
@@ -393,7 +394,7 @@ func (g *grouper) emit(gr *group) Row {
 
 // sameGroup reports whether row belongs to the group whose first row is
 // first (keys equal as MariaDB's GROUP BY compares them).
-func (g *grouper) sameGroup(first, row Row) bool {
+func (g *grouper) sameGroup(first, row rows.Row) bool {
 	for i, c := range g.keys {
 		if g.keyType[i].Compare(first[c], row[c]) != 0 {
 			return false
@@ -411,11 +412,11 @@ type streamGrouper struct {
 	release int64 // budget the emitted group held, freed on the next call
 }
 
-func (s *streamGrouper) Next() (Row, error) {
+func (s *streamGrouper) Next() (rows.Row, error) {
 	if s.done {
 		return nil, io.EOF
 	}
-	s.mem.give(s.release)
+	s.mem.Give(s.release)
 	s.release = 0
 	for {
 		row, err := s.src.Next()
@@ -485,7 +486,7 @@ func (h *hashGrouper) build() error {
 			if gr, err = h.newGroup(row, "GROUP BY"); err != nil {
 				return err
 			}
-			if err := h.mem.take(int64(len(key))+48, "GROUP BY"); err != nil {
+			if err := h.mem.Take(int64(len(key))+48, "GROUP BY"); err != nil {
 				return err
 			}
 			index[string(key)] = gr
@@ -502,7 +503,7 @@ func (h *hashGrouper) build() error {
 	return nil
 }
 
-func (h *hashGrouper) Next() (Row, error) {
+func (h *hashGrouper) Next() (rows.Row, error) {
 	if !h.built {
 		h.built = true
 		if err := h.build(); err != nil {

@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"container/heap"
@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"
+	"github.com/shardflake/shardflake/proxy/rows"
 )
 
 // distinctFilter passes a row only if no earlier row had equal visible
@@ -15,12 +16,12 @@ import (
 type distinctFilter struct {
 	src   stage
 	types []sqlvalue.Type // the visible columns'
-	mem   *memBudget
+	mem   *Budget
 	seen  map[string]struct{}
 	key   []byte
 }
 
-func (d *distinctFilter) Next() (Row, error) {
+func (d *distinctFilter) Next() (rows.Row, error) {
 	if d.seen == nil {
 		d.seen = map[string]struct{}{}
 	}
@@ -36,7 +37,7 @@ func (d *distinctFilter) Next() (Row, error) {
 		if _, ok := d.seen[string(d.key)]; ok {
 			continue
 		}
-		if err := d.mem.take(int64(len(d.key))+48, "DISTINCT"); err != nil {
+		if err := d.mem.Take(int64(len(d.key))+48, "DISTINCT"); err != nil {
 			return nil, err
 		}
 		d.seen[string(d.key)] = struct{}{}
@@ -52,7 +53,7 @@ type memSort struct {
 	src   stage
 	keys  []sortKey
 	bound int64 // rows to keep; -1 for all
-	mem   *memBudget
+	mem   *Budget
 	rows  []seqRow
 	next  int
 	built bool
@@ -61,11 +62,11 @@ type memSort struct {
 // seqRow is a held row and its arrival number, the tie-breaker that makes
 // the sort stable.
 type seqRow struct {
-	row Row
+	row rows.Row
 	seq int64
 }
 
-func newMemSort(src stage, keys []sortKey, offset, count int64, mem *memBudget) *memSort {
+func newMemSort(src stage, keys []sortKey, offset, count int64, mem *Budget) *memSort {
 	bound := int64(-1)
 	if count >= 0 {
 		bound = offset + count
@@ -124,9 +125,9 @@ func (m *memSort) build() error {
 			if m.cmp(seqRow{row, seq}, m.rows[0]) >= 0 {
 				continue
 			}
-			m.mem.give(rowBytes(m.rows[0].row))
+			m.mem.Give(rowBytes(m.rows[0].row))
 			c := row.Clone()
-			if err := m.mem.take(rowBytes(c), "ORDER BY"); err != nil {
+			if err := m.mem.Take(rowBytes(c), "ORDER BY"); err != nil {
 				return err
 			}
 			m.rows[0] = seqRow{c, seq}
@@ -134,7 +135,7 @@ func (m *memSort) build() error {
 			continue
 		}
 		c := row.Clone()
-		if err := m.mem.take(rowBytes(c)+16, "ORDER BY"); err != nil {
+		if err := m.mem.Take(rowBytes(c)+16, "ORDER BY"); err != nil {
 			return err
 		}
 		if m.bound > 0 {
@@ -147,7 +148,7 @@ func (m *memSort) build() error {
 	return nil
 }
 
-func (m *memSort) Next() (Row, error) {
+func (m *memSort) Next() (rows.Row, error) {
 	if !m.built {
 		m.built = true
 		if err := m.build(); err != nil {

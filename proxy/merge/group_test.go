@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/proxy/rows"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -16,7 +17,7 @@ func TestExpressionFunctions(t *testing.T) {
 	cols := []*mysql.Field{
 		intCol("i"), fld("u", mysql.MYSQL_TYPE_LONGLONG, mysql.UNSIGNED_FLAG, 63, 0), decCol("d", 2), dblCol("f"), intCol("n"),
 	}
-	row := Row{[]byte("5"), []byte("18446744073709551615"), []byte("2.50"), []byte("0.5"), nil}
+	row := rows.Row{[]byte("5"), []byte("18446744073709551615"), []byte("2.50"), []byte("0.5"), nil}
 	const i, u, d, f, n = 0, 1, 2, 3, 4
 	third := op(router.ExprDiv, col(i), lit(int64(3))) // 1.666666666 inside, 1.6667 shown
 	tests := []evalCase{
@@ -100,7 +101,7 @@ func TestExpressionsRefusePlanDependentValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &pipeline{fields: cols, n: len(cols), visible: len(cols), grouped: tt.grouped, mem: &memBudget{left: 1 << 20, total: 1 << 20}}
+			p := &pipeline{fields: cols, n: len(cols), visible: len(cols), grouped: tt.grouped, mem: &Budget{left: 1 << 20, total: 1 << 20}}
 			p.resolveTypes(nil)
 			_, err := p.compileExpr(tt.give, "HAVING")
 			var ns *NotSupportedError

@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/proxy/rows"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -21,7 +22,7 @@ type fakeStream struct {
 	rows   [][]*string
 	pos    int
 	buf    []byte
-	row    Row
+	row    rows.Row
 	closed bool
 	err    error // returned after the rows, instead of io.EOF
 	reads  int
@@ -29,7 +30,7 @@ type fakeStream struct {
 
 func (s *fakeStream) Columns() []*mysql.Field { return s.cols }
 
-func (s *fakeStream) Next() (Row, error) {
+func (s *fakeStream) Next() (rows.Row, error) {
 	if s.closed {
 		return nil, errors.New("fakeStream: Next after Close")
 	}
@@ -54,7 +55,7 @@ func (s *fakeStream) Next() (Row, error) {
 			s.buf = append(s.buf, *v...)
 		}
 	}
-	s.row = make(Row, len(src))
+	s.row = make(rows.Row, len(src))
 	off := 0
 	for i, v := range src {
 		if v == nil {
@@ -111,8 +112,8 @@ func streamsOf(cols []*mysql.Field, blocks ...[][]*string) []*fakeStream {
 	return out
 }
 
-func asRowStreams(fs []*fakeStream) []RowStream {
-	out := make([]RowStream, len(fs))
+func asRowStreams(fs []*fakeStream) []rows.Stream {
+	out := make([]rows.Stream, len(fs))
 	for i, f := range fs {
 		out[i] = f
 	}
@@ -165,10 +166,28 @@ func runMerge(t *testing.T, m *ResultMerger, spec *router.Merge, fs []*fakeStrea
 	}
 }
 
-// mysqlCode is the error number a client would see for err.
+// mysqlCode is the error number a client would see for err: the number
+// the proxy's error boundary gives the merge's own errors (package proxy's
+// TestMergeErrorNumbers holds the boundary to it), a MySQL error's own
+// number, and 1105 for anything else.
 func mysqlCode(err error) uint16 {
-	if err == nil {
+	var (
+		my  *mysql.MyError
+		ns  *NotSupportedError
+		sre *ScatterRowsError
+		mme *MemoryError
+	)
+	switch {
+	case err == nil:
 		return 0
+	case errors.As(err, &my):
+		return my.Code
+	case errors.As(err, &ns):
+		return mysql.ER_NOT_SUPPORTED_YET
+	case errors.As(err, &sre):
+		return mysql.ER_TOO_BIG_SELECT
+	case errors.As(err, &mme):
+		return mysql.ER_OUT_OF_SORTMEMORY
 	}
-	return mysqlError(err).Code
+	return mysql.ER_UNKNOWN_ERROR
 }

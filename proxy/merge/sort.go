@@ -1,9 +1,11 @@
-package proxy
+package merge
 
 import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/shardflake/shardflake/proxy/rows"
 )
 
 // sortMerge is the streaming k-way merge of routes that each return their
@@ -21,19 +23,19 @@ type sortMerge struct {
 
 // cursor is one route's position.
 type cursor struct {
-	s   RowStream
-	row Row
+	s   rows.Stream
+	row rows.Row
 	// prev holds the sort-key values of the route's previous row, to check
 	// that the route's order agrees with the merge's comparison.
-	prev    Row
+	prev    rows.Row
 	prevBuf []byte
 	hasPrev bool
 }
 
-func newSortMerge(streams []RowStream, keys []sortKey) *sortMerge {
+func newSortMerge(streams []rows.Stream, keys []sortKey) *sortMerge {
 	m := &sortMerge{keys: keys, last: -1}
 	for _, s := range streams {
-		m.cursors = append(m.cursors, &cursor{s: s, prev: make(Row, len(s.Columns()))})
+		m.cursors = append(m.cursors, &cursor{s: s, prev: make(rows.Row, len(s.Columns()))})
 	}
 	return m
 }
@@ -128,7 +130,7 @@ func (c *cursor) remember(keys []sortKey) {
 // outOfOrder is the error for a route whose rows contradict the merge's
 // comparison: most likely a string column whose collation is not the one
 // its column definition implies. Answering would put rows out of order.
-func (m *sortMerge) outOfOrder(c *cursor, row Row) error {
+func (m *sortMerge) outOfOrder(c *cursor, row rows.Row) error {
 	for _, k := range m.keys {
 		if cmp := k.typ.Compare(c.prev[k.col], row[k.col]); cmp != 0 {
 			coll := ""
@@ -143,7 +145,7 @@ func (m *sortMerge) outOfOrder(c *cursor, row Row) error {
 	return &InternalError{Msg: "rows out of order with equal keys"}
 }
 
-func (m *sortMerge) Next() (Row, error) {
+func (m *sortMerge) Next() (rows.Row, error) {
 	if !m.started {
 		m.started = true
 		for i := range m.cursors {

@@ -1,4 +1,4 @@
-package proxy
+package merge
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"
+	"github.com/shardflake/shardflake/proxy/rows"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -56,7 +57,7 @@ func (p *pipeline) concatSpec(a router.Aggregate) (*concatSpec, error) {
 }
 
 // addConcat adds the row's value (NULL skipped, as GROUP_CONCAT skips it).
-func (s *aggSpec) addConcat(st *aggState, row Row, mem *memBudget, key []byte) ([]byte, error) {
+func (s *aggSpec) addConcat(st *aggState, row rows.Row, mem *Budget, key []byte) ([]byte, error) {
 	c := s.concat
 	if st.limit == 0 {
 		// The limit is the session's, the same on every route.
@@ -92,7 +93,7 @@ func (s *aggSpec) addConcat(st *aggState, row Row, mem *memBudget, key []byte) (
 		}
 		return key, nil
 	}
-	if err := mem.take(int64(len(key)+len(v))+64, "GROUP_CONCAT"); err != nil {
+	if err := mem.Take(int64(len(key)+len(v))+64, "GROUP_CONCAT"); err != nil {
 		return key, err
 	}
 	st.values[string(key)] = &concatValue{v: slices.Clone(v), n: n}

@@ -3,37 +3,23 @@ package proxy
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"time"
+	"sync/atomic"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/merge"
 	"github.com/shardflake/shardflake/router"
 )
-
-// CollationSource tells the merge the collation MariaDB compares each
-// result column with. MariaDB's column definitions name the connection's
-// collation (collation_connection), not the column's, so a
-// utf8mb4_unicode_ci column, a latin1_swedish_ci column read over a utf8mb4
-// connection, or MAX() of either, all look like utf8mb4_general_ci.
-type CollationSource interface {
-	// RouteCollations returns the collation id of each column of route's
-	// result (0 for a column without one), as the data source defines
-	// them.
-	RouteCollations(ctx context.Context, route router.Route) ([]uint16, error)
-}
-
-// collationProbeTimeout bounds a collation probe that runs before a statement's
-// routes (MergeCheck has no context of its own).
-const collationProbeTimeout = 10 * time.Second
 
 // maxProbes bounds the probe results kept; past it they are dropped and
 // probed again as statements need them.
 const maxProbes = 4096
 
-// routeProbe is the Server's CollationSource. It prepares a route's SQL
+// routeProbe is the Server's merge.CollationSource. It prepares a route's SQL
 // (COM_STMT_PREPARE, which runs nothing) on a connection of the route's
 // data source with character_set_results = NULL: MariaDB then describes
 // every result column in its own charset, with its own collation id,
@@ -51,7 +37,7 @@ func newRouteProbe(srv *snapshot) *routeProbe {
 	return &routeProbe{srv: srv, seen: newBoundedMap[string, []uint16](maxProbes)}
 }
 
-// RouteCollations implements CollationSource.
+// RouteCollations implements merge.CollationSource.
 func (c *routeProbe) RouteCollations(ctx context.Context, route router.Route) ([]uint16, error) {
 	key := parser.Normalize(route.SQL, "ON") // "ON": literals become ?
 	if ids, ok := c.seen.get(key); ok {
@@ -67,16 +53,6 @@ func (c *routeProbe) RouteCollations(ctx context.Context, route router.Route) ([
 
 // forget drops every probe result; DDL may have changed collations.
 func (c *routeProbe) forget() { c.seen.clear() }
-
-// forgetCollations tells merger's collation cache, if it has one, that
-// the schema changed.
-func forgetCollations(merger Merger) {
-	if m, ok := merger.(*ResultMerger); ok {
-		if p, ok := m.Collations.(*routeProbe); ok {
-			p.forget()
-		}
-	}
-}
 
 // probe prepares route's SQL and reads its column definitions.
 func (c *routeProbe) probe(ctx context.Context, route router.Route) ([]uint16, error) {
@@ -147,11 +123,74 @@ func (c *routeProbe) probe(ctx context.Context, route router.Route) ([]uint16, e
 	return ids, nil
 }
 
-// needsCollations reports whether merging plan compares values, so that
-// string columns need their real collations.
-func needsCollations(spec *router.Merge) bool {
-	if spec == nil {
-		return false
+// dialectProbe is the Server's merge.DialectSource: it asks the default data
+// source once, by running the expressions whose results differ, and keeps
+// the answer. While the data source cannot be asked, it answers the zero
+// Dialect and asks again next time.
+type dialectProbe struct {
+	srv   *snapshot
+	known atomic.Pointer[merge.Dialect]
+}
+
+// Dialect implements merge.DialectSource.
+func (d *dialectProbe) Dialect(ctx context.Context) merge.Dialect {
+	if k := d.known.Load(); k != nil {
+		return *k
 	}
-	return len(spec.Sort) > 0 || spec.Group != nil || spec.Having != nil || spec.Distinct || len(spec.OrderBy) > 0
+	got, err := d.probe(ctx)
+	if err != nil {
+		return merge.Dialect{}
+	}
+	d.known.Store(&got)
+	return got
+}
+
+func (d *dialectProbe) probe(ctx context.Context) (merge.Dialect, error) {
+	var dl merge.Dialect
+	p, err := d.srv.pool(d.srv.rules.DefaultDataSource, false)
+	if err != nil {
+		return dl, err
+	}
+	bcs, err := p.get(ctx, 1)
+	if err != nil {
+		return dl, err
+	}
+	bc := bcs[0]
+	defer p.put(bc)
+	// A server error (a backend that is not MariaDB may refuse the SQL)
+	// is an answer; a lost connection is not.
+	var me *mysql.MyError
+	zero, err := firstValue(bc, "SELECT 0e0 * -1")
+	if err != nil && !errors.As(err, &me) {
+		return dl, err
+	}
+	dl.NegativeZero = err == nil && zero == "-0"
+	_, err = firstValue(bc, "SELECT CAST(-1 AS DECIMAL) DIV CAST(5 AS UNSIGNED)")
+	if err != nil && !errors.As(err, &me) {
+		return dl, err
+	}
+	dl.ZeroQuotientOutOfRange = me != nil && me.Code == mysql.ER_DATA_OUT_OF_RANGE
+	return dl, nil
+}
+
+// firstValue runs sql and returns the text of its first row's first
+// column.
+func firstValue(bc *backendConn, sql string) (string, error) {
+	if err := bc.send(mysql.COM_QUERY, sql); err != nil {
+		return "", err
+	}
+	h, err := bc.readHead()
+	if err != nil {
+		return "", err
+	}
+	if h.columns == nil {
+		return "", wire.ErrMalformed
+	}
+	row, err := bc.readRow()
+	if err != nil {
+		return "", err
+	}
+	v, _, _, _ := wire.ReadLenEncString(row)
+	s := string(v)
+	return s, bc.discardRows()
 }
