@@ -40,7 +40,7 @@ type Rules struct {
 	// Warnings are findings that do not stop the proxy (data nodes no key
 	// can reach, accepted-but-ignored ShardingSphere settings); the check
 	// command prints them and serve logs them.
-	Warnings []*ConfigError
+	Warnings []*Error
 
 	broadcast map[string]bool
 	binding   map[string][]string
