@@ -18,18 +18,19 @@ type Algorithm interface {
 	// Domain is the values validation and simulation feed its sharding
 	// columns, or why its columns cannot be sampled.
 	Domain() (Domain, string)
-	// values selects the targets of exact values.
-	values(c *routeCtx, values []Value) error
-	// rangeOf selects the targets a range of values can reach.
-	rangeOf(c *routeCtx, r *Range) error
+	// routeValues selects the targets of exact values in c and returns it.
+	routeValues(c routeCtx, values []Value) (routeCtx, error)
+	// routeRange selects the targets a range of values can reach.
+	routeRange(c routeCtx, r *Range) (routeCtx, error)
 }
 
 // complexAlgorithm is an algorithm that routes a complex strategy's
 // several columns at once (COMPLEX_INLINE); a complex strategy whose
 // algorithm is not one reaches every target.
 type complexAlgorithm interface {
-	// complex routes conds; all reports that every target is possible.
-	complex(c *routeCtx, conds map[string]ColumnCondition) (all bool, err error)
+	// routeComplex routes conds; all reports that every target is
+	// possible.
+	routeComplex(c routeCtx, conds map[string]ColumnCondition) (_ routeCtx, all bool, err error)
 }
 
 // Auto is an algorithm that numbers its targets, usable in autoTables

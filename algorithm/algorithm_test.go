@@ -411,3 +411,27 @@ func BenchmarkStrategyRoute(b *testing.B) {
 	bench("mod/in5", mod, in)
 	bench("mod/range", mod, rng)
 }
+
+// TestRouteAllocs: routing a value through the Algorithm interface keeps
+// the target set on the stack (the methods take it by value), as the type
+// switches did.
+func TestRouteAllocs(t *testing.T) {
+	tables := names("t_order_", 4)
+	one := eq(int64(1234567))
+	for _, tt := range []struct {
+		typ   string
+		props map[string]string
+	}{
+		{AlgInline, map[string]string{"algorithm-expression": "t_order_${k % 4}"}},
+		{AlgMod, map[string]string{"sharding-count": "4"}},
+	} {
+		s := testStrategy(t, StrategyStandard, tt.typ, tt.props, []string{"k"}, "t_order", tables)
+		if n := testing.AllocsPerRun(100, func() {
+			if _, err := s.Route(tables, one); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%s: %v allocations per Route, want 0", tt.typ, n)
+		}
+	}
+}

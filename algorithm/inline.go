@@ -94,7 +94,8 @@ func (a *inlineAlgorithm) values(c *routeCtx, values []Value) error {
 // target evaluates the expression for one set of column values and selects
 // the target it names, which must be in available.
 func (a *inlineAlgorithm) target(c *routeCtx, vars []val, v Value) error {
-	name, err := a.expr.appendEval(c.buf[:0], vars)
+	var buf [64]byte
+	name, err := a.expr.appendEval(buf[:0], vars)
 	if err != nil {
 		return c.routeError(v, fmt.Sprintf("%s: %v", a.expr.src, err))
 	}
@@ -246,4 +247,22 @@ func (n *exprNode) numericUse(inArith bool) bool {
 		ok = ok && n.b.numericUse(true)
 	}
 	return ok
+}
+
+// routeValues and routeRange are the Algorithm methods (by value, see
+// routeCtx) over values and rangeOf.
+func (a *inlineAlgorithm) routeValues(c routeCtx, values []Value) (routeCtx, error) {
+	err := a.values(&c, values)
+	return c, err
+}
+
+func (a *inlineAlgorithm) routeRange(c routeCtx, r *Range) (routeCtx, error) {
+	err := a.rangeOf(&c, r)
+	return c, err
+}
+
+// routeComplex is the complexAlgorithm method (by value) over complex.
+func (a *inlineAlgorithm) routeComplex(c routeCtx, conds map[string]ColumnCondition) (routeCtx, bool, error) {
+	all, err := a.complex(&c, conds)
+	return c, all, err
 }

@@ -428,3 +428,27 @@ func (a *autoIntervalAlgorithm) Domain() (Domain, string) {
 		return out
 	}}, ""
 }
+
+// routeValues and routeRange are the Algorithm methods (by value, see
+// routeCtx) over values and rangeOf.
+func (a *intervalAlgorithm) routeValues(c routeCtx, values []Value) (routeCtx, error) {
+	err := a.values(&c, values)
+	return c, err
+}
+
+func (a *intervalAlgorithm) routeRange(c routeCtx, r *Range) (routeCtx, error) {
+	err := a.rangeOf(&c, r)
+	return c, err
+}
+
+// routeValues and routeRange are the Algorithm methods (by value, see
+// routeCtx) over values and rangeOf.
+func (a *autoIntervalAlgorithm) routeValues(c routeCtx, values []Value) (routeCtx, error) {
+	err := a.values(&c, values)
+	return c, err
+}
+
+func (a *autoIntervalAlgorithm) routeRange(c routeCtx, r *Range) (routeCtx, error) {
+	err := a.rangeOf(&c, r)
+	return c, err
+}

@@ -165,3 +165,15 @@ func (a *modAlgorithm) Kind() StrategyKind { return StrategyStandard }
 
 // Domain is the integers.
 func (a *modAlgorithm) Domain() (Domain, string) { return Domain{Kind: DomainInt}, "" }
+
+// routeValues and routeRange are the Algorithm methods (by value, see
+// routeCtx) over values and rangeOf.
+func (a *modAlgorithm) routeValues(c routeCtx, values []Value) (routeCtx, error) {
+	err := a.values(&c, values)
+	return c, err
+}
+
+func (a *modAlgorithm) routeRange(c routeCtx, r *Range) (routeCtx, error) {
+	err := a.rangeOf(&c, r)
+	return c, err
+}

@@ -143,3 +143,15 @@ func (a *rangeAlgorithm) Kind() StrategyKind { return StrategyStandard }
 
 // Domain is the integers around the boundaries.
 func (a *rangeAlgorithm) Domain() (Domain, string) { return rangedDomain(a.bounds), "" }
+
+// routeValues and routeRange are the Algorithm methods (by value, see
+// routeCtx) over values and rangeOf.
+func (a *rangeAlgorithm) routeValues(c routeCtx, values []Value) (routeCtx, error) {
+	err := a.values(&c, values)
+	return c, err
+}
+
+func (a *rangeAlgorithm) routeRange(c routeCtx, r *Range) (routeCtx, error) {
+	err := a.rangeOf(&c, r)
+	return c, err
+}
