@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/sqllex"
 )
 
@@ -13,8 +14,8 @@ import (
 // describes them).
 type hints struct {
 	dataSource  string
-	dbValues    map[string][]Value // lower-case table ("" = every table) -> values
-	tableValues map[string][]Value
+	dbValues    map[string][]config.Value // lower-case table ("" = every table) -> values
+	tableValues map[string][]config.Value
 	slice       *slice
 	// writeRouteOnly is WRITE_ROUTE_ONLY=true: a read goes to the primary
 	// of a read/write group.
@@ -40,7 +41,7 @@ func (h *hints) empty() bool {
 
 // values returns the hint values for the database (or table) strategy of
 // table; nil when the hint names none.
-func (h *hints) values(table string, db bool) []Value {
+func (h *hints) values(table string, db bool) []config.Value {
 	if h == nil {
 		return nil
 	}
@@ -116,7 +117,7 @@ func (h *hints) parseShardingSphere(s string) error {
 				return err
 			}
 			if h.dbValues == nil {
-				h.dbValues = map[string][]Value{}
+				h.dbValues = map[string][]config.Value{}
 			}
 			h.dbValues[table] = append(h.dbValues[table], val)
 		case "sharding_table_value", "shardingtablevalue":
@@ -125,7 +126,7 @@ func (h *hints) parseShardingSphere(s string) error {
 				return err
 			}
 			if h.tableValues == nil {
-				h.tableValues = map[string][]Value{}
+				h.tableValues = map[string][]config.Value{}
 			}
 			h.tableValues[table] = append(h.tableValues[table], val)
 		case "data_source_name", "datasourcename":
@@ -171,11 +172,11 @@ func ignoredKey(k string) bool {
 }
 
 // DataSourceHint returns the data source that a SHARDINGSPHERE_HINT
-// comment of sql names with DATA_SOURCE_NAME, "" when it names none. The
+// comment of sql names, checked against r, with DATA_SOURCE_NAME, "" when it names none. The
 // proxy asks for statements it answers without the router (SELECT without
 // tables) so the hint reaches them too. A malformed hint, an unknown key,
 // or a data source or table the rules do not know is an *Error.
-func (r *Rules) DataSourceHint(sql string) (string, error) {
+func DataSourceHint(r *config.Rules, sql string) (string, error) {
 	h, err := parseHints(sql)
 	if err != nil || h == nil {
 		return "", err
@@ -188,7 +189,7 @@ func (r *Rules) DataSourceHint(sql string) (string, error) {
 
 // check validates the hint against the rules: a data source it names must
 // exist, a table it names must be sharded.
-func (h *hints) check(r *Rules) error {
+func (h *hints) check(r *config.Rules) error {
 	if h == nil {
 		return nil
 	}
@@ -221,7 +222,7 @@ func (h *hints) parseShardflake(s string) error {
 }
 
 // hintValue reads a hint value: an integer, or a string ('quoted' or bare).
-func hintValue(v string) (Value, error) {
+func hintValue(v string) (config.Value, error) {
 	if v == "" {
 		return nil, errSyntax("malformed SHARDINGSPHERE_HINT: empty sharding value")
 	}

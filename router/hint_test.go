@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 func TestComments(t *testing.T) {
@@ -82,7 +84,7 @@ func TestParseHints(t *testing.T) {
 	}
 }
 
-func fmtMap(m map[string][]Value) string {
+func fmtMap(m map[string][]config.Value) string {
 	if m == nil {
 		return "map[]"
 	}
@@ -125,7 +127,7 @@ func TestSliceCoversEveryNodeOnce(t *testing.T) {
 	for _, st := range stmts {
 		for _, n := range []int{1, 2, 3, 7, 8, 32, 40} {
 			t.Run(fmt.Sprintf("%s/%d", st.give, n), func(t *testing.T) {
-				seen := map[DataNode]int{}
+				seen := map[config.DataNode]int{}
 				for i := 0; i < n; i++ {
 					sql := fmt.Sprintf("/* shardflake: slice=%d/%d */ %s", i, n, st.give)
 					plan := bind(t, prepare(t, r, sql))
