@@ -281,7 +281,7 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 		}
 		firstField := true
 		if t.gen != nil {
-			b.data = loadfile.AppendField(b.data, keyText, false, true)
+			b.data = loadfile.AppendField(b.data, keyText, false, true, nil)
 			firstField = false
 		}
 		for i := range rec.Len() {
@@ -289,7 +289,7 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 			if i == t.nullKey && null && key != nil {
 				v, null = keyText, false
 			}
-			b.data = loadfile.AppendField(b.data, v, null, firstField)
+			b.data = loadfile.AppendField(b.data, v, null, firstField, t.format.CharLen)
 			firstField = false
 		}
 		b.data = loadfile.AppendEnd(b.data, rec.Cut)

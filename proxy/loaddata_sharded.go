@@ -162,11 +162,13 @@ func loadFormat(st *ast.LoadDataStmt) (loadfile.Format, error) {
 func checkFormat(st *ast.LoadDataStmt, f *loadfile.Format) error {
 	if st.Charset != nil {
 		switch cs := strings.ToLower(*st.Charset); cs {
-		case "big5", "gbk":
+		case "big5":
+			f.CharLen = func(b byte) int { return 1 + boolInt(b >= 0xa1 && b <= 0xf9) }
+		case "gbk":
 			f.CharLen = func(b byte) int { return 1 + boolInt(b >= 0x81 && b <= 0xfe) }
 		case "sjis", "cp932":
 			f.CharLen = func(b byte) int { return 1 + boolInt((b >= 0x81 && b <= 0x9f) || (b >= 0xe0 && b <= 0xfc)) }
-		case "ucs2", "utf16", "utf16le", "utf32", "ujis", "eucjpms", "euckr", "gb2312":
+		case "ucs2", "utf16", "utf16le", "utf32":
 			return &NotSupportedError{What: "LOAD DATA LOCAL INFILE into a sharded table with CHARACTER SET " + cs}
 		}
 	}

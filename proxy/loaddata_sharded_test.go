@@ -144,6 +144,13 @@ var loadCases = []loadCase{
 		file: "h1\nh2;with\\\nescaped newline\n1;caf\xe9\n2;na\xefve\n",
 	},
 	{
+		// 0x81 0x5c is one character in gbk; its second byte is the
+		// escape.
+		name: "multi-byte character set",
+		stmt: "LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_ld CHARACTER SET gbk FIELDS TERMINATED BY ',' (user_id, name, note)",
+		file: "1,\x95\x5c,x\x95\x5c\n2,a\\,b\n",
+	},
+	{
 		name: "key in the file",
 		stmt: "LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_ld FIELDS TERMINATED BY ',' (id, user_id, name)",
 		file: "10,1,a\n11,2,b\n10,3,dup\n12,4,c\n",
