@@ -13,8 +13,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
-	"github.com/shardflake/shardflake/router"
 )
 
 // root is the repository root, relative to this package.
@@ -205,9 +205,9 @@ func TestComposeProxyMatchesTheRules(t *testing.T) {
 	}
 }
 
-func loadRules(t *testing.T) *router.Rules {
+func loadRules(t *testing.T) *config.Rules {
 	t.Helper()
-	rules, err := router.Load(filepath.Join(root, "deploy", "rules.compose.yaml"))
+	rules, err := config.Load(filepath.Join(root, "deploy", "rules.compose.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func dependsOn(s service, name string) bool {
 // same tables as rules.example.yaml, by the same columns, with the same
 // key columns, only over more data sources.
 func TestComposeRulesAdaptTheExample(t *testing.T) {
-	example, err := router.Load(filepath.Join(root, "rules.example.yaml"))
+	example, err := config.Load(filepath.Join(root, "rules.example.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

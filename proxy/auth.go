@@ -12,13 +12,13 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // ServerVersion is the version the proxy announces when the rules file
 // sets no server.version and the default data source's version is not
-// known (router.DefaultVersion says why a 5.7 number).
-const ServerVersion = router.DefaultVersion
+// known (config.DefaultVersion says why a 5.7 number).
+const ServerVersion = config.DefaultVersion
 
 // authHandler checks logins against the rules file's users.
 type authHandler struct {
@@ -30,14 +30,14 @@ type authHandler struct {
 	failures *loginFailures
 }
 
-func newAuthHandler(users []router.User, plugin router.AuthPlugin, log *slog.Logger) *authHandler {
+func newAuthHandler(users []config.User, plugin config.AuthPlugin, log *slog.Logger) *authHandler {
 	h := &authHandler{plugin: authPluginName(plugin), log: log}
 	h.setUsers(users)
 	return h
 }
 
 // setUsers makes users the accounts later logins are checked against.
-func (h *authHandler) setUsers(users []router.User) {
+func (h *authHandler) setUsers(users []config.User) {
 	m := map[string]server.Credential{}
 	for _, u := range users {
 		m[u.Name] = server.Credential{Passwords: []string{u.Password}, AuthPluginName: h.plugin}
@@ -45,8 +45,8 @@ func (h *authHandler) setUsers(users []router.User) {
 	h.users.Store(&m)
 }
 
-func authPluginName(p router.AuthPlugin) string {
-	if p == router.AuthCachingSHA2 {
+func authPluginName(p config.AuthPlugin) string {
+	if p == config.AuthCachingSHA2 {
 		return mysql.AUTH_CACHING_SHA2_PASSWORD
 	}
 	return mysql.AUTH_NATIVE_PASSWORD
@@ -90,7 +90,7 @@ func (h *authHandler) OnAuthFailure(c *server.Conn, err error) {
 // authentication plugin and TLS when a certificate is configured.
 // caching_sha2_password without TLS needs an RSA key to exchange the
 // password; one is generated for the life of the process.
-func newMySQLServer(cfg router.Server) (*server.Server, error) {
+func newMySQLServer(cfg config.Server) (*server.Server, error) {
 	var tlsConfig *tls.Config
 	if cfg.TLSCert != "" || cfg.TLSKey != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)

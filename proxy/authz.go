@@ -9,11 +9,12 @@ import (
 	"github.com/go-mysql-org/go-mysql/server"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
 // Authorization: every statement is checked against the proxy user's
-// privileges (router.Privileges, from server.users) on its parsed tree
+// privileges (config.Privileges, from server.users) on its parsed tree
 // before it is planned, so that no user holds the powers of the backend
 // account the proxy logs in to the data sources with. A refusal is the
 // error MariaDB gives an account without the privilege: 1142 for a table,
@@ -23,7 +24,7 @@ import (
 // privileges returns the privileges of the session's user. A session
 // that has not logged in (tests driving it directly) is an application
 // account.
-func (s *Session) privileges() *router.Privileges {
+func (s *Session) privileges() *config.Privileges {
 	if s.priv != nil {
 		return s.priv
 	}
@@ -36,13 +37,13 @@ func (s *Session) privileges() *router.Privileges {
 
 // privilegesOf returns user's privileges; an application account on the
 // logical schema for a name the rules do not list.
-func (srv *Server) privilegesOf(user string) *router.Privileges {
+func (srv *Server) privilegesOf(user string) *config.Privileges {
 	for i := range srv.current().rules.Server.Users {
 		if u := &srv.current().rules.Server.Users[i]; u.Name == user {
 			return &u.Privileges
 		}
 	}
-	return &router.Privileges{Schemas: []string{srv.current().rules.DatabaseName}}
+	return &config.Privileges{Schemas: []string{srv.current().rules.DatabaseName}}
 }
 
 // privilegeClass condenses what authorization depends on into a byte of
@@ -214,7 +215,7 @@ func (s *Session) authorize(stmt ast.StmtNode, sql string) error {
 
 // authorizeTable checks one table a statement names; cmd is what the
 // statement does to it, for the error.
-func (s *Session) authorizeTable(t *ast.TableName, cmd string, p *router.Privileges) error {
+func (s *Session) authorizeTable(t *ast.TableName, cmd string, p *config.Privileges) error {
 	schema := schemaName(t, s.db)
 	switch lower := strings.ToLower(schema); {
 	case schema == "":
@@ -248,7 +249,7 @@ func schemaName(t *ast.TableName, db string) string {
 // schema, the session or the server's character sets are everyone's;
 // those about the servers' state, replication or accounts need
 // otherSchemas, as they need PROCESS, SUPER or a grant on mysql in MariaDB.
-func (s *Session) authorizeShow(st *ast.ShowStmt, p *router.Privileges) error {
+func (s *Session) authorizeShow(st *ast.ShowStmt, p *config.Privileges) error {
 	if st.Table != nil {
 		if err := s.authorizeTable(st.Table, "SELECT", p); err != nil {
 			return err

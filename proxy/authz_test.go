@@ -14,8 +14,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
-	"github.com/shardflake/shardflake/router"
 )
 
 // authzUsers are the proxy users of the privilege matrix: an application
@@ -339,7 +339,7 @@ func TestLeastPrivilegeBackendAccount(t *testing.T) {
 // BenchmarkAuthorize is the check each statement that is not served from
 // a cached plan pays: a join on logical tables, as an application account.
 func BenchmarkAuthorize(b *testing.B) {
-	rules, err := router.Parse([]byte(`databaseName: sharding_db
+	rules, err := config.Parse([]byte(`databaseName: sharding_db
 server:
   users: [{user: app, password: x}]
 dataSources:

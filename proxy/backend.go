@@ -14,9 +14,9 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
-	"github.com/shardflake/shardflake/router"
 )
 
 // backendCharset is what every backend connection speaks unless the client
@@ -72,7 +72,7 @@ func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
 		return nil, p.tlsErr
 	}
 	bc, err := dialBackendTLS(ctx, p, p.tls)
-	if serverWithoutTLS(err) && p.ds.TLS.Mode == router.TLSPreferred {
+	if serverWithoutTLS(err) && p.ds.TLS.Mode == config.TLSPreferred {
 		bc, err = dialBackendTLS(ctx, p, nil)
 	}
 	if err != nil && p.tls != nil && !serverWithoutTLS(err) {

@@ -15,6 +15,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
@@ -37,7 +38,7 @@ func globalStatus(t *testing.T, db *sql.DB, name string) int {
 func onePool(t *testing.T) (*pool, *mariadbtest.Server) {
 	t.Helper()
 	s := sharedServers(t)[0]
-	p := newPool(router.DataSource{Name: "ds_0", Host: s.Host(), Port: s.Port(), Database: "ds_0", User: s.User(), MaxPoolSize: 1}, false, slog.New(slog.DiscardHandler))
+	p := newPool(config.DataSource{Name: "ds_0", Host: s.Host(), Port: s.Port(), Database: "ds_0", User: s.User(), MaxPoolSize: 1}, false, slog.New(slog.DiscardHandler))
 	t.Cleanup(p.close)
 	return p, s
 }

@@ -8,17 +8,17 @@ import (
 	"os"
 	"strings"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // backendTLSConfig builds the TLS settings of a data source's connections
-// from its rules (router.DataSourceTLS); nil for DISABLED. The server's
+// from its rules (config.DataSourceTLS); nil for DISABLED. The server's
 // certificate is verified against the configured CA (else the system
 // roots) and, except for VERIFY_CA, must name the host, unless the URL
 // said verifyServerCertificate=false.
-func backendTLSConfig(ds router.DataSource) (*tls.Config, error) {
+func backendTLSConfig(ds config.DataSource) (*tls.Config, error) {
 	t := ds.TLS
-	if t.Mode == 0 || t.Mode == router.TLSDisabled {
+	if t.Mode == 0 || t.Mode == config.TLSDisabled {
 		return nil, nil
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
@@ -45,7 +45,7 @@ func backendTLSConfig(ds router.DataSource) (*tls.Config, error) {
 	switch {
 	case !t.Verify():
 		cfg.InsecureSkipVerify = true
-	case t.Mode == router.TLSVerifyCA:
+	case t.Mode == config.TLSVerifyCA:
 		// The chain, not the name: Go verifies both or neither, so the
 		// chain is checked here.
 		cfg.InsecureSkipVerify = true
@@ -77,9 +77,9 @@ func serverWithoutTLS(err error) bool {
 func (p *pool) tlsMode() string {
 	t := p.ds.TLS
 	if t.Mode == 0 {
-		return router.TLSDisabled.String()
+		return config.TLSDisabled.String()
 	}
-	if t.Mode != router.TLSDisabled && !t.Verify() {
+	if t.Mode != config.TLSDisabled && !t.Verify() {
 		return t.Mode.String() + " (certificate not verified)"
 	}
 	return t.Mode.String()

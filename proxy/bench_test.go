@@ -12,8 +12,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
-	"github.com/shardflake/shardflake/router"
 )
 
 // benchProxy is a proxy in front of two fakeBackends with sysbench's
@@ -34,7 +34,7 @@ func startBenchProxy(b *testing.B) *benchProxy {
 	}
 	yaml := "databaseName: sharding_db\nserver:\n  listen: 127.0.0.1:0\n  metricsListen: 127.0.0.1:1\n" +
 		"  users:\n    - { user: app, password: app-secret }\ndataSources:\n" + ds + "rules:\n" + sysbenchRules
-	rules, err := router.Parse([]byte(yaml), "bench-rules.yaml")
+	rules, err := config.Parse([]byte(yaml), "bench-rules.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

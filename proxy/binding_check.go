@@ -1,11 +1,13 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -21,11 +23,9 @@ import (
 // listed with NULL counts.
 
 // bindingOrphans answers SHOW SHARDING BINDING ORPHANS.
-func (s *Session) bindingOrphans() ([]*mysql.Field, []Row, error) {
+func (s *Session) bindingOrphans(ctx context.Context) ([]*mysql.Field, []Row, error) {
 	cols := []*mysql.Field{stringColumn("child_table"), stringColumn("parent_table"), stringColumn("key_column"),
 		stringColumn("child_data_node"), stringColumn("parent_data_node"), intColumn("child_rows"), intColumn("rows_without_parent_here")}
-	ctx, end := s.statementContext()
-	defer end()
 	var rows []Row
 	for _, bp := range s.srv.rules.BindingPairs() {
 		for _, n := range bp.Nodes {
@@ -37,7 +37,7 @@ func (s *Session) bindingOrphans() ([]*mysql.Field, []Row, error) {
 			key := quoteName(bp.Key)
 			sql := fmt.Sprintf("SELECT COUNT(*), COALESCE(SUM(NOT EXISTS (SELECT 1 FROM %s p WHERE p.%s = c.%s)), 0) FROM %s c",
 				quoteName(parent.Table), key, key, quoteName(child.Table))
-			r := router.Route{DataSource: child.DataSource, Nodes: []router.DataNode{child, parent}, SQL: sql}
+			r := router.Route{DataSource: child.DataSource, Nodes: []config.DataNode{child, parent}, SQL: sql}
 			_, got, err := s.fetch(ctx, poolSource{s}, r)
 			if err != nil {
 				return nil, nil, fmt.Errorf("checking %s against %s: %w", child, parent, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
 	"github.com/shardflake/shardflake/router"
 )
@@ -25,7 +26,7 @@ type testEnv struct {
 	srv      *Server
 	addr     string
 	backends []*mariadbtest.Server
-	rules    *router.Rules
+	rules    *config.Rules
 	direct   map[int]*sql.DB
 	t        *testing.T // the test the environment belongs to
 }
@@ -35,7 +36,7 @@ type envOptions struct {
 	server   string                // extra lines for the server: section
 	rules    string                // replaces the rules: section
 	backends []*mariadbtest.Server // default: the shared servers
-	planner  func(*router.Rules) Planner
+	planner  func(*config.Rules) Planner
 	hook     func(sql string)
 	observer Observer
 	logger   *slog.Logger // default: warnings to stderr (debug with SHARDFLAKE_TEST_LOG)
@@ -45,7 +46,7 @@ type envOptions struct {
 	databases string
 	// rulesFile, when set, is the rules (loaded from a file) in place of
 	// the ones server and rules make.
-	rulesFile *router.Rules
+	rulesFile *config.Rules
 }
 
 // rulesYAML is the test rules file: two data sources, t_order sharded by
@@ -125,7 +126,7 @@ func startEnv(t *testing.T, opts envOptions) *testEnv {
 			b.Exec(t, "", "DROP DATABASE IF EXISTS "+db, "CREATE DATABASE "+db)
 		}
 	}
-	rules, err := router.Parse([]byte(rulesYAMLOn(backends, opts.server, opts.rules, prefix)), "test-rules.yaml")
+	rules, err := config.Parse([]byte(rulesYAMLOn(backends, opts.server, opts.rules, prefix)), "test-rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,4 +286,4 @@ func (d directPlan) Bind(args []any) (*router.Plan, error) {
 }
 
 // toDefault is a planner that sends everything to the default data source.
-func toDefault(r *router.Rules) Planner { return directPlanner{ds: r.DefaultDataSource} }
+func toDefault(r *config.Rules) Planner { return directPlanner{ds: r.DefaultDataSource} }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/proxy/merge"
 	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
 )
@@ -155,6 +156,11 @@ func mysqlError(err error) *mysql.MyError {
 		// Neither committed nor rolled back yet: 1180, whatever the cause.
 		return &mysql.MyError{Code: mysql.ER_ERROR_DURING_COMMIT, State: "HY000", Message: xe.Error()}
 	}
+	var fpe *FleetPeerError
+	if errors.As(err, &fpe) {
+		// Another proxy's answer (a forwarded KILL), as it gave it.
+		return &mysql.MyError{Code: fpe.Code, State: fpe.State, Message: fpe.Msg}
+	}
 	var ce *CommitError
 	if errors.As(err, &ce) {
 		// The cause decides the number; the message says what committed.
@@ -176,8 +182,9 @@ func mysqlError(err error) *mysql.MyError {
 		use  *UnknownStmtError
 		pe   *ParseError
 		nsr  *NoShardingRuleError
-		sre  *ScatterRowsError
-		mme  *MergeMemoryError
+		mns  *merge.NotSupportedError
+		sre  *merge.ScatterRowsError
+		mme  *merge.MemoryError
 		tle  *traffic.LimitError
 		tre  *traffic.RuleError
 		pve  *PrivilegeError
@@ -203,7 +210,7 @@ func mysqlError(err error) *mysql.MyError {
 		code, st = mysql.ER_PARSE_ERROR, "42000"
 	case errors.As(err, &udb):
 		code, st = mysql.ER_BAD_DB_ERROR, "42000"
-	case errors.As(err, &ns), errors.As(err, &mse):
+	case errors.As(err, &ns), errors.As(err, &mns), errors.As(err, &mse):
 		code, st = mysql.ER_NOT_SUPPORTED_YET, "42000"
 	case errors.As(err, &dse):
 		code, st = mysql.ER_UNKNOWN_ERROR, "HY000"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -48,7 +49,7 @@ func newTestPools(t *testing.T) testSource {
 			}
 			s.Exec(t, name, drop...)
 		})
-		p := newPool(router.DataSource{Name: name, Host: s.Host(), Port: s.Port(), Database: name, User: s.User(), MaxPoolSize: 20}, false, slog.New(slog.DiscardHandler))
+		p := newPool(config.DataSource{Name: name, Host: s.Host(), Port: s.Port(), Database: name, User: s.User(), MaxPoolSize: 20}, false, slog.New(slog.DiscardHandler))
 		t.Cleanup(p.close)
 		src.pools[name] = p
 	}
@@ -267,7 +268,7 @@ func TestRunPlanCancelStopsTheBackendQuery(t *testing.T) {
 
 func TestPoolFailsFastWhileDown(t *testing.T) {
 	// A port nothing listens on.
-	p := newPool(router.DataSource{Name: "ds_gone", Host: "127.0.0.1", Port: 1, Database: "x", User: "root", MaxPoolSize: 2}, false, slog.New(slog.DiscardHandler))
+	p := newPool(config.DataSource{Name: "ds_gone", Host: "127.0.0.1", Port: 1, Database: "x", User: "root", MaxPoolSize: 2}, false, slog.New(slog.DiscardHandler))
 	defer p.close()
 	_, err := p.get(context.Background(), 1)
 	var dse *DataSourceError

@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // A fleet of proxies on etcd (server.cluster).
@@ -42,7 +42,7 @@ import (
 
 // RulesParser turns a rules text read from etcd into rules to serve: it
 // decodes and validates it and applies the proxy's own settings.
-type RulesParser func(src []byte, name string) (*router.Rules, error)
+type RulesParser func(src []byte, name string) (*config.Rules, error)
 
 // connIDBits is how many low bits of a connection id count connections;
 // the bits above carry the proxy's prefix (its worker id).
@@ -81,7 +81,7 @@ type fleetNode struct {
 // the rules and of KILLs sent to it, its member record. Made by
 // DialFleet, joined by Join, ended by Close.
 type Fleet struct {
-	cfg    router.Cluster
+	cfg    config.Cluster
 	cli    *clientv3.Client
 	log    *slog.Logger
 	parse  RulesParser
@@ -102,7 +102,7 @@ type Fleet struct {
 
 // DialFleet connects to the cluster's etcd. parse reads the rules texts
 // found there.
-func DialFleet(c *router.Cluster, parse RulesParser, log *slog.Logger) (*Fleet, error) {
+func DialFleet(c *config.Cluster, parse RulesParser, log *slog.Logger) (*Fleet, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -132,7 +132,7 @@ func (f *Fleet) key(parts ...string) string {
 // Rules returns the fleet's rules: the text in etcd, or local (the
 // proxy's own file, already parsed as rules) after seeding etcd with it
 // when the key is empty.
-func (f *Fleet) Rules(ctx context.Context, rules *router.Rules, local []byte) (*router.Rules, []byte, error) {
+func (f *Fleet) Rules(ctx context.Context, rules *config.Rules, local []byte) (*config.Rules, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.DialTimeout)
 	defer cancel()
 	key := f.cfg.RulesKey()
@@ -331,7 +331,7 @@ func (f *Fleet) applyRules(src []byte, rev int64) {
 	}
 	cancel()
 	rules, perr := f.parse(src, "etcd:"+f.cfg.RulesKey())
-	load := func() (*router.Rules, []byte, error) { return rules, src, perr }
+	load := func() (*config.Rules, []byte, error) { return rules, src, perr }
 	rep, err := f.srv.reloadCounted(f.ctx, force, load, "etcd")
 	if err != nil {
 		f.refused.Add(1)

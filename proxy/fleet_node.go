@@ -34,10 +34,12 @@ func (srv *Server) SetNodeAddrs(mysqlAddr, adminAddr string) {
 	srv.node.mu.Lock()
 	defer srv.node.mu.Unlock()
 	srv.node.mysql, srv.node.admin = mysqlAddr, adminAddr
-	if srv.node.id == "" {
-		host, _ := os.Hostname()
-		srv.node.id = fmt.Sprintf("%s-%d", host, os.Getpid())
-	}
+}
+
+// defaultNodeID names a proxy outside a fleet: host and process id.
+func defaultNodeID() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }
 
 // workerID returns the worker id of the first Snowflake key generator
@@ -89,6 +91,16 @@ func (srv *Server) localNode() fleetNode {
 	srv.node.mu.Lock()
 	n := fleetNode{ID: srv.node.id, MySQL: srv.node.mysql, Admin: srv.node.admin}
 	srv.node.mu.Unlock()
+	if n.ID == "" {
+		n.ID = defaultNodeID()
+	}
+	if n.MySQL == "" {
+		srv.mu.Lock()
+		for l := range srv.listeners {
+			n.MySQL = l.Addr().String()
+		}
+		srv.mu.Unlock()
+	}
 	n.Digest = srv.RulesDigest()
 	n.WorkerID = srv.workerID()
 	n.ConnPrefix = srv.connPrefix()

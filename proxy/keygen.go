@@ -14,16 +14,16 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
-	"github.com/shardflake/shardflake/router"
 )
 
 // keygenBuild is what building one key generator needs.
 type keygenBuild struct {
 	ctx   context.Context
 	name  string
-	cfg   router.KeyGeneratorConfig
-	rules *router.Rules
+	cfg   config.KeyGeneratorConfig
+	rules *config.Rules
 }
 
 // keygenBuilder builds one type of key generator; close releases what it
@@ -45,7 +45,7 @@ func keygenBuilders() map[string]keygenBuilder {
 // KeyGenerators builds the rules file's key generators, keyed by name as
 // router.New wants them. close stops them (etcd leases, high-water marks,
 // ticket and segment connections) and must be called on shutdown.
-func KeyGenerators(ctx context.Context, rules *router.Rules) (gens map[string]idgen.KeyGenerator, close func() error, err error) {
+func KeyGenerators(ctx context.Context, rules *config.Rules) (gens map[string]idgen.KeyGenerator, close func() error, err error) {
 	gens = map[string]idgen.KeyGenerator{}
 	var closers []func() error
 	close = func() error {
@@ -102,7 +102,7 @@ func buildUUIDv7(b keygenBuild) (idgen.KeyGenerator, func() error, error) {
 // source (a segment table's or a ticket server's), named by URL with the
 // generator's username and password.
 func openStore(raw string, st idgen.StoreConfig, conns int, multi bool) (*sql.DB, string, error) {
-	ds, err := router.ParseDataSourceURL(raw)
+	ds, err := config.ParseDataSourceURL(raw)
 	if err != nil {
 		return nil, "", err
 	}
@@ -116,7 +116,7 @@ func openStore(raw string, st idgen.StoreConfig, conns int, multi bool) (*sql.DB
 }
 
 // openDataSource opens a database/sql handle on one data source.
-func openDataSource(ds router.DataSource, timeout time.Duration, conns int, multi bool) (*sql.DB, string, error) {
+func openDataSource(ds config.DataSource, timeout time.Duration, conns int, multi bool) (*sql.DB, string, error) {
 	c := mysql.NewConfig()
 	c.User, c.Passwd = ds.User, ds.Password
 	c.Net, c.Addr = "tcp", net.JoinHostPort(ds.Host, strconv.Itoa(ds.Port))
@@ -135,8 +135,8 @@ func openDataSource(ds router.DataSource, timeout time.Duration, conns int, mult
 }
 
 // keyTables lists the tables whose keyGenerateStrategy names generator.
-func keyTables(rules *router.Rules, generator string) []*router.TableRule {
-	var out []*router.TableRule
+func keyTables(rules *config.Rules, generator string) []*config.TableRule {
+	var out []*config.TableRule
 	for _, name := range slices.Sorted(maps.Keys(rules.Tables)) {
 		if t := rules.Tables[name]; t.KeyGenerator == generator && t.KeyColumn != "" {
 			out = append(out, t)
@@ -148,7 +148,7 @@ func keyTables(rules *router.Rules, generator string) []*router.TableRule {
 // tableMax returns MAX(key column) over every physical table of tables,
 // 0 when all are empty. A physical table that does not exist yet counts as
 // empty.
-func tableMax(ctx context.Context, rules *router.Rules, tables []*router.TableRule) (int64, error) {
+func tableMax(ctx context.Context, rules *config.Rules, tables []*config.TableRule) (int64, error) {
 	dbs := map[string]*sql.DB{}
 	defer func() {
 		for _, db := range dbs {
@@ -187,7 +187,7 @@ func tableMax(ctx context.Context, rules *router.Rules, tables []*router.TableRu
 	return best, nil
 }
 
-func dataSourceByName(rules *router.Rules, name string) *router.DataSource {
+func dataSourceByName(rules *config.Rules, name string) *config.DataSource {
 	for i := range rules.DataSources {
 		if rules.DataSources[i].Name == name {
 			return &rules.DataSources[i]
@@ -198,7 +198,7 @@ func dataSourceByName(rules *router.Rules, name string) *router.DataSource {
 
 // tableGuard is the idgen.Guard of a generator: MAX(key) over the tables
 // it fills, nil when no table uses it.
-func tableGuard(rules *router.Rules, generator string) idgen.Guard {
+func tableGuard(rules *config.Rules, generator string) idgen.Guard {
 	tables := keyTables(rules, generator)
 	if len(tables) == 0 {
 		return nil

@@ -11,16 +11,16 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
-	"github.com/shardflake/shardflake/router"
 )
 
 // startKeygenBenchProxy serves rules (rulesYAML over backends) for a
 // benchmark and returns a pool of connections to it.
 func startKeygenBenchProxy(b *testing.B, backends []*mariadbtest.Server, rulesSection string) (*sql.DB, map[string]idgen.KeyGenerator) {
 	b.Helper()
-	rules, err := router.Parse([]byte(rulesYAML(backends, "", rulesSection)), "bench-rules.yaml")
+	rules, err := config.Parse([]byte(rulesYAML(backends, "", rulesSection)), "bench-rules.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

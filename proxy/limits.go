@@ -9,8 +9,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
-	"github.com/shardflake/shardflake/router"
 )
 
 // What a logged-in client may make the proxy hold (server: Limits): a
@@ -46,25 +46,25 @@ func tooManyPreparedError(max int) *mysql.MyError {
 
 // limits returns the server's limits, defaults for those a hand-built
 // Rules left zero.
-func (s *Server) limits() router.Limits {
+func (s *Server) limits() config.Limits {
 	l := s.current().rules.Server.Limits
 	if l.MaxAllowedPacket == 0 {
-		l.MaxAllowedPacket = router.DefaultMaxAllowedPacket
+		l.MaxAllowedPacket = config.DefaultMaxAllowedPacket
 	}
 	if l.PacketMemoryBytes == 0 {
-		l.PacketMemoryBytes = router.DefaultPacketMemoryBytes
+		l.PacketMemoryBytes = config.DefaultPacketMemoryBytes
 	}
 	if l.WaitTimeout == 0 {
-		l.WaitTimeout = router.DefaultWaitTimeout
+		l.WaitTimeout = config.DefaultWaitTimeout
 	}
 	if l.NetReadTimeout == 0 {
-		l.NetReadTimeout = router.DefaultNetReadTimeout
+		l.NetReadTimeout = config.DefaultNetReadTimeout
 	}
 	if l.MaxHandshakes == 0 {
-		l.MaxHandshakes = router.DefaultMaxHandshakes
+		l.MaxHandshakes = config.DefaultMaxHandshakes
 	}
 	if l.MaxPreparedStatements == 0 {
-		l.MaxPreparedStatements = router.DefaultMaxPreparedStatements
+		l.MaxPreparedStatements = config.DefaultMaxPreparedStatements
 	}
 	return l
 }

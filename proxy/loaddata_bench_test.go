@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // BenchmarkLoadDataSharded loads a file of SHARDFLAKE_LOAD_ROWS rows
@@ -50,7 +50,7 @@ func BenchmarkLoadDataSharded(b *testing.B) {
 	st, _ := os.Stat(path)
 	load := fmt.Sprintf("LOAD DATA LOCAL INFILE '%s' INTO TABLE t_ld FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' (user_id, name, n, note)", path)
 
-	rules, err := router.Parse([]byte(rulesYAML(backends, "", loadRules)), "bench-rules.yaml")
+	rules, err := config.Parse([]byte(rulesYAML(backends, "", loadRules)), "bench-rules.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/loadfile"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
@@ -59,7 +60,7 @@ const loadInfileName = "shardflake.load"
 // loadTarget is what LOAD DATA into a sharded table needs, read from the
 // statement and the table before the file is asked for.
 type loadTarget struct {
-	rule   *router.TableRule
+	rule   *config.TableRule
 	format loadfile.Format
 	ignore uint64
 	items  int // fields read per row: the column list's length
@@ -71,7 +72,7 @@ type loadTarget struct {
 	// nullKey is the field of the key column when the statement gives
 	// it, -1 otherwise: a NULL there gets a generated key, as in INSERT.
 	nullKey int
-	nodes   map[router.DataNode]int
+	nodes   map[config.DataNode]int
 	// head and tail wrap the physical table's name in each node's LOAD
 	// DATA statement.
 	head, tail string
@@ -86,12 +87,12 @@ type loadTarget struct {
 type loadShard struct {
 	col      string
 	field    int // -1: constant (or the generated key when gen is set)
-	constant router.Value
+	constant config.Value
 	integer  bool // the column is an integer: a numeric field routes as a number
 }
 
 // loadColumns is the column list of the statement, or the table's.
-func (s *Session) loadColumns(ctx context.Context, st *ast.LoadDataStmt, rule *router.TableRule) (names []string, integer map[string]bool, err error) {
+func (s *Session) loadColumns(ctx context.Context, st *ast.LoadDataStmt, rule *config.TableRule) (names []string, integer map[string]bool, err error) {
 	home := rule.DataNodes[0]
 	p, err := s.srv.pool(home.DataSource, false)
 	if err != nil {
@@ -188,7 +189,7 @@ func boolInt(b bool) int {
 // prepareLoad checks everything that can be checked before the file is
 // asked for: the format, where each sharding value comes from, and that
 // the SET clause leaves the sharding columns to values the proxy reads.
-func (s *Session) prepareLoad(ctx context.Context, st *ast.LoadDataStmt, rule *router.TableRule) (*loadTarget, error) {
+func (s *Session) prepareLoad(ctx context.Context, st *ast.LoadDataStmt, rule *config.TableRule) (*loadTarget, error) {
 	if st.Format != nil || len(st.Options) > 0 {
 		return nil, &NotSupportedError{What: "LOAD DATA FORMAT and WITH options (TiDB's, not MariaDB's)"}
 	}
@@ -203,7 +204,7 @@ func (s *Session) prepareLoad(ctx context.Context, st *ast.LoadDataStmt, rule *r
 	if err != nil {
 		return nil, err
 	}
-	t := &loadTarget{rule: rule, format: f, items: len(names), nullKey: -1, nodes: map[router.DataNode]int{}}
+	t := &loadTarget{rule: rule, format: f, items: len(names), nullKey: -1, nodes: map[config.DataNode]int{}}
 	if st.IgnoreLines != nil {
 		t.ignore = *st.IgnoreLines
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // TestLoadDataLocalUnsharded: LOAD DATA LOCAL INFILE into an unsharded
@@ -102,7 +102,7 @@ func BenchmarkLoadDataLocal(b *testing.B) {
 		b.Fatal(err)
 	}
 	load := fmt.Sprintf("LOAD DATA LOCAL INFILE '%s' INTO TABLE ld_bench FIELDS TERMINATED BY ',' (id, v)", path)
-	rules, err := router.Parse([]byte(rulesYAML(backends, "", "")), "bench-rules.yaml")
+	rules, err := config.Parse([]byte(rulesYAML(backends, "", "")), "bench-rules.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

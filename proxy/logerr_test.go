@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // syncBuffer is a log sink the pool's goroutines may write to.
@@ -34,7 +34,7 @@ func (s *syncBuffer) String() string {
 func TestDataSourceDownLogsOneLine(t *testing.T) {
 	var buf syncBuffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	p := newPool(router.DataSource{Name: "ds_gone", Host: "127.0.0.1", Port: 1, Database: "x", User: "root", MaxPoolSize: 2}, false, log)
+	p := newPool(config.DataSource{Name: "ds_gone", Host: "127.0.0.1", Port: 1, Database: "x", User: "root", MaxPoolSize: 2}, false, log)
 	if _, err := p.get(context.Background(), 1); err == nil {
 		t.Fatal("got a connection to a port nothing listens on")
 	}

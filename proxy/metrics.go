@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
 )
@@ -41,7 +42,7 @@ type Metrics struct {
 	// hits has a counter per data node the rules name (sharded tables'
 	// data nodes, broadcast tables on every data source); other is the
 	// per-data-source counter for tables without rules.
-	hits      map[router.DataNode]prometheus.Counter
+	hits      map[config.DataNode]prometheus.Counter
 	hitsOther map[string]prometheus.Counter
 	dsLatency map[string]prometheus.Observer
 	dsErrors  map[string]prometheus.Counter
@@ -128,7 +129,7 @@ var (
 )
 
 // NewMetrics builds the instrumentation for a proxy serving rules.
-func NewMetrics(rules *router.Rules, opts MetricsOptions) *Metrics {
+func NewMetrics(rules *config.Rules, opts MetricsOptions) *Metrics {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -137,7 +138,7 @@ func NewMetrics(rules *router.Rules, opts MetricsOptions) *Metrics {
 	m := &Metrics{
 		reg:       reg,
 		slow:      slowLog{threshold: rules.Server.SlowStatementThreshold, log: log},
-		hits:      map[router.DataNode]prometheus.Counter{},
+		hits:      map[config.DataNode]prometheus.Counter{},
 		hitsOther: map[string]prometheus.Counter{},
 		dsLatency: map[string]prometheus.Observer{},
 		dsErrors:  map[string]prometheus.Counter{},
@@ -230,7 +231,7 @@ func NewMetrics(rules *router.Rules, opts MetricsOptions) *Metrics {
 		m.dsLatency[ds.Name] = dsLatency.WithLabelValues(ds.Name)
 		m.dsErrors[ds.Name] = dsErrors.WithLabelValues(ds.Name)
 		for _, bt := range rules.BroadcastTables {
-			n := router.DataNode{DataSource: ds.Name, Table: bt}
+			n := config.DataNode{DataSource: ds.Name, Table: bt}
 			m.hits[n] = hits.WithLabelValues(n.DataSource, n.Table)
 		}
 	}
@@ -246,7 +247,7 @@ func NewMetrics(rules *router.Rules, opts MetricsOptions) *Metrics {
 
 // rulesDigest identifies the rules file's content; "unknown" when it
 // cannot be read.
-func rulesDigest(rules *router.Rules, src []byte) string {
+func rulesDigest(rules *config.Rules, src []byte) string {
 	if src == nil {
 		b, err := os.ReadFile(rules.File)
 		if err != nil {
@@ -311,7 +312,7 @@ func (m *Metrics) countHits(routes []router.Route) int {
 			fan++
 			if c, ok := m.hits[n]; ok {
 				c.Inc()
-			} else if c, ok := m.hits[router.DataNode{DataSource: n.DataSource, Table: strings.ToLower(n.Table)}]; ok {
+			} else if c, ok := m.hits[config.DataNode{DataSource: n.DataSource, Table: strings.ToLower(n.Table)}]; ok {
 				c.Inc()
 			} else if c, ok := m.hitsOther[n.DataSource]; ok {
 				c.Inc()

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -34,7 +35,7 @@ rules:
 // (counters, latency and fan-out histograms, data-node hits), from every
 // goroutine at once.
 func BenchmarkMetricsStatement(b *testing.B) {
-	rules, err := router.Parse([]byte(benchRules), "bench-rules.yaml")
+	rules, err := config.Parse([]byte(benchRules), "bench-rules.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

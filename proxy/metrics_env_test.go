@@ -16,8 +16,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
-	"github.com/shardflake/shardflake/router"
 )
 
 // opsEnv is a proxy with Metrics and its OpsServer, in front of MariaDB
@@ -79,7 +79,7 @@ func startOpsEnv(t *testing.T, opts opsOptions) *opsEnv {
 	if opts.rules != "" {
 		src = []byte(opts.rules)
 	}
-	rules, err := router.Parse(src, "ops-rules.yaml")
+	rules, err := config.Parse(src, "ops-rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,12 @@
 package proxy
 
-import "github.com/shardflake/shardflake/router"
+import (
+	"github.com/shardflake/shardflake/config"
+)
 
 // RulesReloaded moves shardflake_rules_info to the new rules and counts
 // the reload (rulesObserver).
-func (m *Metrics) RulesReloaded(rules *router.Rules, digest string) {
+func (m *Metrics) RulesReloaded(rules *config.Rules, digest string) {
 	m.rulesInfo.Reset()
 	m.rulesInfo.WithLabelValues(rules.DatabaseName, digest).Set(1)
 	m.reloads.WithLabelValues("applied").Inc()

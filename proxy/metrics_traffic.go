@@ -2,9 +2,8 @@ package proxy
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/traffic"
-	"github.com/shardflake/shardflake/router"
 )
 
 // trafficCollector reads the traffic rules' counters and live state at
@@ -63,7 +62,7 @@ func (c *trafficCollector) Collect(ch chan<- prometheus.Metric) {
 			on = 1
 		}
 		gauge(c.on, on)
-		if r.Scope == router.TrafficCluster {
+		if r.Scope == config.TrafficCluster {
 			gauge(c.share, r.Share)
 			gauge(c.members, float64(r.Members))
 		}

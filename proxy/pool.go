@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // Pool defaults for settings the rules file leaves at zero.
@@ -40,7 +40,7 @@ const (
 // probes it in the background until it answers again.
 type pool struct {
 	name      string
-	ds        router.DataSource
+	ds        config.DataSource
 	foundRows bool
 	max       int
 	minIdle   int
@@ -91,14 +91,14 @@ type poolWaiter struct {
 	ready chan struct{}
 }
 
-func newPool(ds router.DataSource, foundRows bool, log *slog.Logger) *pool {
+func newPool(ds config.DataSource, foundRows bool, log *slog.Logger) *pool {
 	return newPoolWith(ds, foundRows, log, backendBaseline)
 }
 
 // poolBaseline is the SET assignments every backend connection of srv's
 // data sources starts with: backendBaseline, and server.lockWaitTimeout
 // as innodb_lock_wait_timeout when set.
-func poolBaseline(srv router.Server) string {
+func poolBaseline(srv config.Server) string {
 	b := backendBaseline
 	if lw := srv.LockWaitTimeout; lw > 0 {
 		b += ", innodb_lock_wait_timeout = " + strconv.FormatInt(int64(lw/time.Second), 10)
@@ -107,7 +107,7 @@ func poolBaseline(srv router.Server) string {
 }
 
 // newPoolWith is newPool with the baseline settings of its connections.
-func newPoolWith(ds router.DataSource, foundRows bool, log *slog.Logger, baseline string) *pool {
+func newPoolWith(ds config.DataSource, foundRows bool, log *slog.Logger, baseline string) *pool {
 	p := &pool{
 		baseline:       baseline,
 		name:           ds.Name,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -46,8 +47,8 @@ type readwriteSplit struct {
 
 // rwGroup is one group at run time.
 type rwGroup struct {
-	cfg      *router.ReadwriteGroup
-	lb       router.LoadBalancer
+	cfg      *config.ReadwriteGroup
+	lb       config.LoadBalancer
 	replicas []*replica
 	// primaryReads counts the reads of AccessRead plans that went to the
 	// primary (no replica qualified, a causal wait timed out, a
@@ -81,7 +82,7 @@ type replica struct {
 
 // newReadwriteSplit builds the groups of rules, nil when there are none,
 // and starts their monitors.
-func newReadwriteSplit(rules *router.Rules, log *slog.Logger, baseline string, schemaGen *atomic.Uint64) *readwriteSplit {
+func newReadwriteSplit(rules *config.Rules, log *slog.Logger, baseline string, schemaGen *atomic.Uint64) *readwriteSplit {
 	if len(rules.ReadwriteGroups) == 0 {
 		return nil
 	}
@@ -269,9 +270,9 @@ func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*back
 	fixed := -1
 	if rs.inTxn {
 		switch {
-		case g.cfg.TransactionalReads == router.TransactionalPrimary, s.txn.written[ds]:
+		case g.cfg.TransactionalReads == config.TransactionalPrimary, s.txn.written[ds]:
 			return nil, false, nil
-		case g.cfg.TransactionalReads == router.TransactionalFixed:
+		case g.cfg.TransactionalReads == config.TransactionalFixed:
 			fixed = s.fixedReplica(ds)
 		}
 	}
@@ -327,7 +328,7 @@ func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*back
 			}
 			continue
 		}
-		if fixed < 0 && rs.inTxn && g.cfg.TransactionalReads == router.TransactionalFixed {
+		if fixed < 0 && rs.inTxn && g.cfg.TransactionalReads == config.TransactionalFixed {
 			s.rw.fixed[ds] = i
 		}
 		if rs.onReplica == nil {
@@ -335,12 +336,12 @@ func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*back
 		}
 		for _, bc := range bcs {
 			rs.onReplica[bc] = rp
-			s.hold(bc)
+			s.held.add(bc)
 		}
 		rp.reads.Add(1)
 		return bcs, true, nil
 	}
-	if g.cfg.WhenNoReplica == router.NoReplicaFail && g.probed() {
+	if g.cfg.WhenNoReplica == config.NoReplicaFail && g.probed() {
 		return nil, true, &NoReplicaError{Group: ds, Reasons: g.reasons()}
 	}
 	return nil, false, nil
@@ -424,7 +425,7 @@ func (rs *rwSource) release(bc *backendConn) {
 			rp.markExcluded("connection lost during a read")
 		}
 		rs.mu.Unlock()
-		if rs.s.unhold(bc) {
+		if rs.s.held.remove(bc) {
 			bc.pool.put(bc)
 		}
 		return
@@ -475,12 +476,12 @@ func (s *Session) fixedReplica(ds string) int {
 // readwriteWrote records a committed write to group g.
 func (s *Session) readwriteWrote(g *rwGroup) {
 	switch g.cfg.CausalReads {
-	case router.CausalSession:
+	case config.CausalSession:
 		if s.rw.pending == nil {
 			s.rw.pending = map[string]bool{}
 		}
 		s.rw.pending[g.cfg.Name] = true
-	case router.CausalUser:
+	case config.CausalUser:
 		s.srv.rw.users.wrote(s.user, g.cfg.Name)
 	}
 }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
-	"github.com/shardflake/shardflake/router"
 )
 
 // Read-your-writes with MariaDB GTIDs. After a session writes to a group
@@ -91,7 +91,7 @@ func (p gtidPos) covers(want gtidPos) bool {
 func (s *Session) causalPosition(ctx context.Context, g *rwGroup) (gtidPos, error) {
 	ds := g.cfg.Name
 	switch g.cfg.CausalReads {
-	case router.CausalSession:
+	case config.CausalSession:
 		if s.rw.pending[ds] {
 			pos, err := s.srv.primaryPosition(ctx, ds)
 			if err != nil {
@@ -104,7 +104,7 @@ func (s *Session) causalPosition(ctx context.Context, g *rwGroup) (gtidPos, erro
 			delete(s.rw.pending, ds)
 		}
 		return s.rw.pos[ds], nil
-	case router.CausalUser:
+	case config.CausalUser:
 		return s.srv.current().rw.users.position(ctx, s.user, ds, g.cfg.CausalWindow, func(ctx context.Context) (gtidPos, error) {
 			return s.srv.primaryPosition(ctx, ds)
 		})

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // monitorInterval is how often each replica is probed: a replica that
@@ -30,7 +30,7 @@ func (rw *readwriteSplit) startMonitors() {
 
 // monitor probes rp every monitorInterval on a connection of its own
 // until the split is closed.
-func (rw *readwriteSplit) monitor(cfg *router.ReadwriteGroup, rp *replica) {
+func (rw *readwriteSplit) monitor(cfg *config.ReadwriteGroup, rp *replica) {
 	defer rw.wg.Done()
 	var bc *backendConn
 	defer func() {

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
-	"github.com/shardflake/shardflake/router"
 )
 
 // rwRules is a rules file with one read/write group, readwrite_ds_0, of
@@ -67,7 +67,7 @@ type rwEnv struct {
 // startRWEnv starts a proxy over the replicated servers with rwRules.
 func startRWEnv(t *testing.T, r *mariadbtest.Replicated, group string) *rwEnv {
 	t.Helper()
-	rules, err := router.Parse([]byte(rwRules(r, group)), "rw-rules.yaml")
+	rules, err := config.Parse([]byte(rwRules(r, group)), "rw-rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -619,7 +619,7 @@ func BenchmarkReadAfterWrite(b *testing.B) {
 	id := 0
 	for _, mode := range []string{"OFF", "SESSION"} {
 		b.Run("causalReads="+mode, func(b *testing.B) {
-			rules, err := router.Parse([]byte(rwRules(r, "causalReads: "+mode+"\ncausalTimeout: 1s")), "rw-rules.yaml")
+			rules, err := config.Parse([]byte(rwRules(r, "causalReads: "+mode+"\ncausalTimeout: 1s")), "rw-rules.yaml")
 			if err != nil {
 				b.Fatal(err)
 			}

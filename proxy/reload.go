@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // Reloading the rules.
@@ -83,7 +83,7 @@ func (e *ReloadError) Error() string {
 
 // RulesLoader reads the rules file for a reload: its decoded rules and
 // its text (for the digest).
-type RulesLoader func() (*router.Rules, []byte, error)
+type RulesLoader func() (*config.Rules, []byte, error)
 
 // SetRulesLoader sets how reloads read the rules; the command line's
 // applies its --listen overrides. The default reads Rules.File again.
@@ -101,7 +101,7 @@ func (srv *Server) Reloads() (applied, refused int64) {
 	return srv.reloads.applied.Load(), srv.reloads.refused.Load()
 }
 
-func (srv *Server) loadRules() (*router.Rules, []byte, error) {
+func (srv *Server) loadRules() (*config.Rules, []byte, error) {
 	if srv.loader != nil {
 		return srv.loader()
 	}
@@ -110,7 +110,7 @@ func (srv *Server) loadRules() (*router.Rules, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	rules, err := router.Parse(src, file)
+	rules, err := config.Parse(src, file)
 	if err == nil {
 		err = rules.CheckServe()
 	}
@@ -119,7 +119,7 @@ func (srv *Server) loadRules() (*router.Rules, []byte, error) {
 
 // rulesObserver is told about reloads (Metrics).
 type rulesObserver interface {
-	RulesReloaded(rules *router.Rules, digest string)
+	RulesReloaded(rules *config.Rules, digest string)
 	ReloadRefused()
 }
 
@@ -132,7 +132,7 @@ type rulesObserver interface {
 // that failed.
 func (srv *Server) Reload(ctx context.Context, force bool) (ReloadReport, error) {
 	var src []byte
-	load := func() (*router.Rules, []byte, error) {
+	load := func() (*config.Rules, []byte, error) {
 		rules, b, err := srv.loadRules()
 		src = b
 		return rules, b, err
@@ -272,7 +272,7 @@ var restartOnly = map[string]string{
 }
 
 // diffRules lists what differs between the snapshot in force and rules.
-func (srv *Server) diffRules(ctx context.Context, old *snapshot, rules *router.Rules, force bool) []RulesChange {
+func (srv *Server) diffRules(ctx context.Context, old *snapshot, rules *config.Rules, force bool) []RulesChange {
 	var out []RulesChange
 	add := func(c RulesChange) {
 		if c.Applies == "" {
@@ -395,7 +395,7 @@ func (srv *Server) diffRules(ctx context.Context, old *snapshot, rules *router.R
 // in the snapshot sn. A data node whose table does not exist holds none;
 // one that cannot be read counts as holding rows (the reload must not
 // guess).
-func (srv *Server) holdsRows(ctx context.Context, sn *snapshot, t *router.TableRule) bool {
+func (srv *Server) holdsRows(ctx context.Context, sn *snapshot, t *config.TableRule) bool {
 	for _, n := range t.DataNodes {
 		p, err := sn.pool(n.DataSource, false)
 		if err != nil {
@@ -415,18 +415,18 @@ func (srv *Server) holdsRows(ctx context.Context, sn *snapshot, t *router.TableR
 	return false
 }
 
-func dsAddr(ds router.DataSource) string { return fmt.Sprintf("%s:%d", ds.Host, ds.Port) }
+func dsAddr(ds config.DataSource) string { return fmt.Sprintf("%s:%d", ds.Host, ds.Port) }
 
-func usersByName(us []router.User) map[string]*router.User {
-	m := map[string]*router.User{}
+func usersByName(us []config.User) map[string]*config.User {
+	m := map[string]*config.User{}
 	for i := range us {
 		m[us[i].Name] = &us[i]
 	}
 	return m
 }
 
-func dataSourcesByName(ds []router.DataSource) map[string]*router.DataSource {
-	m := map[string]*router.DataSource{}
+func dataSourcesByName(ds []config.DataSource) map[string]*config.DataSource {
+	m := map[string]*config.DataSource{}
 	for i := range ds {
 		m[ds[i].Name] = &ds[i]
 	}
@@ -448,7 +448,7 @@ func unionKeys[V any](a, b map[string]V) []string {
 	return out
 }
 
-func nodesText(t *router.TableRule) string {
+func nodesText(t *config.TableRule) string {
 	parts := make([]string, len(t.DataNodes))
 	for i, n := range t.DataNodes {
 		parts[i] = n.DataSource + "." + n.Table
@@ -456,14 +456,14 @@ func nodesText(t *router.TableRule) string {
 	return strings.Join(parts, ",")
 }
 
-func strategyText(s *router.Strategy) string {
+func strategyText(s *config.Strategy) string {
 	if s == nil {
 		return "none"
 	}
 	return fmt.Sprintf("%v(%s) %s", s.Kind, strings.Join(s.Columns, ","), algorithmText(s.Algorithm))
 }
 
-func algorithmText(a router.Algorithm) string {
+func algorithmText(a config.Algorithm) string {
 	if a == nil || reflect.ValueOf(a).IsNil() {
 		return ""
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // reloadUsers are the test users, app allowed to reload the rules.
@@ -99,7 +99,7 @@ func startReloadEnvWith(t *testing.T, prefix, rulesSection string, extra bool, o
 		src = e.yaml(e.extraDS(), extraTable)
 	}
 	e.write(t, src)
-	rules, err := router.Load(e.path)
+	rules, err := config.Load(e.path)
 	if err != nil {
 		t.Fatal(err)
 	}

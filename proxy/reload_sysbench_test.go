@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
-	"github.com/shardflake/shardflake/router"
 )
 
 // TestReloadUnderSysbench runs sysbench oltp_read_write (prepared
@@ -23,7 +23,7 @@ import (
 func TestReloadUnderSysbench(t *testing.T) {
 	bin := mariadbtest.RequireBinary(t, "sysbench")
 	e := startReloadEnvWith(t, "rls", sysbenchRules, false, envOptions{})
-	rules, err := router.Load(e.path)
+	rules, err := config.Load(e.path)
 	if err != nil {
 		t.Fatal(err)
 	}

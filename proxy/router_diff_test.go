@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
-	"github.com/shardflake/shardflake/router"
 )
 
 // routerDiffQueries are differential cases for routing decisions (which
@@ -224,7 +224,7 @@ func startRulesProxy(t *testing.T, rules string) *sql.DB {
 
 // startProxyOn serves a rules file's text on a loopback port.
 func startProxyOn(rulesText string) (*Server, string, error) {
-	rules, err := router.Parse([]byte(rulesText), "router-diff-rules.yaml")
+	rules, err := config.Parse([]byte(rulesText), "router-diff-rules.yaml")
 	if err != nil {
 		return nil, "", err
 	}

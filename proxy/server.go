@@ -15,10 +15,10 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/server"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/proxy/traffic"
-	"github.com/shardflake/shardflake/router"
 )
 
 // ErrServerClosed is returned by Serve after Shutdown or Close.
@@ -29,7 +29,7 @@ var ErrServerClosed = errors.New("proxy: server closed")
 type Config struct {
 	// Rules is the loaded rules file; its server: section sets the
 	// listener's behaviour and its data sources the backends.
-	Rules *router.Rules
+	Rules *config.Rules
 	// Keys are the key generators by keyGenerators name (see
 	// KeyGenerators); the server builds its router with them.
 	Keys map[string]idgen.KeyGenerator

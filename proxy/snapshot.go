@@ -13,7 +13,9 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/merge"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -44,10 +46,13 @@ import (
 // which lock themselves.
 type snapshot struct {
 	srv     *Server
-	rules   *router.Rules
+	rules   *config.Rules
 	digest  string
 	planner Planner
 	merger  Merger
+	// collations is the default merger's collation source (nil with a
+	// configured Merger); DDL empties it.
+	collations *routeProbe
 
 	pools     map[string]*pool // by data source name
 	foundRows map[string]*pool // the same with CLIENT_FOUND_ROWS, made on first use
@@ -81,7 +86,7 @@ type snapshot struct {
 
 // newSnapshot makes rules ready to serve. Pools of prev whose data source
 // is unchanged are shared; the others are new and dial on first use.
-func (srv *Server) newSnapshot(rules *router.Rules, digest string, prev *snapshot) (*snapshot, error) {
+func (srv *Server) newSnapshot(rules *config.Rules, digest string, prev *snapshot) (*snapshot, error) {
 	sn := &snapshot{
 		srv:           srv,
 		rules:         rules,
@@ -113,7 +118,8 @@ func (srv *Server) newSnapshot(rules *router.Rules, digest string, prev *snapsho
 	}
 	sn.merger = srv.fixedMerger
 	if sn.merger == nil {
-		sn.merger = &ResultMerger{MaxScatterRows: rules.Server.MaxScatterRows, Collations: newRouteProbe(sn), Dialects: &dialectProbe{srv: sn}}
+		sn.collations = newRouteProbe(sn)
+		sn.merger = &merge.ResultMerger{MaxScatterRows: rules.Server.MaxScatterRows, Collations: sn.collations, Dialects: &dialectProbe{srv: sn}}
 	}
 	baseline := poolBaseline(rules.Server)
 	for _, ds := range rules.DataSources {
@@ -349,7 +355,9 @@ func (sn *snapshot) forget() {
 	sn.columnsMu.Unlock()
 	sn.cache.clear()
 	sn.stmtMeta.clear()
-	forgetCollations(sn.merger)
+	if sn.collations != nil {
+		sn.collations.forget()
+	}
 	sn.joins.forget()
 }
 

@@ -7,7 +7,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // startMariaBenchProxy serves the test rules over the shared MariaDB servers
@@ -15,7 +15,7 @@ import (
 func startMariaBenchProxy(b *testing.B) *sql.DB {
 	b.Helper()
 	backends := sharedServers(b)
-	rules, err := router.Parse([]byte(rulesYAML(backends, "", "")), "bench-rules.yaml")
+	rules, err := config.Parse([]byte(rulesYAML(backends, "", "")), "bench-rules.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

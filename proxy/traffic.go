@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
@@ -22,13 +23,14 @@ type sessionLimits struct {
 	held []traffic.Held
 }
 
-// admit is the admit stage (server.traffic): it runs in runRouted, the one
-// seat every routed statement passes (text, prepared, cached shapes, the
-// default data source), once the plan names its routes and before
-// anything is sent. A statement in a transaction that already ran one is
-// never limited, so a transaction is never cut in half; DDL, which
-// commits the transaction first, is limited. A refused statement sent
-// nothing to any data source. finishAdmit must follow a nil error.
+// admit is the admit stage (server.traffic): it runs in runPlan, the door's
+// stages for every statement a data source answers (text, prepared,
+// cached shapes, the default data source, CALL, LOAD DATA LOCAL, stored
+// routines), once the plan names its routes and before anything is sent.
+// A statement in a transaction that already ran one is never limited, so
+// a transaction is never cut in half; DDL, which commits the transaction
+// first, is limited. A refused statement sent nothing to any data source.
+// finishAdmit must follow a nil error.
 func (s *Session) admit(ctx context.Context, plan *router.Plan, sql string) error {
 	set := s.srv.traffic
 	if set.Empty() || s.midTransaction(plan) {
@@ -77,13 +79,13 @@ func (s *Session) trafficMatches(plan *router.Plan, sql string) []string {
 
 // startTrafficCluster joins the fleet that shares the cluster rules'
 // budgets, on the etcd of the key generator that leases its worker id
-// there (router.TrafficEtcdKeyGenerator); nil when there are no cluster
+// there (config.TrafficEtcdKeyGenerator); nil when there are no cluster
 // rules.
-func startTrafficCluster(rules *router.Rules, set *traffic.Set) (*traffic.Cluster, error) {
+func startTrafficCluster(rules *config.Rules, set *traffic.Set) (*traffic.Cluster, error) {
 	if !set.HasCluster() {
 		return nil, nil
 	}
-	name := router.TrafficEtcdKeyGenerator(rules)
+	name := config.TrafficEtcdKeyGenerator(rules)
 	if name == "" {
 		return nil, errors.New("traffic: scope cluster needs a key generator with worker-id-source: etcd")
 	}

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
-	"github.com/shardflake/shardflake/router"
 )
 
 // proxyHelperEnv makes the test binary a proxy serving the rules file it
@@ -28,7 +28,7 @@ const proxyHelperEnv = "SHARDFLAKE_PROXY_HELPER_RULES"
 // runProxyHelper serves the rules file on a free port, prints "addr
 // HOST:PORT" and serves until killed.
 func runProxyHelper() int {
-	rules, err := router.Load(os.Getenv(proxyHelperEnv))
+	rules, err := config.Load(os.Getenv(proxyHelperEnv))
 	if err != nil {
 		fmt.Println("err", err)
 		return 3

@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -130,7 +131,7 @@ func (s *Session) endTransaction(commit bool) error {
 				bc.broken = true
 			}
 		}
-		if s.unhold(bc) {
+		if s.held.remove(bc) {
 			bc.pool.put(bc)
 		}
 	}
@@ -152,7 +153,7 @@ func (s *Session) implicitCommit() error {
 // checkMultiSource applies multiSourceTransactions: reject to a write
 // that reaches data sources dss inside a transaction.
 func (s *Session) checkMultiSource(plan *router.Plan) error {
-	if s.srv.rules.Server.MultiSourceTransactions != router.MultiSourceReject || plan.Kind == router.KindSelect {
+	if s.srv.rules.Server.MultiSourceTransactions != config.MultiSourceReject || plan.Kind == router.KindSelect {
 		return nil
 	}
 	var first string
@@ -310,7 +311,7 @@ func (ps poolSource) acquire(ctx context.Context, ds string, n int) ([]*backendC
 		}
 	}
 	for _, bc := range bcs {
-		s.hold(bc)
+		s.held.add(bc)
 	}
 	if s.state.pinNext {
 		s.pin(bcs[0])
@@ -322,7 +323,7 @@ func (ps poolSource) release(bc *backendConn) {
 	if bc.pinned {
 		return // the session keeps it
 	}
-	if ps.s.unhold(bc) {
+	if ps.s.held.remove(bc) {
 		bc.pool.put(bc)
 	}
 }

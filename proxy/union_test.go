@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -195,7 +196,7 @@ func TestUnionBackendStatements(t *testing.T) {
 	}{{"on", "", true}, {"off", "unionRoutes: false", false}} {
 		t.Run(mode.name, func(t *testing.T) {
 			backends := sharedServers(t)
-			rules, err := router.Parse([]byte(rulesYAML(backends, mode.server, unionRules)), "union.yaml")
+			rules, err := config.Parse([]byte(rulesYAML(backends, mode.server, unionRules)), "union.yaml")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -313,7 +314,7 @@ func TestUnionInTransaction(t *testing.T) {
 // plans left apart.
 func TestJoinRoutes(t *testing.T) {
 	route := func(ds, table, tail string, args ...any) router.Route {
-		return router.Route{DataSource: ds, Nodes: []router.DataNode{{DataSource: ds, Table: table}},
+		return router.Route{DataSource: ds, Nodes: []config.DataNode{{DataSource: ds, Table: table}},
 			SQL: "SELECT `c`, `k` FROM `" + table + "`" + tail, Args: args}
 	}
 	four := func(tail string, args ...any) []router.Route {

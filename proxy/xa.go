@@ -16,7 +16,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // Atomic commits across data sources (server.transactionMode: xa).
@@ -436,7 +436,7 @@ func (x *xaCoordinator) commitOnePhase(t *xaTxn) error {
 }
 
 // xaMode reports whether the session's transactions commit with XA.
-func (s *Session) xaMode() bool { return s.txnMode == router.TransactionXA }
+func (s *Session) xaMode() bool { return s.txnMode == config.TransactionXA }
 
 // isTransactionModeVar reports whether SET name sets the session's
 // transaction mode: shardflake_transaction_mode, or ShardingSphere's
@@ -447,7 +447,7 @@ func isTransactionModeVar(name string) bool {
 
 // transactionModeValue reads SET shardflake_transaction_mode's value:
 // 'XA', 'LOCAL' (any case), or DEFAULT for server.transactionMode.
-func (s *Session) transactionModeValue(e ast.ExprNode) (router.TransactionMode, error) {
+func (s *Session) transactionModeValue(e ast.ExprNode) (config.TransactionMode, error) {
 	v, err := restoreExpr(e)
 	if err != nil {
 		return 0, err
@@ -456,7 +456,7 @@ func (s *Session) transactionModeValue(e ast.ExprNode) (router.TransactionMode, 
 	if strings.EqualFold(v, "default") {
 		return s.srv.rules.Server.TransactionMode, nil
 	}
-	mode, ok := router.ParseTransactionMode(v)
+	mode, ok := config.ParseTransactionMode(v)
 	if !ok {
 		return 0, mysql.NewDefaultError(mysql.ER_WRONG_VALUE_FOR_VAR, "shardflake_transaction_mode", v)
 	}

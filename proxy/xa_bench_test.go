@@ -7,7 +7,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // BenchmarkXATransfer: one transfer transaction (BEGIN, two UPDATEs,
@@ -19,7 +19,7 @@ import (
 //	go test -run '^$' -bench BenchmarkXATransfer -benchtime 2s ./proxy/
 func BenchmarkXATransfer(b *testing.B) {
 	backends := sharedServers(b)
-	rules, err := router.Parse([]byte(rulesYAML(backends, "", xaTestRules)), "bench-rules.yaml")
+	rules, err := config.Parse([]byte(rulesYAML(backends, "", xaTestRules)), "bench-rules.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

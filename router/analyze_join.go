@@ -5,6 +5,8 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 // Which sharded references of a statement pair data node by data node:
@@ -263,7 +265,7 @@ func correlatedOn(ref, o *tableRef, eqs []colEq, pins []colPin) bool {
 type colPin struct {
 	ref int
 	col string
-	val Value
+	val config.Value
 }
 
 // pins appends to out the sharding columns block s's conjuncts pin to one

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 // nodeSet is a set of data node indexes of one table.
@@ -266,9 +268,9 @@ func (rt *routing) routeHole(h int, args []any) (nodeSet, error) {
 	ref := rt.a.sharded[h]
 	ti := ref.info
 	n := len(ti.rule.DataNodes)
-	hv := routeOpts{db: rt.hints.values(ref.name, true), table: rt.hints.values(ref.name, false), missing: targetOptional}
+	hv := routeOpts{db: rt.hints.values(ref.name, true), table: rt.hints.values(ref.name, false), missing: config.TargetOptional}
 	if h == rt.strictHole {
-		hv.missing = targetRequired
+		hv.missing = config.TargetRequired
 	}
 	var set nodeSet
 	for _, g := range rt.holeGroups[h] {
@@ -296,8 +298,8 @@ func (rt *routing) routeHole(h int, args []any) (nodeSet, error) {
 // and table strategies (nil when the hint gives none), and what a value
 // without a target means.
 type routeOpts struct {
-	db, table []Value
-	missing   targetMode
+	db, table []config.Value
+	missing   config.TargetMode
 }
 
 func (hv routeOpts) none() bool { return hv.db == nil && hv.table == nil }
@@ -308,7 +310,7 @@ func (hv routeOpts) none() bool { return hv.db == nil && hv.table == nil }
 // a range an algorithm cannot route (INLINE without allow-range) is
 // dropped when an exact value already pins the column (a superset).
 func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv routeOpts) (nodeSet, error) {
-	conds := make(map[string]ColumnCondition, len(atoms))
+	conds := make(map[string]config.ColumnCondition, len(atoms))
 	var extra []int
 	for pass := 0; pass < 2; pass++ {
 		for i := range atoms {
@@ -347,7 +349,7 @@ func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv routeOpts) (nodeSet
 // routeConds routes by the database strategy, then on each chosen data
 // source by the table strategy; hint values replace the conditions of
 // the strategy they are given for.
-func (ti *tableInfo) routeConds(conds map[string]ColumnCondition, hv routeOpts) (nodeSet, error) {
+func (ti *tableInfo) routeConds(conds map[string]config.ColumnCondition, hv routeOpts) (nodeSet, error) {
 	rule := ti.rule
 	set := newNodeSet(len(rule.DataNodes))
 	var dss []string
@@ -355,7 +357,7 @@ func (ti *tableInfo) routeConds(conds map[string]ColumnCondition, hv routeOpts) 
 	if hv.db != nil {
 		dss, err = rule.DatabaseStrategy.RouteHint(rule.DataSources(), hv.db)
 	} else {
-		dss, err = rule.DatabaseStrategy.route(rule.DataSources(), conds, hv.missing)
+		dss, err = rule.DatabaseStrategy.RouteMode(rule.DataSources(), conds, hv.missing)
 	}
 	if err != nil {
 		return nil, err
@@ -365,13 +367,13 @@ func (ti *tableInfo) routeConds(conds map[string]ColumnCondition, hv routeOpts) 
 		if hv.table != nil {
 			tables, err = rule.TableStrategy.RouteHint(rule.Tables(ds), hv.table)
 		} else {
-			tables, err = rule.TableStrategy.route(rule.Tables(ds), conds, hv.missing)
+			tables, err = rule.TableStrategy.RouteMode(rule.Tables(ds), conds, hv.missing)
 		}
 		if err != nil {
 			return nil, err
 		}
 		for _, tb := range tables {
-			if i, ok := ti.index[DataNode{ds, tb}]; ok {
+			if i, ok := ti.index[config.DataNode{DataSource: ds, Table: tb}]; ok {
 				set.add(i)
 			}
 		}
@@ -493,7 +495,7 @@ func (rt *routing) notPairable(h int) error {
 		}
 	}
 	if ref.nested {
-		return errNotSupported("a subquery or derived table on sharded table %s must reach the same single data node as the rest of the statement, or be correlated with a binding table on all its sharding columns (%s: equal to the outer table's, or pinned to the same literal in both)", ref.name, columnList(ref.info.rule.ShardingColumns()))
+		return errNotSupported("a subquery or derived table on sharded table %s must reach the same single data node as the rest of the statement, or be correlated with a binding table on all its sharding columns (%s: equal to the outer table's, or pinned to the same literal in both)", ref.name, strings.Join(ref.info.rule.ShardingColumns(), ","))
 	}
 	var other *tableRef
 	for _, o := range a.sharded {
@@ -505,7 +507,7 @@ func (rt *routing) notPairable(h int) error {
 	if other == nil {
 		return errNotSupported("sharded table %s must reach one data node here", ref.name)
 	}
-	cols := columnList(ref.info.rule.ShardingColumns())
+	cols := strings.Join(ref.info.rule.ShardingColumns(), ",")
 	first, second := other.name, ref.name
 	if other.hole > ref.hole {
 		first, second = second, first
@@ -591,7 +593,7 @@ func sortUnits(units []unit) {
 }
 
 // argValue converts a Bind argument to a routing Value.
-func argValue(v any) Value {
+func argValue(v any) config.Value {
 	switch x := v.(type) {
 	case nil, int64, uint64, float64, string:
 		return x

@@ -3,6 +3,8 @@ package router
 import (
 	"strings"
 	"testing"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 // TestBindingJoinsStrict: with server.bindingJoins: strict, a join of
@@ -22,13 +24,13 @@ func TestBindingJoinsStrict(t *testing.T) {
 		{"SELECT COUNT(*) FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id", 0, 0},
 		{"SELECT COUNT(*) FROM t_order o JOIN t_order_item i ON o.status = i.item_id", 0, 0},
 	}
-	for _, mode := range []BindingJoins{BindingDeclared, BindingStrict} {
+	for _, mode := range []config.BindingJoins{config.BindingDeclared, config.BindingStrict} {
 		rules := loadGoldenRules(t)
 		rules.Server.BindingJoins = mode
 		r, _ := newGoldenRouter(t, rules)
 		for _, tt := range tests {
 			want := tt.declared
-			if mode == BindingStrict {
+			if mode == config.BindingStrict {
 				want = tt.strict
 			}
 			plan, err := planFor(r, tt.query, "", nil)
@@ -58,10 +60,10 @@ func TestBindingJoinsSetting(t *testing.T) {
 	base := "databaseName: db\nserver:\n  users: [{user: app, password: pw}]\n  bindingJoins: %s\ndataSources:\n  ds_0: {url: \"jdbc:mysql://127.0.0.1:3306/ds_0\", username: root, password: \"\"}\nrules: []\n"
 	for _, tt := range []struct {
 		give string
-		want BindingJoins
+		want config.BindingJoins
 		err  bool
-	}{{"declared", BindingDeclared, false}, {"strict", BindingStrict, false}, {"loose", 0, true}} {
-		r, err := Parse([]byte(strings.Replace(base, "%s", tt.give, 1)), "rules.yaml")
+	}{{"declared", config.BindingDeclared, false}, {"strict", config.BindingStrict, false}, {"loose", 0, true}} {
+		r, err := config.Parse([]byte(strings.Replace(base, "%s", tt.give, 1)), "rules.yaml")
 		if tt.err {
 			if err == nil || !strings.Contains(err.Error(), "bindingJoins") {
 				t.Errorf("bindingJoins: %s: %v, want an error naming it", tt.give, err)

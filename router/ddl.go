@@ -2,6 +2,8 @@ package router
 
 import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 // prepareShow plans SHOW CREATE TABLE, SHOW COLUMNS (DESCRIBE) and SHOW
@@ -29,9 +31,9 @@ func (r *Router) prepareShow(p *Prepared, a *analysis, s *ast.ShowStmt) error {
 		route.DataSource = dn.DataSource
 		tn.Name = ast.NewCIStr(dn.Table)
 		plan.Rename = &TableRename{Physical: dn.Table, Logical: ref.info.rule.Name}
-		route.Nodes = []DataNode{dn}
+		route.Nodes = []config.DataNode{dn}
 	} else {
-		route.Nodes = []DataNode{{DataSource: route.DataSource, Table: ref.name}}
+		route.Nodes = []config.DataNode{{DataSource: route.DataSource, Table: ref.name}}
 	}
 	sql, err := restoreSQL(s)
 	if err != nil {

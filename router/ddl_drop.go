@@ -2,6 +2,8 @@ package router
 
 import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 // prepareDropMany plans DROP TABLE a, b, ...: each table is planned as a
@@ -48,7 +50,7 @@ func joinDrops(s *ast.DropTableStmt, parts []*Plan) (*Plan, error) {
 	plan.Routes = nil
 	plan.Tables = nil
 	var order []string
-	nodes := map[string][]DataNode{}
+	nodes := map[string][]config.DataNode{}
 	for _, part := range parts {
 		plan.Tables = append(plan.Tables, part.Tables...)
 		for _, rt := range part.Routes {

@@ -3,6 +3,8 @@ package router
 import (
 	"errors"
 	"fmt"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 // Error is a routing or configuration error with the MySQL error number and
@@ -87,11 +89,16 @@ func errSyntax(format string, args ...any) *Error {
 }
 
 // errRouting wraps an error from a sharding algorithm: an *Error passes
-// through, anything else becomes 1105 with the cause kept.
+// through, an algorithm's refusal (*config.RouteError) becomes 1235 with its
+// message, anything else becomes 1105 with the cause kept.
 func errRouting(table string, err error) error {
 	var e *Error
 	if errors.As(err, &e) {
 		return err
+	}
+	var re *config.RouteError
+	if errors.As(err, &re) {
+		return errNotSupported("%s", re.Message)
 	}
 	return &Error{Code: CodeUnknown, State: "HY000", Message: fmt.Sprintf("routing %s: %v", table, err), Err: err}
 }

@@ -4,6 +4,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/internal/sqllex"
 )
 
 // hints are the routing hints of one statement, read from the /* ... */
@@ -11,8 +14,8 @@ import (
 // describes them).
 type hints struct {
 	dataSource  string
-	dbValues    map[string][]Value // lower-case table ("" = every table) -> values
-	tableValues map[string][]Value
+	dbValues    map[string][]config.Value // lower-case table ("" = every table) -> values
+	tableValues map[string][]config.Value
 	slice       *slice
 	// writeRouteOnly is WRITE_ROUTE_ONLY=true: a read goes to the primary
 	// of a read/write group.
@@ -38,7 +41,7 @@ func (h *hints) empty() bool {
 
 // values returns the hint values for the database (or table) strategy of
 // table; nil when the hint names none.
-func (h *hints) values(table string, db bool) []Value {
+func (h *hints) values(table string, db bool) []config.Value {
 	if h == nil {
 		return nil
 	}
@@ -114,7 +117,7 @@ func (h *hints) parseShardingSphere(s string) error {
 				return err
 			}
 			if h.dbValues == nil {
-				h.dbValues = map[string][]Value{}
+				h.dbValues = map[string][]config.Value{}
 			}
 			h.dbValues[table] = append(h.dbValues[table], val)
 		case "sharding_table_value", "shardingtablevalue":
@@ -123,7 +126,7 @@ func (h *hints) parseShardingSphere(s string) error {
 				return err
 			}
 			if h.tableValues == nil {
-				h.tableValues = map[string][]Value{}
+				h.tableValues = map[string][]config.Value{}
 			}
 			h.tableValues[table] = append(h.tableValues[table], val)
 		case "data_source_name", "datasourcename":
@@ -169,11 +172,11 @@ func ignoredKey(k string) bool {
 }
 
 // DataSourceHint returns the data source that a SHARDINGSPHERE_HINT
-// comment of sql names with DATA_SOURCE_NAME, "" when it names none. The
+// comment of sql names, checked against r, with DATA_SOURCE_NAME, "" when it names none. The
 // proxy asks for statements it answers without the router (SELECT without
 // tables) so the hint reaches them too. A malformed hint, an unknown key,
 // or a data source or table the rules do not know is an *Error.
-func (r *Rules) DataSourceHint(sql string) (string, error) {
+func DataSourceHint(r *config.Rules, sql string) (string, error) {
 	h, err := parseHints(sql)
 	if err != nil || h == nil {
 		return "", err
@@ -186,7 +189,7 @@ func (r *Rules) DataSourceHint(sql string) (string, error) {
 
 // check validates the hint against the rules: a data source it names must
 // exist, a table it names must be sharded.
-func (h *hints) check(r *Rules) error {
+func (h *hints) check(r *config.Rules) error {
 	if h == nil {
 		return nil
 	}
@@ -219,7 +222,7 @@ func (h *hints) parseShardflake(s string) error {
 }
 
 // hintValue reads a hint value: an integer, or a string ('quoted' or bare).
-func hintValue(v string) (Value, error) {
+func hintValue(v string) (config.Value, error) {
 	if v == "" {
 		return nil, errSyntax("malformed SHARDINGSPHERE_HINT: empty sharding value")
 	}
@@ -242,17 +245,20 @@ func checkUTF8(sql string) error {
 	if utf8.ValidString(sql) {
 		return nil
 	}
+	// Only a string literal may hold any bytes: names, comments (an
+	// executable one is code) and code may not.
 	for i := 0; i < len(sql); {
-		switch sql[i] {
-		case '\'', '"':
-			i = skipQuoted(sql, i) + 1
-			continue
+		t := sqllex.At(sql, i, sqllex.Backslash)
+		if t.Kind != sqllex.String {
+			for j := t.Start; j < t.End; {
+				r, n := utf8.DecodeRuneInString(sql[j:t.End])
+				if r == utf8.RuneError && n == 1 {
+					return errSyntax("invalid UTF-8 byte 0x%02x at offset %d outside a string literal", sql[j], j)
+				}
+				j += n
+			}
 		}
-		r, n := utf8.DecodeRuneInString(sql[i:])
-		if r == utf8.RuneError && n == 1 {
-			return errSyntax("invalid UTF-8 byte 0x%02x at offset %d outside a string literal", sql[i], i)
-		}
-		i += n
+		i = t.End
 	}
 	return nil
 }
@@ -264,63 +270,20 @@ func hasPrefixFold(s, prefix string) bool {
 // comments returns the bodies of the /* ... */ comments of sql, skipping
 // string literals, quoted names, line comments, executable comments
 // (/*! ... */) and optimizer hints (/*+ ... */), as MySQL's lexer does.
+// It stops at a comment that does not end.
 func comments(sql string) []string {
 	var out []string
-	for i := 0; i < len(sql); i++ {
-		switch c := sql[i]; c {
-		case '\'', '"', '`':
-			i = skipQuoted(sql, i)
-		case '#':
-			i = skipLine(sql, i)
-		case '-':
-			if i+2 < len(sql) && sql[i+1] == '-' && (sql[i+2] == ' ' || sql[i+2] == '\t' || sql[i+2] == '\n' || sql[i+2] == '\r') {
-				i = skipLine(sql, i)
-			} else if i+2 == len(sql) && sql[i+1] == '-' {
-				return out
+	for i := 0; i < len(sql); {
+		t := sqllex.At(sql, i, sqllex.Backslash)
+		if t.Kind == sqllex.BlockComment {
+			if t.Unterminated {
+				break
 			}
-		case '/':
-			if i+1 < len(sql) && sql[i+1] == '*' {
-				end := strings.Index(sql[i+2:], "*/")
-				if end < 0 {
-					return out
-				}
-				body := sql[i+2 : i+2+end]
-				if !strings.HasPrefix(body, "!") && !strings.HasPrefix(body, "+") {
-					out = append(out, body)
-				}
-				i += 2 + end + 1
-			}
+			out = append(out, t.Body(sql))
 		}
+		i = t.End
 	}
 	return out
-}
-
-// skipQuoted returns the index of the quote closing the literal or name
-// that starts at i (len(sql) when it is unterminated).
-func skipQuoted(sql string, i int) int {
-	q := sql[i]
-	for j := i + 1; j < len(sql); j++ {
-		switch sql[j] {
-		case '\\':
-			if q != '`' {
-				j++
-			}
-		case q:
-			if j+1 < len(sql) && sql[j+1] == q {
-				j++
-				continue
-			}
-			return j
-		}
-	}
-	return len(sql)
-}
-
-func skipLine(sql string, i int) int {
-	if j := strings.IndexByte(sql[i:], '\n'); j >= 0 {
-		return i + j
-	}
-	return len(sql)
 }
 
 // HasRoutingHint reports whether sql carries a routing hint: sharding

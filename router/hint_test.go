@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 func TestComments(t *testing.T) {
@@ -21,6 +23,8 @@ func TestComments(t *testing.T) {
 		{"SELECT 1--1 /* yes */", []string{" yes "}},
 		{"SELECT /*!50000 1 */ /*+ MAX_EXECUTION_TIME(1) */ 1", nil},
 		{"SELECT 1 /* unterminated", nil},
+		{"SELECT /*M!100000 1 */ /* yes */", []string{" yes "}},
+		{"SELECT 1 --\f/* not: -- and a form feed start a comment */", nil},
 		{"SELECT 'unterminated /* x */", nil},
 	}
 	for _, tt := range tests {
@@ -80,7 +84,7 @@ func TestParseHints(t *testing.T) {
 	}
 }
 
-func fmtMap(m map[string][]Value) string {
+func fmtMap(m map[string][]config.Value) string {
 	if m == nil {
 		return "map[]"
 	}
@@ -123,7 +127,7 @@ func TestSliceCoversEveryNodeOnce(t *testing.T) {
 	for _, st := range stmts {
 		for _, n := range []int{1, 2, 3, 7, 8, 32, 40} {
 			t.Run(fmt.Sprintf("%s/%d", st.give, n), func(t *testing.T) {
-				seen := map[DataNode]int{}
+				seen := map[config.DataNode]int{}
 				for i := 0; i < n; i++ {
 					sql := fmt.Sprintf("/* shardflake: slice=%d/%d */ %s", i, n, st.give)
 					plan := bind(t, prepare(t, r, sql))
@@ -143,6 +147,27 @@ func TestSliceCoversEveryNodeOnce(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestCheckUTF8Names: a quote inside a name or a comment starts no
+// string, so a bad byte after it is still outside a string literal.
+func TestCheckUTF8Names(t *testing.T) {
+	tests := []struct {
+		give    string
+		wantErr bool
+	}{
+		{"SELECT `a'b` \xff, 'c'", true},
+		{"SELECT /* it's */ \xff, 'c'", true},
+		{"SELECT /*! \xff */ 1", true},
+		{"SELECT 1 -- \xff", true},
+		{"SELECT 'a' \xff", true},
+		{"SELECT 'a\xff' -- 'b'", false},
+	}
+	for _, tt := range tests {
+		if err := checkUTF8(tt.give); (err != nil) != tt.wantErr {
+			t.Errorf("checkUTF8(%q) = %v, want error %v", tt.give, err, tt.wantErr)
 		}
 	}
 }

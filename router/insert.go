@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 )
 
@@ -151,7 +152,7 @@ func (b *insertBinder) columns(s *ast.InsertStmt) error {
 			known = b.r.columns(b.target.name)
 		}
 		if known == nil {
-			return errNotSupported("INSERT into sharded table %s needs a column list: the router must find the sharding columns (%s) in every row", b.target.name, columnList(ti.rule.ShardingColumns()))
+			return errNotSupported("INSERT into sharded table %s needs a column list: the router must find the sharding columns (%s) in every row", b.target.name, strings.Join(ti.rule.ShardingColumns(), ","))
 		}
 		// Rows with one value fewer than the table has columns leave out
 		// the generated key column, as ShardingSphere reads them: the
@@ -310,7 +311,7 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	rowKeys := make([]Value, len(b.rows))
+	rowKeys := make([]config.Value, len(b.rows))
 	k := 0
 	for i := range b.rows {
 		if need[i] {
@@ -323,18 +324,18 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 	dbv, tv := b.rt.hints.values(b.target.name, true), b.rt.hints.values(b.target.name, false)
 	byNode := map[int][]int{}
 	var order []int
-	conds := make(map[string]ColumnCondition, len(b.shard))
+	conds := make(map[string]config.ColumnCondition, len(b.shard))
 	for i, r := range b.rows {
 		for j, sc := range b.shard {
-			var v Value
+			var v config.Value
 			if r.ops[j].param == generatedKey || (sc.idx == b.keyIdx && need[i]) {
 				v = rowKeys[i]
 			} else {
 				v = r.ops[j].value(args)
 			}
-			conds[sc.name] = ColumnCondition{Column: sc.name, Values: []Value{v}}
+			conds[sc.name] = config.ColumnCondition{Column: sc.name, Values: []config.Value{v}}
 		}
-		set, err := ti.routeConds(conds, routeOpts{missing: targetRequired})
+		set, err := ti.routeConds(conds, routeOpts{missing: config.TargetRequired})
 		if err != nil {
 			return nil, errRouting(b.target.name, err)
 		}
@@ -342,7 +343,7 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 			// The hint picks the data node, but a row it would put where
 			// its sharding values do not route would be lost to every
 			// later statement: they must agree.
-			hs, err := ti.routeConds(conds, routeOpts{db: dbv, table: tv, missing: targetRequired})
+			hs, err := ti.routeConds(conds, routeOpts{db: dbv, table: tv, missing: config.TargetRequired})
 			if err != nil {
 				return nil, errRouting(b.target.name, err)
 			}
@@ -386,7 +387,7 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		routes = append(routes, Route{DataSource: dn.DataSource, Nodes: []DataNode{dn}, SQL: sql, Args: rargs})
+		routes = append(routes, Route{DataSource: dn.DataSource, Nodes: []config.DataNode{dn}, SQL: sql, Args: rargs})
 		if len(order) > 1 {
 			routes[len(routes)-1].Rows = byNode[node]
 		}
@@ -403,17 +404,17 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 	return plan, nil
 }
 
-func (b *insertBinder) describe(conds map[string]ColumnCondition) string {
+func (b *insertBinder) describe(conds map[string]config.ColumnCondition) string {
 	parts := make([]string, 0, len(b.shard))
 	for _, sc := range b.shard {
-		parts = append(parts, sc.name+"="+formatValue(conds[sc.name].Values[0]))
+		parts = append(parts, sc.name+"="+config.FormatValue(conds[sc.name].Values[0]))
 	}
 	return strings.Join(parts, ", ")
 }
 
 // nullColumn names a sharding column whose value in conds is NULL, "" for
 // none.
-func (b *insertBinder) nullColumn(conds map[string]ColumnCondition) string {
+func (b *insertBinder) nullColumn(conds map[string]config.ColumnCondition) string {
 	for _, sc := range b.shard {
 		if conds[sc.name].Values[0] == nil {
 			return sc.name
@@ -425,11 +426,11 @@ func (b *insertBinder) nullColumn(conds map[string]ColumnCondition) string {
 // generate asks the key generator for n keys, in as few calls as its
 // MaxBatch allows: int64 values from an integer generator, strings (or
 // the raw bytes of a BINARY(16) column) from a UUID generator.
-func (b *insertBinder) generate(n int) ([]Value, error) {
+func (b *insertBinder) generate(n int) ([]config.Value, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	keys := make([]Value, 0, n)
+	keys := make([]config.Value, 0, n)
 	for len(keys) < n {
 		k := min(n-len(keys), b.gen.MaxBatch())
 		if err := b.generateBatch(k, &keys); err != nil {
@@ -439,12 +440,12 @@ func (b *insertBinder) generate(n int) ([]Value, error) {
 	return keys, nil
 }
 
-func (b *insertBinder) generateBatch(k int, keys *[]Value) error {
+func (b *insertBinder) generateBatch(k int, keys *[]config.Value) error {
 	return AppendKeys(b.gen, k, keys)
 }
 
 // writeKey renders a generated key as a SQL literal.
-func writeKey(sb *strings.Builder, v Value) {
+func writeKey(sb *strings.Builder, v config.Value) {
 	switch x := v.(type) {
 	case int64:
 		sb.WriteString(strconv.FormatInt(x, 10))
@@ -465,7 +466,7 @@ type rowFiller struct {
 	b    *insertBinder
 	node int
 	rows []int
-	keys []Value
+	keys []config.Value
 	need []bool
 	bind []any
 }

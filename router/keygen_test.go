@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 )
 
@@ -58,7 +59,7 @@ func (l *listKeys) NextKeys(dst []int64) error {
 
 func keygenRouter(t *testing.T) (*Router, *listKeys) {
 	t.Helper()
-	rules, err := Parse([]byte(keygenRules), "keygen.yaml")
+	rules, err := config.Parse([]byte(keygenRules), "keygen.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestInsertListKeysRouteEachRow(t *testing.T) {
 }
 
 func TestUUIDKeyRoutedByIntegersWarns(t *testing.T) {
-	rules, err := Parse([]byte(keygenRules), "keygen.yaml")
+	rules, err := config.Parse([]byte(keygenRules), "keygen.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestUUIDKeyRoutedByIntegersWarns(t *testing.T) {
 	bad := strings.Replace(keygenRules, "databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: db}}\n      keyGenerateStrategy: {column: note_id",
 		"databaseStrategy: {standard: {shardingColumn: note_id, shardingAlgorithmName: db_note}}\n      keyGenerateStrategy: {column: note_id", 1)
 	bad = strings.Replace(bad, "  shardingAlgorithms:\n", "  shardingAlgorithms:\n    db_note: {type: INLINE, props: {algorithm-expression: \"ds_${note_id % 2}\"}}\n", 1)
-	rules, err = Parse([]byte(bad), "keygen.yaml")
+	rules, err = config.Parse([]byte(bad), "keygen.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

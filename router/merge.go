@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 // Merge says how the results of a multi-route SELECT combine into the one
@@ -337,20 +339,20 @@ func (o ExprOp) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 // with the unrounded quotient (and, where a DOUBLE is wanted, with
 // SUM and COUNT as DOUBLEs).
 type Expr struct {
-	Op     ExprOp    `json:"op"`
-	Column ColumnRef `json:"column,omitempty"`
-	Value  Value     `json:"value,omitempty"`
-	Args   []*Expr   `json:"args,omitempty"`
+	Op     ExprOp       `json:"op"`
+	Column ColumnRef    `json:"column,omitempty"`
+	Value  config.Value `json:"value,omitempty"`
+	Args   []*Expr      `json:"args,omitempty"`
 }
 
 // MarshalJSON prints a column leaf with its column (even column 0) and
 // other nodes without one.
 func (e *Expr) MarshalJSON() ([]byte, error) {
 	type plain struct {
-		Op     ExprOp     `json:"op"`
-		Column *ColumnRef `json:"column,omitempty"`
-		Value  Value      `json:"value,omitempty"`
-		Args   []*Expr    `json:"args,omitempty"`
+		Op     ExprOp       `json:"op"`
+		Column *ColumnRef   `json:"column,omitempty"`
+		Value  config.Value `json:"value,omitempty"`
+		Args   []*Expr      `json:"args,omitempty"`
 	}
 	p := plain{Op: e.Op, Value: e.Value, Args: e.Args}
 	if e.Op == ExprColumn {

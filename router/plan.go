@@ -1,8 +1,7 @@
 package router
 
 import (
-	"fmt"
-	"strings"
+	"github.com/shardflake/shardflake/config"
 )
 
 // StatementKind classifies a statement for routing, transactions and metrics.
@@ -120,7 +119,7 @@ type Route struct {
 	DataSource string `json:"dataSource"`
 	// Nodes are the data nodes (physical tables) the SQL touches, for
 	// metrics and explain output.
-	Nodes []DataNode `json:"nodes,omitempty"`
+	Nodes []config.DataNode `json:"nodes,omitempty"`
 	// SQL is the statement for the data source. Literals of the client's
 	// statement stay literals, correctly escaped (backslash escapes; the
 	// proxy turns them into the NO_BACKSLASH_ESCAPES form for a backend
@@ -136,28 +135,6 @@ type Route struct {
 	// the positions (0-based) in the client's statement of the rows it
 	// inserts, in its own order.
 	Rows []int `json:"-"`
-}
-
-// DataNode names one physical table on one data source.
-type DataNode struct {
-	DataSource string `json:"dataSource"`
-	Table      string `json:"table"`
-}
-
-// String returns the ds.table form used in rules files and explain output.
-func (n DataNode) String() string { return n.DataSource + "." + n.Table }
-
-// MarshalText writes the ds.table form, so plans print compactly.
-func (n DataNode) MarshalText() ([]byte, error) { return []byte(n.String()), nil }
-
-// UnmarshalText reads the ds.table form.
-func (n *DataNode) UnmarshalText(b []byte) error {
-	ds, table, ok := strings.Cut(string(b), ".")
-	if !ok || ds == "" || table == "" {
-		return fmt.Errorf("data node %q: want ds.table", b)
-	}
-	n.DataSource, n.Table = ds, table
-	return nil
 }
 
 // GeneratedKeys records the keys an INSERT was given.

@@ -6,6 +6,8 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 // inList is an IN list on a sharding column whose items are literals or
@@ -280,7 +282,7 @@ func columnOperand(l, r ast.ExprNode) (*ast.ColumnName, operand, bool) {
 }
 
 // sameValue reports whether two routing values are certainly equal.
-func sameValue(x, y Value) bool {
+func sameValue(x, y config.Value) bool {
 	if x == nil || y == nil {
 		return false
 	}
@@ -300,7 +302,7 @@ func sameValue(x, y Value) bool {
 	return false
 }
 
-func asFloat(v Value) (float64, bool) {
+func asFloat(v config.Value) (float64, bool) {
 	switch n := v.(type) {
 	case int64:
 		return float64(n), true
@@ -312,7 +314,7 @@ func asFloat(v Value) (float64, bool) {
 	return 0, false
 }
 
-func compareInts(x, y Value) bool {
+func compareInts(x, y config.Value) bool {
 	switch a := x.(type) {
 	case int64:
 		switch b := y.(type) {
@@ -428,7 +430,7 @@ func (d *dmlBinder) itemNodes(l *inList, args []any) ([]nodeSet, error) {
 			}
 			continue
 		}
-		s, err := ti.routeConds(map[string]ColumnCondition{l.col: {Column: l.col, Values: []Value{v}}}, routeOpts{missing: targetOptional})
+		s, err := ti.routeConds(map[string]config.ColumnCondition{l.col: {Column: l.col, Values: []config.Value{v}}}, routeOpts{missing: config.TargetOptional})
 		if err != nil {
 			continue // keep an item the algorithm cannot place
 		}
@@ -580,22 +582,22 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 }
 
 // nodes lists the data nodes a unit touches.
-func (d *dmlBinder) nodes(u *unit) []DataNode {
+func (d *dmlBinder) nodes(u *unit) []config.DataNode {
 	return unitNodes(d.a, u)
 }
 
-func unitNodes(a *analysis, u *unit) []DataNode {
+func unitNodes(a *analysis, u *unit) []config.DataNode {
 	if len(a.refs) == 1 && a.refs[0].kind == refSharded {
 		n := u.nodes[0]
 		return a.refs[0].info.rule.DataNodes[n : n+1 : n+1] // shared, never modified
 	}
-	out := make([]DataNode, 0, len(a.refs))
+	out := make([]config.DataNode, 0, len(a.refs))
 	for _, ref := range a.refs {
-		var n DataNode
+		var n config.DataNode
 		if ref.kind == refSharded {
 			n = ref.info.rule.DataNodes[u.nodes[ref.hole]]
 		} else {
-			n = DataNode{DataSource: u.ds, Table: ref.name}
+			n = config.DataNode{DataSource: u.ds, Table: ref.name}
 		}
 		dup := false
 		for _, x := range out {

@@ -2,12 +2,14 @@ package router
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 )
 
@@ -15,7 +17,7 @@ import (
 // immutable and safe for concurrent use; build a new one when the rules
 // change.
 type Router struct {
-	rules     *Rules
+	rules     *config.Rules
 	keys      map[string]idgen.KeyGenerator
 	dbLower   string
 	tables    map[string]*tableInfo
@@ -40,9 +42,9 @@ func WithTableColumns(fn func(table string) []string) Option {
 
 // tableInfo is what routing needs of one sharded table, precomputed.
 type tableInfo struct {
-	rule  *TableRule
+	rule  *config.TableRule
 	name  string
-	index map[DataNode]int // data node -> position in rule.DataNodes
+	index map[config.DataNode]int // data node -> position in rule.DataNodes
 	// slot maps a data node to its binding slot: data nodes of bound
 	// tables with the same slot hold rows with the same sharding values.
 	// For the first table of a binding group (and tables in none) the slot
@@ -65,10 +67,10 @@ const (
 
 func (t *tableInfo) role(col string) colRole {
 	var r colRole
-	if contains(t.dbCols, col) {
+	if slices.Contains(t.dbCols, col) {
 		r |= roleDB
 	}
-	if contains(t.tableCols, col) {
+	if slices.Contains(t.tableCols, col) {
 		r |= roleTable
 	}
 	return r
@@ -77,7 +79,7 @@ func (t *tableInfo) role(col string) colRole {
 // New builds a router for rules. keys holds the key generators by their
 // keyGenerators name; every table with a keyGenerateStrategy needs its
 // generator. The router keeps both; neither may change afterwards.
-func New(rules *Rules, keys map[string]idgen.KeyGenerator, opts ...Option) (*Router, error) {
+func New(rules *config.Rules, keys map[string]idgen.KeyGenerator, opts ...Option) (*Router, error) {
 	if rules == nil {
 		return nil, fmt.Errorf("router: nil rules")
 	}
@@ -95,7 +97,7 @@ func New(rules *Rules, keys map[string]idgen.KeyGenerator, opts ...Option) (*Rou
 		o(r)
 	}
 	for name, rule := range rules.Tables {
-		ti := &tableInfo{rule: rule, name: strings.ToLower(name), index: make(map[DataNode]int, len(rule.DataNodes)), group: -1}
+		ti := &tableInfo{rule: rule, name: strings.ToLower(name), index: make(map[config.DataNode]int, len(rule.DataNodes)), group: -1}
 		for i, n := range rule.DataNodes {
 			ti.index[n] = i
 		}
@@ -161,7 +163,7 @@ func (r *Router) bindGroup(gi int, group []string) error {
 			first = ti
 			continue
 		}
-		slots, ok := pairNodes(first.rule, first.name, ti.rule, ti.name)
+		slots, ok := config.PairNodes(first.rule, first.name, ti.rule, ti.name)
 		if !ok {
 			return fmt.Errorf("router: binding tables %s and %s have data nodes that do not pair one to one", first.name, ti.name)
 		}
@@ -177,7 +179,7 @@ func (r *Router) bindGroup(gi int, group []string) error {
 }
 
 // Rules returns the rules the router was built from.
-func (r *Router) Rules() *Rules { return r.rules }
+func (r *Router) Rules() *config.Rules { return r.rules }
 
 // ParseOne parses one SQL statement with a fresh TiDB parser, for tests and
 // the explain command. A syntax error is a 1064 *Error.

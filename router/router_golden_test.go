@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 )
 
@@ -48,9 +49,9 @@ func (f *fakeKeys) MaxBatch() int { return f.batch }
 
 const goldenRules = "testdata/golden_rules.yaml"
 
-func loadGoldenRules(t testing.TB) *Rules {
+func loadGoldenRules(t testing.TB) *config.Rules {
 	t.Helper()
-	rules, err := Load(goldenRules)
+	rules, err := config.Load(goldenRules)
 	if err != nil {
 		t.Fatalf("load %s: %v", goldenRules, err)
 	}
@@ -59,7 +60,7 @@ func loadGoldenRules(t testing.TB) *Rules {
 
 // newGoldenRouter returns a router over the golden rules whose key
 // generator starts at 1000 and issues at most 4 keys per call.
-func newGoldenRouter(t testing.TB, rules *Rules) (*Router, *fakeKeys) {
+func newGoldenRouter(t testing.TB, rules *config.Rules) (*Router, *fakeKeys) {
 	t.Helper()
 	keys := &fakeKeys{next: 1000, batch: 4}
 	r, err := New(rules, map[string]idgen.KeyGenerator{"snowflake": keys})

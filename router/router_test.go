@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 )
 
@@ -132,7 +133,7 @@ func TestInsertGeneratesKeysInBlocks(t *testing.T) {
 		for i := 0; i < 10; i++ {
 			key := 1000 + i
 			row := fmt.Sprintf("(%d,'r%d',%d)", i%4, i, key)
-			want := DataNode{DataSource: fmt.Sprintf("ds_%d", i%4), Table: fmt.Sprintf("t_order_%d", key%8)}
+			want := config.DataNode{DataSource: fmt.Sprintf("ds_%d", i%4), Table: fmt.Sprintf("t_order_%d", key%8)}
 			if strings.Contains(rt.SQL, row) {
 				seen++
 				if node != want {
@@ -267,7 +268,7 @@ func TestColumnRefIndex(t *testing.T) {
 func TestArgValue(t *testing.T) {
 	tests := []struct {
 		give any
-		want Value
+		want config.Value
 	}{
 		{nil, nil},
 		{int64(-3), int64(-3)},

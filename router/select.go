@@ -7,6 +7,8 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 // selectMerge is the multi-route form of a SELECT: the SQL every route
@@ -750,7 +752,7 @@ func (m *selectMerge) bind(args []any) (*Merge, int64, error) {
 	return &mg, limit, nil
 }
 
-func limitValue(v Value) (int64, error) {
+func limitValue(v config.Value) (int64, error) {
 	switch n := v.(type) {
 	case int64:
 		if n >= 0 {
@@ -773,5 +775,5 @@ func limitValue(v Value) (int64, error) {
 			return int64(n), nil
 		}
 	}
-	return 0, newError(CodeWrongArgs, "HY000", "Incorrect arguments to LIMIT: %s", formatValue(v))
+	return 0, newError(CodeWrongArgs, "HY000", "Incorrect arguments to LIMIT: %s", config.FormatValue(v))
 }

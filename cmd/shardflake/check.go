@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
-	"github.com/shardflake/shardflake/router"
 )
 
 // defaultCheckRows is how many rows check simulates per logical table.
@@ -23,7 +23,7 @@ const defaultCheckRows = 100000
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	config := fs.String("config", "", "rules file to check (required)")
+	configFile := fs.String("config", "", "rules file to check (required)")
 	rows := fs.Int("rows", defaultCheckRows, "rows to simulate per sharded table")
 	seed := fs.Uint64("seed", 1, "seed of the simulation's random values")
 	interval := fs.Duration("key-interval", time.Millisecond, "simulated time between two generated keys (the insert rate)")
@@ -45,23 +45,23 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return flagExit(err)
 	}
-	if *config == "" || fs.NArg() > 0 || *rows <= 0 || *interval <= 0 {
+	if *configFile == "" || fs.NArg() > 0 || *rows <= 0 || *interval <= 0 {
 		fs.Usage()
 		return 2
 	}
-	r, err := router.Load(*config)
+	r, err := config.Load(*configFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: invalid rules\n%v\n", *config, err)
+		fmt.Fprintf(stderr, "%s: invalid rules\n%v\n", *configFile, err)
 		return 1
 	}
 	c := &checker{out: stdout, rules: r, rows: *rows, seed: *seed, keyInterval: *interval, connect: *connect, rng: rand.New(rand.NewPCG(*seed, 0x5f1a))}
 	defer c.close()
 	if err := c.report(); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", *config, err)
+		fmt.Fprintf(stderr, "%s: %v\n", *configFile, err)
 		return 1
 	}
 	if c.rangeErrors > 0 {
-		fmt.Fprintf(stderr, "%s: %d key columns cannot hold their generator's keys\n", *config, c.rangeErrors)
+		fmt.Fprintf(stderr, "%s: %d key columns cannot hold their generator's keys\n", *configFile, c.rangeErrors)
 		return 1
 	}
 	return 0
@@ -70,7 +70,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 // checker prints one rules file's report.
 type checker struct {
 	out         io.Writer
-	rules       *router.Rules
+	rules       *config.Rules
 	rows        int
 	seed        uint64
 	keyInterval time.Duration
@@ -136,7 +136,7 @@ func (c *checker) report() error {
 	return nil
 }
 
-func (c *checker) table(t *router.TableRule) error {
+func (c *checker) table(t *config.TableRule) error {
 	c.printf("\ntable %s: %d data nodes\n", t.Name, len(t.DataNodes))
 	c.printf("  database strategy: %s\n", describeStrategy(t.DatabaseStrategy))
 	c.printf("  table strategy:    %s\n", describeStrategy(t.TableStrategy))
@@ -198,7 +198,7 @@ func (c *checker) table(t *router.TableRule) error {
 // no real time and the distribution reflects the chosen insert rate). The
 // generator neither reads nor writes the state file and does not contact
 // etcd: an etcd-leased generator is simulated with worker 0.
-func (c *checker) keySource(t *router.TableRule) (func() (int64, error), string, error) {
+func (c *checker) keySource(t *config.TableRule) (func() (int64, error), string, error) {
 	if t.KeyColumn == "" {
 		return nil, "", nil
 	}
@@ -255,7 +255,7 @@ func (s *simClock) Now() time.Time        { return s.now }
 func (s *simClock) Sleep(d time.Duration) { s.now = s.now.Add(d) }
 
 // describeStrategy prints a strategy as the rules file configures it.
-func describeStrategy(s *router.Strategy) string {
+func describeStrategy(s *config.Strategy) string {
 	if s == nil {
 		return "none (every target)"
 	}

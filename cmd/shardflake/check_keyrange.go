@@ -10,8 +10,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
-	"github.com/shardflake/shardflake/router"
 )
 
 // keyColumnTimeout bounds reading one key column's type.
@@ -21,7 +21,7 @@ const keyColumnTimeout = 5 * time.Second
 // table's first data node and says whether the generator's keys fit it,
 // as the proxy checks at DDL time. A misfit counts as a range error:
 // check exits 1.
-func (c *checker) keyColumn(t *router.TableRule) {
+func (c *checker) keyColumn(t *config.TableRule) {
 	kg, ok := c.rules.KeyGenerators[t.KeyGenerator]
 	if !ok || len(t.DataNodes) == 0 {
 		return
@@ -53,8 +53,8 @@ func (c *checker) keyColumn(t *router.TableRule) {
 }
 
 // columnType reads COLUMN_TYPE of one column of a data node.
-func (c *checker) columnType(dn router.DataNode, column string) (string, error) {
-	var ds *router.DataSource
+func (c *checker) columnType(dn config.DataNode, column string) (string, error) {
+	var ds *config.DataSource
 	for i := range c.rules.DataSources {
 		if c.rules.DataSources[i].Name == dn.DataSource {
 			ds = &c.rules.DataSources[i]

@@ -11,7 +11,7 @@ import (
 
 func TestCheckSkewed(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := runCheck([]string{"--config", "../../router/testdata/rules/skewed.yaml"}, &stdout, &stderr)
+	code := runCheck([]string{"--config", "../../config/testdata/rules/skewed.yaml"}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d, want 0 (warnings allowed); stderr:\n%s", code, stderr.String())
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/sirupsen/logrus"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // demoTables are created through the proxy when the rules name them, so
@@ -37,7 +37,7 @@ var demoTables = []struct {
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	config := fs.String("config", "rules.example.yaml", "rules file to serve")
+	configFile := fs.String("config", "rules.example.yaml", "rules file to serve")
 	rf := addRunFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: shardflake demo [--config rules.example.yaml] [--listen ADDR] [flags]")
@@ -58,7 +58,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	rules, log, code := rf.setup("demo", *config, "Run it from the repository root (make demo), or pass --config FILE.", stderr)
+	rules, log, code := rf.setup("demo", *configFile, "Run it from the repository root (make demo), or pass --config FILE.", stderr)
 	if rules == nil {
 		return code
 	}
@@ -78,7 +78,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 				log.Error("creating the demo tables failed", "err", err)
 				return
 			}
-			printDemoBanner(stdout, rules, *config, addr)
+			printDemoBanner(stdout, rules, *configFile, addr)
 		}()
 	}
 	// The embedded backends are not safe for a statement that reads a
@@ -90,7 +90,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 
 // startDemoBackends starts one in-memory server per data source and points
 // the rules' data sources at them.
-func startDemoBackends(rules *router.Rules, verbose bool) ([]*gmsserver.Server, error) {
+func startDemoBackends(rules *config.Rules, verbose bool) ([]*gmsserver.Server, error) {
 	// go-mysql-server logs through logrus's process-wide logger: a line for
 	// every connection the proxy opens and a warning about
 	// secure_file_priv, which buried the demo's banner. Its errors still
@@ -114,7 +114,7 @@ func startDemoBackends(rules *router.Rules, verbose bool) ([]*gmsserver.Server, 
 		provider := memory.NewDBProvider(db)
 		engine := sqle.NewDefault(provider)
 		cfg := gmsserver.Config{Protocol: "tcp", Address: "127.0.0.1:0", Version: "8.0.33-go-mysql-server"}
-		s, err := gmsserver.NewServer(cfg, engine, gmssql.NewContext, memory.NewSessionBuilder(provider), nil)
+		s, err := gmsserver.NewServerWithHandler(cfg, engine, gmssql.NewContext, memory.NewSessionBuilder(provider), nil, newSerialBackend)
 		if err != nil {
 			for _, prev := range servers {
 				prev.Close()
@@ -132,7 +132,7 @@ func startDemoBackends(rules *router.Rules, verbose bool) ([]*gmsserver.Server, 
 
 // seedDemo creates the demo tables through the proxy and adds a few rows,
 // with keys the proxy generates.
-func seedDemo(rules *router.Rules, addr string) error {
+func seedDemo(rules *config.Rules, addr string) error {
 	u := rules.Server.Users[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -184,7 +184,7 @@ func seedDemo(rules *router.Rules, addr string) error {
 	return nil
 }
 
-func printDemoBanner(w io.Writer, rules *router.Rules, config string, addr net.Addr) {
+func printDemoBanner(w io.Writer, rules *config.Rules, config string, addr net.Addr) {
 	host, port, _ := net.SplitHostPort(addr.String())
 	u := rules.Server.Users[0]
 	var b strings.Builder

@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/router"
 )
@@ -21,7 +22,7 @@ import (
 func runExplain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	config := fs.String("config", "", "rules file (required)")
+	configFile := fs.String("config", "", "rules file (required)")
 	db := fs.String("db", "", "session schema the statement runs in (default: the rules' databaseName)")
 	argsJSON := fs.String("args", "", "values of the statement's ? placeholders, as a JSON array, e.g. '[1, \"x\", null]'")
 	asJSON := fs.Bool("json", false, "print the plan as JSON (the router.Plan the proxy executes)")
@@ -50,7 +51,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		positional = append(positional, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if *config == "" || len(positional) != 1 || strings.TrimSpace(positional[0]) == "" {
+	if *configFile == "" || len(positional) != 1 || strings.TrimSpace(positional[0]) == "" {
 		fs.Usage()
 		return 2
 	}
@@ -60,20 +61,20 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shardflake explain: --args: %v\n", err)
 		return 2
 	}
-	rules, err := router.Load(*config)
+	rules, err := config.Load(*configFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: invalid rules\n%v\n", *config, err)
+		fmt.Fprintf(stderr, "%s: invalid rules\n%v\n", *configFile, err)
 		return 1
 	}
 	keys, closeKeys, err := explainKeys(rules)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", *config, err)
+		fmt.Fprintf(stderr, "%s: %v\n", *configFile, err)
 		return 1
 	}
 	defer closeKeys()
 	r, err := router.New(rules, keys)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", *config, err)
+		fmt.Fprintf(stderr, "%s: %v\n", *configFile, err)
 		return 1
 	}
 	if *db == "" {
@@ -145,7 +146,7 @@ func parseArgs(s string) ([]any, error) {
 // explainKeys builds the key generators of the rules from their static
 // props: no state file, no etcd, no ticket or segment data source (those
 // get an in-memory counter from 1, as a fresh table would).
-func explainKeys(rules *router.Rules) (map[string]idgen.KeyGenerator, func(), error) {
+func explainKeys(rules *config.Rules) (map[string]idgen.KeyGenerator, func(), error) {
 	keys := map[string]idgen.KeyGenerator{}
 	var gens []*idgen.Snowflake
 	closeAll := func() {
@@ -168,7 +169,7 @@ func explainKeys(rules *router.Rules) (map[string]idgen.KeyGenerator, func(), er
 }
 
 // offlineKeys builds a generator that needs nothing outside the process.
-func offlineKeys(kg router.KeyGeneratorConfig, opts ...idgen.Option) (idgen.KeyGenerator, error) {
+func offlineKeys(kg config.KeyGeneratorConfig, opts ...idgen.Option) (idgen.KeyGenerator, error) {
 	switch kg.Type {
 	case idgen.TypeUUID:
 		return idgen.NewUUIDv4(kg.Props)

@@ -37,12 +37,12 @@ func TestExplain(t *testing.T) {
 		},
 		{
 			name:    "read/write groups: a replica may answer a plain read",
-			give:    []string{"--config", "../../router/testdata/rules/ss_readwrite_splitting.yaml", "SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2"},
+			give:    []string{"--config", "../../config/testdata/rules/ss_readwrite_splitting.yaml", "SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2"},
 			wantOut: []string{"access: read (read/write groups: a replica)", "route 1: readwrite_ds_1 (readwrite_ds_1.t_order_2)"},
 		},
 		{
 			name:    "read/write groups: a locking read is the primary's",
-			give:    []string{"--config", "../../router/testdata/rules/ss_readwrite_splitting.yaml", "SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2 FOR UPDATE"},
+			give:    []string{"--config", "../../config/testdata/rules/ss_readwrite_splitting.yaml", "SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2 FOR UPDATE"},
 			wantOut: []string{"access: locking_read (read/write groups: the primary)"},
 		},
 		{

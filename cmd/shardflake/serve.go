@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy"
-	"github.com/shardflake/shardflake/router"
 )
 
 // defaultDrain is how long SIGTERM waits for statements in flight.
@@ -25,7 +25,7 @@ const defaultDrain = 30 * time.Second
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	config := fs.String("config", "", "rules file (required)")
+	configFile := fs.String("config", "", "rules file (required)")
 	rf := addRunFlags(fs)
 	drain := fs.Duration("drain", defaultDrain, "how long SIGTERM waits for statements in flight before cutting them")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiling endpoints (/debug/pprof/) on this address (a port alone or :PORT binds 127.0.0.1 only; name 0.0.0.0:PORT for every interface); off by default")
@@ -44,11 +44,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return flagExit(err)
 	}
-	if *config == "" || fs.NArg() > 0 {
+	if *configFile == "" || fs.NArg() > 0 {
 		fs.Usage()
 		return 2
 	}
-	rules, log, code := rf.setup("serve", *config, "", stderr)
+	rules, log, code := rf.setup("serve", *configFile, "", stderr)
 	if rules == nil {
 		return code
 	}
@@ -60,8 +60,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	return serve(rules, serveOptions{log: log, drain: *drain, reload: rf.loader(*config), ready: func(addr net.Addr) {
-		log.Info("shardflake listening", "addr", addr.String(), "rules", *config, "database", rules.DatabaseName)
+	return serve(rules, serveOptions{log: log, drain: *drain, reload: rf.loader(*configFile), ready: func(addr net.Addr) {
+		log.Info("shardflake listening", "addr", addr.String(), "rules", *configFile, "database", rules.DatabaseName)
 	}})
 }
 
@@ -93,7 +93,7 @@ type serveOptions struct {
 
 // serve runs a proxy for rules until a signal arrives; it returns the exit
 // status.
-func serve(rules *router.Rules, o serveOptions) int {
+func serve(rules *config.Rules, o serveOptions) int {
 	for _, w := range rules.Warnings {
 		o.log.Warn("rules", "warning", w.Error())
 	}
@@ -228,13 +228,13 @@ func reloadOnHangup(ctx context.Context, srv *proxy.Server, hup <-chan os.Signal
 
 // loader reads the rules file again for a reload, with the address
 // overrides the command line applied at start.
-func (f runFlags) loader(config string) proxy.RulesLoader {
-	return func() (*router.Rules, []byte, error) {
-		src, err := os.ReadFile(config)
+func (f runFlags) loader(configFile string) proxy.RulesLoader {
+	return func() (*config.Rules, []byte, error) {
+		src, err := os.ReadFile(configFile)
 		if err != nil {
 			return nil, nil, err
 		}
-		rules, err := router.Parse(src, config)
+		rules, err := config.Parse(src, configFile)
 		if err == nil {
 			err = rules.CheckServe()
 		}
@@ -271,13 +271,13 @@ func addRunFlags(fs *flag.FlagSet) runFlags {
 // address overrides applied. On failure it has told stderr why and returns
 // the exit status (2 for bad flags, 1 for bad rules); notFound, when set,
 // is a hint printed when the file does not exist.
-func (f runFlags) setup(cmd, config, notFound string, stderr io.Writer) (*router.Rules, *slog.Logger, int) {
+func (f runFlags) setup(cmd, configFile, notFound string, stderr io.Writer) (*config.Rules, *slog.Logger, int) {
 	log, err := f.log.logger(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "shardflake %s: %v\n", cmd, err)
 		return nil, nil, 2
 	}
-	rules, err := router.Load(config)
+	rules, err := config.Load(configFile)
 	if notFound != "" && errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(stderr, "shardflake %s: %v\n%s\n", cmd, err, notFound)
 		return nil, nil, 1
@@ -286,7 +286,7 @@ func (f runFlags) setup(cmd, config, notFound string, stderr io.Writer) (*router
 		err = rules.CheckServe()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: invalid rules\n%v\n", config, err)
+		fmt.Fprintf(stderr, "%s: invalid rules\n%v\n", configFile, err)
 		return nil, nil, 1
 	}
 	if *f.listen != "" {

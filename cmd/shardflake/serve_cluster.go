@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy"
-	"github.com/shardflake/shardflake/router"
 )
 
 // clusterRules starts a proxy whose rules file has server.cluster: it
@@ -15,18 +15,18 @@ import (
 // settings (listen, metricsListen, cluster: from the local file and the
 // flags) put over the shared ones. The fleet is joined once the
 // listeners are open (serve).
-func clusterRules(ctx context.Context, local *router.Rules, o *serveOptions) (*router.Rules, *proxy.Fleet, error) {
+func clusterRules(ctx context.Context, local *config.Rules, o *serveOptions) (*config.Rules, *proxy.Fleet, error) {
 	src, err := os.ReadFile(local.File)
 	if err != nil {
 		return nil, nil, err
 	}
-	localize := func(r *router.Rules) {
+	localize := func(r *config.Rules) {
 		r.Server.Listen = local.Server.Listen
 		r.Server.MetricsListen = local.Server.MetricsListen
 		r.Server.Cluster = local.Server.Cluster
 	}
-	parse := func(src []byte, name string) (*router.Rules, error) {
-		r, err := router.Parse(src, name)
+	parse := func(src []byte, name string) (*config.Rules, error) {
+		r, err := config.Parse(src, name)
 		if err == nil {
 			err = r.CheckServe()
 		}
@@ -50,7 +50,7 @@ func clusterRules(ctx context.Context, local *router.Rules, o *serveOptions) (*r
 		// SIGHUP and RELOAD RULES read the local file, with this proxy's
 		// settings, and share it with the fleet once applied here.
 		load := o.reload
-		o.reload = func() (*router.Rules, []byte, error) {
+		o.reload = func() (*config.Rules, []byte, error) {
 			r, b, err := load()
 			if err != nil {
 				return nil, nil, err

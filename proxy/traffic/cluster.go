@@ -12,7 +12,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // ClusterConfig says where the proxies of one fleet share their cluster
@@ -60,7 +60,7 @@ type clusterRule struct {
 // HasCluster reports whether the set has cluster rules.
 func (s *Set) HasCluster() bool {
 	for _, r := range s.rules {
-		if r.set.Load().rule.Scope == router.TrafficCluster {
+		if r.set.Load().rule.Scope == config.TrafficCluster {
 			return true
 		}
 	}
@@ -80,7 +80,7 @@ func (s *Set) StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, er
 	}
 	c := &Cluster{set: s, cfg: cfg, cli: cli, stop: make(chan struct{}), done: make(chan struct{})}
 	for _, r := range s.rules {
-		if r.set.Load().rule.Scope == router.TrafficCluster {
+		if r.set.Load().rule.Scope == config.TrafficCluster {
 			c.rules = append(c.rules, &clusterRule{rule: r})
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // concurrency limits the permits in flight: a statement holds its permits
@@ -28,7 +28,7 @@ type waiter struct {
 	granted bool
 }
 
-func newConcurrency(l router.TrafficLimit, c Clock) Limiter {
+func newConcurrency(l config.TrafficLimit, c Clock) Limiter {
 	return &concurrency{clock: c, max: l.MaxInFlight, queueMax: l.Queue}
 }
 

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // leakyBucket lets statements through at a steady rate and never in a
@@ -21,7 +21,7 @@ type leakyBucket struct {
 	next time.Time
 }
 
-func newLeakyBucket(l router.TrafficLimit, c Clock) Limiter {
+func newLeakyBucket(l config.TrafficLimit, c Clock) Limiter {
 	return &leakyBucket{clock: c, interval: max(time.Duration(float64(time.Second)/l.Rate), 1)}
 }
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // Limiter is one rule's limit algorithm and its state. It is safe for
@@ -58,9 +58,9 @@ var (
 	ErrQueueTimeout = errors.New("traffic: concurrency queue timeout")
 )
 
-// builders make a limiter per limit type (router.TrafficLimitKeys lists
+// builders make a limiter per limit type (config.TrafficLimitKeys lists
 // each type's parameters). Adding an algorithm is a file and a line here.
-var builders = map[string]func(router.TrafficLimit, Clock) Limiter{
+var builders = map[string]func(config.TrafficLimit, Clock) Limiter{
 	"TOKEN_BUCKET":   newTokenBucket,
 	"LEAKY_BUCKET":   newLeakyBucket,
 	"SLIDING_WINDOW": newSlidingWindow,
@@ -69,7 +69,7 @@ var builders = map[string]func(router.TrafficLimit, Clock) Limiter{
 }
 
 // NewLimiter builds the limiter of l on clock c.
-func NewLimiter(l router.TrafficLimit, c Clock) (Limiter, error) {
+func NewLimiter(l config.TrafficLimit, c Clock) (Limiter, error) {
 	b, ok := builders[l.Type]
 	if !ok {
 		return nil, errors.New("traffic: unknown limit type " + l.Type)

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
-func mustLimiter(t *testing.T, l router.TrafficLimit, c Clock) Limiter {
+func mustLimiter(t *testing.T, l config.TrafficLimit, c Clock) Limiter {
 	t.Helper()
 	lim, err := NewLimiter(l, c)
 	if err != nil {
@@ -60,7 +60,7 @@ func countIn(times []time.Time, from, to time.Time) int {
 
 func TestTokenBucketBurstThenRate(t *testing.T) {
 	c := newFakeClock()
-	l := mustLimiter(t, router.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 100, Burst: 20}, c)
+	l := mustLimiter(t, config.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 100, Burst: 20}, c)
 	start := c.Now()
 	// 25 at once: the full bucket passes.
 	burst := 0
@@ -93,7 +93,7 @@ func TestTokenBucketBurstThenRate(t *testing.T) {
 
 func TestLeakyBucketSpacesStatements(t *testing.T) {
 	c := newFakeClock()
-	l := mustLimiter(t, router.TrafficLimit{Type: "LEAKY_BUCKET", Rate: 50}, c)
+	l := mustLimiter(t, config.TrafficLimit{Type: "LEAKY_BUCKET", Rate: 50}, c)
 	got := offer(t, c, l, 100*time.Microsecond, 2*time.Second)
 	if len(got) < 99 || len(got) > 100 {
 		t.Errorf("admitted %d in 2s, want 100 (50/s)", len(got))
@@ -112,7 +112,7 @@ func TestLeakyBucketSpacesStatements(t *testing.T) {
 
 func TestLeakyBucketWaitersGetTheirSlots(t *testing.T) {
 	c := newFakeClock()
-	l := mustLimiter(t, router.TrafficLimit{Type: "LEAKY_BUCKET", Rate: 10}, c)
+	l := mustLimiter(t, config.TrafficLimit{Type: "LEAKY_BUCKET", Rate: 10}, c)
 	if _, err := l.Acquire(context.Background(), 1, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +140,8 @@ func TestLeakyBucketWaitersGetTheirSlots(t *testing.T) {
 
 func TestFixedWindowBoundaryLetsTwiceTheLimit(t *testing.T) {
 	c := newFakeClock()
-	fixed := mustLimiter(t, router.TrafficLimit{Type: "FIXED_WINDOW", Permits: 100, Window: time.Second}, c)
-	sliding := mustLimiter(t, router.TrafficLimit{Type: "SLIDING_WINDOW", Permits: 100, Window: time.Second, SubWindows: 10}, c)
+	fixed := mustLimiter(t, config.TrafficLimit{Type: "FIXED_WINDOW", Permits: 100, Window: time.Second}, c)
+	sliding := mustLimiter(t, config.TrafficLimit{Type: "SLIDING_WINDOW", Permits: 100, Window: time.Second, SubWindows: 10}, c)
 	// Quiet until 900ms into the window, then a flood for 200ms.
 	c.Advance(900 * time.Millisecond)
 	var fixedGot, slidingGot []time.Time
@@ -166,7 +166,7 @@ func TestFixedWindowBoundaryLetsTwiceTheLimit(t *testing.T) {
 
 func TestSlidingWindowAdmittedPerWindow(t *testing.T) {
 	c := newFakeClock()
-	l := mustLimiter(t, router.TrafficLimit{Type: "SLIDING_WINDOW", Permits: 200, Window: time.Second, SubWindows: 10}, c)
+	l := mustLimiter(t, config.TrafficLimit{Type: "SLIDING_WINDOW", Permits: 200, Window: time.Second, SubWindows: 10}, c)
 	start := c.Now()
 	got := offer(t, c, l, 200*time.Microsecond, 4*time.Second)
 	for s := range 4 {
@@ -183,7 +183,7 @@ func TestSlidingWindowAdmittedPerWindow(t *testing.T) {
 
 func TestFixedWindowPerPeriod(t *testing.T) {
 	c := newFakeClock()
-	l := mustLimiter(t, router.TrafficLimit{Type: "FIXED_WINDOW", Permits: 30, Window: time.Minute}, c)
+	l := mustLimiter(t, config.TrafficLimit{Type: "FIXED_WINDOW", Permits: 30, Window: time.Minute}, c)
 	start := c.Now()
 	got := offer(t, c, l, 10*time.Millisecond, 3*time.Minute)
 	for m := range 3 {
@@ -196,7 +196,7 @@ func TestFixedWindowPerPeriod(t *testing.T) {
 
 func TestWindowWaitsForTheNextBucket(t *testing.T) {
 	c := newFakeClock()
-	l := mustLimiter(t, router.TrafficLimit{Type: "FIXED_WINDOW", Permits: 2, Window: 100 * time.Millisecond}, c)
+	l := mustLimiter(t, config.TrafficLimit{Type: "FIXED_WINDOW", Permits: 2, Window: 100 * time.Millisecond}, c)
 	for range 2 {
 		if _, err := l.Acquire(context.Background(), 1, 0); err != nil {
 			t.Fatal(err)
@@ -220,7 +220,7 @@ func TestWindowWaitsForTheNextBucket(t *testing.T) {
 
 func TestTokenBucketMaxWait(t *testing.T) {
 	c := newFakeClock()
-	l := mustLimiter(t, router.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 10, Burst: 1}, c)
+	l := mustLimiter(t, config.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 10, Burst: 1}, c)
 	if _, err := l.Acquire(context.Background(), 1, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestTokenBucketMaxWait(t *testing.T) {
 
 func TestConcurrencyQueueAndTimeout(t *testing.T) {
 	c := newFakeClock()
-	l := mustLimiter(t, router.TrafficLimit{Type: "CONCURRENCY", MaxInFlight: 2, Queue: 1, QueueTimeout: 100 * time.Millisecond}, c)
+	l := mustLimiter(t, config.TrafficLimit{Type: "CONCURRENCY", MaxInFlight: 2, Queue: 1, QueueTimeout: 100 * time.Millisecond}, c)
 	ctx := context.Background()
 	p1, err := l.Acquire(ctx, 1, 100*time.Millisecond)
 	if err != nil {
@@ -291,7 +291,7 @@ func TestConcurrencyQueueAndTimeout(t *testing.T) {
 		t.Fatalf("state %+v, want 2 in flight, none queued", s)
 	}
 	// A queue of 0 refuses at once.
-	none := mustLimiter(t, router.TrafficLimit{Type: "CONCURRENCY", MaxInFlight: 1}, c)
+	none := mustLimiter(t, config.TrafficLimit{Type: "CONCURRENCY", MaxInFlight: 1}, c)
 	if _, err := none.Acquire(ctx, 1, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -306,15 +306,15 @@ func TestConcurrencyQueueAndTimeout(t *testing.T) {
 // admits more than its rate allows over the time measured.
 func TestRateLimitersUnderContention(t *testing.T) {
 	tests := []struct {
-		limit router.TrafficLimit
+		limit config.TrafficLimit
 		most  func(secs float64) float64
 	}{
-		{router.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 500, Burst: 25}, func(s float64) float64 { return 500*s + 25 }},
-		{router.TrafficLimit{Type: "LEAKY_BUCKET", Rate: 500}, func(s float64) float64 { return 500*s + 1 }},
+		{config.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 500, Burst: 25}, func(s float64) float64 { return 500*s + 25 }},
+		{config.TrafficLimit{Type: "LEAKY_BUCKET", Rate: 500}, func(s float64) float64 { return 500*s + 1 }},
 		// An interval of s seconds touches at most floor(s/0.2)+2 windows
 		// aligned to the clock.
-		{router.TrafficLimit{Type: "SLIDING_WINDOW", Permits: 100, Window: 200 * time.Millisecond, SubWindows: 4}, func(s float64) float64 { return 100 * (math.Floor(s/0.2) + 2) }},
-		{router.TrafficLimit{Type: "FIXED_WINDOW", Permits: 100, Window: 200 * time.Millisecond}, func(s float64) float64 { return 100 * (math.Floor(s/0.2) + 2) }},
+		{config.TrafficLimit{Type: "SLIDING_WINDOW", Permits: 100, Window: 200 * time.Millisecond, SubWindows: 4}, func(s float64) float64 { return 100 * (math.Floor(s/0.2) + 2) }},
+		{config.TrafficLimit{Type: "FIXED_WINDOW", Permits: 100, Window: 200 * time.Millisecond}, func(s float64) float64 { return 100 * (math.Floor(s/0.2) + 2) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.limit.Type, func(t *testing.T) {

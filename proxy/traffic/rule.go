@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -30,7 +31,7 @@ type Rule struct {
 
 // setting is a rule's current limit and policy; immutable once published.
 type setting struct {
-	rule    router.TrafficRule
+	rule    config.TrafficRule
 	limiter Limiter
 }
 
@@ -39,7 +40,7 @@ func (s *setting) wait() time.Duration {
 	if s.rule.Limit.Type == "CONCURRENCY" {
 		return s.rule.Limit.QueueTimeout
 	}
-	if s.rule.OnLimit == router.TrafficWait {
+	if s.rule.OnLimit == config.TrafficWait {
 		return s.rule.MaxWait
 	}
 	return 0
@@ -69,10 +70,14 @@ type matcher struct {
 	dataSources []string
 }
 
-func newMatcher(m router.TrafficMatch) matcher {
+func newMatcher(m config.TrafficMatch) matcher {
 	mt := matcher{users: m.Users, tables: m.Tables, digests: m.Digests, dataSources: m.DataSources}
-	for _, k := range m.Kinds {
-		mt.kinds |= 1 << uint(k)
+	for _, name := range m.Kinds {
+		for k := router.KindSelect; k <= router.KindOther; k++ {
+			if k.String() == name {
+				mt.kinds |= 1 << uint(k)
+			}
+		}
 	}
 	return mt
 }
@@ -150,7 +155,7 @@ func (m *matcher) String() string {
 }
 
 // describeLimit prints a limit's parameters as the rules file writes them.
-func describeLimit(l router.TrafficLimit) string {
+func describeLimit(l config.TrafficLimit) string {
 	switch l.Type {
 	case "TOKEN_BUCKET":
 		return fmt.Sprintf("rate=%g burst=%d", l.Rate, l.Burst)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -57,13 +58,13 @@ type Held struct {
 
 // New builds the rules' limiters on clock c (nil: the wall clock). Cluster
 // rules hold the whole budget until StartCluster gives them their share.
-func New(rules []router.TrafficRule, c Clock) (*Set, error) {
+func New(rules []config.TrafficRule, c Clock) (*Set, error) {
 	if c == nil {
 		c = SystemClock()
 	}
 	s := &Set{clock: c}
 	for _, tr := range rules {
-		if tr.Scope == router.TrafficCluster && tr.Limit.Type != "TOKEN_BUCKET" {
+		if tr.Scope == config.TrafficCluster && tr.Limit.Type != "TOKEN_BUCKET" {
 			return nil, fmt.Errorf("traffic rule %s: scope cluster splits a TOKEN_BUCKET's rate, not a %s", tr.Name, tr.Limit.Type)
 		}
 		lim, err := NewLimiter(tr.Limit, c)
@@ -156,9 +157,9 @@ func (s *Set) Matching(st *Statement) []string {
 // RuleState is a rule's setting and live state.
 type RuleState struct {
 	Name, Type, Match, Limit string
-	OnLimit                  router.TrafficOnLimit
+	OnLimit                  config.TrafficOnLimit
 	MaxWait                  time.Duration
-	Scope                    router.TrafficScope
+	Scope                    config.TrafficScope
 	Enabled                  bool
 	State
 	Admitted, Delayed, Rejected uint64
@@ -187,7 +188,7 @@ func (s *Set) States() []RuleState {
 			Admitted: r.admitted.Load(), Delayed: r.delayed.Load(), Rejected: r.rejected.Load(),
 		}
 		rs.WaitBuckets, rs.WaitCount, rs.WaitSum = r.waits.snapshot()
-		if set.rule.Scope == router.TrafficCluster {
+		if set.rule.Scope == config.TrafficCluster {
 			rs.Share, rs.Members = math.Float64frombits(r.share.Load()), int(r.members.Load())
 		}
 		out = append(out, rs)
@@ -233,11 +234,11 @@ func (s *Set) Alter(name string, props map[string]string) error {
 		return &RuleError{Rule: name, Unknown: true}
 	}
 	old := r.set.Load()
-	tr, err := router.AlterTrafficRule(old.rule, props)
+	tr, err := config.AlterTrafficRule(old.rule, props)
 	if err != nil {
 		return &RuleError{Rule: r.name, Msg: err.Error()}
 	}
-	if tr.Scope == router.TrafficCluster && tr.Limit.Type != "TOKEN_BUCKET" {
+	if tr.Scope == config.TrafficCluster && tr.Limit.Type != "TOKEN_BUCKET" {
 		return &RuleError{Rule: r.name, Msg: "scope: cluster splits a TOKEN_BUCKET's rate among the proxies; " + tr.Limit.Type + " cannot be split"}
 	}
 	lim, err := NewLimiter(tr.Limit, s.clock)

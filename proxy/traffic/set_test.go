@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -19,7 +20,7 @@ func plan(kind router.StatementKind, tables []string, dss ...string) *router.Pla
 	return p
 }
 
-func mustSet(t testing.TB, c Clock, rules ...router.TrafficRule) *Set {
+func mustSet(t testing.TB, c Clock, rules ...config.TrafficRule) *Set {
 	t.Helper()
 	s, err := New(rules, c)
 	if err != nil {
@@ -28,9 +29,9 @@ func mustSet(t testing.TB, c Clock, rules ...router.TrafficRule) *Set {
 	return s
 }
 
-func fixedRule(name string, permits int, m router.TrafficMatch) router.TrafficRule {
-	return router.TrafficRule{Name: name, Match: m, OnLimit: router.TrafficReject,
-		Limit: router.TrafficLimit{Type: "FIXED_WINDOW", Permits: permits, Window: time.Hour}}
+func fixedRule(name string, permits int, m config.TrafficMatch) config.TrafficRule {
+	return config.TrafficRule{Name: name, Match: m, OnLimit: config.TrafficReject,
+		Limit: config.TrafficLimit{Type: "FIXED_WINDOW", Permits: permits, Window: time.Hour}}
 }
 
 func TestSetMatchesAndCosts(t *testing.T) {
@@ -38,26 +39,26 @@ func TestSetMatchesAndCosts(t *testing.T) {
 	digest := (&Statement{SQL: "select * from t_order where user_id = 42"}).Digest()
 	tests := []struct {
 		name  string
-		match router.TrafficMatch
+		match config.TrafficMatch
 		user  string
 		plan  *router.Plan
 		want  int // permits taken
 	}{
-		{"everything, one route", router.TrafficMatch{}, "app", plan(router.KindSelect, nil, "ds_0"), 1},
-		{"scatter costs a permit per route", router.TrafficMatch{}, "app", plan(router.KindSelect, nil, "ds_0", "ds_0", "ds_1", "ds_1"), 4},
-		{"user", router.TrafficMatch{Users: []string{"app"}}, "app", plan(router.KindSelect, nil, "ds_0"), 1},
-		{"other user", router.TrafficMatch{Users: []string{"app"}}, "report", plan(router.KindSelect, nil, "ds_0"), 0},
-		{"kind", router.TrafficMatch{Kinds: []router.StatementKind{router.KindInsert}}, "app", plan(router.KindInsert, nil, "ds_0"), 1},
-		{"other kind", router.TrafficMatch{Kinds: []router.StatementKind{router.KindInsert}}, "app", plan(router.KindSelect, nil, "ds_0"), 0},
-		{"show is other", router.TrafficMatch{Kinds: []router.StatementKind{router.KindOther}}, "app", plan(router.KindShow, nil, "ds_0"), 1},
-		{"table", router.TrafficMatch{Tables: []string{"t_order"}}, "app", plan(router.KindSelect, []string{"T_ORDER"}, "ds_0"), 1},
-		{"other table", router.TrafficMatch{Tables: []string{"t_order"}}, "app", plan(router.KindSelect, []string{"t_user"}, "ds_0"), 0},
-		{"digest", router.TrafficMatch{Digests: []string{digest}}, "app", plan(router.KindSelect, nil, "ds_0"), 1},
-		{"data source counts its routes", router.TrafficMatch{DataSources: []string{"ds_1"}}, "app", plan(router.KindSelect, nil, "ds_0", "ds_1", "ds_1", "ds_2"), 2},
-		{"other data source", router.TrafficMatch{DataSources: []string{"ds_3"}}, "app", plan(router.KindSelect, nil, "ds_0", "ds_1"), 0},
-		{"all of them", router.TrafficMatch{Users: []string{"app"}, Kinds: []router.StatementKind{router.KindSelect}, Tables: []string{"t_order"}, DataSources: []string{"ds_0"}},
+		{"everything, one route", config.TrafficMatch{}, "app", plan(router.KindSelect, nil, "ds_0"), 1},
+		{"scatter costs a permit per route", config.TrafficMatch{}, "app", plan(router.KindSelect, nil, "ds_0", "ds_0", "ds_1", "ds_1"), 4},
+		{"user", config.TrafficMatch{Users: []string{"app"}}, "app", plan(router.KindSelect, nil, "ds_0"), 1},
+		{"other user", config.TrafficMatch{Users: []string{"app"}}, "report", plan(router.KindSelect, nil, "ds_0"), 0},
+		{"kind", config.TrafficMatch{Kinds: []string{"insert"}}, "app", plan(router.KindInsert, nil, "ds_0"), 1},
+		{"other kind", config.TrafficMatch{Kinds: []string{"insert"}}, "app", plan(router.KindSelect, nil, "ds_0"), 0},
+		{"show is other", config.TrafficMatch{Kinds: []string{"other"}}, "app", plan(router.KindShow, nil, "ds_0"), 1},
+		{"table", config.TrafficMatch{Tables: []string{"t_order"}}, "app", plan(router.KindSelect, []string{"T_ORDER"}, "ds_0"), 1},
+		{"other table", config.TrafficMatch{Tables: []string{"t_order"}}, "app", plan(router.KindSelect, []string{"t_user"}, "ds_0"), 0},
+		{"digest", config.TrafficMatch{Digests: []string{digest}}, "app", plan(router.KindSelect, nil, "ds_0"), 1},
+		{"data source counts its routes", config.TrafficMatch{DataSources: []string{"ds_1"}}, "app", plan(router.KindSelect, nil, "ds_0", "ds_1", "ds_1", "ds_2"), 2},
+		{"other data source", config.TrafficMatch{DataSources: []string{"ds_3"}}, "app", plan(router.KindSelect, nil, "ds_0", "ds_1"), 0},
+		{"all of them", config.TrafficMatch{Users: []string{"app"}, Kinds: []string{"select"}, Tables: []string{"t_order"}, DataSources: []string{"ds_0"}},
 			"app", plan(router.KindSelect, []string{"t_order"}, "ds_0", "ds_1"), 1},
-		{"all but one", router.TrafficMatch{Users: []string{"app"}, Kinds: []router.StatementKind{router.KindUpdate}, Tables: []string{"t_order"}},
+		{"all but one", config.TrafficMatch{Users: []string{"app"}, Kinds: []string{"update"}, Tables: []string{"t_order"}},
 			"app", plan(router.KindSelect, []string{"t_order"}, "ds_0"), 0},
 	}
 	for _, tt := range tests {
@@ -85,8 +86,8 @@ func TestSetMatchesAndCosts(t *testing.T) {
 
 func TestSetRefusalReturnsEarlierPermits(t *testing.T) {
 	c := newFakeClock()
-	conc := router.TrafficRule{Name: "inflight", OnLimit: router.TrafficReject, Limit: router.TrafficLimit{Type: "CONCURRENCY", MaxInFlight: 4}}
-	s := mustSet(t, c, conc, fixedRule("quota", 3, router.TrafficMatch{}))
+	conc := config.TrafficRule{Name: "inflight", OnLimit: config.TrafficReject, Limit: config.TrafficLimit{Type: "CONCURRENCY", MaxInFlight: 4}}
+	s := mustSet(t, c, conc, fixedRule("quota", 3, config.TrafficMatch{}))
 	var st Statement
 	st.Reset("app", plan(router.KindSelect, nil, "ds_0"), "SELECT 1")
 	var held []Held
@@ -119,8 +120,8 @@ func TestSetRefusalReturnsEarlierPermits(t *testing.T) {
 
 func TestSetBudgetBoundsTheWait(t *testing.T) {
 	c := newFakeClock()
-	r := router.TrafficRule{Name: "slow", OnLimit: router.TrafficWait, MaxWait: time.Second,
-		Limit: router.TrafficLimit{Type: "LEAKY_BUCKET", Rate: 10}}
+	r := config.TrafficRule{Name: "slow", OnLimit: config.TrafficWait, MaxWait: time.Second,
+		Limit: config.TrafficLimit{Type: "LEAKY_BUCKET", Rate: 10}}
 	s := mustSet(t, c, r)
 	var st Statement
 	st.Reset("app", plan(router.KindSelect, nil, "ds_0"), "SELECT 1")
@@ -150,7 +151,7 @@ func TestSetBudgetBoundsTheWait(t *testing.T) {
 
 func TestSetAlterAndDisable(t *testing.T) {
 	c := newFakeClock()
-	s := mustSet(t, c, fixedRule("quota", 1, router.TrafficMatch{}))
+	s := mustSet(t, c, fixedRule("quota", 1, config.TrafficMatch{}))
 	var st Statement
 	st.Reset("app", plan(router.KindSelect, nil, "ds_0"), "SELECT 1")
 	admit := func() error { _, err := s.Admit(context.Background(), &st, time.Second, nil); return err }
@@ -191,8 +192,8 @@ func TestSetAlterAndDisable(t *testing.T) {
 	if err := s.Alter("quota", map[string]string{"colour": "red"}); !errors.As(err, &re) {
 		t.Errorf("unknown property: %v", err)
 	}
-	cluster := mustSet(t, c, router.TrafficRule{Name: "shared", Scope: router.TrafficCluster, OnLimit: router.TrafficReject,
-		Limit: router.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 10, Burst: 10}})
+	cluster := mustSet(t, c, config.TrafficRule{Name: "shared", Scope: config.TrafficCluster, OnLimit: config.TrafficReject,
+		Limit: config.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 10, Burst: 10}})
 	if err := cluster.Alter("shared", map[string]string{"type": "LEAKY_BUCKET", "rate": "5"}); !errors.As(err, &re) || !strings.Contains(err.Error(), "cannot be split") {
 		t.Errorf("cluster rule to a leaky bucket: %v", err)
 	}
@@ -204,11 +205,11 @@ func TestSetAlterAndDisable(t *testing.T) {
 // BenchmarkAdmit is the admit stage's cost per statement: with ten rules
 // for other users (none matches), and with one token bucket that matches.
 func BenchmarkAdmit(b *testing.B) {
-	var rules []router.TrafficRule
+	var rules []config.TrafficRule
 	for i := range 10 {
-		rules = append(rules, router.TrafficRule{Name: fmt.Sprintf("r%d", i), OnLimit: router.TrafficReject,
-			Match: router.TrafficMatch{Users: []string{fmt.Sprintf("tenant%d", i)}, Kinds: []router.StatementKind{router.KindSelect}},
-			Limit: router.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 1e9, Burst: 1e9}})
+		rules = append(rules, config.TrafficRule{Name: fmt.Sprintf("r%d", i), OnLimit: config.TrafficReject,
+			Match: config.TrafficMatch{Users: []string{fmt.Sprintf("tenant%d", i)}, Kinds: []string{"select"}},
+			Limit: config.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 1e9, Burst: 1e9}})
 	}
 	p := plan(router.KindSelect, []string{"t_order"}, "ds_0")
 	run := func(b *testing.B, s *Set, user string) {
@@ -228,9 +229,9 @@ func BenchmarkAdmit(b *testing.B) {
 	}
 	b.Run("none-matches", func(b *testing.B) { run(b, mustSet(b, nil, rules...), "app") })
 	b.Run("token-bucket-matches", func(b *testing.B) { run(b, mustSet(b, nil, rules...), "tenant9") })
-	window := append([]router.TrafficRule{}, rules[:9]...)
-	window = append(window, router.TrafficRule{Name: "w", OnLimit: router.TrafficReject, Match: router.TrafficMatch{Users: []string{"tenant9"}},
-		Limit: router.TrafficLimit{Type: "SLIDING_WINDOW", Permits: 1 << 30, Window: time.Second, SubWindows: 10}})
+	window := append([]config.TrafficRule{}, rules[:9]...)
+	window = append(window, config.TrafficRule{Name: "w", OnLimit: config.TrafficReject, Match: config.TrafficMatch{Users: []string{"tenant9"}},
+		Limit: config.TrafficLimit{Type: "SLIDING_WINDOW", Permits: 1 << 30, Window: time.Second, SubWindows: 10}})
 	b.Run("sliding-window-matches", func(b *testing.B) { run(b, mustSet(b, nil, window...), "tenant9") })
 }
 

@@ -3,7 +3,7 @@ package traffic
 import (
 	"time"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // newSlidingWindow counts permits over the last window, kept as
@@ -11,7 +11,7 @@ import (
 // bucket leaves the window, so any window's length holds at most the
 // limit plus what one bucket's length at the window's edge lets in,
 // instead of the fixed window's twice the limit.
-func newSlidingWindow(l router.TrafficLimit, c Clock) Limiter {
+func newSlidingWindow(l config.TrafficLimit, c Clock) Limiter {
 	size := max(l.Window/time.Duration(l.SubWindows), 1)
 	return &windowCounter{clock: c, size: size, span: int64(l.SubWindows), limit: l.Permits}
 }

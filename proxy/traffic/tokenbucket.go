@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/config"
 )
 
 // tokenBucket accumulates rate tokens a second up to burst, so a quiet
@@ -31,7 +31,7 @@ type tokenBucket struct {
 	last   time.Time
 }
 
-func newTokenBucket(l router.TrafficLimit, c Clock) Limiter {
+func newTokenBucket(l config.TrafficLimit, c Clock) Limiter {
 	return &tokenBucket{clock: c, rate: l.Rate, burst: l.Burst, tokens: float64(l.Burst)}
 }
 

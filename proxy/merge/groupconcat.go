@@ -1,0 +1,164 @@
+package merge
+
+import (
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"
+	"github.com/shardflake/shardflake/proxy/rows"
+	"github.com/shardflake/shardflake/router"
+)
+
+// GROUP_CONCAT across data nodes (router.GroupConcat): each route row
+// carries one argument value of its group and, without DISTINCT, how many
+// of the group's rows have it; the merge sorts a group's values under the
+// argument's collation and joins them.
+
+// concatSpec is one resolved GROUP_CONCAT.
+type concatSpec struct {
+	arg      int // the argument column
+	argType  sqlvalue.Type
+	count    int // rows with the value, -1 for DISTINCT
+	maxLen   int // the routes' group_concat_max_len
+	sep      []byte
+	desc     bool
+	distinct bool
+}
+
+// concatValue is one value of a group and how often it occurs.
+type concatValue struct {
+	v []byte
+	n int64
+}
+
+func (p *pipeline) concatSpec(a router.Aggregate) (*concatSpec, error) {
+	if a.Concat == nil || len(a.Args) != 1 {
+		return nil, &InternalError{Msg: "GROUP_CONCAT without its argument column"}
+	}
+	arg, err := p.column(a.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	maxLen, err := p.column(a.Concat.MaxLen)
+	if err != nil {
+		return nil, err
+	}
+	cs := &concatSpec{arg: arg, argType: p.types[arg], count: -1, maxLen: maxLen, sep: []byte(a.Concat.Separator), desc: a.Concat.Desc, distinct: a.Distinct}
+	if err := cs.argType.OrderError(); err != nil {
+		return nil, notMergeable("GROUP_CONCAT", p.fields[arg], err)
+	}
+	if !a.Distinct {
+		if cs.count, err = p.column(a.Count); err != nil {
+			return nil, err
+		}
+	}
+	return cs, nil
+}
+
+// addConcat adds the row's value (NULL skipped, as GROUP_CONCAT skips it).
+func (s *aggSpec) addConcat(st *aggState, row rows.Row, mem *Budget, key []byte) ([]byte, error) {
+	c := s.concat
+	if st.limit == 0 {
+		// The limit is the session's, the same on every route.
+		st.limit = -1
+		if v := row[c.maxLen]; v != nil {
+			if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n > 0 {
+				st.limit = n
+			}
+		}
+	}
+	v := row[c.arg]
+	if v == nil {
+		return key, nil
+	}
+	n := int64(1)
+	if c.count >= 0 {
+		var err error
+		if n, err = parseCount(row[c.count]); err != nil {
+			return key, err
+		}
+	}
+	if c.distinct {
+		key = c.argType.AppendKey(key[:0], v)
+	} else {
+		key = append(key[:0], v...) // equal under the collation, still two values
+	}
+	if st.values == nil {
+		st.values = map[string]*concatValue{}
+	}
+	if cv, ok := st.values[string(key)]; ok {
+		if !c.distinct {
+			cv.n += n
+		}
+		return key, nil
+	}
+	if err := mem.Take(int64(len(key)+len(v))+64, "GROUP_CONCAT"); err != nil {
+		return key, err
+	}
+	st.values[string(key)] = &concatValue{v: slices.Clone(v), n: n}
+	return key, nil
+}
+
+// concatResult joins the group's values in order, cut at
+// group_concat_max_len bytes (at a character boundary), or NULL when the
+// group had none.
+func (s *aggSpec) concatResult(st *aggState, dst []byte) ([]byte, bool) {
+	c := s.concat
+	if len(st.values) == 0 {
+		return dst, false
+	}
+	vals := make([]*concatValue, 0, len(st.values))
+	for _, cv := range st.values {
+		vals = append(vals, cv)
+	}
+	slices.SortStableFunc(vals, func(a, b *concatValue) int {
+		r := c.argType.Compare(a.v, b.v)
+		if r == 0 {
+			r = slices.Compare(a.v, b.v) // equal under the collation: a stable order
+		}
+		if c.desc {
+			return -r
+		}
+		return r
+	})
+	limit := st.limit
+	if limit <= 0 {
+		limit = 1 << 62
+	}
+	start := len(dst)
+	first := true
+	for _, cv := range vals {
+		for range cv.n {
+			if !first {
+				dst = append(dst, c.sep...)
+			}
+			first = false
+			dst = append(dst, cv.v...)
+			if int64(len(dst)-start) >= limit {
+				utf8Text := s.out.Collation != nil && (s.out.Collation.Charset == "utf8mb4" || s.out.Collation.Charset == "utf8mb3")
+				return cutText(dst, start+int(limit), utf8Text), true
+			}
+		}
+	}
+	return dst, true
+}
+
+// cutText cuts b at end; in UTF-8 text it moves back to the start of a
+// character that would be cut in two (GROUP_CONCAT keeps whole
+// characters).
+func cutText(b []byte, end int, utf8Text bool) []byte {
+	b = b[:end]
+	if !utf8Text {
+		return b
+	}
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}
