@@ -209,6 +209,9 @@ func (s *Session) loadSharded(ctx context.Context, t *loadTarget, guard *stmtGua
 	if len(rows) > 0 {
 		s.diag.add(rows)
 	}
+	if warnings > uint64(len(rows)) {
+		s.diag.addBeyond(int64(warnings) - int64(len(rows)))
+	}
 	return ok, nil
 }
 

@@ -71,6 +71,7 @@ func runLoad(t *testing.T, c *sql.Conn, stmt, file, cols string) loadResult {
 		r.affected, _ = res.RowsAffected()
 	}
 	r.warnings = queryStrings(t, c, "SHOW WARNINGS")
+	r.warnings = append(r.warnings, queryStrings(t, c, "SELECT @@warning_count")...)
 	r.rows = queryStrings(t, c, "SELECT "+cols+" FROM t_ld ORDER BY id")
 	return r
 }
