@@ -144,15 +144,22 @@ func (s *Session) loadSharded(ctx context.Context, t *loadTarget, guard *stmtGua
 	t.logicalDB = s.srv.rules.DatabaseName
 	t.physicalDB = map[string]string{}
 	for _, ds := range t.rule.DataSources() {
-		t.physicalDB[ds] = s.srv.rules.DataSource(ds).Database
+		if d := s.srv.rules.DataSource(ds); d != nil {
+			t.physicalDB[ds] = d.Database
+		}
 	}
 	var failed atomic.Bool
-	free := make(chan *loadBatch, len(t.rule.DataNodes)+2*len(guard.conns))
+	free := make(chan *loadBatch, len(t.rule.DataNodes)+2*len(t.rule.DataSources()))
 	lanes := map[string]*loadLane{}
 	var order []*loadLane
-	for _, bc := range guard.conns {
-		l := &loadLane{bc: bc, in: make(chan *loadBatch, 1), done: make(chan struct{})}
-		lanes[bc.pool.name] = l
+	for _, ds := range t.rule.DataSources() {
+		if len(guard.byDS[ds]) == 0 {
+			return wire.OK{}, &InternalError{Msg: "LOAD DATA: no connection taken for data source " + ds}
+		}
+	}
+	for _, ds := range t.rule.DataSources() {
+		l := &loadLane{bc: guard.byDS[ds][0], in: make(chan *loadBatch, 1), done: make(chan struct{})}
+		lanes[ds] = l
 		order = append(order, l)
 		go l.run(ctx, t, &failed, free)
 	}

@@ -99,7 +99,11 @@ func (s *Session) loadColumns(ctx context.Context, st *ast.LoadDataStmt, rule *c
 		return nil, nil, err
 	}
 	q := []byte("SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ")
-	q, _ = sqlarg.AppendLiteral(q, s.srv.rules.DataSource(home.DataSource).Database, sqlarg.Backslash)
+	ds := s.srv.rules.DataSource(home.DataSource)
+	if ds == nil {
+		return nil, nil, &InternalError{Msg: "LOAD DATA: no data source " + home.DataSource}
+	}
+	q, _ = sqlarg.AppendLiteral(q, ds.Database, sqlarg.Backslash)
 	q = append(q, " AND TABLE_NAME = "...)
 	q, _ = sqlarg.AppendLiteral(q, home.Table, sqlarg.Backslash)
 	q = append(q, " ORDER BY ORDINAL_POSITION"...)
