@@ -492,5 +492,14 @@ func TestLoadDataShardedKeysAtomic(t *testing.T) {
 				t.Errorf("ds_%d: %q", i, got)
 			}
 		}
+		// One copy gone: the load fails and the others keep what they had.
+		e.backend(t, 1).Exec("DROP TABLE t_dict")
+		if _, err := load("LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_dict FIELDS TERMINATED BY ','", "d,de\n"); errCode(err) != 1146 {
+			t.Errorf("broadcast load with a copy gone: %v, want 1146", err)
+		}
+		usable()
+		if got := queryStrings(t, e.backend(t, 0), "SELECT code FROM t_dict ORDER BY code"); !slices.Equal(got, []string{"a", "b", "c"}) {
+			t.Errorf("ds_0 after the failed load: %q", got)
+		}
 	})
 }
