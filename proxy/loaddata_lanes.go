@@ -150,18 +150,31 @@ func (s *Session) loadSharded(ctx context.Context, t *loadTarget, guard *stmtGua
 	}
 	var failed atomic.Bool
 	free := make(chan *loadBatch, len(t.rule.DataNodes)+2*len(t.rule.DataSources()))
-	lanes := map[string]*loadLane{}
-	var order []*loadLane
+	// A lane per connection: the guard took one per data node of each
+	// data source (up to maxConnsPerDataSource), so the physical tables
+	// load in parallel; data nodes share a data source's connections
+	// round robin.
 	for _, ds := range t.rule.DataSources() {
 		if len(guard.byDS[ds]) == 0 {
 			return wire.OK{}, &InternalError{Msg: "LOAD DATA: no connection taken for data source " + ds}
 		}
 	}
-	for _, ds := range t.rule.DataSources() {
-		l := &loadLane{bc: guard.byDS[ds][0], in: make(chan *loadBatch, 1), done: make(chan struct{})}
-		lanes[ds] = l
-		order = append(order, l)
-		go l.run(ctx, t, &failed, free)
+	byConn := map[*backendConn]*loadLane{}
+	var order []*loadLane
+	nodeLane := make([]*loadLane, len(t.rule.DataNodes))
+	seen := map[string]int{}
+	for i, n := range t.rule.DataNodes {
+		bcs := guard.byDS[n.DataSource]
+		bc := bcs[seen[n.DataSource]%len(bcs)]
+		seen[n.DataSource]++
+		l := byConn[bc]
+		if l == nil {
+			l = &loadLane{bc: bc, in: make(chan *loadBatch, 1), done: make(chan struct{})}
+			byConn[bc] = l
+			order = append(order, l)
+			go l.run(ctx, t, &failed, free)
+		}
+		nodeLane[i] = l
 	}
 	stopLanes := func() {
 		for _, l := range order {
@@ -172,9 +185,7 @@ func (s *Session) loadSharded(ctx context.Context, t *loadTarget, guard *stmtGua
 		}
 	}
 	pending := make([]*loadBatch, len(t.rule.DataNodes))
-	send := func(b *loadBatch) {
-		lanes[t.rule.DataNodes[b.node].DataSource].in <- b
-	}
+	send := func(b *loadBatch) { nodeLane[b.node].in <- b }
 	rowErr := s.routeRows(t, file, pending, free, &failed, send)
 	if rowErr == nil && !failed.Load() {
 		for _, b := range pending {

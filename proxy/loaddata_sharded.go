@@ -410,9 +410,17 @@ func (s *Session) loadRouted(ctx context.Context, st *ast.LoadDataStmt, more boo
 	} else {
 		dss = rules.DataSourceNames()
 	}
+	// The guard takes a connection per route: one per data node of a
+	// sharded table (loaded in parallel), one per copy of a broadcast one.
 	plan := &router.Plan{Kind: router.KindInsert}
-	for _, ds := range dss {
-		plan.Routes = append(plan.Routes, router.Route{DataSource: ds})
+	if target != nil {
+		for _, n := range target.rule.DataNodes {
+			plan.Routes = append(plan.Routes, router.Route{DataSource: n.DataSource})
+		}
+	} else {
+		for _, ds := range dss {
+			plan.Routes = append(plan.Routes, router.Route{DataSource: ds})
+		}
 	}
 	var src connSource = poolSource{s}
 	inTxn := s.inTransaction()
