@@ -23,6 +23,8 @@
 #                     queries scan all of them) or range (8 contiguous id
 #                     blocks, BOUNDARY_RANGE: a range query reads 1-2 nodes)
 #   --buffer-pool S   innodb_buffer_pool_size of both servers (default 512M)
+#   --skip-trx        run oltp_read_only and oltp_read_write with
+#                     --skip_trx=on (autocommit statements, no BEGIN/COMMIT)
 #   --lock-wait S     innodb_lock_wait_timeout of both servers (default 1): a
 #                     deadlock between transactions that span both data
 #                     sources is invisible to each server and only ends when
@@ -73,7 +75,7 @@ TIME=30 REPEATS=3 THREADS=8 TABLE_SIZE=100000 BUFFER_POOL=512M LOCK_WAIT=1
 WORKLOADS="oltp_point_select oltp_read_only oltp_write_only oltp_insert oltp_read_write"
 MODES="auto disable"
 PROFILE_DIR="" PROXY_BIN="" KEEP=0 RAW_OUT="" HOLD=0 LAYOUT=mod RELAY=1 UNION=true
-TARGETS_SET="" DECOMPOSE=0 WORKLOADS_SET=0
+TARGETS_SET="" DECOMPOSE=0 WORKLOADS_SET=0 SKIP_TRX=0
 PEER_BIN="" PEER_CONFIG="" PEER_ARGS="-config @CONFIG@" PEER_USER=root PEER_PASSWORD="" PEER_DB=sbpeer
 
 while [[ $# -gt 0 ]]; do
@@ -97,6 +99,7 @@ while [[ $# -gt 0 ]]; do
 	--no-union) UNION=false; shift ;;
 	--targets) TARGETS_SET=$2; shift 2 ;;
 	--decompose) DECOMPOSE=1; shift ;;
+	--skip-trx) SKIP_TRX=1; shift ;;
 	--peer-bin) PEER_BIN=$(realpath "$2"); shift 2 ;;
 	--peer-config) PEER_CONFIG=$(realpath "$2"); shift 2 ;;
 	--peer-args) PEER_ARGS=$2; shift 2 ;;
@@ -508,6 +511,7 @@ run_one() {
 	# oltp_insert picks random ids; one may hit a row of the table now
 	# and then (1 in ~40,000 per insert at 100,000 rows): not a failure.
 	[[ $workload == oltp_insert ]] && extra=(--mysql-ignore-errors=1062)
+	[[ $SKIP_TRX == 1 && ($workload == oltp_read_only || $workload == oltp_read_write) ]] && extra=(--skip_trx=on)
 	if [[ $DECOMPOSE == 1 ]]; then
 		for i in 0 1; do status_snapshot "$i" "$WORK/status-$i.before"; done
 		[[ -n $hop ]] && start_counters hop "$hop"
@@ -606,8 +610,10 @@ if [[ -n $PROFILE_DIR ]]; then
 fi
 
 # The table: medians over the repeats.
+TRX_NOTE=""
+[[ $SKIP_TRX == 1 ]] && TRX_NOTE=", --skip_trx=on for the read workloads"
 echo
-echo "shardflake vs direct MariaDB $MARIADB_VERSION; targets $TARGETS; sysbench $(sysbench --version | awk '{print $2}'), $THREADS threads, $TIME s x $REPEATS, sbtest1 of $TABLE_SIZE rows, $LAYOUT layout${GOMAXPROCS:+, proxy GOMAXPROCS=$GOMAXPROCS}${GOGC:+, GOGC=$GOGC}"
+echo "shardflake vs direct MariaDB $MARIADB_VERSION; targets $TARGETS; sysbench $(sysbench --version | awk '{print $2}'), $THREADS threads, $TIME s x $REPEATS, sbtest1 of $TABLE_SIZE rows, $LAYOUT layout$TRX_NOTE${GOMAXPROCS:+, proxy GOMAXPROCS=$GOMAXPROCS}${GOGC:+, GOGC=$GOGC}"
 echo "machine: $(nproc) CPUs, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), kernel $(uname -r); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 MEDIAN='

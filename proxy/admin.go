@@ -97,24 +97,6 @@ type adminStmt struct {
 // adminSyntax lists the admin statements for syntax error messages.
 const adminSyntax = "PREVIEW <statement>; SHOW SHARDING TABLE RULES | TABLE RULE <table> | TABLE NODES [<table>] | ALGORITHMS | KEY GENERATORS [FROM db]; SHOW BROADCAST TABLE RULES [FROM db]; SHOW STORAGE UNITS [FROM db]; SHOW SHARDING BINDING ORPHANS [FROM db]; SHOW READWRITE_SPLITTING RULES | STATUS [FROM db]; " + reloadSyntax + "; " + trafficSyntax
 
-// handleAdmin answers sql when it is an admin statement and reports
-// whether it was one. It runs before the parser, on every query the plan
-// cache does not know, so a statement that is not an admin statement
-// costs a look at its first word or two.
-func (s *Session) handleAdmin(sql string) bool {
-	st, ok, err := matchAdmin(sql)
-	if !ok {
-		return false
-	}
-	if err == nil {
-		err = s.runAdmin(st)
-	}
-	if err != nil {
-		s.writeErr(err)
-	}
-	return true
-}
-
 // matchAdmin recognises an admin statement. ok is false when sql is not
 // one (the parser gets it); err is a syntax error in a statement that is
 // one by its leading keywords (SHOW SHARDING ...).

@@ -55,5 +55,5 @@ func (s *Session) runFleetAdmin(st adminStmt) error {
 		}
 		rows = append(rows, rowOf(n.ID, n.MySQL, n.Admin, n.State, mode, worker, n.ConnPrefix, n.Digest, n.Sessions, n.Started.Format(time.RFC3339), note))
 	}
-	return s.writeRows(newMemStream(cols, rows), TextProtocol, false)
+	return s.writeRows(newMemStream(cols, rows), textOutput)
 }

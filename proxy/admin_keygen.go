@@ -43,14 +43,14 @@ func matchKeygenAdmin(lx adminLexer, first string) (st adminStmt, ok bool, err e
 }
 
 // adoptKeys runs ADOPT SHARDING KEY GENERATOR FOR table.
-func (s *Session) adoptKeys(table string) ([]*mysql.Field, []Row, error) {
-	rules := s.srv.rules
+func (srv sessionServer) adoptKeys(table string) ([]*mysql.Field, []Row, error) {
+	rules := srv.rules
 	t := rules.Tables[strings.ToLower(table)]
 	if t == nil || t.KeyGenerator == "" {
 		return nil, nil, fmt.Errorf("ADOPT SHARDING KEY GENERATOR: table %s has no keyGenerateStrategy", table)
 	}
 	name := t.KeyGenerator
-	g := s.srv.keys[name]
+	g := srv.keys[name]
 	a, ok := g.(idgen.Adopter)
 	if !ok {
 		return nil, nil, fmt.Errorf("ADOPT SHARDING KEY GENERATOR: key generator %s is %s, which counts from no stored maximum (only SEGMENT and TICKET generators adopt a table's keys)",

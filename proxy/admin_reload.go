@@ -85,7 +85,7 @@ func (s *Session) runReloadAdmin(st adminStmt) error {
 		for _, c := range rep.Changes {
 			rows = append(rows, Row{[]byte(c.Kind), []byte(c.Name), nullIfEmpty(c.Old), nullIfEmpty(c.New), []byte(c.Applies), nullIfEmpty(c.Note)})
 		}
-		return s.writeRows(newMemStream(cols, rows), TextProtocol, false)
+		return s.writeRows(newMemStream(cols, rows), textOutput)
 	}
 	rep, err := s.srv.Reload(ctx, st.body == "FORCE")
 	if err != nil {

@@ -27,7 +27,7 @@ func (e *NoShardingRuleError) Error() string {
 }
 
 // runAdmin answers a recognised admin statement with a result set.
-func (s *Session) runAdmin(st adminStmt) error {
+func (s *Session) runAdmin(ctx context.Context, st adminStmt, out output) error {
 	if st.db != "" && st.db != s.srv.rules.DatabaseName {
 		return &UnknownDatabaseError{Name: st.db}
 	}
@@ -36,16 +36,6 @@ func (s *Session) runAdmin(st adminStmt) error {
 	}
 	if st.kind >= adminReload {
 		return s.runReloadAdmin(st)
-	}
-	if st.kind == adminSetVariable {
-		stmts, err := s.parse(st.body)
-		if err != nil {
-			return &ParseError{Err: err}
-		}
-		if len(stmts) != 1 {
-			return &NotSupportedError{What: "several statements in SET VARIABLE"}
-		}
-		return s.execute(stmts[0], st.body, nil, TextProtocol, false, false)
 	}
 	if st.kind >= adminTrafficRules {
 		return s.runTrafficAdmin(st)
@@ -59,34 +49,34 @@ func (s *Session) runAdmin(st adminStmt) error {
 	case adminPreview:
 		cols, rows, err = s.preview(st.body)
 	case adminTableRules, adminTableRule:
-		cols, rows, err = s.tableRules(st.table)
+		cols, rows, err = s.srv.tableRules(st.table)
 	case adminTableNodes:
-		cols, rows, err = s.tableNodes(st.table)
+		cols, rows, err = s.srv.tableNodes(st.table)
 	case adminAlgorithms:
-		cols, rows = s.algorithms()
+		cols, rows = s.srv.algorithms()
 	case adminKeyGenerators:
-		cols, rows = s.keyGenerators()
+		cols, rows = s.srv.keyGenerators()
 	case adminBroadcastRules:
-		cols, rows = s.broadcastRules()
+		cols, rows = s.srv.broadcastRules()
 	case adminStorageUnits:
-		cols, rows = s.storageUnits()
+		cols, rows = s.srv.storageUnits()
 	case adminBindingOrphans:
-		cols, rows, err = s.bindingOrphans()
+		cols, rows, err = s.bindingOrphans(ctx)
 	case adminAdoptKeys:
-		cols, rows, err = s.adoptKeys(st.table)
+		cols, rows, err = s.srv.adoptKeys(st.table)
 	case adminReadwriteRules:
-		cols, rows = s.readwriteRules()
+		cols, rows = s.srv.readwriteRules()
 	case adminReadwriteStatus:
-		cols, rows = s.readwriteStatus()
+		cols, rows = s.srv.readwriteStatus()
 	case adminXATransactions:
-		cols, rows, err = s.xaTransactions(context.Background())
+		cols, rows, err = s.srv.xaTransactions(ctx)
 	default:
 		err = &InternalError{Msg: "admin statement " + st.kind.String()}
 	}
 	if err != nil {
 		return err
 	}
-	return s.writeRows(newMemStream(cols, rows), TextProtocol, false)
+	return s.writeRows(newMemStream(cols, rows), out)
 }
 
 func stringColumns(names ...string) []*mysql.Field {
@@ -126,10 +116,10 @@ func (s *Session) preview(body string) ([]*mysql.Field, []Row, error) {
 	return cols, rows, nil
 }
 
-// previewPlan mirrors Session.execute's choice of who answers a
-// statement: the default data source for statements without tables, the
-// router for the rest; statements the proxy answers itself have no routes
-// to show.
+// previewPlan mirrors the door's choice of who answers a statement
+// (classify.go, routedPlan): the default data source for statements
+// without tables, the router for the rest; statements the proxy answers
+// itself have no routes to show.
 func (s *Session) previewPlan(stmt ast.StmtNode, sql string) (*router.Plan, error) {
 	onDefault := &router.Plan{Kind: router.KindOther, Type: router.RouteSingle, Routes: []router.Route{{DataSource: s.srv.rules.DefaultDataSource, SQL: sql}}}
 	if sel, ok := stmt.(*ast.SelectStmt); ok {
@@ -161,8 +151,8 @@ var errPreviewProxy = &NotSupportedError{What: "PREVIEW of statements the proxy 
 
 // tableRules is SHOW SHARDING TABLE RULES (table == "") and SHOW SHARDING
 // TABLE RULE table, with ShardingSphere's columns.
-func (s *Session) tableRules(table string) ([]*mysql.Field, []Row, error) {
-	tables, err := s.shardedTables(table)
+func (srv sessionServer) tableRules(table string) ([]*mysql.Field, []Row, error) {
+	tables, err := srv.shardedTables(table)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -178,7 +168,7 @@ func (s *Session) tableRules(table string) ([]*mysql.Field, []Row, error) {
 		if t.KeyGenerator == "" {
 			row = append(row, nil, nil, nil)
 		} else {
-			kg := s.srv.rules.KeyGenerators[t.KeyGenerator]
+			kg := srv.rules.KeyGenerators[t.KeyGenerator]
 			row = append(row, t.KeyColumn, kg.Type, propList(kg.Props))
 		}
 		rows = append(rows, rowOf(row...))
@@ -201,8 +191,8 @@ func strategyCells(st *config.Strategy) []any {
 
 // tableNodes is SHOW SHARDING TABLE NODES [table]: each sharded table's
 // data nodes.
-func (s *Session) tableNodes(table string) ([]*mysql.Field, []Row, error) {
-	tables, err := s.shardedTables(table)
+func (srv sessionServer) tableNodes(table string) ([]*mysql.Field, []Row, error) {
+	tables, err := srv.shardedTables(table)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -215,8 +205,8 @@ func (s *Session) tableNodes(table string) ([]*mysql.Field, []Row, error) {
 
 // shardedTables returns the rule of table, or every rule by name when
 // table is "".
-func (s *Session) shardedTables(table string) ([]*config.TableRule, error) {
-	rules := s.srv.rules
+func (srv sessionServer) shardedTables(table string) ([]*config.TableRule, error) {
+	rules := srv.rules
 	if table != "" {
 		t := rules.Table(table)
 		if t == nil {
@@ -233,19 +223,19 @@ func (s *Session) shardedTables(table string) ([]*config.TableRule, error) {
 }
 
 // algorithms is SHOW SHARDING ALGORITHMS: name, type, props.
-func (s *Session) algorithms() ([]*mysql.Field, []Row) {
-	names := slices.Sorted(maps.Keys(s.srv.rules.Algorithms))
+func (srv sessionServer) algorithms() ([]*mysql.Field, []Row) {
+	names := slices.Sorted(maps.Keys(srv.rules.Algorithms))
 	rows := make([]Row, len(names))
 	for i, name := range names {
-		a := s.srv.rules.Algorithms[name]
+		a := srv.rules.Algorithms[name]
 		rows[i] = rowOf(name, a.Type(), propList(a.Props()))
 	}
 	return stringColumns("name", "type", "props"), rows
 }
 
 // broadcastRules is SHOW BROADCAST TABLE RULES.
-func (s *Session) broadcastRules() ([]*mysql.Field, []Row) {
-	tables := append([]string(nil), s.srv.rules.BroadcastTables...)
+func (srv sessionServer) broadcastRules() ([]*mysql.Field, []Row) {
+	tables := append([]string(nil), srv.rules.BroadcastTables...)
 	sort.Strings(tables)
 	rows := make([]Row, len(tables))
 	for i, t := range tables {
@@ -257,19 +247,19 @@ func (s *Session) broadcastRules() ([]*mysql.Field, []Row) {
 // keyGenerators is SHOW SHARDING KEY GENERATORS: ShardingSphere's name,
 // type and props, then the generator's live state. A generator without
 // state reports NULLs.
-func (s *Session) keyGenerators() ([]*mysql.Field, []Row) {
+func (srv sessionServer) keyGenerators() ([]*mysql.Field, []Row) {
 	cols := stringColumns("name", "type", "props")
 	cols = append(cols, intColumn("datacenter_id"), intColumn("worker_id"), stringColumn("worker_id_source"), stringColumn("lease_state"),
 		stringColumn("high_water_mark"), intColumn("lead_ms"), intColumn("max_lead_ms"),
 		uintColumn("generated"), uintColumn("clock_back_steps"), intColumn("waited_ms"), intColumn("last_id"), stringColumn("state"))
-	names := slices.Sorted(maps.Keys(s.srv.rules.KeyGenerators))
+	names := slices.Sorted(maps.Keys(srv.rules.KeyGenerators))
 	rows := make([]Row, len(names))
 	for i, name := range names {
-		kg := s.srv.rules.KeyGenerators[name]
+		kg := srv.rules.KeyGenerators[name]
 		row := []any{name, kg.Type, propList(kg.Props)}
-		g, ok := s.srv.keys[name].(statser)
+		g, ok := srv.keys[name].(statser)
 		if !ok {
-			rows[i] = rowOf(append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, keygenStateText(s.srv.keys[name]))...)
+			rows[i] = rowOf(append(row, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, keygenStateText(srv.keys[name]))...)
 			continue
 		}
 		st := g.Stats()
@@ -292,7 +282,7 @@ func (s *Session) keyGenerators() ([]*mysql.Field, []Row) {
 // storageUnits is SHOW STORAGE UNITS: ShardingSphere's columns with the
 // pool settings in effect, then health (a fresh login, as /readyz does)
 // and the pool's connections.
-func (s *Session) storageUnits() ([]*mysql.Field, []Row) {
+func (srv sessionServer) storageUnits() ([]*mysql.Field, []Row) {
 	cols := stringColumns("name", "type", "host")
 	cols = append(cols, intColumn("port"), stringColumn("db"),
 		intColumn("connection_timeout_milliseconds"), intColumn("idle_timeout_milliseconds"), intColumn("max_lifetime_milliseconds"),
@@ -300,24 +290,24 @@ func (s *Session) storageUnits() ([]*mysql.Field, []Row) {
 		stringColumn("health"), stringColumn("health_detail"),
 		intColumn("open_connections"), intColumn("in_use_connections"), intColumn("idle_connections"), intColumn("waiting_connections"),
 		stringColumn("tls_mode"), stringColumn("tls"))
-	health := s.srv.probeDataSources(context.Background())
+	health := srv.probeDataSources(context.Background())
 	stats := map[string]PoolStats{}
-	for _, st := range s.srv.PoolStats() {
+	for _, st := range srv.PoolStats() {
 		if _, ok := stats[st.DataSource]; !ok {
 			stats[st.DataSource] = st
 		}
 	}
-	rows := make([]Row, len(s.srv.rules.DataSources))
-	for i, ds := range s.srv.rules.DataSources {
-		p := s.srv.pools[ds.Name]
+	rows := make([]Row, len(srv.rules.DataSources))
+	for i, ds := range srv.rules.DataSources {
+		p := srv.pools[ds.Name]
 		h := health[i]
 		state, detail := "up", any(nil)
 		if !h.Up {
 			state, detail = "down", h.Error
 		}
-		rows[i] = storageUnitRow(s.srv.rw.unitName(ds.Name), p, stats[ds.Name], "false", state, detail)
+		rows[i] = storageUnitRow(srv.rw.unitName(ds.Name), p, stats[ds.Name], "false", state, detail)
 	}
-	return cols, append(rows, s.srv.rw.replicaUnits()...)
+	return cols, append(rows, srv.rw.replicaUnits()...)
 }
 
 // storageUnitRow is one row of SHOW STORAGE UNITS: a data source's, or a

@@ -156,8 +156,8 @@ func (s *Session) runTrafficAdmin(st adminStmt) error {
 	var err error
 	switch st.kind {
 	case adminTrafficRules:
-		cols, rows := s.trafficRules()
-		return s.writeRows(newMemStream(cols, rows), TextProtocol, false)
+		cols, rows := s.srv.trafficRules()
+		return s.writeRows(newMemStream(cols, rows), textOutput)
 	case adminAlterTraffic:
 		lx := adminLexer{sql: st.body}
 		props, perr := lx.properties()
@@ -178,11 +178,11 @@ func (s *Session) runTrafficAdmin(st adminStmt) error {
 }
 
 // trafficRules is SHOW TRAFFIC RULES: each rule's setting and live state.
-func (s *Session) trafficRules() ([]*mysql.Field, []Row) {
+func (srv sessionServer) trafficRules() ([]*mysql.Field, []Row) {
 	cols := stringColumns("name", "type", "match_rule", "limit_props", "on_limit", "max_wait", "scope", "enabled",
 		"available_permits", "in_flight", "queued", "admitted", "delayed", "rejected", "cluster_share", "cluster_members")
 	var rows []Row
-	for _, r := range s.srv.traffic.States() {
+	for _, r := range srv.traffic.States() {
 		var onLimit, maxWait any = r.OnLimit.String(), r.MaxWait.String()
 		if r.Type == "CONCURRENCY" {
 			onLimit, maxWait = "queue", nil

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -22,11 +23,9 @@ import (
 // listed with NULL counts.
 
 // bindingOrphans answers SHOW SHARDING BINDING ORPHANS.
-func (s *Session) bindingOrphans() ([]*mysql.Field, []Row, error) {
+func (s *Session) bindingOrphans(ctx context.Context) ([]*mysql.Field, []Row, error) {
 	cols := []*mysql.Field{stringColumn("child_table"), stringColumn("parent_table"), stringColumn("key_column"),
 		stringColumn("child_data_node"), stringColumn("parent_data_node"), intColumn("child_rows"), intColumn("rows_without_parent_here")}
-	ctx, end := s.statementContext()
-	defer end()
 	var rows []Row
 	for _, bp := range s.srv.rules.BindingPairs() {
 		for _, n := range bp.Nodes {

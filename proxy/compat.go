@@ -46,8 +46,8 @@ func isMariaDB(version string) bool {
 // mariaDBBackend reports whether data source ds is MariaDB, from the
 // version its server announced; a connection is opened first when the
 // pool has not connected yet.
-func (s *Session) mariaDBBackend(ctx context.Context, ds string) (bool, error) {
-	p, err := s.srv.pool(ds, false)
+func (srv sessionServer) mariaDBBackend(ctx context.Context, ds string) (bool, error) {
+	p, err := srv.pool(ds, false)
 	if err != nil {
 		return false, err
 	}
@@ -72,7 +72,7 @@ func (s *Session) renameVars(ctx context.Context, n ast.Node) (bool, error) {
 	if !f.found {
 		return false, nil
 	}
-	mariaDB, err := s.mariaDBBackend(ctx, s.srv.rules.DefaultDataSource)
+	mariaDB, err := s.srv.mariaDBBackend(ctx, s.srv.rules.DefaultDataSource)
 	if err != nil {
 		return false, err
 	}
@@ -87,7 +87,7 @@ func (s *Session) setVarName(ctx context.Context, name string) (string, error) {
 	if backendVarName(name, true) == name && backendVarName(name, false) == name {
 		return name, nil
 	}
-	mariaDB, err := s.mariaDBBackend(ctx, s.srv.rules.DefaultDataSource)
+	mariaDB, err := s.srv.mariaDBBackend(ctx, s.srv.rules.DefaultDataSource)
 	if err != nil {
 		return "", err
 	}

@@ -9,13 +9,18 @@
 // One statement's path:
 //
 //	Session.handleQuery / stmtExecute        query.go, stmt.go
-//	  text query of a known shape            runNormalized: literals become
-//	                                         ? (internal/sqlarg.Normalize), the
-//	                                         shape's cached plan is bound
-//	  session statements answered here       vars.go (SET), txn.go, show.go,
-//	                                         local.go, infoschema.go
+//	Session.runStatement, the one door       door.go: classify, plan, admit,
+//	                                         execute, observe
+//	  classify: who answers (planKind)       classify.go; a text query of a
+//	                                         known shape: literals become ?
+//	                                         (internal/sqlarg.Normalize), the
+//	                                         shape's cached plan is bound;
+//	                                         admin statements (admin*.go)
+//	  local and session answers              answer.go, vars.go (SET), txn.go,
+//	                                         show.go, local.go, infoschema.go
 //	  everything else: Planner.Prepare+Bind  planner.go (the router), plancache.go
-//	  runPlanMode                            executor.go: routes in parallel
+//	  admit                                  traffic.go (proxy/traffic)
+//	  runPlanAndWrite                        executor.go: routes in parallel
 //	                                         lanes on pooled backend connections
 //	                                         (pool.go, backend.go); a client's
 //	                                         COM_STMT_EXECUTE runs as backend
@@ -37,6 +42,7 @@
 //	                                         the one error-to-MySQL boundary,
 //	                                         errmap.go names logical tables in
 //	                                         backend messages
+//	  observe                                Observer: metrics*.go, slowlog.go
 //
 // COM_STMT_PREPARE announces the result columns (stmtmeta.go); names of
 // transaction variables follow the data sources (compat.go).

@@ -47,9 +47,10 @@ type infoTable struct {
 // replaced in the statement by a derived table holding its rows for the
 // logical tables (read from each table's first data node, or the default
 // data source, with physical names replaced), and the statement, with its
-// own WHERE, ORDER BY and joins, runs on the default data source. Other
-// information_schema tables are the default data source's.
-func (s *Session) infoSchemaSelect(ctx context.Context, sel ast.StmtNode, proto Protocol, more bool) error {
+// own WHERE, ORDER BY and joins, runs on the default data source: the plan
+// it returns. Other information_schema tables are the default data
+// source's.
+func (s *Session) infoSchemaSelect(ctx context.Context, sel ast.StmtNode, out output) (*router.Plan, error) {
 	if first := firstSelect(sel); first != nil {
 		keepLabels(first)
 	}
@@ -63,13 +64,13 @@ func (s *Session) infoSchemaSelect(ctx context.Context, sel ast.StmtNode, proto 
 		if !ok {
 			var err error
 			if derived, err = s.derivedInfoTable(ctx, t.Name.O, it); err != nil {
-				return err
+				return nil, err
 			}
 			derivedOf[t.Name.L] = derived
 		}
 		node, err := s.parser.ParseOneStmt(derived, "", "")
 		if err != nil {
-			return &InternalError{Msg: "parse derived information_schema table: " + err.Error()}
+			return nil, &InternalError{Msg: "parse derived information_schema table: " + err.Error()}
 		}
 		r := &tableReplacer{target: t, with: node.(ast.ResultSetNode)}
 		sel.Accept(r)
@@ -78,9 +79,9 @@ func (s *Session) infoSchemaSelect(ctx context.Context, sel ast.StmtNode, proto 
 	sel.Accept(&localRewriter{s: s})
 	var b strings.Builder
 	if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
-		return &InternalError{Msg: "restore information_schema query: " + err.Error()}
+		return nil, &InternalError{Msg: "restore information_schema query: " + err.Error()}
 	}
-	return s.onDefault(ctx, b.String(), router.KindSelect, proto, more)
+	return s.srv.dataSourcePlan("", b.String(), router.KindSelect), nil
 }
 
 // firstSelect returns the SELECT whose fields label a query's result: the

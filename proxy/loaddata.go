@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
 )
 
 // LOAD DATA LOCAL INFILE into an unsharded table: the statement runs
@@ -26,44 +28,56 @@ import (
 // CLIENT_LOCAL_FILES.
 var errLocalInfileOff = mysql.NewError(mysql.ER_NOT_ALLOWED_COMMAND, "The used command is not allowed with this MariaDB version")
 
-// runLoadLocal runs LOAD DATA LOCAL INFILE st (text sql).
-func (s *Session) runLoadLocal(ctx context.Context, st *ast.LoadDataStmt, sql string, more bool) error {
+// loadLocalPlan plans LOAD DATA LOCAL INFILE st (text sql): unchanged on
+// the default data source, into one of its own tables.
+func (s *Session) loadLocalPlan(st *ast.LoadDataStmt, sql string) (*router.Plan, error) {
 	rules := s.srv.rules
 	name := st.Table.Name.O
 	if schema := st.Table.Schema.O; schema != "" && schema != rules.DatabaseName {
-		return &UnknownDatabaseError{Name: schema}
+		return nil, &UnknownDatabaseError{Name: schema}
 	}
-	if s.isPhysicalName(name) {
-		return mysql.NewDefaultError(mysql.ER_NO_SUCH_TABLE, rules.DatabaseName, name)
+	if s.srv.isPhysicalName(name) {
+		return nil, mysql.NewDefaultError(mysql.ER_NO_SUCH_TABLE, rules.DatabaseName, name)
 	}
 	if s.clientFlags&mysql.CLIENT_LOCAL_FILES == 0 || s.wc == nil {
-		return errLocalInfileOff
+		return nil, errLocalInfileOff
 	}
-	if rules.Table(name) != nil || rules.IsBroadcast(strings.ToLower(name)) {
-		return s.loadRouted(ctx, st, more) // loaddata_sharded.go
-	}
-	var src connSource = poolSource{s}
-	if s.inTransaction() {
-		if !s.txn.active {
-			s.startTxn("START TRANSACTION")
+	if rule := rules.Table(name); rule != nil || rules.IsBroadcast(strings.ToLower(name)) {
+		// Rows routed (loaddata_sharded.go): every data source of the
+		// table may get some.
+		plan := &router.Plan{Kind: router.KindInsert, Type: router.RouteBroadcast, Tables: []string{strings.ToLower(name)}}
+		dss := rules.DataSourceNames()
+		if rule != nil {
+			plan.Type, dss = router.RouteAll, rule.DataSources()
 		}
-		src = txnSource{s: s, write: true}
+		for _, ds := range dss {
+			plan.Routes = append(plan.Routes, router.Route{DataSource: ds, SQL: sql})
+		}
+		return plan, nil
 	}
-	bcs, err := src.acquire(ctx, rules.DefaultDataSource, 1)
+	plan := s.srv.dataSourcePlan("", sql, router.KindInsert)
+	plan.Tables = []string{strings.ToLower(name)}
+	return plan, nil
+}
+
+// runLoadLocal is the execute stage of LOAD DATA LOCAL INFILE st
+// (loadLocalPlan): it relays the client's file to the plan's one route,
+// or routes its rows.
+func (s *Session) runLoadLocal(ctx context.Context, st *ast.LoadDataStmt, plan *router.Plan, out output) error {
+	if plan.Type != router.RouteSingle {
+		return s.loadRouted(ctx, st, out.more) // loaddata_sharded.go
+	}
+	bc, sent, done, err := s.relay(ctx, plan.Routes[0])
 	if err != nil {
 		return err
 	}
-	bc := bcs[0]
-	defer src.release(bc)
-	stop := context.AfterFunc(ctx, func() { bc.broken = true; bc.nc.Close() })
-	defer stop()
-	if err := bc.send(mysql.COM_QUERY, sql); err != nil {
-		return err
-	}
+	defer done()
 	p, err := bc.wc.ReadPacket()
+	s.srv.obs.Route(RouteEvent{DataSource: plan.Routes[0].DataSource, Duration: time.Since(sent), Err: err})
 	if err != nil {
 		return cancelled(ctx, bc.lost(err))
 	}
+	more := out.more
 	switch {
 	case wire.IsErr(p):
 		return wire.ParseErr(p)
@@ -86,10 +100,10 @@ func (s *Session) runLoadLocal(ctx context.Context, st *ast.LoadDataStmt, sql st
 			return bc.lost(err)
 		}
 		bc.readHead()
-		return &InternalError{Msg: fmt.Sprintf("data source %s asked for file %q, not the statement's", rules.DefaultDataSource, p[1:])}
+		return &InternalError{Msg: fmt.Sprintf("data source %s asked for file %q, not the statement's", plan.Routes[0].DataSource, p[1:])}
 	}
-	done := s.readClient()
-	defer done()
+	doneReading := s.readClient()
+	defer doneReading()
 	if err := s.wc.WritePacket(p); err != nil {
 		bc.broken = true
 		return err

@@ -20,27 +20,27 @@ const versionComment = "shardflake MySQL sharding proxy"
 // proxy: entirely when the statement holds nothing else, otherwise by
 // writing them into the statement as literals and running it on the
 // default data source (SELECT 1, NOW(), @@sql_mode are the backend's
-// business).
-func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql string, proto Protocol, more bool) error {
+// business): then it returns that plan.
+func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql string, out output) (*router.Plan, error) {
 	if rows, ok := s.localSelect(sel); ok {
-		return s.writeRows(rows, proto, more)
+		return nil, s.writeRows(rows, out)
 	}
 	keepLabels(sel)
 	r := &localRewriter{s: s}
 	sel.Accept(r)
 	renamed, err := s.renameVars(ctx, sel)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if r.changed || renamed {
 		keepFieldNames(sel)
 		var b strings.Builder
 		if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
-			return &InternalError{Msg: "restore rewritten SELECT: " + err.Error()}
+			return nil, &InternalError{Msg: "restore rewritten SELECT: " + err.Error()}
 		}
 		sql = b.String()
 	}
-	return s.onDefault(ctx, sql, router.KindSelect, proto, more)
+	return s.srv.dataSourcePlan("", sql, router.KindSelect), nil
 }
 
 // keepLabels names every unaliased expression of sel's select list by

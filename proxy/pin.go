@@ -146,7 +146,7 @@ func (s *Session) pin(bc *backendConn) {
 	if s.state.pinned == nil {
 		s.state.pinned = map[string]*backendConn{}
 	}
-	s.unhold(bc)
+	s.held.remove(bc)
 	bc.pinned = true
 	bc.carriesState = true
 	s.state.pinned[bc.pool.name] = bc
@@ -177,7 +177,7 @@ func (s *Session) unpinAll() {
 	for ds, bc := range s.state.pinned {
 		bc.pinned = false
 		if s.txn.conns[ds] == bc {
-			s.hold(bc)
+			s.held.add(bc)
 			continue
 		}
 		bc.pool.put(bc)
@@ -188,7 +188,7 @@ func (s *Session) unpinAll() {
 // tempTableError refuses a temporary table named like a sharded or
 // broadcast table: it would shadow one data node's physical table on one
 // connection, which no routing can express.
-func (s *Session) tempTableError(stmt ast.StmtNode) error {
+func (srv sessionServer) tempTableError(stmt ast.StmtNode) error {
 	ct, ok := stmt.(*ast.CreateTableStmt)
 	if !ok || ct.TemporaryKeyword == ast.TemporaryNone || ct.Table == nil {
 		return nil
@@ -196,11 +196,11 @@ func (s *Session) tempTableError(stmt ast.StmtNode) error {
 	name := ct.Table.Name.O
 	kind := ""
 	switch {
-	case s.srv.rules.Table(name) != nil:
+	case srv.rules.Table(name) != nil:
 		kind = "sharded"
-	case s.srv.rules.IsBroadcast(name):
+	case srv.rules.IsBroadcast(name):
 		kind = "broadcast"
-	case s.srv.physicalTable[strings.ToLower(name)] != "" || s.srv.physicalTable[name] != "":
+	case srv.physicalTable[strings.ToLower(name)] != "" || srv.physicalTable[name] != "":
 		kind = "physical"
 	default:
 		return nil

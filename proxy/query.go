@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"strings"
-	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
@@ -14,8 +11,6 @@ import (
 	// The parser needs a driver for its literal values.
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver"
 
-	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
-	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -25,116 +20,7 @@ import (
 // unless the client enabled multi-statements.
 func (s *Session) handleQuery(sql string) {
 	s.srv.questions.Add(1)
-	sql = s.clientSQL(sql)
-	if s.runNormalized(sql) {
-		return
-	}
-	if len(sql) <= maxCachedSQL {
-		s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode, s.privilegeClass()), sql...)
-		if pp := s.srv.cache.get(s.key); pp != nil {
-			if _, none := pp.(noPlan); !none {
-				s.answer(s.runCached(pp, sql))
-				return
-			}
-		}
-	}
-	if s.handleAdmin(sql) {
-		return
-	}
-	if base, list, ok := sqlarg.SplitReturning(sql); ok {
-		// INSERT ... RETURNING: the parser gets the INSERT (returning.go).
-		if stmts, err := s.parse(base); err == nil && len(stmts) == 1 {
-			s.returning = list
-			err := s.execute(stmts[0], base, nil, TextProtocol, false, false)
-			s.returning = ""
-			s.answer(err)
-			return
-		}
-	}
-	stmts, err := s.parse(sql)
-	if err != nil {
-		// Stored functions and triggers (the parser reads neither) and
-		// procedures it cannot read, alone or a CREATE whose body's
-		// semicolons are its own.
-		if kind, create, ok := routineOf(sql); ok && (create || !s.multiStatements || len(sqlarg.Split(sql)) <= 1) {
-			ctx, end := s.statementContext()
-			s.answer(s.runRoutine(ctx, kind, sql, false))
-			end()
-			return
-		}
-		if pieces := sqlarg.Split(sql); len(pieces) > 1 && s.multiStatements {
-			// MySQL parses one statement at a time: those before the
-			// one that does not parse still run.
-			s.runPieces(pieces)
-			return
-		}
-		s.writeErr(&ParseError{Err: err})
-		return
-	}
-	if len(stmts) == 0 {
-		// Only comments and spaces: MySQL answers OK, as for a statement
-		// that did nothing; nothing at all is an error.
-		if strings.TrimSpace(sql) == "" {
-			s.writeErr(ErrEmptyQuery)
-			return
-		}
-		s.writeOK(wire.OK{}, false)
-		return
-	}
-	if len(stmts) > 1 && !s.multiStatements {
-		s.writeErr(ErrMultiStatementsOff)
-		return
-	}
-	for i, stmt := range stmts {
-		text := sql
-		if len(stmts) > 1 {
-			text = strings.TrimSpace(stmt.Text())
-		}
-		more := i < len(stmts)-1
-		if err := s.execute(stmt, text, nil, TextProtocol, more, len(stmts) == 1); err != nil {
-			s.answer(err)
-			return
-		}
-		if s.quit {
-			return
-		}
-	}
-}
-
-// runPieces runs a multi-statement query one piece at a time, stopping at
-// the first that fails to parse or to run.
-func (s *Session) runPieces(pieces []string) {
-	for i, piece := range pieces {
-		more := i < len(pieces)-1
-		stmts, err := s.parse(piece)
-		if err == nil && len(stmts) != 1 {
-			err = errors.New("cannot split the query into statements")
-		}
-		if kind, _, ok := routineOf(piece); err != nil && ok {
-			// A routine the parser cannot read, its body's semicolons
-			// kept by Split.
-			ctx, end := s.statementContext()
-			err := s.runRoutine(ctx, kind, piece, more)
-			end()
-			if err != nil {
-				s.answer(err)
-				return
-			}
-			continue
-		}
-		if err != nil {
-			s.writeErr(&ParseError{Err: err})
-			return
-		}
-		stmt := stmts[0]
-		if err := s.execute(stmt, piece, nil, TextProtocol, more, false); err != nil {
-			s.answer(err)
-			return
-		}
-		if s.quit {
-			return
-		}
-	}
+	s.answer(s.runStatement(&statement{sql: s.clientSQL(sql), out: textOutput, whole: true}))
 }
 
 // parse parses a query with the session's parser. The parser can panic
@@ -171,53 +57,6 @@ func (s *Session) answer(err error) {
 	s.writeErr(err)
 }
 
-func (s *Session) runCached(pp PreparedPlan, sql string) error {
-	ctx, end := s.statementContext()
-	defer end()
-	return s.runPrepared(ctx, pp, sql, nil, TextProtocol, false)
-}
-
-// runNormalized runs a text query by the plan of its shape: its integer
-// and string literals become placeholders (sqlarg.Normalize), the shape is
-// planned once, as if the client had prepared it, and each query binds
-// its own literals, so a query that differs from an earlier one only in
-// its values is neither parsed nor planned again. It reports false, having
-// written nothing, when the query must go the long way: it does not
-// normalize, its shape has no plan of its own (the session answers it, or
-// it does not parse with placeholders), or binding fails (the long way
-// gives the error the query's own text deserves).
-func (s *Session) runNormalized(sql string) bool {
-	if len(sql) > maxCachedSQL {
-		return false
-	}
-	norm, args, ok := sqlarg.Normalize(sql, s.normalized, s.args)
-	s.normalized, s.args = norm[:0], args[:0]
-	if !ok {
-		return false
-	}
-	s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode, s.privilegeClass()), norm...)
-	pp := s.srv.cache.get(s.key)
-	if pp == nil {
-		pp = s.planShape(string(norm))
-		s.srv.cache.put(s.key, pp)
-	}
-	if _, none := pp.(noPlan); none {
-		return false
-	}
-	plan, err := pp.Bind(args)
-	if err != nil {
-		return false
-	}
-	if hook := s.srv.beforeStatement; hook != nil {
-		hook(sql)
-	}
-	ctx, end := s.statementContext()
-	defer end()
-	s.diag.reset()
-	s.answer(s.runRouted(ctx, plan, sql, TextProtocol, false))
-	return true
-}
-
 // planShape plans a normalized query as a prepared statement of the
 // client's would be planned; noPlan when it cannot be.
 func (s *Session) planShape(norm string) PreparedPlan {
@@ -232,186 +71,44 @@ func (s *Session) planShape(norm string) PreparedPlan {
 	return pp
 }
 
-// execute runs one statement and writes its result. Statements about the
-// session (USE, SET, transactions, KILL), the proxy's own answers (SHOW
-// TABLES, DATABASE(), information_schema) and statements that name no
-// table are handled here; everything else goes to the planner. cacheable
-// says the statement is a whole text query, so its plan may be cached by
-// its SQL text.
-func (s *Session) execute(stmt ast.StmtNode, sql string, args []any, proto Protocol, more, cacheable bool) (err error) {
-	if hook := s.srv.beforeStatement; hook != nil {
-		hook(sql)
+// routedPlan is the plan stage of a planRouted statement: its cached
+// shape's bound plan, or its prepared plan bound to its arguments, or the
+// router's plan of its tree (kept in the plan cache for a whole text
+// query). A statement the router leaves to the proxy runs on the default
+// data source unchanged, or not at all.
+func (s *Session) routedPlan(st *statement) (*router.Plan, error) {
+	if st.plan != nil {
+		return st.plan, nil
 	}
-	switch {
-	case isDiagnostics(stmt):
-	case hasTable(stmt):
-		s.diag.reset()
-	default:
-		s.diag.keep()
-	}
-	if st, ok := stmt.(*ast.ExecuteStmt); ok {
-		// Runs the statement it names, which has a context of its own.
-		return s.sqlExecute(st, proto, more)
-	}
-	if st, ok := stmt.(*ast.ExecuteStmt); ok {
-		// Runs the statement it names, which has a context of its own.
-		return s.sqlExecute(st, proto, more)
-	}
-	ctx, end := s.statementContext()
-	defer end()
-	// Temporary tables, named locks and in-statement variables stay on
-	// the backend connection: such statements pin it (pin.go), and their
-	// plans are not cached, so the next one is seen too.
-	if err := s.authorize(stmt, sql); err != nil {
-		return err
-	}
-	if err := s.tempTableError(stmt); err != nil {
-		return err
-	}
-	if b := stateOf(stmt); b.touches() || len(s.state.pinned) > 0 {
-		cacheable = cacheable && !b.touches()
-		s.beginState(b)
-		defer func() { s.endState(b, err) }()
-	}
-	switch st := stmt.(type) {
-	case *ast.UseStmt:
-		if err := s.UseDB(st.DBName); err != nil {
-			return err
+	pp := st.pp
+	if pp == nil {
+		toDefault := defaultable(st.node) // the planner consumes the tree
+		var err error
+		if pp, err = s.srv.planner.Prepare(st.node, st.sql, s.db); err != nil {
+			return nil, err
 		}
-		return s.writeOK(wire.OK{}, more)
-	case *ast.SetStmt:
-		return s.handleSet(ctx, st, more)
-	case *ast.PrepareStmt:
-		return s.sqlPrepare(ctx, st, more)
-	case *ast.DeallocateStmt:
-		return s.sqlDeallocate(st, more)
-	case *ast.BeginStmt:
-		if err := s.beginTransaction(st); err != nil {
-			return err
+		if pp, err = withReturning(pp, st.returning); err != nil {
+			return nil, err
 		}
-		return s.writeOK(wire.OK{}, more)
-	case *ast.CommitStmt:
-		s.commitInfo = ""
-		if err := s.endTransaction(true); err != nil {
-			return err
-		}
-		if s.commitInfo != "" {
-			return s.writeOK(wire.OK{Warnings: 1, Info: s.commitInfo}, more)
-		}
-		return s.writeOK(wire.OK{}, more)
-	case *ast.RollbackStmt:
-		if st.SavepointName != "" {
-			return s.handleRollbackTo(st.SavepointName, more)
-		}
-		if err := s.endTransaction(false); err != nil {
-			return err
-		}
-		return s.writeOK(wire.OK{}, more)
-	case *ast.LockTablesStmt:
-		return s.handleLockTables(ctx, st, more)
-	case *ast.UnlockTablesStmt:
-		return s.handleUnlockTables(more)
-	case *ast.SavepointStmt:
-		return s.handleSavepoint(st.Name, more)
-	case *ast.ReleaseSavepointStmt:
-		return s.handleReleaseSavepoint(st.Name, more)
-	case *ast.KillStmt:
-		if err := s.srv.killSession(s, st.ConnectionID, st.Query); err != nil {
-			return err
-		}
-		if s.quit {
-			return nil
-		}
-		return s.writeOK(wire.OK{}, more)
-	case *ast.ShowStmt:
-		return s.handleShow(ctx, st, sql, proto, more)
-	case *ast.ExplainStmt:
-		if show, ok := st.Stmt.(*ast.ShowStmt); ok {
-			// DESCRIBE t and EXPLAIN t are SHOW COLUMNS.
-			return s.handleShow(ctx, show, sql, proto, more)
-		}
-		return &NotSupportedError{What: "EXPLAIN of statements (shardflake explain prints the plan)"}
-	case *ast.SelectStmt:
-		tableless := st.From == nil && !hasTable(st)
-		if tableless || schemaOf(st) == infoSchema {
-			// The router never sees these: its DATA_SOURCE_NAME hint is
-			// honoured (and checked) here.
-			if ds, err := router.DataSourceHint(s.srv.rules, sql); err != nil || ds != "" {
-				if err != nil {
-					return err
-				}
-				return s.onDataSource(ctx, ds, sql, router.KindSelect, proto, more)
+		if pp.Kind() == router.KindOther {
+			// Not about the logical schema (mysql.*, performance_schema.*,
+			// CALL): the default data source answers, or nobody does.
+			if !toDefault {
+				return nil, &NotSupportedError{What: "this statement through the proxy"}
 			}
-		}
-		if tableless {
-			return s.tablelessSelect(ctx, st, sql, proto, more)
-		}
-		if schemaOf(st) == infoSchema {
-			return s.infoSchemaSelect(ctx, st, proto, more)
-		}
-	case *ast.SetOprStmt:
-		// UNION, INTERSECT, EXCEPT of information_schema queries (TypeORM
-		// reads its tables with a UNION): the same logical rows.
-		if schemaOf(st) == infoSchema {
-			if ds, err := router.DataSourceHint(s.srv.rules, sql); err != nil || ds != "" {
-				if err != nil {
-					return err
-				}
-				return s.onDataSource(ctx, ds, sql, router.KindSelect, proto, more)
+			if routineDDL(st.node) {
+				// It commits an open transaction, as in MySQL.
+				return s.srv.dataSourcePlan("", st.sql, router.KindDDL), nil
 			}
-			return s.infoSchemaSelect(ctx, st, proto, more)
+			return s.srv.dataSourcePlan("", st.sql, router.KindOther), nil
 		}
-	case *ast.LoadDataStmt:
-		if st.FileLocRef == ast.FileLocClient && proto == TextProtocol {
-			return s.runLoadLocal(ctx, st, sql, more)
-		}
-	case *ast.CallStmt:
-		// A prepared CALL runs as text with its arguments written in, so
-		// that every result set comes back (a backend prepared CALL
-		// would be read for its first one only); rows go to the client
-		// in the binary protocol.
-		text, err := sqlarg.Interpolate(sql, args, sqlarg.Backslash)
-		if err != nil {
-			return err
-		}
-		return s.runCall(ctx, text, proto, more)
-	case *ast.DoStmt:
-		if !hasTable(st) {
-			ds, err := router.DataSourceHint(s.srv.rules, sql)
-			if err != nil {
-				return err
-			}
-			return s.onDataSource(ctx, ds, sql, router.KindOther, proto, more)
+		if st.whole && st.returning == "" && !st.state.touches() && st.args == nil && len(st.sql) <= maxCachedSQL {
+			s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode, s.privilegeClass()), st.sql...)
+			s.srv.cache.put(s.key, pp)
 		}
 	}
-	toDefault := defaultable(stmt)
-	pp, err := s.srv.planner.Prepare(stmt, sql, s.db)
-	if err != nil {
-		return err
-	}
-	if s.returning != "" {
-		if pp, err = withReturning(pp, s.returning); err != nil {
-			return err
-		}
-		cacheable = false
-	}
-	if pp.Kind() == router.KindOther {
-		// Not about the logical schema (mysql.*, performance_schema.*,
-		// CALL): the default data source answers, or nobody does.
-		if !toDefault {
-			return &NotSupportedError{What: "this statement through the proxy"}
-		}
-		if routineDDL(stmt) {
-			// It commits an open transaction, as in MySQL.
-			return s.onDefault(ctx, sql, router.KindDDL, proto, more)
-		}
-		return s.onDefault(ctx, sql, router.KindOther, proto, more)
-	}
-	if cacheable && args == nil && len(sql) <= maxCachedSQL {
-		s.key = append(appendPlanKey(s.key[:0], s.db, s.sqlMode, s.privilegeClass()), sql...)
-		s.srv.cache.put(s.key, pp)
-	}
-	return s.runPrepared(ctx, pp, sql, args, proto, more)
+	s.diag.reset()
+	return pp.Bind(st.args)
 }
 
 // defaultable reports whether a statement the router leaves to the proxy
@@ -435,57 +132,10 @@ func routineDDL(stmt ast.StmtNode) bool {
 	return false
 }
 
-func (s *Session) runPrepared(ctx context.Context, pp PreparedPlan, sql string, args []any, proto Protocol, more bool) error {
-	s.diag.reset()
-	plan, err := pp.Bind(args)
-	if err != nil {
-		return err
-	}
-	return s.runRouted(ctx, plan, sql, proto, more)
-}
-
-// onDefault runs a statement unchanged on the default data source
-// (SELECT 1, SELECT NOW(), @@variables): nothing about it is sharded.
-func (s *Session) onDefault(ctx context.Context, sql string, kind router.StatementKind, proto Protocol, more bool) error {
-	return s.onDataSource(ctx, "", sql, kind, proto, more)
-}
-
-// onDataSource runs a statement unchanged on data source ds ("" for the
-// default one).
-func (s *Session) onDataSource(ctx context.Context, ds, sql string, kind router.StatementKind, proto Protocol, more bool) error {
-	if ds == "" {
-		ds = s.srv.rules.DefaultDataSource
-	}
-	plan := &router.Plan{Kind: kind, Type: router.RouteSingle, Routes: []router.Route{{DataSource: ds, SQL: sql}}}
-	return s.runRouted(ctx, plan, sql, proto, more)
-}
-
-// runRouted runs a plan in the session's transaction state and writes its
-// result.
-func (s *Session) runRouted(ctx context.Context, plan *router.Plan, sql string, proto Protocol, more bool) error {
-	start := time.Now()
-	if err := s.admit(ctx, plan, sql); err != nil {
-		// Refused before anything was sent: no statement to observe.
-		return err
-	}
-	if len(s.limits.held) > 0 {
-		defer s.finishAdmit()
-	}
-	err := s.runPlanAndWrite(ctx, plan, proto, more)
-	s.afterAutocommitStatement(err)
-	s.afterLockedStatement(err)
-	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: time.Since(start), SQL: sql}
-	if err != nil {
-		ev.Code = mysqlError(err).Code
-		if s.log.Enabled(ctx, slog.LevelDebug) {
-			s.log.Debug("statement failed", failedAttrs(sql, err)...)
-		}
-	}
-	s.srv.obs.Statement(ev)
-	return err
-}
-
-func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto Protocol, more bool) error {
+// runPlanAndWrite is the execute stage of a routed plan: it runs on the
+// session's connections for it (its transaction's, a replica's, the
+// pools') and writes its result.
+func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, out output) error {
 	ctx = withDiagnostics(ctx, &s.diag)
 	plan, lockErr := s.lockedPlan(plan) // LOCK TABLES (lock.go)
 	if lockErr != nil {
@@ -512,6 +162,19 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 		src = txnSource{s: s, write: plan.Kind != router.KindSelect}
 	}
 	src = s.readwriteSource(plan, src, inTxn)
+	res, err := s.executePlan(ctx, plan, src, inTxn, out.proto)
+	if inTxn {
+		defer s.afterTxnStatement(err)
+	}
+	if err != nil {
+		return keyError(plan, err)
+	}
+	return s.writeResult(plan, res, out)
+}
+
+// executePlan runs plan's routes on src: a key move, an all-or-nothing
+// write over several routes, or the routes as they are.
+func (s *Session) executePlan(ctx context.Context, plan *router.Plan, src connSource, inTxn bool, proto Protocol) (result, error) {
 	mode := backendText
 	if proto == BinaryProtocol {
 		mode = backendPrepared
@@ -520,33 +183,32 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 	if s.srv.rules.Server.UnionRoutes && plan.Kind == router.KindSelect && len(plan.Routes) > 1 {
 		join = &joinScope{cache: s.srv.joins, settings: s.vars.sql()}
 	}
-	var res result
-	var err error
 	if plan.Move != nil {
 		// An UPDATE of sharding columns that may move rows (keymove.go).
-		res, err = s.runKeyMove(ctx, plan, src, inTxn)
-	} else if needsGuard(plan) {
+		return s.runKeyMove(ctx, plan, src, inTxn)
+	}
+	if needsGuard(plan) {
 		// A write over several routes is all-or-nothing (stmtatomic.go).
 		guard := newStmtGuard(s, src, inTxn)
-		if err = guard.begin(ctx, plan); err == nil {
+		var res result
+		err := guard.begin(ctx, plan)
+		if err == nil {
 			res, err = s.runRoutes(ctx, plan, guard, mode, join)
 		}
-		err = guard.finish(err)
-	} else {
+		return res, guard.finish(err)
+	}
+	res, err := s.runRoutes(ctx, plan, src, mode, join)
+	if rs, ok := src.(*rwSource); ok && rs.retryable(err) {
+		// A replica was lost before the result began: the primary answers.
 		res, err = s.runRoutes(ctx, plan, src, mode, join)
-		if rs, ok := src.(*rwSource); ok && rs.retryable(err) {
-			// A replica was lost before the result began: the primary answers.
-			res, err = s.runRoutes(ctx, plan, src, mode, join)
-		}
 	}
-	if inTxn {
-		defer s.afterTxnStatement(err)
-	}
-	if err != nil {
-		return keyError(plan, err)
-	}
+	return res, err
+}
+
+// writeResult writes a plan's result: its rows, or its OK.
+func (s *Session) writeResult(plan *router.Plan, res result, out output) error {
 	if res.rows != nil {
-		return s.writeRows(res.rows, proto, more)
+		return s.writeRows(res.rows, out)
 	}
 	if plan.Kind == router.KindDDL {
 		// Cached plans and column lists may describe the old tables.
@@ -563,7 +225,20 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, proto 
 	if res.ok.InsertID != 0 {
 		s.lastInsertID = res.ok.InsertID
 	}
-	return s.writeOK(res.ok, more)
+	return s.writeOK(res.ok, out.more)
+}
+
+// relaySource is the connections of a statement relayed to one data source
+// as it is (CALL, LOAD DATA LOCAL): the transaction's, opening it under
+// autocommit=0, or the pools'.
+func (s *Session) relaySource() connSource {
+	if !s.inTransaction() {
+		return poolSource{s}
+	}
+	if !s.txn.active {
+		s.startTxn("START TRANSACTION")
+	}
+	return txnSource{s: s, write: true}
 }
 
 // tableFinder finds table names in a statement.

@@ -336,7 +336,7 @@ func (rs *rwSource) fromReplica(ctx context.Context, g *rwGroup, n int) ([]*back
 		}
 		for _, bc := range bcs {
 			rs.onReplica[bc] = rp
-			s.hold(bc)
+			s.held.add(bc)
 		}
 		rp.reads.Add(1)
 		return bcs, true, nil
@@ -425,7 +425,7 @@ func (rs *rwSource) release(bc *backendConn) {
 			rp.markExcluded("connection lost during a read")
 		}
 		rs.mu.Unlock()
-		if rs.s.unhold(bc) {
+		if rs.s.held.remove(bc) {
 			bc.pool.put(bc)
 		}
 		return

@@ -82,11 +82,11 @@ func (rw *readwriteSplit) replicaUnits() []Row {
 
 // readwriteRules is SHOW READWRITE_SPLITTING RULES: ShardingSphere's
 // columns, then shardflake's settings.
-func (s *Session) readwriteRules() ([]*mysql.Field, []Row) {
+func (srv sessionServer) readwriteRules() ([]*mysql.Field, []Row) {
 	cols := stringColumns("name", "write_storage_unit_name", "read_storage_unit_names", "transactional_read_query_strategy",
 		"load_balancer_type", "load_balancer_props", "max_replication_lag", "when_no_replica", "causal_reads", "causal_timeout", "causal_window")
 	var rows []Row
-	for _, g := range s.srv.rules.ReadwriteGroups {
+	for _, g := range srv.rules.ReadwriteGroups {
 		names := make([]string, len(g.Replicas))
 		for i, r := range g.Replicas {
 			names[i] = r.Name
@@ -105,17 +105,17 @@ func (s *Session) readwriteRules() ([]*mysql.Field, []Row) {
 // readwriteStatus is SHOW READWRITE_SPLITTING STATUS: one row per
 // storage unit of each group, with its role, health, lag, weight and the
 // reads it served.
-func (s *Session) readwriteStatus() ([]*mysql.Field, []Row) {
+func (srv sessionServer) readwriteStatus() ([]*mysql.Field, []Row) {
 	cols := stringColumns("group", "storage_unit", "role", "health", "detail")
 	cols = append(cols, intColumn("lag_seconds"), stringColumn("weight"), uintColumn("reads"), uintColumn("exclusions"),
 		uintColumn("causal_waits"), uintColumn("causal_timeouts"), stringColumn("gtid_position"))
-	rw := s.srv.rw
+	rw := srv.rw
 	if rw == nil {
 		return cols, nil
 	}
 	var rows []Row
 	for _, g := range rw.order {
-		p := s.srv.pools[g.cfg.Name]
+		p := srv.pools[g.cfg.Name]
 		health, detail := "up", any(nil)
 		if p.isDown() {
 			health, detail = "down", "primary unreachable; no replica is promoted"

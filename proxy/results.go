@@ -101,14 +101,14 @@ func (s *Session) writeEOF(more bool) error {
 // as backend prepared statements); others are converted row by row. An error after the
 // columns ends the result with an error packet, as MySQL does; writeRows
 // then returns errWritten wrapping it, so the caller stops.
-func (s *Session) writeRows(rows RowStream, proto Protocol, more bool) error {
+func (s *Session) writeRows(rows RowStream, out output) error {
 	if s.capture != nil {
 		cols := rows.Columns()
 		all, err := drain(rows)
 		if err != nil {
 			return err
 		}
-		s.capture.rows(cols, all, proto == BinaryProtocol)
+		s.capture.rows(cols, all, out.proto == BinaryProtocol)
 		return nil
 	}
 	defer rows.Close()
@@ -131,11 +131,11 @@ func (s *Session) writeRows(rows RowStream, proto Protocol, more bool) error {
 		}
 	}
 	// MariaDB flags the column definitions' EOF as the result's last.
-	if err := s.writeEOF(more); err != nil {
+	if err := s.writeEOF(out.more); err != nil {
 		return err
 	}
 	raw, canRaw := rows.(rawRows)
-	canRaw = canRaw && raw.rawProtocol() == proto
+	canRaw = canRaw && raw.rawProtocol() == out.proto
 	for {
 		var p []byte
 		var err error
@@ -145,7 +145,7 @@ func (s *Session) writeRows(rows RowStream, proto Protocol, more bool) error {
 		default:
 			var row Row
 			if row, err = rows.Next(); err == nil {
-				if proto == BinaryProtocol {
+				if out.proto == BinaryProtocol {
 					p, err = wire.AppendBinaryRow(s.wc.Scratch(), cols, row)
 				} else {
 					p = wire.AppendTextRow(s.wc.Scratch(), row)
@@ -153,7 +153,7 @@ func (s *Session) writeRows(rows RowStream, proto Protocol, more bool) error {
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			return s.writeEOF(more)
+			return s.writeEOF(out.more)
 		}
 		if err != nil {
 			if werr := s.writeErr(err); werr != nil {
@@ -184,7 +184,7 @@ func (s *Session) logicalColumn(f *mysql.Field) *mysql.Field {
 	if l, ok := s.logical[f]; ok {
 		return l
 	}
-	l := s.rewriteColumn(f)
+	l := s.srv.rewriteColumn(f)
 	if s.logical == nil || len(s.logical) >= maxCachedColumns {
 		s.logical = map[*mysql.Field]*mysql.Field{}
 	}
@@ -192,13 +192,13 @@ func (s *Session) logicalColumn(f *mysql.Field) *mysql.Field {
 	return l
 }
 
-func (s *Session) rewriteColumn(f *mysql.Field) *mysql.Field {
+func (srv sessionServer) rewriteColumn(f *mysql.Field) *mysql.Field {
 	schema, table, orgTable := f.Schema, f.Table, f.OrgTable
 	changed := false
-	if len(schema) > 0 && s.srv.physicalDB[string(schema)] {
-		schema, changed = []byte(s.srv.rules.DatabaseName), true
+	if len(schema) > 0 && srv.physicalDB[string(schema)] {
+		schema, changed = []byte(srv.rules.DatabaseName), true
 	}
-	if logical, ok := s.srv.physicalTable[string(orgTable)]; ok {
+	if logical, ok := srv.physicalTable[string(orgTable)]; ok {
 		if string(table) == string(orgTable) {
 			table = []byte(logical)
 		}

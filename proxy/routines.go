@@ -65,18 +65,18 @@ func routineKindOf(sql string) (routineKind, bool) {
 	return routineDropTrigger, true
 }
 
-// runRoutine sends a stored function or trigger statement where it
-// belongs; more: other statements of the query follow.
-func (s *Session) runRoutine(ctx context.Context, kind routineKind, sql string, more bool) error {
+// routinePlan plans a stored function or trigger statement where it
+// belongs.
+func (s *Session) routinePlan(ctx context.Context, kind routineKind, sql string) (*router.Plan, error) {
 	p := s.privileges()
 	if p.ReadOnly || !p.OtherSchemas {
 		if kind == routineProcedure {
-			return s.dbDenied(s.db) // as for the procedures the parser reads (authz.go)
+			return nil, s.dbDenied(s.db) // as for the procedures the parser reads (authz.go)
 		}
 		if kind == routineFunction {
-			return privilegeNeeded("CREATE ROUTINE")
+			return nil, privilegeNeeded("CREATE ROUTINE")
 		}
-		return privilegeNeeded("TRIGGER")
+		return nil, privilegeNeeded("TRIGGER")
 	}
 	rules := s.srv.rules
 	text := versionedComment.ReplaceAllString(sql, " ")
@@ -85,18 +85,18 @@ func (s *Session) runRoutine(ctx context.Context, kind routineKind, sql string, 
 	case routineCreateTrigger:
 		m := triggerTable.FindStringSubmatch(text)
 		if m == nil {
-			return &NotSupportedError{What: "a CREATE TRIGGER whose table the proxy cannot find"}
+			return nil, &NotSupportedError{What: "a CREATE TRIGGER whose table the proxy cannot find"}
 		}
 		schema, table := m[1]+m[2], m[3]+m[4]
 		if table == "" {
 			schema, table = "", schema
 		}
 		if schema != "" && schema != rules.DatabaseName {
-			return &UnknownDatabaseError{Name: schema}
+			return nil, &UnknownDatabaseError{Name: schema}
 		}
 		switch {
 		case rules.Table(table) != nil:
-			return &NotSupportedError{What: "CREATE TRIGGER on sharded table " + table + " (it would need one trigger per physical table); put the logic in the application or on an unsharded table"}
+			return nil, &NotSupportedError{What: "CREATE TRIGGER on sharded table " + table + " (it would need one trigger per physical table); put the logic in the application or on an unsharded table"}
 		case rules.IsBroadcast(strings.ToLower(table)):
 			everywhere = true
 		}
@@ -109,16 +109,16 @@ func (s *Session) runRoutine(ctx context.Context, kind routineKind, sql string, 
 		lit, _ := sqlarg.AppendLiteral(nil, m[1]+m[2], sqlarg.Backslash)
 		rows, err := s.queryRows(ctx, rules.DefaultDataSource, "SELECT EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME = "+string(lit))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		everywhere = len(rows) == 1 && rules.IsBroadcast(strings.ToLower(string(rows[0][0])))
 	}
 	if !everywhere {
-		return s.onDefault(ctx, sql, router.KindDDL, TextProtocol, more)
+		return s.srv.dataSourcePlan("", sql, router.KindDDL), nil
 	}
 	plan := &router.Plan{Kind: router.KindDDL, Type: router.RouteAll}
 	for _, ds := range rules.DataSources {
 		plan.Routes = append(plan.Routes, router.Route{DataSource: ds.Name, SQL: sql})
 	}
-	return s.runRouted(ctx, plan, sql, TextProtocol, more)
+	return plan, nil
 }

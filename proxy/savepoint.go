@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
 
@@ -131,8 +132,8 @@ var lowPriorityWrite = regexp.MustCompile(`(?is)\bLOW_PRIORITY\s+(WRITE)\b`)
 var lockStatement = regexp.MustCompile(`(?is)^\s*LOCK\s+TABLES?\b`)
 
 // withoutOptionalWords returns sql without the optional words the parser
-// does not know, for a statement it refused; ok is false when it has
-// none.
+// does not know, for a statement it refused (and LOAD DATA's IGNORE n
+// ROWS as IGNORE n LINES); ok is false when it has none.
 func withoutOptionalWords(sql string) (string, bool) {
 	if loc := workKeyword.FindStringSubmatchIndex(sql); loc != nil {
 		return sql[:loc[3]] + sql[loc[1]:], true
@@ -140,5 +141,5 @@ func withoutOptionalWords(sql string) (string, bool) {
 	if lockStatement.MatchString(sql) && lowPriorityWrite.MatchString(sql) {
 		return lowPriorityWrite.ReplaceAllString(sql, "$1"), true
 	}
-	return "", false
+	return sqlarg.LoadIgnoreRows(sql)
 }

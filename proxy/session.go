@@ -64,7 +64,7 @@ type Session struct {
 	parser      *parser.Parser
 	sqlMode     tidbmysql.SQLMode // the parser's
 	// normalized, args and key are reused from statement to statement by
-	// the text path (query.go: runNormalized).
+	// the text path (classify.go: cachedShape).
 	normalized []byte
 	args       []any
 	key        []byte
@@ -74,9 +74,6 @@ type Session struct {
 	// prepared holds the SQL-level prepared statements by lower-case
 	// name (sqlprepare.go).
 	prepared map[string]sqlPrepared
-	// returning is the RETURNING list of the INSERT being run
-	// (returning.go), "" for none.
-	returning string
 	// diag is what the last statement left for SHOW WARNINGS
 	// (warnings.go).
 	diag diagnostics
@@ -104,8 +101,7 @@ type Session struct {
 	// (the server.Handler methods).
 	capture *capture
 
-	heldMu sync.Mutex
-	held   map[*backendConn]bool // pooled connections a statement holds
+	held heldConns // pooled connections a statement holds
 
 	mu      sync.Mutex
 	cancel  context.CancelCauseFunc // the running statement's
@@ -133,7 +129,6 @@ func newSession(srv *Server) *Session {
 		autocommit: true,
 		txnMode:    srv.current().rules.Server.TransactionMode,
 		stmts:      map[uint32]*preparedStmt{},
-		held:       map[*backendConn]bool{},
 	}
 }
 
@@ -276,7 +271,7 @@ func (s *Session) close() {
 	s.dropAllLongData()
 	s.endTransaction(false)
 	s.unpinAll()
-	s.releaseHeld()
+	s.held.releaseAll()
 	s.leaveSnapshot(true)
 	s.nc.Close()
 	s.log.Debug("disconnected")
@@ -297,7 +292,7 @@ func (s *Session) dispatch(p []byte) {
 				bc.broken = true
 			}
 			s.unpinAll()
-			s.releaseHeld()
+			s.held.releaseAll()
 			s.writeErr(errPanic(r))
 		}
 	}()
@@ -342,7 +337,7 @@ func (s *Session) dispatch(p []byte) {
 	case mysql.COM_SET_OPTION:
 		err = s.setOption(data)
 	case mysql.COM_STATISTICS:
-		err = s.writePacket(append(s.wc.Scratch(), s.statistics()...))
+		err = s.writePacket(append(s.wc.Scratch(), s.srv.statistics()...))
 	case mysql.COM_PROCESS_KILL:
 		if len(data) < 4 {
 			err = &InternalError{Msg: "malformed COM_PROCESS_KILL"}
@@ -374,10 +369,10 @@ func (s *Session) setOption(data []byte) error {
 }
 
 // statistics is the COM_STATISTICS answer (mysqladmin status, \s).
-func (s *Session) statistics() string {
-	up := int64(time.Since(s.srv.started).Seconds())
+func (srv sessionServer) statistics() string {
+	up := int64(time.Since(srv.started).Seconds())
 	return fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Slow queries: 0  Opens: 0  Open tables: 0  Queries per second avg: %.3f",
-		up, s.srv.Clients(), s.srv.questions.Load(), float64(s.srv.questions.Load())/float64(max(up, 1)))
+		up, srv.Clients(), srv.questions.Load(), float64(srv.questions.Load())/float64(max(up, 1)))
 }
 
 // resetConnection is COM_RESET_CONNECTION: the session is as after login,
@@ -471,31 +466,42 @@ func (s *Session) endStatementFunc() {
 // errClientGone cancels the statement of a client that disconnected.
 var errClientGone = fmt.Errorf("%w: the client disconnected", ErrQueryInterrupted)
 
-// hold and unhold track pooled connections a statement has, so that a
-// panic cannot leak them.
-func (s *Session) hold(bc *backendConn) {
-	s.heldMu.Lock()
-	s.held[bc] = true
-	s.heldMu.Unlock()
+// heldConns tracks the pooled connections a statement has, so that a
+// panic cannot leak them. Its methods are safe for concurrent use (a
+// statement's routes run on goroutines of their own).
+type heldConns struct {
+	mu sync.Mutex
+	m  map[*backendConn]bool
 }
 
-func (s *Session) unhold(bc *backendConn) bool {
-	s.heldMu.Lock()
-	defer s.heldMu.Unlock()
-	if !s.held[bc] {
+// add tracks bc.
+func (h *heldConns) add(bc *backendConn) {
+	h.mu.Lock()
+	if h.m == nil {
+		h.m = map[*backendConn]bool{}
+	}
+	h.m[bc] = true
+	h.mu.Unlock()
+}
+
+// remove stops tracking bc, reporting whether it was tracked.
+func (h *heldConns) remove(bc *backendConn) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.m[bc] {
 		return false
 	}
-	delete(s.held, bc)
+	delete(h.m, bc)
 	return true
 }
 
-// releaseHeld closes whatever a failed statement left behind: the
+// releaseAll closes whatever a failed statement left behind: the
 // connections are in an unknown state.
-func (s *Session) releaseHeld() {
-	s.heldMu.Lock()
-	held := s.held
-	s.held = map[*backendConn]bool{}
-	s.heldMu.Unlock()
+func (h *heldConns) releaseAll() {
+	h.mu.Lock()
+	held := h.m
+	h.m = nil
+	h.mu.Unlock()
 	for bc := range held {
 		bc.broken = true
 		bc.pool.put(bc)

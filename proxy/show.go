@@ -18,59 +18,60 @@ import (
 	"github.com/shardflake/shardflake/router"
 )
 
-// handleShow answers SHOW statements. What depends on sharding is
-// answered with logical names (SHOW DATABASES, SHOW TABLES, SHOW CREATE
-// TABLE, SHOW COLUMNS, SHOW INDEX); the rest (SHOW VARIABLES, SHOW
-// STATUS, SHOW COLLATION, ...) is the default data source's answer.
-func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, proto Protocol, more bool) error {
+// handleShow answers SHOW statements, or returns the plan that does. What
+// depends on sharding is answered with logical names (SHOW DATABASES, SHOW
+// TABLES, SHOW CREATE TABLE, SHOW COLUMNS, SHOW INDEX); the rest (SHOW
+// VARIABLES, SHOW STATUS, SHOW COLLATION, ...) is the default data
+// source's answer.
+func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, out output) (*router.Plan, error) {
 	switch st.Tp {
 	case ast.ShowDatabases:
 		var rows []Row
 		for _, db := range []string{infoSchema, s.srv.rules.DatabaseName} {
 			if ok, err := matchPattern(st.Pattern, db); err != nil {
-				return err
+				return nil, err
 			} else if ok {
 				rows = append(rows, rowOf(db))
 			}
 		}
 		if st.Where != nil {
-			return &NotSupportedError{What: "SHOW DATABASES WHERE"}
+			return nil, &NotSupportedError{What: "SHOW DATABASES WHERE"}
 		}
-		return s.writeRows(newMemStream([]*mysql.Field{stringColumn("Database")}, rows), proto, more)
+		return nil, s.writeRows(newMemStream([]*mysql.Field{stringColumn("Database")}, rows), out)
 	case ast.ShowCreateDatabase:
 		if st.DBName != s.srv.rules.DatabaseName {
-			return &UnknownDatabaseError{Name: st.DBName}
+			return nil, &UnknownDatabaseError{Name: st.DBName}
 		}
 		cols := []*mysql.Field{stringColumn("Database"), stringColumn("Create Database")}
 		row := rowOf(st.DBName, "CREATE DATABASE `"+st.DBName+"` /*!40100 DEFAULT CHARACTER SET utf8mb4 */")
-		return s.writeRows(newMemStream(cols, []Row{row}), proto, more)
+		return nil, s.writeRows(newMemStream(cols, []Row{row}), out)
 	case ast.ShowTables:
-		return s.showTables(ctx, st, proto, more)
+		return nil, s.showTables(ctx, st, out)
 	case ast.ShowCreateTable, ast.ShowColumns, ast.ShowIndex:
-		return s.showTableMeta(ctx, st, proto, more)
+		return nil, s.showTableMeta(ctx, st, out)
 	case ast.ShowWarnings, ast.ShowErrors:
-		return s.showDiagnostics(st, proto, more)
+		return nil, s.showDiagnostics(st, out)
 	case ast.ShowProcessList:
 		// As in MariaDB without PROCESS: one's own connections only.
 		user := s.user
 		if s.privileges().OtherSchemas {
 			user = ""
 		}
-		return s.writeRows(s.srv.processList(user), proto, more)
+		return nil, s.writeRows(s.srv.processList(user), out)
 	case ast.ShowGrants:
 		if !s.privileges().OtherSchemas {
 			// The backend account's grants are not the user's.
-			return s.writeRows(s.ownGrants(), proto, more)
+			return nil, s.writeRows(s.ownGrants(), out)
 		}
 	case ast.ShowTableStatus:
-		return s.showTableStatus(ctx, st, proto, more)
+		return nil, s.showTableStatus(ctx, st, out)
 	}
-	return s.onDefault(ctx, sql, router.KindOther, proto, more)
+	return s.srv.dataSourcePlan("", sql, router.KindOther), nil
 }
 
 // showTables lists the logical tables: sharded, broadcast, and the
 // default data source's own tables that are not data nodes.
-func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, proto Protocol, more bool) error {
+func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) error {
 	db, err := s.schema(st.DBName)
 	if err != nil {
 		return err
@@ -107,7 +108,7 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, proto Protoc
 			rows = append(rows, rowOf(t.name))
 		}
 	}
-	return s.writeRows(newMemStream(cols, rows), proto, more)
+	return s.writeRows(newMemStream(cols, rows), out)
 }
 
 type logicalTable struct {
@@ -203,8 +204,8 @@ func (s *Session) schema(name string) (string, error) {
 // tableHome is where the proxy reads a logical table's definition: the
 // first data node of a sharded table, else the table itself on the
 // default data source (broadcast tables are there too).
-func (s *Session) tableHome(name string) (ds, physical string) {
-	rules := s.srv.rules
+func (srv sessionServer) tableHome(name string) (ds, physical string) {
+	rules := srv.rules
 	if t := rules.Table(name); t != nil && len(t.DataNodes) > 0 {
 		return t.DataNodes[0].DataSource, t.DataNodes[0].Table
 	}
@@ -213,11 +214,11 @@ func (s *Session) tableHome(name string) (ds, physical string) {
 
 // isPhysicalName reports whether name is a physical table of a sharded
 // table and not itself a logical table.
-func (s *Session) isPhysicalName(name string) bool {
-	rules := s.srv.rules
-	_, isNode := s.srv.physicalTable[name]
+func (srv sessionServer) isPhysicalName(name string) bool {
+	rules := srv.rules
+	_, isNode := srv.physicalTable[name]
 	if !isNode {
-		_, isNode = s.srv.physicalTable[strings.ToLower(name)]
+		_, isNode = srv.physicalTable[strings.ToLower(name)]
 	}
 	return isNode && rules.Table(name) == nil && !rules.IsBroadcast(strings.ToLower(name))
 }
@@ -225,7 +226,7 @@ func (s *Session) isPhysicalName(name string) bool {
 // showTableMeta answers SHOW CREATE TABLE, SHOW COLUMNS (DESCRIBE) and
 // SHOW INDEX from the table's first data node, with the physical name
 // replaced by the logical one.
-func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Protocol, more bool) error {
+func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, out output) error {
 	if st.Table == nil {
 		return &NotSupportedError{What: "this SHOW statement"}
 	}
@@ -237,14 +238,14 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 		return err
 	}
 	logical := st.Table.Name.O
-	if s.isPhysicalName(logical) {
+	if s.srv.isPhysicalName(logical) {
 		// A sharded table's physical table is not a logical table (the
 		// router answers the same for every other statement). A
 		// router.Error, not a backend's MyError: its name is meant.
 		return &router.Error{Code: router.CodeNoSuchTable, State: "42S02",
 			Message: fmt.Sprintf("Table '%s.%s' doesn't exist", s.srv.rules.DatabaseName, logical)}
 	}
-	ds, physical := s.tableHome(logical)
+	ds, physical := s.srv.tableHome(logical)
 	sql, err := showSQL(st, physical)
 	if err != nil {
 		return err
@@ -259,7 +260,7 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 		return err
 	}
 	if res.rows == nil {
-		return s.writeOK(res.ok, more)
+		return s.writeOK(res.ok, out.more)
 	}
 	rename := func(r Row) Row { return r }
 	if physical != logical || s.srv.rules.Table(logical) != nil {
@@ -284,7 +285,7 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, proto Pro
 			}
 		}
 	}
-	return s.writeRows(&mapStream{RowStream: res.rows, fn: rename}, proto, more)
+	return s.writeRows(&mapStream{RowStream: res.rows, fn: rename}, out)
 }
 
 // showSQL writes SHOW CREATE TABLE / COLUMNS / INDEX for a physical
@@ -477,7 +478,7 @@ func (s *Session) handleFieldList(data []byte) error {
 
 // fieldList reads a logical table's columns from its first data node.
 func (s *Session) fieldList(logical, wildcard string) ([]*mysql.Field, error) {
-	ds, physical := s.tableHome(logical)
+	ds, physical := s.srv.tableHome(logical)
 	ctx, end := s.statementContext()
 	defer end()
 	bcs, err := poolSource{s}.acquire(ctx, ds, 1)

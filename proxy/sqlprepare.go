@@ -74,43 +74,6 @@ func (s *Session) sqlDeallocate(st *ast.DeallocateStmt, more bool) error {
 	return s.writeOK(wire.OK{}, more)
 }
 
-// sqlExecute answers EXECUTE: the prepared text with the USING
-// variables' values written into its placeholders, run as a query.
-func (s *Session) sqlExecute(st *ast.ExecuteStmt, proto Protocol, more bool) error {
-	p, ok := s.prepared[strings.ToLower(st.Name)]
-	if !ok {
-		return unknownPrepared(st.Name, "EXECUTE")
-	}
-	if len(st.UsingVars) != p.params {
-		return &mysql.MyError{Code: mysql.ER_WRONG_ARGUMENTS, State: "HY000", Message: "Incorrect arguments to EXECUTE"}
-	}
-	args := make([]any, len(st.UsingVars))
-	if len(args) > 0 {
-		ctx, end := s.statementContext()
-		for i, v := range st.UsingVars {
-			lit, err := s.userVarValue(ctx, v)
-			if err != nil {
-				end()
-				return err
-			}
-			args[i] = sqlarg.Literal(lit)
-		}
-		end()
-	}
-	text, err := sqlarg.Interpolate(p.sql, args, sqlarg.Backslash)
-	if err != nil {
-		return &InternalError{Msg: err.Error()}
-	}
-	stmts, err := s.parse(text)
-	if err != nil {
-		return &ParseError{Err: err}
-	}
-	if len(stmts) != 1 {
-		return &ParseError{Err: fmt.Errorf("the prepared statement %s is not one statement", st.Name)}
-	}
-	return s.execute(stmts[0], text, nil, proto, more, false)
-}
-
 func unknownPrepared(name, to string) error {
 	return &mysql.MyError{Code: mysql.ER_UNKNOWN_STMT_HANDLER, State: "HY000", Message: fmt.Sprintf("Unknown prepared statement handler (%s) given to %s", name, to)}
 }

@@ -98,7 +98,7 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 		return nil, err
 	}
 	ps := &preparedStmt{sql: sql, params: countParams(stmts[0]), state: stateOf(stmts[0]), snap: s.srv.snapshot, db: s.db}
-	if err := s.tempTableError(stmts[0]); err != nil {
+	if err := s.srv.tempTableError(stmts[0]); err != nil {
 		return nil, err
 	}
 	if routed(stmts[0]) {
@@ -189,16 +189,9 @@ func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
 	if len(args) != ps.params {
 		return mysql.NewDefaultError(mysql.ER_WRONG_ARGUMENTS, "mysqld_stmt_execute")
 	}
+	out := output{proto: BinaryProtocol}
 	if ps.pp != nil {
-		if hook := s.srv.beforeStatement; hook != nil {
-			hook(ps.sql)
-		}
-		ctx, end := s.statementContext()
-		defer end()
-		s.beginState(ps.state)
-		err := s.runPrepared(ctx, ps.pp, ps.sql, args, BinaryProtocol, false)
-		s.endState(ps.state, err)
-		return err
+		return s.runStatement(&statement{sql: ps.sql, pp: ps.pp, args: args, state: ps.state, out: out})
 	}
 	sql, err := sqlarg.Interpolate(ps.sql, args, sqlarg.Backslash)
 	if err != nil {
@@ -211,7 +204,7 @@ func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
 	if err != nil {
 		return &ParseError{Err: err}
 	}
-	return s.execute(stmts[0], sql, nil, BinaryProtocol, false, false)
+	return s.runStatement(&statement{sql: sql, node: stmts[0], out: out})
 }
 
 // handleStmtClose answers COM_STMT_CLOSE (no response).
@@ -257,8 +250,9 @@ func (s *Session) handleStmtSendLongData(data []byte) {
 	s.addLongData(ps, param, data[6:])
 }
 
-// routed reports whether the planner handles stmt, rather than the
-// session (see Session.execute).
+// routed reports whether the planner may plan stmt ahead, at prepare time
+// and for a cached shape; what it leaves to the proxy (KindOther) is
+// classified again when it runs (classify.go).
 func routed(stmt ast.StmtNode) bool {
 	switch st := stmt.(type) {
 	case *ast.UseStmt, *ast.SetStmt, *ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt,

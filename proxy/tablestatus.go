@@ -24,7 +24,8 @@ import (
 // statusSums are the columns summed over data nodes.
 var statusSums = []string{"Rows", "Data_length", "Index_length"}
 
-func (s *Session) showTableStatus(ctx context.Context, st *ast.ShowStmt, proto Protocol, more bool) error {
+// showTableStatus answers SHOW TABLE STATUS.
+func (s *Session) showTableStatus(ctx context.Context, st *ast.ShowStmt, out output) error {
 	if _, err := s.schema(st.DBName); err != nil {
 		return err
 	}
@@ -42,6 +43,20 @@ func (s *Session) showTableStatus(ctx context.Context, st *ast.ShowStmt, proto P
 			want = append(want, t)
 		}
 	}
+	columns, rows, err := s.tableStatusRows(ctx, want)
+	if err != nil {
+		return err
+	}
+	if st.Where != nil && len(rows) > 0 {
+		if rows, err = s.whereRows(ctx, columns, rows, st.Where); err != nil {
+			return err
+		}
+	}
+	return s.writeRows(newMemStream(columns, rows), out)
+}
+
+// tableStatusRows is the SHOW TABLE STATUS row of each wanted table.
+func (s *Session) tableStatusRows(ctx context.Context, want []logicalTable) ([]*mysql.Field, []Row, error) {
 	rules := s.srv.rules
 	// Every data source holding a data node of a wanted sharded table, and
 	// the default one, in the rules' order.
@@ -61,7 +76,7 @@ func (s *Session) showTableStatus(ctx context.Context, st *ast.ShowStmt, proto P
 		}
 		res, err := s.queryResult(ctx, ds, "SHOW TABLE STATUS")
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		if columns == nil {
 			columns = res.columns
@@ -118,12 +133,7 @@ func (s *Session) showTableStatus(ctx context.Context, st *ast.ShowStmt, proto P
 		}
 		out = append(out, row)
 	}
-	if st.Where != nil && len(out) > 0 {
-		if out, err = s.whereRows(ctx, columns, out, st.Where); err != nil {
-			return err
-		}
-	}
-	return s.writeRows(newMemStream(columns, out), proto, more)
+	return columns, out, nil
 }
 
 // whereRows keeps the rows (whose first column is a name) that a SHOW

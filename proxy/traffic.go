@@ -23,13 +23,14 @@ type sessionLimits struct {
 	held []traffic.Held
 }
 
-// admit is the admit stage (server.traffic): it runs in runRouted, the one
-// seat every routed statement passes (text, prepared, cached shapes, the
-// default data source), once the plan names its routes and before
-// anything is sent. A statement in a transaction that already ran one is
-// never limited, so a transaction is never cut in half; DDL, which
-// commits the transaction first, is limited. A refused statement sent
-// nothing to any data source. finishAdmit must follow a nil error.
+// admit is the admit stage (server.traffic): it runs in runPlan, the door's
+// stages for every statement a data source answers (text, prepared,
+// cached shapes, the default data source, CALL, LOAD DATA LOCAL, stored
+// routines), once the plan names its routes and before anything is sent.
+// A statement in a transaction that already ran one is never limited, so
+// a transaction is never cut in half; DDL, which commits the transaction
+// first, is limited. A refused statement sent nothing to any data source.
+// finishAdmit must follow a nil error.
 func (s *Session) admit(ctx context.Context, plan *router.Plan, sql string) error {
 	set := s.srv.traffic
 	if set.Empty() || s.midTransaction(plan) {

@@ -131,7 +131,7 @@ func (s *Session) endTransaction(commit bool) error {
 				bc.broken = true
 			}
 		}
-		if s.unhold(bc) {
+		if s.held.remove(bc) {
 			bc.pool.put(bc)
 		}
 	}
@@ -311,7 +311,7 @@ func (ps poolSource) acquire(ctx context.Context, ds string, n int) ([]*backendC
 		}
 	}
 	for _, bc := range bcs {
-		s.hold(bc)
+		s.held.add(bc)
 	}
 	if s.state.pinNext {
 		s.pin(bcs[0])
@@ -323,7 +323,7 @@ func (ps poolSource) release(bc *backendConn) {
 	if bc.pinned {
 		return // the session keeps it
 	}
-	if ps.s.unhold(bc) {
+	if ps.s.held.remove(bc) {
 		bc.pool.put(bc)
 	}
 }

@@ -89,125 +89,156 @@ func (v settings) sql() string {
 // the session's own business; everything else is checked by running it on
 // the default data source and then recorded for every backend connection.
 func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) error {
-	next := s.vars.clone()
-	var assignments []string
-	var autocommit, readOnlyNext *bool
-	var txnMode *config.TransactionMode
-	isolation := ""
+	p := &setPlan{next: s.vars.clone()}
 	for _, a := range st.Variables {
-		name := strings.ToLower(a.Name)
-		switch {
-		case a.IsGlobal || a.IsInstance:
-			return &NotSupportedError{What: "SET GLOBAL through the proxy (set it on each data source)"}
-		case a.Name == ast.SetNames:
-			cs, err := restoreExpr(a.Value)
-			if err != nil {
-				return err
-			}
-			collation := ""
-			if a.ExtendValue != nil {
-				collation = valueText(a.ExtendValue)
-			}
-			cs = strings.Trim(cs, "'`\"")
-			if strings.EqualFold(cs, "default") {
-				cs = "utf8mb4"
-			}
-			next.setNames(cs, collation)
-			assignments = append(assignments, "NAMES "+cs+collateSuffix(collation))
-		case a.Name == ast.SetCharset:
-			cs, err := restoreExpr(a.Value)
-			if err != nil {
-				return err
-			}
-			next.remove("names")
-			next.set("charset", "CHARACTER SET "+cs)
-			assignments = append(assignments, "CHARACTER SET "+cs)
-		case isTransactionModeVar(name):
-			mode, err := s.transactionModeValue(a.Value)
-			if err != nil {
-				return err
-			}
-			txnMode = &mode
-		case a.IsSystem && name == "autocommit":
-			on, err := boolSetting(a.Value)
-			if err != nil {
-				return err
-			}
-			autocommit = &on
-		case a.IsSystem && name == "tx_isolation_one_shot":
-			level, err := restoreExpr(a.Value)
-			if err != nil {
-				return err
-			}
-			isolation = strings.ReplaceAll(strings.Trim(level, "'"), "-", " ")
-		case a.IsSystem && isReadOnlyVar(name) && (isolation != "" || oneShotTransaction.MatchString(st.Text())):
-			// SET TRANSACTION READ ONLY: the next transaction only.
-			if s.txn.active {
-				return mysql.NewDefaultError(mysql.ER_CANT_CHANGE_TX_CHARACTERISTICS)
-			}
-			_, on, err := readOnlySetting(a.Value)
-			if err != nil {
-				return err
-			}
-			readOnlyNext = &on
-		case a.IsSystem:
-			var val string
-			var err error
-			if isReadOnlyVar(name) {
-				val, _, err = readOnlySetting(a.Value)
-			} else {
-				val, err = s.systemValue(ctx, a.Value)
-			}
-			if err != nil {
-				return err
-			}
-			// transaction_isolation or tx_isolation, as the data sources
-			// know it (compat.go).
-			if name, err = s.setVarName(ctx, name); err != nil {
-				return err
-			}
-			sql := "@@SESSION." + name + " = " + val
-			next.set("@@"+name, sql)
-			assignments = append(assignments, sql)
-		default:
-			val, err := s.userVarValue(ctx, a.Value)
-			if err != nil {
-				return err
-			}
-			sql := "@`" + strings.ReplaceAll(a.Name, "`", "``") + "` = " + val
-			next.set("@"+name, sql)
-			assignments = append(assignments, sql)
-		}
-	}
-	if len(assignments) > 0 {
-		if err := s.applySet(ctx, "SET "+strings.Join(assignments, ", "), next); err != nil {
+		if err := p.assign(ctx, s, st, a); err != nil {
 			return err
 		}
 	}
-	if txnMode != nil && *txnMode != s.txnMode {
+	if err := p.apply(ctx, s); err != nil {
+		return err
+	}
+	return s.writeOK(wire.OK{}, more)
+}
+
+// setPlan is what one SET statement changes, read from all its
+// assignments before any is applied.
+type setPlan struct {
+	next        settings // the session's settings after it
+	assignments []string // what the data sources are sent
+	autocommit  *bool
+	// readOnlyNext is SET TRANSACTION READ ONLY / READ WRITE.
+	readOnlyNext *bool
+	txnMode      *config.TransactionMode
+	isolation    string // SET TRANSACTION ISOLATION LEVEL's
+}
+
+// assign reads one assignment of SET statement st.
+func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *ast.VariableAssignment) error {
+	name := strings.ToLower(a.Name)
+	switch {
+	case a.IsGlobal || a.IsInstance:
+		return &NotSupportedError{What: "SET GLOBAL through the proxy (set it on each data source)"}
+	case a.Name == ast.SetNames:
+		cs, err := restoreExpr(a.Value)
+		if err != nil {
+			return err
+		}
+		collation := ""
+		if a.ExtendValue != nil {
+			collation = valueText(a.ExtendValue)
+		}
+		cs = strings.Trim(cs, "'`\"")
+		if strings.EqualFold(cs, "default") {
+			cs = "utf8mb4"
+		}
+		p.next.setNames(cs, collation)
+		p.assignments = append(p.assignments, "NAMES "+cs+collateSuffix(collation))
+	case a.Name == ast.SetCharset:
+		cs, err := restoreExpr(a.Value)
+		if err != nil {
+			return err
+		}
+		p.next.remove("names")
+		p.next.set("charset", "CHARACTER SET "+cs)
+		p.assignments = append(p.assignments, "CHARACTER SET "+cs)
+	case isTransactionModeVar(name):
+		mode, err := s.transactionModeValue(a.Value)
+		if err != nil {
+			return err
+		}
+		p.txnMode = &mode
+	case a.IsSystem && name == "autocommit":
+		on, err := boolSetting(a.Value)
+		if err != nil {
+			return err
+		}
+		p.autocommit = &on
+	case a.IsSystem && name == "tx_isolation_one_shot":
+		level, err := restoreExpr(a.Value)
+		if err != nil {
+			return err
+		}
+		p.isolation = strings.ReplaceAll(strings.Trim(level, "'"), "-", " ")
+	case a.IsSystem && isReadOnlyVar(name) && (p.isolation != "" || oneShotTransaction.MatchString(st.Text())):
+		// SET TRANSACTION READ ONLY: the next transaction only.
+		if s.txn.active {
+			return mysql.NewDefaultError(mysql.ER_CANT_CHANGE_TX_CHARACTERISTICS)
+		}
+		_, on, err := readOnlySetting(a.Value)
+		if err != nil {
+			return err
+		}
+		p.readOnlyNext = &on
+	case a.IsSystem:
+		return p.assignSystem(ctx, s, name, a)
+	default:
+		val, err := s.userVarValue(ctx, a.Value)
+		if err != nil {
+			return err
+		}
+		sql := "@`" + strings.ReplaceAll(a.Name, "`", "``") + "` = " + val
+		p.next.set("@"+name, sql)
+		p.assignments = append(p.assignments, sql)
+	}
+	return nil
+}
+
+// assignSystem reads the assignment of a system variable the data sources
+// keep for the session.
+func (p *setPlan) assignSystem(ctx context.Context, s *Session, name string, a *ast.VariableAssignment) error {
+	var val string
+	var err error
+	if isReadOnlyVar(name) {
+		val, _, err = readOnlySetting(a.Value)
+	} else {
+		val, err = s.systemValue(ctx, a.Value)
+	}
+	if err != nil {
+		return err
+	}
+	// transaction_isolation or tx_isolation, as the data sources
+	// know it (compat.go).
+	if name, err = s.setVarName(ctx, name); err != nil {
+		return err
+	}
+	sql := "@@SESSION." + name + " = " + val
+	p.next.set("@@"+name, sql)
+	p.assignments = append(p.assignments, sql)
+	return nil
+}
+
+// apply makes the SET's changes: on the data sources, then the session's.
+func (p *setPlan) apply(ctx context.Context, s *Session) error {
+	if len(p.assignments) > 0 {
+		if err := s.applySet(ctx, "SET "+strings.Join(p.assignments, ", "), p.next); err != nil {
+			return err
+		}
+	}
+	if p.txnMode != nil && *p.txnMode != s.txnMode {
 		if s.inTransaction() && len(s.txn.conns) > 0 {
 			return mysql.NewDefaultError(mysql.ER_CANT_CHANGE_TX_CHARACTERISTICS)
 		}
-		s.txnMode = *txnMode
+		s.txnMode = *p.txnMode
 		s.txn.xa = s.txn.active && s.xaMode() && !s.txn.readOnly()
 	}
-	s.vars = next
-	if isolation != "" {
-		s.txn.isolation = isolation
+	s.vars = p.next
+	if p.isolation != "" {
+		s.txn.isolation = p.isolation
 	}
-	if readOnlyNext != nil {
-		s.txn.readOnlyNext = *readOnlyNext
+	if p.readOnlyNext != nil {
+		s.txn.readOnlyNext = *p.readOnlyNext
 	}
-	if autocommit != nil {
-		if *autocommit && !s.autocommit {
+	if p.autocommit != nil {
+		if *p.autocommit && !s.autocommit {
 			// Turning autocommit on commits, as in MySQL.
 			if err := s.implicitCommit(); err != nil {
 				return err
 			}
 		}
-		s.autocommit = *autocommit
+		s.autocommit = *p.autocommit
 	}
-	return s.writeOK(wire.OK{}, more)
+	return nil
 }
 
 // applySet runs a SET on a default data source connection (that is the

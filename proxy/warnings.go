@@ -172,7 +172,7 @@ func (f *diagVarFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // showDiagnostics answers SHOW WARNINGS, SHOW ERRORS and their COUNT(*)
 // forms.
-func (s *Session) showDiagnostics(st *ast.ShowStmt, proto Protocol, more bool) error {
+func (s *Session) showDiagnostics(st *ast.ShowStmt, out output) error {
 	errorsOnly := st.Tp == ast.ShowErrors
 	rows := s.diag.rows(errorsOnly)
 	if st.CountWarningsOrErrors {
@@ -180,7 +180,7 @@ func (s *Session) showDiagnostics(st *ast.ShowStmt, proto Protocol, more bool) e
 		if errorsOnly {
 			name = "@@session.error_count"
 		}
-		return s.writeRows(newMemStream([]*mysql.Field{intColumn(name)}, []Row{rowOf(int64(len(rows)))}), proto, more)
+		return s.writeRows(newMemStream([]*mysql.Field{intColumn(name)}, []Row{rowOf(int64(len(rows)))}), out)
 	}
 	if st.Limit != nil {
 		if c, ok := st.Limit.Count.(ast.ValueExpr); ok {
@@ -190,5 +190,5 @@ func (s *Session) showDiagnostics(st *ast.ShowStmt, proto Protocol, more bool) e
 		}
 	}
 	cols := []*mysql.Field{stringColumn("Level"), uintColumn("Code"), stringColumn("Message")}
-	return s.writeRows(newMemStream(cols, rows), proto, more)
+	return s.writeRows(newMemStream(cols, rows), out)
 }

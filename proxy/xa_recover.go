@@ -389,8 +389,8 @@ func (r *xaRecovery) cleanDecisions(ctx context.Context, found []xaInDoubt) {
 
 // xaTransactions answers SHOW XA TRANSACTIONS: the in-doubt branches on
 // every data source now, with their decision.
-func (s *Session) xaTransactions(ctx context.Context) ([]*mysql.Field, []Row, error) {
-	r := s.srv.xa.rec
+func (srv sessionServer) xaTransactions(ctx context.Context) ([]*mysql.Field, []Row, error) {
+	r := srv.xa.rec
 	found, _ := r.scan(ctx)
 	cols := stringColumns("gtrid", "bqual", "data_source", "coordinator", "owner", "state", "decision", "in_doubt_seconds")
 	var rows []Row
@@ -400,7 +400,7 @@ func (s *Session) xaTransactions(ctx context.Context) ([]*mysql.Field, []Row, er
 			d = "unknown: " + errLine(err)
 		}
 		state := "prepared"
-		if e.owner == s.srv.xa.owner && s.srv.xa.isInflight(e.gtrid) {
+		if e.owner == srv.xa.owner && srv.xa.isInflight(e.gtrid) {
 			state = "prepared (committing)"
 		}
 		if d == "" {

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/internal/sqllex"
 )
 
 // hints are the routing hints of one statement, read from the /* ... */
@@ -244,17 +245,20 @@ func checkUTF8(sql string) error {
 	if utf8.ValidString(sql) {
 		return nil
 	}
+	// Only a string literal may hold any bytes: names, comments (an
+	// executable one is code) and code may not.
 	for i := 0; i < len(sql); {
-		switch sql[i] {
-		case '\'', '"':
-			i = skipQuoted(sql, i) + 1
-			continue
+		t := sqllex.At(sql, i, sqllex.Backslash)
+		if t.Kind != sqllex.String {
+			for j := t.Start; j < t.End; {
+				r, n := utf8.DecodeRuneInString(sql[j:t.End])
+				if r == utf8.RuneError && n == 1 {
+					return errSyntax("invalid UTF-8 byte 0x%02x at offset %d outside a string literal", sql[j], j)
+				}
+				j += n
+			}
 		}
-		r, n := utf8.DecodeRuneInString(sql[i:])
-		if r == utf8.RuneError && n == 1 {
-			return errSyntax("invalid UTF-8 byte 0x%02x at offset %d outside a string literal", sql[i], i)
-		}
-		i += n
+		i = t.End
 	}
 	return nil
 }
@@ -266,63 +270,20 @@ func hasPrefixFold(s, prefix string) bool {
 // comments returns the bodies of the /* ... */ comments of sql, skipping
 // string literals, quoted names, line comments, executable comments
 // (/*! ... */) and optimizer hints (/*+ ... */), as MySQL's lexer does.
+// It stops at a comment that does not end.
 func comments(sql string) []string {
 	var out []string
-	for i := 0; i < len(sql); i++ {
-		switch c := sql[i]; c {
-		case '\'', '"', '`':
-			i = skipQuoted(sql, i)
-		case '#':
-			i = skipLine(sql, i)
-		case '-':
-			if i+2 < len(sql) && sql[i+1] == '-' && (sql[i+2] == ' ' || sql[i+2] == '\t' || sql[i+2] == '\n' || sql[i+2] == '\r') {
-				i = skipLine(sql, i)
-			} else if i+2 == len(sql) && sql[i+1] == '-' {
-				return out
+	for i := 0; i < len(sql); {
+		t := sqllex.At(sql, i, sqllex.Backslash)
+		if t.Kind == sqllex.BlockComment {
+			if t.Unterminated {
+				break
 			}
-		case '/':
-			if i+1 < len(sql) && sql[i+1] == '*' {
-				end := strings.Index(sql[i+2:], "*/")
-				if end < 0 {
-					return out
-				}
-				body := sql[i+2 : i+2+end]
-				if !strings.HasPrefix(body, "!") && !strings.HasPrefix(body, "+") {
-					out = append(out, body)
-				}
-				i += 2 + end + 1
-			}
+			out = append(out, t.Body(sql))
 		}
+		i = t.End
 	}
 	return out
-}
-
-// skipQuoted returns the index of the quote closing the literal or name
-// that starts at i (len(sql) when it is unterminated).
-func skipQuoted(sql string, i int) int {
-	q := sql[i]
-	for j := i + 1; j < len(sql); j++ {
-		switch sql[j] {
-		case '\\':
-			if q != '`' {
-				j++
-			}
-		case q:
-			if j+1 < len(sql) && sql[j+1] == q {
-				j++
-				continue
-			}
-			return j
-		}
-	}
-	return len(sql)
-}
-
-func skipLine(sql string, i int) int {
-	if j := strings.IndexByte(sql[i:], '\n'); j >= 0 {
-		return i + j
-	}
-	return len(sql)
 }
 
 // HasRoutingHint reports whether sql carries a routing hint: sharding

@@ -23,6 +23,8 @@ func TestComments(t *testing.T) {
 		{"SELECT 1--1 /* yes */", []string{" yes "}},
 		{"SELECT /*!50000 1 */ /*+ MAX_EXECUTION_TIME(1) */ 1", nil},
 		{"SELECT 1 /* unterminated", nil},
+		{"SELECT /*M!100000 1 */ /* yes */", []string{" yes "}},
+		{"SELECT 1 --\f/* not: -- and a form feed start a comment */", nil},
 		{"SELECT 'unterminated /* x */", nil},
 	}
 	for _, tt := range tests {
@@ -145,6 +147,27 @@ func TestSliceCoversEveryNodeOnce(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestCheckUTF8Names: a quote inside a name or a comment starts no
+// string, so a bad byte after it is still outside a string literal.
+func TestCheckUTF8Names(t *testing.T) {
+	tests := []struct {
+		give    string
+		wantErr bool
+	}{
+		{"SELECT `a'b` \xff, 'c'", true},
+		{"SELECT /* it's */ \xff, 'c'", true},
+		{"SELECT /*! \xff */ 1", true},
+		{"SELECT 1 -- \xff", true},
+		{"SELECT 'a' \xff", true},
+		{"SELECT 'a\xff' -- 'b'", false},
+	}
+	for _, tt := range tests {
+		if err := checkUTF8(tt.give); (err != nil) != tt.wantErr {
+			t.Errorf("checkUTF8(%q) = %v, want error %v", tt.give, err, tt.wantErr)
 		}
 	}
 }

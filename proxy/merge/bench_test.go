@@ -63,6 +63,14 @@ func BenchmarkMergeInProcess(b *testing.B) {
 		typ := sqlvalue.TypeOf(cols[1], 0)
 		slices.SortStableFunc(byNote[i], func(x, y rows.Row) int { return typ.Compare(x[1], y[1]) })
 	}
+	// note alone, sorted: sysbench's SELECT DISTINCT c ... ORDER BY c.
+	notes := []*mysql.Field{strCol("note")}
+	noteOnly := make([][]rows.Row, len(byNote))
+	for i, block := range byNote {
+		for _, r := range block {
+			noteOnly[i] = append(noteOnly[i], rows.Row{r[1]})
+		}
+	}
 	// id, note, the computed column (NULL from the routes), COUNT(*).
 	cols4 := []*mysql.Field{intCol("id"), strCol("note"), decCol("computed", 4), intCol("count")}
 	described := [][]rows.Row{nil}
@@ -86,6 +94,7 @@ func BenchmarkMergeInProcess(b *testing.B) {
 	}{
 		{"sort-int-offset", cols, data, &router.Merge{Sort: []router.OrderKey{{Column: 0}}, Limit: &router.Limit{Offset: 900000, Count: 10}}, 10},
 		{"sort-string", cols, byNote, &router.Merge{Sort: []router.OrderKey{{Column: 1}}}, benchRows},
+		{"distinct-sorted-string", notes, noteOnly, &router.Merge{Sort: []router.OrderKey{{Column: 0}}, Distinct: true}, 977},
 		{"group-streamed", cols, byNote, &router.Merge{Sort: []router.OrderKey{{Column: 1}}, Group: &router.Group{
 			Keys: []router.ColumnRef{1}, Streamed: true, Aggregates: []router.Aggregate{{Func: router.AggMin, Column: 0}}}}, 977},
 		{"group-computed", cols4, described, &router.Merge{Sort: []router.OrderKey{{Column: 1}}, Group: &router.Group{

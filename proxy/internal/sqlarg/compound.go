@@ -1,6 +1,10 @@
 package sqlarg
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/shardflake/shardflake/internal/sqllex"
+)
 
 // compoundState follows one statement of a multi-statement query word by
 // word, to tell whether a semicolon ends it. Only a CREATE of a stored
@@ -72,7 +76,7 @@ func isAny(w string, words ...string) bool {
 // returns false.
 func scanWords(sql string, mode Mode, found func(i int, word string) bool) {
 	for i := 0; i < len(sql); i++ {
-		if j := skipNonCode(sql, i, mode); j > i {
+		if j := sqllex.Skip(sql, i, mode); j > i {
 			i = j - 1
 			continue
 		}

@@ -1,6 +1,10 @@
 package sqlarg
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/shardflake/shardflake/internal/sqllex"
+)
 
 // Under sql_mode NO_BACKSLASH_ESCAPES a backslash in a string literal is
 // an ordinary character; otherwise it starts an escape sequence. The
@@ -51,7 +55,7 @@ func ToNoBackslashEscapes(sql string) string {
 				i++
 			case c == '\\' && i+1 < len(body):
 				i++
-				d := unescape(body[i])
+				d := sqllex.Unescape(body[i])
 				if d == '%' || d == '_' {
 					// \% and \_ keep their backslash (LIKE patterns).
 					b.WriteByte('\\')
@@ -69,26 +73,6 @@ func ToNoBackslashEscapes(sql string) string {
 	return b.String()
 }
 
-// unescape is the byte a backslash escape stands for (MySQL's table;
-// any other character stands for itself).
-func unescape(c byte) byte {
-	switch c {
-	case '0':
-		return 0
-	case 'b':
-		return '\b'
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	case 'Z':
-		return 0x1a
-	}
-	return c
-}
-
 // eachLiteral copies sql to b, calling literal with the body (between the
 // quotes) and the quote of each '...' or "..." literal instead of copying
 // it. Quoted names and comments are copied as they are. mode says how the
@@ -96,30 +80,20 @@ func unescape(c byte) byte {
 func eachLiteral(sql string, mode Mode, b *strings.Builder, literal func(body string, q byte)) {
 	last := 0
 	for i := 0; i < len(sql); i++ {
-		switch c := sql[i]; {
-		case c == '\'' || c == '"':
-			end := skipQuoted(sql, i, mode)
-			b.WriteString(sql[last:i])
-			if end > i+1 && sql[end-1] == c && end-1 > i {
-				literal(sql[i+1:end-1], c)
-			} else {
-				b.WriteString(sql[i:end]) // unterminated: as it is
-			}
-			last = end
-			i = end - 1
-		case c == '`':
-			i = skipQuoted(sql, i, mode) - 1
-		case c == '#' || lineComment(sql, i):
-			for i < len(sql) && sql[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			j := i + 2
-			for j+1 < len(sql) && !(sql[j] == '*' && sql[j+1] == '/') {
-				j++
-			}
-			i = j + 1
+		j := sqllex.Skip(sql, i, mode)
+		if j == i {
+			continue
 		}
+		if c := sql[i]; c == '\'' || c == '"' {
+			b.WriteString(sql[last:i])
+			if t := sqllex.At(sql, i, mode); t.Unterminated {
+				b.WriteString(sql[i:j]) // as it is
+			} else {
+				literal(t.Body(sql), c)
+			}
+			last = j
+		}
+		i = j - 1
 	}
 	b.WriteString(sql[last:])
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/shardflake/shardflake/internal/sqllex"
 )
 
 // Normalize rewrites the integer and string literals of a SELECT, INSERT,
@@ -131,18 +133,17 @@ func skipSpace(sql string, i int) int {
 	for i < len(sql) {
 		c := sql[i]
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		case sqllex.IsSpace(c):
 			i++
-		case c == '#' || lineComment(sql, i):
-			for i < len(sql) && sql[i] != '\n' {
-				i++
+		case c == '#' || c == '-' || c == '/':
+			t := sqllex.At(sql, i, sqllex.Backslash)
+			if !t.Kind.Comment() {
+				return i
 			}
-		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			end := strings.Index(sql[i+2:], "*/")
-			if end < 0 {
+			if t.Unterminated {
 				return -1
 			}
-			i += 2 + end + 2
+			i = t.End
 		default:
 			return i
 		}
@@ -184,19 +185,11 @@ func (n *normalizer) run() bool {
 		case c == '"' || c == '?' || c == ';':
 			return false
 		case c == '`':
-			end := strings.IndexByte(sql[i+1:], '`')
-			if end < 0 {
+			t := sqllex.At(sql, i, sqllex.Backslash)
+			if t.Unterminated {
 				return false
 			}
-			// A doubled backquote inside is an escaped one.
-			for i+1+end+1 < len(sql) && sql[i+1+end+1] == '`' {
-				next := strings.IndexByte(sql[i+1+end+2:], '`')
-				if next < 0 {
-					return false
-				}
-				end += 2 + next
-			}
-			i += 1 + end + 1
+			i = t.End
 			n.prev = tokOperand
 		case isDigit(c) || c == '.' && i+1 < len(sql) && isDigit(sql[i+1]):
 			i = n.number(i, minus)
@@ -343,40 +336,11 @@ func (n *normalizer) str(i int) (end int, ok bool) {
 	if i > 0 && isWordByte(sql[i-1]) {
 		return 0, false // N'x', X'ff', B'01', _utf8'x'
 	}
-	var b []byte // the value, once an escape made it differ from the text
-	j := i + 1
-	closed := false
-	for j < len(sql) && !closed {
-		c := sql[j]
-		switch {
-		case c == '\\':
-			if j+1 >= len(sql) {
-				return 0, false
-			}
-			if b == nil {
-				b = append(make([]byte, 0, j-i+16), sql[i+1:j]...)
-			}
-			b = appendUnescaped(b, sql[j+1])
-			j += 2
-		case c == '\'' && j+1 < len(sql) && sql[j+1] == '\'':
-			if b == nil {
-				b = append(make([]byte, 0, j-i+16), sql[i+1:j]...)
-			}
-			b = append(b, '\'')
-			j += 2
-		case c == '\'':
-			closed = true
-			j++
-		default:
-			if b != nil {
-				b = append(b, c)
-			}
-			j++
-		}
-	}
-	if !closed {
+	t := sqllex.At(sql, i, sqllex.Backslash)
+	if t.Unterminated {
 		return 0, false
 	}
+	j := t.End
 	// 'a' 'b' is one string, 'ab'.
 	if k := skipSpace(sql, j); k < 0 || k < len(sql) && (sql[k] == '\'' || sql[k] == '"') {
 		return 0, false
@@ -385,12 +349,7 @@ func (n *normalizer) str(i int) (end int, ok bool) {
 	if n.frozen >= 0 {
 		return j, true
 	}
-	var val string
-	if b == nil {
-		val = sql[i+1 : j-1]
-	} else {
-		val = string(b)
-	}
+	val := sqllex.Unquote(sql, t, sqllex.Backslash)
 	if !utf8.ValidString(val) {
 		return 0, false
 	}
@@ -399,27 +358,4 @@ func (n *normalizer) str(i int) (end int, ok bool) {
 	n.args = append(n.args, val)
 	n.last = j
 	return j, true
-}
-
-// appendUnescaped appends what MySQL reads for backslash and c inside a
-// string literal.
-func appendUnescaped(b []byte, c byte) []byte {
-	switch c {
-	case '0':
-		return append(b, 0)
-	case 'b':
-		return append(b, '\b')
-	case 'n':
-		return append(b, '\n')
-	case 'r':
-		return append(b, '\r')
-	case 't':
-		return append(b, '\t')
-	case 'Z':
-		return append(b, 0x1a)
-	case '%', '_':
-		// Kept with their backslash, for LIKE patterns.
-		return append(b, '\\', c)
-	}
-	return append(b, c)
 }

@@ -1,6 +1,10 @@
 package sqlarg
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/shardflake/shardflake/internal/sqllex"
+)
 
 // SplitReturning cuts the RETURNING clause off an INSERT or REPLACE
 // statement (MariaDB 10.5+), which the SQL parser does not know: base is
@@ -11,13 +15,13 @@ func SplitReturning(sql string) (base, list string, ok bool) {
 	if !strings.Contains(strings.ToLower(sql), "returning") {
 		return "", "", false
 	}
-	start := skipLeading(sql)
+	start, _ := sqllex.SkipSpace(sql, 0, Backslash)
 	if !hasWord(sql, start, "insert") && !hasWord(sql, start, "replace") {
 		return "", "", false
 	}
 	depth := 0
 	for i := start; i < len(sql); i++ {
-		if j := skipNonCode(sql, i, Backslash); j > i {
+		if j := sqllex.Skip(sql, i, Backslash); j > i {
 			i = j - 1
 			continue
 		}
@@ -36,31 +40,6 @@ func SplitReturning(sql string) (base, list string, ok bool) {
 		}
 	}
 	return "", "", false
-}
-
-// skipLeading returns the index of the first byte of sql after white
-// space and comments.
-func skipLeading(sql string) int {
-	i := 0
-	for i < len(sql) {
-		switch {
-		case sql[i] <= ' ':
-			i++
-		case sql[i] == '#' || lineComment(sql, i):
-			for i < len(sql) && sql[i] != '\n' {
-				i++
-			}
-		case sql[i] == '/' && i+1 < len(sql) && sql[i+1] == '*' && !(i+2 < len(sql) && sql[i+2] == '!'):
-			j := i + 2
-			for j+1 < len(sql) && !(sql[j] == '*' && sql[j+1] == '/') {
-				j++
-			}
-			i = j + 2
-		default:
-			return i
-		}
-	}
-	return i
 }
 
 // hasWord reports whether the word w (lower case) starts at i, as a whole

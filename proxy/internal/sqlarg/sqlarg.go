@@ -9,34 +9,26 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/shardflake/shardflake/internal/sqllex"
 )
 
 // ErrArgCount means the statement has a different number of placeholders
 // than arguments.
 var ErrArgCount = errors.New("sqlarg: placeholder and argument counts differ")
 
-// Mode says how string literals must be escaped.
-type Mode int
+// Mode says how string literals are escaped: sqllex's modes, which read
+// them the same way.
+type Mode = sqllex.Mode
 
 // Escaping modes.
 const (
 	// Backslash: backslash is an escape character (MySQL's default).
-	Backslash Mode = iota + 1
+	Backslash = sqllex.Backslash
 	// NoBackslashEscapes: the server runs with NO_BACKSLASH_ESCAPES, so
 	// only quotes are doubled.
-	NoBackslashEscapes
+	NoBackslashEscapes = sqllex.NoBackslashEscapes
 )
-
-// String returns the mode's name.
-func (m Mode) String() string {
-	switch m {
-	case Backslash:
-		return "backslash"
-	case NoBackslashEscapes:
-		return "no_backslash_escapes"
-	}
-	return "unknown"
-}
 
 // Literal is SQL text that is already a literal (a user variable's value
 // as the session wrote it down): AppendLiteral writes it as it is.
@@ -226,7 +218,7 @@ func scan(sql string, mode Mode, found func(i int) bool) {
 // and comments until it returns false.
 func scanFor(sql string, mode Mode, target byte, found func(i int) bool) {
 	for i := 0; i < len(sql); i++ {
-		if j := skipNonCode(sql, i, mode); j > i {
+		if j := sqllex.Skip(sql, i, mode); j > i {
 			i = j - 1
 			continue
 		}
@@ -234,53 +226,4 @@ func scanFor(sql string, mode Mode, target byte, found func(i int) bool) {
 			return
 		}
 	}
-}
-
-// skipNonCode returns the index just past the quoted text or comment that
-// starts at i, or i when none does: the one place that knows MySQL's
-// quotes and comments for this package's scanners.
-func skipNonCode(sql string, i int, mode Mode) int {
-	switch c := sql[i]; {
-	case c == '\'' || c == '"' || c == '`':
-		return skipQuoted(sql, i, mode)
-	case c == '#' || lineComment(sql, i):
-		for i < len(sql) && sql[i] != '\n' {
-			i++
-		}
-		return i
-	case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-		j := i + 2
-		for j+1 < len(sql) && !(sql[j] == '*' && sql[j+1] == '/') {
-			j++
-		}
-		return min(j+2, len(sql))
-	}
-	return i
-}
-
-// lineComment reports whether a "-- " comment starts at i (MySQL wants
-// white space or the end after the two dashes).
-func lineComment(s string, i int) bool {
-	if i+1 >= len(s) || s[i] != '-' || s[i+1] != '-' {
-		return false
-	}
-	return i+2 == len(s) || s[i+2] <= ' '
-}
-
-// skipQuoted returns the index just past the quoted text starting at i.
-func skipQuoted(s string, i int, mode Mode) int {
-	q := s[i]
-	for j := i + 1; j < len(s); j++ {
-		switch {
-		case s[j] == '\\' && q != '`' && mode != NoBackslashEscapes:
-			j++
-		case s[j] == q:
-			if j+1 < len(s) && s[j+1] == q {
-				j++
-				continue
-			}
-			return j + 1
-		}
-	}
-	return len(s)
 }

@@ -116,3 +116,22 @@ func TestSplit(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadIgnoreRows(t *testing.T) {
+	tests := []struct {
+		give, want string
+		ok         bool
+	}{
+		{"LOAD DATA LOCAL INFILE 'f' INTO TABLE t IGNORE 2 ROWS (a)", "LOAD DATA LOCAL INFILE 'f' INTO TABLE t IGNORE 2 LINES (a)", true},
+		{"load data infile 'f' into table t fields terminated by ',' ignore 10 rows", "load data infile 'f' into table t fields terminated by ',' ignore 10 LINES", true},
+		{"LOAD DATA INFILE 'IGNORE 2 ROWS' INTO TABLE t", "", false},
+		{"LOAD DATA INFILE 'f' IGNORE INTO TABLE t IGNORE 1 LINES", "", false},
+		{"SELECT 1 IGNORE 2 ROWS", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := LoadIgnoreRows(tt.give)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("LoadIgnoreRows(%q) = %q, %v; want %q, %v", tt.give, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package proxy
+
+import (
+	"context"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
+)
+
+// answerLocal answers a planLocal statement from what the proxy knows, or
+// returns the plan that answers it instead: a statement rewritten for the
+// default data source, or left to the data source its DATA_SOURCE_NAME
+// hint names.
+func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan, error) {
+	switch n := st.node.(type) {
+	case *ast.ShowStmt:
+		return s.handleShow(ctx, n, st.sql, st.out)
+	case *ast.ExplainStmt:
+		if show, ok := n.Stmt.(*ast.ShowStmt); ok {
+			// DESCRIBE t and EXPLAIN t are SHOW COLUMNS.
+			return s.handleShow(ctx, show, st.sql, st.out)
+		}
+		return nil, &NotSupportedError{What: "EXPLAIN of statements (shardflake explain prints the plan)"}
+	}
+	// A SELECT without tables or of information_schema: the router never
+	// sees these, so their DATA_SOURCE_NAME hint is honoured (and
+	// checked) here.
+	if ds, err := router.DataSourceHint(s.srv.rules, st.sql); err != nil || ds != "" {
+		if err != nil {
+			return nil, err
+		}
+		return s.srv.dataSourcePlan(ds, st.sql, router.KindSelect), nil
+	}
+	if sel, ok := st.node.(*ast.SelectStmt); ok && schemaOf(sel) != infoSchema {
+		return s.tablelessSelect(ctx, sel, st.sql, st.out)
+	}
+	return s.infoSchemaSelect(ctx, st.node, st.out)
+}
+
+// answerSession answers a planSession statement: one about the session's
+// own state.
+func (s *Session) answerSession(ctx context.Context, st *statement) error {
+	more := st.out.more
+	switch n := st.node.(type) {
+	case *ast.UseStmt:
+		if err := s.UseDB(n.DBName); err != nil {
+			return err
+		}
+	case *ast.SetStmt:
+		return s.handleSet(ctx, n, more)
+	case *ast.PrepareStmt:
+		return s.sqlPrepare(ctx, n, more)
+	case *ast.DeallocateStmt:
+		return s.sqlDeallocate(n, more)
+	case *ast.BeginStmt:
+		if err := s.beginTransaction(n); err != nil {
+			return err
+		}
+	case *ast.CommitStmt:
+		return s.commit(more)
+	case *ast.RollbackStmt:
+		if n.SavepointName != "" {
+			return s.handleRollbackTo(n.SavepointName, more)
+		}
+		if err := s.endTransaction(false); err != nil {
+			return err
+		}
+	case *ast.LockTablesStmt:
+		return s.handleLockTables(ctx, n, more)
+	case *ast.UnlockTablesStmt:
+		return s.handleUnlockTables(more)
+	case *ast.SavepointStmt:
+		return s.handleSavepoint(n.Name, more)
+	case *ast.ReleaseSavepointStmt:
+		return s.handleReleaseSavepoint(n.Name, more)
+	case *ast.KillStmt:
+		if err := s.srv.killSession(s, n.ConnectionID, n.Query); err != nil {
+			return err
+		}
+		if s.quit {
+			return nil
+		}
+	default:
+		return &InternalError{Msg: "session statement " + st.kind.String()}
+	}
+	return s.writeOK(wire.OK{}, more)
+}
+
+// commit answers COMMIT, with the warning of XA branches left to
+// recovery.
+func (s *Session) commit(more bool) error {
+	s.commitInfo = ""
+	if err := s.endTransaction(true); err != nil {
+		return err
+	}
+	if s.commitInfo != "" {
+		return s.writeOK(wire.OK{Warnings: 1, Info: s.commitInfo}, more)
+	}
+	return s.writeOK(wire.OK{}, more)
+}
+
+// callPlan plans a CALL: on the default data source, where stored
+// procedures live, with a prepared CALL's arguments written in, so that
+// every result set comes back (a backend prepared CALL would be read for
+// its first one only); rows go to the client in its protocol.
+func (s *Session) callPlan(st *statement) (*router.Plan, error) {
+	text, err := sqlarg.Interpolate(st.sql, st.args, sqlarg.Backslash)
+	if err != nil {
+		return nil, err
+	}
+	return s.srv.dataSourcePlan("", text, router.KindOther), nil
+}

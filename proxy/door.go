@@ -1,0 +1,292 @@
+package proxy
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/router"
+)
+
+// The door: every statement, whoever answers it, passes runStatement,
+// which carries the stages in order:
+//
+//	classify  who answers (planKind): the router, the proxy from what it
+//	          knows, the session's own state, an admin statement, or a
+//	          relay to the default data source (CALL, LOAD DATA, routines)
+//	plan      the router's plan, or a local answer, which may hand back a
+//	          plan for a data source to answer instead
+//	admit     traffic limits (traffic.go), once a plan names its routes
+//	execute   the plan on its data sources, in the session's transaction
+//	observe   metrics and the slow-statement log (Observer)
+//
+// Text queries (COM_QUERY), each statement of a multi-statement query,
+// prepared executes (COM_STMT_EXECUTE), SQL EXECUTE and cached shapes all
+// enter here; a cross-cutting concern is a stage here, not a branch inside
+// one of the answerers.
+
+// output says how a statement's result is written: in which protocol (text
+// for COM_QUERY, binary for COM_STMT_EXECUTE), and whether another result
+// of the same command follows it (SERVER_MORE_RESULTS_EXISTS).
+type output struct {
+	proto Protocol
+	more  bool
+}
+
+// textOutput is the output of a whole text query's only result.
+var textOutput = output{proto: TextProtocol}
+
+// followedBy is out with another result following when next is set.
+func (out output) followedBy(next bool) output {
+	out.more = out.more || next
+	return out
+}
+
+// planKind says who answers a statement; classify decides it.
+type planKind int
+
+const (
+	// planRouted: the router plans it; what the router leaves to the
+	// proxy runs on the default data source unchanged.
+	planRouted planKind = iota + 1
+	// planDataSource: unchanged on one data source (DO without a table:
+	// the default one, or the one a DATA_SOURCE_NAME hint names).
+	planDataSource
+	// planCall: CALL on the default data source, every result set
+	// relayed (call.go).
+	planCall
+	// planLoadLocal: LOAD DATA LOCAL INFILE, the client's file relayed
+	// to the default data source (loaddata.go).
+	planLoadLocal
+	// planRoutine: a stored function, procedure or trigger statement the
+	// parser cannot read, recognised by its first words (routines.go).
+	planRoutine
+	// planLocal: the proxy answers from what it knows (SHOW, a SELECT
+	// without tables, information_schema), or rewrites the statement for
+	// the default data source.
+	planLocal
+	// planSession: the session's own state (USE, SET, transactions,
+	// savepoints, LOCK TABLES, KILL, PREPARE, DEALLOCATE).
+	planSession
+	// planAdmin: shardflake's own statements (admin.go).
+	planAdmin
+	// planEmpty: only comments and spaces, answered OK.
+	planEmpty
+	// planQuery: a text query of several statements; each passes the
+	// door on its own.
+	planQuery
+)
+
+// String names the kind, for logs and tests.
+func (k planKind) String() string {
+	switch k {
+	case planRouted:
+		return "routed"
+	case planDataSource:
+		return "datasource"
+	case planCall:
+		return "call"
+	case planLoadLocal:
+		return "load-local"
+	case planRoutine:
+		return "routine"
+	case planLocal:
+		return "local"
+	case planSession:
+		return "session"
+	case planAdmin:
+		return "admin"
+	case planEmpty:
+		return "empty"
+	case planQuery:
+		return "query"
+	}
+	return "unknown"
+}
+
+// statement is one statement on its way through the door.
+type statement struct {
+	// sql is the statement's text: the client's, a piece of a
+	// multi-statement query, or a prepared statement's.
+	sql  string
+	node ast.StmtNode // the parsed statement; nil when not parsed
+	args []any        // a prepared execute's arguments
+	out  output
+	// whole: the statement is a whole text query, so its plan may be
+	// cached by its text.
+	whole bool
+
+	// Set by classify.
+	kind planKind
+	// pp is the router's plan, when it was planned ahead (a prepared
+	// statement, a cached text); plan is a cached shape's, bound to the
+	// query's literals.
+	pp   PreparedPlan
+	plan *router.Plan
+	// state is what the statement does to backend session state (pin.go).
+	state     backendState
+	returning string // INSERT ... RETURNING's list (returning.go)
+	admin     adminStmt
+	routine   routineKind
+	// nodes are the statements of a planQuery (nil: pieces, split by
+	// text, parse one by one).
+	nodes  []ast.StmtNode
+	pieces []string
+}
+
+// runStatement is the door: it classifies the statement, plans it, admits
+// it, executes it and observes it, and writes its result (or returns the
+// error the client is to get).
+func (s *Session) runStatement(st *statement) (err error) {
+	if err := s.classify(st); err != nil {
+		return err
+	}
+	switch st.kind {
+	case planQuery:
+		return s.runEach(st)
+	case planEmpty:
+		return s.writeOK(wire.OK{}, st.out.more)
+	}
+	if hook := s.srv.beforeStatement; hook != nil {
+		hook(st.sql)
+	}
+	s.keepDiagnostics(st)
+	ctx, end := s.statementContext()
+	defer end()
+	if st.node != nil {
+		// Temporary tables, named locks and in-statement variables stay
+		// on the backend connection: such statements pin it (pin.go),
+		// and their plans are not cached, so the next one is seen too.
+		if err := s.authorize(st.node, st.sql); err != nil {
+			return err
+		}
+		if err := s.srv.tempTableError(st.node); err != nil {
+			return err
+		}
+	}
+	s.beginState(st.state)
+	defer func() { s.endState(st.state, err) }()
+	plan, err := s.planStatement(ctx, st)
+	if err != nil || plan == nil {
+		// nil: answered by the proxy or the session.
+		return err
+	}
+	return s.runPlan(ctx, st, plan)
+}
+
+// keepDiagnostics decides what the statement does to what SHOW WARNINGS
+// shows: a statement with tables, or a routed one, starts anew; SHOW
+// WARNINGS itself and statements without tables keep the last list.
+func (s *Session) keepDiagnostics(st *statement) {
+	switch {
+	case st.node == nil:
+		if st.kind == planRouted {
+			s.diag.reset()
+		}
+	case isDiagnostics(st.node):
+	case hasTable(st.node):
+		s.diag.reset()
+	default:
+		s.diag.keep()
+	}
+}
+
+// runEach runs a planQuery's statements in order, each through the door
+// and flagged when another follows, stopping at the first error (MySQL's
+// behaviour).
+func (s *Session) runEach(st *statement) error {
+	n := len(st.nodes) + len(st.pieces)
+	for i := range n {
+		next := statement{out: st.out.followedBy(i < n-1)}
+		if st.nodes != nil {
+			next.node, next.sql = st.nodes[i], trimmedText(st.nodes[i])
+		} else {
+			next.sql = st.pieces[i]
+		}
+		if err := s.runStatement(&next); err != nil {
+			return err
+		}
+		if s.quit {
+			return nil
+		}
+	}
+	return nil
+}
+
+// planStatement is the plan stage: the plan whose routes answer st, or nil
+// when the proxy or the session answered it.
+func (s *Session) planStatement(ctx context.Context, st *statement) (*router.Plan, error) {
+	switch st.kind {
+	case planRouted:
+		return s.routedPlan(st)
+	case planDataSource:
+		ds, err := router.DataSourceHint(s.srv.rules, st.sql)
+		if err != nil {
+			return nil, err
+		}
+		return s.srv.dataSourcePlan(ds, st.sql, router.KindOther), nil
+	case planCall:
+		return s.callPlan(st)
+	case planLoadLocal:
+		return s.loadLocalPlan(st.node.(*ast.LoadDataStmt), st.sql)
+	case planRoutine:
+		return s.routinePlan(ctx, st.routine, st.sql)
+	case planLocal:
+		return s.answerLocal(ctx, st)
+	case planSession:
+		return nil, s.answerSession(ctx, st)
+	case planAdmin:
+		return nil, s.runAdmin(ctx, st.admin, st.out)
+	}
+	return nil, &InternalError{Msg: "statement of plan kind " + st.kind.String()}
+}
+
+// dataSourcePlan runs sql unchanged on data source ds ("" for the default
+// one).
+func (srv sessionServer) dataSourcePlan(ds, sql string, kind router.StatementKind) *router.Plan {
+	if ds == "" {
+		ds = srv.rules.DefaultDataSource
+	}
+	return &router.Plan{Kind: kind, Type: router.RouteSingle, Routes: []router.Route{{DataSource: ds, SQL: sql}}}
+}
+
+// runPlan is the door's admit, execute and observe stages for a plan: it
+// runs in the session's transaction state and writes its result.
+func (s *Session) runPlan(ctx context.Context, st *statement, plan *router.Plan) error {
+	start := time.Now()
+	if err := s.admit(ctx, plan, st.sql); err != nil {
+		// Refused before anything was sent: no statement to observe.
+		return err
+	}
+	if len(s.limits.held) > 0 {
+		defer s.finishAdmit()
+	}
+	var err error
+	switch st.kind {
+	case planCall:
+		err = s.runCall(ctx, plan, st.out)
+	case planLoadLocal:
+		err = s.runLoadLocal(ctx, st.node.(*ast.LoadDataStmt), plan, st.out)
+	default:
+		err = s.runPlanAndWrite(ctx, plan, st.out)
+	}
+	s.afterAutocommitStatement(err)
+	s.afterLockedStatement(err)
+	s.observe(ctx, st, plan, time.Since(start), err)
+	return err
+}
+
+// observe is the observe stage: one StatementEvent per plan run.
+func (s *Session) observe(ctx context.Context, st *statement, plan *router.Plan, took time.Duration, err error) {
+	ev := StatementEvent{ConnID: s.id, Kind: plan.Kind, Type: plan.Type, Routes: plan.Routes, Duration: took, SQL: st.sql}
+	if err != nil {
+		ev.Code = mysqlError(err).Code
+		if s.log.Enabled(ctx, slog.LevelDebug) {
+			s.log.Debug("statement failed", failedAttrs(st.sql, err)...)
+		}
+	}
+	s.srv.obs.Statement(ev)
+}
