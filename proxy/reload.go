@@ -105,7 +105,9 @@ func (srv *Server) loadRules() (*config.Rules, []byte, error) {
 	if srv.loader != nil {
 		return srv.loader()
 	}
-	file := srv.current().rules.File
+	// The file the proxy started on: in a fleet the rules in force may
+	// have come from etcd since.
+	file := srv.rulesFile
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, err

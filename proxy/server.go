@@ -63,10 +63,11 @@ type Server struct {
 	fixedMerger   Merger
 	planCacheSize int
 	// reloadMu serializes reloads (reload.go); reloads counts them.
-	reloadMu sync.Mutex
-	reloads  reloadCounts
-	loader   RulesLoader   // reads the rules for a reload; nil: Rules.File
-	grace    time.Duration // a replaced snapshot's grace period
+	reloadMu  sync.Mutex
+	reloads   reloadCounts
+	loader    RulesLoader   // reads the rules for a reload; nil: rulesFile
+	rulesFile string        // Config.Rules.File
+	grace     time.Duration // a replaced snapshot's grace period
 
 	keys  map[string]idgen.KeyGenerator // for metrics, health and admin statements
 	log   *slog.Logger
@@ -127,6 +128,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
+		rulesFile:     cfg.Rules.File,
 		fixedPlanner:  cfg.Planner,
 		fixedMerger:   cfg.Merger,
 		planCacheSize: cfg.PlanCacheSize,
