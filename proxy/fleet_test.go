@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,4 +44,52 @@ func joinTestFleet(t *testing.T, srv *Server, rules *config.Rules, src []byte) (
 	}
 	t.Cleanup(func() { cli.Close() })
 	return cli, c.RulesKey()
+}
+
+// TestFleetRejoinsAfterLeaseLoss: when etcd loses the membership lease
+// (revoked here, as an expiry would), the proxy takes a new one and
+// writes its member record and connection-id prefix again; a rules text
+// written to etcd is then still applied.
+func TestFleetRejoinsAfterLeaseLoss(t *testing.T) {
+	e := startReloadEnv(t, "flr", false, envOptions{})
+	src, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, key := joinTestFleet(t, e.srv, e.testEnv.rules, src)
+	ctx := context.Background()
+	member := "/sf-test/members/test"
+	resp, err := cli.Get(ctx, member)
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("member record: %v %v", resp, err)
+	}
+	old := clientv3.LeaseID(resp.Kvs[0].Lease)
+	if _, err := cli.Revoke(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := cli.Get(ctx, member)
+		if err == nil && len(resp.Kvs) == 1 && clientv3.LeaseID(resp.Kvs[0].Lease) != old {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no member record under a new lease 10 s after the old one was revoked")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ids, err := cli.Get(ctx, "/sf-test/connids/", clientv3.WithPrefix())
+	if err != nil || len(ids.Kvs) != 1 || string(ids.Kvs[0].Value) != "test" {
+		t.Fatalf("connection-id prefixes after rejoining: %v %v", ids, err)
+	}
+	changed := strings.Replace(string(src), "databaseName: sharding_db", "databaseName: sharding_db\n# changed", 1)
+	if _, err := cli.Put(ctx, key, changed); err != nil {
+		t.Fatal(err)
+	}
+	for e.srv.RulesDigest() != rulesDigest(nil, []byte(changed)) {
+		if time.Now().After(deadline) {
+			t.Fatal("the rules written to etcd after rejoining are not in force")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
