@@ -210,6 +210,7 @@ func (srv *Server) reload(ctx context.Context, force, preview bool, load RulesLo
 		return refuse("%s", oneLine(err.Error()))
 	}
 	srv.auth.setUsers(rules.Server.Users)
+	srv.live.add(sn)
 	srv.snap.Store(sn)
 	rep.Applied = true
 	srv.reloads.applied.Add(1)

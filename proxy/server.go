@@ -101,6 +101,8 @@ type Server struct {
 	// transactionMode xa and recovers their in-doubt branches (xa.go).
 	xa *xaCoordinator
 
+	// live are the snapshots not dead yet (snapshot_live.go).
+	live liveSnapshots
 	// node and connIDs are this proxy as a compute node; fleet is its
 	// membership of a fleet on etcd, nil when standalone (fleet.go).
 	node    nodeIdentity
@@ -154,6 +156,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.live.add(sn)
 	s.snap.Store(sn)
 	if w := s.workerID(); w > 0 {
 		s.connIDs.prefix.Store(uint32(w))
