@@ -403,3 +403,25 @@ func firstDiff(a, b []byte) int {
 	}
 	return -1
 }
+
+// TestLocalInfile checks the LOCAL INFILE request both ways, and that OK,
+// error and LOCAL INFILE packets are told apart by their first byte only
+// when there is one.
+func TestLocalInfile(t *testing.T) {
+	p := AppendLocalInfile([]byte("x"), "/tmp/a b.csv")[1:]
+	name, ok := LocalInfileName(p)
+	if !ok || string(name) != "/tmp/a b.csv" {
+		t.Fatalf("LocalInfileName(%q) = %q, %v", p, name, ok)
+	}
+	if !IsLocalInfile(p) || IsOK(p) || IsErr(p) {
+		t.Errorf("a LOCAL INFILE request read as OK or error")
+	}
+	for _, q := range [][]byte{nil, {}, {HeaderOK, 0, 0, 2, 0, 0, 0}} {
+		if _, ok := LocalInfileName(q); ok || IsLocalInfile(q) {
+			t.Errorf("%q read as a LOCAL INFILE request", q)
+		}
+	}
+	if !IsOK([]byte{HeaderOK, 0, 0, 2, 0, 0, 0}) || IsOK(nil) || IsOK([]byte{HeaderErr}) {
+		t.Errorf("IsOK misreads an OK, an empty or an error packet")
+	}
+}
