@@ -18,6 +18,7 @@ import (
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/metrics"
 	"github.com/shardflake/shardflake/proxy/traffic"
 )
 
@@ -149,7 +150,7 @@ func New(cfg Config) (*Server, error) {
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
-	sn, err := s.newSnapshot(cfg.Rules, rulesDigest(cfg.Rules, cfg.RulesSource), nil)
+	sn, err := s.newSnapshot(cfg.Rules, metrics.RulesDigest(cfg.Rules, cfg.RulesSource), nil)
 	if err != nil {
 		return nil, err
 	}
