@@ -107,7 +107,9 @@ func (srv *Server) loadRules() (*config.Rules, []byte, error) {
 	if srv.loader != nil {
 		return srv.loader()
 	}
-	file := srv.current().rules.File
+	// The file the proxy started on: in a fleet the rules in force may
+	// have come from etcd since.
+	file := srv.rulesFile
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, err
@@ -210,6 +212,7 @@ func (srv *Server) reload(ctx context.Context, force, preview bool, load RulesLo
 		return refuse("%s", oneLine(err.Error()))
 	}
 	srv.auth.setUsers(rules.Server.Users)
+	srv.live.add(sn)
 	srv.snap.Store(sn)
 	rep.Applied = true
 	srv.reloads.applied.Add(1)

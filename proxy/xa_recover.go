@@ -144,7 +144,7 @@ func (r *xaRecovery) db(ds string) (*sql.DB, error) {
 	if db := r.dbs[ds]; db != nil {
 		return db, nil
 	}
-	def := r.x.srv.current().rules.DataSource(ds)
+	def := r.x.srv.dataSource(ds)
 	if def == nil {
 		return nil, fmt.Errorf("no data source %s in the rules", ds)
 	}
@@ -164,7 +164,7 @@ func (r *xaRecovery) scan(ctx context.Context) (found []xaInDoubt, ok bool) {
 	r.mu.Lock()
 	seen := map[string]bool{}
 	r.mu.Unlock()
-	for _, def := range r.x.srv.current().rules.DataSources {
+	for _, def := range r.x.srv.dataSources() {
 		db, err := r.db(def.Name)
 		if err != nil {
 			ok = false
@@ -381,7 +381,7 @@ func (r *xaRecovery) cleanDecisions(ctx context.Context, found []xaInDoubt) {
 	}
 	q := "DELETE FROM " + xaDecisions + " WHERE (decision = 'commit' AND created < NOW(6) - INTERVAL 60 SECOND AND gtrid NOT IN (" +
 		strings.Join(keep, ",") + ")) OR (decision = 'rollback' AND created < NOW(6) - INTERVAL 1 HOUR)"
-	for _, def := range r.x.srv.current().rules.DataSources {
+	for _, def := range r.x.srv.dataSources() {
 		if db, err := r.db(def.Name); err == nil {
 			db.ExecContext(ctx, q)
 		}

@@ -23,14 +23,26 @@ import (
 // defaultDrain is how long SIGTERM waits for statements in flight.
 const defaultDrain = 30 * time.Second
 
-// runServe runs the proxy on a rules file until SIGTERM or SIGINT.
-func runServe(args []string, stdout, stderr io.Writer) int {
+// serveFlags are serve's flags; newServeFlags defines them (the
+// deployment tests read the same set).
+type serveFlags struct {
+	fs         *flag.FlagSet
+	configFile *string
+	rf         runFlags
+	cluster    clusterFlags
+	drain      *time.Duration
+	pprofAddr  *string
+}
+
+func newServeFlags(stderr io.Writer) *serveFlags {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	configFile := fs.String("config", "", "rules file (required)")
-	rf := addRunFlags(fs)
-	drain := fs.Duration("drain", defaultDrain, "how long SIGTERM waits for statements in flight before cutting them")
-	pprofAddr := fs.String("pprof", "", "serve Go's profiling endpoints (/debug/pprof/) on this address (a port alone or :PORT binds 127.0.0.1 only; name 0.0.0.0:PORT for every interface); off by default")
+	f := &serveFlags{fs: fs}
+	f.configFile = fs.String("config", "", "rules file (required)")
+	f.rf = addRunFlags(fs)
+	f.cluster = addClusterFlags(fs)
+	f.drain = fs.Duration("drain", defaultDrain, "how long SIGTERM waits for statements in flight before cutting them")
+	f.pprofAddr = fs.String("pprof", "", "serve Go's profiling endpoints (/debug/pprof/) on this address (a port alone or :PORT binds 127.0.0.1 only; name 0.0.0.0:PORT for every interface); off by default")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: shardflake serve --config FILE [--listen ADDR] [flags]")
 		fmt.Fprintln(stderr)
@@ -40,9 +52,18 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "lets statements in flight finish (up to --drain), closes the backends and")
 		fmt.Fprintln(stderr, "exits 0. SIGHUP reloads the rules file (see RELOAD RULES in the README); a")
 		fmt.Fprintln(stderr, "file that is refused is logged with the reason and the rules in force stay.")
+		fmt.Fprintln(stderr, "With server.cluster the rules live in etcd and the proxy joins a fleet")
+		fmt.Fprintln(stderr, "(SHOW COMPUTE NODES); SIGHUP and RELOAD RULES then share the file with it.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
+	return f
+}
+
+// runServe runs the proxy on a rules file until SIGTERM or SIGINT.
+func runServe(args []string, stdout, stderr io.Writer) int {
+	sf := newServeFlags(stderr)
+	fs, configFile, rf, drain, pprofAddr := sf.fs, sf.configFile, sf.rf, sf.drain, sf.pprofAddr
 	if err := fs.Parse(args); err != nil {
 		return flagExit(err)
 	}
@@ -53,6 +74,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	rules, log, code := rf.setup("serve", *configFile, "", stderr)
 	if rules == nil {
 		return code
+	}
+	if err := sf.cluster.apply(rules); err != nil {
+		fmt.Fprintln(stderr, "shardflake serve:", err)
+		return 2
 	}
 	if *pprofAddr != "" {
 		_, stop, err := servePprof(*pprofAddr, log)

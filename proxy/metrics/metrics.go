@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,13 +39,14 @@ type Metrics struct {
 	latency    [numKinds][numRoutes]prometheus.Observer
 	fanout     [numKinds][numRoutes]prometheus.Observer
 	slowCount  [numKinds][numRoutes]prometheus.Counter
-	// hits has a counter per data node the rules name (sharded tables'
-	// data nodes, broadcast tables on every data source); other is the
-	// per-data-source counter for tables without rules.
-	hits      map[config.DataNode]prometheus.Counter
-	hitsOther map[string]prometheus.Counter
-	dsLatency map[string]prometheus.Observer
-	dsErrors  map[string]prometheus.Counter
+	// series are the children that follow the rules in force (data
+	// nodes, data sources), replaced whole by a reload
+	// (metrics_reload.go); the vectors they come from stay.
+	series    atomic.Pointer[ruleSeries]
+	hitsVec   *prometheus.CounterVec
+	dsLatVec  *prometheus.HistogramVec
+	dsErrVec  *prometheus.CounterVec
+	nodesInfo *prometheus.GaugeVec
 
 	errors      *prometheus.CounterVec
 	clients     prometheus.Gauge
@@ -135,12 +137,8 @@ func New(rules *config.Rules, opts Options) *Metrics {
 	}
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
-		reg:       reg,
-		slow:      slowLog{threshold: rules.Server.SlowStatementThreshold, log: log},
-		hits:      map[config.DataNode]prometheus.Counter{},
-		hitsOther: map[string]prometheus.Counter{},
-		dsLatency: map[string]prometheus.Observer{},
-		dsErrors:  map[string]prometheus.Counter{},
+		reg:  reg,
+		slow: slowLog{threshold: rules.Server.SlowStatementThreshold, log: log},
 	}
 	statements := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shardflake_statements_total",
@@ -225,21 +223,8 @@ func New(rules *config.Rules, opts Options) *Metrics {
 			m.slowCount[k][r] = slow.WithLabelValues(kl, rl)
 		}
 	}
-	for _, ds := range rules.DataSources {
-		m.hitsOther[ds.Name] = hits.WithLabelValues(ds.Name, otherTable)
-		m.dsLatency[ds.Name] = dsLatency.WithLabelValues(ds.Name)
-		m.dsErrors[ds.Name] = dsErrors.WithLabelValues(ds.Name)
-		for _, bt := range rules.BroadcastTables {
-			n := config.DataNode{DataSource: ds.Name, Table: bt}
-			m.hits[n] = hits.WithLabelValues(n.DataSource, n.Table)
-		}
-	}
-	for _, t := range rules.Tables {
-		for _, n := range t.DataNodes {
-			m.hits[n] = hits.WithLabelValues(n.DataSource, n.Table)
-		}
-		nodes.WithLabelValues(t.Name).Set(float64(len(t.DataNodes)))
-	}
+	m.hitsVec, m.dsLatVec, m.dsErrVec, m.nodesInfo = hits, dsLatency, dsErrors, nodes
+	m.series.Store(m.newRuleSeries(rules))
 	info.WithLabelValues(rules.DatabaseName, RulesDigest(rules, opts.RulesSource)).Set(1)
 	return m
 }
@@ -316,6 +301,7 @@ func (m *Metrics) Statement(ev StatementEvent) {
 // (a join's tables) can repeat one.
 func (m *Metrics) countHits(routes []router.Route) int {
 	fan := 0
+	series := m.series.Load()
 	for i := range routes {
 		nodes := routes[i].Nodes
 		if len(nodes) == 0 {
@@ -330,11 +316,11 @@ func (m *Metrics) countHits(routes []router.Route) int {
 				}
 			}
 			fan++
-			if c, ok := m.hits[n]; ok {
+			if c, ok := series.hits[n]; ok {
 				c.Inc()
-			} else if c, ok := m.hits[config.DataNode{DataSource: n.DataSource, Table: strings.ToLower(n.Table)}]; ok {
+			} else if c, ok := series.hits[config.DataNode{DataSource: n.DataSource, Table: strings.ToLower(n.Table)}]; ok {
 				c.Inc()
-			} else if c, ok := m.hitsOther[n.DataSource]; ok {
+			} else if c, ok := series.hitsOther[n.DataSource]; ok {
 				c.Inc()
 			}
 		}
@@ -346,11 +332,12 @@ func (m *Metrics) countHits(routes []router.Route) int {
 // connection (the data source is down, the pool exhausted) counts as an
 // error but not in the latency, which it never reached.
 func (m *Metrics) Route(ev RouteEvent) {
-	if o, ok := m.dsLatency[ev.DataSource]; ok && !ev.Unreached {
+	series := m.series.Load()
+	if o, ok := series.dsLatency[ev.DataSource]; ok && !ev.Unreached {
 		o.Observe(ev.Duration.Seconds())
 	}
 	if ev.Err != nil && !ev.Cancelled {
-		if c, ok := m.dsErrors[ev.DataSource]; ok {
+		if c, ok := series.dsErrors[ev.DataSource]; ok {
 			c.Inc()
 		}
 	}
