@@ -144,17 +144,37 @@ func (s *Session) loadSharded(ctx context.Context, t *loadTarget, guard *stmtGua
 	t.logicalDB = s.srv.rules.DatabaseName
 	t.physicalDB = map[string]string{}
 	for _, ds := range t.rule.DataSources() {
-		t.physicalDB[ds] = s.srv.rules.DataSource(ds).Database
+		if d := s.srv.rules.DataSource(ds); d != nil {
+			t.physicalDB[ds] = d.Database
+		}
 	}
 	var failed atomic.Bool
-	free := make(chan *loadBatch, len(t.rule.DataNodes)+2*len(guard.conns))
-	lanes := map[string]*loadLane{}
+	free := make(chan *loadBatch, len(t.rule.DataNodes)+2*len(t.rule.DataSources()))
+	// A lane per connection: the guard took one per data node of each
+	// data source (up to maxConnsPerDataSource), so the physical tables
+	// load in parallel; data nodes share a data source's connections
+	// round robin.
+	for _, ds := range t.rule.DataSources() {
+		if len(guard.byDS[ds]) == 0 {
+			return wire.OK{}, &InternalError{Msg: "LOAD DATA: no connection taken for data source " + ds}
+		}
+	}
+	byConn := map[*backendConn]*loadLane{}
 	var order []*loadLane
-	for _, bc := range guard.conns {
-		l := &loadLane{bc: bc, in: make(chan *loadBatch, 1), done: make(chan struct{})}
-		lanes[bc.pool.name] = l
-		order = append(order, l)
-		go l.run(ctx, t, &failed, free)
+	nodeLane := make([]*loadLane, len(t.rule.DataNodes))
+	seen := map[string]int{}
+	for i, n := range t.rule.DataNodes {
+		bcs := guard.byDS[n.DataSource]
+		bc := bcs[seen[n.DataSource]%len(bcs)]
+		seen[n.DataSource]++
+		l := byConn[bc]
+		if l == nil {
+			l = &loadLane{bc: bc, in: make(chan *loadBatch, 1), done: make(chan struct{})}
+			byConn[bc] = l
+			order = append(order, l)
+			go l.run(ctx, t, &failed, free)
+		}
+		nodeLane[i] = l
 	}
 	stopLanes := func() {
 		for _, l := range order {
@@ -165,9 +185,7 @@ func (s *Session) loadSharded(ctx context.Context, t *loadTarget, guard *stmtGua
 		}
 	}
 	pending := make([]*loadBatch, len(t.rule.DataNodes))
-	send := func(b *loadBatch) {
-		lanes[t.rule.DataNodes[b.node].DataSource].in <- b
-	}
+	send := func(b *loadBatch) { nodeLane[b.node].in <- b }
 	rowErr := s.routeRows(t, file, pending, free, &failed, send)
 	if rowErr == nil && !failed.Load() {
 		for _, b := range pending {
@@ -208,6 +226,9 @@ func (s *Session) loadSharded(ctx context.Context, t *loadTarget, guard *stmtGua
 	}
 	if len(rows) > 0 {
 		s.diag.add(rows)
+	}
+	if warnings > uint64(len(rows)) {
+		s.diag.addBeyond(int64(warnings) - int64(len(rows)))
 	}
 	return ok, nil
 }
@@ -282,7 +303,7 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 		}
 		firstField := true
 		if t.gen != nil {
-			b.data = loadfile.AppendField(b.data, keyText, false, true)
+			b.data = loadfile.AppendField(b.data, keyText, false, true, nil)
 			firstField = false
 		}
 		for i := range rec.Len() {
@@ -290,7 +311,7 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 			if i == t.nullKey && null && key != nil {
 				v, null = keyText, false
 			}
-			b.data = loadfile.AppendField(b.data, v, null, firstField)
+			b.data = loadfile.AppendField(b.data, v, null, firstField, t.format.CharLen)
 			firstField = false
 		}
 		b.data = loadfile.AppendEnd(b.data, rec.Cut)

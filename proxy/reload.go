@@ -11,10 +11,11 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/config"
-
-	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // Reloading the rules.
@@ -179,7 +180,7 @@ func (srv *Server) reload(ctx context.Context, force, preview bool, load RulesLo
 	if err != nil {
 		return refuse("the rules file is invalid: %s", oneLine(err.Error()))
 	}
-	rep.NewDigest = rulesDigest(rules, src)
+	rep.NewDigest = metrics.RulesDigest(rules, src)
 	rep.Changes = srv.diffRules(ctx, old, rules, force)
 	if preview {
 		return rep, nil

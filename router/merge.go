@@ -211,6 +211,10 @@ type Computed struct {
 type Limit struct {
 	Offset int64 `json:"offset"`
 	Count  int64 `json:"count"`
+	// Pushed: every route carries LIMIT Offset+Count (saturated at
+	// MaxInt64) as its last clause, since its first rows in Sort order
+	// are all the merge needs.
+	Pushed bool `json:"pushed,omitempty"`
 }
 
 // ExprOp is the operator of an Expr node.

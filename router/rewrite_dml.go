@@ -576,6 +576,9 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 		routes = append(routes, Route{DataSource: units[i].ds, Nodes: d.nodes(&units[i]), SQL: sql, Args: rargs})
 	}
 	plan := &Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge}
+	if merge != nil {
+		plan.Unionable = d.multi.unionable
+	}
 	if plan.Move, err = d.keyMove(units, empty, &f, args); err != nil {
 		return nil, err
 	}

@@ -26,6 +26,9 @@ type selectMerge struct {
 	limit   *limitOperands
 	// pushLimit: routes are sent LIMIT offset+count.
 	pushLimit bool
+	// unionable: the routes may be branches of one UNION ALL
+	// (Plan.Unionable).
+	unionable bool
 }
 
 // limitOperands are LIMIT's count and offset, literals or ?s.
@@ -309,6 +312,7 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 		}
 		mg.Describe = true
 	}
+	m.unionable = unionBranch(sel)
 	t, err := buildTemplate(sel)
 	if err != nil {
 		return nil, err
@@ -730,7 +734,7 @@ func (m *selectMerge) bind(args []any) (*Merge, int64, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		mg.Limit = &Limit{Offset: offset, Count: count}
+		mg.Limit = &Limit{Offset: offset, Count: count, Pushed: m.pushLimit}
 		if m.pushLimit {
 			limit = count
 			if count > math.MaxInt64-offset {
