@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/proxy/internal/loadfile"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
@@ -240,13 +240,13 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 	rd := loadfile.NewReader(file, t.format)
 	rd.SkipLines(t.ignore)
 	var rec loadfile.Record
-	conds := make(map[string]config.ColumnCondition, len(t.shard))
-	var keys []config.Value
+	conds := make(map[string]algorithm.ColumnCondition, len(t.shard))
+	var keys []algorithm.Value
 	var keyText []byte
 	var row uint32
 	for !failed.Load() && rd.Read(&rec, t.items) {
 		row++
-		var key config.Value
+		var key algorithm.Value
 		if t.gen != nil || (t.nullKey >= 0 && t.nullKey < rec.Len() && isNullField(&rec, t.nullKey)) {
 			if len(keys) == 0 {
 				gen := s.srv.keys[t.rule.KeyGenerator]
@@ -261,7 +261,7 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 			keyText = appendKeyText(keyText[:0], key)
 		}
 		for _, sc := range t.shard {
-			var v config.Value
+			var v algorithm.Value
 			switch {
 			case sc.field >= 0 && sc.field == t.nullKey && key != nil:
 				v = key
@@ -280,7 +280,7 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 			if v == nil {
 				return &router.Error{Code: router.CodeBadNull, State: "23000", Message: fmt.Sprintf("Column '%s' cannot be null (row %d of the LOAD DATA into %s: a NULL sharding value belongs to no data node)", sc.col, row, t.rule.Name)}
 			}
-			conds[sc.col] = config.ColumnCondition{Column: sc.col, Values: []config.Value{v}}
+			conds[sc.col] = algorithm.ColumnCondition{Column: sc.col, Values: []algorithm.Value{v}}
 		}
 		nodes, err := t.rule.Route(conds)
 		if err != nil {
@@ -332,7 +332,7 @@ func isNullField(rec *loadfile.Record, i int) bool {
 // shardValue is a field as the router routes it: an integer column's
 // plain integer as a number, anything else as the text (which integer
 // algorithms read as MariaDB converts it).
-func shardValue(f []byte, integer bool) config.Value {
+func shardValue(f []byte, integer bool) algorithm.Value {
 	if integer {
 		if n, err := strconv.ParseInt(string(f), 10, 64); err == nil {
 			return n
@@ -342,7 +342,7 @@ func shardValue(f []byte, integer bool) config.Value {
 }
 
 // appendKeyText writes a generated key as its field's bytes.
-func appendKeyText(dst []byte, key config.Value) []byte {
+func appendKeyText(dst []byte, key algorithm.Value) []byte {
 	switch k := key.(type) {
 	case int64:
 		return strconv.AppendInt(dst, k, 10)

@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shardflake/shardflake/algorithm"
+	"github.com/shardflake/shardflake/config"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
-	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/loadfile"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
@@ -88,7 +90,7 @@ type loadTarget struct {
 type loadShard struct {
 	col      string
 	field    int // -1: constant (or the generated key when gen is set)
-	constant config.Value
+	constant algorithm.Value
 	integer  bool // the column is an integer: a numeric field routes as a number
 }
 
@@ -445,7 +447,7 @@ func (s *Session) loadRouted(ctx context.Context, st *ast.LoadDataStmt, more boo
 		for i, bc := range guard.conns {
 			stops[i] = context.AfterFunc(ctx, func() { bc.nc.Close() })
 		}
-		done := s.readClient()
+		done := s.watch.readClient()
 		if err = s.askFile(st.Path); err != nil {
 			s.quit = true
 			for _, bc := range guard.conns {

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -31,28 +30,41 @@ const maxProbes = 4096
 type routeProbe struct {
 	srv  *snapshot
 	seen *boundedMap[string, []uint16] // normalized route SQL -> collation ids
+	// exact holds the results of routes with placeholders by their SQL as
+	// it is: such a text comes back with every execution, and finding it
+	// costs no normalizing (which parses the SQL with TiDB's lexer).
+	exact *boundedMap[string, []uint16]
 }
 
 func newRouteProbe(srv *snapshot) *routeProbe {
-	return &routeProbe{srv: srv, seen: newBoundedMap[string, []uint16](maxProbes)}
+	return &routeProbe{srv: srv, seen: newBoundedMap[string, []uint16](maxProbes), exact: newBoundedMap[string, []uint16](maxProbes)}
 }
 
 // RouteCollations implements merge.CollationSource.
 func (c *routeProbe) RouteCollations(ctx context.Context, route router.Route) ([]uint16, error) {
-	key := parser.Normalize(route.SQL, "ON") // "ON": literals become ?
-	if ids, ok := c.seen.get(key); ok {
+	if ids, ok := c.exact.get(route.SQL); ok {
 		return ids, nil
 	}
-	ids, err := c.probe(ctx, route)
-	if err != nil {
-		return nil, err
+	key := parser.Normalize(route.SQL, "ON") // "ON": literals become ?
+	ids, ok := c.seen.get(key)
+	if !ok {
+		var err error
+		if ids, err = c.probe(ctx, route); err != nil {
+			return nil, err
+		}
+		c.seen.put(key, ids)
 	}
-	c.seen.put(key, ids)
+	if len(route.Args) > 0 {
+		c.exact.put(route.SQL, ids)
+	}
 	return ids, nil
 }
 
 // forget drops every probe result; DDL may have changed collations.
-func (c *routeProbe) forget() { c.seen.clear() }
+func (c *routeProbe) forget() {
+	c.seen.clear()
+	c.exact.clear()
+}
 
 // probe prepares route's SQL and reads its column definitions.
 func (c *routeProbe) probe(ctx context.Context, route router.Route) ([]uint16, error) {
@@ -80,12 +92,11 @@ func (c *routeProbe) probe(ctx context.Context, route router.Route) ([]uint16, e
 	if wire.IsErr(pkt) {
 		return nil, wire.ParseErr(pkt)
 	}
-	if len(pkt) < 9 || pkt[0] != wire.HeaderOK {
-		return nil, bc.lost(fmt.Errorf("%w: prepare response", wire.ErrMalformed))
+	ok, err := wire.ParsePrepareOK(pkt)
+	if err != nil {
+		return nil, bc.lost(fmt.Errorf("%w: prepare response", err))
 	}
-	id := binary.LittleEndian.Uint32(pkt[1:5])
-	ncols := int(binary.LittleEndian.Uint16(pkt[5:7]))
-	nparams := int(binary.LittleEndian.Uint16(pkt[7:9]))
+	id, ncols, nparams := ok.StmtID, ok.Columns, ok.Params
 	// Parameter definitions, then column definitions, each block
 	// closed by an EOF packet.
 	if nparams > 0 {
@@ -115,9 +126,8 @@ func (c *routeProbe) probe(ctx context.Context, route router.Route) ([]uint16, e
 		}
 	}
 	// COM_STMT_CLOSE has no response.
-	var arg [4]byte
-	binary.LittleEndian.PutUint32(arg[:], id)
-	if err := bc.send(mysql.COM_STMT_CLOSE, string(arg[:])); err != nil {
+	bc.wc.ResetSeq()
+	if err := bc.sendCommand(wire.AppendStmtClose(bc.wc.Scratch(), id), nil); err != nil {
 		return nil, err
 	}
 	return ids, nil
