@@ -16,6 +16,7 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/proxy/keygen"
 )
 
 // authzUsers are the proxy users of the privilege matrix: an application
@@ -350,7 +351,7 @@ rules:
 	if err != nil {
 		b.Fatal(err)
 	}
-	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	keys, closeKeys, err := keygen.Open(context.Background(), rules)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // A fleet of proxies on etcd (server.cluster).
@@ -145,19 +146,19 @@ func (f *Fleet) Rules(ctx context.Context, rules *config.Rules, local []byte) (*
 	}
 	f.rev = resp.Header.Revision
 	if resp.Succeeded {
-		f.log.Info("cluster: etcd held no rules; seeded them from the local file", "key", key, "file", rules.File, "digest", rulesDigest(nil, local))
-		f.setEtcdDigest(rulesDigest(nil, local))
+		f.log.Info("cluster: etcd held no rules; seeded them from the local file", "key", key, "file", rules.File, "digest", metrics.RulesDigest(nil, local))
+		f.setEtcdDigest(metrics.RulesDigest(nil, local))
 		return rules, local, nil
 	}
 	kv := resp.Responses[0].GetResponseRange().Kvs[0]
 	src := kv.Value
 	f.rev = kv.ModRevision
-	f.setEtcdDigest(rulesDigest(nil, src))
+	f.setEtcdDigest(metrics.RulesDigest(nil, src))
 	got, err := f.parse(src, "etcd:"+key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cluster: the rules in etcd key %s (revision %d) are invalid: %w", key, kv.ModRevision, err)
 	}
-	f.log.Info("cluster: rules read from etcd", "key", key, "revision", kv.ModRevision, "digest", rulesDigest(nil, src))
+	f.log.Info("cluster: rules read from etcd", "key", key, "revision", kv.ModRevision, "digest", metrics.RulesDigest(nil, src))
 	return got, src, nil
 }
 
@@ -366,7 +367,7 @@ func (f *Fleet) watchRules() {
 
 // applyRules reloads a rules text read from etcd at revision rev.
 func (f *Fleet) applyRules(src []byte, rev int64) {
-	digest := rulesDigest(nil, src)
+	digest := metrics.RulesDigest(nil, src)
 	f.setEtcdDigest(digest)
 	if digest == f.srv.RulesDigest() {
 		f.note.Store(nil)
@@ -402,14 +403,14 @@ func (f *Fleet) publish(ctx context.Context, src []byte, force bool) error {
 	key := f.cfg.RulesKey()
 	ops := []clientv3.Op{clientv3.OpPut(key, string(src))}
 	if force {
-		ops = append(ops, clientv3.OpPut(key+".force", rulesDigest(nil, src)))
+		ops = append(ops, clientv3.OpPut(key+".force", metrics.RulesDigest(nil, src)))
 	} else {
 		ops = append(ops, clientv3.OpDelete(key+".force"))
 	}
 	if _, err := f.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
 		return fmt.Errorf("the rules were not written to etcd key %s: %w", key, err)
 	}
-	f.setEtcdDigest(rulesDigest(nil, src))
+	f.setEtcdDigest(metrics.RulesDigest(nil, src))
 	f.note.Store(nil)
 	f.poke()
 	return nil

@@ -153,7 +153,7 @@ func (srv *Server) killLocal(from *Session, id uint64, query bool, user string, 
 		return &KillDeniedError{ID: id}
 	}
 	if query {
-		target.cancelStatement(ErrQueryInterrupted)
+		target.watch.cancel(ErrQueryInterrupted) // KILL QUERY
 		return nil
 	}
 	if target == from {

@@ -427,7 +427,7 @@ func (s *Session) loadRouted(ctx context.Context, st *ast.LoadDataStmt, more boo
 			stop := context.AfterFunc(ctx, func() { bc.broken = true; bc.nc.Close() })
 			defer stop()
 		}
-		done := s.readClient()
+		done := s.watch.readClient()
 		if err = s.askFile(st.Path); err != nil {
 			s.quit = true
 			for _, bc := range guard.conns {

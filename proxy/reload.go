@@ -14,6 +14,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // Reloading the rules.
@@ -180,7 +181,7 @@ func (srv *Server) reload(ctx context.Context, force, preview bool, load RulesLo
 	if err != nil {
 		return refuse("the rules file is invalid: %s", oneLine(err.Error()))
 	}
-	rep.NewDigest = rulesDigest(rules, src)
+	rep.NewDigest = metrics.RulesDigest(rules, src)
 	rep.Changes = srv.diffRules(ctx, old, rules, force)
 	if preview {
 		return rep, nil

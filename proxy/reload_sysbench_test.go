@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // TestReloadUnderSysbench runs sysbench oltp_read_write (prepared
@@ -28,7 +29,7 @@ func TestReloadUnderSysbench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewMetrics(rules, MetricsOptions{})
+	m := metrics.New(rules, metrics.Options{})
 	e.srv.obs = m
 	variants := []string{
 		e.yaml("", "", "metricsListen: 127.0.0.1:1", "metricsListen: 127.0.0.1:1\n  slowStatementThreshold: 5s\n  lockWaitTimeout: 2s"),
@@ -128,7 +129,7 @@ loop:
 
 // gathered returns the value of metric name's series whose label has
 // value; -1 when there is none.
-func gathered(t *testing.T, m *Metrics, name, label, value string) float64 {
+func gathered(t *testing.T, m *metrics.Metrics, name, label, value string) float64 {
 	t.Helper()
 	mfs, err := m.Registry().Gather()
 	if err != nil {

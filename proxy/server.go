@@ -18,6 +18,7 @@ import (
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/metrics"
 	"github.com/shardflake/shardflake/proxy/traffic"
 )
 
@@ -110,7 +111,8 @@ type Server struct {
 	fleet   *Fleet
 
 	// beforeStatement, when set, runs before each statement of a
-	// session; tests use it to inject failures.
+	// session, once it is classified (the door, door.go: runStatement);
+	// tests use it to inject failures.
 	beforeStatement func(sql string)
 }
 
@@ -152,7 +154,7 @@ func New(cfg Config) (*Server, error) {
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
-	sn, err := s.newSnapshot(cfg.Rules, rulesDigest(cfg.Rules, cfg.RulesSource), nil)
+	sn, err := s.newSnapshot(cfg.Rules, metrics.RulesDigest(cfg.Rules, cfg.RulesSource), nil)
 	if err != nil {
 		return nil, err
 	}

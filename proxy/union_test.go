@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/proxy/metrics"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -118,7 +119,7 @@ func comSelect(t *testing.T, e *testEnv) int {
 }
 
 // nodeHits returns shardflake_data_node_hits_total of every ut table.
-func nodeHits(t *testing.T, m *Metrics) map[string]float64 {
+func nodeHits(t *testing.T, m *metrics.Metrics) map[string]float64 {
 	t.Helper()
 	mfs, err := m.Registry().Gather()
 	if err != nil {
@@ -200,7 +201,7 @@ func TestUnionBackendStatements(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := NewMetrics(rules, MetricsOptions{})
+			m := metrics.New(rules, metrics.Options{})
 			e := startEnv(t, envOptions{server: mode.server, rules: unionRules, observer: m})
 			if e.rules.Server.UnionRoutes != mode.on {
 				t.Fatalf("UnionRoutes = %v, want %v", e.rules.Server.UnionRoutes, mode.on)

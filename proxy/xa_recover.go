@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/proxy/keygen"
 )
 
 // XA recovery. Prepared XA branches survive the proxy that made them
@@ -147,7 +148,7 @@ func (r *xaRecovery) db(ds string) (*sql.DB, error) {
 	if def == nil {
 		return nil, fmt.Errorf("no data source %s in the rules", ds)
 	}
-	db, _, err := openDataSource(*def, 10*time.Second, 2, false)
+	db, _, err := keygen.OpenDataSource(*def, 10*time.Second, 2, false)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy"
+	"github.com/shardflake/shardflake/proxy/keygen"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // defaultDrain is how long SIGTERM waits for statements in flight.
@@ -134,7 +136,7 @@ func serve(rules *config.Rules, o serveOptions) int {
 		defer fleet.Close()
 	}
 
-	keys, closeKeys, err := proxy.KeyGenerators(ctx, rules)
+	keys, closeKeys, err := keygen.Open(ctx, rules)
 	if err != nil {
 		o.log.Error("key generators", "err", err)
 		return 1
@@ -144,8 +146,8 @@ func serve(rules *config.Rules, o serveOptions) int {
 			o.log.Warn("closing key generators", "err", err)
 		}
 	}()
-	metrics := proxy.NewMetrics(rules, proxy.MetricsOptions{Logger: o.log, RulesSource: o.rulesSource})
-	srv, err := proxy.New(proxy.Config{Rules: rules, Keys: keys, Logger: o.log, Observer: metrics, RulesSource: o.rulesSource})
+	obs := metrics.New(rules, metrics.Options{Logger: o.log, RulesSource: o.rulesSource})
+	srv, err := proxy.New(proxy.Config{Rules: rules, Keys: keys, Logger: o.log, Observer: obs, RulesSource: o.rulesSource})
 	if err != nil {
 		o.log.Error("proxy", "err", err)
 		return 1
@@ -157,7 +159,7 @@ func serve(rules *config.Rules, o serveOptions) int {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	go reloadOnHangup(ctx, srv, hup, o.log)
-	ops, err := proxy.NewOpsServer(srv, metrics)
+	ops, err := proxy.NewOpsServer(srv, obs)
 	if err != nil {
 		o.log.Error("metrics", "err", err)
 		return 1
@@ -181,7 +183,7 @@ func serve(rules *config.Rules, o serveOptions) int {
 	}
 	srv.SetNodeAddrs(l.Addr().String(), adminAddr)
 	if fleet != nil {
-		if err := joinCluster(fleet, srv, metrics, l.Addr().String(), adminAddr); err != nil {
+		if err := joinCluster(fleet, srv, obs, l.Addr().String(), adminAddr); err != nil {
 			o.log.Error("cluster", "err", err)
 			l.Close()
 			return 1

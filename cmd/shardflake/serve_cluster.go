@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // clusterRules starts a proxy whose rules file has server.cluster: it
@@ -65,11 +66,11 @@ func clusterRules(ctx context.Context, local *config.Rules, o *serveOptions) (*c
 }
 
 // joinCluster makes the running proxy a member of the fleet.
-func joinCluster(fleet *proxy.Fleet, srv *proxy.Server, metrics *proxy.Metrics, mysqlAddr, adminAddr string) error {
+func joinCluster(fleet *proxy.Fleet, srv *proxy.Server, obs *metrics.Metrics, mysqlAddr, adminAddr string) error {
 	if err := fleet.Join(srv, mysqlAddr, adminAddr); err != nil {
 		return err
 	}
-	if err := fleet.RegisterMetrics(metrics.Registry()); err != nil {
+	if err := fleet.RegisterMetrics(obs.Registry()); err != nil {
 		return fmt.Errorf("cluster metrics: %w", err)
 	}
 	return nil
