@@ -18,7 +18,7 @@ import (
 // The import graph, as the packages' doc.go files and the README's code
 // map describe it. Each of our packages sits on a layer; an import goes to
 // a lower layer, or within a family that the table says may import itself
-// (router's and config's own sub-packages, the internal helpers). The
+// (router's, config's and algorithm's own sub-packages, the internal helpers). The
 // proxy's sub-packages are rooms of their own: none imports another one on
 // its layer, or the proxy.
 //
@@ -29,6 +29,7 @@ import (
 //	proxy/internal/...       wire (packet layouts), sqlarg, sqlvalue, ...
 //	router/...               the planner
 //	config/...               the rules file and the server's settings
+//	algorithm/...            sharding algorithms, strategies, inline expressions
 //	idgen/...                key generators
 //	internal/...             shared helpers (lexer, test servers)
 type layer struct {
@@ -47,6 +48,7 @@ var layers = []layer{
 	{"proxy/", 70, false}, // any other sub-package of the proxy
 	{"router", 40, true},
 	{"config", 30, true},
+	{"algorithm", 25, true},
 	{"idgen", 20, true},
 	{"internal/", 10, true},
 }

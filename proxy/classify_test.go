@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/proxy/keygen"
 )
 
 // classifySession is a session on the test rules over data sources that
@@ -22,7 +23,7 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	keys, closeKeys, err := keygen.Open(context.Background(), rules)
 	if err != nil {
 		t.Fatal(err)
 	}

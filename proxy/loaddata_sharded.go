@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shardflake/shardflake/algorithm"
+	"github.com/shardflake/shardflake/config"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
-	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/loadfile"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
@@ -87,7 +89,7 @@ type loadTarget struct {
 type loadShard struct {
 	col      string
 	field    int // -1: constant (or the generated key when gen is set)
-	constant config.Value
+	constant algorithm.Value
 	integer  bool // the column is an integer: a numeric field routes as a number
 }
 
@@ -99,7 +101,11 @@ func (s *Session) loadColumns(ctx context.Context, st *ast.LoadDataStmt, rule *c
 		return nil, nil, err
 	}
 	q := []byte("SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ")
-	q, _ = sqlarg.AppendLiteral(q, s.srv.rules.DataSource(home.DataSource).Database, sqlarg.Backslash)
+	ds := s.srv.rules.DataSource(home.DataSource)
+	if ds == nil {
+		return nil, nil, &InternalError{Msg: "LOAD DATA: no data source " + home.DataSource}
+	}
+	q, _ = sqlarg.AppendLiteral(q, ds.Database, sqlarg.Backslash)
 	q = append(q, " AND TABLE_NAME = "...)
 	q, _ = sqlarg.AppendLiteral(q, home.Table, sqlarg.Backslash)
 	q = append(q, " ORDER BY ORDINAL_POSITION"...)
@@ -163,11 +169,13 @@ func loadFormat(st *ast.LoadDataStmt) (loadfile.Format, error) {
 func checkFormat(st *ast.LoadDataStmt, f *loadfile.Format) error {
 	if st.Charset != nil {
 		switch cs := strings.ToLower(*st.Charset); cs {
-		case "big5", "gbk":
+		case "big5":
+			f.CharLen = func(b byte) int { return 1 + boolInt(b >= 0xa1 && b <= 0xf9) }
+		case "gbk":
 			f.CharLen = func(b byte) int { return 1 + boolInt(b >= 0x81 && b <= 0xfe) }
 		case "sjis", "cp932":
 			f.CharLen = func(b byte) int { return 1 + boolInt((b >= 0x81 && b <= 0x9f) || (b >= 0xe0 && b <= 0xfc)) }
-		case "ucs2", "utf16", "utf16le", "utf32", "ujis", "eucjpms", "euckr", "gb2312":
+		case "ucs2", "utf16", "utf16le", "utf32":
 			return &NotSupportedError{What: "LOAD DATA LOCAL INFILE into a sharded table with CHARACTER SET " + cs}
 		}
 	}
@@ -404,9 +412,17 @@ func (s *Session) loadRouted(ctx context.Context, st *ast.LoadDataStmt, more boo
 	} else {
 		dss = rules.DataSourceNames()
 	}
+	// The guard takes a connection per route: one per data node of a
+	// sharded table (loaded in parallel), one per copy of a broadcast one.
 	plan := &router.Plan{Kind: router.KindInsert}
-	for _, ds := range dss {
-		plan.Routes = append(plan.Routes, router.Route{DataSource: ds})
+	if target != nil {
+		for _, n := range target.rule.DataNodes {
+			plan.Routes = append(plan.Routes, router.Route{DataSource: n.DataSource})
+		}
+	} else {
+		for _, ds := range dss {
+			plan.Routes = append(plan.Routes, router.Route{DataSource: ds})
+		}
 	}
 	var src connSource = poolSource{s}
 	inTxn := s.inTransaction()

@@ -71,6 +71,7 @@ func runLoad(t *testing.T, c *sql.Conn, stmt, file, cols string) loadResult {
 		r.affected, _ = res.RowsAffected()
 	}
 	r.warnings = queryStrings(t, c, "SHOW WARNINGS")
+	r.warnings = append(r.warnings, queryStrings(t, c, "SELECT @@warning_count")...)
 	r.rows = queryStrings(t, c, "SELECT "+cols+" FROM t_ld ORDER BY id")
 	return r
 }
@@ -142,6 +143,13 @@ var loadCases = []loadCase{
 		name: "ignore rows and character set",
 		stmt: "LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_ld CHARACTER SET latin1 FIELDS TERMINATED BY ';' IGNORE 2 ROWS (user_id, name)",
 		file: "h1\nh2;with\\\nescaped newline\n1;caf\xe9\n2;na\xefve\n",
+	},
+	{
+		// 0x81 0x5c is one character in gbk; its second byte is the
+		// escape.
+		name: "multi-byte character set",
+		stmt: "LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_ld CHARACTER SET gbk FIELDS TERMINATED BY ',' (user_id, name, note)",
+		file: "1,\x95\x5c,x\x95\x5c\n2,a\\,b\n",
 	},
 	{
 		name: "key in the file",
@@ -483,6 +491,15 @@ func TestLoadDataShardedKeysAtomic(t *testing.T) {
 			if got := queryStrings(t, e.backend(t, i), "SELECT code, label FROM t_dict ORDER BY code"); !slices.Equal(got, []string{"a,alph", "b,be", "c,NULL"}) {
 				t.Errorf("ds_%d: %q", i, got)
 			}
+		}
+		// One copy gone: the load fails and the others keep what they had.
+		e.backend(t, 1).Exec("DROP TABLE t_dict")
+		if _, err := load("LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_dict FIELDS TERMINATED BY ','", "d,de\n"); errCode(err) != 1146 {
+			t.Errorf("broadcast load with a copy gone: %v, want 1146", err)
+		}
+		usable()
+		if got := queryStrings(t, e.backend(t, 0), "SELECT code FROM t_dict ORDER BY code"); !slices.Equal(got, []string{"a", "b", "c"}) {
+			t.Errorf("ds_0 after the failed load: %q", got)
 		}
 	})
 }

@@ -30,28 +30,41 @@ const maxProbes = 4096
 type routeProbe struct {
 	srv  *snapshot
 	seen *boundedMap[string, []uint16] // normalized route SQL -> collation ids
+	// exact holds the results of routes with placeholders by their SQL as
+	// it is: such a text comes back with every execution, and finding it
+	// costs no normalizing (which parses the SQL with TiDB's lexer).
+	exact *boundedMap[string, []uint16]
 }
 
 func newRouteProbe(srv *snapshot) *routeProbe {
-	return &routeProbe{srv: srv, seen: newBoundedMap[string, []uint16](maxProbes)}
+	return &routeProbe{srv: srv, seen: newBoundedMap[string, []uint16](maxProbes), exact: newBoundedMap[string, []uint16](maxProbes)}
 }
 
 // RouteCollations implements merge.CollationSource.
 func (c *routeProbe) RouteCollations(ctx context.Context, route router.Route) ([]uint16, error) {
-	key := parser.Normalize(route.SQL, "ON") // "ON": literals become ?
-	if ids, ok := c.seen.get(key); ok {
+	if ids, ok := c.exact.get(route.SQL); ok {
 		return ids, nil
 	}
-	ids, err := c.probe(ctx, route)
-	if err != nil {
-		return nil, err
+	key := parser.Normalize(route.SQL, "ON") // "ON": literals become ?
+	ids, ok := c.seen.get(key)
+	if !ok {
+		var err error
+		if ids, err = c.probe(ctx, route); err != nil {
+			return nil, err
+		}
+		c.seen.put(key, ids)
 	}
-	c.seen.put(key, ids)
+	if len(route.Args) > 0 {
+		c.exact.put(route.SQL, ids)
+	}
 	return ids, nil
 }
 
 // forget drops every probe result; DDL may have changed collations.
-func (c *routeProbe) forget() { c.seen.clear() }
+func (c *routeProbe) forget() {
+	c.seen.clear()
+	c.exact.clear()
+}
 
 // probe prepares route's SQL and reads its column definitions.
 func (c *routeProbe) probe(ctx context.Context, route router.Route) ([]uint16, error) {

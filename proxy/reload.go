@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/metrics"
 )
@@ -460,14 +461,14 @@ func nodesText(t *config.TableRule) string {
 	return strings.Join(parts, ",")
 }
 
-func strategyText(s *config.Strategy) string {
+func strategyText(s *algorithm.Strategy) string {
 	if s == nil {
 		return "none"
 	}
 	return fmt.Sprintf("%v(%s) %s", s.Kind, strings.Join(s.Columns, ","), algorithmText(s.Algorithm))
 }
 
-func algorithmText(a config.Algorithm) string {
+func algorithmText(a algorithm.Algorithm) string {
 	if a == nil || reflect.ValueOf(a).IsNil() {
 		return ""
 	}

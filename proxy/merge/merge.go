@@ -226,7 +226,12 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []r
 				return nil, notMergeable("DISTINCT", p.fields[i], err)
 			}
 		}
-		src = &distinctFilter{src: src, types: p.types[:p.visible], mem: p.mem}
+		if spec.Group == nil && spec.Having == nil && len(spec.Compute) == 0 && sortedOnVisible(sorted, p.visible) {
+			// The merged streams' order puts duplicates side by side.
+			src = &sortedDistinct{src: src, types: p.types[:p.visible]}
+		} else {
+			src = &distinctFilter{src: src, types: p.types[:p.visible], mem: p.mem}
+		}
 	}
 	// 5 and 6. Order in memory, limit.
 	var offset, count int64 = 0, -1

@@ -93,6 +93,16 @@ func TestMergeOrderLimitDistinct(t *testing.T) {
 			want: []string{"a", "B", "NULL", "c"},
 		},
 		{
+			name: "DISTINCT over routes sorted on it keeps one row per run of equals, empty strings apart from NULLs",
+			cols: []*mysql.Field{strCol("name"), intCol("n")},
+			spec: &router.Merge{Distinct: true, Sort: []router.OrderKey{{Column: 0}, {Column: 1}}},
+			blocks: [][][]*string{
+				rowsOf(N+"|1", "|1", "|1", "a|1", "a|2"), rowsOf(N+"|1", "|1", "a|1", "b|"+N), rowsOf("|2", "b|"+N, "c|1"),
+			},
+			want:    []string{"NULL|1", "|1", "|2", "a|1", "a|2", "b|NULL", "c|1"},
+			ordered: true,
+		},
+		{
 			name: "DISTINCT on visible columns only",
 			cols: []*mysql.Field{intCol("x"), intCol("hidden")},
 			spec: &router.Merge{Hidden: 1, Distinct: true, Sort: []router.OrderKey{{Column: 0}}},
