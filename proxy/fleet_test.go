@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/etcdtest"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // joinTestFleet starts an etcd, seeds it with src (srv's rules) and makes
@@ -86,7 +87,7 @@ func TestFleetRejoinsAfterLeaseLoss(t *testing.T) {
 	if _, err := cli.Put(ctx, key, changed); err != nil {
 		t.Fatal(err)
 	}
-	for e.srv.RulesDigest() != rulesDigest(nil, []byte(changed)) {
+	for e.srv.RulesDigest() != metrics.RulesDigest(nil, []byte(changed)) {
 		if time.Now().After(deadline) {
 			t.Fatal("the rules written to etcd after rejoining are not in force")
 		}

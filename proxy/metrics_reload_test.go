@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // TestReloadAddsMetricSeries: a data source and a table a reload adds
@@ -17,7 +18,7 @@ func TestReloadAddsMetricSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewMetrics(rules, MetricsOptions{})
+	m := metrics.New(rules, metrics.Options{})
 	e.srv.obs = m
 	if got := gathered(t, m, "shardflake_data_node_hits_total", "datasource", "ds_x"); got != -1 {
 		t.Fatalf("ds_x has a series before the reload: %v", got)
