@@ -171,3 +171,28 @@ func (srv *Server) pokeFleet() {
 		srv.fleet.poke()
 	}
 }
+
+// setDraining starts (DRAIN COMPUTE NODE) or ends (RESUME) draining:
+// /readyz answers 503 while it lasts.
+func (srv *Server) setDraining(on bool) {
+	srv.draining.Store(on)
+	srv.pokeFleet()
+}
+
+// drainNode is DRAIN (on) or RESUME COMPUTE NODE [id]: this proxy when id
+// is empty or its own, else the proxy of the fleet it names. It reports
+// whether this proxy was the one.
+func (srv *Server) drainNode(ctx context.Context, id string, on bool) (here bool, err error) {
+	if id == "" || id == srv.localNode().ID {
+		srv.setDraining(on)
+		return true, nil
+	}
+	if srv.fleet == nil {
+		return false, unknownNode(id)
+	}
+	op := "resume"
+	if on {
+		op = "drain"
+	}
+	return false, srv.fleet.forwardNodeOp(ctx, id, op)
+}
