@@ -195,7 +195,7 @@ func (f *Fleet) Join(srv *Server, mysqlAddr, adminAddr string) error {
 	srv.node.mu.Unlock()
 	srv.connIDs.prefix.Store(uint32(prefix))
 	f.srv = srv
-	srv.fleet = f
+	srv.fleetRef.Store(f)
 	if err := f.putMember(ctx); err != nil {
 		return err
 	}
