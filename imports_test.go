@@ -18,7 +18,7 @@ import (
 // The import graph, as the packages' doc.go files and the README's code
 // map describe it. Each of our packages sits on a layer; an import goes to
 // a lower layer, or within a family that the table says may import itself
-// (router's and config's own sub-packages, the internal helpers). The
+// (router's, config's and algorithm's own sub-packages, the internal helpers). The
 // proxy's sub-packages are rooms of their own: none imports another one on
 // its layer, or the proxy.
 //
@@ -29,6 +29,7 @@ import (
 //	proxy/internal/...       wire (packet layouts), sqlarg, sqlvalue, ...
 //	router/...               the planner
 //	config/...               the rules file and the server's settings
+//	algorithm/...            sharding algorithms, strategies, inline expressions
 //	idgen/...                key generators
 //	internal/...             shared helpers (lexer, test servers)
 type layer struct {
@@ -47,6 +48,7 @@ var layers = []layer{
 	{"proxy/", 70, false}, // any other sub-package of the proxy
 	{"router", 40, true},
 	{"config", 30, true},
+	{"algorithm", 25, true},
 	{"idgen", 20, true},
 	{"internal/", 10, true},
 }
@@ -182,10 +184,53 @@ func TestImportDirection(t *testing.T) {
 	}
 	// The direction the test holds is the one it finds: the proxy's
 	// sub-packages exist and are imported by the proxy.
-	for _, want := range []string{"proxy/merge", "proxy/rows"} {
+	for _, want := range []string{"proxy/keygen", "proxy/merge", "proxy/metrics", "proxy/rows"} {
 		if !slices.Contains(graph["proxy"], want) {
 			t.Errorf("proxy does not import %s; update the layer table and the code map", want)
 		}
+	}
+}
+
+// TestDocumentedImports holds each package whose doc.go says "Imports (of
+// this module): a, b." to exactly that list (none for "none"), so the
+// narrow API a doc.go promises is the one the code has.
+func TestDocumentedImports(t *testing.T) {
+	module, pkgs := ourPackages(t)
+	const marker = "Imports (of this module):"
+	checked := 0
+	for _, p := range pkgs {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, "doc.go"), nil, parser.ParseComments|parser.PackageClauseOnly)
+		if err != nil || f.Doc == nil {
+			continue // no doc.go, or one that cannot say
+		}
+		doc := strings.Join(strings.Fields(f.Doc.Text()), " ")
+		_, list, ok := strings.Cut(doc, marker)
+		if !ok {
+			continue
+		}
+		list, _, _ = strings.Cut(list, ".")
+		var want []string
+		for _, name := range strings.Split(list, ",") {
+			if name = strings.TrimSpace(name); name != "" && name != "none" {
+				want = append(want, name)
+			}
+		}
+		var got []string
+		for _, imp := range p.Imports {
+			if r, ours := strings.CutPrefix(imp, module+"/"); ours {
+				got = append(got, r)
+			}
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s imports %v of this module; its doc.go says %v", rel, got, want)
+		}
+		checked++
+	}
+	if checked < 4 {
+		t.Errorf("only %d doc.go files state their imports; rows, merge, metrics and keygen do", checked)
 	}
 }
 
@@ -198,11 +243,14 @@ var packetFiles = []string{
 	"proxy/greeting.go",
 	"proxy/loaddata.go",
 	"proxy/loaddata_sharded.go",
-	"proxy/plancache.go",
-	"proxy/probe.go",
 	"proxy/session.go",
 	"proxy/stmt.go",
-	"proxy/stmtmeta.go",
+}
+
+// notPackets are files of the proxy's packages that use encoding/binary
+// for something else than packets.
+var notPackets = map[string]string{
+	"proxy/plancache.go": "the plan cache's key holds the sql_mode as 8 bytes",
 }
 
 // TestOnlyWireKnowsPackets checks that no package outside
@@ -210,8 +258,8 @@ var packetFiles = []string{
 // proxy itself uses go-mysql's server (the handshake), and that no file of
 // the proxy's packages outside wire reads packet headers (wire.Header*)
 // or little-endian fields (encoding/binary) except those in packetFiles;
-// proxy/internal/sqlvalue uses encoding/binary for collation weights,
-// not packets.
+// proxy/internal/sqlvalue uses encoding/binary for collation weights and
+// the files in notPackets for what they say, not packets.
 func TestOnlyWireKnowsPackets(t *testing.T) {
 	module, pkgs := ourPackages(t)
 	const (
@@ -239,6 +287,9 @@ func TestOnlyWireKnowsPackets(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := rel + "/" + name
+			if _, ok := notPackets[path]; ok && what == "imports encoding/binary" {
+				continue
+			}
 			switch {
 			case what != "" && !slices.Contains(packetFiles, path):
 				t.Errorf("%s %s: packet layouts belong in proxy/internal/wire", path, what)

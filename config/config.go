@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// ConfigError is a problem in a rules file, with the place it was found.
+// Error is a problem in a rules file, with the place it was found.
 // Line and Column are 1-based; 0 when the problem has no single place
 // (e.g. a missing top-level key).
-type ConfigError struct {
+type Error struct {
 	File    string
 	Line    int
 	Column  int
@@ -18,7 +18,7 @@ type ConfigError struct {
 }
 
 // Error returns "file:line:column: message", the form editors jump to.
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {
@@ -32,12 +32,12 @@ func (e *ConfigError) Error() string {
 	return b.String()
 }
 
-// ConfigErrors is every problem found in one rules file, in file order.
-// errors.As finds the first *ConfigError through Unwrap.
-type ConfigErrors []*ConfigError
+// Errors is every problem found in one rules file, in file order.
+// errors.As finds the first *Error through Unwrap.
+type Errors []*Error
 
 // Error returns one problem per line.
-func (es ConfigErrors) Error() string {
+func (es Errors) Error() string {
 	lines := make([]string, len(es))
 	for i, e := range es {
 		lines[i] = e.Error()
@@ -46,7 +46,7 @@ func (es ConfigErrors) Error() string {
 }
 
 // Unwrap returns the individual errors.
-func (es ConfigErrors) Unwrap() []error {
+func (es Errors) Unwrap() []error {
 	errs := make([]error, len(es))
 	for i, e := range es {
 		errs[i] = e
@@ -58,11 +58,11 @@ func (es ConfigErrors) Unwrap() []error {
 // can tell a bad rules file from other failures with errors.Is.
 var ErrConfig = errors.New("invalid rules file")
 
-// Is makes errors.Is(err, ErrConfig) hold for a *ConfigError.
-func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+// Is makes errors.Is(err, ErrConfig) hold for a *Error.
+func (e *Error) Is(target error) bool { return target == ErrConfig }
 
 // Load reads, decodes and validates a rules file. The error is a
-// ConfigErrors listing every problem with its line, or the read error.
+// Errors listing every problem with its line, or the read error.
 func Load(path string) (*Rules, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

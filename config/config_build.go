@@ -2,12 +2,14 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/idgen"
 )
 
@@ -15,9 +17,9 @@ import (
 // generators, tables with their data nodes and strategies, binding groups
 // and broadcast tables. Problems go to d.errs with their lines.
 func (d *decoder) build(r *Rules, sh *shardingConfig) {
-	r.Algorithms = map[string]Algorithm{}
+	r.Algorithms = map[string]algorithm.Algorithm{}
 	for _, ra := range sh.algorithms {
-		a, err := newAlgorithm(ra.typ, ra.props)
+		a, err := algorithm.New(ra.typ, ra.props)
 		if err != nil {
 			d.propError(ra, "sharding algorithm", err)
 			continue
@@ -66,38 +68,11 @@ func (d *decoder) build(r *Rules, sh *shardingConfig) {
 // about, or of its type.
 func (d *decoder) propError(ra *rawAlgorithm, what string, err error) {
 	n := ra.typNode
-	var pe *propError
+	var pe *algorithm.PropError
 	if errors.As(err, &pe) && ra.propNodes[pe.Prop] != nil {
 		n = ra.propNodes[pe.Prop]
 	}
 	d.errorf(n, "%s %s (%s): %v", what, ra.name, ra.typ, err)
-}
-
-// newAlgorithm builds a sharding algorithm from its type and props.
-func newAlgorithm(typ string, props map[string]string) (Algorithm, error) {
-	switch typ {
-	case AlgInline, AlgComplexInline, AlgHintInline:
-		return newInlineAlgorithm(typ, props)
-	case AlgMod, AlgHashMod:
-		return newModAlgorithm(typ, props)
-	case AlgBoundaryRange:
-		return newBoundaryRangeAlgorithm(props)
-	case AlgVolumeRange:
-		return newVolumeRangeAlgorithm(props)
-	case AlgInterval:
-		return newIntervalAlgorithm(props)
-	case AlgAutoInterval:
-		return newAutoIntervalAlgorithm(props)
-	case "CLASS_BASED":
-		return nil, &propError{Reason: "CLASS_BASED runs Java classes; shardflake cannot load them"}
-	}
-	return nil, &propError{Reason: "unknown type; supported: INLINE, MOD, HASH_MOD, BOUNDARY_RANGE, VOLUME_RANGE, INTERVAL, AUTO_INTERVAL, COMPLEX_INLINE, HINT_INLINE"}
-}
-
-// autoAlgorithm is an algorithm that numbers its targets, usable in
-// autoTables.
-type autoAlgorithm interface {
-	AutoTablesAmount() int
 }
 
 // checkKeyGenerator validates a key generator's type and props with the
@@ -106,17 +81,17 @@ type autoAlgorithm interface {
 func checkKeyGenerator(typ string, props map[string]string) error {
 	t, ok := idgen.LookupType(typ)
 	if !ok {
-		return &propError{Reason: "unknown type; supported: " + strings.Join(idgen.TypeNames(), ", ")}
+		return &algorithm.PropError{Reason: "unknown type; supported: " + strings.Join(idgen.TypeNames(), ", ")}
 	}
 	if err := t.Check(props); err != nil {
 		var pe *idgen.PropError
 		if errors.As(err, &pe) {
 			if pe.Value == "" {
-				return &propError{Prop: pe.Prop, Reason: pe.Reason}
+				return &algorithm.PropError{Prop: pe.Prop, Reason: pe.Reason}
 			}
 			return propErrorf(pe.Prop, "%q: %s", pe.Value, pe.Reason)
 		}
-		return &propError{Reason: err.Error()}
+		return &algorithm.PropError{Reason: err.Error()}
 	}
 	return nil
 }
@@ -175,8 +150,8 @@ func (d *decoder) checkUUIDRouting(r *Rules, t *TableRule, n *yaml.Node) {
 	if !ok || typ.Range(kg.Props).Integer {
 		return
 	}
-	for _, s := range []*Strategy{t.DatabaseStrategy, t.TableStrategy} {
-		if s == nil || s.Algorithm == nil || s.Algorithm.Type() == AlgHashMod || !slices.Contains(s.Columns, t.KeyColumn) {
+	for _, s := range []*algorithm.Strategy{t.DatabaseStrategy, t.TableStrategy} {
+		if s == nil || s.Algorithm == nil || s.Algorithm.Type() == algorithm.AlgHashMod || !slices.Contains(s.Columns, t.KeyColumn) {
 			continue
 		}
 		d.warnf(n, "table %s: key column %s gets %s keys from %s, but sharding algorithm %s (%s) computes with integers: INSERTs will fail to route; use HASH_MOD", t.Name, t.KeyColumn, kg.Type, kg.Name, s.AlgorithmName, s.Algorithm.Type())
@@ -201,7 +176,7 @@ func (d *decoder) dataNodes(r *Rules, rt *rawTable, t *TableRule) {
 		}
 		return
 	}
-	names, err := expandList(rt.nodes)
+	names, err := algorithm.ExpandList(rt.nodes)
 	if err != nil {
 		d.errorf(rt.nodesNode, "table %s actualDataNodes: %v", rt.name, err)
 		return
@@ -238,7 +213,7 @@ func (d *decoder) autoDataNodes(r *Rules, rt *rawTable, t *TableRule) {
 	dss := r.DataSourceNames()
 	if strings.TrimSpace(rt.nodes) != "" {
 		var err error
-		if dss, err = expandList(rt.nodes); err != nil {
+		if dss, err = algorithm.ExpandList(rt.nodes); err != nil {
 			d.errorf(rt.nodesNode, "autoTables %s actualDataSources: %v", rt.name, err)
 			return
 		}
@@ -252,7 +227,7 @@ func (d *decoder) autoDataNodes(r *Rules, rt *rawTable, t *TableRule) {
 	if rt.table == nil || rt.table.none {
 		return
 	}
-	a, ok := r.Algorithms[rt.table.algName].(autoAlgorithm)
+	a, ok := r.Algorithms[rt.table.algName].(algorithm.Auto)
 	if !ok {
 		if r.Algorithms[rt.table.algName] != nil {
 			d.errorf(rt.table.algNode, "autoTables %s: algorithm %s is not an auto algorithm (MOD, HASH_MOD, BOUNDARY_RANGE, VOLUME_RANGE, AUTO_INTERVAL)", rt.name, rt.table.algName)
@@ -286,15 +261,15 @@ func (t *TableRule) index() {
 
 // strategyFor builds one table's database or table strategy from raw
 // (nil or none: no strategy); targets are the names it chooses among.
-func (d *decoder) strategyFor(r *Rules, sh *shardingConfig, raw *rawStrategy, logical string, targets []string) *Strategy {
+func (d *decoder) strategyFor(r *Rules, sh *shardingConfig, raw *rawStrategy, logical string, targets []string) *algorithm.Strategy {
 	if raw == nil || raw.none {
 		return nil
 	}
-	s := &Strategy{Kind: raw.kind, AlgorithmName: raw.algName, Line: raw.node.Line}
+	s := &algorithm.Strategy{Kind: raw.kind, AlgorithmName: raw.algName, Line: raw.node.Line}
 	for _, c := range raw.columns {
 		s.Columns = append(s.Columns, strings.ToLower(c))
 	}
-	if s.Kind == StrategyStandard && len(s.Columns) == 0 {
+	if s.Kind == algorithm.StrategyStandard && len(s.Columns) == 0 {
 		if sh.defaultColumn == "" {
 			d.errorf(raw.colNode, "%s: shardingColumn is required (or set defaultShardingColumn)", raw.fromFile)
 			return nil
@@ -312,70 +287,26 @@ func (d *decoder) strategyFor(r *Rules, sh *shardingConfig, raw *rawStrategy, lo
 	if !d.compatible(raw, s, a) {
 		return nil
 	}
-	s.prefix, s.suffixLen = dataNodeInfo(logical, targets)
-	return s
+	return s.WithTargets(logical, targets)
 }
 
 // compatible checks that the algorithm fits the strategy kind and reads
 // only the strategy's columns.
-func (d *decoder) compatible(raw *rawStrategy, s *Strategy, a Algorithm) bool {
-	want := map[StrategyKind]string{StrategyStandard: "standard", StrategyComplex: "complex", StrategyHint: "hint"}[s.Kind]
-	var kind StrategyKind
-	switch a.Type() {
-	case AlgComplexInline:
-		kind = StrategyComplex
-	case AlgHintInline:
-		kind = StrategyHint
-	default:
-		kind = StrategyStandard
-	}
-	if kind != s.Kind {
+func (d *decoder) compatible(raw *rawStrategy, s *algorithm.Strategy, a algorithm.Algorithm) bool {
+	want := map[algorithm.StrategyKind]string{algorithm.StrategyStandard: "standard", algorithm.StrategyComplex: "complex", algorithm.StrategyHint: "hint"}[s.Kind]
+	if kind := a.Kind(); kind != s.Kind {
 		d.errorf(raw.algNode, "%s: algorithm %s (%s) cannot serve a %s strategy; it needs %s", raw.fromFile, raw.algName, a.Type(), want, kind)
 		return false
 	}
-	in, ok := a.(*inlineAlgorithm)
-	if !ok || s.Kind == StrategyHint {
+	cc, ok := a.(algorithm.ColumnChecker)
+	if !ok || s.Kind == algorithm.StrategyHint {
 		return true
 	}
-	for _, v := range in.expr.vars {
-		if !contains(s.Columns, v) {
-			d.errorf(raw.algNode, "%s: algorithm %s's expression %q reads %s, which is not the strategy's sharding column (%s)",
-				raw.fromFile, raw.algName, in.expr.src, v, columnList(s.Columns))
-			return false
-		}
-	}
-	if len(in.columns) > 0 {
-		for _, c := range in.columns {
-			if !contains(s.Columns, c) {
-				d.errorf(raw.algNode, "%s: algorithm %s's sharding-columns %s differ from the strategy's shardingColumns %s",
-					raw.fromFile, raw.algName, columnList(in.columns), columnList(s.Columns))
-				return false
-			}
-		}
+	if err := cc.CheckColumns(s.Columns); err != nil {
+		d.errorf(raw.algNode, "%s: algorithm %s's %v", raw.fromFile, raw.algName, err)
+		return false
 	}
 	return true
-}
-
-// dataNodeInfo returns the prefix and minimum suffix length auto
-// algorithms address targets with, as ShardingSphere computes them from the
-// first target: its name without trailing digits (for a table named after
-// the logical table, the logical name plus the rest without digits).
-func dataNodeInfo(logical string, targets []string) (string, int) {
-	if len(targets) == 0 {
-		return "", 1
-	}
-	first := targets[0]
-	prefix := strings.TrimRight(first, "0123456789")
-	if strings.HasPrefix(strings.ToLower(first), logical) {
-		prefix = first[:len(logical)] + strings.TrimRight(first[len(logical):], "0123456789")
-	}
-	minLen := -1
-	for _, t := range targets {
-		if l := len(t) - len(prefix); minLen < 0 || l < minLen {
-			minLen = l
-		}
-	}
-	return prefix, max(minLen, 1)
 }
 
 func (d *decoder) bindings(r *Rules, sh *shardingConfig) {
@@ -388,7 +319,7 @@ func (d *decoder) bindings(r *Rules, sh *shardingConfig) {
 			switch {
 			case r.Tables[lower] == nil && !tableDefined(sh, lower):
 				d.errorf(b.node, "bindingTables %q: %s is not a sharded table", strings.Join(b.tables, ","), name)
-			case r.binding[lower] != nil || contains(group, lower):
+			case r.binding[lower] != nil || slices.Contains(group, lower):
 				d.errorf(b.node, "bindingTables %q: %s is already in a binding group", strings.Join(b.tables, ","), name)
 			default:
 				group = append(group, lower)
@@ -445,15 +376,22 @@ func (d *decoder) broadcasts(r *Rules, sh *shardingConfig) {
 // database strategy's, then the table strategy's (lower-case).
 func (t *TableRule) ShardingColumns() []string {
 	var cols []string
-	for _, s := range []*Strategy{t.DatabaseStrategy, t.TableStrategy} {
+	for _, s := range []*algorithm.Strategy{t.DatabaseStrategy, t.TableStrategy} {
 		if s == nil {
 			continue
 		}
 		for _, c := range s.Columns {
-			if !contains(cols, c) {
+			if !slices.Contains(cols, c) {
 				cols = append(cols, c)
 			}
 		}
 	}
 	return cols
+}
+
+// propErrorf is the *algorithm.PropError of a key generator's or a load
+// balancer's prop, so the loader reports it at the prop's line as it does
+// a sharding algorithm's.
+func propErrorf(prop, format string, args ...any) error {
+	return &algorithm.PropError{Prop: prop, Reason: fmt.Sprintf(format, args...)}
 }

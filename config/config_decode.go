@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,8 +15,8 @@ import (
 // problem with its line instead of stopping at the first.
 type decoder struct {
 	file  string
-	errs  ConfigErrors
-	warns []*ConfigError
+	errs  Errors
+	warns []*Error
 }
 
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
@@ -26,8 +27,8 @@ func (d *decoder) warnf(n *yaml.Node, format string, args ...any) {
 	d.warns = append(d.warns, d.at(n, format, args...))
 }
 
-func (d *decoder) at(n *yaml.Node, format string, args ...any) *ConfigError {
-	e := &ConfigError{File: d.file, Message: fmt.Sprintf(format, args...)}
+func (d *decoder) at(n *yaml.Node, format string, args ...any) *Error {
+	e := &Error{File: d.file, Message: fmt.Sprintf(format, args...)}
 	if n != nil {
 		e.Line, e.Column = n.Line, n.Column
 	}
@@ -36,7 +37,7 @@ func (d *decoder) at(n *yaml.Node, format string, args ...any) *ConfigError {
 
 // sorted returns the errors in file order (a problem found while
 // validating may sit above one found while decoding).
-func sortedErrors(es []*ConfigError) []*ConfigError {
+func sortedErrors(es []*Error) []*Error {
 	sort.SliceStable(es, func(i, j int) bool {
 		if es[i].Line != es[j].Line {
 			return es[i].Line < es[j].Line
@@ -113,7 +114,7 @@ func (d *decoder) fields(n *yaml.Node, what string, known ...string) *fieldSet {
 			d.errorf(k, "%s: merge keys (<<) are not supported", what)
 			continue
 		}
-		if known != nil && !contains(known, k.Value) {
+		if known != nil && !slices.Contains(known, k.Value) {
 			d.errorf(k, "unknown key %q in %s%s", k.Value, what, suggest(k.Value, known))
 			continue
 		}
@@ -126,15 +127,6 @@ func (d *decoder) fields(n *yaml.Node, what string, known ...string) *fieldSet {
 		f.order = append(f.order, k.Value)
 	}
 	return f
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // suggest returns " (did you mean X?)" for the known key closest to s, or
@@ -310,10 +302,10 @@ func parseRules(data []byte, file string) (*Rules, error) {
 	d := &decoder{file: file}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, ConfigErrors{yamlError(file, err, data)}
+		return nil, Errors{yamlError(file, err, data)}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, ConfigErrors{{File: file, Message: "empty rules file"}}
+		return nil, Errors{{File: file, Message: "empty rules file"}}
 	}
 	root := resolve(doc.Content[0])
 	topKeys := []string{"databaseName", "schemaName", "dataSources", "rules", "server"}
@@ -354,18 +346,18 @@ func parseRules(data []byte, file string) (*Rules, error) {
 		d.validate(r, sh)
 	}
 	if len(d.errs) > 0 {
-		return nil, ConfigErrors(sortedErrors(d.errs))
+		return nil, Errors(sortedErrors(d.errs))
 	}
 	r.Warnings = sortedErrors(d.warns)
 	return r, nil
 }
 
 // yamlError turns a yaml.v3 syntax error ("yaml: line 3: ...") into a
-// ConfigError with the line. An unquoted inline expression inside a flow
+// Error with the line. An unquoted inline expression inside a flow
 // collection ({ key: ds_${0..1} }) is the usual cause of a flow error,
 // which YAML reports far from it: the message then names its line and
 // says to quote it.
-func yamlError(file string, err error, data []byte) *ConfigError {
+func yamlError(file string, err error, data []byte) *Error {
 	e := yamlSyntaxError(file, err)
 	if strings.Contains(e.Message, "did not find expected ','") || strings.Contains(e.Message, "flow") {
 		if line, expr := unquotedFlowExpression(data); line > 0 {
@@ -411,9 +403,9 @@ func unquotedFlowExpression(data []byte) (int, string) {
 	return 0, ""
 }
 
-func yamlSyntaxError(file string, err error) *ConfigError {
+func yamlSyntaxError(file string, err error) *Error {
 	msg := err.Error()
-	e := &ConfigError{File: file, Message: msg}
+	e := &Error{File: file, Message: msg}
 	rest := strings.TrimPrefix(msg, "yaml: ")
 	if strings.HasPrefix(rest, "line ") {
 		rest = rest[5:]

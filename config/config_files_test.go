@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shardflake/shardflake/algorithm"
 )
 
 func load(t testing.TB, path string) *Rules {
@@ -19,11 +21,11 @@ func load(t testing.TB, path string) *Rules {
 }
 
 // routeRow routes one row (column -> value) and returns its data nodes.
-func routeRow(t *testing.T, tr *TableRule, row map[string]Value) []string {
+func routeRow(t *testing.T, tr *TableRule, row map[string]algorithm.Value) []string {
 	t.Helper()
-	conds := map[string]ColumnCondition{}
+	conds := map[string]algorithm.ColumnCondition{}
 	for c, v := range row {
-		conds[c] = ColumnCondition{Column: c, Values: []Value{v}}
+		conds[c] = algorithm.ColumnCondition{Column: c, Values: []algorithm.Value{v}}
 	}
 	nodes, err := tr.Route(conds)
 	if err != nil {
@@ -77,7 +79,7 @@ func TestExampleRules(t *testing.T) {
 	if len(order.DataNodes) != 8 || order.KeyColumn != "order_id" || order.KeyGenerator != "snowflake" || item.KeyColumn != "item_id" {
 		t.Errorf("t_order %v key %s/%s; t_order_item key %s", order.DataNodes, order.KeyColumn, order.KeyGenerator, item.KeyColumn)
 	}
-	if got := routeRow(t, order, map[string]Value{"user_id": int64(3), "order_id": int64(6)}); !slices.Equal(got, []string{"ds_1.t_order_2"}) {
+	if got := routeRow(t, order, map[string]algorithm.Value{"user_id": int64(3), "order_id": int64(6)}); !slices.Equal(got, []string{"ds_1.t_order_2"}) {
 		t.Errorf("t_order user 3 order 6 -> %q", got)
 	}
 	if g := r.BindingGroup("t_order_item"); !slices.Equal(g, []string{"t_order", "t_order_item"}) {
@@ -109,7 +111,7 @@ func TestLoadShardingSphereProxyExample(t *testing.T) {
 	if order.DatabaseStrategy == nil || order.DatabaseStrategy.AlgorithmName != "database_inline" || order.DatabaseStrategy.Columns[0] != "user_id" {
 		t.Errorf("t_order database strategy (from defaultDatabaseStrategy) = %+v", order.DatabaseStrategy)
 	}
-	if got := routeRow(t, order, map[string]Value{"user_id": int64(3), "order_id": int64(4)}); !slices.Equal(got, []string{"ds_1.t_order_0"}) {
+	if got := routeRow(t, order, map[string]algorithm.Value{"user_id": int64(3), "order_id": int64(4)}); !slices.Equal(got, []string{"ds_1.t_order_0"}) {
 		t.Errorf("t_order user 3 order 4 -> %q", got)
 	}
 	if !r.IsBroadcast("t_address") || r.Table("t_order_item").KeyColumn != "order_item_id" {
@@ -135,20 +137,20 @@ func TestLoadAutoTables(t *testing.T) {
 	}
 	tests := []struct {
 		table string
-		row   map[string]Value
+		row   map[string]algorithm.Value
 		want  string
 	}{
-		{"t_order", map[string]Value{"order_id": int64(5)}, "ds_1.t_order_1"},
-		{"t_order", map[string]Value{"order_id": int64(6)}, "ds_0.t_order_2"},
-		{"t_order_item", map[string]Value{"order_id": int64(7)}, "ds_1.t_order_item_3"},
-		{"t_user", map[string]Value{"user_name": "abc"}, "ds_0.t_user_0"}, // 96354 % 6
-		{"t_user", map[string]Value{"user_name": "b"}, "ds_0.t_user_2"},   // 98 % 6
-		{"t_account", map[string]Value{"account_id": int64(5)}, "ds_0.t_account_0"},
-		{"t_account", map[string]Value{"account_id": int64(31)}, "ds_1.t_account_3"},
-		{"t_account", map[string]Value{"account_id": int64(45)}, "ds_1.t_account_5"},
-		{"t_ledger", map[string]Value{"ledger_id": int64(20)}, "ds_0.t_ledger_2"},
-		{"t_event", map[string]Value{"created_at": "2024-01-01 00:00:15"}, "ds_0.t_event_2"},
-		{"t_event", map[string]Value{"created_at": "2025-01-01 00:00:00"}, "ds_1.t_event_5"},
+		{"t_order", map[string]algorithm.Value{"order_id": int64(5)}, "ds_1.t_order_1"},
+		{"t_order", map[string]algorithm.Value{"order_id": int64(6)}, "ds_0.t_order_2"},
+		{"t_order_item", map[string]algorithm.Value{"order_id": int64(7)}, "ds_1.t_order_item_3"},
+		{"t_user", map[string]algorithm.Value{"user_name": "abc"}, "ds_0.t_user_0"}, // 96354 % 6
+		{"t_user", map[string]algorithm.Value{"user_name": "b"}, "ds_0.t_user_2"},   // 98 % 6
+		{"t_account", map[string]algorithm.Value{"account_id": int64(5)}, "ds_0.t_account_0"},
+		{"t_account", map[string]algorithm.Value{"account_id": int64(31)}, "ds_1.t_account_3"},
+		{"t_account", map[string]algorithm.Value{"account_id": int64(45)}, "ds_1.t_account_5"},
+		{"t_ledger", map[string]algorithm.Value{"ledger_id": int64(20)}, "ds_0.t_ledger_2"},
+		{"t_event", map[string]algorithm.Value{"created_at": "2024-01-01 00:00:15"}, "ds_0.t_event_2"},
+		{"t_event", map[string]algorithm.Value{"created_at": "2025-01-01 00:00:00"}, "ds_1.t_event_5"},
 	}
 	for _, tt := range tests {
 		if got := routeRow(t, r.Table(tt.table), tt.row); !slices.Equal(got, []string{tt.want}) {
@@ -158,7 +160,7 @@ func TestLoadAutoTables(t *testing.T) {
 	if len(r.Table("t_event").DataNodes) != 6 || len(r.Table("t_ledger").DataNodes) != 5 {
 		t.Errorf("auto table sizes: t_event %d, t_ledger %d", len(r.Table("t_event").DataNodes), len(r.Table("t_ledger").DataNodes))
 	}
-	nodes, err := order.Route(map[string]ColumnCondition{"order_id": {Range: &Range{Low: int64(2), High: int64(3), LowInclusive: true, HighInclusive: true}}})
+	nodes, err := order.Route(map[string]algorithm.ColumnCondition{"order_id": {Range: &algorithm.Range{Low: int64(2), High: int64(3), LowInclusive: true, HighInclusive: true}}})
 	if err != nil || len(nodes) != 2 || nodes[0] != (DataNode{"ds_0", "t_order_2"}) || nodes[1] != (DataNode{"ds_1", "t_order_3"}) {
 		t.Errorf("t_order order_id BETWEEN 2 AND 3 -> %v, %v", nodes, err)
 	}
@@ -187,10 +189,10 @@ func TestLoadInterval(t *testing.T) {
 	if ds := r.DataSource("ds_1"); ds.User != "logger" || ds.Password != "pw" || ds.Port != 3307 || ds.Database != "logs_1" {
 		t.Errorf("ds_1 from mysql:// url = %+v", ds)
 	}
-	if got := routeRow(t, r.Table("t_log"), map[string]Value{"created_at": "2024-09-30 23:59:59"}); !slices.Equal(got, []string{"ds_0.t_log_202409"}) {
+	if got := routeRow(t, r.Table("t_log"), map[string]algorithm.Value{"created_at": "2024-09-30 23:59:59"}); !slices.Equal(got, []string{"ds_0.t_log_202409"}) {
 		t.Errorf("t_log -> %q", got)
 	}
-	if got := routeRow(t, r.Table("t_metric"), map[string]Value{"host_id": int64(7), "taken_at": "2024-03-02 12:00:00"}); !slices.Equal(got, []string{"ds_1.t_metric_20240302"}) {
+	if got := routeRow(t, r.Table("t_metric"), map[string]algorithm.Value{"host_id": int64(7), "taken_at": "2024-03-02 12:00:00"}); !slices.Equal(got, []string{"ds_1.t_metric_20240302"}) {
 		t.Errorf("t_metric -> %q", got)
 	}
 	if len(r.Warnings) != 1 { // only the missing server: section
@@ -201,27 +203,30 @@ func TestLoadInterval(t *testing.T) {
 func TestLoadComplexHint(t *testing.T) {
 	r := load(t, "testdata/rules/ss_complex_hint.yaml")
 	cart := r.Table("t_cart")
-	if cart.DatabaseStrategy.Kind != StrategyComplex || !slices.Equal(cart.DatabaseStrategy.Columns, []string{"user_id", "shop_id"}) {
+	if cart.DatabaseStrategy.Kind != algorithm.StrategyComplex || !slices.Equal(cart.DatabaseStrategy.Columns, []string{"user_id", "shop_id"}) {
 		t.Errorf("t_cart database strategy = %+v", cart.DatabaseStrategy)
 	}
 	// (1 + 2) % 2 = 1; Math.abs("C-9".hashCode()) % 4
-	h := javaStringHash("C-9")
+	var h int32 // Java's String.hashCode of the ASCII "C-9"
+	for _, c := range "C-9" {
+		h = 31*h + int32(c)
+	}
 	if h < 0 {
 		h = -h
 	}
 	want := "ds_1.t_cart_" + string(rune('0'+h%4))
-	if got := routeRow(t, cart, map[string]Value{"user_id": int64(1), "shop_id": int64(2), "cart_id": "C-9"}); !slices.Equal(got, []string{want}) {
+	if got := routeRow(t, cart, map[string]algorithm.Value{"user_id": int64(1), "shop_id": int64(2), "cart_id": "C-9"}); !slices.Equal(got, []string{want}) {
 		t.Errorf("t_cart -> %q, want %s", got, want)
 	}
 	audit := r.Table("t_audit")
 	if audit.KeyColumn != "id" || audit.KeyGenerator != "snowflake" {
 		t.Errorf("t_audit key from defaultKeyGenerateStrategy = %s/%s", audit.KeyColumn, audit.KeyGenerator)
 	}
-	nodes, err := audit.RouteHint([]Value{int64(3)}, []Value{int64(0)})
+	nodes, err := audit.RouteHint([]algorithm.Value{int64(3)}, []algorithm.Value{int64(0)})
 	if err != nil || !slices.Equal(nodes, []DataNode{{"ds_1", "t_audit_0"}}) {
 		t.Errorf("t_audit hint ds 3, table 0 -> %v, %v", nodes, err)
 	}
-	nodes, err = audit.Route(map[string]ColumnCondition{"id": {Values: []Value{int64(1)}}})
+	nodes, err = audit.Route(map[string]algorithm.ColumnCondition{"id": {Values: []algorithm.Value{int64(1)}}})
 	if err != nil || len(nodes) != 4 {
 		t.Errorf("t_audit without hint -> %v, %v; want all 4 data nodes", nodes, err)
 	}
@@ -284,9 +289,9 @@ func TestSimulateWithKeys(t *testing.T) {
 func BenchmarkTableRoute(b *testing.B) {
 	r := load(b, "../rules.example.yaml")
 	tr := r.Table("t_order")
-	conds := map[string]ColumnCondition{
-		"user_id":  {Column: "user_id", Values: []Value{int64(42)}},
-		"order_id": {Column: "order_id", Values: []Value{int64(1234567)}},
+	conds := map[string]algorithm.ColumnCondition{
+		"user_id":  {Column: "user_id", Values: []algorithm.Value{int64(42)}},
+		"order_id": {Column: "order_id", Values: []algorithm.Value{int64(1234567)}},
 	}
 	b.ReportAllocs()
 	for b.Loop() {

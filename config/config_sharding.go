@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/shardflake/shardflake/algorithm"
 )
 
 // shardingConfig is the !SHARDING, !BROADCAST and !SINGLE rules as
@@ -44,7 +46,7 @@ type rawBinding struct {
 type rawStrategy struct {
 	node     *yaml.Node
 	none     bool
-	kind     StrategyKind
+	kind     algorithm.StrategyKind
 	columns  []string // as written; several for complex
 	colNode  *yaml.Node
 	algName  string
@@ -281,7 +283,7 @@ func (d *decoder) strategy(n *yaml.Node, what string) *rawStrategy {
 		}
 		return s
 	case "standard":
-		s.kind = StrategyStandard
+		s.kind = algorithm.StrategyStandard
 		g := d.fields(body, what+" standard", "shardingColumn", "shardingAlgorithmName")
 		if g == nil {
 			return nil
@@ -293,7 +295,7 @@ func (d *decoder) strategy(n *yaml.Node, what string) *rawStrategy {
 		s.algName = d.str(g.get("shardingAlgorithmName"), what+" shardingAlgorithmName")
 		s.algNode = g.keyNode("shardingAlgorithmName")
 	case "complex":
-		s.kind = StrategyComplex
+		s.kind = algorithm.StrategyComplex
 		g := d.fields(body, what+" complex", "shardingColumns", "shardingAlgorithmName")
 		if g == nil {
 			return nil
@@ -310,7 +312,7 @@ func (d *decoder) strategy(n *yaml.Node, what string) *rawStrategy {
 		s.algName = d.str(g.get("shardingAlgorithmName"), what+" shardingAlgorithmName")
 		s.algNode = g.keyNode("shardingAlgorithmName")
 	case "hint":
-		s.kind = StrategyHint
+		s.kind = algorithm.StrategyHint
 		g := d.fields(body, what+" hint", "shardingAlgorithmName")
 		if g == nil {
 			return nil

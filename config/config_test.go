@@ -274,9 +274,9 @@ func TestValidationErrors(t *testing.T) {
 			if !errors.Is(err, ErrConfig) {
 				t.Errorf("errors.Is(err, ErrConfig) = false for %v", err)
 			}
-			var errs ConfigErrors
+			var errs Errors
 			if !errors.As(err, &errs) {
-				t.Fatalf("Parse error %T is not ConfigErrors", err)
+				t.Fatalf("Parse error %T is not Errors", err)
 			}
 			for _, e := range errs {
 				if e.Line == line && strings.Contains(e.Message, tt.want) {
@@ -300,7 +300,7 @@ func TestErrorsCollected(t *testing.T) {
 		"server:\n", "server:\n  authPlugin: x\n",
 		"      keyGenerateStrategy:", "      keyGenerator: {}\n      keyGenerateStrategy:")
 	_, err := Parse([]byte(doc), "rules.yaml")
-	var errs ConfigErrors
+	var errs Errors
 	if !errors.As(err, &errs) || len(errs) != 3 {
 		t.Fatalf("want 3 errors, got %v", err)
 	}
@@ -309,12 +309,12 @@ func TestErrorsCollected(t *testing.T) {
 	if !errors.As(err, &errs) || len(errs) != 2 {
 		t.Fatalf("want 2 errors, got %v", err)
 	}
-	if !slices.IsSortedFunc(errs, func(a, b *ConfigError) int { return a.Line - b.Line }) {
+	if !slices.IsSortedFunc(errs, func(a, b *Error) int { return a.Line - b.Line }) {
 		t.Errorf("errors not in file order: %v", err)
 	}
-	var ce *ConfigError
+	var ce *Error
 	if !errors.As(err, &ce) || ce != errs[0] {
-		t.Errorf("errors.As(*ConfigError) does not find the first error")
+		t.Errorf("errors.As(*Error) does not find the first error")
 	}
 }
 

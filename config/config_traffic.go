@@ -177,10 +177,10 @@ func (d *decoder) trafficScopes(r *Rules) {
 		}
 		switch {
 		case !etcd:
-			d.errs = append(d.errs, &ConfigError{File: d.file, Line: tr.Line, Message: fmt.Sprintf(
+			d.errs = append(d.errs, &Error{File: d.file, Line: tr.Line, Message: fmt.Sprintf(
 				"server.traffic rule %s: scope: cluster shares one budget through the etcd the worker-id leases use, and no key generator has worker-id-source: etcd; without etcd use scope: local (each proxy its own budget)", tr.Name)})
 		case tr.Limit.Type != "TOKEN_BUCKET":
-			d.errs = append(d.errs, &ConfigError{File: d.file, Line: tr.Line, Message: fmt.Sprintf(
+			d.errs = append(d.errs, &Error{File: d.file, Line: tr.Line, Message: fmt.Sprintf(
 				"server.traffic rule %s: scope: cluster splits a TOKEN_BUCKET's rate among the proxies; %s cannot be split", tr.Name, tr.Limit.Type)})
 		}
 	}

@@ -87,7 +87,7 @@ func TestTrafficRuleErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}
-			var ce ConfigErrors
+			var ce Errors
 			if !asConfigErrors(err, &ce) || ce[0].Line != markedLine(t, doc) {
 				t.Errorf("error %v, want it on line %d", err, markedLine(t, doc))
 			}
@@ -100,8 +100,8 @@ func TestTrafficRuleErrors(t *testing.T) {
 	}
 }
 
-func asConfigErrors(err error, ce *ConfigErrors) bool {
-	c, ok := err.(ConfigErrors)
+func asConfigErrors(err error, ce *Errors) bool {
+	c, ok := err.(Errors)
 	*ce = c
 	return ok && len(c) > 0
 }

@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/shardflake/shardflake/algorithm"
 )
 
 // Validation after building, before the proxy listens:
@@ -71,9 +74,9 @@ func (d *decoder) validateTable(t *TableRule, rt *rawTable) {
 	}
 	cols := t.ShardingColumns()
 	reached := make(map[DataNode]bool, len(t.DataNodes))
-	err := forEachSample(cols, doms, func(vals []Value, conds map[string]ColumnCondition) error {
+	err := forEachSample(cols, doms, func(vals []algorithm.Value, conds map[string]algorithm.ColumnCondition) error {
 		nodes, err := t.Route(conds)
-		var re *RouteError
+		var re *algorithm.RouteError
 		switch {
 		case errors.As(err, &re):
 			return fmt.Errorf("a row with %s cannot be routed: %s", rowString(cols, vals), re.Message)
@@ -99,30 +102,30 @@ func (d *decoder) validateTable(t *TableRule, rt *rawTable) {
 	}
 	if len(missed) > 0 {
 		d.warnf(rt.nodesNode, "table %s: %d of %d data nodes are reached by no sampled value of %s: %s",
-			rt.name, len(missed), len(t.DataNodes), columnList(cols), nodeList(missed, 12))
+			rt.name, len(missed), len(t.DataNodes), strings.Join(cols, ","), nodeList(missed, 12))
 	}
 }
 
 // forEachSample calls fn with sampled rows of the columns: every sample of
 // a single column, or for several columns the diagonal (sample i of each)
 // plus random combinations.
-func forEachSample(cols []string, doms map[string]columnDomain, fn func([]Value, map[string]ColumnCondition) error) error {
+func forEachSample(cols []string, doms map[string]algorithm.Domain, fn func([]algorithm.Value, map[string]algorithm.ColumnCondition) error) error {
 	if len(cols) == 0 {
-		return fn(nil, map[string]ColumnCondition{})
+		return fn(nil, map[string]algorithm.ColumnCondition{})
 	}
 	rng := rand.New(rand.NewPCG(0x5eed, 0x5f1a))
-	samples := make([][]Value, len(cols))
+	samples := make([][]algorithm.Value, len(cols))
 	longest := 0
 	for i, c := range cols {
-		samples[i] = doms[c].samples(rng)
+		samples[i] = doms[c].Samples(rng)
 		longest = max(longest, len(samples[i]))
 	}
-	vals := make([]Value, len(cols))
-	conds := make(map[string]ColumnCondition, len(cols))
+	vals := make([]algorithm.Value, len(cols))
+	conds := make(map[string]algorithm.ColumnCondition, len(cols))
 	row := func(pick func(i int) int) error {
 		for i, c := range cols {
 			vals[i] = samples[i][pick(i)]
-			conds[c] = ColumnCondition{Column: c, Values: vals[i : i+1 : i+1]}
+			conds[c] = algorithm.ColumnCondition{Column: c, Values: vals[i : i+1 : i+1]}
 		}
 		return fn(vals, conds)
 	}
@@ -163,20 +166,20 @@ func (d *decoder) validateBinding(r *Rules, group []string, n *yaml.Node) {
 		}
 	}
 	var cols []string
-	doms := map[string]columnDomain{}
+	doms := map[string]algorithm.Domain{}
 	for _, name := range group {
 		dm, why := r.Tables[name].columnDomains()
 		if why != "" {
 			return // not sampleable; validateTable warned
 		}
 		for c, dom := range dm {
-			if prev, ok := doms[c]; ok && prev.kind != dom.kind {
+			if prev, ok := doms[c]; ok && prev.Kind != dom.Kind {
 				return
 			}
 			doms[c] = dom
 		}
 		for _, c := range r.Tables[name].ShardingColumns() {
-			if !contains(cols, c) {
+			if !slices.Contains(cols, c) {
 				cols = append(cols, c)
 			}
 		}
@@ -188,7 +191,7 @@ func (d *decoder) validateBinding(r *Rules, group []string, n *yaml.Node) {
 			index[i][dn] = j
 		}
 	}
-	err := forEachSample(cols, doms, func(vals []Value, conds map[string]ColumnCondition) error {
+	err := forEachSample(cols, doms, func(vals []algorithm.Value, conds map[string]algorithm.ColumnCondition) error {
 		want := -1
 		var wantNode DataNode
 		for i, name := range group {

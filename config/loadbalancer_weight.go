@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/shardflake/shardflake/algorithm"
 )
 
 // weight picks a candidate with probability proportional to its weight,
@@ -22,7 +24,7 @@ func newWeight(props map[string]string, replicas []string) (LoadBalancer, []floa
 	for i, name := range replicas {
 		v, ok := props[name]
 		if !ok {
-			return nil, nil, &propError{Reason: fmt.Sprintf("WEIGHT needs a weight for every replica; %s has none", name)}
+			return nil, nil, &algorithm.PropError{Reason: fmt.Sprintf("WEIGHT needs a weight for every replica; %s has none", name)}
 		}
 		var f float64
 		if _, err := fmt.Sscanf(v, "%g", &f); err != nil || f <= 0 {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shardflake/shardflake/algorithm"
 )
 
 // TestLoadReadwriteSplitting loads a ShardingSphere 5.4 file with
@@ -42,7 +44,7 @@ func TestLoadReadwriteSplitting(t *testing.T) {
 		t.Errorf("defaults: causal %s, no replica %s, timeout %v, lag %v", g0.CausalReads, g0.WhenNoReplica, g0.CausalTimeout, g0.MaxReplicationLag)
 	}
 	order := r.Table("t_order")
-	if got := routeRow(t, order, map[string]Value{"user_id": int64(3), "order_id": int64(6)}); !slices.Equal(got, []string{"readwrite_ds_1.t_order_2"}) {
+	if got := routeRow(t, order, map[string]algorithm.Value{"user_id": int64(3), "order_id": int64(6)}); !slices.Equal(got, []string{"readwrite_ds_1.t_order_2"}) {
 		t.Errorf("t_order user 3 order 6 -> %q", got)
 	}
 }

@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"time"
+
+	"github.com/shardflake/shardflake/algorithm"
 )
 
 // Rules is a loaded and validated rules file: the immutable snapshot a
@@ -30,7 +32,7 @@ type Rules struct {
 	// KeyGenerators by name, as the file declares them.
 	KeyGenerators map[string]KeyGeneratorConfig
 	// Algorithms are the shardingAlgorithms entries by name.
-	Algorithms map[string]Algorithm
+	Algorithms map[string]algorithm.Algorithm
 	// ReadwriteGroups are the !READWRITE_SPLITTING groups, in the file's
 	// order. Each is also in DataSources under its name, with its
 	// primary's connection settings; its members are not.
@@ -38,7 +40,7 @@ type Rules struct {
 	// Warnings are findings that do not stop the proxy (data nodes no key
 	// can reach, accepted-but-ignored ShardingSphere settings); the check
 	// command prints them and serve logs them.
-	Warnings []*ConfigError
+	Warnings []*Error
 
 	broadcast map[string]bool
 	binding   map[string][]string
@@ -130,8 +132,8 @@ type TableRule struct {
 	DataNodes []DataNode
 	// DatabaseStrategy picks data sources and TableStrategy physical tables;
 	// nil means "none" (every data source, or the only table).
-	DatabaseStrategy *Strategy
-	TableStrategy    *Strategy
+	DatabaseStrategy *algorithm.Strategy
+	TableStrategy    *algorithm.Strategy
 	// KeyColumn is the column keyGenerateStrategy fills in, and KeyGenerator
 	// the name of its generator; both empty when the table has none.
 	KeyColumn    string
@@ -167,54 +169,13 @@ func (t *TableRule) Node(ds, table string) bool {
 	return t.nodes[DataNode{DataSource: ds, Table: table}]
 }
 
-// StrategyKind is the shape of a sharding strategy.
-type StrategyKind int
-
-// Strategy kinds, as ShardingSphere names them.
-const (
-	StrategyStandard StrategyKind = iota + 1
-	StrategyComplex
-	StrategyHint
-)
-
-// Strategy is a databaseStrategy or tableStrategy: its sharding columns and
-// the algorithm that maps their values to targets.
-type Strategy struct {
-	Kind          StrategyKind
-	Columns       []string // lower-case; one for standard, several for complex, none for hint
-	AlgorithmName string
-	Algorithm     Algorithm
-	// Line is where the strategy is written in the rules file (the
-	// default strategy's line when the table inherits it).
-	Line int
-
-	// prefix and suffixLen address auto algorithms' targets by number, as
-	// ShardingSphere's DataNodeInfo does: target = prefix + the number
-	// left-padded with '0' to suffixLen digits.
-	prefix    string
-	suffixLen int
-}
-
-// String returns the strategy kind as the rules file writes it.
-func (k StrategyKind) String() string {
-	switch k {
-	case StrategyStandard:
-		return "standard"
-	case StrategyComplex:
-		return "complex"
-	case StrategyHint:
-		return "hint"
-	}
-	return "unknown"
-}
-
 // Route returns the data nodes that rows matching conds can live on, in
 // DataNodes order: the database strategy picks among DataSources(), then
 // the table strategy picks among Tables(ds) on each picked data source.
 // conds follows Strategy.Route (keys are lower-case column names). For an
 // INSERT row, exactly one data node comes back for a valid rules file
 // (validation checks it); zero means the row's values match no data node.
-func (t *TableRule) Route(conds map[string]ColumnCondition) ([]DataNode, error) {
+func (t *TableRule) Route(conds map[string]algorithm.ColumnCondition) ([]DataNode, error) {
 	dss, err := t.DatabaseStrategy.Route(t.dataSources, conds)
 	if err != nil {
 		return nil, err
@@ -235,7 +196,7 @@ func (t *TableRule) Route(conds map[string]ColumnCondition) ([]DataNode, error) 
 // RouteHint is Route for SHARDINGSPHERE_HINT values: dbValues drive the
 // database strategy and tableValues the table strategy (Strategy.RouteHint);
 // nil values leave that level unrestricted.
-func (t *TableRule) RouteHint(dbValues, tableValues []Value) ([]DataNode, error) {
+func (t *TableRule) RouteHint(dbValues, tableValues []algorithm.Value) ([]DataNode, error) {
 	dss, err := t.DatabaseStrategy.RouteHint(t.dataSources, dbValues)
 	if err != nil {
 		return nil, err

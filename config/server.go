@@ -350,7 +350,7 @@ func (d *decoder) address(f *fieldSet, key, def string) string {
 // users to log in with. serve calls it before listening.
 func (r *Rules) CheckServe() error {
 	if len(r.Server.Users) == 0 {
-		return ConfigErrors{{File: r.File, Message: "server.users is required to serve: add a server: section with at least one {user, password}"}}
+		return Errors{{File: r.File, Message: "server.users is required to serve: add a server: section with at least one {user, password}"}}
 	}
 	return nil
 }

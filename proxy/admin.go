@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/shardflake/shardflake/internal/sqllex"
 )
 
 // Admin statements are shardflake's own statements over the MySQL
@@ -234,56 +236,19 @@ type adminLexer struct {
 }
 
 // skip moves past whitespace and comments. It returns false at a comment
-// that does not end, and at an executable comment (/*! ... */), whose
-// content MySQL runs: such statements are left to the parser.
+// that does not end, and at an executable comment (/*! ... */, /*M! ...
+// */), whose content MySQL runs: such statements are left to the parser.
 func (lx *adminLexer) skip() bool {
-	s := lx.sql
-	for lx.pos < len(s) {
-		c := s[lx.pos]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
-			lx.pos++
-		case c == '#':
-			lx.skipLine()
-		case c == '-' && strings.HasPrefix(s[lx.pos:], "--") && (lx.pos+2 == len(s) || isSpace(s[lx.pos+2])):
-			lx.skipLine()
-		case c == '/' && strings.HasPrefix(s[lx.pos:], "/*"):
-			if strings.HasPrefix(s[lx.pos:], "/*!") {
-				return false
-			}
-			end := strings.Index(s[lx.pos+2:], "*/")
-			if end < 0 {
-				return false
-			}
-			lx.pos += 2 + end + 2
-		default:
-			return true
-		}
-	}
-	return true
-}
-
-func (lx *adminLexer) skipLine() {
-	if i := strings.IndexByte(lx.sql[lx.pos:], '\n'); i >= 0 {
-		lx.pos += i + 1
-	} else {
-		lx.pos = len(lx.sql)
-	}
-}
-
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
-}
-
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80
+	next, stop := sqllex.SkipSpace(lx.sql, lx.pos, sqllex.Backslash)
+	lx.pos = next
+	return stop.Kind == 0
 }
 
 // word reads an unquoted word at the current position ("" when there is
 // none); the caller skips what comes before.
 func (lx *adminLexer) word() string {
 	start := lx.pos
-	for lx.pos < len(lx.sql) && isWordByte(lx.sql[lx.pos]) {
+	for lx.pos < len(lx.sql) && sqllex.IsWordByte(lx.sql[lx.pos]) {
 		lx.pos++
 	}
 	return lx.sql[start:lx.pos]
@@ -316,22 +281,13 @@ func (lx *adminLexer) ident() (string, bool) {
 		w := lx.word()
 		return w, w != ""
 	}
-	var b strings.Builder
-	for i := lx.pos + 1; i < len(lx.sql); i++ {
-		c := lx.sql[i]
-		if c != '`' {
-			b.WriteByte(c)
-			continue
-		}
-		if i+1 < len(lx.sql) && lx.sql[i+1] == '`' {
-			b.WriteByte('`')
-			i++
-			continue
-		}
-		lx.pos = i + 1
-		return b.String(), b.Len() > 0
+	t := sqllex.At(lx.sql, lx.pos, sqllex.Backslash)
+	if t.Unterminated {
+		return "", false
 	}
-	return "", false
+	lx.pos = t.End
+	name := sqllex.Unquote(lx.sql, t, sqllex.Backslash)
+	return name, name != ""
 }
 
 // syntaxError is MySQL's 1064 pointing at the current position.

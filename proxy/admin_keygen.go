@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/idgen"
+	"github.com/shardflake/shardflake/proxy/keygen"
 )
 
 // The key generator admin statement:
@@ -56,10 +57,10 @@ func (srv sessionServer) adoptKeys(table string) ([]*mysql.Field, []Row, error) 
 		return nil, nil, fmt.Errorf("ADOPT SHARDING KEY GENERATOR: key generator %s is %s, which counts from no stored maximum (only SEGMENT and TICKET generators adopt a table's keys)",
 			name, rules.KeyGenerators[name].Type)
 	}
-	tables := keyTables(rules, name)
+	tables := keygen.Tables(rules, name)
 	ctx, cancel := context.WithTimeout(context.Background(), adoptTimeout)
 	defer cancel()
-	floor, err := tableMax(ctx, rules, tables)
+	floor, err := keygen.TableMax(ctx, rules, tables)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ADOPT SHARDING KEY GENERATOR: reading the largest key: %w", err)
 	}

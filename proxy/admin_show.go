@@ -9,10 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardflake/shardflake/algorithm"
+	"github.com/shardflake/shardflake/config"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
-	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -178,7 +180,7 @@ func (srv sessionServer) tableRules(table string) ([]*mysql.Field, []Row, error)
 
 // strategyCells are a strategy's type, columns, algorithm type and props;
 // a table without the strategy has type none and NULLs.
-func strategyCells(st *config.Strategy) []any {
+func strategyCells(st *algorithm.Strategy) []any {
 	if st == nil {
 		return []any{"none", nil, nil, nil}
 	}

@@ -57,6 +57,7 @@ func TestMatchAdmin(t *testing.T) {
 		{give: "SHOW KEYS FROM t_order", notOurs: true},
 		{give: "SHOW KEY", notOurs: true},
 		{give: "/*!40101 PREVIEW SELECT 1 */", notOurs: true},
+		{give: "/*M!100000 PREVIEW SELECT 1 */", notOurs: true},
 		{give: "/* unterminated PREVIEW SELECT 1", notOurs: true},
 		{give: "--PREVIEW SELECT 1", notOurs: true},
 		{give: "", notOurs: true},

@@ -7,6 +7,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
 )
@@ -124,26 +125,16 @@ func (lx *adminLexer) quoted() (string, bool) {
 	if !lx.skip() || lx.pos >= len(lx.sql) {
 		return "", false
 	}
-	q := lx.sql[lx.pos]
-	if q != '\'' && q != '"' {
+	if q := lx.sql[lx.pos]; q != '\'' && q != '"' {
 		return "", false
 	}
-	var b strings.Builder
-	for i := lx.pos + 1; i < len(lx.sql); i++ {
-		c := lx.sql[i]
-		if c != q {
-			b.WriteByte(c)
-			continue
-		}
-		if i+1 < len(lx.sql) && lx.sql[i+1] == q {
-			b.WriteByte(q)
-			i++
-			continue
-		}
-		lx.pos = i + 1
-		return b.String(), true
+	// A backslash is an ordinary character here; a doubled quote is one.
+	t := sqllex.At(lx.sql, lx.pos, sqllex.NoBackslashEscapes)
+	if t.Unterminated {
+		return "", false
 	}
-	return "", false
+	lx.pos = t.End
+	return sqllex.Unquote(lx.sql, t, sqllex.NoBackslashEscapes), true
 }
 
 // runTrafficAdmin answers a traffic admin statement.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/proxy/keygen"
 )
 
 // authzUsers are the proxy users of the privilege matrix: an application
@@ -350,7 +351,7 @@ rules:
 	if err != nil {
 		b.Fatal(err)
 	}
-	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	keys, closeKeys, err := keygen.Open(context.Background(), rules)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -369,7 +370,7 @@ rules:
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := s.authorize(stmts[0], sql); err != nil {
+		if err := s.access().authorize(stmts[0], sql); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/keygen"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // benchProxy is a proxy in front of two fakeBackends with sysbench's
@@ -38,14 +40,14 @@ func startBenchProxy(b *testing.B) *benchProxy {
 	if err != nil {
 		b.Fatal(err)
 	}
-	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	keys, closeKeys, err := keygen.Open(context.Background(), rules)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { closeKeys() })
 	// The metrics Observer, as shardflake serve runs the proxy.
-	metrics := NewMetrics(rules, MetricsOptions{RulesSource: []byte(yaml)})
-	srv, err := New(Config{Rules: rules, Keys: keys, Observer: metrics})
+	obs := metrics.New(rules, metrics.Options{RulesSource: []byte(yaml)})
+	srv, err := New(Config{Rules: rules, Keys: keys, Observer: obs})
 	if err != nil {
 		b.Fatal(err)
 	}

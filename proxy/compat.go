@@ -66,13 +66,13 @@ func (srv sessionServer) mariaDBBackend(ctx context.Context, ds string) (bool, e
 // default data source and reports whether it changed it (the caller
 // restores the statement with keepFieldNames, so columns keep the names
 // the client wrote).
-func (s *Session) renameVars(ctx context.Context, n ast.Node) (bool, error) {
+func (srv sessionServer) renameVars(ctx context.Context, n ast.Node) (bool, error) {
 	f := &varFinder{}
 	n.Accept(f)
 	if !f.found {
 		return false, nil
 	}
-	mariaDB, err := s.srv.mariaDBBackend(ctx, s.srv.rules.DefaultDataSource)
+	mariaDB, err := srv.mariaDBBackend(ctx, srv.rules.DefaultDataSource)
 	if err != nil {
 		return false, err
 	}
@@ -83,11 +83,11 @@ func (s *Session) renameVars(ctx context.Context, n ast.Node) (bool, error) {
 
 // setVarName returns the name SET writes for system variable name (lower
 // case): the one the default data source knows.
-func (s *Session) setVarName(ctx context.Context, name string) (string, error) {
+func (srv sessionServer) setVarName(ctx context.Context, name string) (string, error) {
 	if backendVarName(name, true) == name && backendVarName(name, false) == name {
 		return name, nil
 	}
-	mariaDB, err := s.srv.mariaDBBackend(ctx, s.srv.rules.DefaultDataSource)
+	mariaDB, err := srv.mariaDBBackend(ctx, srv.rules.DefaultDataSource)
 	if err != nil {
 		return "", err
 	}

@@ -47,10 +47,18 @@
 // COM_STMT_PREPARE announces the result columns (stmtmeta.go); names of
 // transaction variables follow the data sources (compat.go).
 //
-// Extension points: a Merger (Config.Merger) combines the RowStreams of a
-// multi-route SELECT; an Observer (Config.Observer) is told about client
+// Extension points: a Merger (Config.Merger; package merge) combines the
+// RowStreams of a multi-route SELECT; an Observer (Config.Observer; package
+// metrics, whose Metrics is the Prometheus one) is told about client
 // connections, statements, routes, errors and panics, and Server.PoolStats
 // gives pool gauges, for metrics.
+//
+// Sub-packages, each with a doc.go: rows (the Row and RowStream that
+// travel between the executor, the merge and the client), merge, metrics,
+// keygen (the rules' key generators), traffic (limits); internal/ holds
+// wire (packet layouts), sqlarg, sqlvalue and loadfile. They import
+// neither this package nor each other (rows and internal/ aside);
+// imports_test.go at the top checks it.
 //
 // A Session is used by its own goroutine (a statement's routes run on
 // goroutines of their own, joined before the statement ends); the Server,

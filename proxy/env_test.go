@@ -17,6 +17,7 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/proxy/keygen"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -137,7 +138,7 @@ func startEnv(t *testing.T, opts envOptions) *testEnv {
 	if opts.planner != nil {
 		planner = opts.planner(rules)
 	}
-	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	keys, closeKeys, err := keygen.Open(context.Background(), rules)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/shardflake/shardflake/internal/sqllex"
 )
 
 // DDLError: DDL that runs on several data nodes failed on some of them.
@@ -150,13 +152,13 @@ func (srv *Server) logicalNames(msg string) string {
 	var b strings.Builder
 	changed := false
 	for i := 0; i < len(msg); {
-		if !isWordByte(msg[i]) {
+		if !sqllex.IsWordByte(msg[i]) {
 			b.WriteByte(msg[i])
 			i++
 			continue
 		}
 		j := i
-		for j < len(msg) && isWordByte(msg[j]) {
+		for j < len(msg) && sqllex.IsWordByte(msg[j]) {
 			j++
 		}
 		word := msg[i:j]

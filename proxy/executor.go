@@ -246,7 +246,7 @@ func (ex *execution) assign() error {
 		n := min(len(byDS[ds]), maxConnsPerDataSource)
 		bcs, err := ex.conns.acquire(ex.ctx, ds, n)
 		if err != nil {
-			ex.obs.Route(RouteEvent{DataSource: ds, Err: err})
+			ex.obs.Route(routeEvent(ds, 0, err))
 			for _, bcs := range got {
 				for _, bc := range bcs {
 					ex.conns.release(bc)
@@ -279,7 +279,7 @@ func (ex *execution) assignOne() error {
 	ds := o.run.route.DataSource
 	bcs, err := ex.conns.acquire(ex.ctx, ds, 1)
 	if err != nil {
-		ex.obs.Route(RouteEvent{DataSource: ds, Err: err})
+		ex.obs.Route(routeEvent(ds, 0, err))
 		return err
 	}
 	o.runs[0] = &o.run
@@ -385,7 +385,7 @@ func (r *routeRun) run() {
 	if !l.ex.prepared || errors.Is(err, errPrepareUnsupported) {
 		h, stop, err = r.runText()
 	}
-	l.ex.obs.Route(RouteEvent{DataSource: r.route.DataSource, Duration: time.Since(start), Err: err})
+	l.ex.obs.Route(routeEvent(r.route.DataSource, time.Since(start), err))
 	if err != nil {
 		r.err = err
 		return

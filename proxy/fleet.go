@@ -19,6 +19,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // A fleet of proxies on etcd (server.cluster).
@@ -87,8 +88,8 @@ type Fleet struct {
 	parse  RulesParser
 	nodeID string
 	srv    *Server
-	lease  clientv3.LeaseID
-	rev    int64 // the revision the rules were read at (Rules)
+	lease  atomic.Int64 // clientv3.LeaseID; replaced when etcd lost it
+	rev    int64        // the revision the rules were read at (Rules)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -145,19 +146,19 @@ func (f *Fleet) Rules(ctx context.Context, rules *config.Rules, local []byte) (*
 	}
 	f.rev = resp.Header.Revision
 	if resp.Succeeded {
-		f.log.Info("cluster: etcd held no rules; seeded them from the local file", "key", key, "file", rules.File, "digest", rulesDigest(nil, local))
-		f.setEtcdDigest(rulesDigest(nil, local))
+		f.log.Info("cluster: etcd held no rules; seeded them from the local file", "key", key, "file", rules.File, "digest", metrics.RulesDigest(nil, local))
+		f.setEtcdDigest(metrics.RulesDigest(nil, local))
 		return rules, local, nil
 	}
 	kv := resp.Responses[0].GetResponseRange().Kvs[0]
 	src := kv.Value
 	f.rev = kv.ModRevision
-	f.setEtcdDigest(rulesDigest(nil, src))
+	f.setEtcdDigest(metrics.RulesDigest(nil, src))
 	got, err := f.parse(src, "etcd:"+key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cluster: the rules in etcd key %s (revision %d) are invalid: %w", key, kv.ModRevision, err)
 	}
-	f.log.Info("cluster: rules read from etcd", "key", key, "revision", kv.ModRevision, "digest", rulesDigest(nil, src))
+	f.log.Info("cluster: rules read from etcd", "key", key, "revision", kv.ModRevision, "digest", metrics.RulesDigest(nil, src))
 	return got, src, nil
 }
 
@@ -174,7 +175,7 @@ func (f *Fleet) Join(srv *Server, mysqlAddr, adminAddr string) error {
 	if err != nil {
 		return fmt.Errorf("cluster: lease: %w", err)
 	}
-	f.lease = lease.ID
+	f.lease.Store(int64(lease.ID))
 	want := srv.connPrefix()
 	prefix, err := f.claimConnPrefix(ctx, want)
 	if err != nil {
@@ -194,25 +195,74 @@ func (f *Fleet) Join(srv *Server, mysqlAddr, adminAddr string) error {
 	srv.node.mu.Unlock()
 	srv.connIDs.prefix.Store(uint32(prefix))
 	f.srv = srv
-	srv.fleet = f
+	srv.fleetRef.Store(f)
 	if err := f.putMember(ctx); err != nil {
 		return err
 	}
-	keep, err := f.cli.KeepAlive(f.ctx, f.lease)
+	keep, err := f.cli.KeepAlive(f.ctx, f.leaseID())
 	if err != nil {
 		return fmt.Errorf("cluster: lease keep-alive: %w", err)
 	}
 	f.wg.Add(4)
-	go func() {
-		defer f.wg.Done()
-		for range keep {
-		}
-	}()
+	go f.keepLease(keep)
 	go f.watchRules()
 	go f.watchKills()
 	go f.refreshMember()
 	f.log.Info("cluster: joined", "prefix", f.cfg.Prefix, "mysql", mysqlAddr, "admin", adminAddr, "connIdPrefix", prefix)
 	return nil
+}
+
+func (f *Fleet) leaseID() clientv3.LeaseID { return clientv3.LeaseID(f.lease.Load()) }
+
+// keepLease keeps the membership lease alive. When etcd lost it (etcd
+// was out of reach longer than leaseTTL), the member record and the
+// connection-id prefix went with it: it takes a new lease, the same
+// prefix when still free, and writes the record again.
+func (f *Fleet) keepLease(keep <-chan *clientv3.LeaseKeepAliveResponse) {
+	defer f.wg.Done()
+	for {
+		for range keep {
+		}
+		if f.ctx.Err() != nil {
+			return
+		}
+		f.log.Warn("cluster: the membership lease was lost; joining again")
+		for f.ctx.Err() == nil {
+			var err error
+			if keep, err = f.rejoin(); err == nil {
+				break
+			}
+			f.log.Warn("cluster: joining again failed; retrying", "err", err)
+			select {
+			case <-f.ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+func (f *Fleet) rejoin() (<-chan *clientv3.LeaseKeepAliveResponse, error) {
+	ctx, cancel := context.WithTimeout(f.ctx, f.cfg.DialTimeout)
+	defer cancel()
+	lease, err := f.cli.Grant(ctx, int64(f.cfg.LeaseTTL/time.Second))
+	if err != nil {
+		return nil, err
+	}
+	f.lease.Store(int64(lease.ID))
+	was := f.srv.connPrefix()
+	prefix, err := f.claimConnPrefix(ctx, was)
+	if err != nil {
+		return nil, err
+	}
+	if prefix != was {
+		f.log.Error("cluster: this proxy's connection-id prefix was taken while its lease was lost; new connections get another (KILL of the older ones through other proxies may miss them)", "was", was, "prefix", prefix)
+		f.srv.connIDs.prefix.Store(uint32(prefix))
+	}
+	if err := f.putMember(ctx); err != nil {
+		return nil, err
+	}
+	return f.cli.KeepAlive(f.ctx, lease.ID)
 }
 
 // claimConnPrefix takes connids/N for the first free N from want on.
@@ -222,7 +272,7 @@ func (f *Fleet) claimConnPrefix(ctx context.Context, want int) (int, error) {
 		key := f.key("connids", strconv.Itoa(n))
 		resp, err := f.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-			Then(clientv3.OpPut(key, f.nodeID, clientv3.WithLease(f.lease))).Commit()
+			Then(clientv3.OpPut(key, f.nodeID, clientv3.WithLease(f.leaseID()))).Commit()
 		if err != nil {
 			return 0, fmt.Errorf("cluster: connection-id prefix: %w", err)
 		}
@@ -236,7 +286,7 @@ func (f *Fleet) claimConnPrefix(ctx context.Context, want int) (int, error) {
 // putMember writes the member record.
 func (f *Fleet) putMember(ctx context.Context) error {
 	b, _ := json.Marshal(f.srv.localNode())
-	if _, err := f.cli.Put(ctx, f.key("members", f.nodeID), string(b), clientv3.WithLease(f.lease)); err != nil {
+	if _, err := f.cli.Put(ctx, f.key("members", f.nodeID), string(b), clientv3.WithLease(f.leaseID())); err != nil {
 		return fmt.Errorf("cluster: member record: %w", err)
 	}
 	return nil
@@ -317,7 +367,7 @@ func (f *Fleet) watchRules() {
 
 // applyRules reloads a rules text read from etcd at revision rev.
 func (f *Fleet) applyRules(src []byte, rev int64) {
-	digest := rulesDigest(nil, src)
+	digest := metrics.RulesDigest(nil, src)
 	f.setEtcdDigest(digest)
 	if digest == f.srv.RulesDigest() {
 		f.note.Store(nil)
@@ -353,14 +403,14 @@ func (f *Fleet) publish(ctx context.Context, src []byte, force bool) error {
 	key := f.cfg.RulesKey()
 	ops := []clientv3.Op{clientv3.OpPut(key, string(src))}
 	if force {
-		ops = append(ops, clientv3.OpPut(key+".force", rulesDigest(nil, src)))
+		ops = append(ops, clientv3.OpPut(key+".force", metrics.RulesDigest(nil, src)))
 	} else {
 		ops = append(ops, clientv3.OpDelete(key+".force"))
 	}
 	if _, err := f.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
 		return fmt.Errorf("the rules were not written to etcd key %s: %w", key, err)
 	}
-	f.setEtcdDigest(rulesDigest(nil, src))
+	f.setEtcdDigest(metrics.RulesDigest(nil, src))
 	f.note.Store(nil)
 	f.poke()
 	return nil
@@ -388,13 +438,22 @@ func (f *Fleet) members(ctx context.Context) ([]fleetNode, error) {
 	return out, nil
 }
 
-// killRequest is a KILL forwarded to the proxy owning the connection.
+// killRequest is a KILL forwarded to the proxy owning the connection,
+// or (Op) a DRAIN or RESUME COMPUTE NODE sent to the proxy it names.
 type killRequest struct {
+	Op    string `json:"op,omitempty"` // "" (KILL), "drain", "resume"
 	Conn  uint32 `json:"conn"`
 	Query bool   `json:"query"`
 	User  string `json:"user"`
 	Admin bool   `json:"admin"` // the sender may kill any user's connection
 	From  string `json:"from"`
+}
+
+func (r killRequest) what() string {
+	if r.Op != "" {
+		return strings.ToUpper(r.Op) + " COMPUTE NODE"
+	}
+	return fmt.Sprintf("KILL %d", r.Conn)
 }
 
 // killReply is the owner's answer; Code 0 is done.
@@ -421,6 +480,30 @@ func (f *Fleet) forwardKill(ctx context.Context, req killRequest) error {
 	if owner == "" {
 		return &UnknownThreadError{ID: uint64(req.Conn)}
 	}
+	return f.forward(ctx, owner, req)
+}
+
+// forwardNodeOp sends DRAIN or RESUME (op) to compute node id.
+func (f *Fleet) forwardNodeOp(ctx context.Context, id, op string) error {
+	nodes, err := f.members(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if n.ID == id {
+			return f.forward(ctx, id, killRequest{Op: op, From: f.nodeID})
+		}
+	}
+	return unknownNode(id)
+}
+
+// unknownNode is the answer for a compute node id no proxy has.
+func unknownNode(id string) error {
+	return &FleetPeerError{Code: errUnknown, State: "HY000", Msg: fmt.Sprintf("Unknown compute node '%s' (SHOW COMPUTE NODES lists them)", id)}
+}
+
+// forward writes req for proxy owner and waits for its answer.
+func (f *Fleet) forward(ctx context.Context, owner string, req killRequest) error {
 	var nonce [8]byte
 	rand.Read(nonce[:])
 	reqID := hex.EncodeToString(nonce[:])
@@ -429,9 +512,9 @@ func (f *Fleet) forwardKill(ctx context.Context, req killRequest) error {
 	defer cancel()
 	replyKey := f.key("kill-reply", reqID)
 	// Watch from before the request, so a quick answer is not missed.
-	put, err := f.cli.Put(ctx, f.key("kill", owner, reqID), string(b), clientv3.WithLease(f.lease))
+	put, err := f.cli.Put(ctx, f.key("kill", owner, reqID), string(b), clientv3.WithLease(f.leaseID()))
 	if err != nil {
-		return &InternalError{Msg: fmt.Sprintf("KILL %d: forwarding to compute node %s failed: %v", req.Conn, owner, err)}
+		return &InternalError{Msg: fmt.Sprintf("%s: forwarding to compute node %s failed: %v", req.what(), owner, err)}
 	}
 	defer func() {
 		dctx, dcancel := context.WithTimeout(context.Background(), time.Second)
@@ -446,7 +529,7 @@ func (f *Fleet) forwardKill(ctx context.Context, req killRequest) error {
 			}
 			var r killReply
 			if err := json.Unmarshal(ev.Kv.Value, &r); err != nil {
-				return &InternalError{Msg: fmt.Sprintf("KILL %d: compute node %s answered %q", req.Conn, owner, ev.Kv.Value)}
+				return &InternalError{Msg: fmt.Sprintf("%s: compute node %s answered %q", req.what(), owner, ev.Kv.Value)}
 			}
 			if r.Code == 0 {
 				return nil
@@ -454,7 +537,7 @@ func (f *Fleet) forwardKill(ctx context.Context, req killRequest) error {
 			return &FleetPeerError{Code: r.Code, State: r.State, Msg: r.Message}
 		}
 	}
-	return &InternalError{Msg: fmt.Sprintf("KILL %d: compute node %s did not answer within %s", req.Conn, owner, fleetKillTimeout)}
+	return &InternalError{Msg: fmt.Sprintf("%s: compute node %s did not answer within %s", req.what(), owner, fleetKillTimeout)}
 }
 
 // FleetPeerError is another proxy's answer to a forwarded request, passed
@@ -494,15 +577,20 @@ func (f *Fleet) runKill(reqID string, body []byte) {
 	reply := killReply{}
 	if err := json.Unmarshal(body, &req); err != nil {
 		reply = killReply{Code: errUnknown, State: "HY000", Message: "malformed KILL request"}
+	} else if req.Op == "drain" || req.Op == "resume" {
+		f.srv.setDraining(req.Op == "drain")
+		f.log.Info("cluster: "+strings.ToUpper(req.Op)+" COMPUTE NODE from another compute node", "from", req.From, "sessions", f.srv.Clients())
 	} else if err := f.srv.killLocal(nil, uint64(req.Conn), req.Query, req.User, req.Admin); err != nil {
 		m := mysqlError(err)
 		reply = killReply{Code: m.Code, State: m.State, Message: m.Message}
 	}
-	f.log.Info("cluster: KILL from another compute node", "from", req.From, "conn", req.Conn, "query", req.Query, "user", req.User, "code", reply.Code)
+	if req.Op == "" {
+		f.log.Info("cluster: KILL from another compute node", "from", req.From, "conn", req.Conn, "query", req.Query, "user", req.User, "code", reply.Code)
+	}
 	b, _ := json.Marshal(reply)
 	ctx, cancel := context.WithTimeout(f.ctx, f.cfg.DialTimeout)
 	defer cancel()
-	if _, err := f.cli.Put(ctx, f.key("kill-reply", reqID), string(b), clientv3.WithLease(f.lease)); err != nil {
+	if _, err := f.cli.Put(ctx, f.key("kill-reply", reqID), string(b), clientv3.WithLease(f.leaseID())); err != nil {
 		f.log.Warn("cluster: KILL answer not written", "err", err)
 	}
 }
@@ -515,9 +603,9 @@ const errUnknown = 1105
 func (f *Fleet) Close() error {
 	f.cancel()
 	f.wg.Wait()
-	if f.lease != 0 {
+	if id := f.leaseID(); id != 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		f.cli.Revoke(ctx, f.lease)
+		f.cli.Revoke(ctx, id)
 		cancel()
 	}
 	return f.cli.Close()

@@ -14,6 +14,7 @@ import (
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/proxy/keygen"
 )
 
 // startKeygenBenchProxy serves rules (rulesYAML over backends) for a
@@ -24,7 +25,7 @@ func startKeygenBenchProxy(b *testing.B, backends []*mariadbtest.Server, rulesSe
 	if err != nil {
 		b.Fatal(err)
 	}
-	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	keys, closeKeys, err := keygen.Open(context.Background(), rules)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/proxy/keygen"
 )
 
 // keygenRules is a rules section with one table per generator type under
@@ -267,7 +268,7 @@ func TestTicketKeysTwoProxiesFailover(t *testing.T) {
 
 	// Two servers in one residue class are refused at start.
 	tickets[1].Exec(t, "", "SET GLOBAL auto_increment_offset = 1")
-	_, _, err = KeyGenerators(context.Background(), envs[0].rules)
+	_, _, err = keygen.Open(context.Background(), envs[0].rules)
 	tickets[1].Exec(t, "", "SET GLOBAL auto_increment_offset = 2")
 	if !errors.Is(err, idgen.ErrResidueOverlap) || !strings.Contains(err.Error(), "hand out the same ids") {
 		t.Fatalf("overlapping ticket servers: %v", err)

@@ -102,7 +102,7 @@ func (s *Session) runLoadLocal(ctx context.Context, st *ast.LoadDataStmt, plan *
 		bc.readHead()
 		return &InternalError{Msg: fmt.Sprintf("data source %s asked for file %q, not the statement's", plan.Routes[0].DataSource, p[1:])}
 	}
-	doneReading := s.readClient()
+	doneReading := s.watch.readClient()
 	defer doneReading()
 	if err := s.wc.WritePacket(p); err != nil {
 		bc.broken = true
@@ -147,23 +147,4 @@ func (s *Session) runLoadLocal(ctx context.Context, st *ast.LoadDataStmt, plan *
 		return cancelled(ctx, err)
 	}
 	return s.writeOK(h.ok, more)
-}
-
-// readClient keeps the session's watch off the client connection while
-// the statement itself reads it (the watch would take the client's
-// packets); done lets the watch start again.
-func (s *Session) readClient() (done func()) {
-	s.mu.Lock()
-	s.readingClient = true
-	stop := s.stopWatch
-	s.stopWatch = nil
-	s.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
-	return func() {
-		s.mu.Lock()
-		s.readingClient = false
-		s.mu.Unlock()
-	}
 }

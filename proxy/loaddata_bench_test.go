@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/proxy/keygen"
 )
 
 // BenchmarkLoadDataSharded loads a file of SHARDFLAKE_LOAD_ROWS rows
@@ -54,7 +55,7 @@ func BenchmarkLoadDataSharded(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	keys, closeKeys, err := keygen.Open(context.Background(), rules)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/proxy/internal/loadfile"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
@@ -144,17 +144,37 @@ func (s *Session) loadSharded(ctx context.Context, t *loadTarget, guard *stmtGua
 	t.logicalDB = s.srv.rules.DatabaseName
 	t.physicalDB = map[string]string{}
 	for _, ds := range t.rule.DataSources() {
-		t.physicalDB[ds] = s.srv.rules.DataSource(ds).Database
+		if d := s.srv.rules.DataSource(ds); d != nil {
+			t.physicalDB[ds] = d.Database
+		}
 	}
 	var failed atomic.Bool
-	free := make(chan *loadBatch, len(t.rule.DataNodes)+2*len(guard.conns))
-	lanes := map[string]*loadLane{}
+	free := make(chan *loadBatch, len(t.rule.DataNodes)+2*len(t.rule.DataSources()))
+	// A lane per connection: the guard took one per data node of each
+	// data source (up to maxConnsPerDataSource), so the physical tables
+	// load in parallel; data nodes share a data source's connections
+	// round robin.
+	for _, ds := range t.rule.DataSources() {
+		if len(guard.byDS[ds]) == 0 {
+			return wire.OK{}, &InternalError{Msg: "LOAD DATA: no connection taken for data source " + ds}
+		}
+	}
+	byConn := map[*backendConn]*loadLane{}
 	var order []*loadLane
-	for _, bc := range guard.conns {
-		l := &loadLane{bc: bc, in: make(chan *loadBatch, 1), done: make(chan struct{})}
-		lanes[bc.pool.name] = l
-		order = append(order, l)
-		go l.run(ctx, t, &failed, free)
+	nodeLane := make([]*loadLane, len(t.rule.DataNodes))
+	seen := map[string]int{}
+	for i, n := range t.rule.DataNodes {
+		bcs := guard.byDS[n.DataSource]
+		bc := bcs[seen[n.DataSource]%len(bcs)]
+		seen[n.DataSource]++
+		l := byConn[bc]
+		if l == nil {
+			l = &loadLane{bc: bc, in: make(chan *loadBatch, 1), done: make(chan struct{})}
+			byConn[bc] = l
+			order = append(order, l)
+			go l.run(ctx, t, &failed, free)
+		}
+		nodeLane[i] = l
 	}
 	stopLanes := func() {
 		for _, l := range order {
@@ -165,9 +185,7 @@ func (s *Session) loadSharded(ctx context.Context, t *loadTarget, guard *stmtGua
 		}
 	}
 	pending := make([]*loadBatch, len(t.rule.DataNodes))
-	send := func(b *loadBatch) {
-		lanes[t.rule.DataNodes[b.node].DataSource].in <- b
-	}
+	send := func(b *loadBatch) { nodeLane[b.node].in <- b }
 	rowErr := s.routeRows(t, file, pending, free, &failed, send)
 	if rowErr == nil && !failed.Load() {
 		for _, b := range pending {
@@ -209,6 +227,9 @@ func (s *Session) loadSharded(ctx context.Context, t *loadTarget, guard *stmtGua
 	if len(rows) > 0 {
 		s.diag.add(rows)
 	}
+	if warnings > uint64(len(rows)) {
+		s.diag.addBeyond(int64(warnings) - int64(len(rows)))
+	}
 	return ok, nil
 }
 
@@ -219,13 +240,13 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 	rd := loadfile.NewReader(file, t.format)
 	rd.SkipLines(t.ignore)
 	var rec loadfile.Record
-	conds := make(map[string]config.ColumnCondition, len(t.shard))
-	var keys []config.Value
+	conds := make(map[string]algorithm.ColumnCondition, len(t.shard))
+	var keys []algorithm.Value
 	var keyText []byte
 	var row uint32
 	for !failed.Load() && rd.Read(&rec, t.items) {
 		row++
-		var key config.Value
+		var key algorithm.Value
 		if t.gen != nil || (t.nullKey >= 0 && t.nullKey < rec.Len() && isNullField(&rec, t.nullKey)) {
 			if len(keys) == 0 {
 				gen := s.srv.keys[t.rule.KeyGenerator]
@@ -240,7 +261,7 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 			keyText = appendKeyText(keyText[:0], key)
 		}
 		for _, sc := range t.shard {
-			var v config.Value
+			var v algorithm.Value
 			switch {
 			case sc.field >= 0 && sc.field == t.nullKey && key != nil:
 				v = key
@@ -259,7 +280,7 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 			if v == nil {
 				return &router.Error{Code: router.CodeBadNull, State: "23000", Message: fmt.Sprintf("Column '%s' cannot be null (row %d of the LOAD DATA into %s: a NULL sharding value belongs to no data node)", sc.col, row, t.rule.Name)}
 			}
-			conds[sc.col] = config.ColumnCondition{Column: sc.col, Values: []config.Value{v}}
+			conds[sc.col] = algorithm.ColumnCondition{Column: sc.col, Values: []algorithm.Value{v}}
 		}
 		nodes, err := t.rule.Route(conds)
 		if err != nil {
@@ -282,7 +303,7 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 		}
 		firstField := true
 		if t.gen != nil {
-			b.data = loadfile.AppendField(b.data, keyText, false, true)
+			b.data = loadfile.AppendField(b.data, keyText, false, true, nil)
 			firstField = false
 		}
 		for i := range rec.Len() {
@@ -290,7 +311,7 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 			if i == t.nullKey && null && key != nil {
 				v, null = keyText, false
 			}
-			b.data = loadfile.AppendField(b.data, v, null, firstField)
+			b.data = loadfile.AppendField(b.data, v, null, firstField, t.format.CharLen)
 			firstField = false
 		}
 		b.data = loadfile.AppendEnd(b.data, rec.Cut)
@@ -311,7 +332,7 @@ func isNullField(rec *loadfile.Record, i int) bool {
 // shardValue is a field as the router routes it: an integer column's
 // plain integer as a number, anything else as the text (which integer
 // algorithms read as MariaDB converts it).
-func shardValue(f []byte, integer bool) config.Value {
+func shardValue(f []byte, integer bool) algorithm.Value {
 	if integer {
 		if n, err := strconv.ParseInt(string(f), 10, 64); err == nil {
 			return n
@@ -321,7 +342,7 @@ func shardValue(f []byte, integer bool) config.Value {
 }
 
 // appendKeyText writes a generated key as its field's bytes.
-func appendKeyText(dst []byte, key config.Value) []byte {
+func appendKeyText(dst []byte, key algorithm.Value) []byte {
 	switch k := key.(type) {
 	case int64:
 		return strconv.AppendInt(dst, k, 10)

@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shardflake/shardflake/algorithm"
+	"github.com/shardflake/shardflake/config"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
-	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/loadfile"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
@@ -36,9 +38,10 @@ import (
 // clause unchanged (the generated key first): the data node converts the
 // values, fills the defaults and raises the warnings (1261, 1262, 1265,
 // 1366, ...) exactly as for the client's file; the proxy renumbers the
-// rows the warnings name to the rows of the client's file. Memory stays
-// bounded whatever the file's size: one batch per data node being filled,
-// one per data source waiting and one being loaded.
+// rows the warnings name to the rows of the client's file. The physical
+// tables load in parallel, a connection per data node. Memory stays
+// bounded whatever the file's size: per data node one batch being
+// filled, one waiting and one being loaded.
 //
 // All-or-nothing as every multi-route write (stmtatomic.go): the loads
 // run in a transaction on every data source of the table (a savepoint
@@ -87,7 +90,7 @@ type loadTarget struct {
 type loadShard struct {
 	col      string
 	field    int // -1: constant (or the generated key when gen is set)
-	constant config.Value
+	constant algorithm.Value
 	integer  bool // the column is an integer: a numeric field routes as a number
 }
 
@@ -99,7 +102,11 @@ func (s *Session) loadColumns(ctx context.Context, st *ast.LoadDataStmt, rule *c
 		return nil, nil, err
 	}
 	q := []byte("SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ")
-	q, _ = sqlarg.AppendLiteral(q, s.srv.rules.DataSource(home.DataSource).Database, sqlarg.Backslash)
+	ds := s.srv.rules.DataSource(home.DataSource)
+	if ds == nil {
+		return nil, nil, &InternalError{Msg: "LOAD DATA: no data source " + home.DataSource}
+	}
+	q, _ = sqlarg.AppendLiteral(q, ds.Database, sqlarg.Backslash)
 	q = append(q, " AND TABLE_NAME = "...)
 	q, _ = sqlarg.AppendLiteral(q, home.Table, sqlarg.Backslash)
 	q = append(q, " ORDER BY ORDINAL_POSITION"...)
@@ -163,11 +170,13 @@ func loadFormat(st *ast.LoadDataStmt) (loadfile.Format, error) {
 func checkFormat(st *ast.LoadDataStmt, f *loadfile.Format) error {
 	if st.Charset != nil {
 		switch cs := strings.ToLower(*st.Charset); cs {
-		case "big5", "gbk":
+		case "big5":
+			f.CharLen = func(b byte) int { return 1 + boolInt(b >= 0xa1 && b <= 0xf9) }
+		case "gbk":
 			f.CharLen = func(b byte) int { return 1 + boolInt(b >= 0x81 && b <= 0xfe) }
 		case "sjis", "cp932":
 			f.CharLen = func(b byte) int { return 1 + boolInt((b >= 0x81 && b <= 0x9f) || (b >= 0xe0 && b <= 0xfc)) }
-		case "ucs2", "utf16", "utf16le", "utf32", "ujis", "eucjpms", "euckr", "gb2312":
+		case "ucs2", "utf16", "utf16le", "utf32":
 			return &NotSupportedError{What: "LOAD DATA LOCAL INFILE into a sharded table with CHARACTER SET " + cs}
 		}
 	}
@@ -404,9 +413,17 @@ func (s *Session) loadRouted(ctx context.Context, st *ast.LoadDataStmt, more boo
 	} else {
 		dss = rules.DataSourceNames()
 	}
+	// The guard takes a connection per route: one per data node of a
+	// sharded table (loaded in parallel), one per copy of a broadcast one.
 	plan := &router.Plan{Kind: router.KindInsert}
-	for _, ds := range dss {
-		plan.Routes = append(plan.Routes, router.Route{DataSource: ds})
+	if target != nil {
+		for _, n := range target.rule.DataNodes {
+			plan.Routes = append(plan.Routes, router.Route{DataSource: n.DataSource})
+		}
+	} else {
+		for _, ds := range dss {
+			plan.Routes = append(plan.Routes, router.Route{DataSource: ds})
+		}
 	}
 	var src connSource = poolSource{s}
 	inTxn := s.inTransaction()
@@ -423,11 +440,14 @@ func (s *Session) loadRouted(ctx context.Context, st *ast.LoadDataStmt, more boo
 	var ok wire.OK
 	err := guard.begin(ctx, plan)
 	if err == nil {
-		for _, bc := range guard.conns {
-			stop := context.AfterFunc(ctx, func() { bc.broken = true; bc.nc.Close() })
-			defer stop()
+		// A cancelled statement (KILL, the client gone) closes the
+		// connections, which ends the loads; they are marked broken
+		// below, by this goroutine, before the guard gives them back.
+		stops := make([]func() bool, len(guard.conns))
+		for i, bc := range guard.conns {
+			stops[i] = context.AfterFunc(ctx, func() { bc.nc.Close() })
 		}
-		done := s.readClient()
+		done := s.watch.readClient()
 		if err = s.askFile(st.Path); err != nil {
 			s.quit = true
 			for _, bc := range guard.conns {
@@ -450,6 +470,11 @@ func (s *Session) loadRouted(ctx context.Context, st *ast.LoadDataStmt, more boo
 			}
 		}
 		done()
+		for i, stop := range stops {
+			if !stop() {
+				guard.conns[i].broken = true
+			}
+		}
 	}
 	err = guard.finish(cancelled(ctx, err))
 	if inTxn {

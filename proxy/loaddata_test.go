@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/proxy/keygen"
 )
 
 // TestLoadDataLocalUnsharded: LOAD DATA LOCAL INFILE into an unsharded
@@ -106,7 +107,7 @@ func BenchmarkLoadDataLocal(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	keys, closeKeys, err := keygen.Open(context.Background(), rules)
 	if err != nil {
 		b.Fatal(err)
 	}

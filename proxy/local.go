@@ -28,7 +28,7 @@ func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql 
 	keepLabels(sel)
 	r := &localRewriter{s: s}
 	sel.Accept(r)
-	renamed, err := s.renameVars(ctx, sel)
+	renamed, err := s.srv.renameVars(ctx, sel)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package proxy
 
-import "strings"
+import (
+	"github.com/shardflake/shardflake/proxy/metrics"
+	"strings"
+)
 
 // maskQuoted replaces what is quoted in a message ('...', "...", `...`)
 // with ?, so an error logged with a failing statement ("Duplicate entry
@@ -32,7 +35,7 @@ func maskQuoted(msg string) string {
 // fingerprint (literals masked, as the slow log writes it) and the
 // error's number, SQLSTATE and message with quoted values masked.
 func failedAttrs(sql string, err error) []any {
-	fp, _ := fingerprint(sql)
+	fp, _ := metrics.Fingerprint(sql)
 	m := mysqlError(err)
 	return []any{"fingerprint", fp, "error", m.Code, "sqlstate", m.State, "message", maskQuoted(m.Message)}
 }

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -9,36 +8,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shardflake/shardflake/idgen"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
-// ErrMetricsAttached is returned by NewOpsServer when the Metrics already
-// serve another Server: one registry describes one proxy.
-var ErrMetricsAttached = errors.New("proxy: these Metrics are already attached to a server")
-
-// attach registers the collectors that read srv at scrape time.
-func (m *Metrics) attach(srv *Server) error {
-	if m.attached {
-		return ErrMetricsAttached
-	}
-	if err := m.reg.Register(newPoolCollector(srv)); err != nil {
-		return err
-	}
-	if err := m.reg.Register(newKeygenCollector(srv.keys)); err != nil {
-		return err
-	}
+// attachMetrics adds to m the collectors that read srv at scrape time.
+func (srv *Server) attachMetrics(m *metrics.Metrics) error {
+	cs := []prometheus.Collector{newPoolCollector(srv), newKeygenCollector(srv.keys)}
 	if srv.current().rw != nil {
-		if err := m.reg.Register(newReadwriteCollector(srv.current().rw)); err != nil {
-			return err
-		}
+		cs = append(cs, newReadwriteCollector(srv.current().rw))
 	}
-	if err := m.reg.Register(newTrafficCollector(srv.traffic)); err != nil {
-		return err
-	}
-	if err := m.reg.Register(newXACollector(srv.xa)); err != nil {
-		return err
-	}
-	m.attached = true
-	return nil
+	cs = append(cs, newTrafficCollector(srv.traffic), newXACollector(srv.xa))
+	return m.Attach(cs...)
 }
 
 // foundRowsSuffix marks, in PoolStats.DataSource, the pool of connections

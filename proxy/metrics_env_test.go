@@ -18,6 +18,8 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/proxy/keygen"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // opsEnv is a proxy with Metrics and its OpsServer, in front of MariaDB
@@ -26,7 +28,7 @@ import (
 // counters see no other test's tables.
 type opsEnv struct {
 	*testEnv
-	metrics *Metrics
+	metrics *metrics.Metrics
 	ops     *OpsServer
 	opsAddr string
 	logs    *lockedBuffer // JSON log records (the slow-statement log)
@@ -83,14 +85,14 @@ func startOpsEnv(t *testing.T, opts opsOptions) *opsEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	keys, closeKeys, err := keygen.Open(context.Background(), rules)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeKeys() })
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	m := NewMetrics(rules, MetricsOptions{Logger: log, RulesSource: src})
+	m := metrics.New(rules, metrics.Options{Logger: log, RulesSource: src})
 	srv, err := New(Config{Rules: rules, Keys: keys, Logger: log, Observer: m})
 	if err != nil {
 		t.Fatal(err)

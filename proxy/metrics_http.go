@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // readyCacheTTL is how long a readiness answer is reused: probes log in
@@ -29,7 +30,7 @@ const readyCacheTTL = time.Second
 // It is safe for concurrent use.
 type OpsServer struct {
 	srv     *Server
-	metrics *Metrics
+	metrics *metrics.Metrics
 	http    *http.Server
 	mux     *http.ServeMux
 
@@ -44,14 +45,14 @@ type OpsServer struct {
 // NewOpsServer builds the endpoints for srv. m may be nil (no /metrics);
 // otherwise it must be the Observer srv reports to, and serves no other
 // server.
-func NewOpsServer(srv *Server, m *Metrics) (*OpsServer, error) {
+func NewOpsServer(srv *Server, m *metrics.Metrics) (*OpsServer, error) {
 	o := &OpsServer{srv: srv, metrics: m, mux: http.NewServeMux()}
 	if m != nil {
-		if err := m.attach(srv); err != nil {
+		if err := srv.attachMetrics(m); err != nil {
 			return nil, err
 		}
-		h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, ErrorHandling: promhttp.ContinueOnError})
-		o.mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(m.reg, h))
+		h := promhttp.HandlerFor(m.Registry(), promhttp.HandlerOpts{Registry: m.Registry(), ErrorHandling: promhttp.ContinueOnError})
+		o.mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(m.Registry(), h))
 	}
 	o.mux.HandleFunc("GET /healthz", o.healthz)
 	o.mux.HandleFunc("GET /readyz", o.readyz)

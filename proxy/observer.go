@@ -1,51 +1,35 @@
 package proxy
 
 import (
+	"context"
+	"errors"
 	"time"
 
-	"github.com/shardflake/shardflake/router"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
-// Observer is told what the proxy does, for metrics and the slow-statement
-// log. Every method is called on the statement's goroutine, so it must be
-// fast and safe for concurrent use; it must not keep the slices it is
-// given. Pool gauges are not pushed: read them with Server.PoolStats.
-type Observer interface {
-	// ClientConnected and ClientDisconnected bracket a client connection
-	// that passed the handshake.
-	ClientConnected()
-	ClientDisconnected()
-	// Statement reports one statement that went through the router (a
-	// plan), after its result was written.
-	Statement(StatementEvent)
-	// Route reports one route's run on its data source.
-	Route(RouteEvent)
-	// Error reports an error packet sent to a client, by MySQL error number.
-	Error(code uint16)
-	// Panic reports a panic recovered in a client connection.
-	Panic()
-}
+// The proxy's names for what it reports to an Observer (package metrics
+// defines them, beside the Prometheus Observer).
 
-// StatementEvent describes one routed statement.
-type StatementEvent struct {
-	ConnID   uint32
-	Kind     router.StatementKind
-	Type     router.RouteType
-	Routes   []router.Route // the plan's routes (fan-out is len)
-	Duration time.Duration
-	// Code is the MySQL error number the client got; 0 for success.
-	Code uint16
-	// SQL is the statement text, for fingerprinting; it holds literal
-	// values, which must not be logged as they are.
-	SQL string
-}
+// Observer is told what the proxy does (metrics.Observer).
+type Observer = metrics.Observer
 
-// RouteEvent describes one route's run on its data source: from sending
-// the SQL to its first response (rows are streamed afterwards).
-type RouteEvent struct {
-	DataSource string
-	Duration   time.Duration
-	Err        error
+// StatementEvent describes one routed statement (metrics.StatementEvent).
+type StatementEvent = metrics.StatementEvent
+
+// RouteEvent describes one route's run (metrics.RouteEvent).
+type RouteEvent = metrics.RouteEvent
+
+// routeEvent is the event of a route that ran on ds for d and ended with
+// err, with what the proxy's errors say about it filled in.
+func routeEvent(ds string, d time.Duration, err error) RouteEvent {
+	ev := RouteEvent{DataSource: ds, Duration: d, Err: err}
+	if err != nil {
+		var dse *DataSourceError
+		ev.Unreached = errors.As(err, &dse) && !dse.Lost
+		ev.Cancelled = errors.Is(err, ErrQueryInterrupted) || errors.Is(err, ErrStatementTimeout) || errors.Is(err, context.Canceled)
+	}
+	return ev
 }
 
 // nopObserver is the Observer when none is configured.

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -93,12 +92,11 @@ func (c *routeProbe) probe(ctx context.Context, route router.Route) ([]uint16, e
 	if wire.IsErr(pkt) {
 		return nil, wire.ParseErr(pkt)
 	}
-	if len(pkt) < 9 || pkt[0] != wire.HeaderOK {
-		return nil, bc.lost(fmt.Errorf("%w: prepare response", wire.ErrMalformed))
+	ok, err := wire.ParsePrepareOK(pkt)
+	if err != nil {
+		return nil, bc.lost(fmt.Errorf("%w: prepare response", err))
 	}
-	id := binary.LittleEndian.Uint32(pkt[1:5])
-	ncols := int(binary.LittleEndian.Uint16(pkt[5:7]))
-	nparams := int(binary.LittleEndian.Uint16(pkt[7:9]))
+	id, ncols, nparams := ok.StmtID, ok.Columns, ok.Params
 	// Parameter definitions, then column definitions, each block
 	// closed by an EOF packet.
 	if nparams > 0 {
@@ -128,9 +126,8 @@ func (c *routeProbe) probe(ctx context.Context, route router.Route) ([]uint16, e
 		}
 	}
 	// COM_STMT_CLOSE has no response.
-	var arg [4]byte
-	binary.LittleEndian.PutUint32(arg[:], id)
-	if err := bc.send(mysql.COM_STMT_CLOSE, string(arg[:])); err != nil {
+	bc.wc.ResetSeq()
+	if err := bc.sendCommand(wire.AppendStmtClose(bc.wc.Scratch(), id), nil); err != nil {
 		return nil, err
 	}
 	return ids, nil

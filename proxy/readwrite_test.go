@@ -14,6 +14,7 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // rwRules is a rules file with one read/write group, readwrite_ds_0, of
@@ -75,7 +76,7 @@ func startRWEnv(t *testing.T, r *mariadbtest.Replicated, group string) *rwEnv {
 	if os.Getenv("SHARDFLAKE_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	m := NewMetrics(rules, MetricsOptions{})
+	m := metrics.New(rules, metrics.Options{})
 	srv, err := New(Config{Rules: rules, Observer: m, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,9 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // Reloading the rules.
@@ -105,7 +107,9 @@ func (srv *Server) loadRules() (*config.Rules, []byte, error) {
 	if srv.loader != nil {
 		return srv.loader()
 	}
-	file := srv.current().rules.File
+	// The file the proxy started on: in a fleet the rules in force may
+	// have come from etcd since.
+	file := srv.rulesFile
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, err
@@ -138,8 +142,8 @@ func (srv *Server) Reload(ctx context.Context, force bool) (ReloadReport, error)
 		return rules, b, err
 	}
 	rep, err := srv.reloadCounted(ctx, force, load, "file")
-	if err == nil && srv.fleet != nil {
-		if perr := srv.fleet.publish(ctx, src, force); perr != nil {
+	if err == nil && srv.fleet() != nil {
+		if perr := srv.fleet().publish(ctx, src, force); perr != nil {
 			rep.Note = perr.Error()
 			srv.log.Error("rules reloaded here but not shared with the fleet", "err", perr)
 		}
@@ -178,7 +182,7 @@ func (srv *Server) reload(ctx context.Context, force, preview bool, load RulesLo
 	if err != nil {
 		return refuse("the rules file is invalid: %s", oneLine(err.Error()))
 	}
-	rep.NewDigest = rulesDigest(rules, src)
+	rep.NewDigest = metrics.RulesDigest(rules, src)
 	rep.Changes = srv.diffRules(ctx, old, rules, force)
 	if preview {
 		return rep, nil
@@ -208,6 +212,7 @@ func (srv *Server) reload(ctx context.Context, force, preview bool, load RulesLo
 		return refuse("%s", oneLine(err.Error()))
 	}
 	srv.auth.setUsers(rules.Server.Users)
+	srv.live.add(sn)
 	srv.snap.Store(sn)
 	rep.Applied = true
 	srv.reloads.applied.Add(1)
@@ -456,14 +461,14 @@ func nodesText(t *config.TableRule) string {
 	return strings.Join(parts, ",")
 }
 
-func strategyText(s *config.Strategy) string {
+func strategyText(s *algorithm.Strategy) string {
 	if s == nil {
 		return "none"
 	}
 	return fmt.Sprintf("%v(%s) %s", s.Kind, strings.Join(s.Columns, ","), algorithmText(s.Algorithm))
 }
 
-func algorithmText(a config.Algorithm) string {
+func algorithmText(a algorithm.Algorithm) string {
 	if a == nil || reflect.ValueOf(a).IsNil() {
 		return ""
 	}

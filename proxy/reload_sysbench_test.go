@@ -10,16 +10,18 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // TestReloadUnderSysbench runs sysbench oltp_read_write (prepared
 // statements, transactions over both data sources) through the proxy for
 // 15 s while the test swaps two equivalent rules files every 2 s (they
 // differ in a setting and in the data sources' pool size, so each reload
-// opens new pools and retires the old ones), taking
-// turns between the reload SIGHUP runs (Server.Reload) and RELOAD RULES:
-// sysbench must see no error, every reload must apply, and the metrics
-// must count them.
+// opens new pools and retires the old ones), taking turns between the
+// reload SIGHUP runs (Server.Reload), RELOAD RULES and a write of the
+// rules to the fleet's etcd (the proxy is a fleet member, so the first
+// two also publish what they applied there): sysbench must see no error,
+// every reload must apply, and the metrics must count them.
 func TestReloadUnderSysbench(t *testing.T) {
 	bin := mariadbtest.RequireBinary(t, "sysbench")
 	e := startReloadEnvWith(t, "rls", sysbenchRules, false, envOptions{})
@@ -27,7 +29,7 @@ func TestReloadUnderSysbench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewMetrics(rules, MetricsOptions{})
+	m := metrics.New(rules, metrics.Options{})
 	e.srv.obs = m
 	variants := []string{
 		e.yaml("", "", "metricsListen: 127.0.0.1:1", "metricsListen: 127.0.0.1:1\n  slowStatementThreshold: 5s\n  lockWaitTimeout: 2s"),
@@ -37,6 +39,7 @@ func TestReloadUnderSysbench(t *testing.T) {
 	}
 	e.write(t, variants[0])
 	ctx := context.Background()
+	cli, key := joinTestFleet(t, e.srv, rules, []byte(variants[0]))
 	if _, err := e.srv.Reload(ctx, false); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +62,7 @@ func TestReloadUnderSysbench(t *testing.T) {
 
 	admin := e.conn(t)
 	reloads := 0
+	var etcdTook []time.Duration
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	var runErr error
@@ -71,12 +75,24 @@ loop:
 			reloads++
 			e.write(t, variants[reloads%2])
 			before := e.srv.RulesDigest()
-			if reloads%2 == 1 {
+			switch reloads % 3 {
+			case 1:
 				if _, err := e.srv.Reload(ctx, false); err != nil {
 					t.Errorf("reload %d (SIGHUP's): %v", reloads, err)
 				}
-			} else if _, err := admin.ExecContext(ctx, "RELOAD RULES"); err != nil {
-				t.Errorf("reload %d (RELOAD RULES): %v", reloads, err)
+			case 2:
+				if _, err := admin.ExecContext(ctx, "RELOAD RULES"); err != nil {
+					t.Errorf("reload %d (RELOAD RULES): %v", reloads, err)
+				}
+			case 0:
+				put := time.Now()
+				if _, err := cli.Put(ctx, key, variants[reloads%2]); err != nil {
+					t.Fatalf("reload %d (etcd): %v", reloads, err)
+				}
+				for e.srv.RulesDigest() == before && time.Since(put) < 5*time.Second {
+					time.Sleep(5 * time.Millisecond)
+				}
+				etcdTook = append(etcdTook, time.Since(put))
 			}
 			if e.srv.RulesDigest() == before {
 				t.Errorf("reload %d left the digest %s", reloads, before)
@@ -95,7 +111,7 @@ loop:
 		// TestSysbenchSmoke).
 		t.Logf("%d deadlocks or lock wait timeouts retried", ignored)
 	}
-	if reloads < 6 {
+	if len(etcdTook) == 0 || reloads < 6 {
 		t.Fatalf("only %d reloads in the run", reloads)
 	}
 	applied, refused := e.srv.Reloads()
@@ -108,12 +124,12 @@ loop:
 	if got := gathered(t, m, "shardflake_rules_info", "digest", e.srv.RulesDigest()); got != 1 {
 		t.Errorf("shardflake_rules_info of the digest in force = %v, want 1", got)
 	}
-	t.Logf("oltp_read_write across %d reloads: %.0f QPS, %d errors, %d retried deadlocks", reloads, qps, errs, ignored)
+	t.Logf("oltp_read_write across %d reloads: %.0f QPS, %d errors, %d retried deadlocks; etcd writes in force after %v", reloads, qps, errs, ignored, etcdTook)
 }
 
 // gathered returns the value of metric name's series whose label has
 // value; -1 when there is none.
-func gathered(t *testing.T, m *Metrics, name, label, value string) float64 {
+func gathered(t *testing.T, m *metrics.Metrics, name, label, value string) float64 {
 	t.Helper()
 	mfs, err := m.Registry().Gather()
 	if err != nil {

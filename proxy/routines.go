@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/router"
 )
@@ -31,12 +32,9 @@ const (
 )
 
 var (
-	// versionedComment is MySQL's /*!50003 ... */ (mysqldump writes
-	// triggers so): its text is SQL.
-	versionedComment = regexp.MustCompile(`/\*!\d*|\*/`)
-	routineHead      = regexp.MustCompile(`(?is)^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:DEFINER\s*=\s*(?:CURRENT_USER(?:\s*\(\s*\))?|\S+)\s+)?(?:AGGREGATE\s+)?(FUNCTION|TRIGGER|PROCEDURE)|DROP\s+(FUNCTION|TRIGGER|PROCEDURE))\s`)
-	triggerTable     = regexp.MustCompile("(?is)\\sON\\s+(?:`([^`]+)`|([\\w$]+))(?:\\s*\\.\\s*(?:`([^`]+)`|([\\w$]+)))?\\s+FOR\\s+EACH\\s+ROW\\b")
-	dropTrigger      = regexp.MustCompile("(?is)^\\s*DROP\\s+TRIGGER\\s+(?:IF\\s+EXISTS\\s+)?(?:(?:`[^`]+`|[\\w$]+)\\s*\\.\\s*)?(?:`([^`]+)`|([\\w$]+))")
+	routineHead  = regexp.MustCompile(`(?is)^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:DEFINER\s*=\s*(?:CURRENT_USER(?:\s*\(\s*\))?|\S+)\s+)?(?:AGGREGATE\s+)?(FUNCTION|TRIGGER|PROCEDURE)|DROP\s+(FUNCTION|TRIGGER|PROCEDURE))\s`)
+	triggerTable = regexp.MustCompile("(?is)\\sON\\s+(?:`([^`]+)`|([\\w$]+))(?:\\s*\\.\\s*(?:`([^`]+)`|([\\w$]+)))?\\s+FOR\\s+EACH\\s+ROW\\b")
+	dropTrigger  = regexp.MustCompile("(?is)^\\s*DROP\\s+TRIGGER\\s+(?:IF\\s+EXISTS\\s+)?(?:(?:`[^`]+`|[\\w$]+)\\s*\\.\\s*)?(?:`([^`]+)`|([\\w$]+))")
 )
 
 // routineOf recognises CREATE/DROP FUNCTION, PROCEDURE and TRIGGER
@@ -44,12 +42,12 @@ var (
 // semicolons of its own.
 func routineOf(sql string) (kind routineKind, create, ok bool) {
 	kind, ok = routineKindOf(sql)
-	create = ok && !strings.EqualFold(strings.Fields(versionedComment.ReplaceAllString(sql, " "))[0], "DROP")
+	create = ok && !strings.EqualFold(strings.Fields(sqllex.ExecutableText(sql, sqllex.Backslash))[0], "DROP")
 	return kind, create, ok
 }
 
 func routineKindOf(sql string) (routineKind, bool) {
-	text := versionedComment.ReplaceAllString(sql, " ")
+	text := sqllex.ExecutableText(sql, sqllex.Backslash)
 	m := routineHead.FindStringSubmatch(text + " ")
 	if m == nil {
 		return 0, false
@@ -71,7 +69,7 @@ func (s *Session) routinePlan(ctx context.Context, kind routineKind, sql string)
 	p := s.privileges()
 	if p.ReadOnly || !p.OtherSchemas {
 		if kind == routineProcedure {
-			return nil, s.dbDenied(s.db) // as for the procedures the parser reads (authz.go)
+			return nil, dbDenied(s.user, s.db) // as for the procedures the parser reads (authz.go)
 		}
 		if kind == routineFunction {
 			return nil, privilegeNeeded("CREATE ROUTINE")
@@ -79,7 +77,7 @@ func (s *Session) routinePlan(ctx context.Context, kind routineKind, sql string)
 		return nil, privilegeNeeded("TRIGGER")
 	}
 	rules := s.srv.rules
-	text := versionedComment.ReplaceAllString(sql, " ")
+	text := sqllex.ExecutableText(sql, sqllex.Backslash)
 	everywhere := false
 	switch kind {
 	case routineCreateTrigger:

@@ -18,6 +18,7 @@ import (
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/metrics"
 	"github.com/shardflake/shardflake/proxy/traffic"
 )
 
@@ -63,10 +64,11 @@ type Server struct {
 	fixedMerger   Merger
 	planCacheSize int
 	// reloadMu serializes reloads (reload.go); reloads counts them.
-	reloadMu sync.Mutex
-	reloads  reloadCounts
-	loader   RulesLoader   // reads the rules for a reload; nil: Rules.File
-	grace    time.Duration // a replaced snapshot's grace period
+	reloadMu  sync.Mutex
+	reloads   reloadCounts
+	loader    RulesLoader   // reads the rules for a reload; nil: rulesFile
+	rulesFile string        // Config.Rules.File
+	grace     time.Duration // a replaced snapshot's grace period
 
 	keys  map[string]idgen.KeyGenerator // for metrics, health and admin statements
 	log   *slog.Logger
@@ -100,14 +102,17 @@ type Server struct {
 	// transactionMode xa and recovers their in-doubt branches (xa.go).
 	xa *xaCoordinator
 
+	// live are the snapshots not dead yet (snapshot_live.go).
+	live liveSnapshots
 	// node and connIDs are this proxy as a compute node; fleet is its
 	// membership of a fleet on etcd, nil when standalone (fleet.go).
-	node    nodeIdentity
-	connIDs connIDs
-	fleet   *Fleet
+	node     nodeIdentity
+	connIDs  connIDs
+	fleetRef atomic.Pointer[Fleet]
 
 	// beforeStatement, when set, runs before each statement of a
-	// session; tests use it to inject failures.
+	// session, once it is classified (the door, door.go: runStatement);
+	// tests use it to inject failures.
 	beforeStatement func(sql string)
 }
 
@@ -127,6 +132,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
+		rulesFile:     cfg.Rules.File,
 		fixedPlanner:  cfg.Planner,
 		fixedMerger:   cfg.Merger,
 		planCacheSize: cfg.PlanCacheSize,
@@ -148,10 +154,11 @@ func New(cfg Config) (*Server, error) {
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
-	sn, err := s.newSnapshot(cfg.Rules, rulesDigest(cfg.Rules, cfg.RulesSource), nil)
+	sn, err := s.newSnapshot(cfg.Rules, metrics.RulesDigest(cfg.Rules, cfg.RulesSource), nil)
 	if err != nil {
 		return nil, err
 	}
+	s.live.add(sn)
 	s.snap.Store(sn)
 	if w := s.workerID(); w > 0 {
 		s.connIDs.prefix.Store(uint32(w))

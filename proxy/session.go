@@ -20,10 +20,6 @@ import (
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
 
-// watchDelay is how long a statement runs before the session starts
-// watching for the client going away; quick statements never pay for it.
-const watchDelay = 50 * time.Millisecond
-
 // Session is one client connection: its logical schema, session settings,
 // transaction, prepared statements and the statement running now. It
 // implements go-mysql's server.Handler, the seam through which go-mysql
@@ -104,21 +100,10 @@ type Session struct {
 	held heldConns // pooled connections a statement holds
 
 	mu      sync.Mutex
-	cancel  context.CancelCauseFunc // the running statement's
 	busy    bool
 	closing bool
-	// The running statement (statementContext): when it started, and the
-	// session's reusable timers and functions that watch it.
-	running   bool
-	stmtStart time.Time
-	stopWatch func()
-	// readingClient: the statement reads the client connection itself
-	// (LOAD DATA LOCAL's file), so the watch must not.
-	readingClient bool
-	watchTimer    *time.Timer
-	timeoutTimer  *time.Timer
-	endStatement  func()
-	clientGone    func()
+	// watch cancels the running statement (statementContext).
+	watch stmtWatch
 }
 
 func newSession(srv *Server) *Session {
@@ -136,6 +121,7 @@ func newSession(srv *Server) *Session {
 func (s *Session) attach(sc *server.Conn) {
 	s.attachHandler(sc)
 	s.wc = wire.NewConn(s.nc)
+	s.watch.wc = s.wc
 	s.applyLimits()
 }
 
@@ -246,20 +232,9 @@ func (s *Session) closeIfIdle() {
 func (s *Session) kill(cause error) {
 	s.mu.Lock()
 	s.closing = true
-	if s.cancel != nil {
-		s.cancel(cause)
-	}
 	s.mu.Unlock()
+	s.watch.cancel(cause)
 	s.nc.Close()
-}
-
-// cancelStatement cancels the running statement, if any (KILL QUERY).
-func (s *Session) cancelStatement(cause error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cancel != nil {
-		s.cancel(cause)
-	}
 }
 
 // close ends the session: an open transaction is rolled back and its
@@ -391,80 +366,12 @@ func (s *Session) resetConnection() {
 }
 
 // statementContext makes the context of one statement: KILL QUERY, the
-// statement timeout and the client going away cancel it. end must be
-// called when the statement's response is written. Its timers and
-// functions are the session's own, made once: a statement costs only
-// its context.
+// statement timeout and the client going away cancel it (stmtWatch). end
+// must be called when the statement's response is written.
 func (s *Session) statementContext() (ctx context.Context, end func()) {
-	ctx, cancel := context.WithCancelCause(context.Background())
 	s.backendStatus.reset()
-	s.mu.Lock()
-	s.cancel = cancel
-	s.stmtStart = time.Now()
-	s.running = true
-	if s.endStatement == nil {
-		s.endStatement = s.endStatementFunc
-		s.clientGone = func() { s.cancelStatement(errClientGone) }
-		s.watchTimer = time.AfterFunc(watchDelay, s.startWatch)
-		if t := s.srv.rules.Server.StatementTimeout; t > 0 {
-			s.timeoutTimer = time.AfterFunc(t, s.timeoutFired)
-		}
-	} else {
-		s.watchTimer.Reset(watchDelay)
-		if s.timeoutTimer != nil {
-			s.timeoutTimer.Reset(s.srv.rules.Server.StatementTimeout)
-		}
-	}
-	s.mu.Unlock()
-	return ctx, s.endStatement
+	return s.watch.begin(s.srv.rules.Server.StatementTimeout)
 }
-
-// startWatch starts watching the client for going away, once a statement
-// has run for watchDelay: quick statements never pay for it.
-func (s *Session) startWatch() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// Without its own reader (driven by go-mysql's command loop) the
-	// session cannot watch the client.
-	if s.running && s.stopWatch == nil && s.wc != nil && !s.readingClient {
-		s.stopWatch = s.wc.Watch(s.clientGone)
-	}
-}
-
-// timeoutFired cancels the statement running for longer than the
-// statement timeout. A timer that fires as one statement ends and the
-// next begins finds the next one too young and leaves it alone.
-func (s *Session) timeoutFired() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.running && s.cancel != nil && time.Since(s.stmtStart) >= s.srv.rules.Server.StatementTimeout {
-		s.cancel(ErrStatementTimeout)
-	}
-}
-
-// endStatementFunc ends the statement statementContext began.
-func (s *Session) endStatementFunc() {
-	s.watchTimer.Stop()
-	if s.timeoutTimer != nil {
-		s.timeoutTimer.Stop()
-	}
-	s.mu.Lock()
-	s.running = false
-	stop, cancel := s.stopWatch, s.cancel
-	s.stopWatch, s.cancel = nil, nil
-	s.mu.Unlock()
-	if stop != nil {
-		// It waits for the watching read to end, so a client that
-		// leaves later cannot cancel the next statement.
-		stop()
-	}
-	if cancel != nil {
-		cancel(nil)
-	}
-}
-
-// errClientGone cancels the statement of a client that disconnected.
-var errClientGone = fmt.Errorf("%w: the client disconnected", ErrQueryInterrupted)
 
 // heldConns tracks the pooled connections a statement has, so that a
 // panic cannot leak them. Its methods are safe for concurrent use (a

@@ -180,6 +180,7 @@ func (sn *snapshot) die(reason string) {
 	if !sn.dead.CompareAndSwap(false, true) {
 		return
 	}
+	sn.srv.live.remove(sn)
 	if reason != "" {
 		sn.gone.Store(&reason)
 	}

@@ -91,7 +91,7 @@ func (g *stmtGuard) begin(ctx context.Context, plan *router.Plan) error {
 		sql = "SAVEPOINT " + stmtSavepoint
 	}
 	if !g.inTxn && len(order) > 1 && g.s.xaMode() && len(g.s.state.tableLocks) == 0 {
-		if err := g.s.srv.xa.ensureTable(ctx, g.conns[0].pool.name); err != nil {
+		if err := g.s.srv.xa.ensureTable(ctx, g.conns[0].pool); err != nil {
 			return err
 		}
 		gtrid, err := g.s.srv.xa.newGtrid(g.conns[0].pool.name)

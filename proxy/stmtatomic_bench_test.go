@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/proxy/keygen"
 )
 
 // startMariaBenchProxy serves the test rules over the shared MariaDB servers
@@ -19,7 +20,7 @@ func startMariaBenchProxy(b *testing.B) *sql.DB {
 	if err != nil {
 		b.Fatal(err)
 	}
-	keys, closeKeys, err := KeyGenerators(context.Background(), rules)
+	keys, closeKeys, err := keygen.Open(context.Background(), rules)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
@@ -142,7 +141,7 @@ func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql
 	}
 	r := &localRewriter{s: s}
 	sel.Accept(r)
-	if _, err := s.renameVars(ctx, sel); err != nil {
+	if _, err := s.srv.renameVars(ctx, sel); err != nil {
 		return nil, err
 	}
 	keepFieldNames(sel)
@@ -176,12 +175,11 @@ func (s *Session) backendColumns(ctx context.Context, ds, sql string) ([]*mysql.
 	if wire.IsErr(p) {
 		return nil, wire.ParseErr(p)
 	}
-	if len(p) < 9 || p[0] != wire.HeaderOK {
-		return nil, bc.lost(fmt.Errorf("%w: prepare response", wire.ErrMalformed))
+	ok, err := wire.ParsePrepareOK(p)
+	if err != nil {
+		return nil, bc.lost(fmt.Errorf("%w: prepare response", err))
 	}
-	id := binary.LittleEndian.Uint32(p[1:5])
-	ncols := int(binary.LittleEndian.Uint16(p[5:7]))
-	nparams := int(binary.LittleEndian.Uint16(p[7:9]))
+	id, ncols, nparams := ok.StmtID, ok.Columns, ok.Params
 	// Parameter definitions, then column definitions, each block closed
 	// by an EOF packet.
 	if nparams > 0 {
@@ -207,9 +205,8 @@ func (s *Session) backendColumns(ctx context.Context, ds, sql string) ([]*mysql.
 		}
 	}
 	// COM_STMT_CLOSE has no response.
-	var arg [4]byte
-	binary.LittleEndian.PutUint32(arg[:], id)
-	if err := bc.send(mysql.COM_STMT_CLOSE, string(arg[:])); err != nil {
+	bc.wc.ResetSeq()
+	if err := bc.sendCommand(wire.AppendStmtClose(bc.wc.Scratch(), id), nil); err != nil {
 		return nil, err
 	}
 	return cols, nil

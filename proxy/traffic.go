@@ -66,7 +66,7 @@ func (s *Session) timeLeft() time.Duration {
 	if t <= 0 {
 		return math.MaxInt64
 	}
-	return t - time.Since(s.stmtStart)
+	return t - s.watch.elapsed()
 }
 
 // trafficMatches names the traffic rules a planned statement would take

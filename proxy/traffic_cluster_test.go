@@ -19,6 +19,7 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/proxy/keygen"
 )
 
 // proxyHelperEnv makes the test binary a proxy serving the rules file it
@@ -33,7 +34,7 @@ func runProxyHelper() int {
 		fmt.Println("err", err)
 		return 3
 	}
-	keys, _, err := KeyGenerators(context.Background(), rules)
+	keys, _, err := keygen.Open(context.Background(), rules)
 	if err != nil {
 		fmt.Println("err", err)
 		return 3

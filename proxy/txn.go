@@ -237,7 +237,11 @@ func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendCon
 		// coordinated by the first data source's plain transaction.
 		if s.txn.gtrid == "" {
 			coord := s.txn.order[0]
-			if err := s.srv.xa.ensureTable(ctx, coord); err != nil {
+			cp, err := s.srv.pool(coord, false)
+			if err == nil {
+				err = s.srv.xa.ensureTable(ctx, cp)
+			}
+			if err != nil {
 				poolSource{s}.release(bc)
 				return nil, err
 			}

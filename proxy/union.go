@@ -52,15 +52,12 @@ type joinedPlan struct {
 // several of them joined into one UNION ALL statement, or nil when the
 // plan must run as it is: not a SELECT, no merge, a describing route,
 // sort keys counted from the end (their absolute positions are not known
-// without counting a wildcard's columns), a route that is not a plain
-// SELECT, or no data source with two routes.
-func joinRoutes(plan *router.Plan) *joinedPlan { return joinRoutesWith(plan, unionable) }
-
-// joinRoutesWith is joinRoutes with fit deciding which route SQL may be a
-// UNION branch (joinCache.fit remembers unionable's answers).
-func joinRoutesWith(plan *router.Plan, fit func(sql string) bool) *joinedPlan {
+// without counting a wildcard's columns), routes the router did not find
+// fit to be UNION branches (Plan.Unionable), or no data source with two
+// routes.
+func joinRoutes(plan *router.Plan) *joinedPlan {
 	m := plan.Merge
-	if plan.Kind != router.KindSelect || len(plan.Routes) < 2 || m == nil || m.Describe {
+	if plan.Kind != router.KindSelect || !plan.Unionable || len(plan.Routes) < 2 || m == nil || m.Describe {
 		return nil
 	}
 	for _, k := range m.Sort {
@@ -72,9 +69,6 @@ func joinRoutesWith(plan *router.Plan, fit func(sql string) bool) *joinedPlan {
 	var order []string
 	for i := range plan.Routes {
 		r := &plan.Routes[i]
-		if !fit(r.SQL) {
-			return nil
-		}
 		if _, ok := byDS[r.DataSource]; !ok {
 			order = append(order, r.DataSource)
 		}
@@ -98,84 +92,22 @@ func joinRoutesWith(plan *router.Plan, fit func(sql string) bool) *joinedPlan {
 	return jp
 }
 
-// unionable reports whether sql may be a branch of a UNION ALL and mean
-// there what it means alone.
-func unionable(sql string) bool {
-	if len(sql) < 7 || !strings.EqualFold(sql[:7], "SELECT ") {
-		return false
-	}
-	// Words that make a route unfit as a UNION branch or change what it
-	// means there: locking reads (refused in a UNION), INTO, options
-	// MariaDB allows only in a UNION's first SELECT, a route that is a
-	// set operation itself, variable assignments. Matched anywhere,
-	// literals included: a false match only keeps the routes apart.
-	for _, w := range [...]string{
-		"FOR UPDATE", "FOR SHARE", "LOCK IN SHARE MODE", "INTO", "UNION", "INTERSECT", "EXCEPT",
-		"SQL_CALC_FOUND_ROWS", "SQL_CACHE", "SQL_NO_CACHE", "HIGH_PRIORITY", "SQL_BUFFER_RESULT",
-		"PROCEDURE", ":=", ";",
-	} {
-		if containsFold(sql, w) {
-			return false
-		}
-	}
-	return selectListFixed(sql)
-}
-
-// selectListFixed reports whether the columns of sql's result cannot
-// depend on its arguments or the session: no ? or @variable before the
-// first FROM (nor a quote, which could hide one), and no subquery (whose
-// select list could hold one).
-func selectListFixed(sql string) bool {
-	if containsFold(sql, "(SELECT") {
-		return false
-	}
-	from := strings.Index(sql, " FROM ")
-	if from < 0 {
-		return false
-	}
-	return !strings.ContainsAny(sql[:from], "?@'\"")
-}
-
-// containsFold reports whether word (upper case ASCII) occurs in s,
-// ignoring ASCII case.
-func containsFold(s, word string) bool {
-	n := len(word)
-	for i := 0; i+n <= len(s); i++ {
-		if c := s[i]; c != word[0] && c-('a'-'A') != word[0] {
-			continue
-		}
-		if strings.EqualFold(s[i:i+n], word) {
-			return true
-		}
-	}
-	return false
-}
-
 // unionLimit returns the LIMIT every route carries, which the joined
 // statement may carry too, or -1 for none. A route carries LIMIT
 // offset+count when its first rows in Sort order are all the merge needs
-// (router: pushLimit); then the union's first offset+count rows in that
-// order are too, unless rows of different routes fold together
-// (grouping) or drop out as duplicates (DISTINCT): then the union keeps
-// every route's rows. Only a LIMIT the route SQL visibly ends with counts.
+// (the router says so: Limit.Pushed); then the union's first
+// offset+count rows in that order are too, unless rows of different
+// routes fold together (grouping) or drop out as duplicates (DISTINCT):
+// then the union keeps every route's rows.
 func unionLimit(plan *router.Plan) int64 {
 	m := plan.Merge
-	if m.Limit == nil || m.Group != nil || m.Distinct || m.Having != nil {
+	if m.Limit == nil || !m.Limit.Pushed || m.Group != nil || m.Distinct || m.Having != nil {
 		return -1
 	}
-	n := m.Limit.Count
-	if n > math.MaxInt64-m.Limit.Offset {
-		n = math.MaxInt64
-	} else {
-		n += m.Limit.Offset
+	if m.Limit.Count > math.MaxInt64-m.Limit.Offset {
+		return math.MaxInt64
 	}
-	suffix := " LIMIT " + strconv.FormatInt(n, 10)
-	for i := range plan.Routes {
-		if !strings.HasSuffix(plan.Routes[i].SQL, suffix) {
-			return -1
-		}
-	}
-	return n
+	return m.Limit.Count + m.Limit.Offset
 }
 
 // joinedRoute is the UNION ALL of the routes idx of plan (one data
@@ -245,13 +177,9 @@ func (j *joinedStream) Columns() []*mysql.Field {
 // prepared statement's lack the flags execution sets), so a statement
 // shape runs apart once and joined after that. The definitions do not
 // depend on the arguments, since joinable routes have no ? or variable
-// in their select lists (selectListFixed).
+// in their select lists (Plan.Unionable).
 type joinCache struct {
 	seen *boundedMap[joinKey, joinEntry]
-	// fits remembers unionable per route SQL: a shape's routes come back
-	// with every execution, and scanning them for a dozen words each time
-	// cost about 0.8 µs per route.
-	fits *boundedMap[string, bool]
 	// joined counts the statements that ran joined.
 	joined atomic.Uint64
 	// rowLimit is the most rows a shape's run may return and still run
@@ -276,19 +204,8 @@ type joinKey struct{ settings, sql string }
 func newJoinCache() *joinCache {
 	return &joinCache{
 		seen:     newBoundedMap[joinKey, joinEntry](maxProbes),
-		fits:     newBoundedMap[string, bool](maxProbes),
 		rowLimit: defaultJoinRowLimit,
 	}
-}
-
-// fit is unionable, remembered.
-func (c *joinCache) fit(sql string) bool {
-	if ok, known := c.fits.get(sql); known {
-		return ok
-	}
-	ok := unionable(sql)
-	c.fits.put(sql, ok)
-	return ok
 }
 
 // get returns what is known of a shape: its columns (nil: not learnt
@@ -308,7 +225,6 @@ func (c *joinCache) markApart(k joinKey) {
 }
 
 // forget drops every shape: DDL may have changed the columns.
-// (fits stay: they depend on the SQL text alone.)
 func (c *joinCache) forget() { c.seen.clear() }
 
 // countingStream counts the rows the streams of one run return (n is
@@ -347,7 +263,7 @@ func joinFor(plan *router.Plan, join *joinScope) (jp *joinedPlan, cols []*mysql.
 	if join == nil {
 		return nil, nil, joinKey{}, false
 	}
-	jp = joinRoutesWith(plan, join.cache.fit)
+	jp = joinRoutes(plan)
 	if jp == nil {
 		return nil, nil, joinKey{}, false
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/proxy/metrics"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -118,7 +119,7 @@ func comSelect(t *testing.T, e *testEnv) int {
 }
 
 // nodeHits returns shardflake_data_node_hits_total of every ut table.
-func nodeHits(t *testing.T, m *Metrics) map[string]float64 {
+func nodeHits(t *testing.T, m *metrics.Metrics) map[string]float64 {
 	t.Helper()
 	mfs, err := m.Registry().Gather()
 	if err != nil {
@@ -200,7 +201,7 @@ func TestUnionBackendStatements(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := NewMetrics(rules, MetricsOptions{})
+			m := metrics.New(rules, metrics.Options{})
 			e := startEnv(t, envOptions{server: mode.server, rules: unionRules, observer: m})
 			if e.rules.Server.UnionRoutes != mode.on {
 				t.Fatalf("UnionRoutes = %v, want %v", e.rules.Server.UnionRoutes, mode.on)
@@ -322,7 +323,15 @@ func TestJoinRoutes(t *testing.T) {
 			route("ds_0", "t_1", tail, args...), route("ds_1", "t_1", tail, args...)}
 	}
 	plan := func(m *router.Merge, routes []router.Route) *router.Plan {
-		return &router.Plan{Kind: router.KindSelect, Type: router.RouteAll, Routes: routes, Merge: m}
+		return &router.Plan{Kind: router.KindSelect, Type: router.RouteAll, Routes: routes, Merge: m, Unionable: true}
+	}
+	// apart is a plan whose routes the router found unfit to be UNION
+	// branches (router.TestPlanUnionable: FOR UPDATE, a ? in the select
+	// list, a subquery, ...).
+	apart := func(tail string) *router.Plan {
+		p := plan(&router.Merge{}, four(tail))
+		p.Unionable = false
+		return p
 	}
 	tests := []struct {
 		name string
@@ -332,11 +341,11 @@ func TestJoinRoutes(t *testing.T) {
 		{"plain", plan(&router.Merge{}, four(" WHERE `id` BETWEEN ? AND ?", 1, 9)), []string{
 			"(SELECT `c`, `k` FROM `t_0` WHERE `id` BETWEEN ? AND ?) UNION ALL (SELECT `c`, `k` FROM `t_1` WHERE `id` BETWEEN ? AND ?)",
 			"(SELECT `c`, `k` FROM `t_0` WHERE `id` BETWEEN ? AND ?) UNION ALL (SELECT `c`, `k` FROM `t_1` WHERE `id` BETWEEN ? AND ?)"}},
-		{"sorted with limit", plan(&router.Merge{Sort: []router.OrderKey{{Column: 0}, {Column: 1, Desc: true}}, Limit: &router.Limit{Offset: 2, Count: 3}},
+		{"sorted with limit", plan(&router.Merge{Sort: []router.OrderKey{{Column: 0}, {Column: 1, Desc: true}}, Limit: &router.Limit{Offset: 2, Count: 3, Pushed: true}},
 			four(" ORDER BY `c`, `k` DESC LIMIT 5")), []string{
 			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c`, `k` DESC LIMIT 5) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c`, `k` DESC LIMIT 5) ORDER BY 1, 2 DESC LIMIT 5",
 			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c`, `k` DESC LIMIT 5) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c`, `k` DESC LIMIT 5) ORDER BY 1, 2 DESC LIMIT 5"}},
-		{"distinct keeps every row of the union", plan(&router.Merge{Sort: []router.OrderKey{{Column: 0}}, Distinct: true, Limit: &router.Limit{Count: 3}},
+		{"distinct keeps every row of the union", plan(&router.Merge{Sort: []router.OrderKey{{Column: 0}}, Distinct: true, Limit: &router.Limit{Count: 3, Pushed: true}},
 			four(" ORDER BY `c` LIMIT 3")), []string{
 			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c` LIMIT 3) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c` LIMIT 3) ORDER BY 1",
 			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c` LIMIT 3) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c` LIMIT 3) ORDER BY 1"}},
@@ -350,11 +359,13 @@ func TestJoinRoutes(t *testing.T) {
 		{"describe", plan(&router.Merge{Describe: true}, four("")), nil},
 		{"no merge", plan(nil, four("")), nil},
 		{"sort key from the end", plan(&router.Merge{Sort: []router.OrderKey{{Column: -1}}}, four(" ORDER BY `k`")), nil},
-		{"for update", plan(&router.Merge{}, four(" FOR UPDATE")), nil},
-		{"lock in share mode", plan(&router.Merge{}, four(" LOCK IN SHARE MODE")), nil},
-		{"parameter in the select list", plan(&router.Merge{}, []router.Route{
-			{DataSource: "ds_0", SQL: "SELECT ? FROM `t_0`"}, {DataSource: "ds_0", SQL: "SELECT ? FROM `t_1`"}}), nil},
-		{"subquery", plan(&router.Merge{}, four(" WHERE `k` IN (SELECT 1)")), nil},
+		{"a LIMIT the router did not push stays off the union", plan(&router.Merge{Sort: []router.OrderKey{{Column: 0}}, Limit: &router.Limit{Count: 3}},
+			four(" ORDER BY `c` LIMIT 3")), []string{
+			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c` LIMIT 3) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c` LIMIT 3) ORDER BY 1",
+			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c` LIMIT 3) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c` LIMIT 3) ORDER BY 1"}},
+		{"for update", apart(" FOR UPDATE"), nil},
+		{"lock in share mode", apart(" LOCK IN SHARE MODE"), nil},
+		{"subquery", apart(" WHERE `k` IN (SELECT 1)"), nil},
 		{"not a select", &router.Plan{Kind: router.KindUpdate, Routes: four("")}, nil},
 	}
 	for _, tt := range tests {

@@ -199,7 +199,7 @@ func (p *setPlan) assignSystem(ctx context.Context, s *Session, name string, a *
 	}
 	// transaction_isolation or tx_isolation, as the data sources
 	// know it (compat.go).
-	if name, err = s.setVarName(ctx, name); err != nil {
+	if name, err = s.srv.setVarName(ctx, name); err != nil {
 		return err
 	}
 	sql := "@@SESSION." + name + " = " + val

@@ -28,6 +28,9 @@ type diagnostics struct {
 	mu       sync.Mutex // lanes of a multi-route statement add in parallel
 	warnings []Row      // Level, Code, Message
 	err      *mysql.MyError
+	// beyond counts the warnings the statement raised but did not keep
+	// (a LOAD DATA keeps the first max_error_count), for @@warning_count.
+	beyond int64
 	// stale: a statement without tables runs; the first condition it
 	// raises replaces what is kept.
 	stale bool
@@ -36,7 +39,7 @@ type diagnostics struct {
 // reset starts afresh, for a statement that uses tables.
 func (d *diagnostics) reset() {
 	d.mu.Lock()
-	d.warnings, d.err, d.stale = nil, nil, false
+	d.warnings, d.err, d.stale, d.beyond = nil, nil, false, 0
 	d.mu.Unlock()
 }
 
@@ -49,7 +52,7 @@ func (d *diagnostics) keep() {
 
 func (d *diagnostics) clearStale() {
 	if d.stale {
-		d.warnings, d.err, d.stale = nil, nil, false
+		d.warnings, d.err, d.stale, d.beyond = nil, nil, false, 0
 	}
 }
 
@@ -84,10 +87,20 @@ func (d *diagnostics) rows(errorsOnly bool) []Row {
 	return out
 }
 
+// addBeyond counts n warnings raised but not kept.
+func (d *diagnostics) addBeyond(n int64) {
+	d.mu.Lock()
+	d.beyond += n
+	d.mu.Unlock()
+}
+
 // counts returns @@warning_count (every condition) and @@error_count.
 func (d *diagnostics) counts() (warnings, errs int64) {
 	all, errRows := d.rows(false), d.rows(true)
-	return int64(len(all)), int64(len(errRows))
+	d.mu.Lock()
+	beyond := d.beyond
+	d.mu.Unlock()
+	return int64(len(all)) + beyond, int64(len(errRows))
 }
 
 type diagnosticsKey struct{}

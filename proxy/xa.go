@@ -153,18 +153,18 @@ func parseGtrid(g string) (owner, coord string, ok bool) {
 	return parts[1], parts[3], true
 }
 
-// ensureTable creates the decision table on data source ds once per
-// process, on a connection of its own (DDL would commit a transaction).
-func (x *xaCoordinator) ensureTable(ctx context.Context, ds string) error {
+// ensureTable creates the decision table on the coordinator's data
+// source once per process, on a connection of its own (DDL would commit a
+// transaction). p is the data source's pool in the transaction's own
+// snapshot: a reload may have removed the data source from the rules in
+// force since the transaction began.
+func (x *xaCoordinator) ensureTable(ctx context.Context, p *pool) error {
+	ds := p.name
 	x.mu.Lock()
 	ok := x.tables[ds]
 	x.mu.Unlock()
 	if ok {
 		return nil
-	}
-	p, err := x.srv.current().pool(ds, false)
-	if err != nil {
-		return err
 	}
 	bcs, err := p.get(ctx, 1)
 	if err != nil {
@@ -296,7 +296,7 @@ func (x *xaCoordinator) commit(ctx context.Context, t *xaTxn) (info string, err 
 	if writers <= 1 {
 		return "", x.commitOnePhase(t)
 	}
-	if err := x.ensureTable(ctx, t.coord.pool.name); err != nil {
+	if err := x.ensureTable(ctx, t.coord.pool); err != nil {
 		x.rollback(t)
 		return "", err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/proxy/keygen"
 )
 
 // XA recovery. Prepared XA branches survive the proxy that made them
@@ -143,11 +144,11 @@ func (r *xaRecovery) db(ds string) (*sql.DB, error) {
 	if db := r.dbs[ds]; db != nil {
 		return db, nil
 	}
-	def := r.x.srv.current().rules.DataSource(ds)
+	def := r.x.srv.dataSource(ds)
 	if def == nil {
 		return nil, fmt.Errorf("no data source %s in the rules", ds)
 	}
-	db, _, err := openDataSource(*def, 10*time.Second, 2, false)
+	db, _, err := keygen.OpenDataSource(*def, 10*time.Second, 2, false)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func (r *xaRecovery) scan(ctx context.Context) (found []xaInDoubt, ok bool) {
 	r.mu.Lock()
 	seen := map[string]bool{}
 	r.mu.Unlock()
-	for _, def := range r.x.srv.current().rules.DataSources {
+	for _, def := range r.x.srv.dataSources() {
 		db, err := r.db(def.Name)
 		if err != nil {
 			ok = false
@@ -380,7 +381,7 @@ func (r *xaRecovery) cleanDecisions(ctx context.Context, found []xaInDoubt) {
 	}
 	q := "DELETE FROM " + xaDecisions + " WHERE (decision = 'commit' AND created < NOW(6) - INTERVAL 60 SECOND AND gtrid NOT IN (" +
 		strings.Join(keep, ",") + ")) OR (decision = 'rollback' AND created < NOW(6) - INTERVAL 1 HOUR)"
-	for _, def := range r.x.srv.current().rules.DataSources {
+	for _, def := range r.x.srv.dataSources() {
 		if db, err := r.db(def.Name); err == nil {
 			db.ExecContext(ctx, q)
 		}

@@ -8,17 +8,17 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
-	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/algorithm"
 )
 
 // operand is a value a condition compares a sharding column with: a
 // literal known at Prepare, or a ? bound at Bind.
 type operand struct {
 	param int // -1 for a literal
-	val   config.Value
+	val   algorithm.Value
 }
 
-func (o operand) value(args []any) config.Value {
+func (o operand) value(args []any) algorithm.Value {
 	if o.param >= 0 {
 		return argValue(args[o.param])
 	}
@@ -47,16 +47,16 @@ func (at *atom) hasParam() bool {
 }
 
 // condition binds the atom's operands.
-func (at *atom) condition(args []any) config.ColumnCondition {
-	c := config.ColumnCondition{Column: at.col}
+func (at *atom) condition(args []any) algorithm.ColumnCondition {
+	c := algorithm.ColumnCondition{Column: at.col}
 	if at.values != nil {
-		c.Values = make([]config.Value, len(at.values))
+		c.Values = make([]algorithm.Value, len(at.values))
 		for i, v := range at.values {
 			c.Values[i] = v.value(args)
 		}
 		return c
 	}
-	r := &config.Range{LowInclusive: at.lowInc, HighInclusive: at.hiInc}
+	r := &algorithm.Range{LowInclusive: at.lowInc, HighInclusive: at.hiInc}
 	if at.low != nil {
 		r.Low = at.low.value(args)
 	}
@@ -278,7 +278,7 @@ func operandOf(e ast.ExprNode) (operand, bool) {
 	return operand{}, false
 }
 
-func numeric(v config.Value) (config.Value, bool) {
+func numeric(v algorithm.Value) (algorithm.Value, bool) {
 	switch v.(type) {
 	case int64, uint64, float64:
 		return v, true
@@ -286,7 +286,7 @@ func numeric(v config.Value) (config.Value, bool) {
 	return nil, false
 }
 
-func negate(v config.Value) (config.Value, bool) {
+func negate(v algorithm.Value) (algorithm.Value, bool) {
 	switch n := v.(type) {
 	case int64:
 		if n == math.MinInt64 {
@@ -306,7 +306,7 @@ func negate(v config.Value) (config.Value, bool) {
 // literalValue converts a parsed literal into a routing Value. Decimals
 // become int64 when integral, else float64; bit and hex literals and
 // temporal values are not routing values (ok false).
-func literalValue(x *driver.ValueExpr) (config.Value, bool) {
+func literalValue(x *driver.ValueExpr) (algorithm.Value, bool) {
 	switch x.Kind() {
 	case driver.KindNull:
 		return nil, true

@@ -6,7 +6,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 
-	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/algorithm"
 )
 
 // Which sharded references of a statement pair data node by data node:
@@ -265,7 +265,7 @@ func correlatedOn(ref, o *tableRef, eqs []colEq, pins []colPin) bool {
 type colPin struct {
 	ref int
 	col string
-	val config.Value
+	val algorithm.Value
 }
 
 // pins appends to out the sharding columns block s's conjuncts pin to one

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/config"
 )
 
@@ -268,9 +269,9 @@ func (rt *routing) routeHole(h int, args []any) (nodeSet, error) {
 	ref := rt.a.sharded[h]
 	ti := ref.info
 	n := len(ti.rule.DataNodes)
-	hv := routeOpts{db: rt.hints.values(ref.name, true), table: rt.hints.values(ref.name, false), missing: config.TargetOptional}
+	hv := routeOpts{db: rt.hints.values(ref.name, true), table: rt.hints.values(ref.name, false), missing: algorithm.TargetOptional}
 	if h == rt.strictHole {
-		hv.missing = config.TargetRequired
+		hv.missing = algorithm.TargetRequired
 	}
 	var set nodeSet
 	for _, g := range rt.holeGroups[h] {
@@ -298,8 +299,8 @@ func (rt *routing) routeHole(h int, args []any) (nodeSet, error) {
 // and table strategies (nil when the hint gives none), and what a value
 // without a target means.
 type routeOpts struct {
-	db, table []config.Value
-	missing   config.TargetMode
+	db, table []algorithm.Value
+	missing   algorithm.TargetMode
 }
 
 func (hv routeOpts) none() bool { return hv.db == nil && hv.table == nil }
@@ -310,7 +311,7 @@ func (hv routeOpts) none() bool { return hv.db == nil && hv.table == nil }
 // a range an algorithm cannot route (INLINE without allow-range) is
 // dropped when an exact value already pins the column (a superset).
 func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv routeOpts) (nodeSet, error) {
-	conds := make(map[string]config.ColumnCondition, len(atoms))
+	conds := make(map[string]algorithm.ColumnCondition, len(atoms))
 	var extra []int
 	for pass := 0; pass < 2; pass++ {
 		for i := range atoms {
@@ -349,7 +350,7 @@ func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv routeOpts) (nodeSet
 // routeConds routes by the database strategy, then on each chosen data
 // source by the table strategy; hint values replace the conditions of
 // the strategy they are given for.
-func (ti *tableInfo) routeConds(conds map[string]config.ColumnCondition, hv routeOpts) (nodeSet, error) {
+func (ti *tableInfo) routeConds(conds map[string]algorithm.ColumnCondition, hv routeOpts) (nodeSet, error) {
 	rule := ti.rule
 	set := newNodeSet(len(rule.DataNodes))
 	var dss []string
@@ -593,7 +594,7 @@ func sortUnits(units []unit) {
 }
 
 // argValue converts a Bind argument to a routing Value.
-func argValue(v any) config.Value {
+func argValue(v any) algorithm.Value {
 	switch x := v.(type) {
 	case nil, int64, uint64, float64, string:
 		return x

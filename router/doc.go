@@ -1,9 +1,13 @@
-// Package router loads sharding rules and turns SQL statements into plans.
+// Package router turns SQL statements into plans: the planner.
 //
-// It sits between the proxy and the key generators
-// (cmd → proxy → router → idgen) and is pure: no sockets, goroutines, clocks
-// or loggers. Everything it builds (Rules, Router, Prepared, Plan) is
-// immutable once returned and safe for concurrent use.
+// It sits between the proxy and the rules (cmd → proxy → router → config →
+// algorithm, with idgen beside them) and is pure: no sockets, goroutines,
+// clocks or loggers. It may import config (the loaded rules it plans
+// against), algorithm (values, conditions and strategies' routing) and
+// idgen (the key-generator interface); never the proxy. Everything it
+// builds (Router, Prepared, Plan) is immutable once returned and safe for
+// concurrent use. Its errors are the catalog below (Error, StateOf): an
+// algorithm's refusal to route becomes 1235 here, at errRouting.
 //
 // Glossary, used with these meanings everywhere in shardflake:
 //

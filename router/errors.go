@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/algorithm"
 )
 
 // Error is a routing or configuration error with the MySQL error number and
@@ -89,14 +89,14 @@ func errSyntax(format string, args ...any) *Error {
 }
 
 // errRouting wraps an error from a sharding algorithm: an *Error passes
-// through, an algorithm's refusal (*config.RouteError) becomes 1235 with its
+// through, an algorithm's refusal (*algorithm.RouteError) becomes 1235 with its
 // message, anything else becomes 1105 with the cause kept.
 func errRouting(table string, err error) error {
 	var e *Error
 	if errors.As(err, &e) {
 		return err
 	}
-	var re *config.RouteError
+	var re *algorithm.RouteError
 	if errors.As(err, &re) {
 		return errNotSupported("%s", re.Message)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/internal/sqllex"
 )
@@ -14,8 +15,8 @@ import (
 // describes them).
 type hints struct {
 	dataSource  string
-	dbValues    map[string][]config.Value // lower-case table ("" = every table) -> values
-	tableValues map[string][]config.Value
+	dbValues    map[string][]algorithm.Value // lower-case table ("" = every table) -> values
+	tableValues map[string][]algorithm.Value
 	slice       *slice
 	// writeRouteOnly is WRITE_ROUTE_ONLY=true: a read goes to the primary
 	// of a read/write group.
@@ -41,7 +42,7 @@ func (h *hints) empty() bool {
 
 // values returns the hint values for the database (or table) strategy of
 // table; nil when the hint names none.
-func (h *hints) values(table string, db bool) []config.Value {
+func (h *hints) values(table string, db bool) []algorithm.Value {
 	if h == nil {
 		return nil
 	}
@@ -117,7 +118,7 @@ func (h *hints) parseShardingSphere(s string) error {
 				return err
 			}
 			if h.dbValues == nil {
-				h.dbValues = map[string][]config.Value{}
+				h.dbValues = map[string][]algorithm.Value{}
 			}
 			h.dbValues[table] = append(h.dbValues[table], val)
 		case "sharding_table_value", "shardingtablevalue":
@@ -126,7 +127,7 @@ func (h *hints) parseShardingSphere(s string) error {
 				return err
 			}
 			if h.tableValues == nil {
-				h.tableValues = map[string][]config.Value{}
+				h.tableValues = map[string][]algorithm.Value{}
 			}
 			h.tableValues[table] = append(h.tableValues[table], val)
 		case "data_source_name", "datasourcename":
@@ -222,7 +223,7 @@ func (h *hints) parseShardflake(s string) error {
 }
 
 // hintValue reads a hint value: an integer, or a string ('quoted' or bare).
-func hintValue(v string) (config.Value, error) {
+func hintValue(v string) (algorithm.Value, error) {
 	if v == "" {
 		return nil, errSyntax("malformed SHARDINGSPHERE_HINT: empty sharding value")
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/config"
 )
 
@@ -84,7 +85,7 @@ func TestParseHints(t *testing.T) {
 	}
 }
 
-func fmtMap(m map[string][]config.Value) string {
+func fmtMap(m map[string][]algorithm.Value) string {
 	if m == nil {
 		return "map[]"
 	}

@@ -7,10 +7,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shardflake/shardflake/algorithm"
+	"github.com/shardflake/shardflake/config"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
-	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
 )
 
@@ -311,7 +313,7 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	rowKeys := make([]config.Value, len(b.rows))
+	rowKeys := make([]algorithm.Value, len(b.rows))
 	k := 0
 	for i := range b.rows {
 		if need[i] {
@@ -324,18 +326,18 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 	dbv, tv := b.rt.hints.values(b.target.name, true), b.rt.hints.values(b.target.name, false)
 	byNode := map[int][]int{}
 	var order []int
-	conds := make(map[string]config.ColumnCondition, len(b.shard))
+	conds := make(map[string]algorithm.ColumnCondition, len(b.shard))
 	for i, r := range b.rows {
 		for j, sc := range b.shard {
-			var v config.Value
+			var v algorithm.Value
 			if r.ops[j].param == generatedKey || (sc.idx == b.keyIdx && need[i]) {
 				v = rowKeys[i]
 			} else {
 				v = r.ops[j].value(args)
 			}
-			conds[sc.name] = config.ColumnCondition{Column: sc.name, Values: []config.Value{v}}
+			conds[sc.name] = algorithm.ColumnCondition{Column: sc.name, Values: []algorithm.Value{v}}
 		}
-		set, err := ti.routeConds(conds, routeOpts{missing: config.TargetRequired})
+		set, err := ti.routeConds(conds, routeOpts{missing: algorithm.TargetRequired})
 		if err != nil {
 			return nil, errRouting(b.target.name, err)
 		}
@@ -343,7 +345,7 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 			// The hint picks the data node, but a row it would put where
 			// its sharding values do not route would be lost to every
 			// later statement: they must agree.
-			hs, err := ti.routeConds(conds, routeOpts{db: dbv, table: tv, missing: config.TargetRequired})
+			hs, err := ti.routeConds(conds, routeOpts{db: dbv, table: tv, missing: algorithm.TargetRequired})
 			if err != nil {
 				return nil, errRouting(b.target.name, err)
 			}
@@ -404,17 +406,17 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 	return plan, nil
 }
 
-func (b *insertBinder) describe(conds map[string]config.ColumnCondition) string {
+func (b *insertBinder) describe(conds map[string]algorithm.ColumnCondition) string {
 	parts := make([]string, 0, len(b.shard))
 	for _, sc := range b.shard {
-		parts = append(parts, sc.name+"="+config.FormatValue(conds[sc.name].Values[0]))
+		parts = append(parts, sc.name+"="+algorithm.FormatValue(conds[sc.name].Values[0]))
 	}
 	return strings.Join(parts, ", ")
 }
 
 // nullColumn names a sharding column whose value in conds is NULL, "" for
 // none.
-func (b *insertBinder) nullColumn(conds map[string]config.ColumnCondition) string {
+func (b *insertBinder) nullColumn(conds map[string]algorithm.ColumnCondition) string {
 	for _, sc := range b.shard {
 		if conds[sc.name].Values[0] == nil {
 			return sc.name
@@ -426,11 +428,11 @@ func (b *insertBinder) nullColumn(conds map[string]config.ColumnCondition) strin
 // generate asks the key generator for n keys, in as few calls as its
 // MaxBatch allows: int64 values from an integer generator, strings (or
 // the raw bytes of a BINARY(16) column) from a UUID generator.
-func (b *insertBinder) generate(n int) ([]config.Value, error) {
+func (b *insertBinder) generate(n int) ([]algorithm.Value, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	keys := make([]config.Value, 0, n)
+	keys := make([]algorithm.Value, 0, n)
 	for len(keys) < n {
 		k := min(n-len(keys), b.gen.MaxBatch())
 		if err := b.generateBatch(k, &keys); err != nil {
@@ -440,12 +442,12 @@ func (b *insertBinder) generate(n int) ([]config.Value, error) {
 	return keys, nil
 }
 
-func (b *insertBinder) generateBatch(k int, keys *[]config.Value) error {
+func (b *insertBinder) generateBatch(k int, keys *[]algorithm.Value) error {
 	return AppendKeys(b.gen, k, keys)
 }
 
 // writeKey renders a generated key as a SQL literal.
-func writeKey(sb *strings.Builder, v config.Value) {
+func writeKey(sb *strings.Builder, v algorithm.Value) {
 	switch x := v.(type) {
 	case int64:
 		sb.WriteString(strconv.FormatInt(x, 10))
@@ -466,7 +468,7 @@ type rowFiller struct {
 	b    *insertBinder
 	node int
 	rows []int
-	keys []config.Value
+	keys []algorithm.Value
 	need []bool
 	bind []any
 }

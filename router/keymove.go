@@ -3,7 +3,7 @@ package router
 import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
-	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/algorithm"
 )
 
 // An UPDATE that assigns a sharding column (Django's save(), GORM's
@@ -33,7 +33,7 @@ type KeyMove struct {
 	// Set are the values the UPDATE assigns to sharding columns, where
 	// they are literals or arguments: a row whose primary key is one of
 	// them is found again by its new key.
-	Set map[string]config.Value `json:"set,omitempty"`
+	Set map[string]algorithm.Value `json:"set,omitempty"`
 }
 
 // prepareKeyMove collects, before the statement is rewritten, the values
@@ -103,7 +103,7 @@ func (d *dmlBinder) staysOn(u *unit, args []any) bool {
 		}
 		assigned[kc.col] = kc.value
 	}
-	conds := map[string]config.ColumnCondition{}
+	conds := map[string]algorithm.ColumnCondition{}
 	for _, col := range append(append([]string(nil), ti.dbCols...), ti.tableCols...) {
 		o, ok := assigned[col]
 		if !ok {
@@ -117,9 +117,9 @@ func (d *dmlBinder) staysOn(u *unit, args []any) bool {
 		if v == nil {
 			return false
 		}
-		conds[col] = config.ColumnCondition{Column: col, Values: []config.Value{v}}
+		conds[col] = algorithm.ColumnCondition{Column: col, Values: []algorithm.Value{v}}
 	}
-	set, err := ti.routeConds(conds, routeOpts{missing: config.TargetOptional})
+	set, err := ti.routeConds(conds, routeOpts{missing: algorithm.TargetOptional})
 	return err == nil && set.count() == 1 && set.first() == u.nodes[ref.hole]
 }
 
@@ -143,7 +143,7 @@ func (d *dmlBinder) keyMove(units []unit, empty bool, f *unitFiller, args []any)
 	for _, kc := range d.keyChanges {
 		if kc.hasVal {
 			if m.Set == nil {
-				m.Set = map[string]config.Value{}
+				m.Set = map[string]algorithm.Value{}
 			}
 			m.Set[kc.col] = kc.value.value(args)
 		}

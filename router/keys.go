@@ -3,7 +3,7 @@ package router
 import (
 	"fmt"
 
-	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/idgen"
 )
 
@@ -11,7 +11,7 @@ import (
 // them to keys: int64 values from an integer generator, strings (or the
 // raw bytes of a BINARY(16) column) from a UUID generator. INSERT and the
 // proxy's LOAD DATA both fill key columns with it.
-func AppendKeys(gen idgen.KeyGenerator, k int, keys *[]config.Value) error {
+func AppendKeys(gen idgen.KeyGenerator, k int, keys *[]algorithm.Value) error {
 	switch g := gen.(type) {
 	case idgen.BlockGenerator:
 		first, err := g.NextN(k)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/algorithm"
 )
 
 // Merge says how the results of a multi-route SELECT combine into the one
@@ -211,6 +211,10 @@ type Computed struct {
 type Limit struct {
 	Offset int64 `json:"offset"`
 	Count  int64 `json:"count"`
+	// Pushed: every route carries LIMIT Offset+Count (saturated at
+	// MaxInt64) as its last clause, since its first rows in Sort order
+	// are all the merge needs.
+	Pushed bool `json:"pushed,omitempty"`
 }
 
 // ExprOp is the operator of an Expr node.
@@ -339,20 +343,20 @@ func (o ExprOp) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 // with the unrounded quotient (and, where a DOUBLE is wanted, with
 // SUM and COUNT as DOUBLEs).
 type Expr struct {
-	Op     ExprOp       `json:"op"`
-	Column ColumnRef    `json:"column,omitempty"`
-	Value  config.Value `json:"value,omitempty"`
-	Args   []*Expr      `json:"args,omitempty"`
+	Op     ExprOp          `json:"op"`
+	Column ColumnRef       `json:"column,omitempty"`
+	Value  algorithm.Value `json:"value,omitempty"`
+	Args   []*Expr         `json:"args,omitempty"`
 }
 
 // MarshalJSON prints a column leaf with its column (even column 0) and
 // other nodes without one.
 func (e *Expr) MarshalJSON() ([]byte, error) {
 	type plain struct {
-		Op     ExprOp       `json:"op"`
-		Column *ColumnRef   `json:"column,omitempty"`
-		Value  config.Value `json:"value,omitempty"`
-		Args   []*Expr      `json:"args,omitempty"`
+		Op     ExprOp          `json:"op"`
+		Column *ColumnRef      `json:"column,omitempty"`
+		Value  algorithm.Value `json:"value,omitempty"`
+		Args   []*Expr         `json:"args,omitempty"`
 	}
 	p := plain{Op: e.Op, Value: e.Value, Args: e.Args}
 	if e.Op == ExprColumn {

@@ -94,6 +94,12 @@ type Plan struct {
 	// client sees. Nil means: a single route's result passes through
 	// unchanged, or (for writes) affected rows are summed.
 	Merge *Merge `json:"merge,omitempty"`
+	// Unionable says the routes are SELECTs that may be branches of one
+	// UNION ALL statement and mean there what they mean alone, with
+	// columns that depend on neither the arguments nor the session's
+	// variables: the proxy may send a data source's routes as one
+	// statement (proxy/union.go). Set only with Merge.
+	Unionable bool `json:"unionable,omitempty"`
 	// Keys describes the keys the router generated for an INSERT; nil when
 	// it generated none.
 	Keys *GeneratedKeys `json:"keys,omitempty"`

@@ -4,10 +4,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shardflake/shardflake/algorithm"
+	"github.com/shardflake/shardflake/config"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
-
-	"github.com/shardflake/shardflake/config"
 )
 
 // inList is an IN list on a sharding column whose items are literals or
@@ -282,7 +283,7 @@ func columnOperand(l, r ast.ExprNode) (*ast.ColumnName, operand, bool) {
 }
 
 // sameValue reports whether two routing values are certainly equal.
-func sameValue(x, y config.Value) bool {
+func sameValue(x, y algorithm.Value) bool {
 	if x == nil || y == nil {
 		return false
 	}
@@ -302,7 +303,7 @@ func sameValue(x, y config.Value) bool {
 	return false
 }
 
-func asFloat(v config.Value) (float64, bool) {
+func asFloat(v algorithm.Value) (float64, bool) {
 	switch n := v.(type) {
 	case int64:
 		return float64(n), true
@@ -314,7 +315,7 @@ func asFloat(v config.Value) (float64, bool) {
 	return 0, false
 }
 
-func compareInts(x, y config.Value) bool {
+func compareInts(x, y algorithm.Value) bool {
 	switch a := x.(type) {
 	case int64:
 		switch b := y.(type) {
@@ -430,7 +431,7 @@ func (d *dmlBinder) itemNodes(l *inList, args []any) ([]nodeSet, error) {
 			}
 			continue
 		}
-		s, err := ti.routeConds(map[string]config.ColumnCondition{l.col: {Column: l.col, Values: []config.Value{v}}}, routeOpts{missing: config.TargetOptional})
+		s, err := ti.routeConds(map[string]algorithm.ColumnCondition{l.col: {Column: l.col, Values: []algorithm.Value{v}}}, routeOpts{missing: algorithm.TargetOptional})
 		if err != nil {
 			continue // keep an item the algorithm cannot place
 		}
@@ -575,6 +576,9 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 		routes = append(routes, Route{DataSource: units[i].ds, Nodes: d.nodes(&units[i]), SQL: sql, Args: rargs})
 	}
 	plan := &Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge}
+	if merge != nil {
+		plan.Unionable = d.multi.unionable
+	}
 	if plan.Move, err = d.keyMove(units, empty, &f, args); err != nil {
 		return nil, err
 	}

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/config"
+
 	"github.com/shardflake/shardflake/idgen"
 )
 
@@ -268,7 +270,7 @@ func TestColumnRefIndex(t *testing.T) {
 func TestArgValue(t *testing.T) {
 	tests := []struct {
 		give any
-		want config.Value
+		want algorithm.Value
 	}{
 		{nil, nil},
 		{int64(-3), int64(-3)},

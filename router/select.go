@@ -8,7 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
-	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/algorithm"
 )
 
 // selectMerge is the multi-route form of a SELECT: the SQL every route
@@ -26,6 +26,9 @@ type selectMerge struct {
 	limit   *limitOperands
 	// pushLimit: routes are sent LIMIT offset+count.
 	pushLimit bool
+	// unionable: the routes may be branches of one UNION ALL
+	// (Plan.Unionable).
+	unionable bool
 }
 
 // limitOperands are LIMIT's count and offset, literals or ?s.
@@ -309,6 +312,7 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 		}
 		mg.Describe = true
 	}
+	m.unionable = unionBranch(sel)
 	t, err := buildTemplate(sel)
 	if err != nil {
 		return nil, err
@@ -730,7 +734,7 @@ func (m *selectMerge) bind(args []any) (*Merge, int64, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		mg.Limit = &Limit{Offset: offset, Count: count}
+		mg.Limit = &Limit{Offset: offset, Count: count, Pushed: m.pushLimit}
 		if m.pushLimit {
 			limit = count
 			if count > math.MaxInt64-offset {
@@ -752,7 +756,7 @@ func (m *selectMerge) bind(args []any) (*Merge, int64, error) {
 	return &mg, limit, nil
 }
 
-func limitValue(v config.Value) (int64, error) {
+func limitValue(v algorithm.Value) (int64, error) {
 	switch n := v.(type) {
 	case int64:
 		if n >= 0 {
@@ -775,5 +779,5 @@ func limitValue(v config.Value) (int64, error) {
 			return int64(n), nil
 		}
 	}
-	return 0, newError(CodeWrongArgs, "HY000", "Incorrect arguments to LIMIT: %s", config.FormatValue(v))
+	return 0, newError(CodeWrongArgs, "HY000", "Incorrect arguments to LIMIT: %s", algorithm.FormatValue(v))
 }

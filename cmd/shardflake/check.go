@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/config"
+
 	"github.com/shardflake/shardflake/idgen"
 )
 
@@ -255,7 +257,7 @@ func (s *simClock) Now() time.Time        { return s.now }
 func (s *simClock) Sleep(d time.Duration) { s.now = s.now.Add(d) }
 
 // describeStrategy prints a strategy as the rules file configures it.
-func describeStrategy(s *config.Strategy) string {
+func describeStrategy(s *algorithm.Strategy) string {
 	if s == nil {
 		return "none (every target)"
 	}

@@ -16,19 +16,33 @@ import (
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy"
+	"github.com/shardflake/shardflake/proxy/keygen"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // defaultDrain is how long SIGTERM waits for statements in flight.
 const defaultDrain = 30 * time.Second
 
-// runServe runs the proxy on a rules file until SIGTERM or SIGINT.
-func runServe(args []string, stdout, stderr io.Writer) int {
+// serveFlags are serve's flags; newServeFlags defines them (the
+// deployment tests read the same set).
+type serveFlags struct {
+	fs         *flag.FlagSet
+	configFile *string
+	rf         runFlags
+	cluster    clusterFlags
+	drain      *time.Duration
+	pprofAddr  *string
+}
+
+func newServeFlags(stderr io.Writer) *serveFlags {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	configFile := fs.String("config", "", "rules file (required)")
-	rf := addRunFlags(fs)
-	drain := fs.Duration("drain", defaultDrain, "how long SIGTERM waits for statements in flight before cutting them")
-	pprofAddr := fs.String("pprof", "", "serve Go's profiling endpoints (/debug/pprof/) on this address (a port alone or :PORT binds 127.0.0.1 only; name 0.0.0.0:PORT for every interface); off by default")
+	f := &serveFlags{fs: fs}
+	f.configFile = fs.String("config", "", "rules file (required)")
+	f.rf = addRunFlags(fs)
+	f.cluster = addClusterFlags(fs)
+	f.drain = fs.Duration("drain", defaultDrain, "how long SIGTERM waits for statements in flight before cutting them")
+	f.pprofAddr = fs.String("pprof", "", "serve Go's profiling endpoints (/debug/pprof/) on this address (a port alone or :PORT binds 127.0.0.1 only; name 0.0.0.0:PORT for every interface); off by default")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: shardflake serve --config FILE [--listen ADDR] [flags]")
 		fmt.Fprintln(stderr)
@@ -38,9 +52,18 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "lets statements in flight finish (up to --drain), closes the backends and")
 		fmt.Fprintln(stderr, "exits 0. SIGHUP reloads the rules file (see RELOAD RULES in the README); a")
 		fmt.Fprintln(stderr, "file that is refused is logged with the reason and the rules in force stay.")
+		fmt.Fprintln(stderr, "With server.cluster the rules live in etcd and the proxy joins a fleet")
+		fmt.Fprintln(stderr, "(SHOW COMPUTE NODES); SIGHUP and RELOAD RULES then share the file with it.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
+	return f
+}
+
+// runServe runs the proxy on a rules file until SIGTERM or SIGINT.
+func runServe(args []string, stdout, stderr io.Writer) int {
+	sf := newServeFlags(stderr)
+	fs, configFile, rf, drain, pprofAddr := sf.fs, sf.configFile, sf.rf, sf.drain, sf.pprofAddr
 	if err := fs.Parse(args); err != nil {
 		return flagExit(err)
 	}
@@ -51,6 +74,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	rules, log, code := rf.setup("serve", *configFile, "", stderr)
 	if rules == nil {
 		return code
+	}
+	if err := sf.cluster.apply(rules); err != nil {
+		fmt.Fprintln(stderr, "shardflake serve:", err)
+		return 2
 	}
 	if *pprofAddr != "" {
 		_, stop, err := servePprof(*pprofAddr, log)
@@ -109,7 +136,7 @@ func serve(rules *config.Rules, o serveOptions) int {
 		defer fleet.Close()
 	}
 
-	keys, closeKeys, err := proxy.KeyGenerators(ctx, rules)
+	keys, closeKeys, err := keygen.Open(ctx, rules)
 	if err != nil {
 		o.log.Error("key generators", "err", err)
 		return 1
@@ -119,8 +146,8 @@ func serve(rules *config.Rules, o serveOptions) int {
 			o.log.Warn("closing key generators", "err", err)
 		}
 	}()
-	metrics := proxy.NewMetrics(rules, proxy.MetricsOptions{Logger: o.log, RulesSource: o.rulesSource})
-	srv, err := proxy.New(proxy.Config{Rules: rules, Keys: keys, Logger: o.log, Observer: metrics, RulesSource: o.rulesSource})
+	obs := metrics.New(rules, metrics.Options{Logger: o.log, RulesSource: o.rulesSource})
+	srv, err := proxy.New(proxy.Config{Rules: rules, Keys: keys, Logger: o.log, Observer: obs, RulesSource: o.rulesSource})
 	if err != nil {
 		o.log.Error("proxy", "err", err)
 		return 1
@@ -132,7 +159,7 @@ func serve(rules *config.Rules, o serveOptions) int {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	go reloadOnHangup(ctx, srv, hup, o.log)
-	ops, err := proxy.NewOpsServer(srv, metrics)
+	ops, err := proxy.NewOpsServer(srv, obs)
 	if err != nil {
 		o.log.Error("metrics", "err", err)
 		return 1
@@ -156,7 +183,7 @@ func serve(rules *config.Rules, o serveOptions) int {
 	}
 	srv.SetNodeAddrs(l.Addr().String(), adminAddr)
 	if fleet != nil {
-		if err := joinCluster(fleet, srv, metrics, l.Addr().String(), adminAddr); err != nil {
+		if err := joinCluster(fleet, srv, obs, l.Addr().String(), adminAddr); err != nil {
 			o.log.Error("cluster", "err", err)
 			l.Close()
 			return 1

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy"
+	"github.com/shardflake/shardflake/proxy/metrics"
 )
 
 // clusterRules starts a proxy whose rules file has server.cluster: it
@@ -63,12 +66,47 @@ func clusterRules(ctx context.Context, local *config.Rules, o *serveOptions) (*c
 }
 
 // joinCluster makes the running proxy a member of the fleet.
-func joinCluster(fleet *proxy.Fleet, srv *proxy.Server, metrics *proxy.Metrics, mysqlAddr, adminAddr string) error {
+func joinCluster(fleet *proxy.Fleet, srv *proxy.Server, obs *metrics.Metrics, mysqlAddr, adminAddr string) error {
 	if err := fleet.Join(srv, mysqlAddr, adminAddr); err != nil {
 		return err
 	}
-	if err := fleet.RegisterMetrics(metrics.Registry()); err != nil {
+	if err := fleet.RegisterMetrics(obs.Registry()); err != nil {
 		return fmt.Errorf("cluster metrics: %w", err)
+	}
+	return nil
+}
+
+// clusterFlags override server.cluster's per-proxy settings, for
+// deployments where one rules file (a ConfigMap) serves every proxy.
+type clusterFlags struct {
+	nodeID, advertise, advertiseAdmin *string
+}
+
+func addClusterFlags(fs *flag.FlagSet) clusterFlags {
+	return clusterFlags{
+		nodeID:         fs.String("node-id", "", "the proxy's id in the fleet; overrides server.cluster.nodeId (default host-pid)"),
+		advertise:      fs.String("advertise", "", "the MySQL address the fleet is told (SHOW COMPUTE NODES); overrides server.cluster.advertise"),
+		advertiseAdmin: fs.String("advertise-admin", "", "the /metrics and /readyz address the fleet is told; overrides server.cluster.advertiseAdmin"),
+	}
+}
+
+// apply puts the flags over rules' cluster section; they need one.
+func (f clusterFlags) apply(rules *config.Rules) error {
+	if *f.nodeID == "" && *f.advertise == "" && *f.advertiseAdmin == "" {
+		return nil
+	}
+	c := rules.Server.Cluster
+	if c == nil {
+		return errors.New("--node-id, --advertise and --advertise-admin need a server.cluster section in the rules file")
+	}
+	if *f.nodeID != "" {
+		c.NodeID = *f.nodeID
+	}
+	if *f.advertise != "" {
+		c.Advertise = *f.advertise
+	}
+	if *f.advertiseAdmin != "" {
+		c.AdvertiseAdmin = *f.advertiseAdmin
 	}
 	return nil
 }

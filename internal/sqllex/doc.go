@@ -18,6 +18,9 @@
 //   - /* ... */ is a comment; it ends at the first */ (comments do not
 //     nest). /*! ... */ and /*M! ... */ are executable comments, whose
 //     text the server runs as SQL; /*+ ... */ holds optimizer hints.
+//     An executable comment ends at its first */ here too, where MariaDB,
+//     reading its text as code, would pass over a */ inside a string in
+//     it (no statement the proxy reads so far puts one there).
 //
 // A word is a run of letters, digits, _, $ and bytes from 0x80 up
 // (identifier characters). Everything else is one byte of punctuation.

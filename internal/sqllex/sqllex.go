@@ -342,3 +342,35 @@ func Unescape(c byte) byte {
 	}
 	return c
 }
+
+// ExecutableText returns sql as the server reads it for a statement that
+// hides its words in executable comments (mysqldump writes triggers as
+// /*!50003 CREATE*/ /*!50017 DEFINER=...*/ /*!50003 TRIGGER ...*/): each
+// executable comment becomes its text without the version number, set
+// off by a space on each side, whatever the version. Everything else,
+// other comments included, stays as it is; sql itself comes back when it
+// holds no executable comment.
+func ExecutableText(sql string, mode Mode) string {
+	if !strings.Contains(sql, "/*!") && !strings.Contains(sql, "/*M!") {
+		return sql
+	}
+	var b strings.Builder
+	b.Grow(len(sql))
+	last := 0
+	for i := 0; i < len(sql); i++ {
+		j := Skip(sql, i, mode)
+		if j == i {
+			continue
+		}
+		if t := At(sql, i, mode); t.Kind == Executable {
+			b.WriteString(sql[last:i])
+			b.WriteByte(' ')
+			b.WriteString(strings.TrimLeft(t.Body(sql), "0123456789"))
+			b.WriteByte(' ')
+			last = j
+		}
+		i = j - 1
+	}
+	b.WriteString(sql[last:])
+	return b.String()
+}

@@ -178,3 +178,24 @@ func FuzzTokens(f *testing.F) {
 		}
 	})
 }
+
+func TestExecutableText(t *testing.T) {
+	tests := []struct {
+		give, want string
+	}{
+		{"CREATE TRIGGER x", "CREATE TRIGGER x"},
+		{"/*!50003 CREATE*/ /*!50017 DEFINER=`u`@`%`*/ /*!50003 TRIGGER t BEFORE INSERT ON a FOR EACH ROW SET @x = 1 */",
+			"  CREATE    DEFINER=`u`@`%`    TRIGGER t BEFORE INSERT ON a FOR EACH ROW SET @x = 1  "},
+		{"/*M!100108 CREATE */ FUNCTION f", "  CREATE   FUNCTION f"},
+		{"/* c */ /*!CREATE*/", "/* c */  CREATE "},
+		{"SELECT '/*!50003 x*/' /*!1*/", "SELECT '/*!50003 x*/'   "},
+		{"/*!50003 open", "  open "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			if got := ExecutableText(tt.give, Backslash); got != tt.want {
+				t.Errorf("ExecutableText(%q) = %q, want %q", tt.give, got, tt.want)
+			}
+		})
+	}
+}

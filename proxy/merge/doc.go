@@ -29,8 +29,9 @@
 // (proxy/probe.go); the merge itself holds no connection and never reaches
 // into the server, so it is tested on in-memory streams.
 //
-// Imports: rows, router, proxy/internal/sqlvalue and go-mysql's Field and
-// error types; never package proxy or the backend. Errors are the merge's
+// Imports (of this module): proxy/rows, router, proxy/internal/sqlvalue.
+// Besides those, go-mysql's Field and error types; never package proxy or
+// the backend. Errors are the merge's
 // own types (errors.go) or *mysql.MyError (a value out of range), given
 // their MySQL numbers at the proxy's one error boundary.
 //

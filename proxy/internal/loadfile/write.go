@@ -4,15 +4,25 @@ package loadfile
 // MariaDB's default format (FIELDS TERMINATED BY '\t' ENCLOSED BY ”
 // ESCAPED BY '\\' LINES TERMINATED BY '\n' STARTING BY ”) reads back as
 // the same value: NULL as \N, and the backslash, tab and newline
-// escaped. Fields after the first are preceded by a tab.
-func AppendField(dst, v []byte, null, firstField bool) []byte {
+// escaped. Fields after the first are preceded by a tab. charLen is the
+// file's Format.CharLen: the later bytes of a multi-byte character are
+// written as they are, as the data node reads them.
+func AppendField(dst, v []byte, null, firstField bool, charLen func(byte) int) []byte {
 	if !firstField {
 		dst = append(dst, '\t')
 	}
 	if null {
 		return append(dst, '\\', 'N')
 	}
-	for _, b := range v {
+	for i := 0; i < len(v); i++ {
+		b := v[i]
+		if charLen != nil {
+			if n := charLen(b); n > 1 && i+n <= len(v) {
+				dst = append(dst, v[i:i+n]...)
+				i += n - 1
+				continue
+			}
+		}
 		switch b {
 		case '\\':
 			dst = append(dst, '\\', '\\')
@@ -39,10 +49,10 @@ func AppendEnd(dst []byte, cut bool) []byte {
 
 // AppendRecord appends rec in the canonical form (AppendField,
 // AppendEnd).
-func AppendRecord(dst []byte, rec *Record) []byte {
+func AppendRecord(dst []byte, rec *Record, charLen func(byte) int) []byte {
 	for i := range rec.Len() {
 		v, null := rec.Field(i)
-		dst = AppendField(dst, v, null, i == 0)
+		dst = AppendField(dst, v, null, i == 0, charLen)
 	}
 	return AppendEnd(dst, rec.Cut)
 }

@@ -1,4 +1,4 @@
-package config
+package algorithm
 
 import (
 	"strconv"
@@ -110,7 +110,7 @@ func (a *modAlgorithm) suffixOf(x val) (int64, error) {
 	return m, nil
 }
 
-var errOffsets = &propError{Prop: propStartOffset, Reason: "value is shorter than start-offset + stop-offset"}
+var errOffsets = &PropError{Prop: propStartOffset, Reason: "value is shorter than start-offset + stop-offset"}
 
 func (a *modAlgorithm) values(c *routeCtx, values []Value) error {
 	for _, v := range values {
@@ -158,4 +158,22 @@ func (a *modAlgorithm) rangeOf(c *routeCtx, r *Range) error {
 			return nil
 		}
 	}
+}
+
+// Kind is standard: MOD and HASH_MOD read one column.
+func (a *modAlgorithm) Kind() StrategyKind { return StrategyStandard }
+
+// Domain is the integers.
+func (a *modAlgorithm) Domain() (Domain, string) { return Domain{Kind: DomainInt}, "" }
+
+// routeValues and routeRange are the Algorithm methods (by value, see
+// routeCtx) over values and rangeOf.
+func (a *modAlgorithm) routeValues(c routeCtx, values []Value) (routeCtx, error) {
+	err := a.values(&c, values)
+	return c, err
+}
+
+func (a *modAlgorithm) routeRange(c routeCtx, r *Range) (routeCtx, error) {
+	err := a.rangeOf(&c, r)
+	return c, err
 }

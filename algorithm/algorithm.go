@@ -1,17 +1,51 @@
-package config
+package algorithm
 
 // Algorithm maps sharding values to targets (data source names for a
 // database strategy, physical table names for a table strategy).
 //
-// The rules loader builds one per shardingAlgorithms entry; it is immutable
-// and safe for concurrent use. The set of algorithms is closed (the
-// ShardingSphere built-ins shardflake implements); strategies call them
-// through Strategy.Route and Strategy.RouteHint.
+// The rules loader builds one per shardingAlgorithms entry with New; it is
+// immutable and safe for concurrent use. Strategies call it through
+// Strategy.Route and Strategy.RouteHint. The routing methods take the
+// package's target set, so the implementations live in this package: one
+// file per type and one line in the registry (registry.go).
 type Algorithm interface {
 	// Type is the ShardingSphere type name, e.g. INLINE or MOD.
 	Type() string
 	// Props returns the algorithm's props as the file wrote them.
 	Props() map[string]string
+	// Kind is the strategy kind the algorithm serves.
+	Kind() StrategyKind
+	// Domain is the values validation and simulation feed its sharding
+	// columns, or why its columns cannot be sampled.
+	Domain() (Domain, string)
+	// routeValues selects the targets of exact values in c and returns it.
+	routeValues(c routeCtx, values []Value) (routeCtx, error)
+	// routeRange selects the targets a range of values can reach.
+	routeRange(c routeCtx, r *Range) (routeCtx, error)
+}
+
+// complexAlgorithm is an algorithm that routes a complex strategy's
+// several columns at once (COMPLEX_INLINE); a complex strategy whose
+// algorithm is not one reaches every target.
+type complexAlgorithm interface {
+	// routeComplex routes conds; all reports that every target is
+	// possible.
+	routeComplex(c routeCtx, conds map[string]ColumnCondition) (_ routeCtx, all bool, err error)
+}
+
+// Auto is an algorithm that numbers its targets, usable in autoTables
+// (MOD, HASH_MOD, the ranges, AUTO_INTERVAL).
+type Auto interface {
+	// AutoTablesAmount is how many targets the algorithm numbers.
+	AutoTablesAmount() int
+}
+
+// ColumnChecker is an algorithm that reads named columns itself (an inline
+// expression's ${column}); the loader checks they are the strategy's.
+type ColumnChecker interface {
+	// CheckColumns returns why the algorithm does not fit a strategy on
+	// columns (lower-case), nil when it does.
+	CheckColumns(columns []string) error
 }
 
 // Value is a SQL value as the router sees it: nil (NULL), int64, uint64,

@@ -1,4 +1,4 @@
-package config
+package algorithm
 
 import (
 	"errors"
@@ -32,12 +32,12 @@ func TestExpandList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {
-			got, err := expandList(tt.give)
+			got, err := ExpandList(tt.give)
 			if err != nil {
-				t.Fatalf("expandList(%q): %v", tt.give, err)
+				t.Fatalf("ExpandList(%q): %v", tt.give, err)
 			}
 			if !slices.Equal(got, tt.want) {
-				t.Errorf("expandList(%q) = %q, want %q", tt.give, got, tt.want)
+				t.Errorf("ExpandList(%q) = %q, want %q", tt.give, got, tt.want)
 			}
 		})
 	}
@@ -59,9 +59,9 @@ func TestExpandListErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {
-			_, err := expandList(tt.give)
+			_, err := ExpandList(tt.give)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("expandList(%q) error = %v, want it to contain %q", tt.give, err, tt.want)
+				t.Fatalf("ExpandList(%q) error = %v, want it to contain %q", tt.give, err, tt.want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package config
+package algorithm
 
 import (
 	"errors"
@@ -403,8 +403,9 @@ func (n *exprNode) expandNode() ([]val, error) {
 	return []val{v}, nil
 }
 
-// expandList compiles and expands a comma-separated list expression.
-func expandList(src string) ([]string, error) {
+// ExpandList compiles and expands a comma-separated list expression, such
+// as actualDataNodes' ds_${0..1}.t_order_${0..3}.
+func ExpandList(src string) ([]string, error) {
 	src, literal := stripParserPrefix(src)
 	items, err := splitTopLevel(src)
 	if err != nil {

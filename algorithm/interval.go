@@ -1,4 +1,4 @@
-package config
+package algorithm
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ const (
 	propShardingSeconds = "sharding-seconds"
 )
 
-func newIntervalAlgorithm(props map[string]string) (*intervalAlgorithm, error) {
+func newIntervalAlgorithm(_ string, props map[string]string) (*intervalAlgorithm, error) {
 	if err := checkProps(props, propDatetimePattern, propDatetimeLower, propDatetimeUpper,
 		propSuffixPattern, propIntervalAmount, propIntervalUnit); err != nil {
 		return nil, err
@@ -239,7 +239,7 @@ type autoIntervalAlgorithm struct {
 
 const autoIntervalPattern = "yyyy-MM-dd HH:mm:ss"
 
-func newAutoIntervalAlgorithm(props map[string]string) (*autoIntervalAlgorithm, error) {
+func newAutoIntervalAlgorithm(_ string, props map[string]string) (*autoIntervalAlgorithm, error) {
 	if err := checkProps(props, propDatetimeLower, propDatetimeUpper, propShardingSeconds); err != nil {
 		return nil, err
 	}
@@ -393,4 +393,62 @@ func checkLiteral(lit, p string) error {
 		}
 	}
 	return nil
+}
+
+// Kind is standard: INTERVAL reads one column.
+func (a *intervalAlgorithm) Kind() StrategyKind { return StrategyStandard }
+
+// Domain is the date-times of the windows: samples at the start, middle
+// and end of each.
+func (a *intervalAlgorithm) Domain() (Domain, string) {
+	return Domain{Kind: DomainTime, Layout: a.layout, lo: a.starts[0], hi: a.end, times: func() []time.Time {
+		var out []time.Time
+		for i, s := range a.starts {
+			end := a.windowEnd(i)
+			out = append(out, s, s.Add(end.Sub(s)/2), end.Add(-time.Second))
+		}
+		return out
+	}}, ""
+}
+
+// Kind is standard: AUTO_INTERVAL reads one column.
+func (a *autoIntervalAlgorithm) Kind() StrategyKind { return StrategyStandard }
+
+// Domain is the date-times of the partitions: partition 0 ends at lower,
+// each later one is sharding-seconds wide; samples an hour before lower
+// and at the start, middle and end of each.
+func (a *autoIntervalAlgorithm) Domain() (Domain, string) {
+	step := time.Duration(a.seconds) * time.Second
+	return Domain{Kind: DomainTime, Layout: "2006-01-02 15:04:05", lo: a.lower.Add(-step), hi: a.lower.Add(time.Duration(a.amount-1) * step), times: func() []time.Time {
+		out := []time.Time{a.lower.Add(-time.Hour)}
+		for k := int64(0); k < a.amount; k++ {
+			s := a.lower.Add(time.Duration(k) * step)
+			out = append(out, s, s.Add(step/2), s.Add(step-time.Second))
+		}
+		return out
+	}}, ""
+}
+
+// routeValues and routeRange are the Algorithm methods (by value, see
+// routeCtx) over values and rangeOf.
+func (a *intervalAlgorithm) routeValues(c routeCtx, values []Value) (routeCtx, error) {
+	err := a.values(&c, values)
+	return c, err
+}
+
+func (a *intervalAlgorithm) routeRange(c routeCtx, r *Range) (routeCtx, error) {
+	err := a.rangeOf(&c, r)
+	return c, err
+}
+
+// routeValues and routeRange are the Algorithm methods (by value, see
+// routeCtx) over values and rangeOf.
+func (a *autoIntervalAlgorithm) routeValues(c routeCtx, values []Value) (routeCtx, error) {
+	err := a.values(&c, values)
+	return c, err
+}
+
+func (a *autoIntervalAlgorithm) routeRange(c routeCtx, r *Range) (routeCtx, error) {
+	err := a.rangeOf(&c, r)
+	return c, err
 }

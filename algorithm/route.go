@@ -1,4 +1,4 @@
-package config
+package algorithm
 
 import (
 	"fmt"
@@ -10,13 +10,14 @@ import (
 
 // routeCtx collects the targets one Route call selects, as a bit set over
 // available, so the result keeps available's order without sorting and,
-// for up to 256 targets, without allocating. It lives on Route's stack.
+// for up to 256 targets, without allocating. It lives on Route's stack:
+// the Algorithm methods take and return it by value, because a pointer
+// passed through an interface would move it to the heap on every route.
 type routeCtx struct {
 	s         *Strategy
 	available []string
 	small     [4]uint64 // the set for up to 256 targets
 	big       []uint64  // the set above 256 targets
-	buf       [64]byte  // scratch for evaluated target names
 	missing   TargetMode
 }
 
@@ -69,7 +70,8 @@ func (c *routeCtx) addName(name []byte) bool {
 // ShardingSphere's DataNodeInfo does. A number with no such target in
 // available adds nothing (its data node is on another data source).
 func (c *routeCtx) addSuffix(n int64, minWidth int) {
-	b := append(c.buf[:0], c.s.prefix...)
+	var buf [64]byte
+	b := append(buf[:0], c.s.prefix...)
 	var digits [20]byte
 	d := strconv.AppendInt(digits[:0], n, 10)
 	width := max(c.s.suffixLen, minWidth)
@@ -124,48 +126,27 @@ func (c *routeCtx) result() []string {
 }
 
 // values routes exact values through the strategy's algorithm.
-func (c *routeCtx) values(values []Value) error {
-	switch a := c.s.Algorithm.(type) {
-	case *inlineAlgorithm:
-		return a.values(c, values)
-	case *modAlgorithm:
-		return a.values(c, values)
-	case *rangeAlgorithm:
-		return a.values(c, values)
-	case *intervalAlgorithm:
-		return a.values(c, values)
-	case *autoIntervalAlgorithm:
-		return a.values(c, values)
-	}
-	return errNotSupported("sharding algorithm %s (%s) cannot route values of %s", c.s.AlgorithmName, c.s.Algorithm.Type(), columnList(c.s.Columns))
+func (c *routeCtx) values(values []Value) (err error) {
+	*c, err = c.s.Algorithm.routeValues(*c, values)
+	return err
 }
 
 // rangeOf routes a range through the strategy's algorithm.
-func (c *routeCtx) rangeOf(r *Range) error {
-	switch a := c.s.Algorithm.(type) {
-	case *inlineAlgorithm:
-		return a.rangeOf(c)
-	case *modAlgorithm:
-		return a.rangeOf(c, r)
-	case *rangeAlgorithm:
-		return a.rangeOf(c, r)
-	case *intervalAlgorithm:
-		return a.rangeOf(c, r)
-	case *autoIntervalAlgorithm:
-		return a.rangeOf(c, r)
-	}
-	c.addAll()
-	return nil
+func (c *routeCtx) rangeOf(r *Range) (err error) {
+	*c, err = c.s.Algorithm.routeRange(*c, r)
+	return err
 }
 
 // complex routes a complex strategy; all reports that every target is
-// possible (a sharding column without a condition).
+// possible (a sharding column without a condition, or an algorithm that
+// cannot read several columns).
 func (c *routeCtx) complex(conds map[string]ColumnCondition) (all bool, err error) {
-	a, ok := c.s.Algorithm.(*inlineAlgorithm)
+	a, ok := c.s.Algorithm.(complexAlgorithm)
 	if !ok {
 		return true, nil
 	}
-	return a.complex(c, conds)
+	*c, all, err = a.routeComplex(*c, conds)
+	return all, err
 }
 
 func columnList(cols []string) string { return strings.Join(cols, ",") }

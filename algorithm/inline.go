@@ -1,78 +1,10 @@
-package config
+package algorithm
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
-
-// Algorithm type names shardflake implements.
-const (
-	AlgInline        = "INLINE"
-	AlgComplexInline = "COMPLEX_INLINE"
-	AlgHintInline    = "HINT_INLINE"
-	AlgMod           = "MOD"
-	AlgHashMod       = "HASH_MOD"
-	AlgBoundaryRange = "BOUNDARY_RANGE"
-	AlgVolumeRange   = "VOLUME_RANGE"
-	AlgInterval      = "INTERVAL"
-	AlgAutoInterval  = "AUTO_INTERVAL"
-)
-
-// propError is a bad or missing algorithm prop; the loader adds the line.
-type propError struct {
-	Prop   string // the prop's key; "" for the algorithm as a whole
-	Reason string
-}
-
-func (e *propError) Error() string {
-	if e.Prop == "" {
-		return e.Reason
-	}
-	return e.Prop + ": " + e.Reason
-}
-
-func propErrorf(prop, format string, args ...any) error {
-	return &propError{Prop: prop, Reason: fmt.Sprintf(format, args...)}
-}
-
-// algorithmBase holds what every algorithm keeps: its type and props.
-type algorithmBase struct {
-	typ   string
-	props map[string]string
-}
-
-// Type returns the ShardingSphere type name.
-func (a *algorithmBase) Type() string { return a.typ }
-
-// Props returns the props as written; the map must not be modified.
-func (a *algorithmBase) Props() map[string]string { return a.props }
-
-// checkProps reports a prop the algorithm does not know.
-func checkProps(props map[string]string, known ...string) error {
-	for k := range props {
-		found := false
-		for _, kn := range known {
-			if k == kn {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return propErrorf(k, "unknown prop (known: %s)", strings.Join(known, ", "))
-		}
-	}
-	return nil
-}
-
-func propBool(props map[string]string, key string) (bool, error) {
-	switch strings.ToLower(strings.TrimSpace(props[key])) {
-	case "", "false":
-		return false, nil
-	case "true":
-		return true, nil
-	}
-	return false, propErrorf(key, "want true or false, got %q", props[key])
-}
 
 // inlineAlgorithm is INLINE, COMPLEX_INLINE and HINT_INLINE: a compiled
 // inline expression whose text is the target name.
@@ -162,7 +94,8 @@ func (a *inlineAlgorithm) values(c *routeCtx, values []Value) error {
 // target evaluates the expression for one set of column values and selects
 // the target it names, which must be in available.
 func (a *inlineAlgorithm) target(c *routeCtx, vars []val, v Value) error {
-	name, err := a.expr.appendEval(c.buf[:0], vars)
+	var buf [64]byte
+	name, err := a.expr.appendEval(buf[:0], vars)
 	if err != nil {
 		return c.routeError(v, fmt.Sprintf("%s: %v", a.expr.src, err))
 	}
@@ -176,7 +109,7 @@ func (a *inlineAlgorithm) target(c *routeCtx, vars []val, v Value) error {
 	return nil
 }
 
-func (a *inlineAlgorithm) rangeOf(c *routeCtx) error {
+func (a *inlineAlgorithm) rangeOf(c *routeCtx, _ *Range) error {
 	if !a.allowRange {
 		return errNotSupported("sharding algorithm %s (%s) on %s cannot route a range query: set %s: true to scan every data node",
 			c.s.AlgorithmName, a.typ, columnList(c.s.Columns), propAllowRange)
@@ -201,7 +134,7 @@ func (a *inlineAlgorithm) complex(c *routeCtx, conds map[string]ColumnCondition)
 		case !ok || cond.Values == nil && cond.Range == nil:
 			return true, nil
 		case cond.Values == nil:
-			if err := a.rangeOf(c); err != nil {
+			if err := a.rangeOf(c, cond.Range); err != nil {
 				return false, err
 			}
 			return true, nil
@@ -243,4 +176,93 @@ func (a *inlineAlgorithm) complex(c *routeCtx, conds map[string]ColumnCondition)
 			return false, nil
 		}
 	}
+}
+
+// Kind is complex for COMPLEX_INLINE, hint for HINT_INLINE, else standard.
+func (a *inlineAlgorithm) Kind() StrategyKind {
+	switch a.typ {
+	case AlgComplexInline:
+		return StrategyComplex
+	case AlgHintInline:
+		return StrategyHint
+	}
+	return StrategyStandard
+}
+
+// Domain is the integers when the expression computes with its columns;
+// an expression that uses a column as text cannot be sampled.
+func (a *inlineAlgorithm) Domain() (Domain, string) {
+	if !a.expr.numeric() {
+		return Domain{}, fmt.Sprintf("expression %s uses its column as text, not as a number", a.expr.src)
+	}
+	return Domain{Kind: DomainInt}, ""
+}
+
+// CheckColumns checks that the expression (and COMPLEX_INLINE's
+// sharding-columns) read only the strategy's columns.
+func (a *inlineAlgorithm) CheckColumns(columns []string) error {
+	for _, v := range a.expr.vars {
+		if !slices.Contains(columns, v) {
+			return fmt.Errorf("expression %q reads %s, which is not the strategy's sharding column (%s)", a.expr.src, v, strings.Join(columns, ","))
+		}
+	}
+	for _, c := range a.columns {
+		if !slices.Contains(columns, c) {
+			return fmt.Errorf("sharding-columns %s differ from the strategy's shardingColumns %s", strings.Join(a.columns, ","), strings.Join(columns, ","))
+		}
+	}
+	return nil
+}
+
+// numeric reports whether every column the expression reads is an operand
+// of arithmetic or .hashCode(), so sampling it with integers is meaningful.
+func (t *template) numeric() bool {
+	for _, p := range t.parts {
+		if p.node != nil && !p.node.numericUse(false) {
+			return false
+		}
+	}
+	return true
+}
+
+func (n *exprNode) numericUse(inArith bool) bool {
+	switch n.op {
+	case opVar:
+		return inArith
+	case opInt, opStr:
+		return true
+	case opHash:
+		return n.a.numericUse(true)
+	case opAdd:
+		text := n.a.op == opStr || n.b.op == opStr
+		return n.a.numericUse(!text) && n.b.numericUse(!text)
+	case opNeg, opAbs:
+		return n.a.numericUse(true)
+	}
+	ok := true
+	if n.a != nil {
+		ok = ok && n.a.numericUse(true)
+	}
+	if n.b != nil {
+		ok = ok && n.b.numericUse(true)
+	}
+	return ok
+}
+
+// routeValues and routeRange are the Algorithm methods (by value, see
+// routeCtx) over values and rangeOf.
+func (a *inlineAlgorithm) routeValues(c routeCtx, values []Value) (routeCtx, error) {
+	err := a.values(&c, values)
+	return c, err
+}
+
+func (a *inlineAlgorithm) routeRange(c routeCtx, r *Range) (routeCtx, error) {
+	err := a.rangeOf(&c, r)
+	return c, err
+}
+
+// routeComplex is the complexAlgorithm method (by value) over complex.
+func (a *inlineAlgorithm) routeComplex(c routeCtx, conds map[string]ColumnCondition) (routeCtx, bool, error) {
+	all, err := a.complex(&c, conds)
+	return c, all, err
 }

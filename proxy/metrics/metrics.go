@@ -1,7 +1,6 @@
-package proxy
+package metrics
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,21 +8,22 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/shardflake/shardflake/config"
-	"github.com/shardflake/shardflake/proxy/traffic"
 	"github.com/shardflake/shardflake/router"
 )
 
 // Metrics is the proxy's Prometheus instrumentation and slow-statement
-// log. It is an Observer (pass it as Config.Observer) and owns a private
-// registry: nothing is registered globally, so tests and several proxies
-// in one process do not collide. OpsServer serves the registry on
-// /metrics and adds the collectors that read a Server at scrape time
-// (pools, key generators).
+// log. It is an Observer (pass it as proxy.Config.Observer) and owns a
+// private registry: nothing is registered globally, so tests and several
+// proxies in one process do not collide. proxy.OpsServer serves the
+// registry on /metrics and adds, through Attach, the collectors that read
+// a server at scrape time (pools, key generators).
 //
 // Every label value is bounded by the rules file: statement kind, route
 // type, result, data source and physical table names from the rules, and
@@ -39,28 +39,29 @@ type Metrics struct {
 	latency    [numKinds][numRoutes]prometheus.Observer
 	fanout     [numKinds][numRoutes]prometheus.Observer
 	slowCount  [numKinds][numRoutes]prometheus.Counter
-	// hits has a counter per data node the rules name (sharded tables'
-	// data nodes, broadcast tables on every data source); other is the
-	// per-data-source counter for tables without rules.
-	hits      map[config.DataNode]prometheus.Counter
-	hitsOther map[string]prometheus.Counter
-	dsLatency map[string]prometheus.Observer
-	dsErrors  map[string]prometheus.Counter
+	// series are the children that follow the rules in force (data
+	// nodes, data sources), replaced whole by a reload
+	// (reload.go); the vectors they come from stay.
+	series    atomic.Pointer[ruleSeries]
+	hitsVec   *prometheus.CounterVec
+	dsLatVec  *prometheus.HistogramVec
+	dsErrVec  *prometheus.CounterVec
+	nodesInfo *prometheus.GaugeVec
 
 	errors      *prometheus.CounterVec
 	clients     prometheus.Gauge
 	accepted    prometheus.Counter
 	panics      prometheus.Counter
 	rateLimited prometheus.Counter
-	// rulesInfo and reloads follow the rules in force (metrics_reload.go).
+	// rulesInfo and reloads follow the rules in force (reload.go).
 	rulesInfo *prometheus.GaugeVec
 	reloads   *prometheus.CounterVec
 
-	attached bool // OpsServer added the Server's collectors
+	attached bool // Attach added a server's collectors
 }
 
-// MetricsOptions tune NewMetrics.
-type MetricsOptions struct {
+// Options tune New.
+type Options struct {
 	// Logger receives the slow-statement log; nil discards it.
 	Logger *slog.Logger
 	// RulesSource is the rules file's content, hashed into
@@ -128,20 +129,16 @@ var (
 	fanoutBuckets = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
 )
 
-// NewMetrics builds the instrumentation for a proxy serving rules.
-func NewMetrics(rules *config.Rules, opts MetricsOptions) *Metrics {
+// New builds the instrumentation for a proxy serving rules.
+func New(rules *config.Rules, opts Options) *Metrics {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
-		reg:       reg,
-		slow:      slowLog{threshold: rules.Server.SlowStatementThreshold, log: log},
-		hits:      map[config.DataNode]prometheus.Counter{},
-		hitsOther: map[string]prometheus.Counter{},
-		dsLatency: map[string]prometheus.Observer{},
-		dsErrors:  map[string]prometheus.Counter{},
+		reg:  reg,
+		slow: slowLog{threshold: rules.Server.SlowStatementThreshold, log: log},
 	}
 	statements := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shardflake_statements_total",
@@ -226,28 +223,17 @@ func NewMetrics(rules *config.Rules, opts MetricsOptions) *Metrics {
 			m.slowCount[k][r] = slow.WithLabelValues(kl, rl)
 		}
 	}
-	for _, ds := range rules.DataSources {
-		m.hitsOther[ds.Name] = hits.WithLabelValues(ds.Name, otherTable)
-		m.dsLatency[ds.Name] = dsLatency.WithLabelValues(ds.Name)
-		m.dsErrors[ds.Name] = dsErrors.WithLabelValues(ds.Name)
-		for _, bt := range rules.BroadcastTables {
-			n := config.DataNode{DataSource: ds.Name, Table: bt}
-			m.hits[n] = hits.WithLabelValues(n.DataSource, n.Table)
-		}
-	}
-	for _, t := range rules.Tables {
-		for _, n := range t.DataNodes {
-			m.hits[n] = hits.WithLabelValues(n.DataSource, n.Table)
-		}
-		nodes.WithLabelValues(t.Name).Set(float64(len(t.DataNodes)))
-	}
-	info.WithLabelValues(rules.DatabaseName, rulesDigest(rules, opts.RulesSource)).Set(1)
+	m.hitsVec, m.dsLatVec, m.dsErrVec, m.nodesInfo = hits, dsLatency, dsErrors, nodes
+	m.series.Store(m.newRuleSeries(rules))
+	info.WithLabelValues(rules.DatabaseName, RulesDigest(rules, opts.RulesSource)).Set(1)
 	return m
 }
 
-// rulesDigest identifies the rules file's content; "unknown" when it
-// cannot be read.
-func rulesDigest(rules *config.Rules, src []byte) string {
+// RulesDigest identifies the rules file's content (src, or the file when
+// src is nil) in shardflake_rules_info; the proxy's reloads and fleet
+// compare rules by the same digest. It is "unknown" when the file cannot
+// be read.
+func RulesDigest(rules *config.Rules, src []byte) string {
 	if src == nil {
 		b, err := os.ReadFile(rules.File)
 		if err != nil {
@@ -261,6 +247,25 @@ func rulesDigest(rules *config.Rules, src []byte) string {
 
 // Registry returns the registry the metrics live in, to serve or gather.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// ErrAttached is returned by Attach when the Metrics already describe a
+// server: one registry describes one proxy.
+var ErrAttached = errors.New("proxy: these Metrics are already attached to a server")
+
+// Attach registers the collectors that read a server at scrape time
+// (pools, key generators, replicas, traffic limits, XA), once.
+func (m *Metrics) Attach(cs ...prometheus.Collector) error {
+	if m.attached {
+		return ErrAttached
+	}
+	for _, c := range cs {
+		if err := m.reg.Register(c); err != nil {
+			return err
+		}
+	}
+	m.attached = true
+	return nil
+}
 
 // ClientConnected counts a client connection that passed the handshake.
 func (m *Metrics) ClientConnected() {
@@ -296,6 +301,7 @@ func (m *Metrics) Statement(ev StatementEvent) {
 // (a join's tables) can repeat one.
 func (m *Metrics) countHits(routes []router.Route) int {
 	fan := 0
+	series := m.series.Load()
 	for i := range routes {
 		nodes := routes[i].Nodes
 		if len(nodes) == 0 {
@@ -310,11 +316,11 @@ func (m *Metrics) countHits(routes []router.Route) int {
 				}
 			}
 			fan++
-			if c, ok := m.hits[n]; ok {
+			if c, ok := series.hits[n]; ok {
 				c.Inc()
-			} else if c, ok := m.hits[config.DataNode{DataSource: n.DataSource, Table: strings.ToLower(n.Table)}]; ok {
+			} else if c, ok := series.hits[config.DataNode{DataSource: n.DataSource, Table: strings.ToLower(n.Table)}]; ok {
 				c.Inc()
-			} else if c, ok := m.hitsOther[n.DataSource]; ok {
+			} else if c, ok := series.hitsOther[n.DataSource]; ok {
 				c.Inc()
 			}
 		}
@@ -326,32 +332,21 @@ func (m *Metrics) countHits(routes []router.Route) int {
 // connection (the data source is down, the pool exhausted) counts as an
 // error but not in the latency, which it never reached.
 func (m *Metrics) Route(ev RouteEvent) {
-	noConn := false
-	if ev.Err != nil {
-		var dse *DataSourceError
-		noConn = errors.As(ev.Err, &dse) && !dse.Lost
-	}
-	if o, ok := m.dsLatency[ev.DataSource]; ok && !noConn {
+	series := m.series.Load()
+	if o, ok := series.dsLatency[ev.DataSource]; ok && !ev.Unreached {
 		o.Observe(ev.Duration.Seconds())
 	}
-	if ev.Err != nil && !isCancel(ev.Err) {
-		if c, ok := m.dsErrors[ev.DataSource]; ok {
+	if ev.Err != nil && !ev.Cancelled {
+		if c, ok := series.dsErrors[ev.DataSource]; ok {
 			c.Inc()
 		}
 	}
 }
 
-// isCancel reports whether a route ended because its statement was
-// cancelled (KILL, timeout, client gone), which is no fault of the data
-// source.
-func isCancel(err error) bool {
-	return errors.Is(err, ErrQueryInterrupted) || errors.Is(err, ErrStatementTimeout) || errors.Is(err, context.Canceled)
-}
-
 // Error counts an error packet sent to a client.
 func (m *Metrics) Error(code uint16) {
 	m.errors.WithLabelValues(strconv.Itoa(int(code))).Inc()
-	if code == traffic.CodeUserLimitReached || code == traffic.CodeTooManyUserConnections {
+	if code == mysql.ER_USER_LIMIT_REACHED || code == mysql.ER_TOO_MANY_USER_CONNECTIONS {
 		m.rateLimited.Inc()
 	}
 }

@@ -1,4 +1,4 @@
-package config
+package algorithm
 
 import (
 	"sort"
@@ -29,7 +29,7 @@ const (
 // define, so a typo is an error rather than an out-of-memory.
 const maxPartitions = 1 << 16
 
-func newBoundaryRangeAlgorithm(props map[string]string) (*rangeAlgorithm, error) {
+func newBoundaryRangeAlgorithm(_ string, props map[string]string) (*rangeAlgorithm, error) {
 	if err := checkProps(props, propShardingRanges); err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func newBoundaryRangeAlgorithm(props map[string]string) (*rangeAlgorithm, error)
 	return a, nil
 }
 
-func newVolumeRangeAlgorithm(props map[string]string) (*rangeAlgorithm, error) {
+func newVolumeRangeAlgorithm(_ string, props map[string]string) (*rangeAlgorithm, error) {
 	if err := checkProps(props, propRangeLower, propRangeUpper, propShardingVolume); err != nil {
 		return nil, err
 	}
@@ -136,4 +136,22 @@ func (a *rangeAlgorithm) rangeOf(c *routeCtx, r *Range) error {
 		c.addSuffix(p, 0)
 	}
 	return nil
+}
+
+// Kind is standard: the ranges read one column.
+func (a *rangeAlgorithm) Kind() StrategyKind { return StrategyStandard }
+
+// Domain is the integers around the boundaries.
+func (a *rangeAlgorithm) Domain() (Domain, string) { return rangedDomain(a.bounds), "" }
+
+// routeValues and routeRange are the Algorithm methods (by value, see
+// routeCtx) over values and rangeOf.
+func (a *rangeAlgorithm) routeValues(c routeCtx, values []Value) (routeCtx, error) {
+	err := a.values(&c, values)
+	return c, err
+}
+
+func (a *rangeAlgorithm) routeRange(c routeCtx, r *Range) (routeCtx, error) {
+	err := a.rangeOf(&c, r)
+	return c, err
 }

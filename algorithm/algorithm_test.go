@@ -1,4 +1,4 @@
-package config
+package algorithm
 
 import (
 	"errors"
@@ -12,9 +12,9 @@ import (
 // targets like the table logical's data nodes.
 func testStrategy(t testing.TB, kind StrategyKind, typ string, props map[string]string, cols []string, logical string, targets []string) *Strategy {
 	t.Helper()
-	a, err := newAlgorithm(typ, props)
+	a, err := New(typ, props)
 	if err != nil {
-		t.Fatalf("newAlgorithm(%s, %v): %v", typ, props, err)
+		t.Fatalf("New(%s, %v): %v", typ, props, err)
 	}
 	s := &Strategy{Kind: kind, Columns: cols, AlgorithmName: strings.ToLower(typ), Algorithm: a}
 	s.prefix, s.suffixLen = dataNodeInfo(logical, targets)
@@ -172,7 +172,7 @@ func TestRangeAlgorithms(t *testing.T) {
 		{"upper", eq(int64(45)), []string{"t_5"}, ""},
 		{"range", between(int64(25), int64(41), true, true), []string{"t_2", "t_3", "t_4"}, ""},
 	})
-	if n := v.Algorithm.(autoAlgorithm).AutoTablesAmount(); n != 6 {
+	if n := v.Algorithm.(Auto).AutoTablesAmount(); n != 6 {
 		t.Errorf("VOLUME_RANGE 10..45 by 10: %d partitions, want 6", n)
 	}
 }
@@ -349,16 +349,16 @@ func TestAlgorithmPropErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ+" "+tt.wantProp+" "+tt.want, func(t *testing.T) {
-			_, err := newAlgorithm(tt.typ, tt.props)
-			var pe *propError
+			_, err := New(tt.typ, tt.props)
+			var pe *PropError
 			if !errors.As(err, &pe) || pe.Prop != tt.wantProp || !strings.Contains(pe.Reason, tt.want) {
 				t.Fatalf("newAlgorithm error = %v, want prop %s: %q", err, tt.wantProp, tt.want)
 			}
 		})
 	}
 	for _, typ := range []string{"CLASS_BASED", "FOO"} {
-		if _, err := newAlgorithm(typ, nil); err == nil {
-			t.Errorf("newAlgorithm(%s): no error", typ)
+		if _, err := New(typ, nil); err == nil {
+			t.Errorf("New(%s): no error", typ)
 		}
 	}
 }
@@ -412,34 +412,26 @@ func BenchmarkStrategyRoute(b *testing.B) {
 	bench("mod/range", mod, rng)
 }
 
-// TestRouteConcurrent routes from many goroutines at once: strategies are
-// shared, immutable snapshots (run with -race).
-func TestRouteConcurrent(t *testing.T) {
-	r, err := Load("../rules.example.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := r.Table("t_order")
-	done := make(chan error)
-	for g := 0; g < 8; g++ {
-		go func(g int) {
-			for i := 0; i < 500; i++ {
-				u, o := int64(g*1000+i), int64(i*7)
-				nodes, err := tr.Route(map[string]ColumnCondition{"user_id": {Values: []Value{u}}, "order_id": {Values: []Value{o}}})
-				if err == nil && (len(nodes) != 1 || nodes[0].DataSource != fmt.Sprintf("ds_%d", u%2) || nodes[0].Table != fmt.Sprintf("t_order_%d", o%4)) {
-					err = fmt.Errorf("user %d order %d -> %v", u, o, nodes)
-				}
-				if err != nil {
-					done <- err
-					return
-				}
+// TestRouteAllocs: routing a value through the Algorithm interface keeps
+// the target set on the stack (the methods take it by value), as the type
+// switches did.
+func TestRouteAllocs(t *testing.T) {
+	tables := names("t_order_", 4)
+	one := eq(int64(1234567))
+	for _, tt := range []struct {
+		typ   string
+		props map[string]string
+	}{
+		{AlgInline, map[string]string{"algorithm-expression": "t_order_${k % 4}"}},
+		{AlgMod, map[string]string{"sharding-count": "4"}},
+	} {
+		s := testStrategy(t, StrategyStandard, tt.typ, tt.props, []string{"k"}, "t_order", tables)
+		if n := testing.AllocsPerRun(100, func() {
+			if _, err := s.Route(tables, one); err != nil {
+				t.Fatal(err)
 			}
-			done <- nil
-		}(g)
-	}
-	for g := 0; g < 8; g++ {
-		if err := <-done; err != nil {
-			t.Error(err)
+		}); n != 0 {
+			t.Errorf("%s: %v allocations per Route, want 0", tt.typ, n)
 		}
 	}
 }

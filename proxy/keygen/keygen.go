@@ -1,4 +1,4 @@
-package proxy
+package keygen
 
 import (
 	"context"
@@ -42,10 +42,10 @@ func keygenBuilders() map[string]keygenBuilder {
 	}
 }
 
-// KeyGenerators builds the rules file's key generators, keyed by name as
+// Open builds the rules file's key generators, keyed by name as
 // router.New wants them. close stops them (etcd leases, high-water marks,
 // ticket and segment connections) and must be called on shutdown.
-func KeyGenerators(ctx context.Context, rules *config.Rules) (gens map[string]idgen.KeyGenerator, close func() error, err error) {
+func Open(ctx context.Context, rules *config.Rules) (gens map[string]idgen.KeyGenerator, close func() error, err error) {
 	gens = map[string]idgen.KeyGenerator{}
 	var closers []func() error
 	close = func() error {
@@ -112,11 +112,12 @@ func openStore(raw string, st idgen.StoreConfig, conns int, multi bool) (*sql.DB
 	if st.Password != "" {
 		ds.Password = st.Password
 	}
-	return openDataSource(ds, st.FetchTimeout, conns, multi)
+	return OpenDataSource(ds, st.FetchTimeout, conns, multi)
 }
 
-// openDataSource opens a database/sql handle on one data source.
-func openDataSource(ds config.DataSource, timeout time.Duration, conns int, multi bool) (*sql.DB, string, error) {
+// OpenDataSource opens a database/sql handle on one data source (the XA
+// recovery uses it too).
+func OpenDataSource(ds config.DataSource, timeout time.Duration, conns int, multi bool) (*sql.DB, string, error) {
 	c := mysql.NewConfig()
 	c.User, c.Passwd = ds.User, ds.Password
 	c.Net, c.Addr = "tcp", net.JoinHostPort(ds.Host, strconv.Itoa(ds.Port))
@@ -134,8 +135,8 @@ func openDataSource(ds config.DataSource, timeout time.Duration, conns int, mult
 	return db, c.Addr + "/" + ds.Database, nil
 }
 
-// keyTables lists the tables whose keyGenerateStrategy names generator.
-func keyTables(rules *config.Rules, generator string) []*config.TableRule {
+// Tables lists the tables whose keyGenerateStrategy names generator.
+func Tables(rules *config.Rules, generator string) []*config.TableRule {
 	var out []*config.TableRule
 	for _, name := range slices.Sorted(maps.Keys(rules.Tables)) {
 		if t := rules.Tables[name]; t.KeyGenerator == generator && t.KeyColumn != "" {
@@ -145,10 +146,10 @@ func keyTables(rules *config.Rules, generator string) []*config.TableRule {
 	return out
 }
 
-// tableMax returns MAX(key column) over every physical table of tables,
+// TableMax returns MAX(key column) over every physical table of tables,
 // 0 when all are empty. A physical table that does not exist yet counts as
 // empty.
-func tableMax(ctx context.Context, rules *config.Rules, tables []*config.TableRule) (int64, error) {
+func TableMax(ctx context.Context, rules *config.Rules, tables []*config.TableRule) (int64, error) {
 	dbs := map[string]*sql.DB{}
 	defer func() {
 		for _, db := range dbs {
@@ -165,7 +166,7 @@ func tableMax(ctx context.Context, rules *config.Rules, tables []*config.TableRu
 					return 0, fmt.Errorf("data source %s of %s is not in dataSources", dn.DataSource, t.Name)
 				}
 				var err error
-				if db, _, err = openDataSource(*ds, 5*time.Second, 2, false); err != nil {
+				if db, _, err = OpenDataSource(*ds, 5*time.Second, 2, false); err != nil {
 					return 0, err
 				}
 				dbs[dn.DataSource] = db
@@ -199,9 +200,14 @@ func dataSourceByName(rules *config.Rules, name string) *config.DataSource {
 // tableGuard is the idgen.Guard of a generator: MAX(key) over the tables
 // it fills, nil when no table uses it.
 func tableGuard(rules *config.Rules, generator string) idgen.Guard {
-	tables := keyTables(rules, generator)
+	tables := Tables(rules, generator)
 	if len(tables) == 0 {
 		return nil
 	}
-	return func(ctx context.Context) (int64, error) { return tableMax(ctx, rules, tables) }
+	return func(ctx context.Context) (int64, error) { return TableMax(ctx, rules, tables) }
+}
+
+// quoteName quotes a table or column name for SQL.
+func quoteName(name string) string {
+	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }

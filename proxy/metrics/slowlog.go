@@ -1,4 +1,4 @@
-package proxy
+package metrics
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func (l slowLog) record(ev StatementEvent, fanout int) {
 	if !l.log.Enabled(context.Background(), slog.LevelWarn) {
 		return
 	}
-	fp, digest := fingerprint(ev.SQL)
+	fp, digest := Fingerprint(ev.SQL)
 	attrs := []slog.Attr{
 		slog.Uint64("conn", uint64(ev.ConnID)),
 		slog.String("kind", kindLabels[kindIndex(ev.Kind)]),
@@ -46,10 +46,10 @@ func (l slowLog) record(ev StatementEvent, fanout int) {
 	l.log.LogAttrs(context.Background(), slog.LevelWarn, "slow statement", attrs...)
 }
 
-// fingerprint returns a statement's normalized text (TiDB's digester:
+// Fingerprint returns a statement's normalized text (TiDB's digester:
 // keywords lower case, literals ?, lists (...), comments dropped) and the
 // hex digest of it.
-func fingerprint(sql string) (fp, digest string) {
+func Fingerprint(sql string) (fp, digest string) {
 	fp = parser.Normalize(sql, "ON")
 	digest = parser.DigestNormalized(fp).String()
 	if len(fp) > maxFingerprint {
