@@ -146,6 +146,27 @@ func (e *InternalError) Error() string { return "internal error: " + e.Msg }
 // sees: a MySQL error number, SQLSTATE and message. A backend's own error
 // passes through unchanged.
 func mysqlError(err error) *mysql.MyError {
+	if m := wrapperError(err); m != nil {
+		return m
+	}
+	var (
+		my *mysql.MyError
+		re *router.Error
+	)
+	switch {
+	case errors.As(err, &my):
+		return my
+	case errors.As(err, &re):
+		return &mysql.MyError{Code: re.Code, State: state(re.State), Message: re.Message}
+	}
+	code, st := catalogCode(err)
+	return &mysql.MyError{Code: code, State: st, Message: err.Error()}
+}
+
+// wrapperError answers the errors that wrap another and say more than it
+// (the cause, or another proxy's answer, decides the number); nil for
+// any other error.
+func wrapperError(err error) *mysql.MyError {
 	var gke *GeneratedKeyError
 	if errors.As(err, &gke) {
 		m := mysqlError(gke.Err)
@@ -170,32 +191,30 @@ func mysqlError(err error) *mysql.MyError {
 		}
 		return &mysql.MyError{Code: m.Code, State: m.State, Message: ce.Error()}
 	}
+	return nil
+}
+
+// catalogCode is the number and SQLSTATE of one of the proxy's own
+// errors; 1105 (ER_UNKNOWN_ERROR) for an error it does not know.
+func catalogCode(err error) (code uint16, st string) {
 	var (
-		my   *mysql.MyError
-		re   *router.Error
-		udb  *UnknownDatabaseError
-		ns   *NotSupportedError
-		dse  *DataSourceError
-		mse  *MultiSourceError
-		ute  *UnknownThreadError
-		kde  *KillDeniedError
-		use  *UnknownStmtError
-		pe   *ParseError
-		nsr  *NoShardingRuleError
-		mns  *merge.NotSupportedError
-		sre  *merge.ScatterRowsError
-		mme  *merge.MemoryError
-		tle  *traffic.LimitError
-		tre  *traffic.RuleError
-		pve  *PrivilegeError
-		code uint16
-		st   string
+		udb *UnknownDatabaseError
+		ns  *NotSupportedError
+		dse *DataSourceError
+		mse *MultiSourceError
+		ute *UnknownThreadError
+		kde *KillDeniedError
+		use *UnknownStmtError
+		pe  *ParseError
+		nsr *NoShardingRuleError
+		mns *merge.NotSupportedError
+		sre *merge.ScatterRowsError
+		mme *merge.MemoryError
+		tle *traffic.LimitError
+		tre *traffic.RuleError
+		pve *PrivilegeError
 	)
 	switch {
-	case errors.As(err, &my):
-		return my
-	case errors.As(err, &re):
-		return &mysql.MyError{Code: re.Code, State: state(re.State), Message: re.Message}
 	case errors.Is(err, ErrTooManyConnections):
 		code, st = mysql.ER_CON_COUNT_ERROR, "08004"
 	case errors.Is(err, ErrStatementTimeout):
@@ -245,7 +264,7 @@ func mysqlError(err error) *mysql.MyError {
 	default:
 		code, st = mysql.ER_UNKNOWN_ERROR, "HY000"
 	}
-	return &mysql.MyError{Code: code, State: st, Message: err.Error()}
+	return code, st
 }
 
 func state(s string) string {

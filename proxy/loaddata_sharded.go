@@ -218,14 +218,6 @@ func (s *Session) prepareLoad(ctx context.Context, st *ast.LoadDataStmt, rule *c
 	for i, n := range rule.DataNodes {
 		t.nodes[n] = i
 	}
-	field := func(name string) int {
-		for i, n := range names {
-			if n == name {
-				return i
-			}
-		}
-		return -1
-	}
 	set := map[string]ast.ExprNode{}
 	for _, as := range st.ColumnAssignments {
 		set[as.Column.Name.L] = as.Expr
@@ -233,7 +225,7 @@ func (s *Session) prepareLoad(ctx context.Context, st *ast.LoadDataStmt, rule *c
 	keyCol := strings.ToLower(rule.KeyColumn)
 	if keyCol != "" {
 		if _, inSet := set[keyCol]; !inSet {
-			if i := field(keyCol); i >= 0 {
+			if i := fieldIndex(names, keyCol); i >= 0 {
 				t.nullKey = i
 			} else if gen := s.srv.keys[rule.KeyGenerator]; gen != nil {
 				t.gen, t.keyCol = gen, keyCol
@@ -241,32 +233,62 @@ func (s *Session) prepareLoad(ctx context.Context, st *ast.LoadDataStmt, rule *c
 		}
 	}
 	for _, col := range rule.ShardingColumns() {
-		sc := loadShard{col: col, field: -1, integer: integer[col]}
-		if e, ok := set[col]; ok {
-			switch x := e.(type) {
-			case *ast.VariableExpr:
-				if x.IsSystem || field("@"+strings.ToLower(x.Name)) < 0 {
-					return nil, &NotSupportedError{What: fmt.Sprintf("LOAD DATA into %s with SET %s = %s: the sharding column must come from the file, a @variable of the column list or a constant", rule.Name, col, exprText(e))}
-				}
-				sc.field = field("@" + strings.ToLower(x.Name))
-			case ast.ValueExpr:
-				switch v := x.GetValue().(type) {
-				case int64, uint64, string, float64:
-					sc.constant = v
-				default:
-					return nil, &NotSupportedError{What: fmt.Sprintf("LOAD DATA into %s with SET %s = %s: the sharding column must come from the file, a @variable of the column list or a constant", rule.Name, col, exprText(e))}
-				}
-			default:
-				return nil, &NotSupportedError{What: fmt.Sprintf("LOAD DATA into %s with SET %s = %s: the proxy cannot evaluate the expression to pick each row's data node; give the column in the column list, or SET it to a @variable or a constant", rule.Name, col, exprText(e))}
-			}
-		} else if i := field(col); i >= 0 {
-			sc.field = i
-		} else if !(col == keyCol && t.gen != nil) {
-			return nil, &NotSupportedError{What: fmt.Sprintf("LOAD DATA into %s without sharding column %s, which picks the data node of each row: name it in the column list", rule.Name, col)}
+		sc, err := t.shardSource(col, set, names, integer[col], keyCol)
+		if err != nil {
+			return nil, err
 		}
 		t.shard = append(t.shard, sc)
 	}
-	// The statement each batch runs, around the physical table's name.
+	if err := t.buildStatement(st, names); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// fieldIndex is the position of name in a LOAD DATA column list, or -1.
+func fieldIndex(names []string, name string) int {
+	for i, n := range names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// shardSource says where each row's value of sharding column col comes
+// from: a field of the file (names is the column list), a @variable of it
+// or a constant (set holds the SET assignments), or the key generator.
+func (t *loadTarget) shardSource(col string, set map[string]ast.ExprNode, names []string, integer bool, keyCol string) (loadShard, error) {
+	rule := t.rule
+	sc := loadShard{col: col, field: -1, integer: integer}
+	if e, ok := set[col]; ok {
+		switch x := e.(type) {
+		case *ast.VariableExpr:
+			if x.IsSystem || fieldIndex(names, "@"+strings.ToLower(x.Name)) < 0 {
+				return sc, &NotSupportedError{What: fmt.Sprintf("LOAD DATA into %s with SET %s = %s: the sharding column must come from the file, a @variable of the column list or a constant", rule.Name, col, exprText(e))}
+			}
+			sc.field = fieldIndex(names, "@"+strings.ToLower(x.Name))
+		case ast.ValueExpr:
+			switch v := x.GetValue().(type) {
+			case int64, uint64, string, float64:
+				sc.constant = v
+			default:
+				return sc, &NotSupportedError{What: fmt.Sprintf("LOAD DATA into %s with SET %s = %s: the sharding column must come from the file, a @variable of the column list or a constant", rule.Name, col, exprText(e))}
+			}
+		default:
+			return sc, &NotSupportedError{What: fmt.Sprintf("LOAD DATA into %s with SET %s = %s: the proxy cannot evaluate the expression to pick each row's data node; give the column in the column list, or SET it to a @variable or a constant", rule.Name, col, exprText(e))}
+		}
+	} else if i := fieldIndex(names, col); i >= 0 {
+		sc.field = i
+	} else if !(col == keyCol && t.gen != nil) {
+		return sc, &NotSupportedError{What: fmt.Sprintf("LOAD DATA into %s without sharding column %s, which picks the data node of each row: name it in the column list", rule.Name, col)}
+	}
+	return sc, nil
+}
+
+// buildStatement writes the statement each batch runs, around the
+// physical table's name: t.head before it, t.tail after it.
+func (t *loadTarget) buildStatement(st *ast.LoadDataStmt, names []string) error {
 	var head strings.Builder
 	head.WriteString("LOAD DATA LOCAL INFILE '" + loadInfileName + "'")
 	switch st.OnDuplicate {
@@ -310,12 +332,12 @@ func (s *Session) prepareLoad(ctx context.Context, st *ast.LoadDataStmt, rule *c
 		}
 		expr, err := restoreExpr(as.Expr)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		tail.WriteString(quoteName(as.Column.Name.O) + " = " + expr)
 	}
 	t.tail = tail.String()
-	return t, nil
+	return nil
 }
 
 func exprText(e ast.ExprNode) string {

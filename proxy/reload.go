@@ -278,29 +278,51 @@ var restartOnly = map[string]string{
 
 // diffRules lists what differs between the snapshot in force and rules.
 func (srv *Server) diffRules(ctx context.Context, old *snapshot, rules *config.Rules, force bool) []RulesChange {
-	var out []RulesChange
-	add := func(c RulesChange) {
-		if c.Applies == "" {
-			c.Applies = AppliesLive
-		}
-		out = append(out, c)
-	}
-	moves := func(c RulesChange, holds bool) {
-		switch {
-		case !holds:
-			c.Applies = AppliesLive
-		case force:
-			c.Applies = AppliesForced
-		default:
-			c.Applies = AppliesMoves
-		}
-		add(c)
-	}
+	d := &rulesDiff{srv: srv, force: force}
 	o := old.rules
 	if o.DatabaseName != rules.DatabaseName {
-		add(RulesChange{Kind: "database", Name: "databaseName", Old: o.DatabaseName, New: rules.DatabaseName, Applies: AppliesRestart, Note: "sessions use the old schema name"})
+		d.add(RulesChange{Kind: "database", Name: "databaseName", Old: o.DatabaseName, New: rules.DatabaseName, Applies: AppliesRestart, Note: "sessions use the old schema name"})
 	}
-	// server: settings, field by field.
+	d.settings(o, rules)
+	d.users(o, rules)
+	d.dataSources(o, rules)
+	d.tables(ctx, old, rules)
+	d.algorithmsAndGroups(o, rules)
+	return d.out
+}
+
+// rulesDiff collects the changes diffRules finds.
+type rulesDiff struct {
+	srv   *Server
+	force bool // the reload is forced: changes that move rows apply anyway
+	out   []RulesChange
+}
+
+// add records c, which applies live unless it says otherwise.
+func (d *rulesDiff) add(c RulesChange) {
+	if c.Applies == "" {
+		c.Applies = AppliesLive
+	}
+	d.out = append(d.out, c)
+}
+
+// moves records c, a change that would strand rows when holds (the
+// table holds rows): it applies live when nothing is held, else only
+// when forced.
+func (d *rulesDiff) moves(c RulesChange, holds bool) {
+	switch {
+	case !holds:
+		c.Applies = AppliesLive
+	case d.force:
+		c.Applies = AppliesForced
+	default:
+		c.Applies = AppliesMoves
+	}
+	d.add(c)
+}
+
+// settings compares the server: settings, field by field.
+func (d *rulesDiff) settings(o, rules *config.Rules) {
 	ov, nv := reflect.ValueOf(o.Server), reflect.ValueOf(rules.Server)
 	for i := 0; i < ov.NumField(); i++ {
 		f := ov.Type().Field(i)
@@ -311,89 +333,104 @@ func (srv *Server) diffRules(ctx context.Context, old *snapshot, rules *config.R
 		if note, ok := restartOnly[f.Name]; ok {
 			c.Applies, c.Note = AppliesRestart, note
 		}
-		add(c)
+		d.add(c)
 	}
-	// Users.
+}
+
+// users compares the users by name.
+func (d *rulesDiff) users(o, rules *config.Rules) {
 	ou, nu := usersByName(o.Server.Users), usersByName(rules.Server.Users)
 	for _, name := range unionKeys(ou, nu) {
 		a, b := ou[name], nu[name]
 		switch {
 		case a == nil:
-			add(RulesChange{Kind: "user", Name: name, New: "added"})
+			d.add(RulesChange{Kind: "user", Name: name, New: "added"})
 		case b == nil:
-			add(RulesChange{Kind: "user", Name: name, Old: "present", Note: "its sessions stay; new logins are refused"})
+			d.add(RulesChange{Kind: "user", Name: name, Old: "present", Note: "its sessions stay; new logins are refused"})
 		case a.Password != b.Password:
-			add(RulesChange{Kind: "user", Name: name, Old: "password", New: "new password"})
+			d.add(RulesChange{Kind: "user", Name: name, Old: "password", New: "new password"})
 		case !reflect.DeepEqual(a.Privileges, b.Privileges):
-			add(RulesChange{Kind: "user", Name: name, Old: fmt.Sprintf("%+v", a.Privileges), New: fmt.Sprintf("%+v", b.Privileges)})
+			d.add(RulesChange{Kind: "user", Name: name, Old: fmt.Sprintf("%+v", a.Privileges), New: fmt.Sprintf("%+v", b.Privileges)})
 		}
 	}
-	// Data sources.
+}
+
+// dataSources compares the data sources by name and the default one.
+func (d *rulesDiff) dataSources(o, rules *config.Rules) {
 	ods, nds := dataSourcesByName(o.DataSources), dataSourcesByName(rules.DataSources)
 	for _, name := range unionKeys(ods, nds) {
 		a, b := ods[name], nds[name]
 		switch {
 		case a == nil:
-			add(RulesChange{Kind: "data source", Name: name, New: dsAddr(*b) + "/" + b.Database, Note: "probed before the switch"})
+			d.add(RulesChange{Kind: "data source", Name: name, New: dsAddr(*b) + "/" + b.Database, Note: "probed before the switch"})
 		case b == nil:
-			add(RulesChange{Kind: "data source", Name: name, Old: dsAddr(*a) + "/" + a.Database, Note: "its pool closes when no session uses it"})
+			d.add(RulesChange{Kind: "data source", Name: name, Old: dsAddr(*a) + "/" + a.Database, Note: "its pool closes when no session uses it"})
 		case !reflect.DeepEqual(*a, *b):
-			add(RulesChange{Kind: "data source", Name: name, Old: dsAddr(*a) + "/" + a.Database, New: dsAddr(*b) + "/" + b.Database + " (new pool)", Note: "probed before the switch"})
+			d.add(RulesChange{Kind: "data source", Name: name, Old: dsAddr(*a) + "/" + a.Database, New: dsAddr(*b) + "/" + b.Database + " (new pool)", Note: "probed before the switch"})
 		}
 	}
 	if o.DefaultDataSource != rules.DefaultDataSource {
-		moves(RulesChange{Kind: "data source", Name: "defaultDataSource", Old: o.DefaultDataSource, New: rules.DefaultDataSource, Note: "tables without rules would be looked for on another data source"}, true)
+		d.moves(RulesChange{Kind: "data source", Name: "defaultDataSource", Old: o.DefaultDataSource, New: rules.DefaultDataSource, Note: "tables without rules would be looked for on another data source"}, true)
 	}
-	// Sharded tables.
+}
+
+// tables compares the sharded tables by name; a change that would move
+// rows asks the snapshot in force (old) whether the table holds any.
+func (d *rulesDiff) tables(ctx context.Context, old *snapshot, rules *config.Rules) {
+	o := old.rules
 	for _, name := range unionKeys(o.Tables, rules.Tables) {
 		a, b := o.Tables[name], rules.Tables[name]
 		switch {
 		case a == nil:
-			add(RulesChange{Kind: "table", Name: name, New: nodesText(b)})
+			d.add(RulesChange{Kind: "table", Name: name, New: nodesText(b)})
 		case b == nil:
-			moves(RulesChange{Kind: "table", Name: name, Old: nodesText(a), Note: "its rows stay on its data nodes, which the new rules do not read"}, srv.holdsRows(ctx, old, a))
+			d.moves(RulesChange{Kind: "table", Name: name, Old: nodesText(a), Note: "its rows stay on its data nodes, which the new rules do not read"}, d.srv.holdsRows(ctx, old, a))
 		default:
 			if nodesText(a) != nodesText(b) {
-				moves(RulesChange{Kind: "table", Name: name + " actualDataNodes", Old: nodesText(a), New: nodesText(b), Note: "its rows stay where the old data nodes put them"}, srv.holdsRows(ctx, old, a))
+				d.moves(RulesChange{Kind: "table", Name: name + " actualDataNodes", Old: nodesText(a), New: nodesText(b), Note: "its rows stay where the old data nodes put them"}, d.srv.holdsRows(ctx, old, a))
 			}
 			if sa, sb := strategyText(a.DatabaseStrategy), strategyText(b.DatabaseStrategy); sa != sb {
-				moves(RulesChange{Kind: "table", Name: name + " databaseStrategy", Old: sa, New: sb, Note: "rows would be looked for on other data sources"}, srv.holdsRows(ctx, old, a))
+				d.moves(RulesChange{Kind: "table", Name: name + " databaseStrategy", Old: sa, New: sb, Note: "rows would be looked for on other data sources"}, d.srv.holdsRows(ctx, old, a))
 			}
 			if sa, sb := strategyText(a.TableStrategy), strategyText(b.TableStrategy); sa != sb {
-				moves(RulesChange{Kind: "table", Name: name + " tableStrategy", Old: sa, New: sb, Note: "rows would be looked for in other tables"}, srv.holdsRows(ctx, old, a))
+				d.moves(RulesChange{Kind: "table", Name: name + " tableStrategy", Old: sa, New: sb, Note: "rows would be looked for in other tables"}, d.srv.holdsRows(ctx, old, a))
 			}
 			if a.KeyColumn != b.KeyColumn || a.KeyGenerator != b.KeyGenerator {
-				add(RulesChange{Kind: "table", Name: name + " keyGenerateStrategy", Old: a.KeyColumn + " " + a.KeyGenerator, New: b.KeyColumn + " " + b.KeyGenerator})
+				d.add(RulesChange{Kind: "table", Name: name + " keyGenerateStrategy", Old: a.KeyColumn + " " + a.KeyGenerator, New: b.KeyColumn + " " + b.KeyGenerator})
 			}
 		}
 	}
-	// Algorithms and key generators by name.
+}
+
+// algorithmsAndGroups compares the algorithms and key generators by
+// name, the broadcast tables, binding groups and read/write splitting
+// groups.
+func (d *rulesDiff) algorithmsAndGroups(o, rules *config.Rules) {
 	for _, name := range unionKeys(o.Algorithms, rules.Algorithms) {
 		a, b := algorithmText(o.Algorithms[name]), algorithmText(rules.Algorithms[name])
 		if a != b {
-			add(RulesChange{Kind: "algorithm", Name: name, Old: a, New: b, Note: "see the tables that use it"})
+			d.add(RulesChange{Kind: "algorithm", Name: name, Old: a, New: b, Note: "see the tables that use it"})
 		}
 	}
 	if !reflect.DeepEqual(o.KeyGenerators, rules.KeyGenerators) {
-		add(RulesChange{Kind: "key generators", Name: "keyGenerators", Old: fmt.Sprint(len(o.KeyGenerators)), New: fmt.Sprint(len(rules.KeyGenerators)), Applies: AppliesRestart, Note: "worker ids and leases are taken at start"})
+		d.add(RulesChange{Kind: "key generators", Name: "keyGenerators", Old: fmt.Sprint(len(o.KeyGenerators)), New: fmt.Sprint(len(rules.KeyGenerators)), Applies: AppliesRestart, Note: "worker ids and leases are taken at start"})
 	}
 	for _, t := range rules.BroadcastTables {
 		if !slices.Contains(o.BroadcastTables, t) {
-			add(RulesChange{Kind: "broadcast table", Name: t, New: "every data source"})
+			d.add(RulesChange{Kind: "broadcast table", Name: t, New: "every data source"})
 		}
 	}
 	for _, t := range o.BroadcastTables {
 		if !slices.Contains(rules.BroadcastTables, t) {
-			add(RulesChange{Kind: "broadcast table", Name: t, Old: "every data source"})
+			d.add(RulesChange{Kind: "broadcast table", Name: t, Old: "every data source"})
 		}
 	}
 	if !reflect.DeepEqual(o.BindingGroups, rules.BindingGroups) {
-		add(RulesChange{Kind: "binding tables", Name: "bindingTables", Old: fmt.Sprint(o.BindingGroups), New: fmt.Sprint(rules.BindingGroups)})
+		d.add(RulesChange{Kind: "binding tables", Name: "bindingTables", Old: fmt.Sprint(o.BindingGroups), New: fmt.Sprint(rules.BindingGroups)})
 	}
 	if !reflect.DeepEqual(o.ReadwriteGroups, rules.ReadwriteGroups) {
-		add(RulesChange{Kind: "readwrite splitting", Name: "!READWRITE_SPLITTING", Old: fmt.Sprint(len(o.ReadwriteGroups)), New: fmt.Sprint(len(rules.ReadwriteGroups)), Note: "replica pools and monitors start anew"})
+		d.add(RulesChange{Kind: "readwrite splitting", Name: "!READWRITE_SPLITTING", Old: fmt.Sprint(len(o.ReadwriteGroups)), New: fmt.Sprint(len(rules.ReadwriteGroups)), Note: "replica pools and monitors start anew"})
 	}
-	return out
 }
 
 // holdsRows reports whether table t holds a row on one of its data nodes

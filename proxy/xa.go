@@ -284,6 +284,32 @@ func (x *xaCoordinator) rollback(t *xaTxn) {
 // commit runs the commit protocol; info is the OK's warning text when a
 // branch is left pending.
 func (x *xaCoordinator) commit(ctx context.Context, t *xaTxn) (info string, err error) {
+	if t.writers() <= 1 {
+		return "", x.commitOnePhase(t)
+	}
+	if err := x.ensureTable(ctx, t.coord.pool); err != nil {
+		x.rollback(t)
+		return "", err
+	}
+	insertErr, err := x.prepare(t)
+	if err != nil {
+		return "", err
+	}
+	x.fail(failAfterPrepareAll)
+	if err := x.decide(t, insertErr); err != nil {
+		return "", err
+	}
+	x.fail(failAfterDecision)
+	if h := x.afterDecision; h != nil {
+		h()
+	}
+	defer x.done(t.gtrid)
+	return x.commitPrepared(t), nil
+}
+
+// writers counts the parts of t that wrote: the coordinator's own
+// transaction and each branch.
+func (t *xaTxn) writers() int {
 	writers := 0
 	if t.coordWrote {
 		writers++
@@ -293,16 +319,15 @@ func (x *xaCoordinator) commit(ctx context.Context, t *xaTxn) (info string, err 
 			writers++
 		}
 	}
-	if writers <= 1 {
-		return "", x.commitOnePhase(t)
-	}
-	if err := x.ensureTable(ctx, t.coord.pool); err != nil {
-		x.rollback(t)
-		return "", err
-	}
-	// Phase one: prepare the writers, commit the readers. The decision
-	// row is written into the coordinator's transaction meanwhile: it
-	// counts only once that transaction commits, after every prepare.
+	return writers
+}
+
+// prepare is phase one: prepare the writers, commit the readers. The
+// decision row is written into the coordinator's transaction meanwhile:
+// it counts only once that transaction commits, after every prepare;
+// insertErr is that INSERT's error. err is a writer's failure to prepare,
+// after which t is rolled back.
+func (x *xaCoordinator) prepare(t *xaTxn) (insertErr, err error) {
 	inserted := make(chan error, 1)
 	go func() {
 		_, err := t.coord.exec("INSERT INTO " + xaDecisions + " (gtrid, decision) VALUES (" + sqlString(t.gtrid) + ", 'commit')")
@@ -330,27 +355,33 @@ func (x *xaCoordinator) commit(ctx context.Context, t *xaTxn) (info string, err 
 		}
 		return nil
 	})
-	insertErr := <-inserted
+	insertErr = <-inserted
 	for i, e := range errs {
 		if e != nil && t.branches[i].wrote {
 			x.rollback(t)
-			return "", &CommitError{DataSource: t.branches[i].bc.pool.name, Err: e}
+			return insertErr, &CommitError{DataSource: t.branches[i].bc.pool.name, Err: e}
 		}
 	}
-	x.fail(failAfterPrepareAll)
-	// The decision, durable with the coordinator's own writes.
+	return insertErr, nil
+}
+
+// decide makes the commit decision durable with the coordinator's own
+// writes by committing its transaction (insertErr is the decision row's
+// INSERT error). When the coordinator does not answer, the outcome is in
+// doubt and the prepared branches are left to recovery.
+func (x *xaCoordinator) decide(t *xaTxn, insertErr error) error {
 	if err := insertErr; err != nil {
 		x.rollback(t)
 		if xaCode(err) == mysql.ER_DUP_ENTRY {
 			err = fmt.Errorf("XA transaction %s was rolled back by recovery before its commit decision: %w", t.gtrid, err)
 		}
-		return "", &CommitError{DataSource: t.coord.pool.name, Err: err}
+		return &CommitError{DataSource: t.coord.pool.name, Err: err}
 	}
 	if _, err := t.coord.exec("COMMIT"); err != nil {
 		if xaCode(err) != 0 && !t.coord.broken {
 			// The server answered: it did not commit.
 			x.rollback(t)
-			return "", &CommitError{DataSource: t.coord.pool.name, Err: err}
+			return &CommitError{DataSource: t.coord.pool.name, Err: err}
 		}
 		t.coord.broken = true
 		// A connection holding a prepared branch can start nothing
@@ -362,16 +393,17 @@ func (x *xaCoordinator) commit(ctx context.Context, t *xaTxn) (info string, err 
 		}
 		x.done(t.gtrid)
 		x.rec.wake()
-		return "", &XAInDoubtError{Gtrid: t.gtrid, Err: err}
+		return &XAInDoubtError{Gtrid: t.gtrid, Err: err}
 	}
-	x.fail(failAfterDecision)
-	if h := x.afterDecision; h != nil {
-		h()
-	}
-	defer x.done(t.gtrid)
-	// Phase two.
+	return nil
+}
+
+// commitPrepared is phase two, after the decision: XA COMMIT every
+// prepared branch. A branch that fails is left to recovery, and the
+// returned info (the OK's warning text) counts them; empty when none.
+func (x *xaCoordinator) commitPrepared(t *xaTxn) (info string) {
 	var committed atomic.Int32
-	errs = t.parallel(func(b *xaBranch) error {
+	errs := t.parallel(func(b *xaBranch) error {
 		if !b.prepared {
 			return nil
 		}
@@ -395,12 +427,12 @@ func (x *xaCoordinator) commit(ctx context.Context, t *xaTxn) (info string, err 
 	if pending > 0 {
 		x.pending.Add(int64(pending))
 		x.rec.wake()
-		return fmt.Sprintf(XAPendingWarning, t.gtrid, pending), nil
+		return fmt.Sprintf(XAPendingWarning, t.gtrid, pending)
 	}
 	// The decision is no longer needed: recovery deletes it in its next
 	// pass, batched, off the client's path.
 	x.rec.forget(t.coord.pool.name, t.gtrid)
-	return "", nil
+	return ""
 }
 
 // commitOnePhase commits a transaction where at most one data source

@@ -298,28 +298,9 @@ func (b *insertBinder) generates() bool {
 }
 
 func (b *insertBinder) bind(args []any) (*Plan, error) {
-	// Which rows get a generated key.
-	need := make([]bool, len(b.rows))
-	n := 0
-	if b.gen != nil {
-		for i, r := range b.rows {
-			if b.keyIdx < 0 || r.keyGen || (r.keyOK && r.keyOp.param >= 0 && argValue(args[r.keyOp.param]) == nil) {
-				need[i] = true
-				n++
-			}
-		}
-	}
-	keys, err := b.generate(n)
+	need, keys, rowKeys, n, err := b.generatedKeys(args)
 	if err != nil {
 		return nil, err
-	}
-	rowKeys := make([]algorithm.Value, len(b.rows))
-	k := 0
-	for i := range b.rows {
-		if need[i] {
-			rowKeys[i] = keys[k]
-			k++
-		}
 	}
 	// Route every row.
 	ti := b.target.info
@@ -327,51 +308,11 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 	byNode := map[int][]int{}
 	var order []int
 	conds := make(map[string]algorithm.ColumnCondition, len(b.shard))
-	for i, r := range b.rows {
-		for j, sc := range b.shard {
-			var v algorithm.Value
-			if r.ops[j].param == generatedKey || (sc.idx == b.keyIdx && need[i]) {
-				v = rowKeys[i]
-			} else {
-				v = r.ops[j].value(args)
-			}
-			conds[sc.name] = algorithm.ColumnCondition{Column: sc.name, Values: []algorithm.Value{v}}
-		}
-		set, err := ti.routeConds(conds, routeOpts{missing: algorithm.TargetRequired})
+	for i := range b.rows {
+		node, err := b.routeRow(i, conds, dbv, tv, need, rowKeys, args)
 		if err != nil {
-			return nil, errRouting(b.target.name, err)
+			return nil, err
 		}
-		if dbv != nil || tv != nil {
-			// The hint picks the data node, but a row it would put where
-			// its sharding values do not route would be lost to every
-			// later statement: they must agree.
-			hs, err := ti.routeConds(conds, routeOpts{db: dbv, table: tv, missing: algorithm.TargetRequired})
-			if err != nil {
-				return nil, errRouting(b.target.name, err)
-			}
-			own := set.first()
-			set.intersect(hs)
-			if set.count() == 0 && own >= 0 && hs.count() > 0 {
-				return nil, errNotSupported("row %d of the INSERT into %s (%s) belongs to data node %s, but the SHARDINGSPHERE_HINT values route it to %s: an INSERT's hint values must agree with its rows' sharding values", i+1, b.target.name, b.describe(conds), ti.rule.DataNodes[own], ti.rule.DataNodes[hs.first()])
-			}
-		}
-		switch set.count() {
-		case 1:
-		case 0:
-			if col := b.nullColumn(conds); col != "" {
-				// As MariaDB answers a NULL in a NOT NULL column (23000,
-				// which ORMs read as a constraint violation): a sharding
-				// column cannot hold NULL, no data node would have it.
-				return nil, newError(CodeBadNull, "23000", "Column '%s' cannot be null (row %d of the INSERT into %s: a NULL sharding value belongs to no data node)", col, i+1, b.target.name)
-			}
-			return nil, errNotSupported("row %d of the INSERT into %s (%s) matches no data node of the table", i+1, b.target.name, b.describe(conds))
-		default:
-			if len(b.shard) == 0 {
-				return nil, errNotSupported("row %d of the INSERT into %s could belong to %d data nodes: the table's hint strategy needs SHARDINGSPHERE_HINT values", i+1, b.target.name, set.count())
-			}
-			return nil, errNotSupported("row %d of the INSERT into %s (%s) could belong to %d data nodes; give every sharding column", i+1, b.target.name, b.describe(conds), set.count())
-		}
-		node := set.first()
 		if _, ok := byNode[node]; !ok {
 			order = append(order, node)
 		}
@@ -404,6 +345,84 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 		}
 	}
 	return plan, nil
+}
+
+// generatedKeys says which rows get a generated key (need), generates
+// the n keys, and gives each such row its key (rowKeys, by row).
+func (b *insertBinder) generatedKeys(args []any) (need []bool, keys, rowKeys []algorithm.Value, n int, err error) {
+	need = make([]bool, len(b.rows))
+	if b.gen != nil {
+		for i, r := range b.rows {
+			if b.keyIdx < 0 || r.keyGen || (r.keyOK && r.keyOp.param >= 0 && argValue(args[r.keyOp.param]) == nil) {
+				need[i] = true
+				n++
+			}
+		}
+	}
+	keys, err = b.generate(n)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	rowKeys = make([]algorithm.Value, len(b.rows))
+	k := 0
+	for i := range b.rows {
+		if need[i] {
+			rowKeys[i] = keys[k]
+			k++
+		}
+	}
+	return need, keys, rowKeys, n, nil
+}
+
+// routeRow picks the data node of row i from its sharding values,
+// which must agree with the hint values dbv and tv when there are any.
+// conds is scratch space, overwritten for each row.
+func (b *insertBinder) routeRow(i int, conds map[string]algorithm.ColumnCondition, dbv, tv []algorithm.Value, need []bool, rowKeys []algorithm.Value, args []any) (int, error) {
+	ti, r := b.target.info, &b.rows[i]
+	for j, sc := range b.shard {
+		var v algorithm.Value
+		if r.ops[j].param == generatedKey || (sc.idx == b.keyIdx && need[i]) {
+			v = rowKeys[i]
+		} else {
+			v = r.ops[j].value(args)
+		}
+		conds[sc.name] = algorithm.ColumnCondition{Column: sc.name, Values: []algorithm.Value{v}}
+	}
+	set, err := ti.routeConds(conds, routeOpts{missing: algorithm.TargetRequired})
+	if err != nil {
+		return 0, errRouting(b.target.name, err)
+	}
+	if dbv != nil || tv != nil {
+		// The hint picks the data node, but a row it would put where
+		// its sharding values do not route would be lost to every
+		// later statement: they must agree.
+		hs, err := ti.routeConds(conds, routeOpts{db: dbv, table: tv, missing: algorithm.TargetRequired})
+		if err != nil {
+			return 0, errRouting(b.target.name, err)
+		}
+		own := set.first()
+		set.intersect(hs)
+		if set.count() == 0 && own >= 0 && hs.count() > 0 {
+			return 0, errNotSupported("row %d of the INSERT into %s (%s) belongs to data node %s, but the SHARDINGSPHERE_HINT values route it to %s: an INSERT's hint values must agree with its rows' sharding values", i+1, b.target.name, b.describe(conds), ti.rule.DataNodes[own], ti.rule.DataNodes[hs.first()])
+		}
+	}
+	switch set.count() {
+	case 1:
+	case 0:
+		if col := b.nullColumn(conds); col != "" {
+			// As MariaDB answers a NULL in a NOT NULL column (23000,
+			// which ORMs read as a constraint violation): a sharding
+			// column cannot hold NULL, no data node would have it.
+			return 0, newError(CodeBadNull, "23000", "Column '%s' cannot be null (row %d of the INSERT into %s: a NULL sharding value belongs to no data node)", col, i+1, b.target.name)
+		}
+		return 0, errNotSupported("row %d of the INSERT into %s (%s) matches no data node of the table", i+1, b.target.name, b.describe(conds))
+	default:
+		if len(b.shard) == 0 {
+			return 0, errNotSupported("row %d of the INSERT into %s could belong to %d data nodes: the table's hint strategy needs SHARDINGSPHERE_HINT values", i+1, b.target.name, set.count())
+		}
+		return 0, errNotSupported("row %d of the INSERT into %s (%s) could belong to %d data nodes; give every sharding column", i+1, b.target.name, b.describe(conds), set.count())
+	}
+	return set.first(), nil
 }
 
 func (b *insertBinder) describe(conds map[string]algorithm.ColumnCondition) string {

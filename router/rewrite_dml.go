@@ -79,46 +79,18 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 			lifted = a.lift(sel)
 		}
 	case *ast.UpdateStmt:
-		if err := a.walkWith(s.With, nil); err != nil {
+		var err error
+		if top, err = d.walkUpdate(s); err != nil {
 			return err
 		}
-		top = a.newScope(nil, false)
-		if err := a.walkFrom(s.TableRefs.TableRefs, top, false, true); err != nil {
-			return err
-		}
-		if s.Where != nil {
-			top.conds = append(top.conds, s.Where)
-		}
-		exprs := []ast.ExprNode{s.Where}
-		for _, as := range s.List {
-			exprs = append(exprs, as.Expr)
-		}
-		if err := a.walkExprs(top, exprs, orderExprs(s.Order), limitExprs(s.Limit)); err != nil {
-			return err
-		}
-		d.orderLimit = s.Order != nil || s.Limit != nil
 		where = s.Where
-		if err := d.markUpdated(top, s); err != nil {
-			return err
-		}
 	case *ast.DeleteStmt:
-		if err := a.walkWith(s.With, nil); err != nil {
+		var err error
+		if top, err = d.walkDelete(s); err != nil {
 			return err
 		}
-		top = a.newScope(nil, false)
-		if err := a.walkFrom(s.TableRefs.TableRefs, top, false, true); err != nil {
-			return err
-		}
-		if s.Where != nil {
-			top.conds = append(top.conds, s.Where)
-		}
-		if err := a.walkExprs(top, []ast.ExprNode{s.Where}, orderExprs(s.Order), limitExprs(s.Limit)); err != nil {
-			return err
-		}
-		d.orderLimit = s.Order != nil || s.Limit != nil
 		where = s.Where
 		aliases = s.IsMultiTable
-		markDeleted(a, top, s)
 	}
 	if a.system {
 		return nil
@@ -171,6 +143,58 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 		p.static = plan
 	}
 	return nil
+}
+
+// walkUpdate analyzes an UPDATE: its WITH, its tables (the top scope it
+// returns), its WHERE, assignments, ORDER BY and LIMIT, and marks the
+// tables it changes.
+func (d *dmlBinder) walkUpdate(s *ast.UpdateStmt) (*scope, error) {
+	a := d.a
+	if err := a.walkWith(s.With, nil); err != nil {
+		return nil, err
+	}
+	top := a.newScope(nil, false)
+	if err := a.walkFrom(s.TableRefs.TableRefs, top, false, true); err != nil {
+		return nil, err
+	}
+	if s.Where != nil {
+		top.conds = append(top.conds, s.Where)
+	}
+	exprs := []ast.ExprNode{s.Where}
+	for _, as := range s.List {
+		exprs = append(exprs, as.Expr)
+	}
+	if err := a.walkExprs(top, exprs, orderExprs(s.Order), limitExprs(s.Limit)); err != nil {
+		return nil, err
+	}
+	d.orderLimit = s.Order != nil || s.Limit != nil
+	if err := d.markUpdated(top, s); err != nil {
+		return nil, err
+	}
+	return top, nil
+}
+
+// walkDelete analyzes a DELETE: its WITH, its tables (the top scope it
+// returns), its WHERE, ORDER BY and LIMIT, and marks the tables it
+// deletes from.
+func (d *dmlBinder) walkDelete(s *ast.DeleteStmt) (*scope, error) {
+	a := d.a
+	if err := a.walkWith(s.With, nil); err != nil {
+		return nil, err
+	}
+	top := a.newScope(nil, false)
+	if err := a.walkFrom(s.TableRefs.TableRefs, top, false, true); err != nil {
+		return nil, err
+	}
+	if s.Where != nil {
+		top.conds = append(top.conds, s.Where)
+	}
+	if err := a.walkExprs(top, []ast.ExprNode{s.Where}, orderExprs(s.Order), limitExprs(s.Limit)); err != nil {
+		return nil, err
+	}
+	d.orderLimit = s.Order != nil || s.Limit != nil
+	markDeleted(a, top, s)
+	return top, nil
 }
 
 // markUpdated marks the tables an UPDATE changes and records assignments

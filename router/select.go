@@ -66,6 +66,16 @@ type mergeBuilder struct {
 	partials []int
 	// unrounded are the Expr nodes of markUnrounded.
 	unrounded map[*Expr]bool
+	// groupKeys are GROUP BY's keys (planGroupKeys).
+	groupKeys []mref
+	// orderRefs and orderDesc are ORDER BY's non-constant keys
+	// (planOrder), then the order the routes are sent (planShape).
+	orderRefs []mref
+	orderDesc []bool
+	// having is HAVING's merge expression, nil without HAVING;
+	// havingParams says it has parameters to bind (planHaving).
+	having       *Expr
+	havingParams bool
 }
 
 // aggSpec is an aggregate being planned.
@@ -89,228 +99,44 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 		return nil, err
 	}
 	b := &mergeBuilder{a: a, sel: sel, fields: sel.Fields.Fields, visible: len(sel.Fields.Fields), wildLo: -1, wildHi: -1}
-	for j, f := range b.fields {
-		if f.WildCard != nil {
-			if b.wildLo < 0 {
-				b.wildLo = j
-			}
-			b.wildHi = j
-			b.texts = append(b.texts, "")
-			continue
-		}
-		t, err := exprText(f.Expr)
-		if err != nil {
-			return nil, err
-		}
-		b.texts = append(b.texts, t)
+	if err := b.readFields(); err != nil {
+		return nil, err
 	}
-	for j := 0; j < b.visible; j++ {
-		f := b.fields[j]
-		if f.Expr == nil {
-			continue
-		}
-		if agg, ok := f.Expr.(*ast.AggregateFuncExpr); ok {
-			if !b.addressable(j) {
-				return nil, errNotSupported("an aggregate between two wildcards of the select list cannot be merged across data nodes; list the columns")
-			}
-			if _, err := b.aggregate(agg, j); err != nil {
-				return nil, err
-			}
-			continue
-		}
+	if err := b.planAggregates(); err != nil {
+		return nil, err
 	}
-	// Expressions over aggregates, once every aggregate of the select
-	// list has its entry (which their hidden aggregates then share).
-	for j := 0; j < b.visible; j++ {
-		f := b.fields[j]
-		if f.Expr == nil || !containsAggregate(f.Expr) {
-			continue
-		}
-		if _, ok := f.Expr.(*ast.AggregateFuncExpr); ok {
-			continue
-		}
-		if !b.addressable(j) {
-			return nil, errNotSupported("an expression over aggregates between two wildcards of the select list cannot be merged across data nodes; list the columns")
-		}
-		x, params, err := b.expr(f.Expr, inSelect)
-		if err != nil {
-			return nil, err
-		}
-		b.computed = append(b.computed, computedSpec{field: j, expr: x, params: params})
+	if err := b.planComputed(); err != nil {
+		return nil, err
 	}
-	var groupKeys []mref
-	if sel.GroupBy != nil {
-		for _, it := range sel.GroupBy.Items {
-			ref, err := b.keyRef(it.Expr, "group statement", false)
-			if err != nil {
-				return nil, err
-			}
-			groupKeys = append(groupKeys, ref)
-		}
+	if err := b.planGroupKeys(); err != nil {
+		return nil, err
+	}
+	if err := b.planHaving(); err != nil {
+		return nil, err
+	}
+	if err := b.planOrder(); err != nil {
+		return nil, err
 	}
 	m := &selectMerge{}
-	var having *Expr
-	hasParams := false
-	if len(groupKeys) > 0 {
-		b.pushHaving(sel)
+	var err error
+	if m.limit, err = limitOperandsOf(sel.Limit); err != nil {
+		return nil, err
 	}
-	if sel.Having != nil {
-		h, params, err := b.expr(sel.Having.Expr, inHaving)
-		if err != nil {
-			return nil, err
-		}
-		having, hasParams = h, params
+	if err := b.planShape(m); err != nil {
+		return nil, err
 	}
-	var orderKeys []OrderKey
-	var orderRefs []mref
-	var orderDesc []bool
-	if sel.OrderBy != nil {
-		for _, it := range sel.OrderBy.Items {
-			if isConstant(it.Expr) {
-				continue
-			}
-			ref, err := b.keyRef(it.Expr, "order clause", true)
-			if err != nil {
-				return nil, err
-			}
-			orderRefs = append(orderRefs, ref)
-			orderDesc = append(orderDesc, it.Desc)
-		}
-	}
-	if sel.Limit != nil {
-		lo := &limitOperands{offset: operand{param: -1, val: int64(0)}}
-		var ok bool
-		if lo.count, ok = limitOperand(sel.Limit.Count); !ok {
-			return nil, errNotSupported("LIMIT must be an integer or a parameter")
-		}
-		if sel.Limit.Offset != nil {
-			if lo.offset, ok = limitOperand(sel.Limit.Offset); !ok {
-				return nil, errNotSupported("OFFSET must be an integer or a parameter")
-			}
-		}
-		m.limit = lo
-	}
-
-	grouping := len(groupKeys) > 0 || len(b.aggs) > 0
-	distinctAggs := len(b.distinct) > 0
-	// ORDER BY NULL (or another constant): the client asks for no order,
-	// not even GROUP BY's.
-	orderedByNothing := sel.OrderBy != nil && len(orderRefs) == 0
-	if len(groupKeys) > 0 && (sel.Distinct || !groupOrder(orderRefs, orderDesc, groupKeys)) && b.planDependent(having) {
-		return nil, errNotSupported("an expression that computes with an AVG (or names a computed column) under GROUP BY, with DISTINCT or an ORDER BY other than the group keys, cannot be merged across data nodes: MariaDB computes it from the exact or from the rounded average depending on its plan (indexes, DISTINCT aggregates); order by the group keys, or select the AVG itself")
-	}
-	switch {
-	case !grouping:
-		if sel.Distinct && len(orderRefs) == 0 && b.wildLo < 0 {
-			// Sorted routes let the merge drop duplicates while streaming.
-			sel.OrderBy = &ast.OrderByClause{}
-			for j := 0; j < b.visible; j++ {
-				sel.OrderBy.Items = append(sel.OrderBy.Items, &ast.ByItem{Expr: &ast.PositionExpr{N: j + 1}})
-				orderRefs = append(orderRefs, mref{field: j, abs: -1})
-				orderDesc = append(orderDesc, false)
-			}
-			m.merge.AnyOrder = true
-		}
-		// HAVING without grouping filters rows after the merge, and
-		// DISTINCT over hidden columns keeps more rows per route than the
-		// client sees: either way a route's first rows may not suffice.
-		m.pushLimit = !(sel.Distinct && b.hidden > 0) && sel.Having == nil
-	case len(groupKeys) == 0:
-		sel.OrderBy = nil
-		if distinctAggs {
-			sel.GroupBy = &ast.GroupByClause{}
-		}
-	default:
-		streamed := len(orderRefs) == 0 || sameKeys(orderRefs, groupKeys)
-		if streamed && len(orderRefs) == 0 {
-			sel.OrderBy = &ast.OrderByClause{}
-			for i, it := range sel.GroupBy.Items {
-				sel.OrderBy.Items = append(sel.OrderBy.Items, &ast.ByItem{Expr: it.Expr})
-				orderRefs = append(orderRefs, groupKeys[i])
-				orderDesc = append(orderDesc, false)
-			}
-		}
-		if !streamed {
-			sel.OrderBy = nil
-		}
-		m.merge.Group = &Group{Streamed: streamed}
-		// With AnyOrder the merge may hash the groups, and then needs
-		// every route's rows of every group, not its first ones.
-		m.merge.AnyOrder = streamed && orderedByNothing
-		m.pushLimit = streamed && sel.Having == nil && !sel.Distinct && !distinctAggs && !m.merge.AnyOrder
-	}
-	if grouping && m.merge.Group == nil {
-		m.merge.Group = &Group{Streamed: true}
-	}
-	for _, arg := range b.distinct {
-		sel.GroupBy.Items = append(sel.GroupBy.Items, &ast.ByItem{Expr: arg})
-	}
-	sel.Having = nil
-	if sel.Limit != nil {
-		if m.pushLimit {
-			sel.Limit = &ast.Limit{Count: markerExpr(holeLimit, 0)}
-		} else {
-			sel.Limit = nil
-		}
-	}
-	if len(b.fields) > b.visible {
-		sel.Fields.Fields = b.fields
-	}
-
+	b.rewriteRoutes(m)
 	// Every column is known now: turn field indexes into ColumnRefs.
 	total := len(b.fields)
-	for i, r := range orderRefs {
-		orderKeys = append(orderKeys, OrderKey{Column: b.colRef(r, total), Desc: orderDesc[i]})
-	}
-	mg := &m.merge
-	mg.Hidden = b.hidden
-	mg.Distinct = sel.Distinct
-	switch {
-	case mg.Group == nil || mg.Group.Streamed && len(groupKeys) > 0:
-		mg.Sort = orderKeys
-	case len(groupKeys) > 0:
-		mg.OrderBy = orderKeys
-	}
-	if mg.Group != nil {
-		for _, k := range groupKeys {
-			mg.Group.Keys = append(mg.Group.Keys, b.colRef(k, total))
-		}
-		for _, s := range b.aggs {
-			ag := Aggregate{Func: s.fn, Column: b.colRef(mref{field: s.field, abs: -1}, total), Distinct: s.distinct}
-			for _, x := range s.args {
-				ag.Args = append(ag.Args, b.colRef(x, total))
-			}
-			if s.fn == AggAvg && !s.distinct {
-				ag.Sum, ag.Count = b.colRef(s.sum, total), b.colRef(s.count, total)
-			}
-			if s.concat != nil {
-				b.finishGroupConcat(&ag, s, total)
-			}
-			mg.Group.Aggregates = append(mg.Group.Aggregates, ag)
-		}
-	}
-	var computeParams bool
-	for _, c := range b.computed {
-		b.finishExpr(c.expr, total)
-		mg.Compute = append(mg.Compute, Computed{Column: b.colRef(mref{field: c.field, abs: -1}, total), Expr: c.expr})
-		computeParams = computeParams || c.params
-	}
-	if computeParams {
-		m.compute, mg.Compute = mg.Compute, nil
-	}
-	if having != nil {
-		b.finishExpr(having, total)
-		if hasParams {
-			m.having = having
-		} else {
-			mg.Having = having
-		}
-	}
+	b.finishSort(m, total)
+	b.finishGroup(m, total)
+	b.finishComputed(m, total)
+	b.finishHaving(m, total)
 	if len(b.computed) > 0 {
 		if err := b.describe(m, sel); err != nil {
 			return nil, err
 		}
-		mg.Describe = true
+		m.merge.Describe = true
 	}
 	m.unionable = unionBranch(sel)
 	t, err := buildTemplate(sel)

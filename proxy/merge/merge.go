@@ -105,74 +105,14 @@ func (m *ResultMerger) Merge(ctx context.Context, plan *router.Plan, streams []r
 }
 
 func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []rows.Stream, budget int64) (rows.Stream, error) {
-	if len(streams) == 0 {
-		return nil, &InternalError{Msg: "merge of no streams"}
+	p, spec, err := m.newPipeline(ctx, plan, streams, budget)
+	if err != nil {
+		return nil, err
 	}
-	fields := streams[0].Columns()
-	n := len(fields)
-	for i, s := range streams[1:] {
-		if got := len(s.Columns()); got != n {
-			return nil, &InternalError{Msg: fmt.Sprintf("route %d returned %d columns, route 0 returned %d", i+1, got, n)}
-		}
-	}
-	spec := plan.Merge
-	if spec == nil {
-		spec = &router.Merge{}
-	}
-	if spec.Describe {
-		var err error
-		if fields, err = describedFields(spec, streams); err != nil {
-			return nil, err
-		}
-	}
-	p := &pipeline{
-		ctx:     ctx,
-		fields:  fields,
-		n:       n,
-		mem:     &Budget{left: budget, total: budget},
-		grouped: spec.Group != nil && len(spec.Group.Keys) > 0,
-	}
-	if m.Dialects != nil && (spec.Group != nil || len(spec.Compute) > 0 || spec.Having != nil) {
-		p.dialect = m.Dialects.Dialect(ctx)
-	}
-	if spec.Hidden < 0 || spec.Hidden >= n {
-		return nil, &InternalError{Msg: fmt.Sprintf("merge hides %d of %d columns", spec.Hidden, n)}
-	}
-	p.visible = n - spec.Hidden
-	var collations []uint16
-	if m.Collations != nil && needsCollations(spec) && len(plan.Routes) > 0 {
-		ids, err := m.Collations.RouteCollations(ctx, plan.Routes[0])
-		if err != nil {
-			return nil, err
-		}
-		if len(ids) != n {
-			return nil, &InternalError{Msg: fmt.Sprintf("the route's prepared form has %d columns, its result %d", len(ids), n)}
-		}
-		collations = ids
-	}
-	p.resolveTypes(collations)
-
 	// 1. Combine.
-	var src stage
-	var sorted []int // the columns rows are sorted by
-	if len(spec.Sort) > 0 {
-		// The routes' order serves ORDER BY, or GROUP BY and DISTINCT
-		// merged by streaming.
-		keys, err := p.orderKeys(spec.Sort, "ORDER BY, GROUP BY or DISTINCT")
-		switch {
-		case err != nil && spec.AnyOrder:
-			// Nobody needs that order: group and deduplicate by hashing.
-			src = &concatStage{streams: streams}
-		case err != nil:
-			return nil, err
-		default:
-			for _, k := range keys {
-				sorted = append(sorted, k.col)
-			}
-			src = newSortMerge(streams, keys)
-		}
-	} else {
-		src = &concatStage{streams: streams}
+	src, sorted, err := p.combine(spec, streams)
+	if err != nil {
+		return nil, err
 	}
 	if m.MaxScatterRows > 0 {
 		src = &scatterCap{src: src, limit: m.MaxScatterRows}
@@ -186,52 +126,16 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []r
 		src = gs
 	}
 	// 3. Having.
-	if spec.Having != nil {
-		ev, err := p.compileExpr(spec.Having, "HAVING")
-		if err != nil {
-			return nil, err
-		}
-		if err := (&cexpr{args: []*cexpr{ev}}).noEnum("HAVING"); err != nil {
-			return nil, err
-		}
-		src = &havingFilter{src: src, cond: ev}
+	if src, err = p.having(spec, src); err != nil {
+		return nil, err
 	}
 	// 4. Compute (what DISTINCT and ORDER BY read), then Distinct.
-	var late *computeStage
-	if len(spec.Compute) > 0 {
-		if spec.Group == nil {
-			// Without grouping the rows are the routes' own buffers.
-			return nil, &InternalError{Msg: "computed columns without grouping"}
-		}
-		early, rest, err := p.splitCompute(spec)
-		if err != nil {
-			return nil, err
-		}
-		if len(early) > 0 {
-			cs, err := p.newCompute(src, early)
-			if err != nil {
-				return nil, err
-			}
-			src = cs
-		}
-		if len(rest) > 0 {
-			if late, err = p.newCompute(nil, rest); err != nil {
-				return nil, err
-			}
-		}
+	src, late, err := p.compute(spec, src)
+	if err != nil {
+		return nil, err
 	}
-	if spec.Distinct {
-		for i := range p.visible {
-			if err := p.types[i].EqualError(); err != nil {
-				return nil, notMergeable("DISTINCT", p.fields[i], err)
-			}
-		}
-		if spec.Group == nil && spec.Having == nil && len(spec.Compute) == 0 && sortedOnVisible(sorted, p.visible) {
-			// The merged streams' order puts duplicates side by side.
-			src = &sortedDistinct{src: src, types: p.types[:p.visible]}
-		} else {
-			src = &distinctFilter{src: src, types: p.types[:p.visible], mem: p.mem}
-		}
+	if src, err = p.distinct(spec, src, sorted); err != nil {
+		return nil, err
 	}
 	// 5 and 6. Order in memory, limit.
 	var offset, count int64 = 0, -1
@@ -248,7 +152,7 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []r
 	out := &mergedStream{
 		src:     src,
 		streams: streams,
-		columns: fields[:p.visible],
+		columns: p.fields[:p.visible],
 		visible: p.visible,
 		offset:  offset,
 		count:   count,
@@ -256,6 +160,146 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []r
 		late:    late,
 	}
 	return out, nil
+}
+
+// newPipeline checks that the routes agree on their columns and the
+// plan's merge on how many it hides, and resolves every column's type
+// (with the routes' real collations where the merge compares strings).
+// The merge spec it returns is never nil.
+func (m *ResultMerger) newPipeline(ctx context.Context, plan *router.Plan, streams []rows.Stream, budget int64) (*pipeline, *router.Merge, error) {
+	if len(streams) == 0 {
+		return nil, nil, &InternalError{Msg: "merge of no streams"}
+	}
+	fields := streams[0].Columns()
+	n := len(fields)
+	for i, s := range streams[1:] {
+		if got := len(s.Columns()); got != n {
+			return nil, nil, &InternalError{Msg: fmt.Sprintf("route %d returned %d columns, route 0 returned %d", i+1, got, n)}
+		}
+	}
+	spec := plan.Merge
+	if spec == nil {
+		spec = &router.Merge{}
+	}
+	if spec.Describe {
+		var err error
+		if fields, err = describedFields(spec, streams); err != nil {
+			return nil, nil, err
+		}
+	}
+	p := &pipeline{
+		ctx:     ctx,
+		fields:  fields,
+		n:       n,
+		mem:     &Budget{left: budget, total: budget},
+		grouped: spec.Group != nil && len(spec.Group.Keys) > 0,
+	}
+	if m.Dialects != nil && (spec.Group != nil || len(spec.Compute) > 0 || spec.Having != nil) {
+		p.dialect = m.Dialects.Dialect(ctx)
+	}
+	if spec.Hidden < 0 || spec.Hidden >= n {
+		return nil, nil, &InternalError{Msg: fmt.Sprintf("merge hides %d of %d columns", spec.Hidden, n)}
+	}
+	p.visible = n - spec.Hidden
+	var collations []uint16
+	if m.Collations != nil && needsCollations(spec) && len(plan.Routes) > 0 {
+		ids, err := m.Collations.RouteCollations(ctx, plan.Routes[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(ids) != n {
+			return nil, nil, &InternalError{Msg: fmt.Sprintf("the route's prepared form has %d columns, its result %d", len(ids), n)}
+		}
+		collations = ids
+	}
+	p.resolveTypes(collations)
+	return p, spec, nil
+}
+
+// combine joins the routes' streams into one: a k-way merge on spec.Sort
+// (returning the columns the rows are then sorted by), or a concatenation.
+func (p *pipeline) combine(spec *router.Merge, streams []rows.Stream) (src stage, sorted []int, err error) {
+	if len(spec.Sort) == 0 {
+		return &concatStage{streams: streams}, nil, nil
+	}
+	// The routes' order serves ORDER BY, or GROUP BY and DISTINCT
+	// merged by streaming.
+	keys, err := p.orderKeys(spec.Sort, "ORDER BY, GROUP BY or DISTINCT")
+	switch {
+	case err != nil && spec.AnyOrder:
+		// Nobody needs that order: group and deduplicate by hashing.
+		return &concatStage{streams: streams}, nil, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	for _, k := range keys {
+		sorted = append(sorted, k.col)
+	}
+	return newSortMerge(streams, keys), sorted, nil
+}
+
+// having adds spec's HAVING filter after src, if any.
+func (p *pipeline) having(spec *router.Merge, src stage) (stage, error) {
+	if spec.Having == nil {
+		return src, nil
+	}
+	ev, err := p.compileExpr(spec.Having, "HAVING")
+	if err != nil {
+		return nil, err
+	}
+	if err := (&cexpr{args: []*cexpr{ev}}).noEnum("HAVING"); err != nil {
+		return nil, err
+	}
+	return &havingFilter{src: src, cond: ev}, nil
+}
+
+// compute adds the computed columns DISTINCT and ORDER BY read after src,
+// and returns the others as late, computed only for the rows the client
+// receives (nil when there are none).
+func (p *pipeline) compute(spec *router.Merge, src stage) (_ stage, late *computeStage, err error) {
+	if len(spec.Compute) == 0 {
+		return src, nil, nil
+	}
+	if spec.Group == nil {
+		// Without grouping the rows are the routes' own buffers.
+		return nil, nil, &InternalError{Msg: "computed columns without grouping"}
+	}
+	early, rest, err := p.splitCompute(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(early) > 0 {
+		cs, err := p.newCompute(src, early)
+		if err != nil {
+			return nil, nil, err
+		}
+		src = cs
+	}
+	if len(rest) > 0 {
+		if late, err = p.newCompute(nil, rest); err != nil {
+			return nil, nil, err
+		}
+	}
+	return src, late, nil
+}
+
+// distinct adds spec's DISTINCT after src, if any: streaming when the
+// merged routes' order (sorted) puts duplicates side by side, else by
+// hashing under the memory budget.
+func (p *pipeline) distinct(spec *router.Merge, src stage, sorted []int) (stage, error) {
+	if !spec.Distinct {
+		return src, nil
+	}
+	for i := range p.visible {
+		if err := p.types[i].EqualError(); err != nil {
+			return nil, notMergeable("DISTINCT", p.fields[i], err)
+		}
+	}
+	if spec.Group == nil && spec.Having == nil && len(spec.Compute) == 0 && sortedOnVisible(sorted, p.visible) {
+		// The merged streams' order puts duplicates side by side.
+		return &sortedDistinct{src: src, types: p.types[:p.visible]}, nil
+	}
+	return &distinctFilter{src: src, types: p.types[:p.visible], mem: p.mem}, nil
 }
 
 // splitCompute divides the computed columns into those DISTINCT or the
