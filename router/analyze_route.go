@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shardflake/shardflake/algorithm"
@@ -305,13 +306,28 @@ type routeOpts struct {
 
 func (hv routeOpts) none() bool { return hv.db == nil && hv.table == nil }
 
+// condMaps holds the condition maps a bind fills: a map handed to the
+// algorithms through their interface escapes to the heap, so a new one
+// per statement was an allocation (and a map's buckets) per bind.
+var condMaps = sync.Pool{New: func() any { return map[string]algorithm.ColumnCondition{} }}
+
+func getConds() map[string]algorithm.ColumnCondition {
+	return condMaps.Get().(map[string]algorithm.ColumnCondition)
+}
+
+func putConds(conds map[string]algorithm.ColumnCondition) {
+	clear(conds)
+	condMaps.Put(conds)
+}
+
 // routeAtoms returns the data nodes rows satisfying all atoms (one
 // table's conditions of one group) can live on. Several atoms on one
 // column are routed one by one and intersected; exact values go first, so
 // a range an algorithm cannot route (INLINE without allow-range) is
 // dropped when an exact value already pins the column (a superset).
 func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv routeOpts) (nodeSet, error) {
-	conds := make(map[string]algorithm.ColumnCondition, len(atoms))
+	conds := getConds()
+	defer putConds(conds)
 	var extra []int
 	for pass := 0; pass < 2; pass++ {
 		for i := range atoms {

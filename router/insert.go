@@ -307,7 +307,8 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 	dbv, tv := b.rt.hints.values(b.target.name, true), b.rt.hints.values(b.target.name, false)
 	byNode := map[int][]int{}
 	var order []int
-	conds := make(map[string]algorithm.ColumnCondition, len(b.shard))
+	conds := getConds()
+	defer putConds(conds)
 	for i := range b.rows {
 		node, err := b.routeRow(i, conds, dbv, tv, need, rowKeys, args)
 		if err != nil {
