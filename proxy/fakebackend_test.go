@@ -105,6 +105,7 @@ type fakeConn struct {
 type fakeStmt struct {
 	params int
 	rows   bool
+	n      int // rows of a SELECT (selectRows)
 }
 
 func (f *fakeBackend) serve(wc *wire.Conn) {
@@ -129,7 +130,7 @@ func (f *fakeBackend) serve(wc *wire.Conn) {
 		case mysql.COM_STMT_PREPARE:
 			f.count(&f.prepares)
 			c.nextID++
-			st := fakeStmt{params: bytes.Count(data, []byte{'?'}), rows: isSelect(data)}
+			st := fakeStmt{params: bytes.Count(data, []byte{'?'}), rows: isSelect(data), n: selectRows(data)}
 			c.stmts[c.nextID] = st
 			c.writePrepareOK(c.nextID, st)
 		case mysql.COM_STMT_EXECUTE:
@@ -140,7 +141,7 @@ func (f *fakeBackend) serve(wc *wire.Conn) {
 			case !ok:
 				c.write(wire.AppendErr(c.buf[:0], mysql.ER_UNKNOWN_STMT_HANDLER, "HY000", "Unknown prepared statement handler"))
 			case st.rows:
-				c.writeResult(true, 1)
+				c.writeResult(true, st.n)
 			default:
 				c.writeOK(1)
 			}
