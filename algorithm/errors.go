@@ -11,8 +11,8 @@ type RouteError struct {
 }
 
 // Error writes the message as the router reports it, with its 1235 code,
-// so the check command prints what it printed before the algorithms had a
-// package of their own.
+// so a caller that prints it unwrapped (the check command's simulation)
+// shows what a client would see.
 func (e *RouteError) Error() string { return "1235: " + e.Message }
 
 // errNotSupported is the RouteError with a formatted message.

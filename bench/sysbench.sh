@@ -65,7 +65,8 @@
 #                     user root without a password) are replaced; database
 #                     sbpeer exists on both servers for it; sbtest1 is
 #                     loaded through the peer
-#   --peer-args ARGS  the peer's command line (default: -config @CONFIG@)
+#   --peer-args ARGS  the peer's command line (default: -config @CONFIG@;
+#                     @PORT@, @DB0_PORT@, @DB1_PORT@ are replaced here too)
 #   --peer-user U, --peer-password P, --peer-db D: how sysbench logs in to
 #                     the peer (default root, none, sbpeer)
 # Environment: GOGC, GOMEMLIMIT, GOMAXPROCS are passed to the proxy as set.
@@ -354,8 +355,9 @@ if has_target peer; then
 	port=$(free_port)
 	sed -e "s/@PORT@/$port/g" -e "s/@DB0_PORT@/${DB_PORT[0]}/g" -e "s/@DB1_PORT@/${DB_PORT[1]}/g" "$PEER_CONFIG" >"$WORK/peer.conf"
 	log "starting the peer $PEER_BIN on port $port"
+	args=$(echo "$PEER_ARGS" | sed -e "s|@CONFIG@|$WORK/peer.conf|g" -e "s/@PORT@/$port/g" -e "s/@DB0_PORT@/${DB_PORT[0]}/g" -e "s/@DB1_PORT@/${DB_PORT[1]}/g")
 	# shellcheck disable=SC2086
-	(cd "$WORK" && exec "$PEER_BIN" ${PEER_ARGS//@CONFIG@/$WORK/peer.conf}) >"$WORK/peer.log" 2>&1 &
+	(cd "$WORK" && exec "$PEER_BIN" $args) >"$WORK/peer.log" 2>&1 &
 	PIDS+=("$!")
 	HOP_PID[peer]=$! HOP_PORT[peer]=$port
 	for _ in $(seq 300); do

@@ -319,7 +319,7 @@ func (d *decoder) bindings(r *Rules, sh *shardingConfig) {
 			switch {
 			case r.Tables[lower] == nil && !tableDefined(sh, lower):
 				d.errorf(b.node, "bindingTables %q: %s is not a sharded table", strings.Join(b.tables, ","), name)
-			case r.binding[lower] != nil || contains(group, lower):
+			case r.binding[lower] != nil || slices.Contains(group, lower):
 				d.errorf(b.node, "bindingTables %q: %s is already in a binding group", strings.Join(b.tables, ","), name)
 			default:
 				group = append(group, lower)
@@ -381,7 +381,7 @@ func (t *TableRule) ShardingColumns() []string {
 			continue
 		}
 		for _, c := range s.Columns {
-			if !contains(cols, c) {
+			if !slices.Contains(cols, c) {
 				cols = append(cols, c)
 			}
 		}

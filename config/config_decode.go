@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,7 +114,7 @@ func (d *decoder) fields(n *yaml.Node, what string, known ...string) *fieldSet {
 			d.errorf(k, "%s: merge keys (<<) are not supported", what)
 			continue
 		}
-		if known != nil && !contains(known, k.Value) {
+		if known != nil && !slices.Contains(known, k.Value) {
 			d.errorf(k, "unknown key %q in %s%s", k.Value, what, suggest(k.Value, known))
 			continue
 		}
@@ -126,15 +127,6 @@ func (d *decoder) fields(n *yaml.Node, what string, known ...string) *fieldSet {
 		f.order = append(f.order, k.Value)
 	}
 	return f
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // suggest returns " (did you mean X?)" for the known key closest to s, or

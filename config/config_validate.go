@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -178,7 +179,7 @@ func (d *decoder) validateBinding(r *Rules, group []string, n *yaml.Node) {
 			doms[c] = dom
 		}
 		for _, c := range r.Tables[name].ShardingColumns() {
-			if !contains(cols, c) {
+			if !slices.Contains(cols, c) {
 				cols = append(cols, c)
 			}
 		}

@@ -39,7 +39,7 @@ func (s *Session) runFleetAdmin(st adminStmt) error {
 		return err
 	}
 	mode := "Standalone"
-	if s.srv.fleet != nil {
+	if s.srv.fleet() != nil {
 		mode = "Cluster"
 	}
 	cols := stringColumns("instance_id", "mysql_address", "admin_address", "status", "mode_type", "worker_id", "conn_id_prefix", "rules_digest", "sessions", "started", "note")

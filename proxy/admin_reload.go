@@ -28,7 +28,7 @@ const (
 )
 
 // reloadSyntax lists the reload statements for syntax errors.
-const reloadSyntax = "RELOAD RULES [FORCE]; PREVIEW RELOAD [RULES]; DRAIN | RESUME COMPUTE NODE"
+const reloadSyntax = "RELOAD RULES [FORCE]; PREVIEW RELOAD [RULES]; DRAIN | RESUME COMPUTE NODE ['id']"
 
 // matchReloadAdmin recognises RELOAD RULES after its first word, and
 // PREVIEW RELOAD (which PREVIEW <statement> would otherwise take).
@@ -45,9 +45,11 @@ func matchReloadAdmin(lx adminLexer, first string) (st adminStmt, ok bool, err e
 		return st, true, lx.end()
 	case strings.EqualFold(first, "DRAIN") && lx.keywords("COMPUTE", "NODE"):
 		st.kind = adminDrain
+		st.table = nodeID(&lx)
 		return st, true, lx.end()
 	case strings.EqualFold(first, "RESUME") && lx.keywords("COMPUTE", "NODE"):
 		st.kind = adminResume
+		st.table = nodeID(&lx)
 		return st, true, lx.end()
 	case strings.EqualFold(first, "PREVIEW") && lx.keywords("RELOAD"):
 		st.kind = adminPreviewReload
@@ -65,13 +67,21 @@ func (s *Session) runReloadAdmin(st adminStmt) error {
 	ctx := context.Background()
 	switch st.kind {
 	case adminDrain:
-		s.srv.draining.Store(true)
-		s.srv.pokeFleet()
+		if here, err := s.srv.drainNode(ctx, st.table, true); err != nil || !here {
+			if err != nil {
+				return err
+			}
+			return s.writeOK(wire.OK{Info: fmt.Sprintf("compute node %s is draining: its /readyz answers 503", st.table)}, false)
+		}
 		s.log.Info("draining: /readyz answers 503 until RESUME COMPUTE NODE", "sessions", s.srv.Clients())
 		return s.writeOK(wire.OK{Info: fmt.Sprintf("draining: /readyz answers 503; %d session(s) still connected", s.srv.Clients())}, false)
 	case adminResume:
-		s.srv.draining.Store(false)
-		s.srv.pokeFleet()
+		if here, err := s.srv.drainNode(ctx, st.table, false); err != nil || !here {
+			if err != nil {
+				return err
+			}
+			return s.writeOK(wire.OK{}, false)
+		}
 		s.log.Info("resumed: /readyz reports readiness again")
 		return s.writeOK(wire.OK{}, false)
 	}
@@ -120,4 +130,16 @@ func nullIfEmpty(s string) []byte {
 		return nil
 	}
 	return []byte(s)
+}
+
+// nodeID reads the optional compute node id of DRAIN and RESUME COMPUTE
+// NODE: a quoted string or a name; "" for this proxy.
+func nodeID(lx *adminLexer) string {
+	if id, ok := lx.quoted(); ok {
+		return id
+	}
+	if id, ok := lx.ident(); ok {
+		return id
+	}
+	return ""
 }

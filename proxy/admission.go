@@ -119,7 +119,7 @@ func (c *loginConn) admit() error {
 			return mysqlError(&UnknownDatabaseError{Name: db})
 		}
 		if !s.privileges().MayUse(db) {
-			return mysqlError(s.dbDenied(db))
+			return mysqlError(dbDenied(s.user, db))
 		}
 		s.db = db
 	}

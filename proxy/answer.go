@@ -106,10 +106,10 @@ func (s *Session) commit(more bool) error {
 // procedures live, with a prepared CALL's arguments written in, so that
 // every result set comes back (a backend prepared CALL would be read for
 // its first one only); rows go to the client in its protocol.
-func (s *Session) callPlan(st *statement) (*router.Plan, error) {
+func (srv sessionServer) callPlan(st *statement) (*router.Plan, error) {
 	text, err := sqlarg.Interpolate(st.sql, st.args, sqlarg.Backslash)
 	if err != nil {
 		return nil, err
 	}
-	return s.srv.dataSourcePlan("", text, router.KindOther), nil
+	return srv.dataSourcePlan("", text, router.KindOther), nil
 }

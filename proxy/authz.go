@@ -83,28 +83,45 @@ func (s *Session) checkUse(name string) error {
 	if s.user == "" || name != s.srv.current().rules.DatabaseName || s.privileges().MayUse(name) {
 		return nil
 	}
-	return s.dbDenied(name)
+	return dbDenied(s.user, name)
+}
+
+// access is what authorization reads of a session: who the user is, with
+// which privileges, where from, and the schema in use. It is made per
+// check (Session.access) and holds nothing of the session's state.
+type access struct {
+	user      string
+	p         *config.Privileges
+	db        string   // the schema in use, "" for none
+	logicalDB string   // the rules' databaseName
+	nc        net.Conn // the client's, for 1142's host; nil for none
+}
+
+// access is the session's access, for authorize.
+func (s *Session) access() access {
+	return access{user: s.user, p: s.privileges(), db: s.db, logicalDB: s.srv.current().rules.DatabaseName, nc: s.nc}
 }
 
 // clientHost is the client's address as MariaDB names it in 1142.
-func (s *Session) clientHost() string {
-	if s.nc == nil {
+func (a access) clientHost() string {
+	if a.nc == nil {
 		return "%"
 	}
-	host, _, err := net.SplitHostPort(s.nc.RemoteAddr().String())
+	host, _, err := net.SplitHostPort(a.nc.RemoteAddr().String())
 	if err != nil {
-		return s.nc.RemoteAddr().String()
+		return a.nc.RemoteAddr().String()
 	}
 	return host
 }
 
-func (s *Session) dbDenied(db string) error {
-	return &PrivilegeError{Code: errDBAccessDenied, Msg: fmt.Sprintf("Access denied for user '%s'@'%%' to database '%s'", s.user, db)}
+// dbDenied is MariaDB's 1044 for user on schema db.
+func dbDenied(user, db string) error {
+	return &PrivilegeError{Code: errDBAccessDenied, Msg: fmt.Sprintf("Access denied for user '%s'@'%%' to database '%s'", user, db)}
 }
 
-func (s *Session) tableDenied(command, schema, table string) error {
+func (a access) tableDenied(command, schema, table string) error {
 	return &PrivilegeError{Code: errTableAccessDenied,
-		Msg: fmt.Sprintf("%s command denied to user '%s'@'%s' for table `%s`.`%s`", command, s.user, s.clientHost(), schema, table)}
+		Msg: fmt.Sprintf("%s command denied to user '%s'@'%s' for table `%s`.`%s`", command, a.user, a.clientHost(), schema, table)}
 }
 
 func privilegeNeeded(privileges string) error {
@@ -138,21 +155,21 @@ var safeInfoTables = map[string]bool{
 	"files": true, "triggers": true, "partitions": true,
 }
 
-// authorize checks one statement against the session user's privileges.
+// authorize checks one statement against the user's privileges.
 // sql is its text, for the routing hints in its comments (which the tree
 // does not keep); the rest is read from the tree, before the planner
 // consumes it.
-func (s *Session) authorize(stmt ast.StmtNode, sql string) error {
-	p := s.privileges()
+func (a access) authorize(stmt ast.StmtNode, sql string) error {
+	p := a.p
 	if !p.Hints && router.HasRoutingHint(sql) {
 		return privilegeNeeded(privilegeHint)
 	}
 	switch st := stmt.(type) {
 	case *ast.ShowStmt:
-		return s.authorizeShow(st, p)
+		return a.authorizeShow(st, p)
 	case *ast.ExplainStmt:
 		if show, ok := st.Stmt.(*ast.ShowStmt); ok {
-			return s.authorizeShow(show, p)
+			return a.authorizeShow(show, p)
 		}
 	case *ast.CallStmt:
 		// A procedure of the logical schema (the default data source's,
@@ -160,36 +177,36 @@ func (s *Session) authorize(stmt ast.StmtNode, sql string) error {
 		// is not.
 		schema := st.Procedure.Schema.O
 		if schema == "" {
-			schema = s.db
+			schema = a.db
 		}
-		if !p.OtherSchemas && (schema != s.srv.current().rules.DatabaseName || !p.MayUse(schema) || p.ReadOnly) {
-			return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s.%s'", s.user, schema, st.Procedure.FnName.O)}
+		if !p.OtherSchemas && (schema != a.logicalDB || !p.MayUse(schema) || p.ReadOnly) {
+			return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s.%s'", a.user, schema, st.Procedure.FnName.O)}
 		}
 	case *ast.ProcedureInfo, *ast.DropProcedureStmt:
 		// A routine runs as the data source's account, which may reach
 		// beyond the logical schema.
 		if !p.OtherSchemas {
-			return s.dbDenied(s.db)
+			return dbDenied(a.user, a.db)
 		}
 	case *ast.LoadDataStmt:
 		if st.FileLocRef == ast.FileLocServerOrRemote && !p.Files {
 			// MariaDB answers 1045 to LOAD DATA INFILE without FILE.
-			return &PrivilegeError{Code: errAccessDenied, Msg: fmt.Sprintf("Access denied for user '%s'@'%%' (using password: YES)", s.user)}
+			return &PrivilegeError{Code: errAccessDenied, Msg: fmt.Sprintf("Access denied for user '%s'@'%%' (using password: YES)", a.user)}
 		}
 	case *ast.CreateDatabaseStmt:
-		return s.dbDenied(st.Name.O)
+		return dbDenied(a.user, st.Name.O)
 	case *ast.DropDatabaseStmt:
-		return s.dbDenied(st.Name.O)
+		return dbDenied(a.user, st.Name.O)
 	case *ast.AlterDatabaseStmt:
-		return s.dbDenied(st.Name.O)
+		return dbDenied(a.user, st.Name.O)
 	}
 	v := &accessVisitor{}
 	stmt.Accept(v)
 	if v.files && !p.Files {
 		return privilegeNeeded("FILE")
 	}
-	if f := v.routine; f != nil && !p.OtherSchemas && f.Schema.O != s.srv.current().rules.DatabaseName {
-		return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s.%s'", s.user, f.Schema.O, f.FnName.O)}
+	if f := v.routine; f != nil && !p.OtherSchemas && f.Schema.O != a.logicalDB {
+		return &PrivilegeError{Code: errProcAccessDenied, Msg: fmt.Sprintf("execute command denied to user '%s'@'%%' for routine '%s.%s'", a.user, f.Schema.O, f.FnName.O)}
 	}
 	command := writeCommand(stmt)
 	if command == "" {
@@ -203,36 +220,36 @@ func (s *Session) authorize(stmt ast.StmtNode, sql string) error {
 		if i == 0 && command != "SELECT" {
 			cmd = command
 		}
-		if err := s.authorizeTable(t, cmd, p); err != nil {
+		if err := a.authorizeTable(t, cmd, p); err != nil {
 			return err
 		}
 	}
 	if p.ReadOnly && command != "SELECT" && len(v.tables) > 0 {
-		return s.tableDenied(command, schemaName(v.tables[0], s.db), v.tables[0].Name.O)
+		return a.tableDenied(command, schemaName(v.tables[0], a.db), v.tables[0].Name.O)
 	}
 	return nil
 }
 
 // authorizeTable checks one table a statement names; cmd is what the
 // statement does to it, for the error.
-func (s *Session) authorizeTable(t *ast.TableName, cmd string, p *config.Privileges) error {
-	schema := schemaName(t, s.db)
+func (a access) authorizeTable(t *ast.TableName, cmd string, p *config.Privileges) error {
+	schema := schemaName(t, a.db)
 	switch lower := strings.ToLower(schema); {
 	case schema == "":
 		// No schema: the planner answers 1046.
 		return nil
-	case schema == s.srv.current().rules.DatabaseName:
+	case schema == a.logicalDB:
 		if !p.MayUse(schema) {
-			return s.tableDenied(cmd, schema, t.Name.O)
+			return a.tableDenied(cmd, schema, t.Name.O)
 		}
 	case lower == infoSchema:
 		name := t.Name.L
 		if _, logical := logicalInfoTables[name]; logical || safeInfoTables[name] || p.OtherSchemas {
 			return nil
 		}
-		return s.tableDenied("SELECT", schema, t.Name.O)
+		return a.tableDenied("SELECT", schema, t.Name.O)
 	case !p.OtherSchemas:
-		return s.tableDenied(cmd, schema, t.Name.O)
+		return a.tableDenied(cmd, schema, t.Name.O)
 	}
 	return nil
 }
@@ -249,14 +266,14 @@ func schemaName(t *ast.TableName, db string) string {
 // schema, the session or the server's character sets are everyone's;
 // those about the servers' state, replication or accounts need
 // otherSchemas, as they need PROCESS, SUPER or a grant on mysql in MariaDB.
-func (s *Session) authorizeShow(st *ast.ShowStmt, p *config.Privileges) error {
+func (a access) authorizeShow(st *ast.ShowStmt, p *config.Privileges) error {
 	if st.Table != nil {
-		if err := s.authorizeTable(st.Table, "SELECT", p); err != nil {
+		if err := a.authorizeTable(st.Table, "SELECT", p); err != nil {
 			return err
 		}
 	}
-	if st.DBName != "" && st.DBName == s.srv.current().rules.DatabaseName && !p.MayUse(st.DBName) {
-		return s.dbDenied(st.DBName)
+	if st.DBName != "" && st.DBName == a.logicalDB && !p.MayUse(st.DBName) {
+		return dbDenied(a.user, st.DBName)
 	}
 	if p.OtherSchemas {
 		return nil
@@ -270,12 +287,12 @@ func (s *Session) authorizeShow(st *ast.ShowStmt, p *config.Privileges) error {
 		ast.ShowCreateProcedure, ast.ShowBuiltins, ast.ShowOpenTables:
 		return nil
 	case ast.ShowGrants:
-		if st.User == nil || st.User.CurrentUser || st.User.Username == s.user {
+		if st.User == nil || st.User.CurrentUser || st.User.Username == a.user {
 			return nil // answered by the proxy (showOwnGrants)
 		}
-		return s.dbDenied("mysql")
+		return dbDenied(a.user, "mysql")
 	case ast.ShowCreateUser:
-		return s.dbDenied("mysql")
+		return dbDenied(a.user, "mysql")
 	case ast.ShowMasterStatus, ast.ShowBinlogStatus:
 		return privilegeNeeded("SUPER, BINLOG MONITOR")
 	case ast.ShowReplicaStatus:
@@ -350,11 +367,11 @@ func (v *accessVisitor) Enter(n ast.Node) (ast.Node, bool) {
 
 func (v *accessVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
-// ownGrants answers SHOW GRANTS for the session's user with its proxy
+// ownGrants answers SHOW GRANTS for the user with its proxy
 // privileges written as MariaDB grants.
-func (s *Session) ownGrants() RowStream {
-	p := s.privileges()
-	account := "`" + s.user + "`@`%`"
+func (a access) ownGrants() RowStream {
+	p := a.p
+	account := "`" + a.user + "`@`%`"
 	global := "USAGE"
 	if p.Files {
 		global = "FILE"
@@ -367,5 +384,5 @@ func (s *Session) ownGrants() RowStream {
 	for _, db := range p.Schemas {
 		rows = append(rows, rowOf("GRANT "+privs+" ON `"+db+"`.* TO "+account))
 	}
-	return newMemStream([]*mysql.Field{stringColumn("Grants for " + s.user + "@%")}, rows)
+	return newMemStream([]*mysql.Field{stringColumn("Grants for " + a.user + "@%")}, rows)
 }

@@ -370,7 +370,7 @@ rules:
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := s.authorize(stmts[0], sql); err != nil {
+		if err := s.access().authorize(stmts[0], sql); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -38,7 +38,7 @@ func (s *Session) bindingOrphans(ctx context.Context) ([]*mysql.Field, []Row, er
 			sql := fmt.Sprintf("SELECT COUNT(*), COALESCE(SUM(NOT EXISTS (SELECT 1 FROM %s p WHERE p.%s = c.%s)), 0) FROM %s c",
 				quoteName(parent.Table), key, key, quoteName(child.Table))
 			r := router.Route{DataSource: child.DataSource, Nodes: []config.DataNode{child, parent}, SQL: sql}
-			_, got, err := s.fetch(ctx, poolSource{s}, r)
+			_, got, err := s.srv.fetch(ctx, poolSource{s}, r)
 			if err != nil {
 				return nil, nil, fmt.Errorf("checking %s against %s: %w", child, parent, err)
 			}

@@ -160,7 +160,7 @@ func (s *Session) runStatement(st *statement) (err error) {
 		// Temporary tables, named locks and in-statement variables stay
 		// on the backend connection: such statements pin it (pin.go),
 		// and their plans are not cached, so the next one is seen too.
-		if err := s.authorize(st.node, st.sql); err != nil {
+		if err := s.access().authorize(st.node, st.sql); err != nil {
 			return err
 		}
 		if err := s.srv.tempTableError(st.node); err != nil {
@@ -229,7 +229,7 @@ func (s *Session) planStatement(ctx context.Context, st *statement) (*router.Pla
 		}
 		return s.srv.dataSourcePlan(ds, st.sql, router.KindOther), nil
 	case planCall:
-		return s.callPlan(st)
+		return s.srv.callPlan(st)
 	case planLoadLocal:
 		return s.loadLocalPlan(st.node.(*ast.LoadDataStmt), st.sql)
 	case planRoutine:

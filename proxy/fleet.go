@@ -195,7 +195,7 @@ func (f *Fleet) Join(srv *Server, mysqlAddr, adminAddr string) error {
 	srv.node.mu.Unlock()
 	srv.connIDs.prefix.Store(uint32(prefix))
 	f.srv = srv
-	srv.fleet = f
+	srv.fleetRef.Store(f)
 	if err := f.putMember(ctx); err != nil {
 		return err
 	}
@@ -438,13 +438,22 @@ func (f *Fleet) members(ctx context.Context) ([]fleetNode, error) {
 	return out, nil
 }
 
-// killRequest is a KILL forwarded to the proxy owning the connection.
+// killRequest is a KILL forwarded to the proxy owning the connection,
+// or (Op) a DRAIN or RESUME COMPUTE NODE sent to the proxy it names.
 type killRequest struct {
+	Op    string `json:"op,omitempty"` // "" (KILL), "drain", "resume"
 	Conn  uint32 `json:"conn"`
 	Query bool   `json:"query"`
 	User  string `json:"user"`
 	Admin bool   `json:"admin"` // the sender may kill any user's connection
 	From  string `json:"from"`
+}
+
+func (r killRequest) what() string {
+	if r.Op != "" {
+		return strings.ToUpper(r.Op) + " COMPUTE NODE"
+	}
+	return fmt.Sprintf("KILL %d", r.Conn)
 }
 
 // killReply is the owner's answer; Code 0 is done.
@@ -471,6 +480,30 @@ func (f *Fleet) forwardKill(ctx context.Context, req killRequest) error {
 	if owner == "" {
 		return &UnknownThreadError{ID: uint64(req.Conn)}
 	}
+	return f.forward(ctx, owner, req)
+}
+
+// forwardNodeOp sends DRAIN or RESUME (op) to compute node id.
+func (f *Fleet) forwardNodeOp(ctx context.Context, id, op string) error {
+	nodes, err := f.members(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if n.ID == id {
+			return f.forward(ctx, id, killRequest{Op: op, From: f.nodeID})
+		}
+	}
+	return unknownNode(id)
+}
+
+// unknownNode is the answer for a compute node id no proxy has.
+func unknownNode(id string) error {
+	return &FleetPeerError{Code: errUnknown, State: "HY000", Msg: fmt.Sprintf("Unknown compute node '%s' (SHOW COMPUTE NODES lists them)", id)}
+}
+
+// forward writes req for proxy owner and waits for its answer.
+func (f *Fleet) forward(ctx context.Context, owner string, req killRequest) error {
 	var nonce [8]byte
 	rand.Read(nonce[:])
 	reqID := hex.EncodeToString(nonce[:])
@@ -481,7 +514,7 @@ func (f *Fleet) forwardKill(ctx context.Context, req killRequest) error {
 	// Watch from before the request, so a quick answer is not missed.
 	put, err := f.cli.Put(ctx, f.key("kill", owner, reqID), string(b), clientv3.WithLease(f.leaseID()))
 	if err != nil {
-		return &InternalError{Msg: fmt.Sprintf("KILL %d: forwarding to compute node %s failed: %v", req.Conn, owner, err)}
+		return &InternalError{Msg: fmt.Sprintf("%s: forwarding to compute node %s failed: %v", req.what(), owner, err)}
 	}
 	defer func() {
 		dctx, dcancel := context.WithTimeout(context.Background(), time.Second)
@@ -496,7 +529,7 @@ func (f *Fleet) forwardKill(ctx context.Context, req killRequest) error {
 			}
 			var r killReply
 			if err := json.Unmarshal(ev.Kv.Value, &r); err != nil {
-				return &InternalError{Msg: fmt.Sprintf("KILL %d: compute node %s answered %q", req.Conn, owner, ev.Kv.Value)}
+				return &InternalError{Msg: fmt.Sprintf("%s: compute node %s answered %q", req.what(), owner, ev.Kv.Value)}
 			}
 			if r.Code == 0 {
 				return nil
@@ -504,7 +537,7 @@ func (f *Fleet) forwardKill(ctx context.Context, req killRequest) error {
 			return &FleetPeerError{Code: r.Code, State: r.State, Msg: r.Message}
 		}
 	}
-	return &InternalError{Msg: fmt.Sprintf("KILL %d: compute node %s did not answer within %s", req.Conn, owner, fleetKillTimeout)}
+	return &InternalError{Msg: fmt.Sprintf("%s: compute node %s did not answer within %s", req.what(), owner, fleetKillTimeout)}
 }
 
 // FleetPeerError is another proxy's answer to a forwarded request, passed
@@ -544,11 +577,16 @@ func (f *Fleet) runKill(reqID string, body []byte) {
 	reply := killReply{}
 	if err := json.Unmarshal(body, &req); err != nil {
 		reply = killReply{Code: errUnknown, State: "HY000", Message: "malformed KILL request"}
+	} else if req.Op == "drain" || req.Op == "resume" {
+		f.srv.setDraining(req.Op == "drain")
+		f.log.Info("cluster: "+strings.ToUpper(req.Op)+" COMPUTE NODE from another compute node", "from", req.From, "sessions", f.srv.Clients())
 	} else if err := f.srv.killLocal(nil, uint64(req.Conn), req.Query, req.User, req.Admin); err != nil {
 		m := mysqlError(err)
 		reply = killReply{Code: m.Code, State: m.State, Message: m.Message}
 	}
-	f.log.Info("cluster: KILL from another compute node", "from", req.From, "conn", req.Conn, "query", req.Query, "user", req.User, "code", reply.Code)
+	if req.Op == "" {
+		f.log.Info("cluster: KILL from another compute node", "from", req.From, "conn", req.Conn, "query", req.Query, "user", req.User, "code", reply.Code)
+	}
 	b, _ := json.Marshal(reply)
 	ctx, cancel := context.WithTimeout(f.ctx, f.cfg.DialTimeout)
 	defer cancel()

@@ -114,8 +114,8 @@ func (srv *Server) localNode() fleetNode {
 	default:
 		n.State = nodeReady
 	}
-	if srv.fleet != nil {
-		if note := srv.fleet.note.Load(); note != nil {
+	if srv.fleet() != nil {
+		if note := srv.fleet().note.Load(); note != nil {
 			n.Note = *note
 		}
 	}
@@ -124,10 +124,10 @@ func (srv *Server) localNode() fleetNode {
 
 // computeNodes lists the proxies of the fleet, or this one alone.
 func (srv *Server) computeNodes(ctx context.Context) ([]fleetNode, error) {
-	if srv.fleet == nil {
+	if srv.fleet() == nil {
 		return []fleetNode{srv.localNode()}, nil
 	}
-	return srv.fleet.members(ctx)
+	return srv.fleet().members(ctx)
 }
 
 // killSession is KILL QUERY id (query) or KILL id, sent by session from.
@@ -135,8 +135,8 @@ func (srv *Server) computeNodes(ctx context.Context) ([]fleetNode, error) {
 // which) is killed there.
 func (srv *Server) killSession(from *Session, id uint64, query bool) error {
 	admin := from.privileges().RulesAdmin
-	if srv.fleet != nil && id <= 0xffffffff && int(id>>connIDBits) != srv.connPrefix() {
-		return srv.fleet.forwardKill(context.Background(), killRequest{Conn: uint32(id), Query: query, User: from.user, Admin: admin, From: srv.fleet.nodeID})
+	if srv.fleet() != nil && id <= 0xffffffff && int(id>>connIDBits) != srv.connPrefix() {
+		return srv.fleet().forwardKill(context.Background(), killRequest{Conn: uint32(id), Query: query, User: from.user, Admin: admin, From: srv.fleet().nodeID})
 	}
 	return srv.killLocal(from, id, query, from.user, admin)
 }
@@ -167,7 +167,35 @@ func (srv *Server) killLocal(from *Session, id uint64, query bool, user string, 
 
 // pokeFleet writes this proxy's member record now (its state changed).
 func (srv *Server) pokeFleet() {
-	if srv.fleet != nil {
-		srv.fleet.poke()
+	if srv.fleet() != nil {
+		srv.fleet().poke()
 	}
 }
+
+// setDraining starts (DRAIN COMPUTE NODE) or ends (RESUME) draining:
+// /readyz answers 503 while it lasts.
+func (srv *Server) setDraining(on bool) {
+	srv.draining.Store(on)
+	srv.pokeFleet()
+}
+
+// drainNode is DRAIN (on) or RESUME COMPUTE NODE [id]: this proxy when id
+// is empty or its own, else the proxy of the fleet it names. It reports
+// whether this proxy was the one.
+func (srv *Server) drainNode(ctx context.Context, id string, on bool) (here bool, err error) {
+	if id == "" || id == srv.localNode().ID {
+		srv.setDraining(on)
+		return true, nil
+	}
+	if srv.fleet() == nil {
+		return false, unknownNode(id)
+	}
+	op := "resume"
+	if on {
+		op = "drain"
+	}
+	return false, srv.fleet().forwardNodeOp(ctx, id, op)
+}
+
+// fleet returns this proxy's fleet membership; nil when standalone.
+func (srv *Server) fleet() *Fleet { return srv.fleetRef.Load() }

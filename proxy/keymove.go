@@ -67,7 +67,7 @@ func (s *Session) moveRows(ctx context.Context, plan *router.Plan, conns connSou
 	var matched []keyMoveRow
 	pkCols := map[string][]string{} // physical table -> primary key columns
 	for _, probe := range plan.Move.Probes {
-		cols, rows, err := s.fetch(ctx, conns, probe)
+		cols, rows, err := s.srv.fetch(ctx, conns, probe)
 		if err != nil {
 			return result{}, err
 		}
@@ -77,7 +77,7 @@ func (s *Session) moveRows(ctx context.Context, plan *router.Plan, conns connSou
 		table := probeTable(probe)
 		pk, ok := pkCols[table]
 		if !ok {
-			if pk, err = s.primaryKey(ctx, conns, probe.DataSource, table); err != nil {
+			if pk, err = s.srv.primaryKey(ctx, conns, probe.DataSource, table); err != nil {
 				return result{}, err
 			}
 			pkCols[table] = pk
@@ -127,7 +127,7 @@ func (s *Session) moveRow(ctx context.Context, move *router.KeyMove, kr keyMoveR
 	}
 	kr.pk = key
 	read := router.Route{DataSource: kr.probe.DataSource, Nodes: kr.probe.Nodes, SQL: "SELECT * FROM " + quoteName(phys) + " WHERE " + cond, Args: kr.pk}
-	cols, rows, err := s.fetch(ctx, conns, read)
+	cols, rows, err := s.srv.fetch(ctx, conns, read)
 	if err != nil {
 		return err
 	}
@@ -180,9 +180,9 @@ func (s *Session) moveRow(ctx context.Context, move *router.KeyMove, kr keyMoveR
 }
 
 // fetch runs one route's SELECT and returns all its rows.
-func (s *Session) fetch(ctx context.Context, conns connSource, r router.Route) ([]*mysql.Field, []Row, error) {
+func (srv sessionServer) fetch(ctx context.Context, conns connSource, r router.Route) ([]*mysql.Field, []Row, error) {
 	plan := &router.Plan{Kind: router.KindSelect, Type: router.RouteSingle, Routes: []router.Route{r}}
-	res, err := runPlanMode(ctx, plan, conns, s.srv.merger, 0, s.srv.obs, backendText, nil)
+	res, err := runPlanMode(ctx, plan, conns, srv.merger, 0, srv.obs, backendText, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -198,9 +198,9 @@ func (s *Session) fetch(ctx context.Context, conns connSource, r router.Route) (
 }
 
 // primaryKey returns the primary key columns of a physical table.
-func (s *Session) primaryKey(ctx context.Context, conns connSource, ds, table string) ([]string, error) {
+func (srv sessionServer) primaryKey(ctx context.Context, conns connSource, ds, table string) ([]string, error) {
 	r := router.Route{DataSource: ds, SQL: "SHOW KEYS FROM " + quoteName(table) + " WHERE Key_name = 'PRIMARY'"}
-	cols, rows, err := s.fetch(ctx, conns, r)
+	cols, rows, err := srv.fetch(ctx, conns, r)
 	if err != nil {
 		return nil, err
 	}

@@ -38,9 +38,10 @@ import (
 // clause unchanged (the generated key first): the data node converts the
 // values, fills the defaults and raises the warnings (1261, 1262, 1265,
 // 1366, ...) exactly as for the client's file; the proxy renumbers the
-// rows the warnings name to the rows of the client's file. Memory stays
-// bounded whatever the file's size: one batch per data node being filled,
-// one per data source waiting and one being loaded.
+// rows the warnings name to the rows of the client's file. The physical
+// tables load in parallel, a connection per data node. Memory stays
+// bounded whatever the file's size: per data node one batch being
+// filled, one waiting and one being loaded.
 //
 // All-or-nothing as every multi-route write (stmtatomic.go): the loads
 // run in a transaction on every data source of the table (a savepoint
@@ -439,9 +440,12 @@ func (s *Session) loadRouted(ctx context.Context, st *ast.LoadDataStmt, more boo
 	var ok wire.OK
 	err := guard.begin(ctx, plan)
 	if err == nil {
-		for _, bc := range guard.conns {
-			stop := context.AfterFunc(ctx, func() { bc.broken = true; bc.nc.Close() })
-			defer stop()
+		// A cancelled statement (KILL, the client gone) closes the
+		// connections, which ends the loads; they are marked broken
+		// below, by this goroutine, before the guard gives them back.
+		stops := make([]func() bool, len(guard.conns))
+		for i, bc := range guard.conns {
+			stops[i] = context.AfterFunc(ctx, func() { bc.nc.Close() })
 		}
 		done := s.watch.readClient()
 		if err = s.askFile(st.Path); err != nil {
@@ -466,6 +470,11 @@ func (s *Session) loadRouted(ctx context.Context, st *ast.LoadDataStmt, more boo
 			}
 		}
 		done()
+		for i, stop := range stops {
+			if !stop() {
+				guard.conns[i].broken = true
+			}
+		}
 	}
 	err = guard.finish(cancelled(ctx, err))
 	if inTxn {

@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -502,4 +504,80 @@ func TestLoadDataShardedKeysAtomic(t *testing.T) {
 			t.Errorf("ds_0 after the failed load: %q", got)
 		}
 	})
+}
+
+// blockingReader gives head, then blocks until release is closed.
+type blockingReader struct {
+	head    io.Reader
+	sent    chan struct{}
+	release chan struct{}
+}
+
+func (r *blockingReader) Read(p []byte) (int, error) {
+	n, err := r.head.Read(p)
+	if err == io.EOF {
+		select {
+		case <-r.sent:
+		default:
+			close(r.sent)
+		}
+		<-r.release
+		return 0, io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// TestLoadDataShardedClientGone: a client that goes away in the middle
+// of its file (the driver closes the connection of a cancelled
+// statement) leaves nothing on any data node, though whole batches had
+// been loaded.
+func TestLoadDataShardedClientGone(t *testing.T) {
+	e := startEnv(t, envOptions{rules: loadRules})
+	db := e.open(t, "allowAllFiles=true")
+	for _, q := range []string{"DROP TABLE IF EXISTS t_ld", "CREATE TABLE t_ld " + fmt.Sprintf(loadTable, "")} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &blockingReader{
+		head:    strings.NewReader(loadFile(20000, func(i int) string { return fmt.Sprintf("%d,n%d,%s", i, i, strings.Repeat("p", 60)) })),
+		sent:    make(chan struct{}),
+		release: make(chan struct{}),
+	}
+	mysql.RegisterReaderHandler("gone", func() io.Reader { return r })
+	defer mysql.DeregisterReaderHandler("gone")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.ExecContext(ctx, "LOAD DATA LOCAL INFILE 'Reader::gone' INTO TABLE t_ld FIELDS TERMINATED BY ',' (user_id, name, note)")
+		done <- err
+	}()
+	<-r.sent
+	// Whole batches have gone out: the proxy's transactions hold rows.
+	trx := func() string {
+		return queryStrings(t, e.backend(t, 0), "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_rows_modified > 0")[0]
+	}
+	for deadline := time.Now().Add(60 * time.Second); trx() == "0"; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no transaction on ds_0 holds rows of the load: %q %q", queryStrings(t, e.backend(t, 0), "SELECT trx_state, trx_rows_modified, trx_query FROM information_schema.INNODB_TRX"), queryStrings(t, e.backend(t, 0), "SELECT COMMAND, STATE, LEFT(INFO, 60) FROM information_schema.PROCESSLIST"))
+		}
+	}
+	// The driver closes the connection of the cancelled statement; the
+	// proxy rolls back when it sees the client go.
+	cancel()
+	for deadline := time.Now().Add(60 * time.Second); trx() != "0"; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the load's transactions are still open after the client went away")
+		}
+	}
+	close(r.release)
+	if err := <-done; err == nil {
+		t.Fatal("the cancelled load succeeded")
+	}
+	if total, per := loadCount(t, e); total != 0 {
+		t.Errorf("rows after the client went away: %v", per)
+	}
+	if got := queryStrings(t, db, "SELECT COUNT(*) FROM t_ld"); !slices.Equal(got, []string{"0"}) {
+		t.Errorf("through the proxy: %q", got)
+	}
 }

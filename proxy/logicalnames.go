@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"strings"
+
+	"github.com/shardflake/shardflake/internal/sqllex"
 )
 
 // Logical names for what a physical table's metadata names: the router
@@ -44,46 +46,20 @@ func (s *snapshot) logicalTableName(name string) string {
 // changes only names after CREATE TABLE, CONSTRAINT, KEY and REFERENCES.
 func (s *snapshot) logicalCreateTable(text []byte, physical, logical string) []byte {
 	out := make([]byte, 0, len(text)+16)
+	sql := string(text)
 	var word []byte // the last keyword before a name
 	for i := 0; i < len(text); {
 		c := text[i]
 		switch {
 		case c == '\'' || c == '"':
-			j := i + 1
-			for j < len(text) {
-				if text[j] == '\\' {
-					j += 2
-					continue
-				}
-				if text[j] == c {
-					if j+1 < len(text) && text[j+1] == c {
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			j = min(j+1, len(text))
-			out = append(out, text[i:j]...)
-			i = j
+			t := sqllex.At(sql, i, sqllex.Backslash)
+			out = append(out, text[i:t.End]...)
+			i = t.End
 			word = nil
 		case c == '`':
-			var name strings.Builder
-			j := i + 1
-			for j < len(text) {
-				if text[j] == '`' {
-					if j+1 < len(text) && text[j+1] == '`' {
-						name.WriteByte('`')
-						j += 2
-						continue
-					}
-					break
-				}
-				name.WriteByte(text[j])
-				j++
-			}
-			n := name.String()
+			t := sqllex.At(sql, i, sqllex.Backslash)
+			j := t.End
+			n := sqllex.Unquote(sql, t, sqllex.Backslash)
 			switch strings.ToUpper(string(word)) {
 			case "TABLE":
 				if n == physical {
@@ -95,7 +71,7 @@ func (s *snapshot) logicalCreateTable(text []byte, physical, logical string) []b
 				n = s.logicalTableName(n)
 			}
 			out = appendIdent(out, n)
-			i = min(j+1, len(text))
+			i = j
 			word = nil
 		case c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_':
 			j := i

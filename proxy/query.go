@@ -61,7 +61,7 @@ func (s *Session) answer(err error) {
 // client's would be planned; noPlan when it cannot be.
 func (s *Session) planShape(norm string) PreparedPlan {
 	stmts, err := s.parse(norm)
-	if err != nil || len(stmts) != 1 || !routed(stmts[0]) || s.authorize(stmts[0], norm) != nil {
+	if err != nil || len(stmts) != 1 || !routed(stmts[0]) || s.access().authorize(stmts[0], norm) != nil {
 		return noPlan{}
 	}
 	pp, err := s.srv.planner.Prepare(stmts[0], norm, s.db)

@@ -142,8 +142,8 @@ func (srv *Server) Reload(ctx context.Context, force bool) (ReloadReport, error)
 		return rules, b, err
 	}
 	rep, err := srv.reloadCounted(ctx, force, load, "file")
-	if err == nil && srv.fleet != nil {
-		if perr := srv.fleet.publish(ctx, src, force); perr != nil {
+	if err == nil && srv.fleet() != nil {
+		if perr := srv.fleet().publish(ctx, src, force); perr != nil {
 			rep.Note = perr.Error()
 			srv.log.Error("rules reloaded here but not shared with the fleet", "err", perr)
 		}

@@ -69,7 +69,7 @@ func (s *Session) routinePlan(ctx context.Context, kind routineKind, sql string)
 	p := s.privileges()
 	if p.ReadOnly || !p.OtherSchemas {
 		if kind == routineProcedure {
-			return nil, s.dbDenied(s.db) // as for the procedures the parser reads (authz.go)
+			return nil, dbDenied(s.user, s.db) // as for the procedures the parser reads (authz.go)
 		}
 		if kind == routineFunction {
 			return nil, privilegeNeeded("CREATE ROUTINE")

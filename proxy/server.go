@@ -106,9 +106,9 @@ type Server struct {
 	live liveSnapshots
 	// node and connIDs are this proxy as a compute node; fleet is its
 	// membership of a fleet on etcd, nil when standalone (fleet.go).
-	node    nodeIdentity
-	connIDs connIDs
-	fleet   *Fleet
+	node     nodeIdentity
+	connIDs  connIDs
+	fleetRef atomic.Pointer[Fleet]
 
 	// beforeStatement, when set, runs before each statement of a
 	// session, once it is classified (the door, door.go: runStatement);

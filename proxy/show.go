@@ -61,7 +61,7 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 	case ast.ShowGrants:
 		if !s.privileges().OtherSchemas {
 			// The backend account's grants are not the user's.
-			return nil, s.writeRows(s.ownGrants(), out)
+			return nil, s.writeRows(s.access().ownGrants(), out)
 		}
 	case ast.ShowTableStatus:
 		return nil, s.showTableStatus(ctx, st, out)

@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
@@ -81,39 +82,15 @@ func unknownPrepared(name, to string) error {
 // unquoteLiteral reads back a string literal userVarValue wrote
 // ('...' with backslash escapes); a number is its own text.
 func unquoteLiteral(lit string) (string, error) {
-	if len(lit) < 2 || lit[0] != '\'' || lit[len(lit)-1] != '\'' {
-		if strings.HasPrefix(lit, "X'") || strings.HasPrefix(lit, "x'") {
-			return "", &ParseError{Err: fmt.Errorf("the prepared statement's text is binary")}
-		}
+	if strings.HasPrefix(lit, "X'") || strings.HasPrefix(lit, "x'") {
+		return "", &ParseError{Err: fmt.Errorf("the prepared statement's text is binary")}
+	}
+	if lit == "" || lit[0] != '\'' {
 		return lit, nil
 	}
-	var b strings.Builder
-	body := lit[1 : len(lit)-1]
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		switch {
-		case c == '\\' && i+1 < len(body):
-			i++
-			switch body[i] {
-			case '0':
-				b.WriteByte(0)
-			case 'n':
-				b.WriteByte('\n')
-			case 'r':
-				b.WriteByte('\r')
-			case 't':
-				b.WriteByte('\t')
-			case 'Z':
-				b.WriteByte(26)
-			default:
-				b.WriteByte(body[i])
-			}
-		case c == '\'' && i+1 < len(body) && body[i+1] == '\'':
-			b.WriteByte('\'')
-			i++
-		default:
-			b.WriteByte(c)
-		}
+	t := sqllex.At(lit, 0, sqllex.Backslash)
+	if t.Unterminated || t.End != len(lit) {
+		return lit, nil
 	}
-	return b.String(), nil
+	return sqllex.Unquote(lit, t, sqllex.Backslash), nil
 }

@@ -94,7 +94,7 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	if len(stmts) != 1 {
 		return nil, &ParseError{Err: fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))}
 	}
-	if err := s.authorize(stmts[0], sql); err != nil {
+	if err := s.access().authorize(stmts[0], sql); err != nil {
 		return nil, err
 	}
 	ps := &preparedStmt{sql: sql, params: countParams(stmts[0]), state: stateOf(stmts[0]), snap: s.srv.snapshot, db: s.db}

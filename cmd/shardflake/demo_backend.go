@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"time"
@@ -23,6 +24,12 @@ const demoLockWait = 10 * time.Second
 // through the demo lost a quarter of their acknowledged rows. Holding the
 // backend from a statement's start to its end (or, inside a transaction,
 // to the transaction's end) makes each commit see every earlier one.
+//
+// A statement's results are gathered while it holds the backend and sent
+// after it let go: the proxy reads a scatter's routes on several
+// connections to one backend at once, and a route whose rows filled the
+// socket would otherwise hold the backend while the next route waits for
+// it.
 type serialBackend struct {
 	mysql.Handler
 	turn chan struct{} // holds one token while a connection runs
@@ -77,20 +84,70 @@ func (b *serialBackend) release(c *mysql.Conn) {
 	}
 }
 
-func (b *serialBackend) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
+// spooled is one result a statement produced, kept until it let go of
+// the backend.
+type spooled struct {
+	res  *sqltypes.Result
+	more bool
+}
+
+// keep copies res, values included: the handler reuses its buffers after
+// the callback returns.
+func keep(res *sqltypes.Result) *sqltypes.Result {
+	if res == nil {
+		return nil
+	}
+	c := *res
+	c.Rows = make([][]sqltypes.Value, len(res.Rows))
+	for i, r := range res.Rows {
+		row := make([]sqltypes.Value, len(r))
+		for j, v := range r {
+			if v.IsNull() {
+				row[j] = v
+				continue
+			}
+			row[j] = sqltypes.MakeTrusted(v.Type(), bytes.Clone(v.Raw()))
+		}
+		c.Rows[i] = row
+	}
+	return &c
+}
+
+// run runs one command's statement holding the backend, gathering what
+// it sends to callback, and then sends it.
+func (b *serialBackend) run(ctx context.Context, c *mysql.Conn, statement func(callback mysql.ResultSpoolFn) error, callback mysql.ResultSpoolFn) error {
 	if err := b.enter(ctx, c); err != nil {
 		return err
 	}
-	defer b.leave(c)
-	return b.Handler.ComQuery(ctx, c, query, callback)
+	var out []spooled
+	err := statement(func(res *sqltypes.Result, more bool) error {
+		out = append(out, spooled{keep(res), more})
+		return nil
+	})
+	b.leave(c)
+	if err != nil {
+		return err
+	}
+	for _, r := range out {
+		if err := callback(r.res, r.more); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *serialBackend) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
+	return b.run(ctx, c, func(cb mysql.ResultSpoolFn) error { return b.Handler.ComQuery(ctx, c, query, cb) }, callback)
 }
 
 func (b *serialBackend) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
-	if err := b.enter(ctx, c); err != nil {
-		return "", err
-	}
-	defer b.leave(c)
-	return b.Handler.ComMultiQuery(ctx, c, query, callback)
+	var rest string
+	err := b.run(ctx, c, func(cb mysql.ResultSpoolFn) error {
+		var err error
+		rest, err = b.Handler.ComMultiQuery(ctx, c, query, cb)
+		return err
+	}, callback)
+	return rest, err
 }
 
 func (b *serialBackend) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
@@ -102,11 +159,9 @@ func (b *serialBackend) ComPrepare(ctx context.Context, c *mysql.Conn, query str
 }
 
 func (b *serialBackend) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
-	if err := b.enter(ctx, c); err != nil {
-		return err
-	}
-	defer b.leave(c)
-	return b.Handler.ComStmtExecute(ctx, c, prepare, callback)
+	return b.run(ctx, c, func(cb mysql.ResultSpoolFn) error {
+		return b.Handler.ComStmtExecute(ctx, c, prepare, func(res *sqltypes.Result) error { return cb(res, false) })
+	}, func(res *sqltypes.Result, _ bool) error { return callback(res) })
 }
 
 func (b *serialBackend) ComResetConnection(c *mysql.Conn) error {

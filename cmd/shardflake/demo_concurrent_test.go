@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -81,4 +82,59 @@ func TestDemoConcurrentWritesKeepEveryRow(t *testing.T) {
 	if code := p.waitExit(t, 15*time.Second); code != 0 {
 		t.Errorf("demo exit code %d:\n%s", code, p.output())
 	}
+}
+
+// TestDemoScatterOfLargeRows reads a scatter whose routes on one backend
+// each hold more rows than a socket buffers: the proxy reads the routes
+// on several connections to that backend at once, which the backend's
+// one-statement-at-a-time turn must not turn into a wait.
+func TestDemoScatterOfLargeRows(t *testing.T) {
+	addr := freeAddr(t)
+	p := start(t, "../..", "demo", "--listen", addr, "--metrics-listen", "127.0.0.1:0")
+	p.waitLine(t, "Connect with:")
+	db, err := sql.Open("mysql", "app:app-secret@tcp("+addr+")/sharding_db?maxAllowedPacket=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("ALTER TABLE t_order ADD COLUMN note LONGTEXT"); err != nil {
+		t.Fatal(err)
+	}
+	note := strings.Repeat("x", 64<<10)
+	const rows = 1024 // 64 MiB for user 1: 16 MiB on each of one data source's tables
+	for i := range rows {
+		if _, err := db.Exec("INSERT INTO t_order (order_id, user_id, status, note) VALUES (?, 1, 'big', ?)", 1_000_000+i, note); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	r, err := db.Query("SELECT order_id, note FROM t_order WHERE user_id = 1 AND status = 'big' ORDER BY order_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for r.Next() {
+		var id int64
+		var s string
+		if err := r.Scan(&id, &s); err != nil {
+			t.Fatal(err)
+		}
+		if id != int64(1_000_000+n) || len(s) != len(note) {
+			var c int
+			db.QueryRow("SELECT COUNT(*) FROM t_order WHERE order_id = ?", 1_000_000+n).Scan(&c)
+			var all int
+			db.QueryRow("SELECT COUNT(*) FROM t_order WHERE status = 'big'").Scan(&all)
+			t.Fatalf("row %d: order_id %d, note of %d bytes (order_id %d: %d rows; %d rows in all)", n, id, len(s), 1_000_000+n, c, all)
+		}
+		n++
+	}
+	if err := r.Err(); err != nil {
+		t.Fatalf("after %d rows (%s): %v", n, time.Since(start), err)
+	}
+	if n != rows {
+		t.Errorf("%d rows, want %d", n, rows)
+	}
+	t.Logf("%d rows of 64 KiB merged from one backend's routes in %s", n, time.Since(start).Round(time.Millisecond))
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.waitExit(t, 15*time.Second)
 }

@@ -41,7 +41,7 @@ type Metrics struct {
 	slowCount  [numKinds][numRoutes]prometheus.Counter
 	// series are the children that follow the rules in force (data
 	// nodes, data sources), replaced whole by a reload
-	// (metrics_reload.go); the vectors they come from stay.
+	// (reload.go); the vectors they come from stay.
 	series    atomic.Pointer[ruleSeries]
 	hitsVec   *prometheus.CounterVec
 	dsLatVec  *prometheus.HistogramVec
@@ -53,7 +53,7 @@ type Metrics struct {
 	accepted    prometheus.Counter
 	panics      prometheus.Counter
 	rateLimited prometheus.Counter
-	// rulesInfo and reloads follow the rules in force (metrics_reload.go).
+	// rulesInfo and reloads follow the rules in force (reload.go).
 	rulesInfo *prometheus.GaugeVec
 	reloads   *prometheus.CounterVec
 
