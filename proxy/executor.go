@@ -105,8 +105,8 @@ const (
 	// backendPrepared sends COM_STMT_EXECUTE of a statement prepared on
 	// the connection (once per connection and SQL text), for a client's
 	// own COM_STMT_EXECUTE: the backend skips parsing, and a single
-	// route's binary rows go to the client as they are; a Merger reads
-	// them decoded into text values.
+	// route's binary rows go to the client as they are. Plans whose rows
+	// a Merger combines still run as text: merging reads text rows.
 	backendPrepared
 )
 
@@ -197,19 +197,18 @@ func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merge
 }
 
 // preparable reports whether plan's routes may run as backend prepared
-// statements: DML and SELECT. A merge reads a prepared route's binary
-// rows as the text values MariaDB would have sent (SplitBinaryRow), so a
-// multi-route SELECT a client prepared is parsed by each data node once
-// per connection instead of at every execution. An INSERT with
-// generated keys has them written into its SQL, so its SQL differs at
-// every execution: preparing it would cost a round trip each time and
-// save nothing.
+// statements: DML, and for a SELECT only a single route (a merge reads
+// text rows). An INSERT with generated keys has them written into its SQL,
+// so its SQL differs at every execution: preparing it would cost a round
+// trip each time and save nothing.
 func preparable(plan *router.Plan) bool {
 	if plan.Keys != nil {
 		return false
 	}
 	switch plan.Kind {
-	case router.KindSelect, router.KindInsert, router.KindUpdate, router.KindDelete:
+	case router.KindSelect:
+		return len(plan.Routes) == 1
+	case router.KindInsert, router.KindUpdate, router.KindDelete:
 		return true
 	}
 	return false

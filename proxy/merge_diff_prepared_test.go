@@ -10,12 +10,12 @@ import (
 )
 
 // The differential queries once more, as prepared statements
-// (COM_STMT_PREPARE and COM_STMT_EXECUTE, the binary protocol): a
-// multi-route SELECT a client prepared runs its routes as backend
-// prepared statements too (the data nodes parse each statement once per
-// connection), and the merge reads their binary rows. Each query runs
-// twice, the second time with its routes joined per data source
-// (union.go), and both runs must give what the reference gives.
+// (COM_STMT_PREPARE and COM_STMT_EXECUTE, the binary protocol): the
+// merged rows of a multi-route SELECT go to the client converted into
+// binary rows (AppendBinaryRow), which must be the rows MariaDB sends for
+// the same statement prepared. Each query runs twice, the second time
+// with its routes joined per data source (union.go), and both runs must
+// give what the reference gives.
 
 // runPrepared prepares q on c, executes it without arguments and returns
 // its columns and rows as the binary protocol delivered them.
@@ -76,22 +76,6 @@ func (e *diffEnv) runPrepared(c *client.Conn, q string) diffResult {
 func TestMergeDifferentialPrepared(t *testing.T) {
 	e := diffEnvironment(t)
 	joins := e.srv.current().joins
-	// backends[1] holds only the proxy's ds_1 (the reference is on
-	// backends[0]): its COM_STMT_EXECUTEs are the proxy's routes.
-	ds1, err := e.backends[1].DB("mysql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ds1.Close()
-	executes := func() int64 {
-		var name string
-		var n int64
-		if err := ds1.QueryRow("SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'").Scan(&name, &n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	executed := executes()
 	joined := 0
 	for _, tc := range diffQueries {
 		for run := range 2 {
@@ -107,11 +91,7 @@ func TestMergeDifferentialPrepared(t *testing.T) {
 			}
 		}
 	}
-	executed = executes() - executed
-	t.Logf("%d of %d queries ran joined; ds_1 ran %d backend prepared statements", joined, len(diffQueries), executed)
-	if executed < int64(len(diffQueries)) {
-		t.Errorf("ds_1 ran %d backend prepared statements for %d queries run twice: the routes did not run prepared", executed, len(diffQueries))
-	}
+	t.Logf("%d of %d queries ran joined", joined, len(diffQueries))
 	if joined < len(diffQueries)/3 {
 		t.Errorf("only %d of %d queries ran joined: the prepared differential does not exercise the UNION", joined, len(diffQueries))
 	}
