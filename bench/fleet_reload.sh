@@ -14,8 +14,11 @@
 #   2. RELOAD RULES on proxy 2 (the same, by the admin statement),
 #   3. an etcd write of the file (etcdctl put), which both proxies watch,
 # and measures after each change how long until both proxies report the
-# new digest in shardflake_rules_info. It prints sysbench's errors and
-# QPS, the convergence times, and each proxy's reload counts.
+# new digest in shardflake_rules_info. A third of the way in it sends
+# DRAIN COMPUTE NODE 'p2' to proxy 1 (HAProxy takes p2 out while its
+# sysbench sessions go on), and RESUME two thirds in. It prints
+# sysbench's errors and QPS, the convergence times, and each proxy's
+# reload counts.
 #
 # Usage: bench/fleet_reload.sh [--time S] [--threads N] [--table-size N]
 #   --time S        sysbench seconds (default 60)
@@ -189,6 +192,13 @@ while kill -0 "$SBPID" 2>/dev/null; do
 		"${ETCDCTL[@]}" put /shardflake/bench/rules <"$WORK/p1.yaml" >/dev/null ;;
 	esac
 	HOW[$how]=$((${HOW[$how]:-0} + 1))
+	if [[ $n == $((TIME / 6)) ]]; then
+		mariadb -h127.0.0.1 -P"${P[1]}" -uapp -papp-secret sharding_db -N -B -e "DRAIN COMPUTE NODE 'p2'" >/dev/null
+		log "change $n: DRAIN COMPUTE NODE 'p2' sent to proxy 1"
+	elif [[ $n == $((TIME / 3)) ]]; then
+		mariadb -h127.0.0.1 -P"${P[1]}" -uapp -papp-secret sharding_db -N -B -e "RESUME COMPUTE NODE 'p2'" >/dev/null
+		log "change $n: RESUME COMPUTE NODE 'p2' sent to proxy 1"
+	fi
 	ok=0
 	for _ in $(seq 500); do
 		if [[ $(digest 1) == "$want" && $(digest 2) == "$want" ]]; then ok=1; break; fi
@@ -211,3 +221,4 @@ printf '%s\n' "${CONV[@]}" | awk -F: '$2 >= 0 {s += $2; if ($2 > m) m = $2; c++}
 for i in 1 2; do
 	echo "proxy $i: digest $(digest "$i"), reloads applied $(reloads "$i" applied), refused $(reloads "$i" refused)"
 done
+echo "HAProxy: $(grep -c 'shardflake-2 is DOWN' "$WORK/haproxy.log" || true) time(s) p2 DOWN (the drain), $(grep -c 'shardflake-2 is UP' "$WORK/haproxy.log" || true) UP (the resume)"

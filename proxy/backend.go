@@ -217,7 +217,7 @@ func (bc *backendConn) readHead() (head, error) {
 	switch {
 	case len(p) == 0:
 		return h, bc.lost(wire.ErrMalformed)
-	case p[0] == wire.HeaderOK:
+	case wire.IsOK(p):
 		ok, err := wire.ParseOK(p, false)
 		if err != nil {
 			return h, bc.lost(err)
@@ -226,9 +226,9 @@ func (bc *backendConn) readHead() (head, error) {
 		bc.warnings = ok.Warnings
 		h.ok = ok
 		return h, nil
-	case p[0] == wire.HeaderErr:
+	case wire.IsErr(p):
 		return h, wire.ParseErr(p)
-	case p[0] == wire.HeaderLocalInfile:
+	case wire.IsLocalInfile(p):
 		// LOAD DATA LOCAL: answer with no data; the backend then fails
 		// the statement and the connection stays in step.
 		if err := bc.wc.WritePacket(nil); err != nil {

@@ -78,20 +78,21 @@ func (s *Session) runLoadLocal(ctx context.Context, st *ast.LoadDataStmt, plan *
 		return cancelled(ctx, bc.lost(err))
 	}
 	more := out.more
+	name, asked := wire.LocalInfileName(p)
 	switch {
 	case wire.IsErr(p):
 		return wire.ParseErr(p)
-	case len(p) > 0 && p[0] == wire.HeaderOK:
+	case wire.IsOK(p):
 		ok, err := wire.ParseOK(p, false)
 		if err != nil {
 			return bc.lost(err)
 		}
 		bc.status = ok.Status
 		return s.writeOK(ok, more)
-	case len(p) == 0 || p[0] != wire.HeaderLocalInfile:
+	case !asked:
 		return bc.lost(fmt.Errorf("%w: LOAD DATA LOCAL answered with 0x%x", wire.ErrMalformed, p))
 	}
-	if string(p[1:]) != st.Path {
+	if string(name) != st.Path {
 		// Only the file the client named is asked of the client.
 		if err := bc.wc.WritePacket(nil); err != nil {
 			return bc.lost(err)
@@ -100,7 +101,7 @@ func (s *Session) runLoadLocal(ctx context.Context, st *ast.LoadDataStmt, plan *
 			return bc.lost(err)
 		}
 		bc.readHead()
-		return &InternalError{Msg: fmt.Sprintf("data source %s asked for file %q, not the statement's", plan.Routes[0].DataSource, p[1:])}
+		return &InternalError{Msg: fmt.Sprintf("data source %s asked for file %q, not the statement's", plan.Routes[0].DataSource, name)}
 	}
 	doneReading := s.watch.readClient()
 	defer doneReading()

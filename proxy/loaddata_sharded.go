@@ -387,8 +387,7 @@ func (f *clientFile) drain() bool {
 
 // askFile sends the client the request for the statement's file.
 func (s *Session) askFile(path string) error {
-	p := append(s.wc.Scratch(), wire.HeaderLocalInfile)
-	p = append(p, path...)
+	p := wire.AppendLocalInfile(s.wc.Scratch(), path)
 	err := s.wc.WritePacket(p)
 	s.wc.SetScratch(p)
 	if err == nil {
@@ -503,7 +502,7 @@ func loadStatement(bc *backendConn, sql string) error {
 	switch {
 	case wire.IsErr(p):
 		return wire.ParseErr(p)
-	case len(p) > 0 && p[0] == wire.HeaderLocalInfile:
+	case wire.IsLocalInfile(p):
 		return nil
 	}
 	return bc.lost(fmt.Errorf("%w: LOAD DATA LOCAL answered with 0x%x", wire.ErrMalformed, p[:min(len(p), 1)]))

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"net"
@@ -314,9 +313,9 @@ func (s *Session) dispatch(p []byte) {
 	case mysql.COM_STATISTICS:
 		err = s.writePacket(append(s.wc.Scratch(), s.srv.statistics()...))
 	case mysql.COM_PROCESS_KILL:
-		if len(data) < 4 {
+		if id, perr := wire.ParseProcessKill(data); perr != nil {
 			err = &InternalError{Msg: "malformed COM_PROCESS_KILL"}
-		} else if err = s.srv.killSession(s, uint64(binary.LittleEndian.Uint32(data)), false); err == nil {
+		} else if err = s.srv.killSession(s, uint64(id), false); err == nil {
 			err = s.writeOK(wire.OK{}, false)
 		}
 	default:
@@ -329,10 +328,11 @@ func (s *Session) dispatch(p []byte) {
 
 // setOption answers COM_SET_OPTION: multi-statements on (0) or off (1).
 func (s *Session) setOption(data []byte) error {
-	if len(data) < 2 {
+	opt, err := wire.ParseSetOption(data)
+	if err != nil {
 		return mysql.NewDefaultError(mysql.ER_UNKNOWN_COM_ERROR)
 	}
-	switch binary.LittleEndian.Uint16(data) {
+	switch opt {
 	case 0:
 		s.multiStatements = true
 	case 1:

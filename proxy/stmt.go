@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -235,19 +234,18 @@ func (s *Session) handleStmtReset(data []byte) error {
 // handleStmtSendLongData answers COM_STMT_SEND_LONG_DATA (no response):
 // the bytes are added to the parameter's value for the next execute.
 func (s *Session) handleStmtSendLongData(data []byte) {
-	id, err := wire.StmtID(data)
-	if err != nil || len(data) < 6 {
+	ld, err := wire.ParseSendLongData(data)
+	if err != nil {
 		return
 	}
-	ps, ok := s.stmts[id]
+	ps, ok := s.stmts[ld.StmtID]
 	if !ok {
 		return
 	}
-	param := int(binary.LittleEndian.Uint16(data[4:]))
-	if param >= ps.params {
+	if ld.Param >= ps.params {
 		return
 	}
-	s.addLongData(ps, param, data[6:])
+	s.addLongData(ps, ld.Param, ld.Data)
 }
 
 // routed reports whether the planner may plan stmt ahead, at prepare time

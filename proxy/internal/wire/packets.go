@@ -127,6 +127,28 @@ func IsEOF(p []byte) bool { return len(p) > 0 && p[0] == HeaderEOF && len(p) < 9
 // IsErr reports whether p is an error packet.
 func IsErr(p []byte) bool { return len(p) > 0 && p[0] == HeaderErr }
 
+// IsOK reports whether p is an OK packet (as the first packet of a
+// response: a result set's column count is never 0).
+func IsOK(p []byte) bool { return len(p) > 0 && p[0] == HeaderOK }
+
+// IsLocalInfile reports whether p is a LOCAL INFILE request, the server
+// asking the client for a file (LOAD DATA LOCAL).
+func IsLocalInfile(p []byte) bool { return len(p) > 0 && p[0] == HeaderLocalInfile }
+
+// LocalInfileName returns the file name a LOCAL INFILE request asks for;
+// ok is false when p is no such request.
+func LocalInfileName(p []byte) (name []byte, ok bool) {
+	if !IsLocalInfile(p) {
+		return nil, false
+	}
+	return p[1:], true
+}
+
+// AppendLocalInfile appends a LOCAL INFILE request for the file name.
+func AppendLocalInfile(dst []byte, name string) []byte {
+	return append(append(dst, HeaderLocalInfile), name...)
+}
+
 // ParseEOF returns the warnings and status flags of an EOF packet.
 func ParseEOF(p []byte) (warnings, status uint16) {
 	if len(p) < 5 {

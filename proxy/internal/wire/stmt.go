@@ -29,6 +29,41 @@ func StmtID(p []byte) (uint32, error) {
 	return binary.LittleEndian.Uint32(p), nil
 }
 
+// SendLongData is a decoded COM_STMT_SEND_LONG_DATA (AppendSendLongData
+// builds one).
+type SendLongData struct {
+	StmtID uint32
+	Param  int    // the parameter the bytes are for
+	Data   []byte // a piece of its value; aliases the packet
+}
+
+// ParseSendLongData decodes the payload of COM_STMT_SEND_LONG_DATA (p
+// excludes the command byte).
+func ParseSendLongData(p []byte) (SendLongData, error) {
+	if len(p) < 6 {
+		return SendLongData{}, ErrMalformed
+	}
+	return SendLongData{StmtID: binary.LittleEndian.Uint32(p), Param: int(binary.LittleEndian.Uint16(p[4:])), Data: p[6:]}, nil
+}
+
+// ParseProcessKill returns the connection id of a COM_PROCESS_KILL (p
+// excludes the command byte).
+func ParseProcessKill(p []byte) (uint32, error) {
+	if len(p) < 4 {
+		return 0, ErrMalformed
+	}
+	return binary.LittleEndian.Uint32(p), nil
+}
+
+// ParseSetOption returns the option of a COM_SET_OPTION (p excludes the
+// command byte): 0 turns multi-statements on, 1 off.
+func ParseSetOption(p []byte) (uint16, error) {
+	if len(p) < 2 {
+		return 0, ErrMalformed
+	}
+	return binary.LittleEndian.Uint16(p), nil
+}
+
 // Execute is a decoded COM_STMT_EXECUTE.
 type Execute struct {
 	StmtID uint32

@@ -403,3 +403,50 @@ func firstDiff(a, b []byte) int {
 	}
 	return -1
 }
+
+// TestLocalInfile checks the LOCAL INFILE request both ways, and that OK,
+// error and LOCAL INFILE packets are told apart by their first byte only
+// when there is one.
+func TestLocalInfile(t *testing.T) {
+	p := AppendLocalInfile([]byte("x"), "/tmp/a b.csv")[1:]
+	name, ok := LocalInfileName(p)
+	if !ok || string(name) != "/tmp/a b.csv" {
+		t.Fatalf("LocalInfileName(%q) = %q, %v", p, name, ok)
+	}
+	if !IsLocalInfile(p) || IsOK(p) || IsErr(p) {
+		t.Errorf("a LOCAL INFILE request read as OK or error")
+	}
+	for _, q := range [][]byte{nil, {}, {HeaderOK, 0, 0, 2, 0, 0, 0}} {
+		if _, ok := LocalInfileName(q); ok || IsLocalInfile(q) {
+			t.Errorf("%q read as a LOCAL INFILE request", q)
+		}
+	}
+	if !IsOK([]byte{HeaderOK, 0, 0, 2, 0, 0, 0}) || IsOK(nil) || IsOK([]byte{HeaderErr}) {
+		t.Errorf("IsOK misreads an OK, an empty or an error packet")
+	}
+}
+
+// TestCommandPayloads checks the decoders of the small commands against
+// their encoders and against short payloads.
+func TestCommandPayloads(t *testing.T) {
+	p := AppendSendLongData(nil, 7, 3, []byte("chunk"))[1:]
+	ld, err := ParseSendLongData(p)
+	if err != nil || ld.StmtID != 7 || ld.Param != 3 || string(ld.Data) != "chunk" {
+		t.Errorf("ParseSendLongData = %+v, %v", ld, err)
+	}
+	if id, err := ParseProcessKill([]byte{0x2a, 0, 0, 0x80}); err != nil || id != 0x8000002a {
+		t.Errorf("ParseProcessKill = %#x, %v", id, err)
+	}
+	if opt, err := ParseSetOption([]byte{1, 0}); err != nil || opt != 1 {
+		t.Errorf("ParseSetOption = %d, %v", opt, err)
+	}
+	if _, err := ParseSendLongData(p[:5]); err != ErrMalformed {
+		t.Errorf("5-byte COM_STMT_SEND_LONG_DATA: %v", err)
+	}
+	if _, err := ParseProcessKill(p[:3]); err != ErrMalformed {
+		t.Errorf("3-byte COM_PROCESS_KILL: %v", err)
+	}
+	if _, err := ParseSetOption(p[:1]); err != ErrMalformed {
+		t.Errorf("1-byte COM_SET_OPTION: %v", err)
+	}
+}
