@@ -31,6 +31,11 @@ type fakeBackend struct {
 	queries  int // COM_QUERY received
 }
 
+// fakeRangeRows is the rows a range SELECT (one with BETWEEN) returns
+// per physical table: sysbench's 100-id ranges over 8 tables. A UNION ALL
+// of several routes returns that many per route.
+const fakeRangeRows = 12
+
 // fakeValue is the value of column c in every row.
 var fakeValue = bytes.Repeat([]byte{'x'}, 120)
 
@@ -100,6 +105,7 @@ type fakeConn struct {
 type fakeStmt struct {
 	params int
 	rows   bool
+	n      int // rows of a SELECT (selectRows)
 }
 
 func (f *fakeBackend) serve(wc *wire.Conn) {
@@ -117,14 +123,14 @@ func (f *fakeBackend) serve(wc *wire.Conn) {
 		case mysql.COM_QUERY:
 			f.count(&f.queries)
 			if isSelect(data) {
-				c.writeResult(false)
+				c.writeResult(false, selectRows(data))
 			} else {
 				c.writeOK(0)
 			}
 		case mysql.COM_STMT_PREPARE:
 			f.count(&f.prepares)
 			c.nextID++
-			st := fakeStmt{params: bytes.Count(data, []byte{'?'}), rows: isSelect(data)}
+			st := fakeStmt{params: bytes.Count(data, []byte{'?'}), rows: isSelect(data), n: selectRows(data)}
 			c.stmts[c.nextID] = st
 			c.writePrepareOK(c.nextID, st)
 		case mysql.COM_STMT_EXECUTE:
@@ -135,7 +141,7 @@ func (f *fakeBackend) serve(wc *wire.Conn) {
 			case !ok:
 				c.write(wire.AppendErr(c.buf[:0], mysql.ER_UNKNOWN_STMT_HANDLER, "HY000", "Unknown prepared statement handler"))
 			case st.rows:
-				c.writeResult(true)
+				c.writeResult(true, st.n)
 			default:
 				c.writeOK(1)
 			}
@@ -163,6 +169,7 @@ func (f *fakeBackend) count(n *int) {
 }
 
 func isSelect(sql []byte) bool {
+	sql = bytes.TrimLeft(sql, "(") // a UNION ALL of routes: (SELECT ...) UNION ALL (...)
 	return len(sql) >= 6 && bytes.EqualFold(sql[:6], []byte("select"))
 }
 
@@ -183,14 +190,24 @@ func (c *fakeConn) eof() {
 var fakeColumn = &mysql.Field{Schema: []byte("ds_0"), Table: []byte("sbtest1"), OrgTable: []byte("sbtest1_0"),
 	Name: []byte("c"), OrgName: []byte("c"), Charset: charsetUTF8MB4, ColumnLength: 480, Type: mysql.MYSQL_TYPE_STRING, Flag: mysql.NOT_NULL_FLAG}
 
-func (c *fakeConn) writeResult(binaryRows bool) {
+// selectRows is how many rows the fake returns for SELECT sql.
+func selectRows(sql []byte) int {
+	if !bytes.Contains(sql, []byte(" BETWEEN ")) {
+		return 1
+	}
+	return fakeRangeRows * (bytes.Count(sql, []byte(" UNION ALL ")) + 1)
+}
+
+func (c *fakeConn) writeResult(binaryRows bool, n int) {
 	c.write(wire.AppendLenEncInt(c.buf[:0], 1))
 	c.write(wire.AppendColumn(c.buf[:0], fakeColumn))
 	c.eof()
-	if binaryRows {
-		c.write(wire.AppendLenEncString(append(c.buf[:0], 0, 0), fakeValue))
-	} else {
-		c.write(wire.AppendLenEncString(c.buf[:0], fakeValue))
+	for range n {
+		if binaryRows {
+			c.write(wire.AppendLenEncString(append(c.buf[:0], 0, 0), fakeValue))
+		} else {
+			c.write(wire.AppendLenEncString(c.buf[:0], fakeValue))
+		}
 	}
 	c.eof()
 }
