@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -82,53 +81,15 @@ func (c *routeProbe) probe(ctx context.Context, route router.Route) ([]uint16, e
 		return nil, err
 	}
 	defer bc.apply("") // back to the baseline charset for the next user
-	if err := bc.send(mysql.COM_STMT_PREPARE, route.SQL); err != nil {
+	cols, err := bc.prepareColumns(route.SQL)
+	if err != nil {
 		return nil, err
 	}
-	pkt, err := bc.wc.ReadPacket()
-	if err != nil {
-		return nil, bc.lost(err)
-	}
-	if wire.IsErr(pkt) {
-		return nil, wire.ParseErr(pkt)
-	}
-	ok, err := wire.ParsePrepareOK(pkt)
-	if err != nil {
-		return nil, bc.lost(fmt.Errorf("%w: prepare response", err))
-	}
-	id, ncols, nparams := ok.StmtID, ok.Columns, ok.Params
-	// Parameter definitions, then column definitions, each block
-	// closed by an EOF packet.
-	if nparams > 0 {
-		for range nparams + 1 {
-			if _, err := bc.wc.ReadPacket(); err != nil {
-				return nil, bc.lost(err)
-			}
+	ids := make([]uint16, len(cols))
+	for i, f := range cols {
+		if f.Charset != 63 {
+			ids[i] = f.Charset
 		}
-	}
-	ids := make([]uint16, ncols)
-	if ncols > 0 {
-		for i := range ncols {
-			pkt, err := bc.wc.ReadPacket()
-			if err != nil {
-				return nil, bc.lost(err)
-			}
-			f, err := wire.ParseColumn(pkt)
-			if err != nil {
-				return nil, bc.lost(err)
-			}
-			if f.Charset != 63 {
-				ids[i] = f.Charset
-			}
-		}
-		if pkt, err := bc.wc.ReadPacket(); err != nil || !wire.IsEOF(pkt) {
-			return nil, bc.lost(fmt.Errorf("%w: no EOF after the prepared statement's columns", wire.ErrMalformed))
-		}
-	}
-	// COM_STMT_CLOSE has no response.
-	bc.wc.ResetSeq()
-	if err := bc.sendCommand(wire.AppendStmtClose(bc.wc.Scratch(), id), nil); err != nil {
-		return nil, err
 	}
 	return ids, nil
 }

@@ -163,11 +163,18 @@ func (s *Session) backendColumns(ctx context.Context, ds, sql string) ([]*mysql.
 	}
 	bc := bcs[0]
 	defer src.release(bc)
+	bc.nc.SetReadDeadline(time.Now().Add(metaTimeout))
+	defer bc.nc.SetReadDeadline(time.Time{})
+	return bc.prepareColumns(sql)
+}
+
+// prepareColumns prepares sql on bc, reads the column definitions of the
+// prepared statement and closes it again: what a statement's result will
+// look like, without running it.
+func (bc *backendConn) prepareColumns(sql string) ([]*mysql.Field, error) {
 	if err := bc.send(mysql.COM_STMT_PREPARE, sql); err != nil {
 		return nil, err
 	}
-	bc.nc.SetReadDeadline(time.Now().Add(metaTimeout))
-	defer bc.nc.SetReadDeadline(time.Time{})
 	p, err := bc.wc.ReadPacket()
 	if err != nil {
 		return nil, bc.lost(err)
