@@ -4,50 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/internal/haproxytest"
 )
-
-// haproxyConfig is deploy/haproxy/haproxy.cfg with the test's addresses:
-// its frontend on listen, its two servers on the proxies' MySQL addresses
-// with their health checks on the ops addresses, no stats listener.
-func haproxyConfig(t *testing.T, listen string, mysqlAddrs, opsAddrs []string) string {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "deploy", "haproxy", "haproxy.cfg"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := string(raw)
-	replace := func(re, with string) {
-		t.Helper()
-		r := regexp.MustCompile(re)
-		if !r.MatchString(cfg) {
-			t.Fatalf("deploy/haproxy/haproxy.cfg has no line matching %s", re)
-		}
-		cfg = r.ReplaceAllLiteralString(cfg, with)
-	}
-	replace(`(?m)^    bind :3306$`, "    bind "+listen)
-	replace(`(?m)^    default-server check port 9307 `, "    default-server check ")
-	var servers strings.Builder
-	for i := range mysqlAddrs {
-		_, port, _ := net.SplitHostPort(opsAddrs[i])
-		fmt.Fprintf(&servers, "    server shardflake-%d %s port %s\n", i+1, mysqlAddrs[i], port)
-	}
-	replace(`(?m)^    server shardflake-1 .*\n    server shardflake-2 .*\n`, servers.String())
-	replace(`(?ms)^listen stats\n.*`, "")
-	return cfg
-}
 
 // TestHAProxyExample runs HAProxy with the example configuration in
 // front of two proxies: connections go to both; after DRAIN COMPUTE NODE
@@ -56,26 +20,10 @@ func haproxyConfig(t *testing.T, listen string, mysqlAddrs, opsAddrs []string) s
 // listeners gone), HAProxy marks it down within 2 s and new connections
 // go to the first again after RESUME COMPUTE NODE.
 func TestHAProxyExample(t *testing.T) {
-	bin := mariadbtest.RequireBinary(t, "haproxy")
 	a := startOpsEnv(t, opsOptions{server: reloadUsers, prefix: "hapa"})
 	b := startOpsEnv(t, opsOptions{server: reloadUsers, prefix: "hapb"})
 	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	cfgPath := filepath.Join(t.TempDir(), "haproxy.cfg")
-	cfg := haproxyConfig(t, listen, []string{a.addr, b.addr}, []string{a.opsAddr, b.opsAddr})
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(bin, "-c", "-f", cfgPath).CombinedOutput(); err != nil {
-		t.Fatalf("haproxy -c: %v\n%s", err, out)
-	}
-	hp := exec.Command(bin, "-db", "-f", cfgPath)
-	hp.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var hpOut lockedBuffer
-	hp.Stdout, hp.Stderr = &hpOut, &hpOut
-	if err := hp.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hp.Process.Kill(); hp.Wait() })
+	hpOut := haproxytest.Start(t, listen, haproxytest.Server{MySQL: a.addr, Ops: a.opsAddr}, haproxytest.Server{MySQL: b.addr, Ops: b.opsAddr})
 
 	cfgDSN := mysql.NewConfig()
 	cfgDSN.User, cfgDSN.Passwd, cfgDSN.Net, cfgDSN.Addr, cfgDSN.DBName = "app", "app-secret", "tcp", listen, "sharding_db"

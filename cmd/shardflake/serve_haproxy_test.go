@@ -1,89 +1,28 @@
 package main
 
 import (
-	"bytes"
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/internal/haproxytest"
 )
-
-// syncBuffer is a bytes.Buffer safe for a process's output and a
-// polling test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // startHAProxy runs deploy/haproxy/haproxy.cfg with its frontend on a
 // free port and its two servers on ps.
-func startHAProxy(t *testing.T, ps ...*fleetProxy) (listen string, out *syncBuffer) {
+func startHAProxy(t *testing.T, ps ...*fleetProxy) (listen string, out *haproxytest.Output) {
 	t.Helper()
-	bin := mariadbtest.RequireBinary(t, "haproxy")
-	raw, err := os.ReadFile(filepath.Join("..", "..", "deploy", "haproxy", "haproxy.cfg"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := string(raw)
-	replace := func(re, with string) {
-		t.Helper()
-		r := regexp.MustCompile(re)
-		if !r.MatchString(cfg) {
-			t.Fatalf("deploy/haproxy/haproxy.cfg has no line matching %s", re)
-		}
-		cfg = r.ReplaceAllLiteralString(cfg, with)
+	servers := make([]haproxytest.Server, len(ps))
+	for i, p := range ps {
+		servers[i] = haproxytest.Server{MySQL: p.addr, Ops: p.metrics}
 	}
 	listen = freeAddr(t)
-	replace(`(?m)^    bind :3306$`, "    bind "+listen)
-	replace(`(?m)^    default-server check port 9307 `, "    default-server check ")
-	var servers strings.Builder
-	for i, p := range ps {
-		_, port, _ := net.SplitHostPort(p.metrics)
-		fmt.Fprintf(&servers, "    server shardflake-%d %s port %s\n", i+1, p.addr, port)
-	}
-	replace(`(?m)^    server shardflake-1 .*\n    server shardflake-2 .*\n`, servers.String())
-	replace(`(?ms)^listen stats\n.*`, "")
-	path := filepath.Join(t.TempDir(), "haproxy.cfg")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {
-		t.Fatalf("haproxy -c: %v\n%s", err, b)
-	}
-	hp := exec.Command(bin, "-db", "-f", path)
-	hp.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out = &syncBuffer{}
-	hp.Stdout, hp.Stderr = out, out
-	if err := hp.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hp.Process.Kill(); hp.Wait() })
-	return listen, out
+	return listen, haproxytest.Start(t, listen, servers...)
 }
 
 // TestClusterBehindHAProxy: two proxy processes of one fleet behind
