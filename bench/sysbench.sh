@@ -133,8 +133,7 @@ done
 [[ $DECOMPOSE == 1 && $WORKLOADS_SET == 0 ]] && WORKLOADS="oltp_point_select oltp_insert"
 has_target() { [[ " $TARGETS " == *" $1 "* ]]; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
+. "$ROOT/bench/lib.sh"
 
 need() { command -v "$1" >/dev/null || die "$1 not found ($2)"; }
 MARIADBD=$(command -v mariadbd || echo /usr/sbin/mariadbd)
@@ -149,38 +148,6 @@ if [[ $DECOMPOSE == 1 ]] && command -v perf >/dev/null &&
 	PERF=1
 fi
 
-WORK=$(mktemp -d /tmp/shardflake-bench.XXXXXX)
-PIDS=()
-cleanup() {
-	local pid
-	for pid in "${PIDS[@]}"; do
-		kill "$pid" 2>/dev/null || true
-	done
-	for pid in "${PIDS[@]}"; do
-		wait "$pid" 2>/dev/null || true
-	done
-	if [[ $KEEP == 1 ]]; then
-		log "work directory kept: $WORK"
-	else
-		rm -rf "$WORK"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# free_port prints a TCP port nobody listens on; a start that loses the
-# race for it retries with another.
-free_port() {
-	local p hex
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		hex=$(printf ':%04X ' "$p")
-		if ! grep -q "$hex" /proc/net/tcp /proc/net/tcp6 2>/dev/null; then
-			echo "$p"
-			return
-		fi
-	done
-}
 
 # Both servers get exactly these flags: the direct figures and the sharded
 # ones come from identically tuned MariaDBs.

@@ -34,33 +34,14 @@ while [[ $# -gt 0 ]]; do
 done
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
+WORK_NAME=shardflake-rwbench
+. "$ROOT/bench/lib.sh"
 MARIADBD=$(command -v mariadbd || echo /usr/sbin/mariadbd)
 [[ -x $MARIADBD ]] || die "mariadbd not found (Debian package mariadb-server)"
 for c in mariadb-install-db mariadb sysbench go; do
 	command -v "$c" >/dev/null || die "$c not found"
 done
 
-WORK=$(mktemp -d /tmp/shardflake-rwbench.XXXXXX)
-PIDS=()
-cleanup() {
-	local pid
-	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() {
-	local p hex
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		hex=$(printf ':%04X ' "$p")
-		grep -q "$hex" /proc/net/tcp /proc/net/tcp6 2>/dev/null || { echo "$p"; return; }
-	done
-}
 
 sql() { mariadb -h127.0.0.1 -P"$1" -uroot -N -B -e "$2"; }
 
