@@ -121,12 +121,23 @@ func (s *Session) afterAutocommitStatement(err error) {
 
 // clientSQL is a statement's text as the proxy reads it: under sql_mode
 // NO_BACKSLASH_ESCAPES, turned into the backslash form, which the parser,
-// the router and the backends (backendConn.send) all work in.
+// the router and the backends (backendConn.send) all work in; under
+// ANSI_QUOTES, with the backslashes of "..." names doubled, as the parser
+// reads them (sqlarg.QuotedNamesToBackslashEscapes).
 func (s *Session) clientSQL(sql string) string {
-	if s.sqlMode.HasNoBackslashEscapesMode() {
+	switch {
+	case s.sqlMode.HasNoBackslashEscapesMode():
 		return sqlarg.ToBackslashEscapes(sql)
+	case s.sqlMode.HasANSIQuotesMode():
+		return sqlarg.QuotedNamesToBackslashEscapes(sql)
 	}
 	return sql
+}
+
+// carryMode tells bc, which carries the session's settings, whether its
+// sql_mode has ANSI_QUOTES, so that send writes "..." names in its form.
+func (s *Session) carryMode(bc *backendConn) {
+	bc.ansiQuotes = s.sqlMode.HasANSIQuotesMode()
 }
 
 // readOnly reports whether the settings make the session's transactions

@@ -320,3 +320,66 @@ func diffResultSets(t *testing.T, proxy, ref *sql.Conn, q string) {
 		t.Errorf("%s:\nproxy   %q\nMariaDB %q", q, got, want)
 	}
 }
+
+// TestANSIQuotesWithNoBackslashEscapes: under ANSI_QUOTES "..." is a
+// name, whose backslashes are its own in either mode; with
+// NO_BACKSLASH_ESCAPES too, only the '...' literals change form. Column
+// names and rows as on one MariaDB, in routed statements and in ones the
+// default data source runs as written.
+func TestANSIQuotesWithNoBackslashEscapes(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	statusRefDB(t, e, "ansinbe_ref")
+	proxy, ref := e.conn(t), refConn(t, e, "ansinbe_ref")
+	e.backends[0].Exec(t, "ansinbe_ref", "CREATE TABLE t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))")
+	diffStep(t, proxy, ref, `INSERT INTO t_order (order_id, user_id, status) VALUES (1, 0, 'p\\q'), (2, 1, 'r')`, "")
+	diffStep(t, proxy, ref, `INSERT INTO t_plain (v) VALUES ('p\\q')`, "")
+	for _, mode := range []string{"ANSI_QUOTES,NO_BACKSLASH_ESCAPES", "ANSI_QUOTES"} {
+		diffStep(t, proxy, ref, "SET SESSION sql_mode = '"+mode+"'", "")
+		lit := `'p\q'`
+		if mode == "ANSI_QUOTES" {
+			lit = `'p\\q'`
+		}
+		for _, q := range []string{
+			`SELECT "order_id" AS "o\k", "status" AS "s\" FROM t_order WHERE "status" = ` + lit,
+			`SELECT "t"."order_id" AS "a\b" FROM t_order AS "t" WHERE "t"."order_id" IN (1, 2) ORDER BY 1`,
+			`SELECT 1 AS "x\y", ` + lit + ` AS "z"`,
+			`SELECT "v" AS "n\m", LENGTH("v") FROM t_plain WHERE "v" = ` + lit,
+		} {
+			got, gerr := columnsAndRows(proxy, q)
+			want, werr := columnsAndRows(ref, q)
+			if errCode(gerr) != errCode(werr) || (gerr == nil) != (werr == nil) || !slices.Equal(got, want) {
+				t.Errorf("%s: %s:\nproxy   %q %v\nMariaDB %q %v", mode, q, got, gerr, want, werr)
+			}
+		}
+	}
+}
+
+// columnsAndRows returns q's column names, then its rows.
+func columnsAndRows(c *sql.Conn, q string) ([]string, error) {
+	rows, err := c.QueryContext(context.Background(), q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]sql.NullString, len(out))
+	ptrs := make([]any, len(out))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		var row []string
+		for _, v := range vals {
+			row = append(row, v.String)
+		}
+		out = append(out, strings.Join(row, ","))
+	}
+	return out, rows.Err()
+}
