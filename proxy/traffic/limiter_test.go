@@ -91,6 +91,46 @@ func TestTokenBucketBurstThenRate(t *testing.T) {
 	}
 }
 
+// TestTokenBucketCountsUnusedPermits: the tokens the rate makes while the
+// bucket is full are counted as unused, and only those; a rate test
+// reads them to know whether its offered load kept up with the limit.
+func TestTokenBucketCountsUnusedPermits(t *testing.T) {
+	c := newFakeClock()
+	l := mustLimiter(t, config.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 100, Burst: 10}, c)
+	unused := func(want float64, when string) {
+		t.Helper()
+		if got := l.State().Unused; math.Abs(got-want) > 1e-6 {
+			t.Errorf("%s: %.3f unused, want %.3f", when, got, want)
+		}
+	}
+	unused(0, "at the start")
+	// Full from the start: 100ms of rate (10 tokens) has no room.
+	c.Advance(100 * time.Millisecond)
+	unused(10, "after 100ms full")
+	// Offered faster than the rate for 1s: every token is taken.
+	offer(t, c, l, time.Millisecond, time.Second)
+	unused(10, "under a load above the rate")
+	// Less than a token is left. 50ms quiet add 5; the next 100ms fill
+	// the bucket and waste the rest.
+	left := l.State().Available
+	if left >= 1 {
+		t.Fatalf("%.2f tokens left after a load above the rate", left)
+	}
+	c.Advance(50 * time.Millisecond)
+	unused(10, "while the bucket refills")
+	c.Advance(100 * time.Millisecond)
+	unused(15+left, "once it is full again")
+	// A statement that did not run gives its tokens back; what does not
+	// fit is unused too.
+	p, err := l.Acquire(context.Background(), 4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(20 * time.Millisecond)
+	l.Release(p, false)
+	unused(17+left, "after 4 tokens came back into 2 free places")
+}
+
 func TestLeakyBucketSpacesStatements(t *testing.T) {
 	c := newFakeClock()
 	l := mustLimiter(t, config.TrafficLimit{Type: "LEAKY_BUCKET", Rate: 50}, c)
