@@ -38,7 +38,7 @@ type rateWindow struct {
 
 func (w rateWindow) rate() float64 { return w.admitted / w.secs }
 
-// keptUp reports whether the offered load kept the bucket empty: fewer
+// keptUp reports whether the offered load kept the bucket empty: no more
 // than 2% of the window's permits went unused. A window where it did not
 // measures the machine, not the limit.
 func (w rateWindow) keptUp() bool { return w.unused <= 0.02*500*w.secs }
@@ -123,6 +123,7 @@ func TestTrafficSysbenchRate(t *testing.T) {
 	sysbench(t, e.addr, "other", "other-secret", "sharding_db", "oltp_common", "prepare")
 	t.Cleanup(func() { sysbench(t, e.addr, "other", "other-secret", "sharding_db", "oltp_common", "cleanup") })
 
+	within5 := func(rate float64) bool { return math.Abs(rate-500)/500 <= 0.05 }
 	var w rateWindow
 	for try := 1; try <= 2; try++ {
 		w = measureSysbenchRate(t, e, bin)
@@ -144,12 +145,15 @@ func TestTrafficSysbenchRate(t *testing.T) {
 		if ignored == 0 || w.after.Rejected == w.before.Rejected || w.after.Delayed == w.before.Delayed {
 			t.Errorf("%d refused (%d ignored), %d delayed: the workload did not reach the limit", w.after.Rejected-w.before.Rejected, ignored, w.after.Delayed-w.before.Delayed)
 		}
-		if w.keptUp() {
+		// Only a window short of the rate whose offered load fell behind
+		// is measured again: one over the rate, or short of it while the
+		// load kept up, is the limit's fault.
+		if within5(w.rate()) || w.rate() > 500 || w.keptUp() {
 			break
 		}
 		t.Logf("try %d: the offered load fell below the limit (%.0f of %.0f permits unused)", try, w.unused, 500*w.secs)
 	}
-	if math.Abs(w.rate()-500)/500 > 0.05 {
+	if !within5(w.rate()) {
 		t.Errorf("admitted %.1f/s (%.0f permits unused), want 500/s within 5%%", w.rate(), w.unused)
 	}
 }
