@@ -445,7 +445,9 @@ func (g *Ticket) guardOnce(ctx context.Context) error {
 func (g *Ticket) Adopt(floor int64) error {
 	g.mu.Lock()
 	g.floor = max(g.floor, floor)
-	g.tableMax = max(g.tableMax, floor)
+	// floor is the tables' largest key as ADOPT read it just now: rows
+	// deleted since the guard ran no longer count.
+	g.tableMax = floor
 	g.mu.Unlock()
 	var errs []error
 	for _, s := range g.servers {

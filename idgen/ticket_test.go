@@ -382,3 +382,26 @@ func TestTicketUnresponsiveServerCostsNoCaller(t *testing.T) {
 		runtime.Gosched() // the probe finishes in its own goroutine
 	}
 }
+
+// TestTicketAdoptAfterTheTableShrank: as TestSegmentAdoptAfterTheTableShrank
+// for TICKET.
+func TestTicketAdoptAfterTheTableShrank(t *testing.T) {
+	a := &memTicketServer{name: "a", inc: 2, off: 1, last: 300}
+	tableMax := int64(1 << 40)
+	guard := func(context.Context) (int64, error) { return tableMax, nil }
+	g, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{a}, guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.NextKeys(make([]int64, 1)); !errors.Is(err, ErrBelowTable) {
+		t.Fatalf("got %v, want ErrBelowTable", err)
+	}
+	tableMax = 250
+	if err := g.Adopt(tableMax); err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]int64, 1)
+	if err := g.NextKeys(dst); err != nil || dst[0] <= 250 {
+		t.Fatalf("after the table shrank to 250 and ADOPT: %d, %v", dst[0], err)
+	}
+}
