@@ -132,7 +132,8 @@ func (r *xaRecovery) loop() {
 	}
 }
 
-// db is a database/sql handle on data source ds, opened on first use.
+// db is a database/sql handle on data source ds, opened on first use
+// with the data source's credentials and TLS settings.
 func (r *xaRecovery) db(ds string) (*sql.DB, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -148,7 +149,13 @@ func (r *xaRecovery) db(ds string) (*sql.DB, error) {
 	if def == nil {
 		return nil, fmt.Errorf("no data source %s in the rules", ds)
 	}
-	db, _, err := keygen.OpenDataSource(*def, 10*time.Second, 2, false)
+	// The pools' TLS settings: a data source that requires TLS refuses
+	// recovery's plain logins, and its branches would stay prepared.
+	tlsConfig, err := backendTLSConfig(*def)
+	if err != nil {
+		return nil, err
+	}
+	db, _, err := keygen.OpenDataSource(*def, keygen.DBOptions{Timeout: 10 * time.Second, Conns: 2, TLS: tlsConfig})
 	if err != nil {
 		return nil, err
 	}
