@@ -186,7 +186,9 @@ func TestXAKill9(t *testing.T) {
 						}
 						killedAt = txn
 						var addr string
-						if victim, addr, err = startHelperProxyErr(t, file); err != nil {
+						// On its address: the restarted proxy recognises its
+						// previous incarnation's branches.
+						if victim, addr, err = startHelperProxyErr(t, file, "SHARDFLAKE_HELPER_LISTEN="+addrA); err != nil {
 							t.Errorf("restarting the proxy: %v", err)
 							return
 						}

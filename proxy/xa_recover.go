@@ -41,8 +41,9 @@ const xaRecoverEvery = time.Second
 
 // xaOrphanGrace is how long a prepared branch of another process must
 // wait before recovery rolls back its undecided transaction: longer than
-// any owner takes between XA PREPARE and its decision.
-var xaOrphanGrace = 2 * time.Second
+// any owner takes between XA PREPARE and its decision. A branch of this
+// node's previous incarnation does not wait.
+const xaOrphanGrace = 2 * time.Second
 
 // xaInDoubt is one prepared branch found by XA RECOVER.
 type xaInDoubt struct {
@@ -57,6 +58,8 @@ type xaRecovery struct {
 	stop chan struct{}
 	once sync.Once
 	used atomic.Bool // run the periodic scan
+	// grace is xaOrphanGrace (tests lengthen it), in nanoseconds.
+	grace atomic.Int64
 
 	mu        sync.Mutex
 	dbs       map[string]*sql.DB
@@ -74,6 +77,7 @@ type xaRecovery struct {
 func newXARecovery(x *xaCoordinator) *xaRecovery {
 	r := &xaRecovery{x: x, kick: make(chan struct{}, 1), stop: make(chan struct{}),
 		dbs: map[string]*sql.DB{}, firstSeen: map[string]time.Time{}}
+	r.grace.Store(int64(xaOrphanGrace))
 	r.wake = func() {
 		r.used.Store(true)
 		select {
@@ -85,10 +89,11 @@ func newXARecovery(x *xaCoordinator) *xaRecovery {
 }
 
 // start runs the recovery loop until close; the server starts it when it
-// serves. The scan runs when transactionMode is xa or once a session
-// used it.
-func (r *xaRecovery) start() {
+// serves, on listen (which names the node, setNode). The scan runs when
+// transactionMode is xa or once a session used it.
+func (r *xaRecovery) start(listen string) {
 	r.once.Do(func() {
+		r.x.setNode(listen)
 		if r.x.srv.current().rules.Server.TransactionMode == config.TransactionXA {
 			r.used.Store(true)
 		}
@@ -286,12 +291,18 @@ func (r *xaRecovery) pass(ctx context.Context) {
 }
 
 // orphaned reports whether e's owner is gone: this process does not run
-// it, and another process's branch waited out the grace period.
+// it, it is this node's previous incarnation (a restart on the same host
+// and address), or another process's branch waited out the grace period.
+// Misjudging a live owner costs that transaction a rollback, never
+// atomicity: the rollback decision comes first (decideRollback).
 func (r *xaRecovery) orphaned(e xaInDoubt) bool {
-	if e.owner == r.x.owner {
+	if e.owner == r.x.ownerID() {
 		return !r.x.isInflight(e.gtrid)
 	}
-	return time.Since(e.seen) >= xaOrphanGrace
+	if r.x.previousIncarnation(e.owner) {
+		return true
+	}
+	return time.Since(e.seen) >= time.Duration(r.grace.Load())
 }
 
 // resolve commits or rolls back e by its decision; false when it is left
@@ -408,7 +419,7 @@ func (srv sessionServer) xaTransactions(ctx context.Context) ([]*mysql.Field, []
 			d = "unknown: " + errLine(err)
 		}
 		state := "prepared"
-		if e.owner == srv.xa.owner && srv.xa.isInflight(e.gtrid) {
+		if e.owner == srv.xa.ownerID() && srv.xa.isInflight(e.gtrid) {
 			state = "prepared (committing)"
 		}
 		if d == "" {
