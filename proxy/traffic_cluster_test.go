@@ -45,9 +45,12 @@ func runProxyHelper() int {
 		fmt.Println("err", err)
 		return 3
 	}
-	// SHARDFLAKE_HELPER_LISTEN: a restart on the address it had.
-	listen := cmp.Or(os.Getenv("SHARDFLAKE_HELPER_LISTEN"), "127.0.0.1:0")
-	l, err := net.Listen("tcp", listen)
+	// SHARDFLAKE_HELPER_LISTEN: a restart on the address it had, else
+	// (taken meanwhile) on a free one.
+	l, err := net.Listen("tcp", cmp.Or(os.Getenv("SHARDFLAKE_HELPER_LISTEN"), "127.0.0.1:0"))
+	if err != nil {
+		l, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		fmt.Println("err", err)
 		return 3

@@ -76,7 +76,9 @@ rules:
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	// A dead proxy's prepared branch with no decision.
+	// A dead proxy's prepared branch with no decision, listed while
+	// recovery's grace period (made longer) lasts.
+	x.rec.grace.Store(int64(time.Hour))
 	gtrid := "sf.0000dead0000.1.ds_0"
 	bc, err := b1.Conn(ctx)
 	if err != nil {
@@ -93,6 +95,7 @@ rules:
 	if rows := strings.Join(queryStrings(t, db, "SHOW XA TRANSACTIONS"), "\n"); !strings.Contains(rows, gtrid+",ds_1,ds_1,ds_0,") {
 		t.Errorf("SHOW XA TRANSACTIONS:\n%s\nwant the dead proxy's branch", rows)
 	}
+	x.rec.grace.Store(int64(xaOrphanGrace))
 	deadline = time.Now().Add(10 * time.Second)
 	for len(xaRecovered(t, b1)) != 0 {
 		if time.Now().After(deadline) {
