@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -169,13 +170,14 @@ func (r *xaRecovery) db(ds string) (*sql.DB, error) {
 }
 
 // scan lists shardflake's prepared branches on every data source; ok is
-// false when a data source could not be asked.
+// false when a data source could not be asked. XA RECOVER lists all of a
+// server's branches, whatever the database: a branch seen through
+// several data sources on one server is listed once, on the data source
+// its bqual names when that is one of them.
 func (r *xaRecovery) scan(ctx context.Context) (found []xaInDoubt, ok bool) {
 	ok = true
 	now := time.Now()
-	r.mu.Lock()
-	seen := map[string]bool{}
-	r.mu.Unlock()
+	seen := map[string]int{} // server and xid -> index in found
 	for _, def := range r.x.srv.dataSources() {
 		db, err := r.db(def.Name)
 		if err != nil {
@@ -188,6 +190,7 @@ func (r *xaRecovery) scan(ctx context.Context) (found []xaInDoubt, ok bool) {
 			r.x.srv.log.Debug("XA RECOVER failed", "datasource", def.Name, "err", errLine(err))
 			continue
 		}
+		server := net.JoinHostPort(def.Host, strconv.Itoa(def.Port))
 		for rows.Next() {
 			var format int64
 			var gl, bl int
@@ -200,8 +203,14 @@ func (r *xaRecovery) scan(ctx context.Context) (found []xaInDoubt, ok bool) {
 			if e.owner, e.coord, parsed = parseGtrid(e.gtrid); !parsed {
 				continue
 			}
-			key := e.ds + "\x00" + e.gtrid + "\x00" + e.bqual
-			seen[key] = true
+			key := server + "\x00" + e.gtrid + "\x00" + e.bqual
+			if i, dup := seen[key]; dup {
+				if e.bqual == def.Name || strings.HasPrefix(e.bqual, def.Name+".") {
+					found[i].ds = def.Name
+				}
+				continue
+			}
+			seen[key] = len(found)
 			r.mu.Lock()
 			if r.firstSeen[key].IsZero() {
 				r.firstSeen[key] = now
@@ -218,7 +227,7 @@ func (r *xaRecovery) scan(ctx context.Context) (found []xaInDoubt, ok bool) {
 	if ok {
 		r.mu.Lock()
 		for k := range r.firstSeen {
-			if !seen[k] {
+			if _, still := seen[k]; !still {
 				delete(r.firstSeen, k)
 			}
 		}
