@@ -96,7 +96,9 @@ func newReadwriteSplit(rules *config.Rules, log *slog.Logger, baseline string, s
 	rw := &readwriteSplit{groups: map[string]*rwGroup{}, users: newCausalUsers(), log: log, done: make(chan struct{})}
 	for i := range rules.ReadwriteGroups {
 		cfg := &rules.ReadwriteGroups[i]
-		g := &rwGroup{cfg: cfg, lb: cfg.NewLoadBalancer(), primaryProbe: newPoolWith(cfg.Primary, false, log, baseline)}
+		probeDS := cfg.Primary
+		probeDS.MinPoolSize = 0 // it only logs in and out: no idle connections
+		g := &rwGroup{cfg: cfg, lb: cfg.NewLoadBalancer(), primaryProbe: newPoolWith(probeDS, false, log, baseline)}
 		for _, rc := range cfg.Replicas {
 			p := newPoolWith(rc.DataSource, false, log, baseline)
 			p.schemaGen = schemaGen

@@ -577,6 +577,31 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 		}
 	})
 
+	t.Run("a replica cut off from a live primary is excluded", func(t *testing.T) {
+		e := startRWEnv(t, r, "")
+		// Its IO thread reconnects to a port where nothing listens, as
+		// when the network between them breaks: the replica falls behind
+		// while the primary takes writes, so it must not serve.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		nowhere := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		r.Replicas[1].Exec(t, "", "STOP SLAVE", fmt.Sprintf("CHANGE MASTER TO MASTER_PORT=%d", nowhere), "START SLAVE")
+		defer r.Replicas[1].Exec(t, "", "STOP SLAVE", fmt.Sprintf("CHANGE MASTER TO MASTER_PORT=%d", r.Primary.Port()), "START SLAVE")
+		db := r.Replicas[1].Open(t, "")
+		waitWithin(t, 15*time.Second, "replica_ds_0_1's IO thread reconnecting", func() bool { return slaveStatus(t, db)["Slave_IO_Running"] == "Connecting" })
+		var health, detail string
+		waitWithin(t, 15*time.Second, "replica_ds_0_1 probed since", func() bool {
+			health, detail = replicaStatus(t, e, 1)
+			return detail != "NULL"
+		})
+		if health != "excluded" || !strings.Contains(detail, "Slave_IO_Running=Connecting") {
+			t.Errorf("replica_ds_0_1 cut off from a primary that answers = %s: %s; want excluded, replication stopped", health, detail)
+		}
+	})
+
 	t.Run("the primary down: writes fail saying so, reads go on", func(t *testing.T) {
 		e := startRWEnv(t, r, "")
 		c := e.conn(t)
