@@ -437,11 +437,18 @@ func (rs *rwSource) release(bc *backendConn) {
 	rs.mu.Lock()
 	rp, ok := rs.onReplica[bc]
 	if ok {
-		if bc.broken {
+		lost := bc.broken
+		if lost {
 			rs.broke = true
 			rp.markExcluded("connection lost during a read")
 		}
 		rs.mu.Unlock()
+		if lost {
+			// The replica most likely died: its idle connections went
+			// with it, and the first read after it is back must not
+			// find one.
+			rp.pool.dropIdle()
+		}
 		if rs.s.held.remove(bc) {
 			bc.pool.put(bc)
 		}
@@ -530,6 +537,19 @@ func removeInt(list []int, x int) []int {
 		}
 	}
 	return out
+}
+
+// dropIdle closes the pool's idle connections.
+func (p *pool) dropIdle() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.open -= len(idle)
+	p.wakeLocked()
+	p.mu.Unlock()
+	for _, bc := range idle {
+		bc.close()
+	}
 }
 
 // isDown reports whether the pool's data source is marked down.

@@ -557,6 +557,15 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 			}
 		}
 		read(4) // both replicas' pools hold a connection now
+		// Replica 0's pool holds two idle connections, as after reads
+		// that overlapped: the one a read finds lost must not leave the
+		// other for the first read after the restart.
+		p0 := e.srv.current().rw.group("readwrite_ds_0").replicas[0].pool
+		bcs, err := p0.get(context.Background(), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p0.put(bcs...)
 		if err := r.Replicas[0].Kill(); err != nil {
 			t.Fatal(err)
 		}
@@ -667,7 +676,10 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 				t.Errorf("the last write before the primary died, read on a replica: %q, %v", s, err)
 			}
 		})
-		if d[0]+d[1] != 11 {
+		// At least 11: the primary is dead, so only the replicas can
+		// have answered (a read retried after a lost connection counts
+		// twice).
+		if d[0]+d[1] < 11 {
 			t.Errorf("Com_select of the replicas for 11 reads with the primary down: %v", d)
 		}
 		if ready := e.srv.Readiness(context.Background()); ready.Ready {
