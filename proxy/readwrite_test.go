@@ -601,10 +601,12 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 		defer r.Replicas[1].Exec(t, "", "STOP SLAVE", fmt.Sprintf("CHANGE MASTER TO MASTER_PORT=%d", r.Primary.Port()), "START SLAVE")
 		db := r.Replicas[1].Open(t, "")
 		waitWithin(t, 15*time.Second, "replica_ds_0_1's IO thread reconnecting", func() bool { return slaveStatus(t, db)["Slave_IO_Running"] == "Connecting" })
+		// Wait for a probe that saw the IO thread reconnecting (one
+		// during STOP SLAVE ... START SLAVE sees both threads stopped).
 		var health, detail string
-		waitWithin(t, 15*time.Second, "replica_ds_0_1 probed since", func() bool {
+		waitWithin(t, 15*time.Second, "replica_ds_0_1 probed while reconnecting", func() bool {
 			health, detail = replicaStatus(t, e, 1)
-			return detail != "NULL"
+			return strings.Contains(detail, "Slave_IO_Running=Connecting") || strings.Contains(detail, "primary unreachable")
 		})
 		if health != "excluded" || !strings.Contains(detail, "Slave_IO_Running=Connecting") {
 			t.Errorf("replica_ds_0_1 cut off from a primary that answers = %s: %s; want excluded, replication stopped", health, detail)
