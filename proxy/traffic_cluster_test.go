@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -45,7 +46,12 @@ func runProxyHelper() int {
 		fmt.Println("err", err)
 		return 3
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	// SHARDFLAKE_HELPER_LISTEN: a restart on the address it had, else
+	// (taken meanwhile) on a free one.
+	l, err := net.Listen("tcp", cmp.Or(os.Getenv("SHARDFLAKE_HELPER_LISTEN"), "127.0.0.1:0"))
+	if err != nil {
+		l, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		fmt.Println("err", err)
 		return 3
