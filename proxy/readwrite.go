@@ -386,6 +386,7 @@ func (rs *rwSource) prepareReplica(ctx context.Context, bcs []*backendConn, rp *
 		if err := bc.apply(settings); err != nil {
 			return err
 		}
+		rs.s.carryMode(bc)
 	}
 	if want == nil {
 		return nil
