@@ -289,22 +289,33 @@ func (ex *execution) assignOne() error {
 	return nil
 }
 
-// start runs every lane until it reaches rows or its end.
+// start runs every lane until it reaches rows or its end. The last lane
+// runs on the calling goroutine, the others on goroutines of their own
+// (at most maxParallelLanes at once, the caller's included): a scatter
+// over two connections starts one goroutine, a single route none.
 func (ex *execution) start() {
-	if len(ex.lanes) == 1 {
-		ex.lanes[0].advance()
-		return
+	last := len(ex.lanes) - 1
+	if last > 0 {
+		var wg sync.WaitGroup
+		// Only a plan with more lanes than that waits for a slot.
+		var sem chan struct{}
+		if last >= maxParallelLanes {
+			sem = make(chan struct{}, maxParallelLanes-1)
+		}
+		for _, l := range ex.lanes[:last] {
+			if sem != nil {
+				sem <- struct{}{}
+			}
+			wg.Go(func() {
+				if sem != nil {
+					defer func() { <-sem }()
+				}
+				l.advance()
+			})
+		}
+		defer wg.Wait()
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, maxParallelLanes)
-	for _, l := range ex.lanes {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			l.advance()
-		})
-	}
-	wg.Wait()
+	ex.lanes[last].advance()
 }
 
 // abort stops everything after an error: open results are cancelled and
