@@ -593,7 +593,7 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 	}
 	for i := range units {
 		f.u = &units[i]
-		sql, rargs, err := tmpl.render(&f, args)
+		sql, rargs, err := d.render(tmpl, &f, args)
 		if err != nil {
 			return nil, err
 		}
@@ -607,6 +607,15 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 		return nil, err
 	}
 	return plan, nil
+}
+
+// render renders tmpl for the unit f is at: for a statement on one
+// sharded table, the same text for the same data node (renderNode).
+func (d *dmlBinder) render(tmpl *sqlTemplate, f *unitFiller, args []any) (string, []any, error) {
+	if len(d.a.sharded) == 1 && len(f.u.nodes) == 1 {
+		return tmpl.renderNode(f, args, len(d.a.sharded[0].info.rule.DataNodes), f.u.nodes[0])
+	}
+	return tmpl.render(f, args)
 }
 
 // nodes lists the data nodes a unit touches.
