@@ -162,6 +162,14 @@ func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merge
 			return result{}, err
 		}
 	}
+	if len(ex.routes) == 1 && jp == nil {
+		// One route: its rows as they are, or its OK (no slice of one).
+		if r := ex.routes[0]; r.stream != nil || !r.sent {
+			return result{rows: r.rowStream()}, nil
+		}
+		ok, copies := ex.sumOK()
+		return result{ok: ok, copies: copies}, nil
+	}
 	var streams []RowStream
 	for i, r := range ex.routes {
 		if r.stream != nil || !r.sent {
@@ -334,7 +342,11 @@ func (ex *execution) abort() {
 
 // sumOK combines the OK packets of a write's routes (combineOK).
 func (ex *execution) sumOK() (wire.OK, []uint64) {
-	oks := make([]wire.OK, len(ex.routes))
+	var one [1]wire.OK
+	oks := one[:]
+	if len(ex.routes) != 1 {
+		oks = make([]wire.OK, len(ex.routes))
+	}
 	for i, r := range ex.routes {
 		oks[i] = r.ok
 	}
