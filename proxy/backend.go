@@ -455,14 +455,18 @@ func (bc *backendConn) applyPinned(settings string) error {
 // statement's response has been read to its end; it waits for a KILL in
 // flight, so a late KILL can never hit the connection's next statement.
 // The state and functions are the connection's own (watchState), made
-// once: a statement that is not cancelled pays only for context.AfterFunc.
+// once: a statement's own context (stmtCtx) registers bc with the
+// session's stmtWatch, which allocates nothing; any other context pays
+// for a context.AfterFunc.
 func (bc *backendConn) watch(ctx context.Context) (stop func()) {
-	if ctx.Done() == nil {
+	sc, isStmt := ctx.(*stmtCtx)
+	// A stmtCtx is never without Done; not asking spares its channel.
+	if !isStmt && ctx.Done() == nil {
 		return noWatch
 	}
 	w := &bc.w
 	if w.stop == nil {
-		w.onCancel, w.stop = bc.killWatched, bc.stopWatching
+		w.onCancel, w.stop, w.stopStmt = bc.killWatched, bc.stopWatching, bc.stopStmtWatching
 	}
 	w.mu.Lock()
 	w.gen++
@@ -471,6 +475,11 @@ func (bc *backendConn) watch(ctx context.Context) (stop func()) {
 		w.killed = make(chan struct{})
 	}
 	w.mu.Unlock()
+	if isStmt {
+		w.stmt = sc.w
+		sc.w.watchBackend(sc, bc)
+		return w.stopStmt
+	}
 	w.stopAfter = context.AfterFunc(ctx, w.onCancel)
 	return w.stop
 }
@@ -490,6 +499,10 @@ type watchState struct {
 	stopAfter func() bool
 	onCancel  func()
 	stop      func()
+	// stmt is the statement watch bc is registered with, stopStmt the
+	// stop for that case (watch).
+	stmt     *stmtWatch
+	stopStmt func()
 }
 
 // killWatched runs when the watched statement's context is cancelled.
@@ -515,10 +528,27 @@ func (bc *backendConn) killWatched() {
 
 // stopWatching ends the current watch (watch's stop).
 func (bc *backendConn) stopWatching() {
-	w := &bc.w
-	if w.stopAfter() {
+	if bc.w.stopAfter() {
 		return
 	}
+	bc.waitKilled()
+}
+
+// stopStmtWatching is stopWatching for a watch registered with a
+// statement's stmtWatch.
+func (bc *backendConn) stopStmtWatching() {
+	sw := bc.w.stmt
+	bc.w.stmt = nil
+	if sw.unwatchBackend(bc) {
+		return
+	}
+	bc.waitKilled()
+}
+
+// waitKilled waits for the cancellation's KILL that has begun and ends
+// the watch.
+func (bc *backendConn) waitKilled() {
+	w := &bc.w
 	<-w.killed
 	w.mu.Lock()
 	w.finished = true

@@ -162,6 +162,14 @@ func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merge
 			return result{}, err
 		}
 	}
+	if len(ex.routes) == 1 && jp == nil {
+		// One route: its rows as they are, or its OK (no slice of one).
+		if r := ex.routes[0]; r.stream != nil || !r.sent {
+			return result{rows: r.rowStream()}, nil
+		}
+		ok, copies := ex.sumOK()
+		return result{ok: ok, copies: copies}, nil
+	}
 	var streams []RowStream
 	for i, r := range ex.routes {
 		if r.stream != nil || !r.sent {
@@ -289,22 +297,33 @@ func (ex *execution) assignOne() error {
 	return nil
 }
 
-// start runs every lane until it reaches rows or its end.
+// start runs every lane until it reaches rows or its end. The last lane
+// runs on the calling goroutine, the others on goroutines of their own
+// (at most maxParallelLanes at once, the caller's included): a scatter
+// over two connections starts one goroutine, a single route none.
 func (ex *execution) start() {
-	if len(ex.lanes) == 1 {
-		ex.lanes[0].advance()
-		return
+	last := len(ex.lanes) - 1
+	if last > 0 {
+		var wg sync.WaitGroup
+		// Only a plan with more lanes than that waits for a slot.
+		var sem chan struct{}
+		if last >= maxParallelLanes {
+			sem = make(chan struct{}, maxParallelLanes-1)
+		}
+		for _, l := range ex.lanes[:last] {
+			if sem != nil {
+				sem <- struct{}{}
+			}
+			wg.Go(func() {
+				if sem != nil {
+					defer func() { <-sem }()
+				}
+				l.advance()
+			})
+		}
+		defer wg.Wait()
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, maxParallelLanes)
-	for _, l := range ex.lanes {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			l.advance()
-		})
-	}
-	wg.Wait()
+	ex.lanes[last].advance()
 }
 
 // abort stops everything after an error: open results are cancelled and
@@ -323,7 +342,11 @@ func (ex *execution) abort() {
 
 // sumOK combines the OK packets of a write's routes (combineOK).
 func (ex *execution) sumOK() (wire.OK, []uint64) {
-	oks := make([]wire.OK, len(ex.routes))
+	var one [1]wire.OK
+	oks := one[:]
+	if len(ex.routes) != 1 {
+		oks = make([]wire.OK, len(ex.routes))
+	}
 	for i, r := range ex.routes {
 		oks[i] = r.ok
 	}

@@ -31,6 +31,7 @@ func BenchmarkScatterRange(b *testing.B) {
 	b.Run("text", func(b *testing.B) {
 		c := bp.connect(b)
 		b.ReportAllocs()
+		defer cpuMeter(b)()
 		for i := 0; b.Loop(); i++ {
 			id := int64(i%benchIDs + 1)
 			c.buf = append(c.buf[:0], mysql.COM_QUERY)
@@ -46,6 +47,7 @@ func BenchmarkScatterRange(b *testing.B) {
 		c := bp.connect(b)
 		id := c.prepare(b, "SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?")
 		b.ReportAllocs()
+		defer cpuMeter(b)()
 		for i := 0; b.Loop(); i++ {
 			lo := int64(i%benchIDs + 1)
 			c.buf = appendExecute(c.buf[:0], id, lo, lo+99)

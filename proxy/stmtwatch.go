@@ -39,13 +39,40 @@ type stmtWatch struct {
 	timeoutTimer  *time.Timer
 	end           func()
 	clientGone    func()
+	// backends are the backend connections reading a response for the
+	// running statement (backendConn.watch with its stmtCtx): cancelling
+	// the statement kills what they run. The statement's context is
+	// cancelled only under mu, so a connection is either here before the
+	// cancellation (and killed by it) or sees the context done.
+	backends []*backendConn
+}
+
+// stmtCtx is the context of one statement that stmtWatch began. It is its
+// cancel context (Done, Err, context.Cause as usual) that also names the
+// watch, so that a backend read for the statement registers with the
+// watch (watchBackend) rather than paying for a context.AfterFunc each
+// time; and it carries the statement's diagnostics (withDiagnostics).
+type stmtCtx struct {
+	context.Context
+	w    *stmtWatch
+	diag *diagnostics
+}
+
+// Value returns the statement's diagnostics for diagnosticsKey, and
+// otherwise what the cancel context holds.
+func (c *stmtCtx) Value(key any) any {
+	if _, ok := key.(diagnosticsKey); ok && c.diag != nil {
+		return c.diag
+	}
+	return c.Context.Value(key)
 }
 
 // begin makes the context of one statement, which timeout (0 for none)
 // cancels unless end is called first; end must be called when the
 // statement's response is written.
 func (w *stmtWatch) begin(timeout time.Duration) (ctx context.Context, end func()) {
-	ctx, cancel := context.WithCancelCause(context.Background())
+	cctx, cancel := context.WithCancelCause(context.Background())
+	ctx = &stmtCtx{Context: cctx, w: w}
 	w.mu.Lock()
 	w.cancelF = cancel
 	w.start = time.Now()
@@ -79,7 +106,49 @@ func (w *stmtWatch) cancel(cause error) {
 	defer w.mu.Unlock()
 	if w.cancelF != nil {
 		w.cancelF(cause)
+		w.killBackendsLocked()
 	}
+}
+
+// killBackendsLocked kills the statement on the backend connections it
+// is reading, each on a goroutine of its own (what context.AfterFunc
+// would do), once the statement's context is cancelled.
+func (w *stmtWatch) killBackendsLocked() {
+	for _, bc := range w.backends {
+		go bc.killWatched()
+	}
+	clear(w.backends)
+	w.backends = w.backends[:0]
+}
+
+// watchBackend has the statement's cancellation kill what bc runs; a
+// statement already cancelled (or over: ctx is one of an earlier one)
+// kills it at once.
+func (w *stmtWatch) watchBackend(ctx context.Context, bc *backendConn) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ctx.Err() != nil {
+		go bc.killWatched()
+		return
+	}
+	w.backends = append(w.backends, bc)
+}
+
+// unwatchBackend ends watchBackend; false means the cancellation has
+// already taken bc (its kill is under way).
+func (w *stmtWatch) unwatchBackend(bc *backendConn) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, x := range w.backends {
+		if x == bc {
+			last := len(w.backends) - 1
+			w.backends[i] = w.backends[last]
+			w.backends[last] = nil
+			w.backends = w.backends[:last]
+			return true
+		}
+	}
+	return false
 }
 
 // elapsed is how long the running statement has run.
@@ -109,6 +178,7 @@ func (w *stmtWatch) timeoutFired() {
 	defer w.mu.Unlock()
 	if w.running && w.cancelF != nil && time.Since(w.start) >= w.timeout {
 		w.cancelF(ErrStatementTimeout)
+		w.killBackendsLocked()
 	}
 }
 
@@ -129,7 +199,10 @@ func (w *stmtWatch) finish() {
 		stop()
 	}
 	if cancel != nil {
+		w.mu.Lock()
 		cancel(nil)
+		w.killBackendsLocked()
+		w.mu.Unlock()
 	}
 }
 

@@ -108,6 +108,12 @@ type diagnosticsKey struct{}
 // withDiagnostics gives a statement's context the session's diagnostics,
 // where the lanes of its execution put the backends' warnings.
 func withDiagnostics(ctx context.Context, d *diagnostics) context.Context {
+	if sc, ok := ctx.(*stmtCtx); ok {
+		// Still a stmtCtx, so that backend watches find the watch.
+		c := *sc
+		c.diag = d
+		return &c
+	}
 	return context.WithValue(ctx, diagnosticsKey{}, d)
 }
 

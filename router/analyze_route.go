@@ -402,6 +402,9 @@ func (ti *tableInfo) routeConds(conds map[string]algorithm.ColumnCondition, hv r
 // top-level hole may touch its data node there.
 func (rt *routing) alignedUnits(sets []nodeSet) []unit {
 	a := rt.a
+	if len(a.sharded) == 1 && !a.sharded[0].nested {
+		return oneTableUnits(a.sharded[0].info, sets[0])
+	}
 	prim := a.sharded[rt.primary].info
 	slots := fullNodeSet(len(prim.slotToNode))
 	for h, ref := range a.sharded {
@@ -437,6 +440,19 @@ func (rt *routing) alignedUnits(sets []nodeSet) []unit {
 		}
 		if ok {
 			units = append(units, u)
+		}
+	}
+	return units
+}
+
+// oneTableUnits is alignedUnits for a statement on one sharded table
+// (its own slots are then every slot): a unit per data node in set, in
+// slot order, each unit's nodes a shared slice of ti.nodeIndex.
+func oneTableUnits(ti *tableInfo, set nodeSet) []unit {
+	units := make([]unit, 0, set.count())
+	for slot, node := range ti.slotToNode {
+		if node >= 0 && set.has(node) {
+			units = append(units, unit{order: slot, ds: ti.rule.DataNodes[node].DataSource, nodes: ti.nodeIndex[node : node+1 : node+1]})
 		}
 	}
 	return units

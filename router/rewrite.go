@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/charset"
@@ -71,7 +72,21 @@ type sqlTemplate struct {
 	params int // param holes
 	// verbatim marks the client's own text: its ?s take every argument.
 	verbatim bool
+	// perNode: the holes are only ?s and the table of the statement's one
+	// sharded reference, so the text depends on the data node alone and
+	// renderNode keeps it per data node in byNode, made at the second
+	// render (a statement bound once pays nothing for it); rendered
+	// marks the first. Templates are shared by the sessions, hence the
+	// atomics.
+	perNode  bool
+	rendered atomic.Bool
+	byNode   atomic.Pointer[[]atomic.Pointer[string]]
+	// inOrder: the ?s take the arguments 0, 1, ... in order.
+	inOrder bool
 }
+
+// maxNodeTexts bounds the data nodes a template caches texts for.
+const maxNodeTexts = 4096
 
 // verbatimTemplate is the client's statement text, sent unchanged where
 // nothing in it needs rewriting, so that what the backend sees (column
@@ -282,7 +297,7 @@ func parseTemplate(s string) (*sqlTemplate, error) {
 		if i < 0 {
 			t.segs = append(t.segs, segment{text: s})
 			t.size += len(s)
-			return t, nil
+			return t.finish(), nil
 		}
 		rest := s[i+len(open):]
 		end := strings.Index(rest, "\x00`")
@@ -300,6 +315,64 @@ func parseTemplate(s string) (*sqlTemplate, error) {
 		}
 		s = rest[end+2:]
 	}
+}
+
+// finish marks what parseTemplate's result allows: its arguments in order
+// and its text per data node.
+func (t *sqlTemplate) finish() *sqlTemplate {
+	t.inOrder = true
+	perNode, params := true, 0
+	for _, sg := range t.segs {
+		switch sg.kind {
+		case 0:
+		case holeParam:
+			t.inOrder = t.inOrder && sg.id == params
+			params++
+		case holeTable:
+			perNode = perNode && sg.id == 0
+		default:
+			perNode = false
+		}
+	}
+	t.perNode = perNode && len(t.segs) > 1
+	return t
+}
+
+// renderNode is render for a template whose text depends only on the data
+// node (byNode): the text is made once per data node, and the arguments
+// are bind itself when the ?s take them in order. nodes is the number of
+// data nodes of the sharded reference, node the one to render for.
+func (t *sqlTemplate) renderNode(f filler, bind []any, nodes, node int) (string, []any, error) {
+	if !t.perNode || nodes > maxNodeTexts {
+		return t.render(f, bind)
+	}
+	c := t.byNode.Load()
+	if c == nil {
+		if !t.rendered.Swap(true) {
+			return t.render(f, bind)
+		}
+		texts := make([]atomic.Pointer[string], nodes)
+		t.byNode.CompareAndSwap(nil, &texts)
+		c = t.byNode.Load()
+	}
+	texts := *c
+	if node >= len(texts) {
+		return t.render(f, bind)
+	}
+	if t.inOrder && len(bind) == t.params {
+		if p := texts[node].Load(); p != nil {
+			var args []any
+			if t.params > 0 {
+				args = bind[:len(bind):len(bind)]
+			}
+			return *p, args, nil
+		}
+	}
+	sql, args, err := t.render(f, bind)
+	if err == nil {
+		texts[node].Store(&sql)
+	}
+	return sql, args, err
 }
 
 // filler supplies the text of holes when a template is rendered.

@@ -580,12 +580,23 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 			}
 		}
 	}
-	routes := make([]Route, 0, len(units)+1)
-	f := unitFiller{d: d, items: items, limit: limit, bind: args}
+	var (
+		routes []Route
+		plan   *Plan
+		f      *unitFiller
+	)
+	if len(units) == 1 && merge == nil {
+		// The common case, a point statement: one allocation for all.
+		one := &oneRoutePlan{f: unitFiller{d: d, items: items, limit: limit, bind: args}}
+		routes, plan, f = one.routes[:0], &one.plan, &one.f
+	} else {
+		routes, plan = make([]Route, 0, len(units)+1), &Plan{}
+		f = &unitFiller{d: d, items: items, limit: limit, bind: args}
+	}
 	if merge != nil && merge.Describe {
 		// The describing route reads the first route's data node.
 		f.u = &units[0]
-		sql, rargs, err := d.multi.describe.render(&f, args)
+		sql, rargs, err := d.multi.describe.render(f, args)
 		if err != nil {
 			return nil, err
 		}
@@ -593,20 +604,37 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 	}
 	for i := range units {
 		f.u = &units[i]
-		sql, rargs, err := tmpl.render(&f, args)
+		sql, rargs, err := d.render(tmpl, f, args)
 		if err != nil {
 			return nil, err
 		}
 		routes = append(routes, Route{DataSource: units[i].ds, Nodes: d.nodes(&units[i]), SQL: sql, Args: rargs})
 	}
-	plan := &Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge}
+	*plan = Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge}
 	if merge != nil {
 		plan.Unionable = d.multi.unionable
 	}
-	if plan.Move, err = d.keyMove(units, empty, &f, args); err != nil {
+	if plan.Move, err = d.keyMove(units, empty, f, args); err != nil {
 		return nil, err
 	}
 	return plan, nil
+}
+
+// oneRoutePlan is a plan of one route with its route and the filler that
+// rendered it, allocated together.
+type oneRoutePlan struct {
+	plan   Plan
+	routes [1]Route
+	f      unitFiller
+}
+
+// render renders tmpl for the unit f is at: for a statement on one
+// sharded table, the same text for the same data node (renderNode).
+func (d *dmlBinder) render(tmpl *sqlTemplate, f *unitFiller, args []any) (string, []any, error) {
+	if len(d.a.sharded) == 1 && len(f.u.nodes) == 1 {
+		return tmpl.renderNode(f, args, len(d.a.sharded[0].info.rule.DataNodes), f.u.nodes[0])
+	}
+	return tmpl.render(f, args)
 }
 
 // nodes lists the data nodes a unit touches.

@@ -51,10 +51,14 @@ type tableInfo struct {
 	// is the node index.
 	slot       []int
 	slotToNode []int // slot -> node index, -1 when the table has none there
-	group      int   // binding group number, -1 for none
-	dbCols     []string
-	tableCols  []string
-	keyGen     idgen.KeyGenerator
+	// nodeIndex is 0, 1, ..., len(rule.DataNodes)-1: the one-element
+	// unit.nodes of a statement on this table alone are slices of it,
+	// shared and never written (oneTableUnits).
+	nodeIndex []int
+	group     int // binding group number, -1 for none
+	dbCols    []string
+	tableCols []string
+	keyGen    idgen.KeyGenerator
 }
 
 // colRole says which strategies a column drives.
@@ -124,9 +128,11 @@ func New(rules *config.Rules, keys map[string]idgen.KeyGenerator, opts ...Option
 		}
 		ti.slot = make([]int, len(rule.DataNodes))
 		ti.slotToNode = make([]int, len(rule.DataNodes))
+		ti.nodeIndex = make([]int, len(rule.DataNodes))
 		for i := range ti.slot {
 			ti.slot[i] = i
 			ti.slotToNode[i] = i
+			ti.nodeIndex[i] = i
 		}
 		r.tables[ti.name] = ti
 	}
