@@ -54,6 +54,13 @@ func (s *Session) classifyText(st *statement) error {
 			}
 		}
 	}
+	if base, vars, last, ok := sqlarg.SplitInto(st.sql); ok {
+		// SELECT ... INTO @var: the parser gets the SELECT (selectinto.go).
+		if stmts, err := s.parse(base); err == nil && len(stmts) == 1 && isQuery(stmts[0]) {
+			st.sql, st.node, st.out.into, st.whole = base, stmts[0], &selectInto{vars: vars, last: last}, false
+			return nil
+		}
+	}
 	stmts, err := s.parse(st.sql)
 	if err == nil && !st.whole && len(stmts) != 1 {
 		err = errors.New("cannot split the query into statements")
