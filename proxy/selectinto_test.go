@@ -94,6 +94,16 @@ func TestSelectIntoUserVars(t *testing.T) {
 			t.Errorf("%s:\nproxy   %q\nMariaDB %q", q, got, want)
 		}
 	}
+	// A multi-statement query: each statement passes the door alone.
+	multi := e.conn(t, "multiStatements=true")
+	if _, err := multi.ExecContext(ctx, "SELECT COUNT(*) INTO @m FROM t_order WHERE user_id = 3; SELECT @m; SELECT MAX(order_id) FROM t_order INTO @mx"); err != nil {
+		t.Fatalf("multi-statement SELECT INTO: %v", err)
+	}
+	got := queryStrings(t, multi, "SELECT @m, @mx")
+	want := queryStrings(t, ref, "SELECT (SELECT COUNT(*) FROM t_order WHERE user_id = 3), (SELECT MAX(order_id) FROM t_order)")
+	if !slices.Equal(got, want) {
+		t.Errorf("after a multi-statement SELECT INTO: proxy %q, MariaDB %q", got, want)
+	}
 	// The connection stays usable, and OUTFILE is still refused.
 	if _, err := proxy.ExecContext(ctx, "SELECT order_id INTO OUTFILE '/tmp/selinto_never' FROM t_order"); err == nil {
 		t.Errorf("SELECT INTO OUTFILE through the proxy succeeded")
