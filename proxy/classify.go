@@ -54,12 +54,10 @@ func (s *Session) classifyText(st *statement) error {
 			}
 		}
 	}
-	if base, vars, last, ok := sqlarg.SplitInto(st.sql); ok {
+	if base, node, into, ok := s.parseSelectInto(st.sql); ok {
 		// SELECT ... INTO @var: the parser gets the SELECT (selectinto.go).
-		if stmts, err := s.parse(base); err == nil && len(stmts) == 1 && isQuery(stmts[0]) {
-			st.sql, st.node, st.out.into, st.whole = base, stmts[0], &selectInto{vars: vars, last: last}, false
-			return nil
-		}
+		st.sql, st.node, st.out.into, st.whole = base, node, into, false
+		return nil
 	}
 	stmts, err := s.parse(st.sql)
 	if err == nil && !st.whole && len(stmts) != 1 {
@@ -196,6 +194,10 @@ func (s *Session) classifyExecute(st *statement, ex *ast.ExecuteStmt) error {
 	text, err := sqlarg.Interpolate(p.sql, args, sqlarg.Backslash)
 	if err != nil {
 		return &InternalError{Msg: err.Error()}
+	}
+	if base, node, into, ok := s.parseSelectInto(text); ok {
+		st.sql, st.node, st.out.into, st.whole = base, node, into, false
+		return s.classifyNode(st)
 	}
 	stmts, err := s.parse(text)
 	if err != nil {

@@ -37,6 +37,20 @@ type selectInto struct {
 	ctx context.Context
 }
 
+// parseSelectInto parses a SELECT ... INTO @var: the SELECT without the
+// clause, its tree and the clause. ok is false when sql is not one.
+func (s *Session) parseSelectInto(sql string) (base string, node ast.StmtNode, into *selectInto, ok bool) {
+	base, vars, last, ok := sqlarg.SplitInto(sql)
+	if !ok {
+		return "", nil, nil, false
+	}
+	stmts, err := s.parse(base)
+	if err != nil || len(stmts) != 1 || !isQuery(stmts[0]) {
+		return "", nil, nil, false
+	}
+	return base, stmts[0], &selectInto{vars: vars, last: last}, true
+}
+
 // isQuery reports whether stmt may take an INTO @var clause.
 func isQuery(stmt ast.StmtNode) bool {
 	switch stmt.(type) {

@@ -11,7 +11,8 @@ import (
 // select list or at the end, through the proxy and on one MariaDB, step
 // by step: single-route and scatter aggregates (merged by the proxy),
 // more than one row (1172), zero rows (warning 1329, variables
-// unchanged), a column count other than the variables' (1222), each
+// unchanged), a column count other than the variables' (1222), SQL
+// PREPARE and EXECUTE, each
 // value type (integer, decimal, double, string, NULL). After each step
 // the affected rows of the OK, SHOW WARNINGS, the variables' values and
 // their types must be MariaDB's, and a later statement that uses a
@@ -60,6 +61,10 @@ func TestSelectIntoUserVars(t *testing.T) {
 		"SELECT MAX(order_id) INTO @hi FROM t_order",
 		"SELECT COUNT(*), MIN(status) INTO @n, @st FROM t_order WHERE order_id = @hi AND user_id = 1",
 		"ROLLBACK",
+		// SQL-level PREPARE and EXECUTE (the mariadb client's).
+		"PREPARE p FROM 'SELECT COUNT(*), MAX(status) INTO @n, @st FROM t_order WHERE user_id = ?'",
+		"SET @u = 1",
+		"EXECUTE p USING @u",
 		"SELECT MAX(order_id), MIN(order_id) INTO @hi, @lo FROM t_order",
 		"SELECT COUNT(*) INTO @n FROM t_order WHERE user_id = 3",
 	} {

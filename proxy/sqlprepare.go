@@ -47,12 +47,14 @@ func (s *Session) sqlPrepare(ctx context.Context, st *ast.PrepareStmt, more bool
 			return err
 		}
 	}
-	stmts, err := s.parse(text)
-	if err != nil {
-		return &ParseError{Err: err}
-	}
-	if len(stmts) != 1 {
-		return &mysql.MyError{Code: 1295, State: "HY000", Message: "This command is not supported in the prepared statement protocol yet"}
+	if _, _, _, into := s.parseSelectInto(text); !into {
+		stmts, err := s.parse(text)
+		if err != nil {
+			return &ParseError{Err: err}
+		}
+		if len(stmts) != 1 {
+			return &mysql.MyError{Code: 1295, State: "HY000", Message: "This command is not supported in the prepared statement protocol yet"}
+		}
 	}
 	name := strings.ToLower(st.Name)
 	if s.prepared == nil {
