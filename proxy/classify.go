@@ -196,6 +196,7 @@ func (s *Session) classifyExecute(st *statement, ex *ast.ExecuteStmt) error {
 		return &InternalError{Msg: err.Error()}
 	}
 	if base, node, into, ok := s.parseSelectInto(text); ok {
+		into.last = false // MariaDB warned at PREPARE
 		st.sql, st.node, st.out.into, st.whole = base, node, into, false
 		return s.classifyNode(st)
 	}

@@ -51,6 +51,16 @@ func (s *Session) parseSelectInto(sql string) (base string, node ast.StmtNode, i
 	return base, stmts[0], &selectInto{vars: vars, last: last}, true
 }
 
+// warnIntoLast raises MariaDB's warning 1287 for an INTO after FROM,
+// returning the number of warnings raised.
+func (s *Session) warnIntoLast(into *selectInto) uint16 {
+	if !into.last {
+		return 0
+	}
+	s.diag.add([]Row{rowOf("Warning", uint64(mysql.ER_WARN_DEPRECATED_SYNTAX), intoLastWarning)})
+	return 1
+}
+
 // isQuery reports whether stmt may take an INTO @var clause.
 func isQuery(stmt ast.StmtNode) bool {
 	switch stmt.(type) {
@@ -73,11 +83,7 @@ func (s *Session) storeInto(rows RowStream, out output) error {
 		}
 		return err
 	}
-	warnings := uint16(0)
-	if out.into.last {
-		s.diag.add([]Row{rowOf("Warning", uint64(mysql.ER_WARN_DEPRECATED_SYNTAX), intoLastWarning)})
-		warnings++
-	}
+	warnings := s.warnIntoLast(out.into)
 	if len(cols) != len(out.into.vars) {
 		return mysql.NewDefaultError(mysql.ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT)
 	}

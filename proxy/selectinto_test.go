@@ -12,7 +12,7 @@ import (
 // by step: single-route and scatter aggregates (merged by the proxy),
 // more than one row (1172), zero rows (warning 1329, variables
 // unchanged), a column count other than the variables' (1222), SQL
-// PREPARE and EXECUTE, each
+// PREPARE and EXECUTE, prepared statements, each
 // value type (integer, decimal, double, string, NULL). After each step
 // the affected rows of the OK, SHOW WARNINGS, the variables' values and
 // their types must be MariaDB's, and a later statement that uses a
@@ -65,6 +65,8 @@ func TestSelectIntoUserVars(t *testing.T) {
 		"PREPARE p FROM 'SELECT COUNT(*), MAX(status) INTO @n, @st FROM t_order WHERE user_id = ?'",
 		"SET @u = 1",
 		"EXECUTE p USING @u",
+		"PREPARE p FROM 'SELECT COUNT(*) FROM t_order INTO @n'",
+		"EXECUTE p",
 		"SELECT MAX(order_id), MIN(order_id) INTO @hi, @lo FROM t_order",
 		"SELECT COUNT(*) INTO @n FROM t_order WHERE user_id = 3",
 	} {
@@ -97,6 +99,35 @@ func TestSelectIntoUserVars(t *testing.T) {
 	} {
 		if got, want := queryStrings(t, proxy, q), queryStrings(t, ref, q); !slices.Equal(got, want) || len(got) == 0 {
 			t.Errorf("%s:\nproxy   %q\nMariaDB %q", q, got, want)
+		}
+	}
+	// Prepared statements (COM_STMT_PREPARE, placeholders bound).
+	for _, step := range []struct {
+		sql  string
+		args []any
+	}{
+		{"SELECT COUNT(*), MAX(order_id) INTO @pn, @pmax FROM t_order WHERE user_id = ?", []any{3}},
+		{"SELECT COUNT(*), MAX(order_id) FROM t_order WHERE user_id IN (?, ?) INTO @pn, @pmax", []any{1, 2}},
+		{"SELECT order_id, status INTO @pmax, @pst FROM t_order WHERE order_id = ?", []any{999}},
+		{"SELECT order_id INTO @pmax FROM t_order WHERE user_id = ? ORDER BY order_id", []any{3}},
+		{"SELECT status INTO @pst FROM t_order WHERE order_id = ? AND user_id = ?", []any{3, 3}},
+	} {
+		pres, perr := proxy.ExecContext(ctx, step.sql, step.args...)
+		rres, rerr := ref.ExecContext(ctx, step.sql, step.args...)
+		if errCode(perr) != errCode(rerr) || (perr == nil) != (rerr == nil) {
+			t.Errorf("prepared %s: proxy %v, MariaDB %v", step.sql, perr, rerr)
+		}
+		if perr == nil && rerr == nil {
+			pn, _ := pres.RowsAffected()
+			rn, _ := rres.RowsAffected()
+			if pn != rn {
+				t.Errorf("prepared %s: affected rows: proxy %d, MariaDB %d", step.sql, pn, rn)
+			}
+		}
+		for _, q := range []string{"SHOW WARNINGS", "SELECT @pn, @pmax, @pst"} {
+			if got, want := queryStrings(t, proxy, q), queryStrings(t, ref, q); !slices.Equal(got, want) {
+				t.Errorf("after prepared %s, %s:\nproxy   %q\nMariaDB %q", step.sql, q, got, want)
+			}
 		}
 	}
 	// A multi-statement query: each statement passes the door alone.
