@@ -54,6 +54,11 @@ func (s *Session) classifyText(st *statement) error {
 			}
 		}
 	}
+	if base, node, into, ok := s.parseSelectInto(st.sql); ok {
+		// SELECT ... INTO @var: the parser gets the SELECT (selectinto.go).
+		st.sql, st.node, st.out.into, st.whole = base, node, into, false
+		return nil
+	}
 	stmts, err := s.parse(st.sql)
 	if err == nil && !st.whole && len(stmts) != 1 {
 		err = errors.New("cannot split the query into statements")
@@ -189,6 +194,11 @@ func (s *Session) classifyExecute(st *statement, ex *ast.ExecuteStmt) error {
 	text, err := sqlarg.Interpolate(p.sql, args, sqlarg.Backslash)
 	if err != nil {
 		return &InternalError{Msg: err.Error()}
+	}
+	if base, node, into, ok := s.parseSelectInto(text); ok {
+		into.last = false // MariaDB warned at PREPARE
+		st.sql, st.node, st.out.into, st.whole = base, node, into, false
+		return s.classifyNode(st)
 	}
 	stmts, err := s.parse(text)
 	if err != nil {

@@ -34,6 +34,9 @@ import (
 type output struct {
 	proto Protocol
 	more  bool
+	// into names the user variables a SELECT ... INTO @var stores its row
+	// in, instead of writing it (selectinto.go).
+	into *selectInto
 }
 
 // textOutput is the output of a whole text query's only result.
@@ -160,6 +163,9 @@ func (s *Session) runStatement(st *statement) (err error) {
 	s.keepDiagnostics(st)
 	ctx, end := s.statementContext()
 	defer end()
+	if st.out.into != nil {
+		st.out.into.ctx = ctx
+	}
 	if st.node != nil {
 		// Temporary tables, named locks and in-statement variables stay
 		// on the backend connection: such statements pin it (pin.go),

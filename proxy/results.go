@@ -102,6 +102,9 @@ func (s *Session) writeEOF(more bool) error {
 // columns ends the result with an error packet, as MySQL does; writeRows
 // then returns errWritten wrapping it, so the caller stops.
 func (s *Session) writeRows(rows RowStream, out output) error {
+	if out.into != nil {
+		return s.storeInto(rows, out)
+	}
 	if s.capture != nil {
 		cols := rows.Columns()
 		all, err := drain(rows)

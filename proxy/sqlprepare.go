@@ -47,12 +47,17 @@ func (s *Session) sqlPrepare(ctx context.Context, st *ast.PrepareStmt, more bool
 			return err
 		}
 	}
-	stmts, err := s.parse(text)
-	if err != nil {
-		return &ParseError{Err: err}
-	}
-	if len(stmts) != 1 {
-		return &mysql.MyError{Code: 1295, State: "HY000", Message: "This command is not supported in the prepared statement protocol yet"}
+	answer := wire.OK{Info: "Statement prepared"}
+	if _, _, into, isInto := s.parseSelectInto(text); isInto {
+		answer.Warnings = s.warnIntoLast(into)
+	} else {
+		stmts, err := s.parse(text)
+		if err != nil {
+			return &ParseError{Err: err}
+		}
+		if len(stmts) != 1 {
+			return &mysql.MyError{Code: 1295, State: "HY000", Message: "This command is not supported in the prepared statement protocol yet"}
+		}
 	}
 	name := strings.ToLower(st.Name)
 	if s.prepared == nil {
@@ -62,7 +67,7 @@ func (s *Session) sqlPrepare(ctx context.Context, st *ast.PrepareStmt, more bool
 		return &mysql.MyError{Code: 1461, State: "42000", Message: fmt.Sprintf("Can't create more than max_prepared_stmt_count statements (current value: %d)", maxSQLPrepared)}
 	}
 	s.prepared[name] = sqlPrepared{sql: text, params: sqlarg.Count(text)}
-	return s.writeOK(wire.OK{Info: "Statement prepared"}, more)
+	return s.writeOK(answer, more)
 }
 
 // sqlDeallocate answers DEALLOCATE PREPARE and DROP PREPARE.

@@ -22,6 +22,8 @@ type preparedStmt struct {
 	sql    string
 	params int
 	pp     PreparedPlan // nil when the statement is not routed
+	// into is a SELECT ... INTO @var's clause, cut off sql.
+	into *selectInto
 	// snap is the rules snapshot pp was planned on; an execute on
 	// another one plans again (snapshot.go).
 	snap *snapshot
@@ -84,8 +86,12 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 		return nil, tooManyPreparedError(max)
 	}
 	parsed, returning := sql, ""
+	var into *selectInto
 	if base, list, ok := sqlarg.SplitReturning(sql); ok {
 		parsed, returning = base, list
+	} else if base, _, in, ok := s.parseSelectInto(sql); ok {
+		// Kept as the SELECT alone; executes store its row (selectinto.go).
+		sql, parsed, into = base, base, in
 	}
 	stmts, err := s.parse(parsed)
 	if err != nil {
@@ -116,7 +122,10 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 			}
 		}
 	}
-	ps.columns = s.stmtColumns(ps, stmts[0])
+	if ps.into = into; into == nil {
+		// A SELECT ... INTO has no result set to describe.
+		ps.columns = s.stmtColumns(ps, stmts[0])
+	}
 	s.nextStmtID++
 	ps.id = s.nextStmtID
 	s.stmts[ps.id] = ps
@@ -193,6 +202,15 @@ func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
 		return mysql.NewDefaultError(mysql.ER_WRONG_ARGUMENTS, "mysqld_stmt_execute")
 	}
 	out := output{proto: BinaryProtocol}
+	if ps.into != nil {
+		// Its row goes into variables, not to the client: read it as
+		// text, as the text protocol's SELECT ... INTO does.
+		// MariaDB warns of INTO after FROM when it prepares, not on
+		// each execute.
+		into := *ps.into
+		into.last = false
+		out = output{proto: TextProtocol, into: &into}
+	}
 	if ps.pp != nil {
 		return s.runStatement(&statement{sql: ps.sql, pp: ps.pp, args: args, state: ps.state, out: out})
 	}

@@ -177,11 +177,16 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 		if err != nil {
 			return err
 		}
-		sql := "@`" + strings.ReplaceAll(a.Name, "`", "``") + "` = " + val
-		p.next.set("@"+name, sql)
-		p.assignments = append(p.assignments, sql)
+		p.assignUser(a.Name, val)
 	}
 	return nil
+}
+
+// assignUser records SET @name = val, val a literal.
+func (p *setPlan) assignUser(name, val string) {
+	sql := "@`" + strings.ReplaceAll(name, "`", "``") + "` = " + val
+	p.next.set("@"+strings.ToLower(name), sql)
+	p.assignments = append(p.assignments, sql)
 }
 
 // assignSystem reads the assignment of a system variable the data sources
