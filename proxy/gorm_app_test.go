@@ -3,7 +3,6 @@ package proxy
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -220,20 +219,7 @@ func TestGORMApplication(t *testing.T) {
 	}
 	want := gormApp(t, direct)
 	got := gormApp(t, viaProxy)
-	if !slices.Equal(got, want) {
-		for i := range max(len(got), len(want)) {
-			var g, w string
-			if i < len(got) {
-				g = got[i]
-			}
-			if i < len(want) {
-				w = want[i]
-			}
-			if g != w {
-				t.Errorf("through the proxy: %s\n               directly: %s", g, w)
-			}
-		}
-	}
+	sameSteps(t, got, want)
 	// Keys the proxy generates (the model's key has no value): GORM
 	// reads the first from the OK packet and counts up for a batch, as
 	// MySQL's AUTO_INCREMENT; the proxy's keys of one INSERT are

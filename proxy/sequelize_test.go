@@ -59,17 +59,5 @@ func TestSequelizeApplication(t *testing.T) {
 		}
 	}
 	host, port, _ := strings.Cut(e.addr, ":")
-	got := run(host, port, "app", "app-secret", "sharding_db")
-	for i := range max(len(got), len(want)) {
-		var g, w string
-		if i < len(got) {
-			g = got[i]
-		}
-		if i < len(want) {
-			w = want[i]
-		}
-		if g != w {
-			t.Errorf("step %d through the proxy: %s\n           on MariaDB: %s", i+1, g, w)
-		}
-	}
+	sameSteps(t, run(host, port, "app", "app-secret", "sharding_db"), want)
 }

@@ -51,19 +51,26 @@ func TestSQLAlchemyApplication(t *testing.T) {
 				}
 			}
 			got := run(fmt.Sprintf("mysql+%s://app:app-secret@%s/sharding_db", d.dialect, e.addr))
-			gotLines, wantLines := strings.Split(got, "\n"), strings.Split(want, "\n")
-			for i := range max(len(gotLines), len(wantLines)) {
-				var g, w string
-				if i < len(gotLines) {
-					g = gotLines[i]
-				}
-				if i < len(wantLines) {
-					w = wantLines[i]
-				}
-				if g != w {
-					t.Errorf("step %d through the proxy: %s\n           on MariaDB: %s", i+1, g, w)
-				}
-			}
+			sameSteps(t, strings.Split(got, "\n"), strings.Split(want, "\n"))
 		})
+	}
+}
+
+// sameSteps compares an application's output through the proxy with its
+// output on MariaDB, line by line (a line a step), and reports each step
+// that differs.
+func sameSteps(t *testing.T, got, want []string) {
+	t.Helper()
+	for i := range max(len(got), len(want)) {
+		var g, w string
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			t.Errorf("step %d through the proxy: %s\n           on MariaDB: %s", i+1, g, w)
+		}
 	}
 }
