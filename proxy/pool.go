@@ -388,10 +388,10 @@ func (p *pool) probe() {
 	}
 }
 
-// brokenSeen tells the pool that a connection broke mid-statement: the
-// idle ones are likely broken too (a restart), so they are dropped and the
-// next request dials afresh.
-func (p *pool) brokenSeen() {
+// dropIdle closes the pool's idle connections: after a connection broke
+// mid-statement they are likely broken too (a restart), and the next
+// request dials afresh.
+func (p *pool) dropIdle() {
 	p.mu.Lock()
 	idle := p.idle
 	p.idle = nil

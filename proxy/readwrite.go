@@ -540,19 +540,6 @@ func removeInt(list []int, x int) []int {
 	return out
 }
 
-// dropIdle closes the pool's idle connections.
-func (p *pool) dropIdle() {
-	p.mu.Lock()
-	idle := p.idle
-	p.idle = nil
-	p.open -= len(idle)
-	p.wakeLocked()
-	p.mu.Unlock()
-	for _, bc := range idle {
-		bc.close()
-	}
-}
-
 // isDown reports whether the pool's data source is marked down.
 func (p *pool) isDown() bool {
 	p.mu.Lock()
