@@ -142,11 +142,14 @@ func userVarLiteral(c *mysql.Field, v []byte) (string, error) {
 	case c.Type == mysql.MYSQL_TYPE_NULL:
 		return "NULL", nil
 	case c.Type == mysql.MYSQL_TYPE_DECIMAL || c.Type == mysql.MYSQL_TYPE_NEWDECIMAL:
-		if v == nil {
-			text = "NULL"
+		switch {
+		case v == nil:
+			return "CAST(NULL AS DECIMAL(65, " + strconv.Itoa(int(min(c.Decimal, 30))) + "))", nil
+		case strings.Contains(text, "."):
+			return text, nil // a decimal literal, of the value's scale
 		}
-		// A literal without a point would be an integer.
-		return "CAST(" + text + " AS DECIMAL(65, " + strconv.Itoa(int(min(c.Decimal, 30))) + "))", nil
+		// Without a point the literal would be an integer.
+		return "CAST(" + text + " AS DECIMAL(65, 0))", nil
 	case c.Type == mysql.MYSQL_TYPE_FLOAT || c.Type == mysql.MYSQL_TYPE_DOUBLE:
 		if v == nil {
 			return "CAST(NULL AS DOUBLE)", nil

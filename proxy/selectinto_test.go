@@ -39,6 +39,8 @@ func TestSelectIntoUserVars(t *testing.T) {
 		"SELECT MAX(order_id), MIN(order_id) INTO @hi, @lo FROM t_order",
 		"SELECT COUNT(*), SUM(user_id) FROM t_order INTO @n, @s",
 		"SELECT AVG(user_id) INTO @avg FROM t_order",
+		"SELECT SUM(user_id), MAX(status) INTO @s, @z FROM t_order WHERE user_id = 5", // NULLs, typed
+		"SELECT COUNT(*), SUM(user_id) FROM t_order INTO @n, @s",
 		"SELECT status INTO @st FROM t_order WHERE order_id = 3 AND user_id = 3",
 		"SELECT status INTO @z FROM t_order WHERE order_id = 4",
 		"SELECT 1.5e0, 'a\\'b' INTO @f, @q",
