@@ -115,13 +115,8 @@ func (s *Session) writeRows(rows RowStream, out output) error {
 		return nil
 	}
 	defer rows.Close()
-	cols := rows.Columns()
-	if cols == nil {
-		// A stream that failed before it had columns.
-		_, err := rows.Next()
-		if err == nil || errors.Is(err, io.EOF) {
-			err = &InternalError{Msg: "result without columns"}
-		}
+	cols, err := streamColumns(rows)
+	if err != nil {
 		return err
 	}
 	buf := wire.AppendLenEncInt(s.wc.Scratch(), uint64(len(cols)))
@@ -282,4 +277,17 @@ func rowOf(values ...any) Row {
 		}
 	}
 	return r
+}
+
+// streamColumns returns the columns of rows, or the error of a stream that
+// failed before it had any.
+func streamColumns(rows RowStream) ([]*mysql.Field, error) {
+	if cols := rows.Columns(); cols != nil {
+		return cols, nil
+	}
+	_, err := rows.Next()
+	if err == nil || errors.Is(err, io.EOF) {
+		err = &InternalError{Msg: "result without columns"}
+	}
+	return nil, err
 }

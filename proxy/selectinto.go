@@ -74,13 +74,8 @@ func isQuery(stmt ast.StmtNode) bool {
 // and answers OK.
 func (s *Session) storeInto(rows RowStream, out output) error {
 	defer rows.Close()
-	cols := rows.Columns()
-	if cols == nil {
-		// A stream that failed before it had columns.
-		_, err := rows.Next()
-		if err == nil || errors.Is(err, io.EOF) {
-			err = &InternalError{Msg: "result without columns"}
-		}
+	cols, err := streamColumns(rows)
+	if err != nil {
 		return err
 	}
 	warnings := s.warnIntoLast(out.into)

@@ -23,28 +23,23 @@ func SplitInto(sql string) (base string, vars []string, last, ok bool) {
 	if !strings.Contains(sql, "@") {
 		return "", nil, false, false
 	}
-	depth, at, from := 0, -1, -1
-	for i := start; i < len(sql); i++ {
-		if j := sqllex.Skip(sql, i, Backslash); j > i {
-			i = j - 1
-			continue
-		}
-		switch c := sql[i]; {
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == ';' && depth == 0:
+	at, from, several := -1, -1, false
+	scanTop(sql, start, func(i int, c byte) bool {
+		wordStart := i == 0 || !isWordByte(sql[i-1])
+		switch {
+		case c == ';':
 			if rest, _ := sqllex.SkipSpace(sql, i+1, Backslash); rest < len(sql) {
-				return "", nil, false, false // several statements
+				several = true
+				return false
 			}
-		case depth == 0 && from < 0 && (c == 'f' || c == 'F') && (i == 0 || !isWordByte(sql[i-1])) && hasWord(sql, i, "from"):
+		case from < 0 && (c == 'f' || c == 'F') && wordStart && hasWord(sql, i, "from"):
 			from = i
-		case depth == 0 && at < 0 && (c == 'i' || c == 'I') && (i == 0 || !isWordByte(sql[i-1])) && hasWord(sql, i, "into"):
+		case at < 0 && (c == 'i' || c == 'I') && wordStart && hasWord(sql, i, "into"):
 			at = i
 		}
-	}
-	if at < 0 {
+		return true
+	})
+	if at < 0 || several {
 		return "", nil, false, false
 	}
 	end := at + len("into")

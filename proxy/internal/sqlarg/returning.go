@@ -19,6 +19,29 @@ func SplitReturning(sql string) (base, list string, ok bool) {
 	if !hasWord(sql, start, "insert") && !hasWord(sql, start, "replace") {
 		return "", "", false
 	}
+	at := -1
+	scanTop(sql, start, func(i int, c byte) bool {
+		if (c == 'r' || c == 'R') && (i == 0 || !isWordByte(sql[i-1])) && hasWord(sql, i, "returning") {
+			at = i
+			return false
+		}
+		return true
+	})
+	if at < 0 {
+		return "", "", false
+	}
+	list = strings.TrimSpace(sql[at+len("returning"):])
+	list = strings.TrimSpace(strings.TrimSuffix(list, ";"))
+	if list == "" {
+		return "", "", false
+	}
+	return strings.TrimSpace(sql[:at]), list, true
+}
+
+// scanTop calls visit with each byte of sql from start that stands
+// outside quotes, comments and parentheses (the parentheses themselves are
+// not passed), until visit returns false.
+func scanTop(sql string, start int, visit func(i int, c byte) bool) {
 	depth := 0
 	for i := start; i < len(sql); i++ {
 		if j := sqllex.Skip(sql, i, Backslash); j > i {
@@ -30,16 +53,12 @@ func SplitReturning(sql string) (base, list string, ok bool) {
 			depth++
 		case c == ')':
 			depth--
-		case depth == 0 && (c == 'r' || c == 'R') && (i == 0 || !isWordByte(sql[i-1])) && hasWord(sql, i, "returning"):
-			list = strings.TrimSpace(sql[i+len("returning"):])
-			list = strings.TrimSpace(strings.TrimSuffix(list, ";"))
-			if list == "" {
-				return "", "", false
+		case depth == 0:
+			if !visit(i, c) {
+				return
 			}
-			return strings.TrimSpace(sql[:i]), list, true
 		}
 	}
-	return "", "", false
 }
 
 // hasWord reports whether the word w (lower case) starts at i, as a whole
