@@ -33,7 +33,9 @@ import (
 // makes a session ineligible until it resets), a single-route SELECT that
 // the router classed as a plain read (router.AccessRead: no FOR UPDATE,
 // no INTO, no user or system variables, no LAST_INSERT_ID(), FOUND_ROWS(),
-// SLEEP() or named locks), sent as text (COM_QUERY). A response that
+// SLEEP() or named locks), sent as text (COM_QUERY) or, for a client's
+// COM_STMT_EXECUTE, as COM_STMT_EXECUTE of a statement prepared on the
+// shared connection (once per connection and SQL text). A response that
 // reports warnings is dropped and the statement runs again on a pooled
 // connection of its own, so that SHOW WARNINGS can read them there; a
 // shared connection that breaks sends its statements there too. A
@@ -86,20 +88,35 @@ type muxConn struct {
 	broken  error
 	wake    chan struct{}
 
+	// stmts are the statements prepared on the connection, by SQL
+	// text; stmtGen is the pool's schemaGen they were prepared under.
+	stmts   map[string]*muxStmt
+	stmtGen uint64
+
 	colMu   sync.Mutex
 	columns map[string]*mysql.Field
+}
+
+// muxStmt is a statement prepared on a shared connection.
+type muxStmt struct {
+	id     uint32
+	params int
+	// unsupported: the backend cannot prepare it (1295).
+	unsupported bool
 }
 
 // muxRequest is one statement's command and, once done is closed, its
 // response.
 type muxRequest struct {
-	done chan struct{}
-	resp muxResponse
+	done    chan struct{}
+	prepare bool // the command is COM_STMT_PREPARE
+	resp    muxResponse
 }
 
 // muxResponse is a whole response: an OK, an error, or a result set.
 type muxResponse struct {
 	ok      wire.OK
+	prep    wire.PrepareOK
 	err     error // a *mysql.MyError, or the connection's failure
 	lost    bool  // err is the connection's failure, not the statement's
 	columns [][]byte
@@ -172,7 +189,7 @@ func (m *muxSet) dial(ctx context.Context) (*muxConn, error) {
 	if err != nil {
 		return nil, &DataSourceError{DataSource: p.name, Err: err}
 	}
-	c := &muxConn{set: m, bc: bc, noBackslash: bc.noBackslashEscapes(), wake: make(chan struct{}, 1), columns: map[string]*mysql.Field{}}
+	c := &muxConn{set: m, bc: bc, noBackslash: bc.noBackslashEscapes(), wake: make(chan struct{}, 1), columns: map[string]*mysql.Field{}, stmtGen: bc.stmtGen}
 	go c.read()
 	return c, nil
 }
@@ -190,8 +207,8 @@ func (m *muxSet) close() {
 
 // submit queues a command (the payload appended by build) and returns its
 // request, whose done channel closes when its response has been read.
-func (c *muxConn) submit(build func([]byte) ([]byte, error)) (*muxRequest, error) {
-	req := &muxRequest{done: make(chan struct{})}
+func (c *muxConn) submit(prepare bool, build func([]byte) ([]byte, error)) (*muxRequest, error) {
+	req := &muxRequest{done: make(chan struct{}), prepare: prepare}
 	c.mu.Lock()
 	if c.broken != nil {
 		c.mu.Unlock()
@@ -280,7 +297,13 @@ func (c *muxConn) read() {
 		}
 		req := c.queue[0]
 		c.mu.Unlock()
-		resp, err := c.readResponse()
+		var resp muxResponse
+		var err error
+		if req.prepare {
+			resp, err = c.readPrepare()
+		} else {
+			resp, err = c.readResponse()
+		}
 		if err != nil {
 			c.fail(err)
 			continue
@@ -370,6 +393,154 @@ func (c *muxConn) readResponse() (muxResponse, error) {
 	}
 }
 
+// readPrepare reads a COM_STMT_PREPARE response; the definitions of
+// parameters and columns are skipped (the execute's response has the
+// columns).
+func (c *muxConn) readPrepare() (muxResponse, error) {
+	var r muxResponse
+	wc := c.bc.wc
+	wc.SetSeq(1)
+	p, err := wc.ReadPacket()
+	if err != nil {
+		return r, err
+	}
+	if wire.IsErr(p) {
+		r.err = wire.ParseErr(p)
+		return r, nil
+	}
+	if r.prep, err = wire.ParsePrepareOK(p); err != nil {
+		return r, err
+	}
+	n := 0
+	if r.prep.Params > 0 {
+		n += r.prep.Params + 1
+	}
+	if r.prep.Columns > 0 {
+		n += r.prep.Columns + 1
+	}
+	for range n {
+		if _, err := wc.ReadPacket(); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// appendClose queues COM_STMT_CLOSE of statement id; it goes out with
+// the next write (the server does not answer it). c.mu must be held.
+func (c *muxConn) appendClose(id uint32) {
+	start := len(c.pending)
+	buf := wire.AppendStmtClose(append(c.pending, 0, 0, 0, 0), id)
+	n := len(buf) - start - 4
+	buf[start], buf[start+1], buf[start+2], buf[start+3] = byte(n), byte(n>>8), byte(n>>16), 0
+	c.pending = buf
+}
+
+// stmt returns the statement prepared on c for sql, preparing it on
+// first use. errMuxFallback: the statement runs on a pooled connection
+// (the backend cannot prepare it, or would answer the prepare with an
+// error, which the normal path then reports as it does).
+func (c *muxConn) stmt(ctx context.Context, sql string) (*muxStmt, error) {
+	gen := c.set.pool.schemaGen.Load()
+	c.mu.Lock()
+	if gen != c.stmtGen {
+		// DDL through the proxy: the tables may have changed.
+		for _, st := range c.stmts {
+			if !st.unsupported {
+				c.appendClose(st.id)
+			}
+		}
+		c.stmts, c.stmtGen = nil, gen
+	}
+	st, full := c.stmts[sql], len(c.stmts) >= maxBackendStmts
+	c.mu.Unlock()
+	switch {
+	case st != nil && st.unsupported:
+		return nil, errMuxFallback
+	case st != nil:
+		return st, nil
+	case full:
+		return nil, errMuxFallback
+	}
+	text := sql
+	if c.noBackslash {
+		text = sqlarg.ToNoBackslashEscapes(sql)
+	}
+	req, err := c.submit(true, func(buf []byte) ([]byte, error) {
+		return append(append(buf, mysql.COM_STMT_PREPARE), text...), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-req.done:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	r := &req.resp
+	if r.lost {
+		return nil, errMuxFallback
+	}
+	var my *mysql.MyError
+	if r.err != nil {
+		if errors.As(r.err, &my) && my.Code == mysql.ER_UNSUPPORTED_PS {
+			c.mu.Lock()
+			if c.stmts == nil {
+				c.stmts = map[string]*muxStmt{}
+			}
+			c.stmts[sql] = &muxStmt{unsupported: true}
+			c.mu.Unlock()
+		}
+		return nil, errMuxFallback
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stmtGen != gen {
+		c.appendClose(r.prep.StmtID)
+		return nil, errMuxFallback
+	}
+	if old := c.stmts[sql]; old != nil {
+		// Another session prepared it meanwhile.
+		c.appendClose(r.prep.StmtID)
+		return old, nil
+	}
+	if c.stmts == nil {
+		c.stmts = map[string]*muxStmt{}
+	}
+	st = &muxStmt{id: r.prep.StmtID, params: r.prep.Params}
+	c.stmts[sql] = st
+	return st, nil
+}
+
+// forget drops sql's statement after the backend said it no longer knows
+// it.
+func (c *muxConn) forget(sql string) {
+	c.mu.Lock()
+	if st := c.stmts[sql]; st != nil {
+		delete(c.stmts, sql)
+		c.appendClose(st.id)
+	}
+	c.mu.Unlock()
+}
+
+// shortArgs reports whether every argument fits COM_STMT_EXECUTE itself
+// (longer ones go as COM_STMT_SEND_LONG_DATA, on a pooled connection).
+func shortArgs(args []any) bool {
+	for _, a := range args {
+		switch x := a.(type) {
+		case string:
+			if len(x) > longDataChunk {
+				return false
+			}
+		case []byte:
+			if len(x) > longDataChunk {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // single checks that a response is the command's last: a plain SELECT
 // has one result.
 func (c *muxConn) single(status uint16) error {
@@ -404,7 +575,7 @@ func (c *muxConn) column(p []byte) (*mysql.Field, error) {
 // multiplexable reports whether plan may run on a shared connection (see
 // the comment at the top).
 func (s *Session) multiplexable(plan *router.Plan, src connSource, proto Protocol) bool {
-	if !s.srv.rules.Server.Multiplex || proto != TextProtocol {
+	if !s.srv.rules.Server.Multiplex {
 		return false
 	}
 	if plan.Kind != router.KindSelect || len(plan.Routes) != 1 || plan.Access != router.AccessRead || plan.Move != nil || plan.Returning != "" {
@@ -418,7 +589,7 @@ func (s *Session) multiplexable(plan *router.Plan, src connSource, proto Protoco
 
 // runMultiplexed runs a single-route plan on a shared connection of its
 // data source. errMuxFallback: run it the normal way.
-func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan) (result, error) {
+func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto Protocol) (result, error) {
 	route := &plan.Routes[0]
 	p, err := s.srv.pool(route.DataSource, s.foundRows)
 	if err != nil {
@@ -430,21 +601,24 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan) (result
 	if err != nil {
 		return result{}, errMuxFallback
 	}
-	mode := sqlarg.Backslash
-	if c.noBackslash {
-		mode = sqlarg.NoBackslashEscapes
+	binary := proto == BinaryProtocol
+	var build func([]byte) ([]byte, error)
+	if binary {
+		if !shortArgs(route.Args) {
+			return result{}, errMuxFallback
+		}
+		st, err := c.stmt(ctx, route.SQL)
+		if err != nil {
+			return result{}, err
+		}
+		if st.params != len(route.Args) {
+			return result{}, errMuxFallback
+		}
+		build = func(buf []byte) ([]byte, error) { return wire.AppendExecute(buf, st.id, route.Args) }
+	} else {
+		build = textCommand(route, c.noBackslash)
 	}
-	req, err := c.submit(func(buf []byte) ([]byte, error) {
-		buf = append(buf, mysql.COM_QUERY)
-		sql := route.SQL
-		if mode == sqlarg.NoBackslashEscapes {
-			sql = sqlarg.ToNoBackslashEscapes(sql)
-		}
-		if route.Args == nil {
-			return append(buf, sql...), nil
-		}
-		return sqlarg.AppendInterpolated(buf, sql, route.Args, mode)
-	})
+	req, err := c.submit(false, build)
 	if err != nil {
 		if errors.Is(err, errMuxFallback) {
 			return result{}, err
@@ -460,6 +634,10 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan) (result
 	if r.lost || r.warns > 0 {
 		return result{}, errMuxFallback
 	}
+	if binary && staleStmt(r.err) {
+		c.forget(route.SQL)
+		return result{}, errMuxFallback
+	}
 	s.srv.obs.Route(routeEvent(route.DataSource, time.Since(start), r.err))
 	if r.err != nil {
 		m.answered.Add(1)
@@ -470,7 +648,7 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan) (result
 	if r.columns == nil {
 		return result{ok: r.ok}, nil
 	}
-	st := &muxStream{rows: r.rows}
+	st := &muxStream{rows: r.rows, binary: binary}
 	st.columns = make([]*mysql.Field, len(r.columns))
 	for i, p := range r.columns {
 		if st.columns[i], err = c.column(p); err != nil {
@@ -480,12 +658,33 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan) (result
 	return result{rows: st}, nil
 }
 
+// textCommand builds route's COM_QUERY with its arguments written in.
+func textCommand(route *router.Route, noBackslash bool) func([]byte) ([]byte, error) {
+	mode := sqlarg.Backslash
+	if noBackslash {
+		mode = sqlarg.NoBackslashEscapes
+	}
+	return func(buf []byte) ([]byte, error) {
+		buf = append(buf, mysql.COM_QUERY)
+		sql := route.SQL
+		if mode == sqlarg.NoBackslashEscapes {
+			sql = sqlarg.ToNoBackslashEscapes(sql)
+		}
+		if route.Args == nil {
+			return append(buf, sql...), nil
+		}
+		return sqlarg.AppendInterpolated(buf, sql, route.Args, mode)
+	}
+}
+
 // muxStream is a multiplexed statement's rows, read whole already.
 type muxStream struct {
 	columns []*mysql.Field
 	rows    [][]byte
+	binary  bool // the rows are in the binary protocol
 	next    int
 	row     Row
+	buf     []byte
 }
 
 func (m *muxStream) Columns() []*mysql.Field { return m.columns }
@@ -499,14 +698,24 @@ func (m *muxStream) nextRaw() ([]byte, error) {
 	return p, nil
 }
 
-func (m *muxStream) rawProtocol() Protocol { return TextProtocol }
+func (m *muxStream) rawProtocol() Protocol {
+	if m.binary {
+		return BinaryProtocol
+	}
+	return TextProtocol
+}
 
 func (m *muxStream) Next() (Row, error) {
 	p, err := m.nextRaw()
 	if err != nil {
 		return nil, err
 	}
-	row, err := wire.SplitTextRow(p, len(m.columns), m.row)
+	var row Row
+	if m.binary {
+		row, m.buf, err = wire.SplitBinaryRow(p, m.columns, m.row, m.buf)
+	} else {
+		row, err = wire.SplitTextRow(p, len(m.columns), m.row)
+	}
 	if err != nil {
 		return nil, err
 	}

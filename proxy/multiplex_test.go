@@ -32,6 +32,11 @@ func answerOf(ctx context.Context, c interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }, q string) string {
 	rows, err := c.QueryContext(ctx, q)
+	return rowsAnswer(rows, err)
+}
+
+// rowsAnswer is answerOf for a query already run.
+func rowsAnswer(rows *sql.Rows, err error) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -137,6 +142,62 @@ func TestMultiplexAnswersAsPooled(t *testing.T) {
 	m := e.srv.current().pools["ds_0"].mux
 	t.Logf("ds_0: %d statements in %d writes", m.answered.Load(), m.writes.Load())
 
+	t.Run("prepared", func(t *testing.T) {
+		// go-sql-driver sends a query with arguments as COM_STMT_PREPARE
+		// and COM_STMT_EXECUTE: binary rows.
+		queries := []string{
+			"SELECT id, v, id / 3, CAST(id AS DOUBLE) * 1.5, DATE('2024-01-01') + INTERVAL id DAY FROM t_plain WHERE id = ?",
+			"SELECT id, v FROM t_plain WHERE id BETWEEN ? AND ? + 3 ORDER BY id",
+			"SELECT order_id, user_id, status FROM t_order WHERE order_id = ? AND user_id = ?",
+		}
+		want := map[string]string{}
+		key := func(q string, id int) string { return fmt.Sprint(q, id) }
+		for id := 1; id <= 40; id++ {
+			for i, q := range queries {
+				if i == 2 {
+					want[key(q, id)] = fmt.Sprintf("[order_id user_id status]|%d,%d,s%d,", id, id%3, id)
+					continue
+				}
+				rows, err := direct.QueryContext(ctx, q, id, id)
+				if i == 0 {
+					rows, err = direct.QueryContext(ctx, q, id)
+				}
+				want[key(q, id)] = rowsAnswer(rows, err)
+			}
+		}
+		n := muxAnswered(e, "ds_0") + muxAnswered(e, "ds_1")
+		var wg sync.WaitGroup
+		errs := make(chan string, 64)
+		for g := range 12 {
+			wg.Go(func() {
+				for i := range 30 {
+					id := (g*30+i)%40 + 1
+					for j, q := range queries {
+						args := []any{id, id}
+						switch j {
+						case 0:
+							args = args[:1]
+						case 2:
+							args[1] = id % 3
+						}
+						rows, err := db.QueryContext(ctx, q, args...)
+						if got := rowsAnswer(rows, err); got != want[key(q, id)] {
+							errs <- fmt.Sprintf("%s (%d):\n got %s\nwant %s", q, id, got, want[key(q, id)])
+							return
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		if got := muxAnswered(e, "ds_0") + muxAnswered(e, "ds_1") - n; got < 12*30*3 {
+			t.Errorf("shared connections answered %d prepared statements, want at least %d", got, 12*30*3)
+		}
+	})
 	t.Run("transaction", func(t *testing.T) {
 		c := e.conn(t)
 		if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {

@@ -163,7 +163,7 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, out ou
 	}
 	src = s.readwriteSource(plan, src, inTxn)
 	if !inTxn && !ddl && s.multiplexable(plan, src, out.proto) {
-		res, err := s.runMultiplexed(ctx, plan)
+		res, err := s.runMultiplexed(ctx, plan, out.proto)
 		if !errors.Is(err, errMuxFallback) {
 			if err != nil {
 				return err
