@@ -185,9 +185,10 @@ func (m *muxSet) dial(ctx context.Context) (*muxConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	bc, err := dialBackend(ctx, p)
+	// A failure marks the data source down, as for the pool's own.
+	bc, err := p.dial(ctx)
 	if err != nil {
-		return nil, &DataSourceError{DataSource: p.name, Err: err}
+		return nil, err
 	}
 	c := &muxConn{set: m, bc: bc, noBackslash: bc.noBackslashEscapes(), wake: make(chan struct{}, 1), columns: map[string]*mysql.Field{}, stmtGen: bc.stmtGen}
 	go c.read()
@@ -584,7 +585,9 @@ func (s *Session) multiplexable(plan *router.Plan, src connSource, proto Protoco
 	if _, ok := src.(poolSource); !ok {
 		return false
 	}
-	return s.autocommit && !s.txn.active && !s.state.pinNext && s.state.empty() && len(s.state.pinned) == 0 && s.vars.sql() == ""
+	// A pending SET TRANSACTION READ ONLY is the next statement's
+	// (oneShotReadOnly): it runs on a pooled connection.
+	return s.autocommit && !s.txn.active && !s.txn.readOnlyNext && !s.state.pinNext && s.state.empty() && len(s.state.pinned) == 0 && s.vars.sql() == ""
 }
 
 // runMultiplexed runs a single-route plan on a shared connection of its

@@ -232,6 +232,23 @@ func TestMultiplexAnswersAsPooled(t *testing.T) {
 			t.Errorf("a session with its own settings ran on a shared connection")
 		}
 	})
+	t.Run("session reads", func(t *testing.T) {
+		c := e.conn(t)
+		n := muxAnswered(e, "ds_0")
+		for _, q := range []string{
+			"SELECT SQL_CALC_FOUND_ROWS id FROM t_plain ORDER BY id LIMIT 2", // leaves FOUND_ROWS() behind
+			"SELECT id, CONNECTION_ID() > 0 FROM t_plain WHERE id = 1",
+			"SELECT id, @@sql_mode FROM t_plain WHERE id = 1",
+			"SELECT id FROM t_plain WHERE id = 1 FOR UPDATE",
+		} {
+			if got := answerOf(ctx, c, q); len(got) > 5 && got[:6] == "error:" {
+				t.Errorf("%s: %s", q, got)
+			}
+		}
+		if got := muxAnswered(e, "ds_0"); got != n {
+			t.Errorf("%d statements that read or leave session state ran on a shared connection", got-n)
+		}
+	})
 	t.Run("warnings", func(t *testing.T) {
 		c := e.conn(t)
 		q := "SELECT CAST(v AS SIGNED) AS n FROM t_plain WHERE id = 1"

@@ -92,6 +92,10 @@ func (f *accessFinder) Enter(n ast.Node) (ast.Node, bool) {
 		if x.LockInfo != nil && x.LockInfo.LockType != ast.SelectLockNone {
 			f.set(AccessLockingRead)
 		}
+		if x.SelectStmtOpts != nil && x.SelectStmtOpts.CalcFoundRows {
+			// It leaves FOUND_ROWS() on the connection that ran it.
+			f.set(AccessSessionRead)
+		}
 	case *ast.VariableExpr:
 		f.set(AccessSessionRead)
 	case *ast.FuncCallExpr:
