@@ -61,3 +61,8 @@ func propBool(props map[string]string, key string) (bool, error) {
 	}
 	return false, propErrorf(key, "want true or false, got %q", props[key])
 }
+
+// PlacementProp reports whether the prop key can change where an
+// algorithm puts a row. allow-range-query-with-inline-sharding cannot:
+// it decides only whether a range condition may scan every target.
+func PlacementProp(key string) bool { return key != propAllowRange }

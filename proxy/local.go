@@ -16,7 +16,8 @@ const versionComment = "shardflake MySQL sharding proxy"
 
 // tablelessSelect answers a SELECT that names no table. Values only the
 // proxy knows (DATABASE(), CONNECTION_ID(), LAST_INSERT_ID(), VERSION(),
-// USER(), @@version_comment, @@version, @@autocommit) are answered by the
+// USER(), @@version_comment, @@version, @@autocommit,
+// @@shardflake_transaction_mode) are answered by the
 // proxy: entirely when the statement holds nothing else, otherwise by
 // writing them into the statement as literals and running it on the
 // default data source (SELECT 1, NOW(), @@sql_mode are the backend's
@@ -178,6 +179,9 @@ func (s *Session) localValue(e ast.ExprNode) (any, bool) {
 				return int64(1), true
 			}
 			return int64(0), true
+		case "shardflake_transaction_mode", "transaction_type":
+			// What SET shardflake_transaction_mode (or transaction_type) set.
+			return strings.ToUpper(s.txnMode.String()), true
 		}
 	}
 	return nil, false

@@ -59,7 +59,8 @@ print("rolled_back=%d committed=%d autocommit=%d" % (rolled_back, committed, aut
 `
 
 // pyEscapeScript sets NO_BACKSLASH_ESCAPES and stores values with
-// backslashes and quotes as parameters: the drivers escape them as the
+// backslashes, quotes and NUL bytes (NUL 's' 'f' starts the router's
+// markers) as parameters: the drivers escape them as the
 // status flags of the OK packets say (PyMySQL reads
 // SERVER_STATUS_NO_BACKSLASH_ESCAPES there; mysqlclient asks libmariadb,
 // which does the same). It prints each value read back, hex-encoded.
@@ -75,15 +76,20 @@ else:
     c = m.connect(host=host, port=port, user=user, passwd=password, db=db)
     c.autocommit(True)
 cur = c.cursor()
-values = ["a\\b", "it's", "c:\\dir\\", "q\\'x", 'say "hi"']
+values = ["a\\b", "it's", "c:\\dir\\", "q\\'x", 'say "hi"', "n\x00sfT0\x00ul", "\x00sf\\0"]
 for mode in ["''", "'NO_BACKSLASH_ESCAPES'"]:
     cur.execute("SET SESSION sql_mode = " + mode)
     for i, v in enumerate(values):
-        cur.execute("INSERT INTO " + table + " (order_id, user_id, status) VALUES (%s, %s, %s)", (base + i, i % 2, v))
+        cur.execute("INSERT INTO " + table + " (order_id, user_id, status) VALUES (%s, %s, %s)", (base + i, i % 2, "-"))
+        cur.execute("UPDATE " + table + " SET status = %s WHERE order_id = %s", (v, base + i))
     ids = ", ".join(str(base + i) for i in range(len(values)))
     cur.execute("SELECT status FROM " + table + " WHERE order_id IN (" + ids + ") ORDER BY order_id")
     got = [r[0] for r in cur.fetchall()]
-    print(mode, "same" if got == values else "differ", " ".join(binascii.hexlify(g.encode()).decode() for g in got))
+    for v in values:
+        cur.execute("SELECT %s FROM " + table + " WHERE status = %s", (v, v))
+        got += [r[0] for r in cur.fetchall()]
+    values2 = values + values
+    print(mode, "same" if got == values2 else "differ", " ".join(binascii.hexlify(g.encode()).decode() for g in got))
     cur.execute("DELETE FROM " + table + " WHERE order_id IN (" + ids + ")")
 `
 

@@ -502,17 +502,31 @@ func strategyText(s *algorithm.Strategy) string {
 	if s == nil {
 		return "none"
 	}
-	return fmt.Sprintf("%v(%s) %s", s.Kind, strings.Join(s.Columns, ","), algorithmText(s.Algorithm))
+	return fmt.Sprintf("%v(%s) %s", s.Kind, strings.Join(s.Columns, ","), placementText(s.Algorithm))
 }
 
+// algorithmText is an algorithm's type and every prop.
 func algorithmText(a algorithm.Algorithm) string {
+	return propsText(a, func(string) bool { return true })
+}
+
+// placementText is an algorithm's type and the props that decide where
+// a row lives: a change of another prop (allowing range scans) moves no
+// row, so the tables' strategies compare by this text.
+func placementText(a algorithm.Algorithm) string {
+	return propsText(a, algorithm.PlacementProp)
+}
+
+func propsText(a algorithm.Algorithm, keep func(string) bool) string {
 	if a == nil || reflect.ValueOf(a).IsNil() {
 		return ""
 	}
 	props := a.Props()
 	keys := make([]string, 0, len(props))
 	for k := range props {
-		keys = append(keys, k)
+		if keep(k) {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	var b strings.Builder

@@ -263,6 +263,10 @@ func TestXATransactions(t *testing.T) {
 		if _, err := c.ExecContext(ctx, "SET shardflake_transaction_mode = 'twopc'"); err == nil || !strings.Contains(err.Error(), "1231") {
 			t.Errorf("a bad mode: %v, want 1231", err)
 		}
+		var mode, typ string
+		if err := c.QueryRowContext(ctx, "SELECT @@shardflake_transaction_mode, @@transaction_type").Scan(&mode, &typ); err != nil || mode != "XA" || typ != "XA" {
+			t.Errorf("SELECT @@shardflake_transaction_mode, @@transaction_type: %q %q %v, want XA XA", mode, typ, err)
+		}
 	})
 	t.Run("recovery resolves orphaned branches by the decision table", func(t *testing.T) {
 		before := xaBalances(t, b0, b1)

@@ -39,7 +39,8 @@ const (
 )
 
 // markerPrefix starts every marker. A marker is restored as a back-quoted
-// name, `\x00sfT3\x00`; a statement whose literals contain the prefix is
+// name, `\x00sfT3\x00`; string literals are restored with their NUL bytes
+// as \0 (dialectFixer), and a statement whose names contain the prefix is
 // rejected, so a marker can never come from the client's text.
 const markerPrefix = "\x00sf"
 
@@ -168,6 +169,19 @@ func (v *dialectFixer) Enter(n ast.Node) (ast.Node, bool) {
 			v.undo = append(v.undo, func() { l.Tables = nil })
 		}
 	case *driver.ValueExpr:
+		if k := x.Kind(); (k == driver.KindString || k == driver.KindBytes) && strings.IndexByte(x.GetString(), 0) >= 0 {
+			// A NUL byte is written as \0, so that the text holds raw NULs
+			// only in markers and a value may contain any bytes.
+			m, saved := marker(holeDialect, len(v.replace)), x.Datum
+			v.replace = append(v.replace, "'"+m+"'", quoteNUL(x.GetString()))
+			if k == driver.KindBytes {
+				x.SetBytes([]byte(m))
+			} else {
+				x.SetString(m)
+			}
+			v.undo = append(v.undo, func() { x.Datum = saved })
+			return n, false
+		}
 		if x.Kind() != driver.KindBinaryLiteral || len(x.GetBytes()) == 0 {
 			return n, false
 		}
@@ -228,6 +242,28 @@ func (v *dialectFixer) Enter(n ast.Node) (ast.Node, bool) {
 }
 
 func (v *dialectFixer) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// quoteNUL quotes a string literal as restoreFlags do, and writes its NUL
+// bytes as \0 (which NO_BACKSLASH_ESCAPES sessions get back as the byte).
+func quoteNUL(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case 0:
+			b.WriteString(`\0`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\'':
+			b.WriteString("''")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
 
 // buildTemplate restores n and cuts the text at its markers.
 func buildTemplate(n ast.Node) (*sqlTemplate, error) {
@@ -313,17 +349,17 @@ func (t *sqlTemplate) renderTo(b *strings.Builder, f filler, bind []any, out *[]
 	return nil
 }
 
-// checkMarkers rejects a statement whose string literals (or names)
-// contain the marker prefix; only raw NUL bytes or \0 escapes can produce
-// one, so the walk runs only for such texts.
+// checkMarkers rejects a statement whose names contain the marker prefix
+// (string literals may hold any bytes: see dialectFixer); only raw NUL
+// bytes can produce one, so the walk runs only for such texts.
 func checkMarkers(stmt ast.Node, sql string) error {
-	if strings.IndexByte(sql, 0) < 0 && !strings.Contains(sql, `\0`) {
+	if strings.IndexByte(sql, 0) < 0 {
 		return nil
 	}
 	var c markerChecker
 	stmt.Accept(&c)
 	if c.found {
-		return errNotSupported("the statement contains the byte sequence NUL 's' 'f' in a literal or name, which the router reserves; pass such values as parameters")
+		return errNotSupported("the statement contains the byte sequence NUL 's' 'f' in a name, which the router reserves")
 	}
 	return nil
 }
@@ -332,10 +368,6 @@ type markerChecker struct{ found bool }
 
 func (c *markerChecker) Enter(n ast.Node) (ast.Node, bool) {
 	switch x := n.(type) {
-	case *driver.ValueExpr:
-		if x.Kind() == driver.KindString || x.Kind() == driver.KindBytes {
-			c.found = c.found || strings.Contains(x.GetString(), markerPrefix)
-		}
 	case *ast.ColumnName:
 		c.found = c.found || strings.Contains(x.Name.O, markerPrefix) || strings.Contains(x.Table.O, markerPrefix)
 	case *ast.TableName:
