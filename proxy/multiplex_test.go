@@ -249,6 +249,51 @@ func TestMultiplexAnswersAsPooled(t *testing.T) {
 			t.Errorf("%d statements that read or leave session state ran on a shared connection", got-n)
 		}
 	})
+	t.Run("connection lost", func(t *testing.T) {
+		// The backend ends the shared connections (a restart, wait_timeout):
+		// the statements on them run again on pooled connections, and
+		// the clients see no error.
+		m := e.srv.current().pools["ds_0"].multiplexed(2, 1<<20)
+		m.mu.Lock()
+		var ids []uint32
+		for _, c := range m.conns {
+			ids = append(ids, c.bc.id)
+		}
+		m.mu.Unlock()
+		if len(ids) == 0 {
+			t.Fatal("no shared connection to end")
+		}
+		for _, id := range ids {
+			if _, err := direct.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make(chan string, 16)
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 10 {
+					q := queries(g*10 + i)[0]
+					if got := answerOf(ctx, db, q); got != want[q] {
+						errs <- fmt.Sprintf("%s after the shared connections were lost:\n got %s\nwant %s", q, got, want[q])
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		n := muxAnswered(e, "ds_0")
+		if got := answerOf(ctx, db, queries(0)[0]); got != want[queries(0)[0]] {
+			t.Errorf("got %s", got)
+		}
+		if muxAnswered(e, "ds_0") == n {
+			t.Error("no new shared connection answered after the old ones were lost")
+		}
+	})
 	t.Run("warnings", func(t *testing.T) {
 		c := e.conn(t)
 		q := "SELECT CAST(v AS SIGNED) AS n FROM t_plain WHERE id = 1"
