@@ -105,12 +105,23 @@ type muxStmt struct {
 	unsupported bool
 }
 
+// muxCommand is what a queued command's response looks like.
+type muxCommand int
+
+const (
+	// muxStatement is COM_QUERY or COM_STMT_EXECUTE: an OK, an error or
+	// a result set.
+	muxStatement muxCommand = iota + 1
+	// muxPrepare is COM_STMT_PREPARE.
+	muxPrepare
+)
+
 // muxRequest is one statement's command and, once done is closed, its
 // response.
 type muxRequest struct {
-	done    chan struct{}
-	prepare bool // the command is COM_STMT_PREPARE
-	resp    muxResponse
+	done chan struct{}
+	cmd  muxCommand
+	resp muxResponse
 }
 
 // muxResponse is a whole response: an OK, an error, or a result set.
@@ -208,8 +219,8 @@ func (m *muxSet) close() {
 
 // submit queues a command (the payload appended by build) and returns its
 // request, whose done channel closes when its response has been read.
-func (c *muxConn) submit(prepare bool, build func([]byte) ([]byte, error)) (*muxRequest, error) {
-	req := &muxRequest{done: make(chan struct{}), prepare: prepare}
+func (c *muxConn) submit(cmd muxCommand, build func([]byte) ([]byte, error)) (*muxRequest, error) {
+	req := &muxRequest{done: make(chan struct{}), cmd: cmd}
 	c.mu.Lock()
 	if c.broken != nil {
 		c.mu.Unlock()
@@ -300,7 +311,7 @@ func (c *muxConn) read() {
 		c.mu.Unlock()
 		var resp muxResponse
 		var err error
-		if req.prepare {
+		if req.cmd == muxPrepare {
 			resp, err = c.readPrepare()
 		} else {
 			resp, err = c.readResponse()
@@ -467,7 +478,7 @@ func (c *muxConn) stmt(ctx context.Context, sql string) (*muxStmt, error) {
 	if c.noBackslash {
 		text = sqlarg.ToNoBackslashEscapes(sql)
 	}
-	req, err := c.submit(true, func(buf []byte) ([]byte, error) {
+	req, err := c.submit(muxPrepare, func(buf []byte) ([]byte, error) {
 		return append(append(buf, mysql.COM_STMT_PREPARE), text...), nil
 	})
 	if err != nil {
@@ -621,7 +632,7 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 	} else {
 		build = textCommand(route, c.noBackslash)
 	}
-	req, err := c.submit(false, build)
+	req, err := c.submit(muxStatement, build)
 	if err != nil {
 		if errors.Is(err, errMuxFallback) {
 			return result{}, err
