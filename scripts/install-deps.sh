@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests start for real: MariaDB servers,
 # mariadb and mysqldump clients, etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
-# mysqlclient (for Debian's /usr/bin/python3). Does nothing when they are all present.
+# mysqlclient and the ORM SQLAlchemy (for Debian's /usr/bin/python3). Does nothing when they are all present.
 set -euo pipefail
 
 need=()
@@ -16,6 +16,7 @@ command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 /usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || need+=(python3-pymysql)
 /usr/bin/python3 -c 'import MySQLdb' >/dev/null 2>&1 || need+=(python3-mysqldb)
+/usr/bin/python3 -c 'import sqlalchemy' >/dev/null 2>&1 || need+=(python3-sqlalchemy) # TestSQLAlchemyApplication
 
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0

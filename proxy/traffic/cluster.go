@@ -39,7 +39,9 @@ type ClusterConfig struct {
 // member gets what it asks up to an equal split, what is left goes to the
 // ones that want more, and what nobody wants is split evenly. Each member
 // computes the same split from the same demands, so the shares add up to
-// the budget. A member that dies keeps its share until its lease ends.
+// the budget. A member that dies keeps its share until its lease ends;
+// etcd then deletes its demand, and the others, who watch for deletions,
+// rebalance at once instead of at their next round.
 type Cluster struct {
 	set   *Set
 	cfg   ClusterConfig
@@ -118,7 +120,23 @@ func (c *Cluster) loop(keep <-chan *clientv3.LeaseKeepAliveResponse) {
 	defer close(c.done)
 	t := time.NewTicker(c.cfg.Interval)
 	defer t.Stop()
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
+	defer cancel()
+	gone := c.watchGone(wctx)
 	last := time.Now()
+	rebalance := func(now time.Time) {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Interval)
+		defer cancel()
+		if keep == nil {
+			// The others took this proxy's share back: join again.
+			keep, _ = c.grant(ctx)
+		}
+		// An etcd that does not answer leaves the shares as they are.
+		if keep != nil {
+			c.round(ctx, now.Sub(last))
+		}
+		last = now
+	}
 	for {
 		select {
 		case <-c.stop:
@@ -129,20 +147,34 @@ func (c *Cluster) loop(keep <-chan *clientv3.LeaseKeepAliveResponse) {
 			if !ok {
 				keep = nil
 			}
+		case resp, ok := <-gone:
+			if !ok {
+				// The watch ended (etcd lost its leader or went away);
+				// the ticker's rounds go on and open a new one.
+				gone = nil
+				continue
+			}
+			// A member left (its lease ended or it closed): its share
+			// is taken at once rather than at the next tick.
+			if len(resp.Events) > 0 {
+				rebalance(time.Now())
+			}
 		case now := <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Interval)
-			if keep == nil {
-				// The others took this proxy's share back: join again.
-				keep, _ = c.grant(ctx)
+			if gone == nil {
+				gone = c.watchGone(wctx)
 			}
-			// An etcd that does not answer leaves the shares as they are.
-			if keep != nil {
-				c.round(ctx, now.Sub(last))
-			}
-			cancel()
-			last = now
+			rebalance(now)
 		}
 	}
+}
+
+// watchGone watches the cluster rules' members for deletions: a lease
+// that ended, or a member that closed.
+func (c *Cluster) watchGone(ctx context.Context) clientv3.WatchChan {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return c.cli.Watch(ctx, c.cfg.Prefix+"/", clientv3.WithPrefix(), clientv3.WithFilterPut())
 }
 
 // round publishes this member's demand per cluster rule and takes the
