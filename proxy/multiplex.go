@@ -61,6 +61,8 @@ type muxSet struct {
 	mu    sync.Mutex
 	conns []*muxConn
 	n     int
+	// closed: the pool closed; a connection dialed since is not kept.
+	closed bool
 	// budget bounds the bytes of one buffered response.
 	budget int64
 	// answered counts the statements answered on the shared
@@ -167,12 +169,18 @@ func (m *muxSet) pick(ctx context.Context) (*muxConn, error) {
 			return nil, err
 		}
 		m.mu.Lock()
-		if len(m.conns) < m.n {
+		defer m.mu.Unlock()
+		switch {
+		case m.closed:
+			c.fail(errors.New("pool closed"))
+			return nil, errMuxFallback
+		case len(m.conns) < m.n:
 			m.conns = append(m.conns, c)
-		} else {
-			defer c.fail(errors.New("not needed"))
+		default:
+			// Other sessions dialed the n meanwhile: use one of theirs.
+			c.fail(errors.New("not needed"))
+			c = m.conns[len(m.conns)-1]
 		}
-		m.mu.Unlock()
 		return c, nil
 	}
 	best, depth := m.conns[0], -1
@@ -210,7 +218,7 @@ func (m *muxSet) dial(ctx context.Context) (*muxConn, error) {
 func (m *muxSet) close() {
 	m.mu.Lock()
 	conns := m.conns
-	m.conns = nil
+	m.conns, m.closed = nil, true
 	m.mu.Unlock()
 	for _, c := range conns {
 		c.fail(errors.New("pool closed"))
