@@ -92,6 +92,22 @@ func (c *loginConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// RemoteAddr is the client's host without its port while the login runs:
+// go-mysql writes it into 1045 Access denied, which MariaDB words with the
+// host alone ('app'@'127.0.0.1'). Once logged in it is the full address.
+func (c *loginConn) RemoteAddr() net.Addr {
+	if c.off || c.host == "" {
+		return c.Conn.RemoteAddr()
+	}
+	return clientHost(c.host)
+}
+
+// clientHost is a client's address without its port.
+type clientHost string
+
+func (h clientHost) Network() string { return "tcp" }
+func (h clientHost) String() string  { return string(h) }
+
 // loginConnOf finds the loginConn under what go-mysql holds (a TLS
 // connection, the greeting writer).
 func loginConnOf(nc net.Conn) *loginConn {

@@ -468,3 +468,38 @@ func heardFrom(h *handshakes, host string) int {
 	}
 	return n
 }
+
+// TestWrongPasswordErrorAsMariaDB: a wrong or missing password gets 1045
+// naming the client's host alone, as MariaDB words it, not host:port.
+func TestWrongPasswordErrorAsMariaDB(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	e.srv.loginFailures.setInterval(time.Millisecond)
+	message := func(dsn, user string) string {
+		db, err := sql.Open("mysql", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		err = db.Ping()
+		var me *gomysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1045 {
+			t.Fatalf("login as %s: %v, want 1045", user, err)
+		}
+		return strings.ReplaceAll(me.Message, "'"+user+"'@", "'U'@")
+	}
+	tests := []struct{ user, password string }{
+		{"app", "wrong"}, // MariaDB's root with a wrong password
+		{"nobody", ""},   // an unknown user without a password: using password: NO
+	}
+	for _, tt := range tests {
+		direct := gomysql.NewConfig()
+		direct.User, direct.Passwd, direct.Net, direct.Addr = "root", tt.password, "tcp", e.backends[0].Addr()
+		if tt.password == "" {
+			direct.User = tt.user
+		}
+		want := message(direct.FormatDSN(), direct.User)
+		if got := message(e.dsn(tt.user, tt.password), tt.user); got != want {
+			t.Errorf("%s with password %q: the proxy answered %q, MariaDB %q", tt.user, tt.password, got, want)
+		}
+	}
+}

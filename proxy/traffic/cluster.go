@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +58,9 @@ type Cluster struct {
 type clusterRule struct {
 	rule      *Rule
 	requested uint64 // rule.requested at the last round
+	// demands are the members' demands the last round read; only the
+	// loop's goroutine uses them.
+	demands map[string]float64
 }
 
 // HasCluster reports whether the set has cluster rules.
@@ -155,9 +159,10 @@ func (c *Cluster) loop(keep <-chan *clientv3.LeaseKeepAliveResponse) {
 				continue
 			}
 			// A member left (its lease ended or it closed): its share
-			// is taken at once rather than at the next tick.
-			if len(resp.Events) > 0 {
-				rebalance(time.Now())
+			// is taken at once from the demands known, without waiting
+			// for etcd again; the next tick's round checks it.
+			for _, ev := range resp.Events {
+				c.memberGone(string(ev.Kv.Key))
 			}
 		case now := <-t.C:
 			if gone == nil {
@@ -199,16 +204,38 @@ func (c *Cluster) round(ctx context.Context, elapsed time.Duration) error {
 				demands[string(kv.Key[len(dir):])] = d
 			}
 		}
-		set := cr.rule.set.Load()
-		budget := set.rule.Limit.Rate
-		share := Shares(budget, demands)[c.cfg.Member]
-		if tb, ok := set.limiter.(*tokenBucket); ok {
-			tb.setShare(share, max(1, int(math.Round(float64(set.rule.Limit.Burst)*share/budget))))
-		}
-		cr.rule.share.Store(math.Float64bits(share))
-		cr.rule.members.Store(int64(len(demands)))
+		cr.demands = demands
+		c.apply(cr)
 	}
 	return nil
+}
+
+// apply gives the rule's bucket this member's share of cr.demands.
+func (c *Cluster) apply(cr *clusterRule) {
+	set := cr.rule.set.Load()
+	budget := set.rule.Limit.Rate
+	share := Shares(budget, cr.demands)[c.cfg.Member]
+	if tb, ok := set.limiter.(*tokenBucket); ok {
+		tb.setShare(share, max(1, int(math.Round(float64(set.rule.Limit.Burst)*share/budget))))
+	}
+	cr.rule.share.Store(math.Float64bits(share))
+	cr.rule.members.Store(int64(len(cr.demands)))
+}
+
+// memberGone drops the member whose demand key etcd deleted and applies
+// the shares of those left.
+func (c *Cluster) memberGone(key string) {
+	for _, cr := range c.rules {
+		dir := c.cfg.Prefix + "/" + cr.rule.name + "/"
+		member, ok := strings.CutPrefix(key, dir)
+		if !ok || member == c.cfg.Member {
+			continue
+		}
+		if _, known := cr.demands[member]; known {
+			delete(cr.demands, member)
+			c.apply(cr)
+		}
+	}
 }
 
 // Shares splits budget among members by max-min fairness over their
