@@ -3,7 +3,7 @@
 #   make test   installs what the tests need (Debian packages) and runs them
 GO ?= go
 
-.PHONY: demo test deps build vet
+.PHONY: demo test test-multiplex deps build vet
 
 demo:
 	$(GO) run ./cmd/shardflake demo
@@ -17,6 +17,14 @@ test: deps
 	# golang/go#75804) when its workers are starved on a loaded machine;
 	# a count has no deadline to race and only takes longer there.
 	$(GO) test -run '^$$' -fuzz=FuzzReadPacket -fuzztime=50000x -parallel=2 -timeout 10m ./proxy/internal/wire/
+	$(MAKE) test-multiplex
+
+# The proxy's tests again with server.multiplex on in every test proxy
+# (proxy/multiplex.go): answers must not change. Without -race: the
+# multiplexing itself runs under -race in the pass above
+# (TestMultiplexAnswersAsPooled).
+test-multiplex:
+	SHARDFLAKE_TEST_MULTIPLEX=on $(GO) test -count=1 -timeout 30m ./proxy/
 
 deps:
 	./scripts/install-deps.sh

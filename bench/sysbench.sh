@@ -49,7 +49,11 @@
 #                     direct server's unsharded sbtest1 (no sharded tables);
 #                     shard1 is sbtest1 sharded 2 x 4 as for proxy, but both
 #                     data sources on server 0; proxy is 2 x 4 over both
-#                     servers
+#                     servers; passmux and mux are passthru and proxy with
+#                     server.multiplex: on (plain reads of stateless
+#                     autocommit sessions pipelined on shared backend
+#                     connections; MUX_CONNS of them per data source,
+#                     default 2)
 #   --decompose       where each statement's time goes: every target of
 #                     --targets (default all but peer), and per run the CPU
 #                     per statement of the hop (relay or proxy) and of each
@@ -124,7 +128,7 @@ fi
 [[ -n $PEER_BIN && " $TARGETS " != *" peer "* ]] && TARGETS="$TARGETS peer"
 for t in $TARGETS; do
 	case $t in
-	direct | relay | passthru | shard1 | proxy) ;;
+	direct | relay | passthru | shard1 | proxy | passmux | mux) ;;
 	peer) [[ -n $PEER_BIN && -n $PEER_CONFIG ]] || { echo "bench/sysbench.sh: target peer needs --peer-bin and --peer-config" >&2; exit 2; } ;;
 	*) echo "bench/sysbench.sh: unknown target $t" >&2; exit 2 ;;
 	esac
@@ -275,7 +279,8 @@ YAML
 # start_proxy TARGET: a shardflake for TARGET with its own rules file.
 PPROF_PORT=""
 start_proxy() {
-	local target=$1 port metrics rules=$WORK/rules-$1.yaml pid pprof=()
+	local target=$1 port metrics rules=$WORK/rules-$1.yaml pid pprof=() mux=off
+	[[ $target == passmux || $target == mux ]] && mux=on
 	port=$(free_port) metrics=$(free_port)
 	cat >"$rules" <<YAML
 databaseName: sharding_db
@@ -285,9 +290,11 @@ server:
   users:
     - { user: app, password: app-secret }
   unionRoutes: $UNION
+  multiplex: $mux
+  multiplexConnections: ${MUX_CONNS:-2}
 YAML
 	case $target in
-	passthru)
+	passthru | passmux)
 		cat >>"$rules" <<YAML
 dataSources:
   ds_0: { url: "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/sbdirect", username: root, password: "", maxPoolSize: 64 }
@@ -295,7 +302,7 @@ rules: []
 YAML
 		;;
 	shard1) sharding_rules "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/s1_0" "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/s1_1" >>"$rules" ;;
-	proxy) sharding_rules "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/ds_0" "jdbc:mysql://127.0.0.1:${DB_PORT[1]}/ds_1" >>"$rules" ;;
+	proxy | mux) sharding_rules "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/ds_0" "jdbc:mysql://127.0.0.1:${DB_PORT[1]}/ds_1" >>"$rules" ;;
 	esac
 	if [[ -n $PROFILE_DIR && $target == proxy ]]; then
 		PPROF_PORT=$(free_port)
@@ -313,7 +320,7 @@ YAML
 	done
 	die "the proxy for $target does not answer"
 }
-for t in passthru shard1 proxy; do
+for t in passthru shard1 proxy passmux mux; do
 	has_target "$t" && start_proxy "$t"
 done
 PROXY_PID=${HOP_PID[proxy]:-}
@@ -341,7 +348,7 @@ target_args() {
 	case $1 in
 	direct) echo --mysql-port="${DB_PORT[0]}" --mysql-user=root --mysql-db=sbdirect ;;
 	relay) echo --mysql-port="$RELAY_PORT" --mysql-user=root --mysql-db=sbdirect ;;
-	passthru | shard1 | proxy) echo --mysql-port="${HOP_PORT[$1]}" --mysql-user=app --mysql-password=app-secret --mysql-db=sharding_db ;;
+	passthru | shard1 | proxy | passmux | mux) echo --mysql-port="${HOP_PORT[$1]}" --mysql-user=app --mysql-password=app-secret --mysql-db=sharding_db ;;
 	peer) echo --mysql-port="${HOP_PORT[peer]}" --mysql-user="$PEER_USER" ${PEER_PASSWORD:+--mysql-password="$PEER_PASSWORD"} --mysql-db="$PEER_DB" ;;
 	esac
 }
@@ -367,15 +374,17 @@ node_tables() {
 sharded_dbs() {
 	case $1 in
 	shard1) echo 0:s1_0 0:s1_1 ;;
-	proxy) echo 0:ds_0 1:ds_1 ;;
+	proxy | mux) echo 0:ds_0 1:ds_1 ;;
 	esac
 }
 
 log "loading sbtest1 ($TABLE_SIZE rows): directly, then through each sharded target"
 sb direct oltp_common prepare >"$WORK/prepare-direct.log" 2>&1 || die "prepare direct: $(tail -5 "$WORK/prepare-direct.log")"
 sql "${DB_PORT[0]}" root "" "ANALYZE TABLE sbdirect.sbtest1" >/dev/null
-for t in shard1 proxy peer; do
+for t in shard1 proxy mux peer; do
 	has_target "$t" || continue
+	# mux serves proxy's databases: loaded once.
+	[[ $t == mux ]] && has_target proxy && continue
 	sb "$t" oltp_common prepare >"$WORK/prepare-$t.log" 2>&1 || die "prepare through $t: $(tail -5 "$WORK/prepare-$t.log")"
 	[[ $t == peer ]] && continue
 	rows=0 i=0
@@ -394,7 +403,7 @@ done
 
 if [[ $HOLD == 1 ]]; then
 	echo "direct: mariadb -h127.0.0.1 -P${DB_PORT[0]} -uroot sbdirect   (pid ${DB_PID[0]}; ds_1 server pid ${DB_PID[1]} port ${DB_PORT[1]})"
-	for t in passthru shard1 proxy; do
+	for t in passthru shard1 proxy passmux mux; do
 		has_target "$t" && echo "$t:  mariadb -h127.0.0.1 -P${HOP_PORT[$t]} -uapp -papp-secret sharding_db   (pid ${HOP_PID[$t]}, rules $WORK/rules-$t.yaml)"
 	done
 	echo "holding; Ctrl-C stops everything"
@@ -405,7 +414,7 @@ fi
 trim() {
 	local where="id < 1 OR id > $TABLE_SIZE" t sd j i
 	sql "${DB_PORT[0]}" root "" "DELETE FROM sbdirect.sbtest1 WHERE $where"
-	for t in shard1 proxy; do
+	for t in shard1 proxy mux; do
 		has_target "$t" || continue
 		i=0
 		for sd in $(sharded_dbs "$t"); do
@@ -626,7 +635,7 @@ fi
 # microseconds per sysbench statement, syscalls and context switches per
 # statement, and what each MariaDB ran per statement (summed over the
 # repeats).
-if [[ $DECOMPOSE == 1 || " $TARGETS " == *" passthru "* || " $TARGETS " == *" shard1 "* || " $TARGETS " == *" peer "* ]]; then
+if [[ $DECOMPOSE == 1 || " $TARGETS " =~ " "(passthru|shard1|peer|passmux|mux)" " ]]; then
 	echo
 	awk -F'\t' "$MEDIAN"'
 FILENAME == ARGV[1] && FNR > 1 {

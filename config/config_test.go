@@ -429,7 +429,7 @@ func TestServerDefaults(t *testing.T) {
 		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024,
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
 		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: "",
-		UnionRoutes: true, MoveUpdatedRows: true, TransactionMode: TransactionLocal,
+		UnionRoutes: true, MultiplexConnections: 2, MoveUpdatedRows: true, TransactionMode: TransactionLocal,
 		Limits: Limits{
 			MaxAllowedPacket: 64 << 20, PacketMemoryBytes: 256 << 20, WaitTimeout: 8 * time.Hour,
 			NetReadTimeout: 30 * time.Second, MaxHandshakes: 128, MaxPreparedStatements: 16382,
@@ -466,6 +466,8 @@ func TestServerSettings(t *testing.T) {
   version: 8.0.36-shardflake
   lockWaitTimeout: 5s
   unionRoutes: false
+  multiplex: on
+  multiplexConnections: 4
   transactionMode: xa
   maxAllowedPacket: 1GiB
   packetMemoryBytes: 256MiB
@@ -485,7 +487,7 @@ func TestServerSettings(t *testing.T) {
 		StatementTimeout: 90 * time.Second, MultiSourceTransactions: MultiSourceReject,
 		SlowStatementThreshold: 250 * time.Millisecond, MaxScatterRows: 100000, MergeMemoryBytes: 16 << 20,
 		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second, MoveUpdatedRows: true,
-		TransactionMode: TransactionXA,
+		Multiplex: true, MultiplexConnections: 4, TransactionMode: TransactionXA,
 		Limits: Limits{
 			MaxAllowedPacket: 1 << 30, PacketMemoryBytes: 256 << 20, WaitTimeout: 10 * time.Minute,
 			NetReadTimeout: 5 * time.Second, MaxHandshakes: 16, MaxPreparedStatements: 100,

@@ -57,6 +57,13 @@ type Server struct {
 	// data source answers once instead of once per table (default true;
 	// false sends one statement per data node, as before).
 	UnionRoutes bool
+	// Multiplex runs the autocommit single-route SELECTs of sessions that
+	// carry no session state on a few shared backend connections per
+	// data source, several commands pipelined in one write (default
+	// false; "server.multiplex: on"). MultiplexConnections is how many
+	// per data source (default 2).
+	Multiplex            bool
+	MultiplexConnections int
 	// MoveUpdatedRows lets an UPDATE that assigns a sharding column move
 	// each row whose new values belong to another data node there
 	// (DELETE on the old, INSERT on the new one, in the statement's
@@ -193,7 +200,7 @@ func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
 		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
-		"unionRoutes", "moveUpdatedRows", "bindingJoins", "traffic", "transactionMode", "cluster"}
+		"unionRoutes", "multiplex", "multiplexConnections", "moveUpdatedRows", "bindingJoins", "traffic", "transactionMode", "cluster"}
 }
 
 // allServerKeys are serverKeys and the keys of Limits.
@@ -276,6 +283,20 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		}
 	}
 	s.UnionRoutes = d.boolean(f.get("unionRoutes"), "server.unionRoutes", true)
+	switch v := strings.ToLower(d.str(f.get("multiplex"), "server.multiplex")); v {
+	case "", "off", "false":
+	case "on", "true":
+		s.Multiplex = true
+	default:
+		d.errorf(f.get("multiplex"), "server.multiplex must be off or on, got %q", v)
+	}
+	s.MultiplexConnections = 2
+	if f.has("multiplexConnections") {
+		s.MultiplexConnections = int(d.integer(f.get("multiplexConnections"), "server.multiplexConnections", 2))
+		if s.MultiplexConnections < 1 || s.MultiplexConnections > 64 {
+			d.errorf(f.get("multiplexConnections"), "server.multiplexConnections must be between 1 and 64, got %d", s.MultiplexConnections)
+		}
+	}
 	s.MoveUpdatedRows = d.boolean(f.get("moveUpdatedRows"), "server.moveUpdatedRows", true)
 	switch v := d.str(f.get("bindingJoins"), "server.bindingJoins"); v {
 	case "", "declared":

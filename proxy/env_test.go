@@ -134,6 +134,10 @@ func startEnv(t *testing.T, opts envOptions) *testEnv {
 	if opts.rulesFile != nil {
 		rules = opts.rulesFile
 	}
+	if multiplexFromEnv() {
+		// The whole suite runs with multiplexing on (CI runs it so too).
+		rules.Server.Multiplex = true
+	}
 	var planner Planner
 	if opts.planner != nil {
 		planner = opts.planner(rules)

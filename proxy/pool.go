@@ -80,6 +80,9 @@ type pool struct {
 	// closeReason is why a pool closed before shutdown (a reload's
 	// grace period ended; snapshot.go); "" for shutdown.
 	closeReason string
+	// mux is the shared connections of server.multiplex (multiplex.go),
+	// made on first use; they are not counted in open.
+	mux *muxSet
 	// snapshots counts the live rules snapshots that use the pool.
 	snapshots atomic.Int64
 	done      chan struct{}
@@ -549,9 +552,13 @@ func (p *pool) close() {
 	for len(p.waiters) > 0 {
 		p.wakeLocked()
 	}
+	mux := p.mux
 	p.mu.Unlock()
 	for _, bc := range idle {
 		bc.close()
+	}
+	if mux != nil {
+		mux.close()
 	}
 	p.wg.Wait()
 }

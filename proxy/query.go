@@ -162,6 +162,15 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, out ou
 		src = txnSource{s: s, write: plan.Kind != router.KindSelect}
 	}
 	src = s.readwriteSource(plan, src, inTxn)
+	if !inTxn && !ddl && s.multiplexable(plan, src, out.proto) {
+		res, err := s.runMultiplexed(ctx, plan, out.proto)
+		if !errors.Is(err, errMuxFallback) {
+			if err != nil {
+				return err
+			}
+			return s.writeResult(plan, res, out)
+		}
+	}
 	res, err := s.executePlan(ctx, plan, src, inTxn, out.proto)
 	if inTxn {
 		defer s.afterTxnStatement(err)

@@ -92,6 +92,10 @@ func (f *accessFinder) Enter(n ast.Node) (ast.Node, bool) {
 		if x.LockInfo != nil && x.LockInfo.LockType != ast.SelectLockNone {
 			f.set(AccessLockingRead)
 		}
+		if x.SelectStmtOpts != nil && x.SelectStmtOpts.CalcFoundRows {
+			// It leaves FOUND_ROWS() on the connection that ran it.
+			f.set(AccessSessionRead)
+		}
 	case *ast.VariableExpr:
 		f.set(AccessSessionRead)
 	case *ast.FuncCallExpr:
@@ -105,10 +109,11 @@ func (f *accessFinder) Enter(n ast.Node) (ast.Node, bool) {
 func (f *accessFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // markAccess records the access on p's plans, when the rules have
-// read/write groups (otherwise every plan goes to its one data source
-// and the plans print as before).
+// read/write groups or multiplex the plain reads (server.multiplex);
+// otherwise every plan goes to its one data source and the plans print
+// as before.
 func (r *Router) markAccess(p *Prepared, access Access) {
-	if len(r.rules.ReadwriteGroups) == 0 {
+	if len(r.rules.ReadwriteGroups) == 0 && !r.rules.Server.Multiplex {
 		return
 	}
 	if p.static != nil {

@@ -65,6 +65,11 @@ func (c *Conn) Close() error { return c.nc.Close() }
 // sequence number 0.
 func (c *Conn) ResetSeq() { c.seq = 0 }
 
+// SetSeq sets the sequence number the next packet read or written must
+// have: 1 to read the response to a command written elsewhere (a
+// pipelined command).
+func (c *Conn) SetSeq(seq byte) { c.seq = seq }
+
 // ReadPacket reads one payload, joining continuation packets. The slice is
 // only valid until the next read on c. A payload that fits the read buffer
 // is returned in place; a longer one, or one that continues in further

@@ -1,0 +1,313 @@
+package proxy
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+)
+
+// multiplexFromEnv says the suite runs with server.multiplex on
+// (SHARDFLAKE_TEST_MULTIPLEX=on; CI runs the proxy's tests once so).
+func multiplexFromEnv() bool { return os.Getenv("SHARDFLAKE_TEST_MULTIPLEX") == "on" }
+
+// muxAnswered is how many statements data source ds's shared connections
+// answered.
+func muxAnswered(e *testEnv, ds string) int64 {
+	p := e.srv.current().pools[ds]
+	p.mu.Lock()
+	m := p.mux
+	p.mu.Unlock()
+	if m == nil {
+		return 0
+	}
+	return m.answered.Load()
+}
+
+// answerOf runs q and returns its rows, or its error's number and text,
+// as one comparable string.
+func answerOf(ctx context.Context, c interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, q string) string {
+	rows, err := c.QueryContext(ctx, q)
+	return rowsAnswer(rows, err)
+}
+
+// rowsAnswer is answerOf for a query already run.
+func rowsAnswer(rows *sql.Rows, err error) string {
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	out := fmt.Sprint(cols)
+	for rows.Next() {
+		vals := make([]sql.RawBytes, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "scan: " + err.Error()
+		}
+		out += "|"
+		for _, v := range vals {
+			if v == nil {
+				out += "NULL,"
+			} else {
+				out += string(v) + ","
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		out += " error: " + err.Error()
+	}
+	return out
+}
+
+// TestMultiplexAnswersAsPooled runs many sessions' plain reads on the
+// shared connections at once and checks each answer (rows, or the
+// backend's error for that statement alone) against MariaDB's own; that
+// statements under session state (a transaction, SET) do not use them;
+// and that a read with warnings still lets SHOW WARNINGS list them.
+func TestMultiplexAnswersAsPooled(t *testing.T) {
+	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 2"})
+	createTables(t, e)
+	ctx := context.Background()
+	db := e.open(t)
+	db.SetMaxOpenConns(32)
+	for i := 1; i <= 40; i++ {
+		if _, err := db.Exec(fmt.Sprintf("INSERT INTO t_plain (id, v) VALUES (%d, 'v%d')", i, i)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(fmt.Sprintf("INSERT INTO t_order (order_id, user_id, status) VALUES (%d, %d, 's%d')", i, i%3, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	direct := e.backend(t, 0)
+	queries := func(i int) []string {
+		id := i%40 + 1
+		return []string{
+			fmt.Sprintf("SELECT id, v FROM t_plain WHERE id = %d", id),
+			fmt.Sprintf("SELECT id, nosuch FROM t_plain WHERE id = %d", id), // 1054, for this statement only
+			fmt.Sprintf("SELECT v, id * 2 FROM t_plain WHERE id BETWEEN %d AND %d ORDER BY id", id, id+3),
+			fmt.Sprintf("SELECT id FROM t_plain WHERE v = 'none%d'", id), // no rows
+		}
+	}
+	want := map[string]string{}
+	for i := range 40 {
+		for _, q := range queries(i) {
+			want[q] = answerOf(ctx, direct, q)
+		}
+	}
+	before := muxAnswered(e, "ds_0")
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	const sessions, rounds = 16, 40
+	for g := range sessions {
+		wg.Go(func() {
+			c, err := db.Conn(ctx)
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			defer c.Close()
+			for i := range rounds {
+				for _, q := range queries(g*rounds + i) {
+					if got := answerOf(ctx, c, q); got != want[q] {
+						errs <- fmt.Sprintf("%s:\n got %s\nwant %s", q, got, want[q])
+						return
+					}
+				}
+				// A sharded point read: the row inserted for it.
+				id := (g+i)%40 + 1
+				q := fmt.Sprintf("SELECT order_id, user_id, status FROM t_order WHERE order_id = %d AND user_id = %d", id, id%3)
+				if got, w := answerOf(ctx, c, q), fmt.Sprintf("[order_id user_id status]|%d,%d,s%d,", id, id%3, id); got != w {
+					errs <- fmt.Sprintf("%s:\n got %s\nwant %s", q, got, w)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if got, min := muxAnswered(e, "ds_0")-before, int64(sessions*rounds*4); got < min {
+		t.Errorf("shared connections of ds_0 answered %d statements, want at least %d", got, min)
+	}
+	m := e.srv.current().pools["ds_0"].mux
+	t.Logf("ds_0: %d statements in %d writes", m.answered.Load(), m.writes.Load())
+
+	t.Run("prepared", func(t *testing.T) {
+		// go-sql-driver sends a query with arguments as COM_STMT_PREPARE
+		// and COM_STMT_EXECUTE: binary rows.
+		queries := []string{
+			"SELECT id, v, id / 3, CAST(id AS DOUBLE) * 1.5, DATE('2024-01-01') + INTERVAL id DAY FROM t_plain WHERE id = ?",
+			"SELECT id, v FROM t_plain WHERE id BETWEEN ? AND ? + 3 ORDER BY id",
+			"SELECT order_id, user_id, status FROM t_order WHERE order_id = ? AND user_id = ?",
+		}
+		want := map[string]string{}
+		key := func(q string, id int) string { return fmt.Sprint(q, id) }
+		for id := 1; id <= 40; id++ {
+			for i, q := range queries {
+				if i == 2 {
+					want[key(q, id)] = fmt.Sprintf("[order_id user_id status]|%d,%d,s%d,", id, id%3, id)
+					continue
+				}
+				rows, err := direct.QueryContext(ctx, q, id, id)
+				if i == 0 {
+					rows, err = direct.QueryContext(ctx, q, id)
+				}
+				want[key(q, id)] = rowsAnswer(rows, err)
+			}
+		}
+		n := muxAnswered(e, "ds_0") + muxAnswered(e, "ds_1")
+		var wg sync.WaitGroup
+		errs := make(chan string, 64)
+		for g := range 12 {
+			wg.Go(func() {
+				for i := range 30 {
+					id := (g*30+i)%40 + 1
+					for j, q := range queries {
+						args := []any{id, id}
+						switch j {
+						case 0:
+							args = args[:1]
+						case 2:
+							args[1] = id % 3
+						}
+						rows, err := db.QueryContext(ctx, q, args...)
+						if got := rowsAnswer(rows, err); got != want[key(q, id)] {
+							errs <- fmt.Sprintf("%s (%d):\n got %s\nwant %s", q, id, got, want[key(q, id)])
+							return
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		if got := muxAnswered(e, "ds_0") + muxAnswered(e, "ds_1") - n; got < 12*30*3 {
+			t.Errorf("shared connections answered %d prepared statements, want at least %d", got, 12*30*3)
+		}
+	})
+	t.Run("transaction", func(t *testing.T) {
+		c := e.conn(t)
+		if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ExecContext(ctx, "INSERT INTO t_plain (id, v) VALUES (100, 'mine')"); err != nil {
+			t.Fatal(err)
+		}
+		n := muxAnswered(e, "ds_0")
+		// Only the transaction's own connection sees its row.
+		if got := answerOf(ctx, c, "SELECT v FROM t_plain WHERE id = 100"); got != "[v]|mine," {
+			t.Errorf("inside the transaction: %s, want its own row", got)
+		}
+		if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
+			t.Fatal(err)
+		}
+		if got := muxAnswered(e, "ds_0"); got != n {
+			t.Errorf("a statement inside a transaction ran on a shared connection")
+		}
+	})
+	t.Run("session settings", func(t *testing.T) {
+		c := e.conn(t)
+		if _, err := c.ExecContext(ctx, "SET SESSION sql_mode = 'ANSI_QUOTES'"); err != nil {
+			t.Fatal(err)
+		}
+		n := muxAnswered(e, "ds_0")
+		// Under ANSI_QUOTES "v" is the column, not a string.
+		if got := answerOf(ctx, c, `SELECT "v" FROM t_plain WHERE id = 1`); got != "[v]|v1," {
+			t.Errorf("under the session's sql_mode: %s, want the column's value", got)
+		}
+		if got := muxAnswered(e, "ds_0"); got != n {
+			t.Errorf("a session with its own settings ran on a shared connection")
+		}
+	})
+	t.Run("session reads", func(t *testing.T) {
+		c := e.conn(t)
+		n := muxAnswered(e, "ds_0")
+		for _, q := range []string{
+			"SELECT SQL_CALC_FOUND_ROWS id FROM t_plain ORDER BY id LIMIT 2", // leaves FOUND_ROWS() behind
+			"SELECT id, CONNECTION_ID() > 0 FROM t_plain WHERE id = 1",
+			"SELECT id, @@sql_mode FROM t_plain WHERE id = 1",
+			"SELECT id FROM t_plain WHERE id = 1 FOR UPDATE",
+		} {
+			if got := answerOf(ctx, c, q); len(got) > 5 && got[:6] == "error:" {
+				t.Errorf("%s: %s", q, got)
+			}
+		}
+		if got := muxAnswered(e, "ds_0"); got != n {
+			t.Errorf("%d statements that read or leave session state ran on a shared connection", got-n)
+		}
+	})
+	t.Run("connection lost", func(t *testing.T) {
+		// The backend ends the shared connections (a restart, wait_timeout):
+		// the statements on them run again on pooled connections, and
+		// the clients see no error.
+		m := e.srv.current().pools["ds_0"].multiplexed(2, 1<<20)
+		m.mu.Lock()
+		var ids []uint32
+		for _, c := range m.conns {
+			ids = append(ids, c.bc.id)
+		}
+		m.mu.Unlock()
+		if len(ids) == 0 {
+			t.Fatal("no shared connection to end")
+		}
+		for _, id := range ids {
+			if _, err := direct.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make(chan string, 16)
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 10 {
+					q := queries(g*10 + i)[0]
+					if got := answerOf(ctx, db, q); got != want[q] {
+						errs <- fmt.Sprintf("%s after the shared connections were lost:\n got %s\nwant %s", q, got, want[q])
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		n := muxAnswered(e, "ds_0")
+		if got := answerOf(ctx, db, queries(0)[0]); got != want[queries(0)[0]] {
+			t.Errorf("got %s", got)
+		}
+		if muxAnswered(e, "ds_0") == n {
+			t.Error("no new shared connection answered after the old ones were lost")
+		}
+	})
+	t.Run("warnings", func(t *testing.T) {
+		c := e.conn(t)
+		q := "SELECT CAST(v AS SIGNED) AS n FROM t_plain WHERE id = 1"
+		if got, w := answerOf(ctx, c, q), answerOf(ctx, direct, q); got != w {
+			t.Errorf("%s: got %s, want %s", q, got, w)
+		}
+		dc, err := direct.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dc.Close()
+		answerOf(ctx, dc, q)
+		if got, w := answerOf(ctx, c, "SHOW WARNINGS"), answerOf(ctx, dc, "SHOW WARNINGS"); got != w || w == "[Level Code Message]" {
+			t.Errorf("SHOW WARNINGS after a read with warnings: got %s, want %s", got, w)
+		}
+	})
+}
