@@ -21,8 +21,9 @@
 // 41 bits of milliseconds since 2024-01-01T00:00:00Z (the horizon is
 // 2093-09-06T15:47:35.551Z), 5 bits datacenter, 5 bits worker, 12 bits
 // sequence: 4096 ids per millisecond per pair, 4.096 million a second. The
-// split and the epoch are configurable (Layout, validated to add up to 63
-// bits); Layout.Decode and `shardflake id decode` take an id apart.
+// split and the epoch are configurable (Layout, validated to add up to at
+// most 63 bits: 53 keeps every id exact in a JavaScript Number); Layout.Decode
+// and `shardflake id decode` take an id apart.
 //
 // # Even spread over id % m
 //

@@ -124,7 +124,11 @@ func checkSnowflake(props map[string]string) error {
 }
 
 func snowflakeRange(props map[string]string) KeyRange {
-	return KeyRange{Integer: true, Max: 1<<63 - 1, Soon: true}
+	max := uint64(1<<63 - 1)
+	if o, err := ParseProps(props); err == nil {
+		max = uint64(o.Layout.MaxID())
+	}
+	return KeyRange{Integer: true, Max: max, Soon: true}
 }
 
 func countingRange(map[string]string) KeyRange {

@@ -21,7 +21,7 @@ func (r KeyRange) CheckColumn(columnType string) (warning string, err error) {
 			case limit >= r.Max:
 				return "", nil
 			case r.Soon:
-				return "", fmt.Errorf("column type %s holds at most %d, and the generator's keys take up to 63 bits from the first one; use BIGINT", columnType, limit)
+				return "", fmt.Errorf("column type %s holds at most %d, and the generator's keys exceed it from the first one (they go up to %d); use BIGINT", columnType, limit, r.Max)
 			}
 			return fmt.Sprintf("column type %s holds keys up to %d: the generator counts up to it, then INSERTs fail; BIGINT does not run out", columnType, limit), nil
 		}

@@ -3,7 +3,11 @@ package idgen
 import (
 	"strings"
 	"testing"
+	"time"
 )
+
+// js53 is a SNOWFLAKE layout of 53 bits, every key exact in a double.
+var js53 = map[string]string{PropDatacenterBits: "0", PropWorkerBits: "4", PropSequenceBits: "8", PropWorkerID: "3"}
 
 func TestKeyRangeCheckColumn(t *testing.T) {
 	snow, _ := LookupType("snowflake")
@@ -21,6 +25,8 @@ func TestKeyRangeCheckColumn(t *testing.T) {
 		{"snowflake int", snow.Range(nil), "int(11)", "holds at most 2147483647", ""},
 		{"snowflake int unsigned", snow.Range(nil), "int(10) unsigned", "holds at most 4294967295", ""},
 		{"snowflake decimal(20)", snow.Range(nil), "decimal(20,0)", "", ""},
+		{"53-bit snowflake int", snow.Range(js53), "int(11)", "go up to 9007199254740991", ""},
+		{"53-bit snowflake bigint", snow.Range(js53), "bigint", "", ""},
 		{"snowflake decimal(10)", snow.Range(nil), "decimal(10,0)", "cannot hold", ""},
 		{"snowflake char(36)", snow.Range(nil), "char(36)", "", ""},
 		{"snowflake date", snow.Range(nil), "date", "cannot hold", ""},
@@ -44,5 +50,34 @@ func TestKeyRangeCheckColumn(t *testing.T) {
 				t.Fatalf("warning %q, want %q", warn, tt.wantWarn)
 			}
 		})
+	}
+}
+
+// A 53-bit layout's keys stay below 2^53 (JavaScript's Number.MAX_SAFE_INTEGER
+// + 1) even at the end of its time range, and decode back.
+func TestSnowflake53BitKeys(t *testing.T) {
+	cfg, err := ParseProps(js53)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := cfg.Layout
+	last, err := l.Compose(Parts{Millis: l.MaxMillis(), Worker: l.MaxWorker(), Sequence: l.MaxSequence()})
+	if err != nil || last != 1<<53-1 {
+		t.Fatalf("the last key of the 53-bit layout: %d, %v; want 2^53-1", last, err)
+	}
+	clock := newFakeClock(t0)
+	g := newTestGen(t, cfg, clock)
+	for range 3000 {
+		id, err := g.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id <= 0 || id >= 1<<53 {
+			t.Fatalf("key %d outside (0, 2^53)", id)
+		}
+		if p, err := l.Decode(id); err != nil || p.Worker != 3 {
+			t.Fatalf("key %d decodes to %+v, %v; want worker 3", id, p, err)
+		}
+		clock.Advance(time.Microsecond * 300)
 	}
 }

@@ -6,6 +6,8 @@ import (
 )
 
 // Bit budget of an id: the sign bit stays 0 so ids are positive BIGINTs.
+// A layout may use fewer (53 keeps every id exact in a JavaScript Number
+// or a double).
 const idBits = 63
 
 // Limits on the fields of a Layout. Fewer than 20 time bits would run out
@@ -18,9 +20,9 @@ const (
 	maxSequenceBits = 22
 )
 
-// Layout says how an id's 63 usable bits are split, high to low: milliseconds
-// since Epoch, datacenter id, worker id, sequence. The fields must add up to
-// 63; a Layout is a value and is never changed once validated.
+// Layout says how an id's usable bits are split, high to low: milliseconds
+// since Epoch, datacenter id, worker id, sequence. The fields add up to at
+// most 63 (Bits); a Layout is a value and is never changed once validated.
 type Layout struct {
 	TimeBits       int
 	DatacenterBits int
@@ -40,7 +42,7 @@ func DefaultLayout() Layout {
 }
 
 // Validate reports the first problem that would make ids ambiguous or
-// negative: bits that do not add up to 63, a field out of range, an epoch
+// negative: bits that add up to more than 63, a field out of range, an epoch
 // before 1970 or not on a millisecond.
 func (l Layout) Validate() error {
 	if _, reason := l.problem(); reason != "" {
@@ -62,8 +64,8 @@ func (l Layout) problem() (prop, reason string) {
 	case l.SequenceBits < minSequenceBits || l.SequenceBits > maxSequenceBits:
 		return PropSequenceBits, fmt.Sprintf("sequence bits %d outside [%d, %d]", l.SequenceBits, minSequenceBits, maxSequenceBits)
 	}
-	if sum := l.TimeBits + l.DatacenterBits + l.WorkerBits + l.SequenceBits; sum != idBits {
-		return PropTimeBits, fmt.Sprintf("time %d + datacenter %d + worker %d + sequence %d = %d bits, want %d (the sign bit stays 0)",
+	if sum := l.Bits(); sum > idBits {
+		return PropTimeBits, fmt.Sprintf("time %d + datacenter %d + worker %d + sequence %d = %d bits, want at most %d (the sign bit stays 0)",
 			l.TimeBits, l.DatacenterBits, l.WorkerBits, l.SequenceBits, sum, idBits)
 	}
 	if l.Epoch.IsZero() || l.Epoch.UnixMilli() < 0 {
@@ -74,6 +76,12 @@ func (l Layout) problem() (prop, reason string) {
 	}
 	return "", ""
 }
+
+// Bits is how many low bits an id uses: every id is below 2^Bits.
+func (l Layout) Bits() int { return l.TimeBits + l.DatacenterBits + l.WorkerBits + l.SequenceBits }
+
+// MaxID is the largest id the layout can encode.
+func (l Layout) MaxID() int64 { return 1<<l.Bits() - 1 }
 
 // MaxMillis is the last millisecond (since Epoch) an id can carry.
 func (l Layout) MaxMillis() int64 { return 1<<l.TimeBits - 1 }

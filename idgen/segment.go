@@ -281,7 +281,7 @@ func (g *Segment) guardLocked() error {
 		g.refused, g.refusedAt = fmt.Errorf("segment: checking the table's largest key before the first key: %w", err), time.Now()
 		return g.refused
 	}
-	g.guardMax, g.guarded, g.refused = max(g.guardMax, tableMax), true, nil
+	g.guardMax, g.guarded, g.refused = tableMax, true, nil
 	return nil
 }
 
@@ -349,7 +349,9 @@ func (g *Segment) Adopt(floor int64) error {
 	g.cur.next = max(g.cur.next, g.floor+1)
 	g.nxt.next = max(g.nxt.next, g.floor+1)
 	g.refused, g.checked = nil, false
-	g.guardMax, g.guarded = max(g.guardMax, floor), true
+	// floor is the tables' largest key as ADOPT read it just now: rows
+	// deleted since the guard ran no longer count.
+	g.guardMax, g.guarded = floor, true
 	g.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Store.FetchTimeout)
 	defer cancel()

@@ -210,3 +210,26 @@ func pollUntil(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestSegmentAdoptAfterTheTableShrank: a generator refused because a row
+// written behind its back held a large key; that row is deleted, and
+// ADOPT, which reads the table's largest key now, lets it issue above
+// that, not above the deleted row's key it saw before.
+func TestSegmentAdoptAfterTheTableShrank(t *testing.T) {
+	store := &memSegments{max: 300}
+	tableMax := int64(1 << 40)
+	guard := func(context.Context) (int64, error) { return tableMax, nil }
+	cfg := segmentConfig(100)
+	cfg.Store.RetryAfter = 0
+	g := NewSegment(cfg, store, guard)
+	if _, err := g.NextN(1); !errors.Is(err, ErrBelowTable) {
+		t.Fatalf("got %v, want ErrBelowTable", err)
+	}
+	tableMax = 250 // the row with key 2^40 is deleted
+	if err := g.Adopt(tableMax); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := g.NextN(1); err != nil || k <= 250 {
+		t.Fatalf("after the table shrank to 250 and ADOPT: %d, %v", k, err)
+	}
+}

@@ -147,9 +147,14 @@ type ticketServer struct {
 	err     error
 	errAt   time.Time
 	checked bool
-	issued  uint64
-	trips   uint64
-	fails   uint64
+	// probe is non-nil while a background probe of a failed server runs,
+	// closed when it ends: callers go to the other servers meanwhile, so
+	// a server that does not answer (packets dropped, not refused) costs
+	// the probe its fetch timeout, not a caller.
+	probe  chan struct{}
+	issued uint64
+	trips  uint64
+	fails  uint64
 }
 
 // Ticket is Flickr's ticket servers: each id is one REPLACE INTO
@@ -196,9 +201,12 @@ func NewTicket(ctx context.Context, cfg TicketConfig, servers []TicketServer, gu
 
 // readResidue reads s's settings and checks them against the others'.
 func (g *Ticket) readResidue(ctx context.Context, s *ticketServer) error {
-	g.residueMu.Lock() // two servers read at once must see each other
-	defer g.residueMu.Unlock()
 	inc, off, err := s.srv.Residue(ctx)
+	// Checked and stored under one lock: two servers read at once see
+	// each other. The read itself is outside it, so a server that does
+	// not answer holds up no other server's check.
+	g.residueMu.Lock()
+	defer g.residueMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.trips++
@@ -232,6 +240,10 @@ func (g *Ticket) MaxBatch() int { return g.cfg.MaxBatch }
 
 // NextKeys fills dst with tickets from one server, trying the servers in
 // turn; the error lists every server's cause when none could issue.
+// Servers believed healthy are tried first; a failed server whose retry
+// is due is probed in the background, and only when no healthy server
+// could issue does the call wait for those probes and try the servers
+// that came back.
 func (g *Ticket) NextKeys(dst []int64) error {
 	if len(dst) < 1 || len(dst) > g.cfg.MaxBatch {
 		return &BatchSizeError{N: len(dst), Max: g.cfg.MaxBatch}
@@ -250,9 +262,35 @@ func (g *Ticket) NextKeys(dst []int64) error {
 	}()
 	n := uint64(len(g.servers))
 	first := g.rr.Add(1)
+	order := make([]*ticketServer, n)
+	for i := range order {
+		order[i] = g.servers[(first+uint64(i))%n]
+	}
 	var causes []error
-	for i := uint64(0); i < n; i++ {
-		s := g.servers[(first+i)%n]
+	var later []*ticketServer
+	for _, s := range order {
+		if !g.healthy(s) {
+			g.probeDue(s)
+			later = append(later, s)
+		}
+	}
+	for _, s := range order {
+		if !g.healthy(s) {
+			continue
+		}
+		err := g.take(s, dst)
+		if err == nil {
+			return nil
+		}
+		causes = append(causes, err)
+	}
+	for _, s := range later {
+		s.mu.Lock()
+		probe := s.probe
+		s.mu.Unlock()
+		if probe != nil {
+			<-probe // bounded by the fetch timeout
+		}
 		err := g.take(s, dst)
 		if err == nil {
 			return nil
@@ -260,6 +298,34 @@ func (g *Ticket) NextKeys(dst []int64) error {
 		causes = append(causes, err)
 	}
 	return &NoTicketError{Causes: causes}
+}
+
+// healthy reports whether s answered last time and is not refused.
+func (g *Ticket) healthy(s *ticketServer) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused == nil && s.err == nil && s.inc > 0
+}
+
+// probeDue starts a background probe of a failed server whose retry is
+// due: reading its residue class again, which also checks its settings.
+func (g *Ticket) probeDue(s *ticketServer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refused != nil || s.probe != nil || s.err != nil && time.Since(s.errAt) < g.cfg.Store.RetryAfter {
+		return
+	}
+	done := make(chan struct{})
+	s.probe = done
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Store.FetchTimeout)
+		g.readResidue(ctx, s)
+		cancel()
+		s.mu.Lock()
+		s.probe = nil
+		s.mu.Unlock()
+		close(done)
+	}()
 }
 
 // NoTicketError says that no ticket server could issue, with each
@@ -283,23 +349,22 @@ func (e *NoTicketError) Unwrap() []error { return e.Causes }
 // take fills dst from s, or says why s cannot.
 func (g *Ticket) take(s *ticketServer, dst []int64) error {
 	s.mu.Lock()
-	refused, err, errAt, known := s.refused, s.err, s.errAt, s.inc > 0
+	refused, err, known := s.refused, s.err, s.inc > 0
 	s.mu.Unlock()
 	if refused != nil {
 		return refused
 	}
-	if err != nil && time.Since(errAt) < g.cfg.Store.RetryAfter {
+	if err != nil || !known {
+		// Only a probe brings a failed server back (probeDue): its
+		// settings may have changed with a restart, and a caller should
+		// not wait for a server that does not answer.
+		if err == nil {
+			err = &StoreError{Type: TypeTicket, Addr: s.srv.Addr(), Err: errors.New("not checked yet")}
+		}
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Store.FetchTimeout)
 	defer cancel()
-	if !known || err != nil {
-		// First contact, or back after a failure: its settings may have
-		// changed with a restart.
-		if err := g.readResidue(ctx, s); err != nil {
-			return err
-		}
-	}
 	if err := g.guardOnce(ctx); err != nil {
 		return err
 	}
@@ -380,7 +445,9 @@ func (g *Ticket) guardOnce(ctx context.Context) error {
 func (g *Ticket) Adopt(floor int64) error {
 	g.mu.Lock()
 	g.floor = max(g.floor, floor)
-	g.tableMax = max(g.tableMax, floor)
+	// floor is the tables' largest key as ADOPT read it just now: rows
+	// deleted since the guard ran no longer count.
+	g.tableMax = floor
 	g.mu.Unlock()
 	var errs []error
 	for _, s := range g.servers {

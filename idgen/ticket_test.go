@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -271,5 +273,135 @@ func TestTicketSpreadModEight(t *testing.T) {
 		if r%2 == 0 && n != 0 || r%2 == 1 && (n < 900 || n > 1100) {
 			t.Fatalf("server b down: %v, want only the odd residues, about 1000 each", one)
 		}
+	}
+}
+
+// hangingTicketServer answers like memTicketServer until hang is
+// closed. Then its first call fails at once with a timeout (the call in
+// flight when it stopped answering, its wait cut short) and every later
+// call blocks until release is closed or its context ends, as a server
+// that drops packets instead of refusing connections does.
+type hangingTicketServer struct {
+	memTicketServer
+	hang    chan struct{}
+	release chan struct{}
+	calls   atomic.Int64 // calls since hang was closed
+}
+
+func (h *hangingTicketServer) wait(ctx context.Context) error {
+	select {
+	case <-h.hang:
+	default:
+		return nil
+	}
+	if h.calls.Add(1) == 1 {
+		return context.DeadlineExceeded
+	}
+	select {
+	case <-h.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (h *hangingTicketServer) Residue(ctx context.Context) (int64, int64, error) {
+	if err := h.wait(ctx); err != nil {
+		return 0, 0, err
+	}
+	return h.memTicketServer.Residue(ctx)
+}
+
+func (h *hangingTicketServer) Tickets(ctx context.Context, dst []int64) error {
+	if err := h.wait(ctx); err != nil {
+		return err
+	}
+	return h.memTicketServer.Tickets(ctx, dst)
+}
+
+// TestTicketUnresponsiveServerCostsNoCaller: once a server that stopped
+// answering has failed a call, the callers go to the other server while
+// a background probe waits for it; none of them waits for the fetch
+// timeout. When it answers again, a probe brings it back.
+func TestTicketUnresponsiveServerCostsNoCaller(t *testing.T) {
+	a := &memTicketServer{name: "a", inc: 2, off: 1}
+	b := &hangingTicketServer{memTicketServer: memTicketServer{name: "b", inc: 2, off: 2},
+		hang: make(chan struct{}), release: make(chan struct{})}
+	cfg := ticketConfig()
+	// A fetch timeout far above the test's deadline: a caller that waits
+	// for b is seen as stuck, whatever the machine's load.
+	cfg.Store.FetchTimeout = 5 * time.Minute
+	cfg.Store.RetryAfter = 0 // b is due for a retry on every call
+	g, err := NewTicket(context.Background(), cfg, []TicketServer{a, b}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(b.hang)
+	calls := make(chan error, 40)
+	go func() {
+		var dst [1]int64
+		for i := 0; i < cap(calls); i++ {
+			err := g.NextKeys(dst[:])
+			if err == nil && dst[0]%2 != 1 {
+				err = fmt.Errorf("ticket %d from b while it does not answer", dst[0])
+			}
+			calls <- err
+		}
+	}()
+	deadline := time.After(time.Minute)
+	for i := 0; i < cap(calls); i++ {
+		select {
+		case err := <-calls:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-deadline:
+			t.Fatalf("call %d of %d is waiting for the unresponsive server", i+1, cap(calls))
+		}
+	}
+	// A probe is waiting for b meanwhile.
+	for probeDeadline := time.Now().Add(time.Minute); b.calls.Load() < 2; runtime.Gosched() {
+		if time.Now().After(probeDeadline) {
+			t.Fatal("b was never probed after it stopped answering")
+		}
+	}
+	// b answers again: a probe brings it back into the rotation.
+	close(b.release)
+	evenDeadline := time.Now().Add(time.Minute)
+	var dst [1]int64
+	for {
+		if err := g.NextKeys(dst[:]); err != nil {
+			t.Fatal(err)
+		}
+		if dst[0]%2 == 0 {
+			break
+		}
+		if time.Now().After(evenDeadline) {
+			t.Fatal("b never issued again after it answered")
+		}
+		runtime.Gosched() // the probe finishes in its own goroutine
+	}
+}
+
+// TestTicketAdoptAfterTheTableShrank: as TestSegmentAdoptAfterTheTableShrank
+// for TICKET.
+func TestTicketAdoptAfterTheTableShrank(t *testing.T) {
+	a := &memTicketServer{name: "a", inc: 2, off: 1, last: 300}
+	tableMax := int64(1 << 40)
+	guard := func(context.Context) (int64, error) { return tableMax, nil }
+	g, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{a}, guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.NextKeys(make([]int64, 1)); !errors.Is(err, ErrBelowTable) {
+		t.Fatalf("got %v, want ErrBelowTable", err)
+	}
+	tableMax = 250
+	if err := g.Adopt(tableMax); err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]int64, 1)
+	if err := g.NextKeys(dst); err != nil || dst[0] <= 250 {
+		t.Fatalf("after the table shrank to 250 and ADOPT: %d, %v", dst[0], err)
 	}
 }

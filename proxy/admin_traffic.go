@@ -171,7 +171,7 @@ func (s *Session) runTrafficAdmin(st adminStmt) error {
 // trafficRules is SHOW TRAFFIC RULES: each rule's setting and live state.
 func (srv sessionServer) trafficRules() ([]*mysql.Field, []Row) {
 	cols := stringColumns("name", "type", "match_rule", "limit_props", "on_limit", "max_wait", "scope", "enabled",
-		"available_permits", "in_flight", "queued", "admitted", "delayed", "rejected", "cluster_share", "cluster_members")
+		"available_permits", "in_flight", "queued", "admitted", "delayed", "rejected", "unused_permits", "cluster_share", "cluster_members")
 	var rows []Row
 	for _, r := range srv.traffic.States() {
 		var onLimit, maxWait any = r.OnLimit.String(), r.MaxWait.String()
@@ -180,13 +180,19 @@ func (srv sessionServer) trafficRules() ([]*mysql.Field, []Row) {
 		} else if r.OnLimit == config.TrafficReject {
 			maxWait = nil
 		}
+		// unused_permits: what a token bucket's rate made while it was
+		// full (the demand was below the rate); the others do not count it.
+		var unused any
+		if r.Type == "TOKEN_BUCKET" {
+			unused = strconv.FormatFloat(r.Unused, 'f', 0, 64)
+		}
 		var share, members any
 		if r.Scope == config.TrafficCluster {
 			share, members = strconv.FormatFloat(r.Share, 'f', 1, 64), strconv.Itoa(r.Members)
 		}
 		rows = append(rows, rowOf(r.Name, r.Type, r.Match, r.Limit, onLimit, maxWait, r.Scope.String(), strconv.FormatBool(r.Enabled),
 			strconv.FormatFloat(r.Available, 'f', 0, 64), strconv.Itoa(r.InFlight), strconv.Itoa(r.Queued),
-			strconv.FormatUint(r.Admitted, 10), strconv.FormatUint(r.Delayed, 10), strconv.FormatUint(r.Rejected, 10), share, members))
+			strconv.FormatUint(r.Admitted, 10), strconv.FormatUint(r.Delayed, 10), strconv.FormatUint(r.Rejected, 10), unused, share, members))
 	}
 	return cols, rows
 }

@@ -110,7 +110,7 @@ func TestTrafficAdminStatements(t *testing.T) {
 	}
 	want := map[string]string{"name": "app_quota", "type": "FIXED_WINDOW", "match_rule": "users=app tables=t_order kinds=select",
 		"limit_props": "permits=2 window=1h0m0s", "on_limit": "reject", "max_wait": "NULL", "scope": "local", "enabled": "true",
-		"available_permits": "0", "in_flight": "0", "queued": "0", "admitted": "2", "delayed": "0", "rejected": "1"}
+		"available_permits": "0", "in_flight": "0", "queued": "0", "admitted": "2", "delayed": "0", "rejected": "1", "unused_permits": "NULL"}
 	for k, v := range want {
 		if rules[0][k] != v {
 			t.Errorf("SHOW TRAFFIC RULES app_quota %s = %q, want %q", k, rules[0][k], v)

@@ -46,7 +46,8 @@ type loginConn struct {
 	tls  bool
 	off  bool // the login is done (or TLS started): no more parsing
 
-	admitted bool // a maxConnections slot was taken (release it)
+	admitted bool   // a maxConnections slot was taken (release it)
+	host     string // the client's address, as handshakes count them
 	// heard: the client has sent something; a full handshake table drops
 	// silent connections first (handshakes.add).
 	heard atomic.Bool
@@ -90,6 +91,22 @@ func (c *loginConn) Read(b []byte) (int, error) {
 	}
 	return n, err
 }
+
+// RemoteAddr is the client's host without its port while the login runs:
+// go-mysql writes it into 1045 Access denied, which MariaDB words with the
+// host alone ('app'@'127.0.0.1'). Once logged in it is the full address.
+func (c *loginConn) RemoteAddr() net.Addr {
+	if c.off || c.host == "" {
+		return c.Conn.RemoteAddr()
+	}
+	return clientHost(c.host)
+}
+
+// clientHost is a client's address without its port.
+type clientHost string
+
+func (h clientHost) Network() string { return "tcp" }
+func (h clientHost) String() string  { return string(h) }
 
 // loginConnOf finds the loginConn under what go-mysql holds (a TLS
 // connection, the greeting writer).
@@ -145,28 +162,31 @@ func (s *Server) takeSlot() bool {
 type handshakes struct {
 	mu      sync.Mutex
 	max     int
-	pending list.List // of *loginConn
+	pending list.List      // of *loginConn
+	perHost map[string]int // pending handshakes by client address
 }
 
 // add counts c as a handshake; when the table is full, one is closed to
-// make room: the oldest that has sent nothing since its greeting, else
-// the oldest. A real client answers the greeting within a round trip, so
-// a flood of connections that never speak drops its own first. done
+// make room, taken from the address that holds the most handshakes: its
+// oldest that has sent nothing since its greeting, else its oldest. A
+// flood from one address so drops its own connections, whether they stay
+// silent or each send a byte, never a real client's from elsewhere (which
+// is silent for the round trip between greeting and answer). When every
+// address holds one, the oldest silent one goes, else the oldest. done
 // removes c again.
 func (h *handshakes) add(c *loginConn) (done func()) {
 	h.mu.Lock()
 	var drop *loginConn
 	if h.pending.Len() >= max(h.max, 1) {
-		victim := h.pending.Front()
-		for e := victim; e != nil; e = e.Next() {
-			if !e.Value.(*loginConn).heard.Load() {
-				victim = e
-				break
-			}
-		}
-		drop = h.pending.Remove(victim).(*loginConn)
+		victim := h.victim()
+		drop = victim.Value.(*loginConn)
+		h.remove(victim)
 	}
 	e := h.pending.PushBack(c)
+	if h.perHost == nil {
+		h.perHost = map[string]int{}
+	}
+	h.perHost[c.host]++
 	h.mu.Unlock()
 	if drop != nil {
 		drop.Close()
@@ -174,10 +194,42 @@ func (h *handshakes) add(c *loginConn) (done func()) {
 	return func() {
 		h.mu.Lock()
 		if e.Value != nil {
-			h.pending.Remove(e)
-			e.Value = nil
+			h.remove(e)
 		}
 		h.mu.Unlock()
+	}
+}
+
+// victim chooses the handshake to drop from a full table (add).
+func (h *handshakes) victim() *list.Element {
+	busiest, most := "", 0
+	for host, n := range h.perHost {
+		if n > most {
+			busiest, most = host, n
+		}
+	}
+	var oldest *list.Element
+	for e := h.pending.Front(); e != nil; e = e.Next() {
+		c := e.Value.(*loginConn)
+		if most > 1 && c.host != busiest {
+			continue
+		}
+		if !c.heard.Load() {
+			return e
+		}
+		if oldest == nil {
+			oldest = e
+		}
+	}
+	return oldest
+}
+
+// remove takes e out of the table.
+func (h *handshakes) remove(e *list.Element) {
+	c := h.pending.Remove(e).(*loginConn)
+	e.Value = nil
+	if h.perHost[c.host]--; h.perHost[c.host] <= 0 {
+		delete(h.perHost, c.host)
 	}
 }
 
@@ -306,12 +358,12 @@ func hostOf(a net.Addr) string {
 // On success the session holds a maxConnections slot; release gives it
 // back.
 func (s *Server) login(nc net.Conn, sess *Session) (sc *server.Conn, release func(), err error) {
-	lc := &loginConn{Conn: nc, sess: sess}
+	host := hostOf(nc.RemoteAddr())
+	lc := &loginConn{Conn: nc, sess: sess, host: host}
 	done := s.handshakes.add(lc)
 	defer done()
 	deadline := time.Now().Add(s.current().rules.Server.HandshakeTimeout)
 	nc.SetDeadline(deadline)
-	host := hostOf(nc.RemoteAddr())
 	if d := s.loginFailures.wait(host); d > 0 {
 		if time.Now().Add(d).After(deadline) {
 			return nil, nil, errLoginThrottled

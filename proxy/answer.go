@@ -69,7 +69,7 @@ func (s *Session) answerSession(ctx context.Context, st *statement) error {
 			return err
 		}
 	case *ast.LockTablesStmt:
-		return s.handleLockTables(ctx, n, more)
+		return s.handleLockTables(ctx, n, st.sql, more)
 	case *ast.UnlockTablesStmt:
 		return s.handleUnlockTables(more)
 	case *ast.SavepointStmt:

@@ -48,7 +48,10 @@ type backendConn struct {
 	// applied is the session settings (SET ...) in effect on this
 	// connection beyond the baseline; "" for none.
 	applied string
-	broken  bool
+	// ansiQuotes: the settings applied include sql_mode ANSI_QUOTES
+	// (Session.carryMode), so "..." names are sent in that mode's form.
+	ansiQuotes bool
+	broken     bool
 
 	// stmts are the statements prepared on this connection, by SQL text
 	// (backendstmt.go); stmtClock orders their use, stmtGen is the
@@ -162,8 +165,8 @@ func (bc *backendConn) lost(err error) error {
 // the proxy's, written with backslash escapes; a backend session running
 // with NO_BACKSLASH_ESCAPES gets it in its own form (status.go).
 func (bc *backendConn) send(cmd byte, arg string) error {
-	if (cmd == mysql.COM_QUERY || cmd == mysql.COM_STMT_PREPARE) && bc.noBackslashEscapes() {
-		arg = sqlarg.ToNoBackslashEscapes(arg)
+	if cmd == mysql.COM_QUERY || cmd == mysql.COM_STMT_PREPARE {
+		arg = bc.backendSQL(arg)
 	}
 	bc.wc.ResetSeq()
 	buf := append(bc.wc.Scratch(), cmd)
@@ -175,6 +178,8 @@ func (bc *backendConn) send(cmd byte, arg string) error {
 func (bc *backendConn) sendQuery(sql string, args []any, mode sqlarg.Mode) error {
 	if mode == sqlarg.NoBackslashEscapes {
 		sql = sqlarg.ToNoBackslashEscapes(sql)
+	} else if bc.ansiQuotes {
+		sql = sqlarg.QuotedNamesFromBackslashEscapes(sql)
 	}
 	bc.wc.ResetSeq()
 	buf, err := sqlarg.AppendInterpolated(append(bc.wc.Scratch(), mysql.COM_QUERY), sql, args, mode)
@@ -303,6 +308,19 @@ func (bc *backendConn) readRow() ([]byte, error) {
 	return p, nil
 }
 
+// backendSQL is the proxy's SQL in the form of the backend session's
+// sql_mode: its literals under NO_BACKSLASH_ESCAPES, its "..." names under
+// ANSI_QUOTES.
+func (bc *backendConn) backendSQL(sql string) string {
+	switch {
+	case bc.noBackslashEscapes():
+		return sqlarg.ToNoBackslashEscapes(sql)
+	case bc.ansiQuotes:
+		return sqlarg.QuotedNamesFromBackslashEscapes(sql)
+	}
+	return sql
+}
+
 // noBackslashEscapes reports whether the backend session runs with
 // sql_mode NO_BACKSLASH_ESCAPES (its last response said so).
 func (bc *backendConn) noBackslashEscapes() bool {
@@ -388,7 +406,7 @@ func (bc *backendConn) reset() error {
 	if _, err := bc.readHead(); err != nil {
 		return err
 	}
-	bc.applied = ""
+	bc.applied, bc.ansiQuotes = "", false
 	// The reset deallocated the connection's prepared statements.
 	bc.stmts = nil
 	_, err := bc.exec("SET " + bc.pool.baseline)

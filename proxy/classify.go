@@ -33,6 +33,10 @@ func (s *Session) classify(st *statement) error {
 // admin statement, and classifies what the parser cannot read.
 func (s *Session) classifyText(st *statement) error {
 	if st.whole {
+		if s.switchesSQLMode(st.client) {
+			st.kind, st.rest = planQuery, st.client
+			return nil
+		}
 		if s.cachedShape(st) || s.cachedText(st) {
 			return nil
 		}

@@ -135,6 +135,10 @@ type statement struct {
 	// text, parse one by one).
 	nodes  []ast.StmtNode
 	pieces []string
+	// client is a whole text query as the client sent it, before
+	// clientSQL; rest, of a planQuery that changes sql_mode, is what is
+	// left of it to cut and run (runAsRead).
+	client, rest string
 }
 
 // runStatement is the door: it classifies the statement, plans it, admits
@@ -198,6 +202,9 @@ func (s *Session) keepDiagnostics(st *statement) {
 // and flagged when another follows, stopping at the first error (MySQL's
 // behaviour).
 func (s *Session) runEach(st *statement) error {
+	if st.rest != "" {
+		return s.runAsRead(st)
+	}
 	n := len(st.nodes) + len(st.pieces)
 	for i := range n {
 		next := statement{out: st.out.followedBy(i < n-1)}

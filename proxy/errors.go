@@ -72,7 +72,7 @@ type MultiSourceError struct {
 }
 
 func (e *MultiSourceError) Error() string {
-	return fmt.Sprintf("this transaction already uses data source %s and multiSourceTransactions: reject forbids adding %s (a transaction over several data sources would not be atomic); commit first or keep the transaction on one data source", e.InUse, e.Wanted)
+	return fmt.Sprintf("this transaction already uses data source %s and multiSourceTransactions: reject forbids adding %s; commit first or keep the transaction on one data source", e.InUse, e.Wanted)
 }
 
 // CommitError: COMMIT failed on a data source, possibly after others had

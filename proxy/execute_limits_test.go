@@ -27,6 +27,9 @@ func TestMalformedExecuteAsMariaDB(t *testing.T) {
 		{"type 20", []byte{0, 1, 20, 0, 1, 'x'}},
 		{"value cut short", []byte{0, 1, mysql.MYSQL_TYPE_LONGLONG, 0, 7, 0}},
 		{"no types bound", []byte{0, 0}},
+		{"types cut short", []byte{0, 1, mysql.MYSQL_TYPE_LONGLONG}},
+		{"types missing", []byte{0, 1}},
+		{"null bitmap missing", nil},
 		{"bytes after the value", []byte{0, 1, mysql.MYSQL_TYPE_LONGLONG, 0, 7, 0, 0, 0, 0, 0, 0, 0, 9, 9}},
 	}
 	answer := func(addr, user, password, db string, tail []byte) string {

@@ -112,7 +112,17 @@ func TestHAProxyExample(t *testing.T) {
 
 	// RESUME the first, then the second dies: its listeners close at
 	// once (as kill -9 would close them), and HAProxy marks it down.
+	ups := strings.Count(hpOut.String(), "shardflake-1 is UP")
 	execAll(t, admin, "RESUME COMPUTE NODE")
+	// HAProxy takes the first back after two good checks; until then the
+	// second is its only server, and a connection to it once it died
+	// would have nowhere to go.
+	for strings.Count(hpOut.String(), "shardflake-1 is UP") == ups {
+		if time.Since(drained) > 10*time.Second {
+			t.Fatalf("HAProxy did not take the resumed proxy back:\n%s", hpOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	b.srv.Close()
 	b.ops.Shutdown(ctx)
 	drained = time.Now()

@@ -112,7 +112,7 @@ func TestKeysAfterKill9(t *testing.T) {
 			direct := backends[0].Open(t, "ds_0")
 			go func() {
 				// Kill once some keys were issued, while inserts run.
-				deadline := time.Now().Add(20 * time.Second)
+				deadline := time.Now().Add(time.Minute)
 				for time.Now().Before(deadline) {
 					var n int
 					if direct.QueryRow("SELECT COUNT(*) FROM " + tc.table + "_0").Scan(&n); n >= 40 {

@@ -8,11 +8,13 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
+	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
@@ -369,5 +371,135 @@ func TestFullHandshakeTableDropsSilentFirst(t *testing.T) {
 	}
 	if n := h.len(); n != 2 {
 		t.Errorf("%d handshakes counted, want 2", n)
+	}
+}
+
+// slowAnswer is a client connection whose first write (the handshake
+// response) waits until release is closed: a real client between the
+// greeting and its answer, which is silent for that round trip.
+type slowAnswer struct {
+	net.Conn
+	waiting chan struct{} // closed when the first write waits
+	release chan struct{}
+	once    sync.Once
+}
+
+func (c *slowAnswer) Write(b []byte) (int, error) {
+	c.once.Do(func() {
+		close(c.waiting)
+		<-c.release
+	})
+	return c.Conn.Write(b)
+}
+
+// TestHandshakeFloodFromOneAddress: connections from one address that
+// each send a byte after the greeting fill the handshake table many times
+// over while a real client from another address is between the greeting
+// and its answer; the flood drops its own connections, and the real login
+// succeeds.
+func TestHandshakeFloodFromOneAddress(t *testing.T) {
+	e := startEnv(t, envOptions{server: "maxHandshakes: 8", planner: toDefault})
+	cfg, err := gomysql.ParseDSN(e.dsn("app", "app-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := &slowAnswer{waiting: make(chan struct{}), release: make(chan struct{})}
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		slow.Conn = c
+		return slow, nil
+	}
+	conn, err := gomysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	login := make(chan error, 1)
+	go func() { login <- db.Ping() }()
+	<-slow.waiting
+
+	// The flood comes from 127.0.0.2 (loopback, another address).
+	flooder := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	var flood []net.Conn
+	defer func() {
+		for _, c := range flood {
+			c.Close()
+		}
+	}()
+	for range 40 {
+		c, err := flooder.Dial("tcp", e.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		flood = append(flood, c)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Read(make([]byte, 512)); err != nil {
+			continue // dropped before its greeting was read
+		}
+		if _, err := c.Write([]byte{0x85}); err != nil {
+			continue
+		}
+		// The proxy has read the byte once the connection counts as heard.
+		waitFor(t, func() bool { return heardFrom(e.srv.handshakes, "127.0.0.2") > 0 })
+	}
+	close(slow.release)
+	if err := <-login; err != nil {
+		t.Fatalf("a real login during a flood from another address: %v", err)
+	}
+	if n := e.srv.handshakes.len(); n > 8 {
+		t.Errorf("%d handshakes counted, above maxHandshakes 8", n)
+	}
+}
+
+// heardFrom counts the handshakes from host that have sent something.
+func heardFrom(h *handshakes, host string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for e := h.pending.Front(); e != nil; e = e.Next() {
+		if c := e.Value.(*loginConn); hostOf(c.RemoteAddr()) == host && c.heard.Load() {
+			n++
+		}
+	}
+	return n
+}
+
+// TestWrongPasswordErrorAsMariaDB: a wrong or missing password gets 1045
+// naming the client's host alone, as MariaDB words it, not host:port.
+func TestWrongPasswordErrorAsMariaDB(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	e.srv.loginFailures.setInterval(time.Millisecond)
+	message := func(dsn, user string) string {
+		db, err := sql.Open("mysql", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		err = db.Ping()
+		var me *gomysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1045 {
+			t.Fatalf("login as %s: %v, want 1045", user, err)
+		}
+		return strings.ReplaceAll(me.Message, "'"+user+"'@", "'U'@")
+	}
+	tests := []struct{ user, password string }{
+		{"app", "wrong"}, // MariaDB's root with a wrong password
+		{"nobody", ""},   // an unknown user without a password: using password: NO
+	}
+	for _, tt := range tests {
+		direct := gomysql.NewConfig()
+		direct.User, direct.Passwd, direct.Net, direct.Addr = "root", tt.password, "tcp", e.backends[0].Addr()
+		if tt.password == "" {
+			direct.User = tt.user
+		}
+		want := message(direct.FormatDSN(), direct.User)
+		if got := message(e.dsn(tt.user, tt.password), tt.user); got != want {
+			t.Errorf("%s with password %q: the proxy answered %q, MariaDB %q", tt.user, tt.password, got, want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"maps"
@@ -10,6 +11,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
 )
@@ -40,11 +42,12 @@ import (
 // open while tables were locked.
 
 // handleLockTables runs LOCK TABLES.
-func (s *Session) handleLockTables(ctx context.Context, st *ast.LockTablesStmt, more bool) error {
+func (s *Session) handleLockTables(ctx context.Context, st *ast.LockTablesStmt, sql string, more bool) error {
 	if err := s.implicitCommit(); err != nil {
 		return err
 	}
-	byDS, err := s.lockList(st)
+	_, aliases, _ := lockAliases(sql)
+	byDS, err := s.lockList(st, aliases)
 	if err != nil {
 		return err
 	}
@@ -128,23 +131,48 @@ func (s *Session) lockConn(ctx context.Context, ds string) (*backendConn, error)
 }
 
 // lockList resolves the statement's logical tables to the physical tables
-// each data source must lock, with their lock types.
-func (s *Session) lockList(st *ast.LockTablesStmt) (map[string][]string, error) {
+// each data source must lock, with their lock types. A table locked under
+// an alias (aliases[i], lockAliases) is locked under it on every data
+// source, where the router's routes name it so (`t_order_1` AS `a`);
+// MariaDB refuses one alias for two tables, so a table with several data
+// nodes on one data source cannot be.
+func (s *Session) lockList(st *ast.LockTablesStmt, aliases []string) (map[string][]string, error) {
 	rules := s.srv.rules
 	byDS := map[string][]string{}
+	alias := ""
 	add := func(ds, table string, lock ast.TableLockType) {
-		entry := quoteName(table) + " " + lockTypeSQL(lock)
+		entry := quoteName(table)
+		if alias != "" {
+			entry += " AS " + quoteName(alias)
+		}
+		entry += " " + lockTypeSQL(lock)
 		if !slices.Contains(byDS[ds], entry) {
 			byDS[ds] = append(byDS[ds], entry)
 		}
 	}
 	seen := map[string]bool{}
-	for _, tl := range st.TableLocks {
+	for i, tl := range st.TableLocks {
 		name := tl.Table.Name.O
-		if seen[tl.Table.Name.L] {
-			return nil, mysql.NewDefaultError(mysql.ER_NONUNIQ_TABLE, name)
+		alias = ""
+		if i < len(aliases) {
+			alias = aliases[i]
 		}
-		seen[tl.Table.Name.L] = true
+		key := strings.ToLower(name)
+		if alias != "" {
+			key = strings.ToLower(alias)
+		}
+		if seen[key] {
+			return nil, mysql.NewDefaultError(mysql.ER_NONUNIQ_TABLE, cmp.Or(alias, name))
+		}
+		seen[key] = true
+		if tr := rules.Table(name); alias != "" && tr != nil {
+			perDS := map[string]int{}
+			for _, n := range tr.DataNodes {
+				if perDS[n.DataSource]++; perDS[n.DataSource] > 1 {
+					return nil, &NotSupportedError{What: "LOCK TABLES " + name + " AS " + alias + ": the table has several data nodes on data source " + n.DataSource + ", which cannot share one alias (lock it without one)"}
+				}
+			}
+		}
 		if schema := tl.Table.Schema.O; schema != "" && !strings.EqualFold(schema, rules.DatabaseName) {
 			return nil, &NotSupportedError{What: "LOCK TABLES of a table outside the logical schema " + rules.DatabaseName}
 		}
@@ -275,4 +303,75 @@ func (s *Session) afterLockedStatement(err error) {
 			return
 		}
 	}
+}
+
+// lockAliases reads the aliases of a LOCK TABLES statement's tables
+// (LOCK TABLES t AS a READ, t2 b WRITE), which the TiDB parser does not
+// know: plain is the statement without them, for the parser, and
+// aliases[i] is the alias of its i-th table ("" for none); ok is false
+// when no table has one.
+func lockAliases(sql string) (plain string, aliases []string, ok bool) {
+	sc := sqllex.NewScanner(sql, sqllex.Backslash)
+	next := func() (sqllex.Token, bool) {
+		for {
+			t, more := sc.Next()
+			if !more || (t.Kind != sqllex.Space && !t.Kind.Comment()) {
+				return t, more
+			}
+		}
+	}
+	isWord := func(t sqllex.Token, w string) bool {
+		return t.Kind == sqllex.Word && strings.EqualFold(t.Text(sql), w)
+	}
+	name := func(t sqllex.Token) bool { return t.Kind == sqllex.Word || t.Kind == sqllex.QuotedName }
+	if t, _ := next(); !isWord(t, "LOCK") {
+		return "", nil, false
+	}
+	if t, _ := next(); !isWord(t, "TABLES") && !isWord(t, "TABLE") {
+		return "", nil, false
+	}
+	var b strings.Builder
+	last := 0
+	for {
+		t, more := next()
+		if !more || !name(t) {
+			break
+		}
+		if t, _ = next(); t.Kind == sqllex.Punct && t.Text(sql) == "." {
+			if t, _ = next(); !name(t) {
+				break
+			}
+			t, _ = next()
+		}
+		alias := ""
+		if start := t.Start; isWord(t, "AS") || name(t) && !isWord(t, "READ") && !isWord(t, "WRITE") && !isWord(t, "LOW_PRIORITY") {
+			if isWord(t, "AS") {
+				if t, _ = next(); !name(t) {
+					break
+				}
+			}
+			alias = t.Text(sql)
+			if t.Kind == sqllex.QuotedName {
+				alias = sqllex.Unquote(sql, t, sqllex.Backslash)
+			}
+			b.WriteString(sql[last:start])
+			last = t.End
+			ok = true
+			t, _ = next()
+		}
+		aliases = append(aliases, alias)
+		for t.Kind != 0 && !(t.Kind == sqllex.Punct && t.Text(sql) == ",") {
+			if t, more = next(); !more {
+				break
+			}
+		}
+		if t.Kind == 0 || t.Text(sql) != "," {
+			break
+		}
+	}
+	if !ok {
+		return "", nil, false
+	}
+	b.WriteString(sql[last:])
+	return b.String(), aliases, true
 }

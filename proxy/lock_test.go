@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"net"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -239,4 +240,112 @@ func TestLockTablesWaitIsKillable(t *testing.T) {
 	if _, err := waiter.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id) VALUES (1, 0), (2, 1)"); err != nil {
 		t.Errorf("the session after its killed LOCK TABLES: %v", err)
 	}
+}
+
+func TestLockAliases(t *testing.T) {
+	tests := []struct {
+		give, plain string
+		aliases     []string
+		ok          bool
+	}{
+		{"LOCK TABLES t READ", "", nil, false},
+		{"LOCK TABLES t AS a READ", "LOCK TABLES t  READ", []string{"a"}, true},
+		{"lock table t_order o write, t_dict READ, `sharding_db`.`t 2` AS `b``c` LOW_PRIORITY WRITE",
+			"lock table t_order  write, t_dict READ, `sharding_db`.`t 2`  LOW_PRIORITY WRITE", []string{"o", "", "b`c"}, true},
+		{"LOCK TABLES t /* c */ AS a READ LOCAL, u WRITE", "LOCK TABLES t /* c */  READ LOCAL, u WRITE", []string{"a", ""}, true},
+		{"SELECT 1", "", nil, false},
+	}
+	for _, tt := range tests {
+		plain, aliases, ok := lockAliases(tt.give)
+		if plain != tt.plain || !slices.Equal(aliases, tt.aliases) || ok != tt.ok {
+			t.Errorf("lockAliases(%q) = %q, %q, %v; want %q, %q, %v", tt.give, plain, aliases, ok, tt.plain, tt.aliases, tt.ok)
+		}
+	}
+}
+
+// oneTablePerSourceRules shard t_order over the data sources only: one
+// data node on each, so it can be locked under an alias.
+const oneTablePerSourceRules = `  - !SHARDING
+    tables:
+      t_order:
+        actualDataNodes: ds_${0..1}.t_order
+        databaseStrategy:
+          standard: { shardingColumn: user_id, shardingAlgorithmName: db_inline }
+        keyGenerateStrategy: { column: order_id, keyGeneratorName: snowflake }
+    shardingAlgorithms:
+      db_inline: { type: INLINE, props: { algorithm-expression: "ds_${user_id % 2}" } }
+    keyGenerators:
+      snowflake: { type: SNOWFLAKE, props: { worker-id: 1 } }
+  - !BROADCAST
+    tables: [t_dict]
+`
+
+// TestLockTablesAliases: LOCK TABLES t AS a locks t under the alias, as
+// on MariaDB: statements that name it so read and write, the table named
+// without the alias is not locked (1100), a table locked both ways works
+// both ways, an alias used twice gets 1066; compared with one MariaDB,
+// codes and messages. A table with several data nodes on one data source
+// cannot share one alias there: 1235, and the session goes on.
+func TestLockTablesAliases(t *testing.T) {
+	e := startEnv(t, envOptions{rules: oneTablePerSourceRules, databases: "lockalias"})
+	createTables(t, e)
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS lockalias_ref", "CREATE DATABASE lockalias_ref",
+		"CREATE TABLE lockalias_ref.t_order (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))",
+		"CREATE TABLE lockalias_ref.t_dict (code VARCHAR(16) PRIMARY KEY, label VARCHAR(64))",
+		"CREATE TABLE lockalias_ref.t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))")
+	t.Cleanup(func() {
+		e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS lockalias_ref", "DROP DATABASE IF EXISTS lockalias_0")
+		e.backends[1].Exec(t, "", "DROP DATABASE IF EXISTS lockalias_1")
+	})
+	proxy, ref := e.conn(t), refConn(t, e, "lockalias_ref")
+	ctx := context.Background()
+	for _, q := range []string{
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 0, 'a'), (2, 1, 'b')",
+		"INSERT INTO t_dict (code, label) VALUES ('c', 'x')",
+		"LOCK TABLES t_order AS o READ, t_dict d READ, `t_plain` AS `p` WRITE",
+		"SELECT o.order_id, o.status FROM t_order AS o ORDER BY o.order_id",
+		"SELECT COUNT(*) FROM t_order",
+		"SELECT COUNT(*) FROM t_order AS x",
+		"SELECT d.label FROM t_dict AS d",
+		"SELECT label FROM t_dict",
+		"INSERT INTO t_plain (v) VALUES ('y')",
+		"SELECT COUNT(*) FROM t_plain AS p",
+		"UNLOCK TABLES",
+		"LOCK TABLES t_order READ, t_order AS o READ",
+		"SELECT COUNT(*) FROM t_order",
+		"SELECT o.status FROM t_order o WHERE o.order_id = 2",
+		"LOCK TABLES t_order AS o WRITE",
+		"UPDATE t_order AS o SET o.status = 'w' WHERE o.order_id IN (1, 2)",
+		"SELECT o.order_id, o.status FROM t_order AS o ORDER BY o.order_id",
+		"LOCK TABLES t_order AS o READ, t_dict AS o READ",
+		"UNLOCK TABLES",
+		"SELECT order_id, status FROM t_order ORDER BY order_id",
+	} {
+		got, gerr := columnsAndRows(proxy, q)
+		want, werr := columnsAndRows(ref, q)
+		gm, wm := "", ""
+		if gerr != nil {
+			gm = gerr.Error()
+		}
+		if werr != nil {
+			wm = strings.ReplaceAll(werr.Error(), "lockalias_ref", "sharding_db")
+		}
+		if gm != wm || !slices.Equal(got, want) {
+			t.Errorf("%s:\nproxy   %q %s\nMariaDB %q %s", q, got, gm, want, wm)
+		}
+	}
+	// Two data nodes of t_order on each data source: refused, clearly.
+	e2 := startEnv(t, envOptions{})
+	createTables(t, e2)
+	c := e2.conn(t)
+	if _, err := c.ExecContext(ctx, "LOCK TABLES t_order AS o READ"); errCode(err) != 1235 {
+		t.Errorf("LOCK TABLES t_order AS o over two data nodes of one data source: %v, want 1235", err)
+	}
+	if _, err := c.ExecContext(ctx, "LOCK TABLES t_dict AS d READ"); err != nil {
+		t.Errorf("LOCK TABLES t_dict AS d after the 1235: %v", err)
+	}
+	if got := queryStrings(t, c, "SELECT COUNT(*) FROM t_dict AS d"); !slices.Equal(got, []string{"0"}) {
+		t.Errorf("SELECT under the alias: %q", got)
+	}
+	mustExec(t, c, "UNLOCK TABLES")
 }

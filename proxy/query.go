@@ -20,7 +20,7 @@ import (
 // unless the client enabled multi-statements.
 func (s *Session) handleQuery(sql string) {
 	s.srv.questions.Add(1)
-	s.answer(s.runStatement(&statement{sql: s.clientSQL(sql), out: textOutput, whole: true}))
+	s.answer(s.runStatement(&statement{sql: s.clientSQL(sql), client: sql, out: textOutput, whole: true}))
 }
 
 // parse parses a query with the session's parser. The parser can panic

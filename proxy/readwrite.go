@@ -50,6 +50,10 @@ type rwGroup struct {
 	cfg      *config.ReadwriteGroup
 	lb       config.LoadBalancer
 	replicas []*replica
+	// primaryProbe is a pool of the group's primary that only the
+	// monitor uses, to log in and out: it tells a replica whose primary
+	// is gone (it keeps serving) from one whose replication broke.
+	primaryProbe *pool
 	// primaryReads counts the reads of AccessRead plans that went to the
 	// primary (no replica qualified, a causal wait timed out, a
 	// transaction's strategy).
@@ -72,8 +76,11 @@ type replica struct {
 	lag atomic.Int64
 	// gtid is the replica's gtid_slave_pos at the last probe.
 	gtid atomic.Pointer[gtidPos]
-	// reason says why the replica is excluded; "" while healthy.
-	reason     atomic.Pointer[string]
+	// reason says why the replica is excluded; nil while healthy.
+	reason atomic.Pointer[string]
+	// note says how a healthy replica serves when that is not the usual
+	// way (its primary is unreachable); nil otherwise.
+	note       atomic.Pointer[string]
 	reads      atomic.Uint64
 	exclusions atomic.Uint64 // times it went from healthy to excluded
 	causalWait atomic.Uint64 // MASTER_GTID_WAITs run on it
@@ -89,7 +96,9 @@ func newReadwriteSplit(rules *config.Rules, log *slog.Logger, baseline string, s
 	rw := &readwriteSplit{groups: map[string]*rwGroup{}, users: newCausalUsers(), log: log, done: make(chan struct{})}
 	for i := range rules.ReadwriteGroups {
 		cfg := &rules.ReadwriteGroups[i]
-		g := &rwGroup{cfg: cfg, lb: cfg.NewLoadBalancer()}
+		probeDS := cfg.Primary
+		probeDS.MinPoolSize = 0 // it only logs in and out: no idle connections
+		g := &rwGroup{cfg: cfg, lb: cfg.NewLoadBalancer(), primaryProbe: newPoolWith(probeDS, false, log, baseline)}
 		for _, rc := range cfg.Replicas {
 			p := newPoolWith(rc.DataSource, false, log, baseline)
 			p.schemaGen = schemaGen
@@ -120,6 +129,7 @@ func (rw *readwriteSplit) close() {
 	close(rw.done)
 	rw.wg.Wait()
 	for _, g := range rw.order {
+		g.primaryProbe.close()
 		for _, rp := range g.replicas {
 			rp.pool.close()
 		}
@@ -138,11 +148,18 @@ func (rw *readwriteSplit) group(ds string) *rwGroup {
 func (g *rwGroup) candidates() []int {
 	var out []int
 	for i, rp := range g.replicas {
-		if rp.healthy.Load() && !rp.pool.isDown() {
+		if rp.serving() {
 			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// serving reports whether the replica may take reads: the monitor finds
+// it healthy and its pool is not marked down (a dial for a read failed;
+// the pool probes until it answers).
+func (rp *replica) serving() bool {
+	return rp.healthy.Load() && !rp.pool.isDown()
 }
 
 // NoReplicaError: whenNoReplica FAIL, and no replica of the group may
@@ -369,6 +386,7 @@ func (rs *rwSource) prepareReplica(ctx context.Context, bcs []*backendConn, rp *
 		if err := bc.apply(settings); err != nil {
 			return err
 		}
+		rs.s.carryMode(bc)
 	}
 	if want == nil {
 		return nil
@@ -420,11 +438,18 @@ func (rs *rwSource) release(bc *backendConn) {
 	rs.mu.Lock()
 	rp, ok := rs.onReplica[bc]
 	if ok {
-		if bc.broken {
+		lost := bc.broken
+		if lost {
 			rs.broke = true
 			rp.markExcluded("connection lost during a read")
 		}
 		rs.mu.Unlock()
+		if lost {
+			// The replica most likely died: its idle connections went
+			// with it, and the first read after it is back must not
+			// find one.
+			rp.pool.dropIdle()
+		}
 		if rs.s.held.remove(bc) {
 			bc.pool.put(bc)
 		}
@@ -513,6 +538,19 @@ func removeInt(list []int, x int) []int {
 		}
 	}
 	return out
+}
+
+// dropIdle closes the pool's idle connections.
+func (p *pool) dropIdle() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.open -= len(idle)
+	p.wakeLocked()
+	p.mu.Unlock()
+	for _, bc := range idle {
+		bc.close()
+	}
 }
 
 // isDown reports whether the pool's data source is marked down.

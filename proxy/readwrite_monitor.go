@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
-
-	"github.com/shardflake/shardflake/config"
 )
 
 // monitorInterval is how often each replica is probed: a replica that
@@ -23,14 +21,14 @@ func (rw *readwriteSplit) startMonitors() {
 	for _, g := range rw.order {
 		for _, rp := range g.replicas {
 			rw.wg.Add(1)
-			go rw.monitor(g.cfg, rp)
+			go rw.monitor(g, rp)
 		}
 	}
 }
 
 // monitor probes rp every monitorInterval on a connection of its own
 // until the split is closed.
-func (rw *readwriteSplit) monitor(cfg *config.ReadwriteGroup, rp *replica) {
+func (rw *readwriteSplit) monitor(g *rwGroup, rp *replica) {
 	defer rw.wg.Done()
 	var bc *backendConn
 	defer func() {
@@ -53,7 +51,7 @@ func (rw *readwriteSplit) monitor(cfg *config.ReadwriteGroup, rp *replica) {
 			}
 		}
 		if bc != nil {
-			if err := rp.probe(bc, cfg.MaxReplicationLag); err != nil {
+			if err := rp.probe(bc, g); err != nil {
 				rp.lag.Store(-1)
 				rp.markExcluded("probe failed: " + errLine(err))
 				bc.close()
@@ -71,7 +69,8 @@ func (rw *readwriteSplit) monitor(cfg *config.ReadwriteGroup, rp *replica) {
 
 // probe reads the replica's replication state and marks it healthy or
 // excluded. An error means the connection is no longer usable.
-func (rp *replica) probe(bc *backendConn, maxLag time.Duration) error {
+func (rp *replica) probe(bc *backendConn, g *rwGroup) error {
+	maxLag := g.cfg.MaxReplicationLag
 	bc.nc.SetDeadline(time.Now().Add(probeTimeout))
 	defer bc.nc.SetDeadline(time.Time{})
 	// MariaDB's SHOW ALL SLAVES STATUS is SHOW SLAVE STATUS plus
@@ -123,6 +122,11 @@ func (rp *replica) probe(bc *backendConn, maxLag time.Duration) error {
 		}
 	}
 	sbm := col("Seconds_Behind_Master", "Seconds_Behind_Source")
+	if sbm == nil && orphaned(col, g) {
+		rp.lag.Store(-1)
+		rp.markHealthy("primary unreachable: serves the transactions it applied (" + text(col("Gtid_Slave_Pos")) + "); no replica is promoted")
+		return nil
+	}
 	if sbm == nil {
 		rp.lag.Store(-1)
 		rp.markExcluded(fmt.Sprintf("replication stopped (Seconds_Behind_Master is NULL; Slave_IO_Running=%s, Slave_SQL_Running=%s)", text(col("Slave_IO_Running", "Replica_IO_Running")), text(col("Slave_SQL_Running", "Replica_SQL_Running"))))
@@ -137,8 +141,33 @@ func (rp *replica) probe(bc *backendConn, maxLag time.Duration) error {
 		rp.markExcluded(fmt.Sprintf("lagging %ds behind the primary (maxReplicationLag %s)", lag, maxLag))
 		return nil
 	}
-	rp.markHealthy()
+	rp.markHealthy("")
 	return nil
+}
+
+// orphaned reports whether a replica whose Seconds_Behind_Master is NULL
+// only lost its primary: its IO thread is reconnecting, its SQL thread
+// runs and has applied every transaction it received (Gtid_Slave_Pos
+// covers Gtid_IO_Pos), and the proxy cannot log in to the primary either.
+// Nothing can be written then, so the replica is as fresh as the data
+// gets, and plain reads go on there. A replica stopped by an operator,
+// or one cut off from a primary that still takes writes, is excluded.
+func orphaned(col func(...string) *string, g *rwGroup) bool {
+	if text(col("Slave_IO_Running", "Replica_IO_Running")) != "Connecting" || text(col("Slave_SQL_Running", "Replica_SQL_Running")) != "Yes" {
+		return false
+	}
+	received, applied := col("Gtid_IO_Pos"), col("Gtid_Slave_Pos")
+	if received == nil || applied == nil {
+		return false
+	}
+	rpos, err1 := parseGTIDPos(*received)
+	apos, err2 := parseGTIDPos(*applied)
+	if err1 != nil || err2 != nil || !apos.covers(rpos) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	return probe(ctx, g.primaryProbe) != nil
 }
 
 func text(p *string) string {
@@ -159,10 +188,19 @@ func (rp *replica) markExcluded(reason string) {
 	}
 }
 
-// markHealthy puts the replica back among the candidates.
-func (rp *replica) markHealthy() {
+// markHealthy puts the replica back among the candidates; note, when
+// set, says how it serves (SHOW READWRITE_SPLITTING STATUS, /readyz).
+func (rp *replica) markHealthy(note string) {
 	rp.reason.Store(nil)
-	if !rp.healthy.Swap(true) {
+	old := rp.note.Load()
+	switch {
+	case note == "":
+		rp.note.Store(nil)
+	case old == nil || *old != note:
+		rp.note.Store(&note)
+		rp.pool.log.Warn("replica serves reads", "group", rp.group, "note", note)
+	}
+	if !rp.healthy.Swap(true) && note == "" {
 		rp.pool.log.Info("replica serves reads", "group", rp.group, "lag_seconds", rp.lag.Load())
 	}
 }

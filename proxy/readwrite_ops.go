@@ -16,7 +16,8 @@ type ReplicaHealth struct {
 	Healthy bool   `json:"healthy"`
 	// LagSeconds is Seconds_Behind_Master; -1 when unknown.
 	LagSeconds int64 `json:"lagSeconds"`
-	// Reason says why the replica is excluded from reads.
+	// Reason says why the replica is excluded from reads, or how a
+	// healthy one serves when its primary is unreachable.
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -31,10 +32,12 @@ func (rw *readwriteSplit) health() ([]ReplicaHealth, []string) {
 	var degraded []string
 	for _, g := range rw.order {
 		for _, rp := range g.replicas {
-			h := ReplicaHealth{Group: g.cfg.Name, Name: rp.name, Address: rp.pool.ds.Addr(), Healthy: rp.healthy.Load(), LagSeconds: rp.lag.Load()}
+			h := ReplicaHealth{Group: g.cfg.Name, Name: rp.name, Address: rp.pool.ds.Addr(), Healthy: rp.serving(), LagSeconds: rp.lag.Load()}
 			if !h.Healthy {
 				h.Reason = rp.why()
 				degraded = append(degraded, "replica "+rp.name+" of "+g.cfg.Name+" is excluded from reads: "+h.Reason)
+			} else if note := rp.note.Load(); note != nil {
+				h.Reason = *note
 			}
 			out = append(out, h)
 		}
@@ -71,7 +74,7 @@ func (rw *readwriteSplit) replicaUnits() []Row {
 	for _, g := range rw.order {
 		for _, rp := range g.replicas {
 			state, detail := "up", any(nil)
-			if !rp.healthy.Load() {
+			if !rp.serving() {
 				state, detail = "excluded", rp.why()
 			}
 			rows = append(rows, storageUnitRow(rp.name, rp.pool, rp.pool.stats(), "true", state, detail))
@@ -123,8 +126,10 @@ func (srv sessionServer) readwriteStatus() ([]*mysql.Field, []Row) {
 		rows = append(rows, rowOf(g.cfg.Name, g.cfg.Primary.Name, "primary", health, detail, nil, nil, g.primaryReads.Load(), nil, nil, nil, nil))
 		for _, rp := range g.replicas {
 			health, detail := "up", any(nil)
-			if !rp.healthy.Load() {
+			if !rp.serving() {
 				health, detail = "excluded", rp.why()
+			} else if note := rp.note.Load(); note != nil {
+				detail = *note
 			}
 			lag := any(nil)
 			if l := rp.lag.Load(); l >= 0 {
@@ -176,7 +181,7 @@ func (c *readwriteCollector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(d, t, v, g.cfg.Name, rp.name)
 			}
 			excluded := 0.0
-			if !rp.healthy.Load() {
+			if !rp.serving() {
 				excluded = 1
 			}
 			m(c.reads, prometheus.CounterValue, float64(rp.reads.Load()))

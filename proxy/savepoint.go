@@ -132,14 +132,22 @@ var lowPriorityWrite = regexp.MustCompile(`(?is)\bLOW_PRIORITY\s+(WRITE)\b`)
 var lockStatement = regexp.MustCompile(`(?is)^\s*LOCK\s+TABLES?\b`)
 
 // withoutOptionalWords returns sql without the optional words the parser
-// does not know, for a statement it refused (and LOAD DATA's IGNORE n
+// does not know (LOCK TABLES' aliases among them: lockAliases), for a
+// statement it refused (and LOAD DATA's IGNORE n
 // ROWS as IGNORE n LINES); ok is false when it has none.
 func withoutOptionalWords(sql string) (string, bool) {
 	if loc := workKeyword.FindStringSubmatchIndex(sql); loc != nil {
 		return sql[:loc[3]] + sql[loc[1]:], true
 	}
-	if lockStatement.MatchString(sql) && lowPriorityWrite.MatchString(sql) {
-		return lowPriorityWrite.ReplaceAllString(sql, "$1"), true
+	if lockStatement.MatchString(sql) {
+		changed := false
+		if plain, _, ok := lockAliases(sql); ok {
+			sql, changed = plain, true
+		}
+		if lowPriorityWrite.MatchString(sql) {
+			sql, changed = lowPriorityWrite.ReplaceAllString(sql, "$1"), true
+		}
+		return sql, changed
 	}
 	return sqlarg.LoadIgnoreRows(sql)
 }

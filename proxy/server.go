@@ -216,7 +216,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.listeners[l] = true
 	s.mu.Unlock()
-	s.xa.rec.start()
+	s.xa.rec.start(l.Addr().String())
 	defer func() {
 		s.mu.Lock()
 		delete(s.listeners, l)

@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/charset"
 
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 )
 
@@ -120,12 +121,23 @@ func (s *Session) afterAutocommitStatement(err error) {
 
 // clientSQL is a statement's text as the proxy reads it: under sql_mode
 // NO_BACKSLASH_ESCAPES, turned into the backslash form, which the parser,
-// the router and the backends (backendConn.send) all work in.
+// the router and the backends (backendConn.send) all work in; under
+// ANSI_QUOTES, with the backslashes of "..." names doubled, as the parser
+// reads them (sqlarg.QuotedNamesToBackslashEscapes).
 func (s *Session) clientSQL(sql string) string {
-	if s.sqlMode.HasNoBackslashEscapesMode() {
+	switch {
+	case s.sqlMode.HasNoBackslashEscapesMode():
 		return sqlarg.ToBackslashEscapes(sql)
+	case s.sqlMode.HasANSIQuotesMode():
+		return sqlarg.QuotedNamesToBackslashEscapes(sql)
 	}
 	return sql
+}
+
+// carryMode tells bc, which carries the session's settings, whether its
+// sql_mode has ANSI_QUOTES, so that send writes "..." names in its form.
+func (s *Session) carryMode(bc *backendConn) {
+	bc.ansiQuotes = s.sqlMode.HasANSIQuotesMode()
 }
 
 // readOnly reports whether the settings make the session's transactions
@@ -137,4 +149,76 @@ func (v settings) readOnly() bool {
 		}
 	}
 	return false
+}
+
+// lexMode is how the client's literals are written under the session's
+// sql_mode.
+func (s *Session) lexMode() sqlarg.Mode {
+	if s.sqlMode.HasNoBackslashEscapesMode() {
+		return sqlarg.NoBackslashEscapes
+	}
+	return sqlarg.Backslash
+}
+
+// switchesSQLMode reports whether text is a multi-statement query that
+// may change sql_mode before its last statement. MariaDB reads each
+// statement of such a query in the mode the ones before it left
+// (NO_BACKSLASH_ESCAPES decides what a backslash in a literal means, and
+// where a literal ends; ANSI_QUOTES what "..." is), so it cannot be
+// converted and parsed as a whole (runAsRead).
+func (s *Session) switchesSQLMode(text string) bool {
+	if !s.multiStatements || strings.IndexByte(text, ';') < 0 || !containsFold(text, "sql_mode") {
+		return false
+	}
+	first, rest := sqlarg.SplitFirst(text, s.lexMode())
+	next, _ := sqlarg.SplitFirst(rest, s.lexMode())
+	return first != "" && next != ""
+}
+
+// containsFold reports whether s contains the ASCII word sub in any case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// runAsRead runs a multi-statement query that may change sql_mode
+// (switchesSQLMode) as MariaDB reads it: each statement is cut from the
+// client's text, converted (clientSQL) and parsed in the mode the
+// statements before it left, then passes the door on its own, flagged
+// when another follows; the first error stops it.
+func (s *Session) runAsRead(st *statement) error {
+	piece, rest := sqlarg.SplitFirst(st.rest, s.lexMode())
+	for piece != "" {
+		more := moreStatements(rest, s.lexMode())
+		one := statement{sql: s.clientSQL(piece), out: st.out.followedBy(more)}
+		if err := s.runStatement(&one); err != nil {
+			return err
+		}
+		if s.quit || !more {
+			return nil
+		}
+		// The statement may have changed the mode: what follows it is
+		// cut in the new one.
+		piece, rest = sqlarg.SplitFirst(rest, s.lexMode())
+	}
+	return nil
+}
+
+// moreStatements reports whether rest, what follows a statement of a
+// multi-statement query, holds another one: comments alone at the end
+// are not one (MariaDB sends no result for them).
+func moreStatements(rest string, mode sqlarg.Mode) bool {
+	next, after := sqlarg.SplitFirst(rest, mode)
+	if next == "" {
+		return false
+	}
+	if i, stop := sqllex.SkipSpace(next, 0, mode); i == len(next) && stop.Kind == 0 {
+		last, _ := sqlarg.SplitFirst(after, mode)
+		return last != ""
+	}
+	return true
 }

@@ -244,3 +244,142 @@ func TestResetConnectionDropsLocksAndReadOnly(t *testing.T) {
 		t.Errorf("another session's write after the reset: %v", err)
 	}
 }
+
+// TestSQLModeSwitchInMultiStatements: in a multi-statement query, the
+// statements after a SET sql_mode are read in the new mode, as MariaDB
+// reads them: a backslash in a literal after a switch to (or from)
+// NO_BACKSLASH_ESCAPES, and "..." after a switch to ANSI_QUOTES. The rows
+// are the same as on one MariaDB, byte for byte.
+func TestSQLModeSwitchInMultiStatements(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	statusRefDB(t, e, "modeswitch_ref")
+	db, err := sql.Open("mysql", e.backends[0].DSN("modeswitch_ref")+"&multiStatements=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ref, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ref.Close() })
+	proxy := e.conn(t, "multiStatements=true")
+	const rows = "SELECT order_id, user_id, HEX(status) FROM t_order ORDER BY order_id"
+	for _, st := range []string{
+		`SET sql_mode = 'NO_BACKSLASH_ESCAPES'; INSERT INTO t_order (order_id, user_id, status) VALUES (1, 0, 'a\b'), (2, 1, 'c\')`,
+		`SET sql_mode = DEFAULT; INSERT INTO t_order (order_id, user_id, status) VALUES (3, 1, 'd\\e\'f')`,
+		`SET sql_mode = 'NO_BACKSLASH_ESCAPES'; SET @v = 'g\h'; SET sql_mode = DEFAULT; INSERT INTO t_order (order_id, user_id, status) VALUES (4, 0, CONCAT(@v, 'i\\j'))`,
+		// The literal 'k\'; ...' is one literal under the new mode.
+		`SET sql_mode = 'NO_BACKSLASH_ESCAPES'; INSERT INTO t_order (order_id, user_id, status) VALUES (5, 1, 'k\'); SET sql_mode = DEFAULT`,
+		`SET sql_mode = 'ANSI_QUOTES'; INSERT INTO t_order ("order_id", "user_id", "status") VALUES (6, 0, 'm'); SET sql_mode = DEFAULT`,
+		`SET sql_mode = 'ANSI_QUOTES,NO_BACKSLASH_ESCAPES'; UPDATE t_order SET "status" = 'n\o' WHERE "order_id" IN (1, 6); SET sql_mode = DEFAULT; SELECT 1`,
+		`SELECT @@sql_mode; SET sql_mode = 'NO_BACKSLASH_ESCAPES'; -- the end`,
+		`SET sql_mode = DEFAULT`,
+	} {
+		diffStep(t, proxy, ref, st, rows)
+		got, want := queryStrings(t, proxy, "SELECT @@sql_mode"), queryStrings(t, ref, "SELECT @@sql_mode")
+		if !slices.Equal(got, want) {
+			t.Errorf("after %s: sql_mode: proxy %q, MariaDB %q", st, got, want)
+		}
+	}
+	// Several results, each one's count of result sets as on MariaDB.
+	diffResultSets(t, proxy, ref, `SET sql_mode = 'NO_BACKSLASH_ESCAPES'; SELECT 'x\'; SELECT LENGTH('\\'); SET sql_mode = DEFAULT; SELECT 'y\\'`)
+}
+
+// diffResultSets runs a multi-statement query through the proxy and on
+// the reference and compares every result set's rows.
+func diffResultSets(t *testing.T, proxy, ref *sql.Conn, q string) {
+	t.Helper()
+	read := func(c *sql.Conn) []string {
+		rows, err := c.QueryContext(context.Background(), q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer rows.Close()
+		var out []string
+		for {
+			for rows.Next() {
+				var v sql.NullString
+				if err := rows.Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, v.String)
+			}
+			if !rows.NextResultSet() {
+				break
+			}
+			out = append(out, "|")
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return out
+	}
+	if got, want := read(proxy), read(ref); !slices.Equal(got, want) {
+		t.Errorf("%s:\nproxy   %q\nMariaDB %q", q, got, want)
+	}
+}
+
+// TestANSIQuotesWithNoBackslashEscapes: under ANSI_QUOTES "..." is a
+// name, whose backslashes are its own in either mode; with
+// NO_BACKSLASH_ESCAPES too, only the '...' literals change form. Column
+// names and rows as on one MariaDB, in routed statements and in ones the
+// default data source runs as written.
+func TestANSIQuotesWithNoBackslashEscapes(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	statusRefDB(t, e, "ansinbe_ref")
+	proxy, ref := e.conn(t), refConn(t, e, "ansinbe_ref")
+	e.backends[0].Exec(t, "ansinbe_ref", "CREATE TABLE t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))")
+	diffStep(t, proxy, ref, `INSERT INTO t_order (order_id, user_id, status) VALUES (1, 0, 'p\\q'), (2, 1, 'r')`, "")
+	diffStep(t, proxy, ref, `INSERT INTO t_plain (v) VALUES ('p\\q')`, "")
+	for _, mode := range []string{"ANSI_QUOTES,NO_BACKSLASH_ESCAPES", "ANSI_QUOTES"} {
+		diffStep(t, proxy, ref, "SET SESSION sql_mode = '"+mode+"'", "")
+		lit := `'p\q'`
+		if mode == "ANSI_QUOTES" {
+			lit = `'p\\q'`
+		}
+		for _, q := range []string{
+			`SELECT "order_id" AS "o\k", "status" AS "s\" FROM t_order WHERE "status" = ` + lit,
+			`SELECT "t"."order_id" AS "a\b" FROM t_order AS "t" WHERE "t"."order_id" IN (1, 2) ORDER BY 1`,
+			`SELECT 1 AS "x\y", ` + lit + ` AS "z"`,
+			`SELECT "v" AS "n\m", LENGTH("v") FROM t_plain WHERE "v" = ` + lit,
+		} {
+			got, gerr := columnsAndRows(proxy, q)
+			want, werr := columnsAndRows(ref, q)
+			if errCode(gerr) != errCode(werr) || (gerr == nil) != (werr == nil) || !slices.Equal(got, want) {
+				t.Errorf("%s: %s:\nproxy   %q %v\nMariaDB %q %v", mode, q, got, gerr, want, werr)
+			}
+		}
+	}
+}
+
+// columnsAndRows returns q's column names, then its rows.
+func columnsAndRows(c *sql.Conn, q string) ([]string, error) {
+	rows, err := c.QueryContext(context.Background(), q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]sql.NullString, len(out))
+	ptrs := make([]any, len(out))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		var row []string
+		for _, v := range vals {
+			row = append(row, v.String)
+		}
+		out = append(out, strings.Join(row, ","))
+	}
+	return out, rows.Err()
+}

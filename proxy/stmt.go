@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -173,6 +174,9 @@ func (s *Session) stmtExecute(data []byte) error {
 		// As MariaDB answers an execute whose parameters do not parse
 		// (an unknown type, too few or too many values).
 		s.log.Debug("malformed COM_STMT_EXECUTE", "stmt", id, "err", errLine(err))
+		if errors.Is(err, wire.ErrExecuteTypes) {
+			return mysql.NewError(mysql.ER_MALFORMED_PACKET, "Malformed communication packet")
+		}
 		return mysql.NewDefaultError(mysql.ER_WRONG_ARGUMENTS, "mysqld_stmt_execute")
 	}
 	ps.types, ps.args = e.Types, e.Args

@@ -30,7 +30,11 @@ type sessionLimits struct {
 // A statement in a transaction that already ran one is never limited, so
 // a transaction is never cut in half; DDL, which commits the transaction
 // first, is limited. A refused statement sent nothing to any data source.
-// finishAdmit must follow a nil error.
+// Statements the proxy or the session answers (SET, USE, BEGIN, SHOW,
+// admin statements) have no plan and are not limited, on purpose: they
+// reach no data source, and refusing them would break pools and
+// transactions at their start or lock an operator out of DISABLE TRAFFIC
+// RULE. finishAdmit must follow a nil error.
 func (s *Session) admit(ctx context.Context, plan *router.Plan, sql string) error {
 	set := s.srv.traffic
 	if set.Empty() || s.midTransaction(plan) {

@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkAdmitStage is the session's admit stage per statement (what
-// runRouted adds): ten rules for other tenants and none matches, one
+// the door's runPlan adds): ten rules for other tenants and none matches, one
 // token bucket that matches, and no rules at all.
 func BenchmarkAdmitStage(b *testing.B) {
 	var rules []config.TrafficRule

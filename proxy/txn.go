@@ -291,6 +291,7 @@ func (ps poolSource) acquire(ctx context.Context, ds string, n int) ([]*backendC
 		if err := bc.applyPinned(want); err != nil {
 			return nil, err
 		}
+		s.carryMode(bc)
 		return []*backendConn{bc}, nil
 	}
 	p, err := s.srv.pool(ds, s.foundRows)
@@ -309,6 +310,7 @@ func (ps poolSource) acquire(ctx context.Context, ds string, n int) ([]*backendC
 			p.put(bcs...)
 			return nil, err
 		}
+		s.carryMode(bc)
 		if err := s.oneShotReadOnly(bc); err != nil {
 			p.put(bcs...)
 			return nil, err

@@ -264,6 +264,7 @@ func (s *Session) applySet(ctx context.Context, set string, next settings) error
 		return err
 	}
 	bc.applied = next.sql()
+	s.carryMode(bc)
 	src.release(bc)
 	for _, ds := range s.txn.order {
 		pinned := s.txn.conns[ds]
@@ -271,6 +272,7 @@ func (s *Session) applySet(ctx context.Context, set string, next settings) error
 			return err
 		}
 		pinned.applied = next.sql()
+		s.carryMode(pinned)
 	}
 	return nil
 }

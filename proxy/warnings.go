@@ -208,6 +208,13 @@ func (s *Session) showDiagnostics(st *ast.ShowStmt, out output) error {
 			}
 		}
 	}
+	// A backend's message names its database and physical tables: the
+	// client sees the logical ones, as in its errors (clientError).
+	for i, r := range rows {
+		if msg := s.srv.logicalNames(string(r[2])); msg != string(r[2]) {
+			rows[i] = Row{r[0], r[1], []byte(msg)}
+		}
+	}
 	cols := []*mysql.Field{stringColumn("Level"), uintColumn("Code"), stringColumn("Message")}
 	return s.writeRows(newMemStream(cols, rows), out)
 }

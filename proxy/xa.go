@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -75,13 +76,17 @@ const (
 // in flight, the decision tables known to exist and the counters.
 type xaCoordinator struct {
 	srv       *Server
-	owner     string // random per process start: gtrids name it
 	next      atomic.Uint64
 	failpoint string
 
-	mu       sync.Mutex
-	inflight map[string]bool // gtrids this process is committing or running
-	tables   map[string]bool // data sources whose decision table exists
+	mu sync.Mutex
+	// owner names this process in its gtrids (ownerID): the node's
+	// xaNodeLen hex digits, a hash of host and listen address that a
+	// restart on the same address keeps, then incarnation, random per
+	// process start.
+	owner, incarnation string
+	inflight           map[string]bool // gtrids this process is committing or running
+	tables             map[string]bool // data sources whose decision table exists
 
 	rec *xaRecovery
 	// afterDecision, when set, runs once a decision is durable (tests).
@@ -91,13 +96,42 @@ type xaCoordinator struct {
 	failHits                               atomic.Int64
 }
 
+// xaNodeLen is the length of the node part of an owner id.
+const xaNodeLen = 6
+
 func newXACoordinator(srv *Server) *xaCoordinator {
 	b := make([]byte, 6)
 	rand.Read(b)
-	x := &xaCoordinator{srv: srv, owner: hex.EncodeToString(b), failpoint: os.Getenv("SHARDFLAKE_FAILPOINT"),
-		inflight: map[string]bool{}, tables: map[string]bool{}}
+	// Until the server listens, the node part is random too.
+	x := &xaCoordinator{srv: srv, owner: hex.EncodeToString(b), incarnation: hex.EncodeToString(b[3:]),
+		failpoint: os.Getenv("SHARDFLAKE_FAILPOINT"), inflight: map[string]bool{}, tables: map[string]bool{}}
 	x.rec = newXARecovery(x)
 	return x
+}
+
+// setNode names the node by the address the server listens on: a
+// proxy restarted on the same host and address recognises the branches
+// of its previous incarnation as its own, gone with that process.
+func (x *xaCoordinator) setNode(listen string) {
+	host, _ := os.Hostname()
+	sum := sha256.Sum256([]byte(host + "\x00" + listen))
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.owner = hex.EncodeToString(sum[:])[:xaNodeLen] + x.incarnation
+}
+
+// ownerID is the owner part of this process's gtrids.
+func (x *xaCoordinator) ownerID() string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.owner
+}
+
+// previousIncarnation reports whether owner is an earlier process of
+// this node: same host and listen address, another start.
+func (x *xaCoordinator) previousIncarnation(owner string) bool {
+	own := x.ownerID()
+	return len(owner) == len(own) && owner != own && owner[:xaNodeLen] == own[:xaNodeLen]
 }
 
 // fail kills the process at the named step when SHARDFLAKE_FAILPOINT
@@ -120,11 +154,12 @@ func (x *xaCoordinator) fail(step string) {
 // newGtrid returns a gtrid unique across the fleet:
 // sf.<owner>.<counter>.<coordinator data source>.
 func (x *xaCoordinator) newGtrid(coord string) (string, error) {
+	x.mu.Lock()
 	g := "sf." + x.owner + "." + strconv.FormatUint(x.next.Add(1), 36) + "." + coord
 	if len(g) > 64 {
+		x.mu.Unlock()
 		return "", &NotSupportedError{What: "transactionMode xa with data source " + coord + " as coordinator (its name is too long for an XA transaction id: keep data source names under 40 bytes)"}
 	}
-	x.mu.Lock()
 	x.inflight[g] = true
 	x.mu.Unlock()
 	x.rec.used.Store(true)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,8 +44,23 @@ func xaLedgerRules(nds int) string {
 // has both legs or none, and every transfer acknowledged as committed is
 // there. The same run in local mode, killed between its two commits, must
 // break the invariant: the checks can fail.
+//
+// SHARDFLAKE_XA_KILL_TRANSFERS sets the transfers per failpoint (default
+// 40, half through each proxy; the scale is 200).
 func TestXAKill9(t *testing.T) {
 	backends := sharedServers(t)
+	total := 40
+	if v := os.Getenv("SHARDFLAKE_XA_KILL_TRANSFERS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 10 {
+			t.Fatalf("SHARDFLAKE_XA_KILL_TRANSFERS=%q: want a number of transfers, at least 10", v)
+		}
+		total = n
+	}
+	each := total / 2
+	total = 2 * each
+	// The victim dies at its killAt-th pass through the failpoint.
+	killAt := max(4, each/5)
 	if _, err := backends[0].Open(t, "ds_0").Exec("CREATE DATABASE IF NOT EXISTS ds_2"); err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +97,7 @@ func TestXAKill9(t *testing.T) {
 				t.Cleanup(func() { db.Close() })
 				return db
 			}
-			// The victim dies at its 4th pass through the failpoint.
-			victim, addrA := startHelperProxy(t, file, "SHARDFLAKE_FAILPOINT="+tc.failpoint+":4")
+			victim, addrA := startHelperProxy(t, file, "SHARDFLAKE_FAILPOINT="+tc.failpoint+":"+strconv.Itoa(killAt))
 			_, addrB := startHelperProxy(t, file)
 			dbs := []*sql.DB{open(addrA), open(addrB)}
 			accounts := 4 * tc.nds
@@ -139,7 +154,6 @@ func TestXAKill9(t *testing.T) {
 				return nil
 			}
 			// Each proxy gets its own client running transfers at once.
-			const each = 20
 			var (
 				mu        sync.Mutex
 				acked     []int
@@ -172,7 +186,9 @@ func TestXAKill9(t *testing.T) {
 						}
 						killedAt = txn
 						var addr string
-						if victim, addr, err = startHelperProxyErr(t, file); err != nil {
+						// On its address: the restarted proxy recognises its
+						// previous incarnation's branches.
+						if victim, addr, err = startHelperProxyErr(t, file, "SHARDFLAKE_HELPER_LISTEN="+addrA); err != nil {
 							t.Errorf("restarting the proxy: %v", err)
 							return
 						}
@@ -187,7 +203,6 @@ func TestXAKill9(t *testing.T) {
 			if t.Failed() {
 				return
 			}
-			total := 2 * each
 			if killedAt < 0 {
 				t.Fatal("the failpoint never fired")
 			}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,8 +42,9 @@ const xaRecoverEvery = time.Second
 
 // xaOrphanGrace is how long a prepared branch of another process must
 // wait before recovery rolls back its undecided transaction: longer than
-// any owner takes between XA PREPARE and its decision.
-var xaOrphanGrace = 2 * time.Second
+// any owner takes between XA PREPARE and its decision. A branch of this
+// node's previous incarnation does not wait.
+const xaOrphanGrace = 2 * time.Second
 
 // xaInDoubt is one prepared branch found by XA RECOVER.
 type xaInDoubt struct {
@@ -57,6 +59,8 @@ type xaRecovery struct {
 	stop chan struct{}
 	once sync.Once
 	used atomic.Bool // run the periodic scan
+	// grace is xaOrphanGrace (tests lengthen it), in nanoseconds.
+	grace atomic.Int64
 
 	mu        sync.Mutex
 	dbs       map[string]*sql.DB
@@ -74,6 +78,7 @@ type xaRecovery struct {
 func newXARecovery(x *xaCoordinator) *xaRecovery {
 	r := &xaRecovery{x: x, kick: make(chan struct{}, 1), stop: make(chan struct{}),
 		dbs: map[string]*sql.DB{}, firstSeen: map[string]time.Time{}}
+	r.grace.Store(int64(xaOrphanGrace))
 	r.wake = func() {
 		r.used.Store(true)
 		select {
@@ -85,10 +90,11 @@ func newXARecovery(x *xaCoordinator) *xaRecovery {
 }
 
 // start runs the recovery loop until close; the server starts it when it
-// serves. The scan runs when transactionMode is xa or once a session
-// used it.
-func (r *xaRecovery) start() {
+// serves, on listen (which names the node, setNode). The scan runs when
+// transactionMode is xa or once a session used it.
+func (r *xaRecovery) start(listen string) {
 	r.once.Do(func() {
+		r.x.setNode(listen)
 		if r.x.srv.current().rules.Server.TransactionMode == config.TransactionXA {
 			r.used.Store(true)
 		}
@@ -132,7 +138,8 @@ func (r *xaRecovery) loop() {
 	}
 }
 
-// db is a database/sql handle on data source ds, opened on first use.
+// db is a database/sql handle on data source ds, opened on first use
+// with the data source's credentials and TLS settings.
 func (r *xaRecovery) db(ds string) (*sql.DB, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -148,7 +155,13 @@ func (r *xaRecovery) db(ds string) (*sql.DB, error) {
 	if def == nil {
 		return nil, fmt.Errorf("no data source %s in the rules", ds)
 	}
-	db, _, err := keygen.OpenDataSource(*def, 10*time.Second, 2, false)
+	// The pools' TLS settings: a data source that requires TLS refuses
+	// recovery's plain logins, and its branches would stay prepared.
+	tlsConfig, err := backendTLSConfig(*def)
+	if err != nil {
+		return nil, err
+	}
+	db, _, err := keygen.OpenDataSource(*def, keygen.DBOptions{Timeout: 10 * time.Second, Conns: 2, TLS: tlsConfig})
 	if err != nil {
 		return nil, err
 	}
@@ -157,13 +170,14 @@ func (r *xaRecovery) db(ds string) (*sql.DB, error) {
 }
 
 // scan lists shardflake's prepared branches on every data source; ok is
-// false when a data source could not be asked.
+// false when a data source could not be asked. XA RECOVER lists all of a
+// server's branches, whatever the database: a branch seen through
+// several data sources on one server is listed once, on the data source
+// its bqual names when that is one of them.
 func (r *xaRecovery) scan(ctx context.Context) (found []xaInDoubt, ok bool) {
 	ok = true
 	now := time.Now()
-	r.mu.Lock()
-	seen := map[string]bool{}
-	r.mu.Unlock()
+	seen := map[string]int{} // server and xid -> index in found
 	for _, def := range r.x.srv.dataSources() {
 		db, err := r.db(def.Name)
 		if err != nil {
@@ -176,6 +190,7 @@ func (r *xaRecovery) scan(ctx context.Context) (found []xaInDoubt, ok bool) {
 			r.x.srv.log.Debug("XA RECOVER failed", "datasource", def.Name, "err", errLine(err))
 			continue
 		}
+		server := net.JoinHostPort(def.Host, strconv.Itoa(def.Port))
 		for rows.Next() {
 			var format int64
 			var gl, bl int
@@ -188,8 +203,14 @@ func (r *xaRecovery) scan(ctx context.Context) (found []xaInDoubt, ok bool) {
 			if e.owner, e.coord, parsed = parseGtrid(e.gtrid); !parsed {
 				continue
 			}
-			key := e.ds + "\x00" + e.gtrid + "\x00" + e.bqual
-			seen[key] = true
+			key := server + "\x00" + e.gtrid + "\x00" + e.bqual
+			if i, dup := seen[key]; dup {
+				if e.bqual == def.Name || strings.HasPrefix(e.bqual, def.Name+".") {
+					found[i].ds = def.Name
+				}
+				continue
+			}
+			seen[key] = len(found)
 			r.mu.Lock()
 			if r.firstSeen[key].IsZero() {
 				r.firstSeen[key] = now
@@ -206,7 +227,7 @@ func (r *xaRecovery) scan(ctx context.Context) (found []xaInDoubt, ok bool) {
 	if ok {
 		r.mu.Lock()
 		for k := range r.firstSeen {
-			if !seen[k] {
+			if _, still := seen[k]; !still {
 				delete(r.firstSeen, k)
 			}
 		}
@@ -279,12 +300,18 @@ func (r *xaRecovery) pass(ctx context.Context) {
 }
 
 // orphaned reports whether e's owner is gone: this process does not run
-// it, and another process's branch waited out the grace period.
+// it, it is this node's previous incarnation (a restart on the same host
+// and address), or another process's branch waited out the grace period.
+// Misjudging a live owner costs that transaction a rollback, never
+// atomicity: the rollback decision comes first (decideRollback).
 func (r *xaRecovery) orphaned(e xaInDoubt) bool {
-	if e.owner == r.x.owner {
+	if e.owner == r.x.ownerID() {
 		return !r.x.isInflight(e.gtrid)
 	}
-	return time.Since(e.seen) >= xaOrphanGrace
+	if r.x.previousIncarnation(e.owner) {
+		return true
+	}
+	return time.Since(e.seen) >= time.Duration(r.grace.Load())
 }
 
 // resolve commits or rolls back e by its decision; false when it is left
@@ -401,7 +428,7 @@ func (srv sessionServer) xaTransactions(ctx context.Context) ([]*mysql.Field, []
 			d = "unknown: " + errLine(err)
 		}
 		state := "prepared"
-		if e.owner == srv.xa.owner && srv.xa.isInflight(e.gtrid) {
+		if e.owner == srv.xa.ownerID() && srv.xa.isInflight(e.gtrid) {
 			state = "prepared (committing)"
 		}
 		if d == "" {

@@ -120,11 +120,11 @@ func TestXATransactions(t *testing.T) {
 			t.Errorf("balances %v, want 0:90 1:110", bal)
 		}
 		// Recovery deletes the decision in its next pass.
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(15 * time.Second)
 		for n := -1; n != 0; {
-			b0.QueryRow("SELECT COUNT(*) FROM "+xaDecisions+" WHERE gtrid LIKE ?", "sf."+x.owner+".%").Scan(&n)
+			b0.QueryRow("SELECT COUNT(*) FROM "+xaDecisions+" WHERE gtrid LIKE ?", "sf."+x.ownerID()+".%").Scan(&n)
 			if n != 0 && time.Now().After(deadline) {
-				t.Fatalf("%d decisions left 5s after a complete commit", n)
+				t.Fatalf("%d decisions left 15s after a complete commit", n)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -207,7 +207,7 @@ func TestXATransactions(t *testing.T) {
 			t.Errorf("COMMIT's OK has %d warnings, want 1 (a branch pending)", r.Warnings)
 		}
 		want[0], want[1] = want[0]-3, want[1]+3
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(15 * time.Second)
 		for fmt.Sprint(xaBalances(t, b0, b1)) != fmt.Sprint(want) || len(xaRecovered(t, b1)) != 0 {
 			if time.Now().After(deadline) {
 				t.Fatalf("balances %v, want %v; prepared %v", xaBalances(t, b0, b1), want, xaRecovered(t, b1))
@@ -232,7 +232,7 @@ func TestXATransactions(t *testing.T) {
 		run(c, "BEGIN", "UPDATE t_acct SET bal = bal - 7 WHERE id = 2", "UPDATE t_acct SET bal = bal + 7 WHERE id = 3")
 		c.Raw(func(any) error { return driver.ErrBadConn })
 		c.Close()
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(15 * time.Second)
 		for sum() != want || len(xaRecovered(t, b1)) != 0 {
 			if time.Now().After(deadline) {
 				t.Fatalf("sum %d, want %d; prepared %v", sum(), want, xaRecovered(t, b1))
@@ -287,6 +287,9 @@ func TestXATransactions(t *testing.T) {
 			}
 			c.Raw(func(any) error { return driver.ErrBadConn })
 		}
+		// The grace period outlasts the SHOW below, however slow the
+		// machine; then it is the usual one again.
+		x.rec.grace.Store(int64(time.Hour))
 		prepare("sf.0000dead0000.1.ds_0", 1000)
 		if _, err := b0.Exec("INSERT INTO " + xaDecisions + " (gtrid, decision) VALUES ('sf.0000dead0000.1.ds_0', 'commit')"); err != nil {
 			t.Fatal(err)
@@ -297,10 +300,11 @@ func TestXATransactions(t *testing.T) {
 		if rows := strings.Join(queryStrings(t, db, "SHOW XA TRANSACTIONS"), "\n"); !strings.Contains(rows, "sf.0000dead0000.2.ds_0,ds_1,ds_1,ds_0,0000dead0000,prepared,none,") {
 			t.Errorf("SHOW XA TRANSACTIONS:\n%s\nwant the undecided branch", rows)
 		}
-		deadline := time.Now().Add(5 * time.Second)
+		x.rec.grace.Store(int64(xaOrphanGrace))
+		deadline := time.Now().Add(15 * time.Second)
 		for len(xaRecovered(t, b1)) != 0 {
 			if time.Now().After(deadline) {
-				t.Fatalf("still prepared after 5s: %v", xaRecovered(t, b1))
+				t.Fatalf("still prepared after 15s: %v", xaRecovered(t, b1))
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -314,6 +318,58 @@ func TestXATransactions(t *testing.T) {
 		b0.QueryRow("SELECT decision FROM "+xaDecisions+" WHERE gtrid = ?", "sf.0000dead0000.2.ds_0").Scan(&d)
 		if d != "rollback" {
 			t.Errorf("the undecided transaction's decision: %q, want rollback (so its owner can no longer commit it)", d)
+		}
+	})
+	t.Run("a restarted proxy's previous branches are rolled back at once", func(t *testing.T) {
+		// The previous incarnation: this node (host and listen address),
+		// another process start. Another node's branch still waits out
+		// the grace period, made an hour here.
+		x.rec.grace.Store(int64(time.Hour))
+		defer x.rec.grace.Store(int64(xaOrphanGrace))
+		own := x.ownerID()
+		differ := func(c byte) string {
+			if c == '0' {
+				return "1"
+			}
+			return "0"
+		}
+		previous := own[:len(own)-1] + differ(own[len(own)-1])
+		other := differ(own[0]) + own[1:]
+		before := xaBalances(t, b0, b1)
+		mine, theirs := "sf."+previous+".1.ds_0", "sf."+other+".1.ds_0"
+		for _, g := range []string{mine, theirs} {
+			c, err := b1.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := xid(g, "ds_1")
+			for _, q := range []string{"XA START " + id, "UPDATE t_acct SET bal = bal + 100 WHERE id = 3", "XA END " + id, "XA PREPARE " + id} {
+				if _, err := c.ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			c.Raw(func(any) error { return driver.ErrBadConn })
+			c.Close()
+			if g == mine {
+				// Its branch holds account 3's row lock until resolved.
+				deadline := time.Now().Add(10 * time.Second)
+				for strings.Contains(strings.Join(xaRecovered(t, b1), " "), mine) {
+					if time.Now().After(deadline) {
+						t.Fatalf("the previous incarnation's branch still prepared after 10s: %v", xaRecovered(t, b1))
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		}
+		if got := xaRecovered(t, b1); len(got) != 1 || !strings.Contains(got[0], theirs) {
+			t.Errorf("prepared: %v, want only another node's branch (within its grace)", got)
+		}
+		// The other node's branch: roll it back by hand.
+		if _, err := b1.Exec("XA ROLLBACK " + xid(theirs, "ds_1")); err != nil {
+			t.Fatal(err)
+		}
+		if got := xaBalances(t, b0, b1); got[3] != before[3] {
+			t.Errorf("account 3: %d, want %d (both branches rolled back)", got[3], before[3])
 		}
 	})
 	t.Run("metrics", func(t *testing.T) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests start for real: MariaDB servers,
 # mariadb and mysqldump clients, etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
-# mysqlclient (for Debian's /usr/bin/python3). Does nothing when they are all present.
+# mysqlclient and the ORM SQLAlchemy (for Debian's /usr/bin/python3), and Node.js with the Sequelize
+# application's npm packages (proxy/testdata/sequelize). Does nothing when they are all present.
 set -euo pipefail
 
 need=()
@@ -16,8 +17,23 @@ command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 /usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || need+=(python3-pymysql)
 /usr/bin/python3 -c 'import MySQLdb' >/dev/null 2>&1 || need+=(python3-mysqldb)
+/usr/bin/python3 -c 'import sqlalchemy' >/dev/null 2>&1 || need+=(python3-sqlalchemy) # TestSQLAlchemyApplication
+command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication
+command -v npm >/dev/null 2>&1 || need+=(npm)
+
+# npm_packages installs the Sequelize application's packages, pinned by its
+# package-lock.json, once.
+npm_packages() {
+	local app
+	app="$(cd "$(dirname "$0")/.." && pwd)/proxy/testdata/sequelize"
+	if [ ! -d "$app/node_modules/sequelize" ]; then
+		echo "install-deps: npm ci in $app" >&2
+		npm ci --prefix "$app" --no-audit --no-fund --loglevel=error
+	fi
+}
 
 if [ ${#need[@]} -eq 0 ]; then
+	npm_packages
 	exit 0
 fi
 
@@ -29,3 +45,4 @@ echo "install-deps: installing ${need[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q
 $sudo apt-get install -y -q --no-install-recommends "${need[@]}"
+npm_packages

@@ -2,6 +2,7 @@ package keygen
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -112,25 +113,40 @@ func openStore(raw string, st idgen.StoreConfig, conns int, multi bool) (*sql.DB
 	if st.Password != "" {
 		ds.Password = st.Password
 	}
-	return OpenDataSource(ds, st.FetchTimeout, conns, multi)
+	return OpenDataSource(ds, DBOptions{Timeout: st.FetchTimeout, Conns: conns, MultiStatements: multi})
+}
+
+// DBOptions are the settings of OpenDataSource's handle.
+type DBOptions struct {
+	Timeout         time.Duration // dial, read and write
+	Conns           int           // connections open (and idle) at most
+	MultiStatements bool
+	// TLS secures the connections, nil for plain text; under the data
+	// source's sslMode PREFERRED a server without TLS is reached in
+	// plain text.
+	TLS *tls.Config
 }
 
 // OpenDataSource opens a database/sql handle on one data source (the XA
-// recovery uses it too).
-func OpenDataSource(ds config.DataSource, timeout time.Duration, conns int, multi bool) (*sql.DB, string, error) {
+// recovery uses it too, with the data source's TLS settings).
+func OpenDataSource(ds config.DataSource, o DBOptions) (*sql.DB, string, error) {
 	c := mysql.NewConfig()
 	c.User, c.Passwd = ds.User, ds.Password
 	c.Net, c.Addr = "tcp", net.JoinHostPort(ds.Host, strconv.Itoa(ds.Port))
 	c.DBName = ds.Database
-	c.Timeout, c.ReadTimeout, c.WriteTimeout = timeout, timeout, timeout
-	c.MultiStatements = multi
+	c.Timeout, c.ReadTimeout, c.WriteTimeout = o.Timeout, o.Timeout, o.Timeout
+	c.MultiStatements = o.MultiStatements
+	if o.TLS != nil {
+		c.TLS = o.TLS.Clone()
+		c.AllowFallbackToPlaintext = ds.TLS.Mode == config.TLSPreferred
+	}
 	connector, err := mysql.NewConnector(c)
 	if err != nil {
 		return nil, "", err
 	}
 	db := sql.OpenDB(connector)
-	db.SetMaxOpenConns(conns)
-	db.SetMaxIdleConns(conns)
+	db.SetMaxOpenConns(o.Conns)
+	db.SetMaxIdleConns(o.Conns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	return db, c.Addr + "/" + ds.Database, nil
 }
@@ -166,7 +182,7 @@ func TableMax(ctx context.Context, rules *config.Rules, tables []*config.TableRu
 					return 0, fmt.Errorf("data source %s of %s is not in dataSources", dn.DataSource, t.Name)
 				}
 				var err error
-				if db, _, err = OpenDataSource(*ds, 5*time.Second, 2, false); err != nil {
+				if db, _, err = OpenDataSource(*ds, DBOptions{Timeout: 5 * time.Second, Conns: 2}); err != nil {
 					return 0, err
 				}
 				dbs[dn.DataSource] = db

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +40,9 @@ type ClusterConfig struct {
 // member gets what it asks up to an equal split, what is left goes to the
 // ones that want more, and what nobody wants is split evenly. Each member
 // computes the same split from the same demands, so the shares add up to
-// the budget. A member that dies keeps its share until its lease ends.
+// the budget. A member that dies keeps its share until its lease ends;
+// etcd then deletes its demand, and the others, who watch for deletions,
+// rebalance at once instead of at their next round.
 type Cluster struct {
 	set   *Set
 	cfg   ClusterConfig
@@ -55,6 +58,9 @@ type Cluster struct {
 type clusterRule struct {
 	rule      *Rule
 	requested uint64 // rule.requested at the last round
+	// demands are the members' demands the last round read; only the
+	// loop's goroutine uses them.
+	demands map[string]float64
 }
 
 // HasCluster reports whether the set has cluster rules.
@@ -118,7 +124,23 @@ func (c *Cluster) loop(keep <-chan *clientv3.LeaseKeepAliveResponse) {
 	defer close(c.done)
 	t := time.NewTicker(c.cfg.Interval)
 	defer t.Stop()
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
+	defer cancel()
+	gone := c.watchGone(wctx)
 	last := time.Now()
+	rebalance := func(now time.Time) {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Interval)
+		defer cancel()
+		if keep == nil {
+			// The others took this proxy's share back: join again.
+			keep, _ = c.grant(ctx)
+		}
+		// An etcd that does not answer leaves the shares as they are.
+		if keep != nil {
+			c.round(ctx, now.Sub(last))
+		}
+		last = now
+	}
 	for {
 		select {
 		case <-c.stop:
@@ -129,20 +151,35 @@ func (c *Cluster) loop(keep <-chan *clientv3.LeaseKeepAliveResponse) {
 			if !ok {
 				keep = nil
 			}
+		case resp, ok := <-gone:
+			if !ok {
+				// The watch ended (etcd lost its leader or went away);
+				// the ticker's rounds go on and open a new one.
+				gone = nil
+				continue
+			}
+			// A member left (its lease ended or it closed): its share
+			// is taken at once from the demands known, without waiting
+			// for etcd again; the next tick's round checks it.
+			for _, ev := range resp.Events {
+				c.memberGone(string(ev.Kv.Key))
+			}
 		case now := <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Interval)
-			if keep == nil {
-				// The others took this proxy's share back: join again.
-				keep, _ = c.grant(ctx)
+			if gone == nil {
+				gone = c.watchGone(wctx)
 			}
-			// An etcd that does not answer leaves the shares as they are.
-			if keep != nil {
-				c.round(ctx, now.Sub(last))
-			}
-			cancel()
-			last = now
+			rebalance(now)
 		}
 	}
+}
+
+// watchGone watches the cluster rules' members for deletions: a lease
+// that ended, or a member that closed.
+func (c *Cluster) watchGone(ctx context.Context) clientv3.WatchChan {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return c.cli.Watch(ctx, c.cfg.Prefix+"/", clientv3.WithPrefix(), clientv3.WithFilterPut())
 }
 
 // round publishes this member's demand per cluster rule and takes the
@@ -167,16 +204,38 @@ func (c *Cluster) round(ctx context.Context, elapsed time.Duration) error {
 				demands[string(kv.Key[len(dir):])] = d
 			}
 		}
-		set := cr.rule.set.Load()
-		budget := set.rule.Limit.Rate
-		share := Shares(budget, demands)[c.cfg.Member]
-		if tb, ok := set.limiter.(*tokenBucket); ok {
-			tb.setShare(share, max(1, int(math.Round(float64(set.rule.Limit.Burst)*share/budget))))
-		}
-		cr.rule.share.Store(math.Float64bits(share))
-		cr.rule.members.Store(int64(len(demands)))
+		cr.demands = demands
+		c.apply(cr)
 	}
 	return nil
+}
+
+// apply gives the rule's bucket this member's share of cr.demands.
+func (c *Cluster) apply(cr *clusterRule) {
+	set := cr.rule.set.Load()
+	budget := set.rule.Limit.Rate
+	share := Shares(budget, cr.demands)[c.cfg.Member]
+	if tb, ok := set.limiter.(*tokenBucket); ok {
+		tb.setShare(share, max(1, int(math.Round(float64(set.rule.Limit.Burst)*share/budget))))
+	}
+	cr.rule.share.Store(math.Float64bits(share))
+	cr.rule.members.Store(int64(len(cr.demands)))
+}
+
+// memberGone drops the member whose demand key etcd deleted and applies
+// the shares of those left.
+func (c *Cluster) memberGone(key string) {
+	for _, cr := range c.rules {
+		dir := c.cfg.Prefix + "/" + cr.rule.name + "/"
+		member, ok := strings.CutPrefix(key, dir)
+		if !ok || member == c.cfg.Member {
+			continue
+		}
+		if _, known := cr.demands[member]; known {
+			delete(cr.demands, member)
+			c.apply(cr)
+		}
+	}
 }
 
 // Shares splits budget among members by max-min fairness over their

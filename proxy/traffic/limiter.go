@@ -45,6 +45,11 @@ type State struct {
 	Available float64
 	// InFlight and Queued are a concurrency limit's statements.
 	InFlight, Queued int
+	// Unused is how many permits a token bucket's rate made while the
+	// bucket was full, so that no statement took them: the demand was
+	// below the rate for that long. It only grows; 0 for the other
+	// algorithms.
+	Unused float64
 }
 
 // Reasons a limiter refuses.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -91,6 +92,46 @@ func TestTokenBucketBurstThenRate(t *testing.T) {
 	}
 }
 
+// TestTokenBucketCountsUnusedPermits: the tokens the rate makes while the
+// bucket is full are counted as unused, and only those; a rate test
+// reads them to know whether its offered load kept up with the limit.
+func TestTokenBucketCountsUnusedPermits(t *testing.T) {
+	c := newFakeClock()
+	l := mustLimiter(t, config.TrafficLimit{Type: "TOKEN_BUCKET", Rate: 100, Burst: 10}, c)
+	unused := func(want float64, when string) {
+		t.Helper()
+		if got := l.State().Unused; math.Abs(got-want) > 1e-6 {
+			t.Errorf("%s: %.3f unused, want %.3f", when, got, want)
+		}
+	}
+	unused(0, "at the start")
+	// Full from the start: 100ms of rate (10 tokens) has no room.
+	c.Advance(100 * time.Millisecond)
+	unused(10, "after 100ms full")
+	// Offered faster than the rate for 1s: every token is taken.
+	offer(t, c, l, time.Millisecond, time.Second)
+	unused(10, "under a load above the rate")
+	// Less than a token is left. 50ms quiet add 5; the next 100ms fill
+	// the bucket and waste the rest.
+	left := l.State().Available
+	if left >= 1 {
+		t.Fatalf("%.2f tokens left after a load above the rate", left)
+	}
+	c.Advance(50 * time.Millisecond)
+	unused(10, "while the bucket refills")
+	c.Advance(100 * time.Millisecond)
+	unused(15+left, "once it is full again")
+	// A statement that did not run gives its tokens back; what does not
+	// fit is unused too.
+	p, err := l.Acquire(context.Background(), 4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(20 * time.Millisecond)
+	l.Release(p, false)
+	unused(17+left, "after 4 tokens came back into 2 free places")
+}
+
 func TestLeakyBucketSpacesStatements(t *testing.T) {
 	c := newFakeClock()
 	l := mustLimiter(t, config.TrafficLimit{Type: "LEAKY_BUCKET", Rate: 50}, c)
@@ -135,6 +176,63 @@ func TestLeakyBucketWaitersGetTheirSlots(t *testing.T) {
 		if want := time.Duration(i+1) * 100 * time.Millisecond; r.p.Waited != want {
 			t.Errorf("waiter %d waited %v, want %v", i, r.p.Waited, want)
 		}
+	}
+}
+
+// TestLeakyBucketReusesAGivenUpSlot: a waiter that gives up before its
+// turn, behind other waiters, leaves its slot to the next statement that
+// can wait for it, and the statements stay spaced by the interval.
+func TestLeakyBucketReusesAGivenUpSlot(t *testing.T) {
+	c := newFakeClock()
+	l := mustLimiter(t, config.TrafficLimit{Type: "LEAKY_BUCKET", Rate: 10}, c)
+	start := c.Now()
+	if _, err := l.Acquire(context.Background(), 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	// Waiters for the slots at 100, 200 (it will give up) and 300ms.
+	a := acquireAsync(context.Background(), l, 1, time.Second)
+	c.waitFor(t, 1)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	b := acquireAsync(ctx, l, 1, time.Second)
+	c.waitFor(t, 2)
+	cc := acquireAsync(context.Background(), l, 1, time.Second)
+	c.waitFor(t, 3)
+	gaveUp := errors.New("killed")
+	cancel(gaveUp)
+	if r := <-b; !errors.Is(r.err, gaveUp) {
+		t.Fatalf("the waiter that gave up: %+v", r)
+	}
+	c.Advance(50 * time.Millisecond)
+	// The hole at 200ms is 150ms away: not for a statement that cannot
+	// wait, but for one that waits 160ms.
+	if _, err := l.Acquire(context.Background(), 1, 0); !errors.Is(err, ErrLimited) {
+		t.Fatalf("no wait at 50ms: %v, want ErrLimited", err)
+	}
+	d := acquireAsync(context.Background(), l, 1, 160*time.Millisecond)
+	c.waitFor(t, 3)
+	// The end of the line is still 400ms; a last waiter that gives up
+	// gives it back.
+	ctx, cancel = context.WithCancelCause(context.Background())
+	e := acquireAsync(ctx, l, 1, time.Second)
+	c.waitFor(t, 4)
+	cancel(gaveUp)
+	if r := <-e; !errors.Is(r.err, gaveUp) {
+		t.Fatalf("the last waiter that gave up: %+v", r)
+	}
+	f := acquireAsync(context.Background(), l, 1, time.Second)
+	c.waitFor(t, 4)
+	c.Advance(350 * time.Millisecond)
+	var at []time.Duration
+	for i, ch := range []<-chan acquired{a, d, cc, f} {
+		r := <-ch
+		if r.err != nil {
+			t.Fatalf("waiter %d: %v", i, r.err)
+		}
+		at = append(at, r.p.at.Sub(start))
+	}
+	want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond, 400 * time.Millisecond}
+	if !slices.Equal(at, want) {
+		t.Errorf("admitted at %v, want %v (every slot used, 100ms apart)", at, want)
 	}
 }
 

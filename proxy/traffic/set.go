@@ -148,7 +148,12 @@ func (s *Set) Matching(st *Statement) []string {
 	for _, r := range s.rules {
 		set := r.set.Load()
 		if n := r.match.cost(st); n > 0 && !set.rule.Disabled {
-			names = append(names, fmt.Sprintf("%s (%d permits)", r.name, min(n, set.limiter.Capacity())))
+			n = min(n, set.limiter.Capacity())
+			unit := "permits"
+			if n == 1 {
+				unit = "permit"
+			}
+			names = append(names, fmt.Sprintf("%s (%d %s)", r.name, n, unit))
 		}
 	}
 	return names

@@ -77,8 +77,17 @@ func TestSetMatchesAndCosts(t *testing.T) {
 			if tt.want > 0 != (len(held) == 1) {
 				t.Errorf("held %d grants", len(held))
 			}
-			if names := s.Matching(&st); (len(names) > 0) != (tt.want > 0) {
+			names := s.Matching(&st)
+			if (len(names) > 0) != (tt.want > 0) {
 				t.Errorf("Matching = %v", names)
+			}
+			// PREVIEW's wording: "r (1 permit)", "r (2 permits)".
+			want := fmt.Sprintf("r (%d permits)", tt.want)
+			if tt.want == 1 {
+				want = "r (1 permit)"
+			}
+			if tt.want > 0 && len(names) > 0 && names[0] != want {
+				t.Errorf("Matching = %v, want %q", names, want)
 			}
 		})
 	}

@@ -29,6 +29,9 @@ type tokenBucket struct {
 	burst  int
 	tokens float64 // negative: owed to waiting statements
 	last   time.Time
+	// unused counts the tokens the rate made while the bucket was full,
+	// which no statement took: the demand was below the rate then.
+	unused float64
 }
 
 func newTokenBucket(l config.TrafficLimit, c Clock) Limiter {
@@ -38,7 +41,7 @@ func newTokenBucket(l config.TrafficLimit, c Clock) Limiter {
 // advance adds the tokens earned since last; b.mu is held.
 func (b *tokenBucket) advance(now time.Time) {
 	if !b.last.IsZero() && now.After(b.last) {
-		b.tokens = min(float64(b.burst), b.tokens+now.Sub(b.last).Seconds()*b.rate)
+		b.fill(now.Sub(b.last).Seconds() * b.rate)
 	}
 	if now.After(b.last) {
 		b.last = now
@@ -71,6 +74,17 @@ func (b *tokenBucket) Acquire(ctx context.Context, n int, wait time.Duration) (P
 	return p, nil
 }
 
+// fill adds n tokens up to the burst; what does not fit is unused.
+// b.mu is held.
+func (b *tokenBucket) fill(n float64) {
+	room := max(0, float64(b.burst)-b.tokens)
+	if n > room {
+		b.unused += n - room
+		n = room
+	}
+	b.tokens += n
+}
+
 // Release puts the tokens of a statement that did not run back.
 func (b *tokenBucket) Release(p Permit, ran bool) {
 	if ran {
@@ -78,7 +92,7 @@ func (b *tokenBucket) Release(p Permit, ran bool) {
 	}
 	b.mu.Lock()
 	b.advance(b.clock.Now())
-	b.tokens = min(float64(b.burst), b.tokens+float64(p.N))
+	b.fill(float64(p.N))
 	b.mu.Unlock()
 }
 
@@ -101,5 +115,5 @@ func (b *tokenBucket) State() State {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.advance(b.clock.Now())
-	return State{Available: max(0, b.tokens)}
+	return State{Available: max(0, b.tokens), Unused: b.unused}
 }

@@ -97,3 +97,73 @@ func eachLiteral(sql string, mode Mode, b *strings.Builder, literal func(body st
 	}
 	b.WriteString(sql[last:])
 }
+
+// Under sql_mode ANSI_QUOTES a "..." is a quoted name, in which a
+// backslash is an ordinary character, while the TiDB parser reads a
+// "..." name with backslash escapes, as it reads a literal. The proxy's
+// form of such a name therefore has its backslashes doubled:
+// QuotedNamesToBackslashEscapes turns the client's ANSI_QUOTES text (with
+// backslash escapes in '...') into that form, QuotedNamesFromBackslashEscapes
+// turns it back for a backend session running with ANSI_QUOTES (and
+// without NO_BACKSLASH_ESCAPES, whose conversion already covers names).
+
+// QuotedNamesToBackslashEscapes doubles every backslash inside the "..."
+// names of sql, written under ANSI_QUOTES with backslash escapes.
+func QuotedNamesToBackslashEscapes(sql string) string {
+	if strings.IndexByte(sql, '\\') < 0 || strings.IndexByte(sql, '"') < 0 {
+		return sql
+	}
+	var b strings.Builder
+	b.Grow(len(sql) + 8)
+	eachQuotedName(sql, &b, func(body string) {
+		b.WriteString(strings.ReplaceAll(body, `\`, `\\`))
+	})
+	return b.String()
+}
+
+// QuotedNamesFromBackslashEscapes turns the escape sequences inside the
+// "..." names of sql, in the proxy's form, into the bytes they stand for.
+func QuotedNamesFromBackslashEscapes(sql string) string {
+	if strings.IndexByte(sql, '\\') < 0 || strings.IndexByte(sql, '"') < 0 {
+		return sql
+	}
+	var b strings.Builder
+	b.Grow(len(sql))
+	eachQuotedName(sql, &b, func(body string) {
+		for i := 0; i < len(body); i++ {
+			if c := body[i]; c == '\\' && i+1 < len(body) {
+				i++
+				b.WriteByte(sqllex.Unescape(body[i]))
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	})
+	return b.String()
+}
+
+// eachQuotedName copies sql to b, calling name with the body of each
+// "..." name (between the quotes, which it writes itself) instead of
+// copying it. '...' literals are read with backslash escapes, a "..."
+// name without: its end is the first quote not doubled.
+func eachQuotedName(sql string, b *strings.Builder, name func(body string)) {
+	last := 0
+	for i := 0; i < len(sql); i++ {
+		if sql[i] == '"' {
+			t := sqllex.At(sql, i, NoBackslashEscapes)
+			if !t.Unterminated {
+				b.WriteString(sql[last:i])
+				b.WriteByte('"')
+				name(sql[i+1 : t.End-1])
+				b.WriteByte('"')
+				last = t.End
+			}
+			i = t.End - 1
+			continue
+		}
+		if j := sqllex.Skip(sql, i, Backslash); j > i {
+			i = j - 1
+		}
+	}
+	b.WriteString(sql[last:])
+}

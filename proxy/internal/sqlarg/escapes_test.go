@@ -34,3 +34,23 @@ func TestEscapeModes(t *testing.T) {
 		}
 	}
 }
+
+func TestQuotedNames(t *testing.T) {
+	tests := []struct {
+		ansi, proxy string // under ANSI_QUOTES, and in the proxy's form
+	}{
+		{`SELECT "a" FROM t`, `SELECT "a" FROM t`},
+		{`SELECT "a\b" AS "c\" FROM t WHERE x = 'p\\q'`, `SELECT "a\\b" AS "c\\" FROM t WHERE x = 'p\\q'`},
+		{`SELECT 'it\'s "x\y"', "n""\m"`, `SELECT 'it\'s "x\y"', "n""\\m"`},
+		{"SELECT `a\\b`, \"c\" -- \"d\\e\"\n", "SELECT `a\\b`, \"c\" -- \"d\\e\"\n"},
+		{`SELECT "unterminated\`, `SELECT "unterminated\`},
+	}
+	for _, tt := range tests {
+		if got := QuotedNamesToBackslashEscapes(tt.ansi); got != tt.proxy {
+			t.Errorf("QuotedNamesToBackslashEscapes(%q) = %q, want %q", tt.ansi, got, tt.proxy)
+		}
+		if got := QuotedNamesFromBackslashEscapes(tt.proxy); got != tt.ansi {
+			t.Errorf("QuotedNamesFromBackslashEscapes(%q) = %q, want %q", tt.proxy, got, tt.ansi)
+		}
+	}
+}

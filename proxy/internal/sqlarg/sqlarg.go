@@ -208,6 +208,38 @@ func Split(sql string) []string {
 	return out
 }
 
+// SplitFirst returns the first statement of a multi-statement query, cut
+// as Split cuts it but with literals read as mode says, and the text after
+// the semicolon that ends it (empty statements are skipped; first is ""
+// when none is left). A query that changes sql_mode half way is cut one
+// statement at a time, each in the mode the statements before it left.
+func SplitFirst(sql string, mode Mode) (first, rest string) {
+	for sql != "" {
+		end := len(sql)
+		var st compoundState
+		scanWords(sql, mode, func(i int, word string) bool {
+			if word != "" {
+				st.word(word)
+				return true
+			}
+			if st.ends() {
+				end = i
+				return false
+			}
+			return true
+		})
+		first, rest = strings.TrimSpace(sql[:end]), ""
+		if end < len(sql) {
+			rest = sql[end+1:]
+		}
+		if first != "" {
+			return first, rest
+		}
+		sql = rest
+	}
+	return "", ""
+}
+
 // scan calls found with the index of each placeholder until it returns
 // false.
 func scan(sql string, mode Mode, found func(i int) bool) {

@@ -135,3 +135,25 @@ func TestLoadIgnoreRows(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitFirst(t *testing.T) {
+	tests := []struct {
+		give        string
+		mode        Mode
+		first, rest string
+	}{
+		{"SELECT 1; SELECT 2;", Backslash, "SELECT 1", " SELECT 2;"},
+		{" ; ;SELECT 1", Backslash, "SELECT 1", ""},
+		{" ; ; ", Backslash, "", ""},
+		{`SELECT 'a\'; b'; SELECT 2`, Backslash, `SELECT 'a\'; b'`, " SELECT 2"},
+		{`SELECT 'a\'; SELECT 2`, NoBackslashEscapes, `SELECT 'a\'`, " SELECT 2"},
+		{"CREATE PROCEDURE p() BEGIN SELECT 1; END; CALL p()", Backslash, "CREATE PROCEDURE p() BEGIN SELECT 1; END", " CALL p()"},
+		{"SELECT 1 -- ;\n", Backslash, "SELECT 1 -- ;", ""},
+	}
+	for _, tt := range tests {
+		first, rest := SplitFirst(tt.give, tt.mode)
+		if first != tt.first || rest != tt.rest {
+			t.Errorf("SplitFirst(%q, %v) = %q, %q; want %q, %q", tt.give, tt.mode, first, rest, tt.first, tt.rest)
+		}
+	}
+}

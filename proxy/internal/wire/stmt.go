@@ -64,6 +64,11 @@ func ParseSetOption(p []byte) (uint16, error) {
 	return binary.LittleEndian.Uint16(p), nil
 }
 
+// ErrExecuteTypes means a COM_STMT_EXECUTE that binds parameter types
+// ends before all of them: MariaDB answers it as a malformed packet, not
+// as wrong arguments.
+var ErrExecuteTypes = fmt.Errorf("%w: parameter types cut short", ErrMalformed)
+
 // Execute is a decoded COM_STMT_EXECUTE.
 type Execute struct {
 	StmtID uint32
@@ -108,7 +113,7 @@ func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte, ar
 	pos++
 	if bound == 1 {
 		if len(p) < pos+2*nParams {
-			return e, ErrMalformed
+			return e, ErrExecuteTypes
 		}
 		e.Types = append(prevTypes[:0], p[pos:pos+2*nParams]...)
 		pos += 2 * nParams
