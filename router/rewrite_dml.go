@@ -145,20 +145,30 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	return nil
 }
 
+// walkDMLTables walks an UPDATE's or DELETE's WITH and tables into a new
+// top scope, whose conditions are where.
+func (a *analysis) walkDMLTables(with *ast.WithClause, refs *ast.Join, where ast.ExprNode) (*scope, error) {
+	if err := a.walkWith(with, nil); err != nil {
+		return nil, err
+	}
+	top := a.newScope(nil, false)
+	if err := a.walkFrom(refs, top, false, true); err != nil {
+		return nil, err
+	}
+	if where != nil {
+		top.conds = append(top.conds, where)
+	}
+	return top, nil
+}
+
 // walkUpdate analyzes an UPDATE: its WITH, its tables (the top scope it
 // returns), its WHERE, assignments, ORDER BY and LIMIT, and marks the
 // tables it changes.
 func (d *dmlBinder) walkUpdate(s *ast.UpdateStmt) (*scope, error) {
 	a := d.a
-	if err := a.walkWith(s.With, nil); err != nil {
+	top, err := a.walkDMLTables(s.With, s.TableRefs.TableRefs, s.Where)
+	if err != nil {
 		return nil, err
-	}
-	top := a.newScope(nil, false)
-	if err := a.walkFrom(s.TableRefs.TableRefs, top, false, true); err != nil {
-		return nil, err
-	}
-	if s.Where != nil {
-		top.conds = append(top.conds, s.Where)
 	}
 	exprs := []ast.ExprNode{s.Where}
 	for _, as := range s.List {
@@ -179,15 +189,9 @@ func (d *dmlBinder) walkUpdate(s *ast.UpdateStmt) (*scope, error) {
 // deletes from.
 func (d *dmlBinder) walkDelete(s *ast.DeleteStmt) (*scope, error) {
 	a := d.a
-	if err := a.walkWith(s.With, nil); err != nil {
+	top, err := a.walkDMLTables(s.With, s.TableRefs.TableRefs, s.Where)
+	if err != nil {
 		return nil, err
-	}
-	top := a.newScope(nil, false)
-	if err := a.walkFrom(s.TableRefs.TableRefs, top, false, true); err != nil {
-		return nil, err
-	}
-	if s.Where != nil {
-		top.conds = append(top.conds, s.Where)
 	}
 	if err := a.walkExprs(top, []ast.ExprNode{s.Where}, orderExprs(s.Order), limitExprs(s.Limit)); err != nil {
 		return nil, err
