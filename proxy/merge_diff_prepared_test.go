@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"errors"
-	"slices"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -44,14 +43,7 @@ func (e *diffEnv) runPrepared(c *client.Conn, q string) diffResult {
 	if res.Resultset == nil {
 		return r
 	}
-	for _, f := range res.Fields {
-		c := *f
-		c.Data = nil
-		c.Schema, c.Table, c.OrgTable = slices.Clone(f.Schema), slices.Clone(f.Table), slices.Clone(f.OrgTable)
-		c.Name, c.OrgName = slices.Clone(f.Name), slices.Clone(f.OrgName)
-		r.fields = append(r.fields, &c)
-		r.types = append(r.types, f.Type)
-	}
+	r.keepFields(res.Fields)
 	for _, vals := range res.Values {
 		row := make([]*string, 0, len(vals))
 		for i := range vals {

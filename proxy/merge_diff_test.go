@@ -381,6 +381,19 @@ type diffResult struct {
 	types    []uint8
 }
 
+// keepFields copies the column definitions and their types into r: the
+// result's buffers are reused once it is released.
+func (r *diffResult) keepFields(fields []*mysql.Field) {
+	for _, f := range fields {
+		c := *f
+		c.Data = nil
+		c.Schema, c.Table, c.OrgTable = slices.Clone(f.Schema), slices.Clone(f.Table), slices.Clone(f.OrgTable)
+		c.Name, c.OrgName = slices.Clone(f.Name), slices.Clone(f.OrgName)
+		r.fields = append(r.fields, &c)
+		r.types = append(r.types, f.Type)
+	}
+}
+
 // run runs q on the raw connection c (exact text and column definitions)
 // and on db (go-sql-driver's ColumnTypes).
 func (e *diffEnv) run(ctx context.Context, c *client.Conn, db *sql.DB, q string) diffResult {
@@ -397,14 +410,7 @@ func (e *diffEnv) run(ctx context.Context, c *client.Conn, db *sql.DB, q string)
 		return r
 	}
 	// Copies: the result's buffers are reused once it is released.
-	for _, f := range res.Fields {
-		c := *f
-		c.Data = nil
-		c.Schema, c.Table, c.OrgTable = slices.Clone(f.Schema), slices.Clone(f.Table), slices.Clone(f.OrgTable)
-		c.Name, c.OrgName = slices.Clone(f.Name), slices.Clone(f.OrgName)
-		r.fields = append(r.fields, &c)
-		r.types = append(r.types, f.Type)
-	}
+	r.keepFields(res.Fields)
 	for _, data := range res.RowDatas {
 		row := make([]*string, 0, len(res.Fields))
 		for range res.Fields {
