@@ -47,10 +47,6 @@ import (
 // whose client gives up (KILL QUERY, timeout) is answered at once, its
 // backend statement runs to its end on the shared connection.
 
-// muxMaxCommand is the largest command a shared connection takes: one
-// packet (larger ones run on a pooled connection).
-const muxMaxCommand = wire.MaxPayload - 1
-
 // errMuxFallback says a statement did not run multiplexed and is to run
 // the normal way; nothing of it reached the client.
 var errMuxFallback = errors.New("multiplex: run on a pooled connection")
@@ -234,19 +230,15 @@ func (c *muxConn) submit(cmd muxCommand, build func([]byte) ([]byte, error)) (*m
 		c.mu.Unlock()
 		return nil, errMuxFallback
 	}
-	start := len(c.pending)
-	buf, err := build(append(c.pending, 0, 0, 0, 0))
-	if err != nil || len(buf)-start-4 > muxMaxCommand {
-		c.pending = c.pending[:start]
-		c.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		return nil, errMuxFallback
-	}
-	n := len(buf) - start - 4
-	buf[start], buf[start+1], buf[start+2], buf[start+3] = byte(n), byte(n>>8), byte(n>>16), 0
+	buf, err := wire.AppendPacket(c.pending, 0, build)
 	c.pending = buf
+	if err != nil {
+		c.mu.Unlock()
+		if errors.Is(err, wire.ErrOverOnePacket) {
+			return nil, errMuxFallback
+		}
+		return nil, err
+	}
 	c.queue = append(c.queue, req)
 	if len(c.queue) == 1 {
 		select {
@@ -449,11 +441,7 @@ func (c *muxConn) readPrepare() (muxResponse, error) {
 // appendClose queues COM_STMT_CLOSE of statement id; it goes out with
 // the next write (the server does not answer it). c.mu must be held.
 func (c *muxConn) appendClose(id uint32) {
-	start := len(c.pending)
-	buf := wire.AppendStmtClose(append(c.pending, 0, 0, 0, 0), id)
-	n := len(buf) - start - 4
-	buf[start], buf[start+1], buf[start+2], buf[start+3] = byte(n), byte(n>>8), byte(n>>16), 0
-	c.pending = buf
+	c.pending, _ = wire.AppendPacket(c.pending, 0, func(b []byte) ([]byte, error) { return wire.AppendStmtClose(b, id), nil })
 }
 
 // stmt returns the statement prepared on c for sql, preparing it on

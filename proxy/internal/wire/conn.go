@@ -288,3 +288,25 @@ func (p *pushback) Read(b []byte) (int, error) {
 	}
 	return p.nc.Read(b)
 }
+
+// ErrOverOnePacket is a payload AppendPacket cannot frame as one packet.
+var ErrOverOnePacket = errors.New("wire: payload does not fit one packet")
+
+// AppendPacket appends to dst one packet of sequence id seq whose payload
+// build appends (to the slice it is given, returning it): the header goes
+// in front once the length is known, so commands of several clients can
+// be queued in one buffer and written at once. A payload of MaxPayload
+// bytes or more is ErrOverOnePacket, and dst is given back unchanged.
+func AppendPacket(dst []byte, seq byte, build func([]byte) ([]byte, error)) ([]byte, error) {
+	start := len(dst)
+	buf, err := build(append(dst, 0, 0, 0, 0))
+	if err != nil {
+		return dst[:start], err
+	}
+	n := len(buf) - start - 4
+	if n >= MaxPayload {
+		return dst[:start], ErrOverOnePacket
+	}
+	buf[start], buf[start+1], buf[start+2], buf[start+3] = byte(n), byte(n>>8), byte(n>>16), seq
+	return buf, nil
+}

@@ -450,3 +450,29 @@ func TestCommandPayloads(t *testing.T) {
 		t.Errorf("1-byte COM_SET_OPTION: %v", err)
 	}
 }
+
+// AppendPacket frames payloads queued in one buffer, which a reader then
+// takes apart as packets; a payload too large for one packet leaves the
+// buffer as it was.
+func TestAppendPacket(t *testing.T) {
+	var buf []byte
+	var err error
+	for _, p := range []string{"first", "", "third payload"} {
+		if buf, err = AppendPacket(buf, 0, func(b []byte) ([]byte, error) { return append(b, p...), nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []byte("\x05\x00\x00\x00first\x00\x00\x00\x00\x0d\x00\x00\x00third payload")
+	if !bytes.Equal(buf, want) {
+		t.Fatalf("framed %q, want %q", buf, want)
+	}
+	before := len(buf)
+	buf, err = AppendPacket(buf, 0, func(b []byte) ([]byte, error) { return append(b, make([]byte, MaxPayload)...), nil })
+	if !errors.Is(err, ErrOverOnePacket) || len(buf) != before {
+		t.Fatalf("a payload of MaxPayload bytes: %v, %d bytes kept, want ErrOverOnePacket and %d", err, len(buf), before)
+	}
+	boom := errors.New("boom")
+	if buf, err = AppendPacket(buf, 0, func(b []byte) ([]byte, error) { return append(b, 'x'), boom }); err != boom || len(buf) != before {
+		t.Fatalf("a failing build: %v, %d bytes kept, want boom and %d", err, len(buf), before)
+	}
+}
