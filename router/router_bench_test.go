@@ -141,6 +141,17 @@ func BenchmarkRoute(b *testing.B) {
 			}
 		}
 	})
+	b.Run("insert-key/cached-prepared-bind", func(b *testing.B) {
+		// sysbench's oltp_insert: the client gives the sharding key.
+		pr := mustPrepare(b, r, "INSERT INTO t_order (user_id, order_id, status, amount) VALUES (?, ?, ?, ?)")
+		args := []any{int64(3), int64(1234567), "new", 9.5}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := pr.Bind(args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("scatter/cached-prepared-bind", func(b *testing.B) {
 		pr := mustPrepare(b, r, "SELECT status, COUNT(*) FROM t_order WHERE created_at > ? GROUP BY status ORDER BY status LIMIT ?")
 		args := []any{"2024-01-01", int64(10)}
