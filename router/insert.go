@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/shardflake/shardflake/algorithm"
 	"github.com/shardflake/shardflake/config"
@@ -26,8 +27,13 @@ type insertBinder struct {
 	target *tableRef
 	tables []string
 	tmpl   *sqlTemplate // INSERT ... VALUES (<rows>) ...
-	rows   []insertRow
-	cols   []string // lower-case column list, as sent (key column included)
+	// flat is tmpl with the rows written in, when their values hold no
+	// hole but ?s and no key is generated into them (flatInsert); nil
+	// otherwise.
+	flat    *sqlTemplate
+	rows    []insertRow
+	allRows []int    // 0, 1, ... len(rows)-1
+	cols    []string // lower-case column list, as sent (key column included)
 	// keyIdx is the key column's position in the client's list, -1 when
 	// the router appends it; gen is nil when the table has no generator.
 	keyIdx int
@@ -121,6 +127,13 @@ func (r *Router) prepareInsert(p *Prepared, a *analysis, s *ast.InsertStmt, h *h
 	if b.tmpl, err = buildTemplate(s); err != nil {
 		return err
 	}
+	b.allRows = make([]int, len(b.rows))
+	for i := range b.allRows {
+		b.allRows[i] = i
+	}
+	if b.keyIdx >= 0 || b.gen == nil {
+		b.flat = flatInsert(b.tmpl, b.rows)
+	}
 	p.b = b
 	if p.params == 0 && !b.generates() {
 		plan, err := b.bind(nil)
@@ -130,6 +143,54 @@ func (r *Router) prepareInsert(p *Prepared, a *analysis, s *ast.InsertStmt, h *h
 		p.static = plan
 	}
 	return nil
+}
+
+// flatInsert is tmpl with the rows written into it, for rows whose values
+// hold no hole but ?s: on one data node, such an INSERT's text depends on
+// the data node alone and its arguments are the statement's in order, so
+// renderNode keeps the text per data node. nil when a value holds another
+// hole.
+func flatInsert(tmpl *sqlTemplate, rows []insertRow) *sqlTemplate {
+	t := &sqlTemplate{}
+	var text strings.Builder
+	add := func(sg segment) {
+		text.WriteString(sg.text)
+		if sg.kind == 0 {
+			return
+		}
+		t.segs = append(t.segs, segment{text: text.String(), kind: sg.kind, id: sg.id})
+		t.size += text.Len()
+		if sg.kind == holeParam {
+			t.params++
+		}
+		text.Reset()
+	}
+	for _, sg := range tmpl.segs {
+		if sg.kind != holeRows {
+			add(sg)
+			continue
+		}
+		add(segment{text: sg.text})
+		for n, r := range rows {
+			if n > 0 {
+				add(segment{text: "),("})
+			}
+			for j, v := range r.values {
+				if j > 0 {
+					add(segment{text: ","})
+				}
+				for _, vs := range v.segs {
+					if vs.kind != 0 && vs.kind != holeParam {
+						return nil
+					}
+					add(vs)
+				}
+			}
+		}
+	}
+	t.segs = append(t.segs, segment{text: text.String()})
+	t.size += text.Len()
+	return t.finish()
 }
 
 func insertTarget(s *ast.InsertStmt) *ast.TableName {
@@ -305,15 +366,56 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 	// Route every row.
 	ti := b.target.info
 	dbv, tv := b.rt.hints.values(b.target.name, true), b.rt.hints.values(b.target.name, false)
-	byNode := map[int][]int{}
-	var order []int
-	conds := getConds()
-	defer putConds(conds)
+	sc := getRowScratch(len(b.shard))
+	defer putRowScratch(sc)
+	first, oneNode := -1, true
+	var nodes []int // by row, once the rows go to more than one node
 	for i := range b.rows {
-		node, err := b.routeRow(i, conds, dbv, tv, need, rowKeys, args)
+		node, err := b.routeRow(i, sc, dbv, tv, need, rowKeys, args)
 		if err != nil {
 			return nil, err
 		}
+		switch {
+		case i == 0:
+			first = node
+		case oneNode && node != first:
+			oneNode = false
+			nodes = make([]int, len(b.rows))
+			for j := range i {
+				nodes[j] = first
+			}
+		}
+		if !oneNode {
+			nodes[i] = node
+		}
+	}
+	if oneNode {
+		// The common case, every row on one data node: one allocation
+		// for the plan, its route and the filler.
+		one := &oneInsertPlan{f: rowFiller{b: b, node: first, rows: b.allRows, keys: rowKeys, need: need, bind: args}}
+		dn := ti.rule.DataNodes[first]
+		if b.rt.singles && dn.DataSource != b.r.defaultDS {
+			return nil, b.singlesErr(dn)
+		}
+		var sql string
+		var rargs []any
+		if n == 0 && b.flat != nil {
+			// Only ?s in the rows: the text depends on the data node alone.
+			sql, rargs, err = b.flat.renderNode(&one.f, args, len(ti.rule.DataNodes), first)
+		} else {
+			sql, rargs, err = b.tmpl.render(&one.f, args)
+		}
+		if err != nil {
+			return nil, err
+		}
+		one.routes[0] = Route{DataSource: dn.DataSource, Nodes: ti.rule.DataNodes[first : first+1 : first+1], SQL: sql, Args: rargs}
+		one.plan = Plan{Kind: KindInsert, Type: RouteSingle, Tables: b.tables, Routes: one.routes[:]}
+		b.setKeys(&one.plan, keys, n)
+		return &one.plan, nil
+	}
+	byNode := map[int][]int{}
+	var order []int
+	for i, node := range nodes {
 		if _, ok := byNode[node]; !ok {
 			order = append(order, node)
 		}
@@ -324,41 +426,59 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 	for _, node := range order {
 		dn := ti.rule.DataNodes[node]
 		if b.rt.singles && dn.DataSource != b.r.defaultDS {
-			return nil, errNotSupported("tables without sharding rules live on data source %s, but the rows of this INSERT go to %s", b.r.defaultDS, dn.DataSource)
+			return nil, b.singlesErr(dn)
 		}
 		f := &rowFiller{b: b, node: node, rows: byNode[node], keys: rowKeys, need: need, bind: args}
 		sql, rargs, err := b.tmpl.render(f, args)
 		if err != nil {
 			return nil, err
 		}
-		routes = append(routes, Route{DataSource: dn.DataSource, Nodes: []config.DataNode{dn}, SQL: sql, Args: rargs})
-		if len(order) > 1 {
-			routes[len(routes)-1].Rows = byNode[node]
-		}
+		routes = append(routes, Route{DataSource: dn.DataSource, Nodes: ti.rule.DataNodes[node : node+1 : node+1], SQL: sql, Args: rargs, Rows: byNode[node]})
 	}
-	plan := &Plan{Kind: KindInsert, Type: RouteSingle, Tables: b.tables, Routes: routes}
-	if len(routes) > 1 {
-		plan.Type = RouteMulti
-	}
+	plan := &Plan{Kind: KindInsert, Type: RouteMulti, Tables: b.tables, Routes: routes}
+	b.setKeys(plan, keys, n)
+	return plan, nil
+}
+
+// oneInsertPlan is an INSERT's plan of one route with its route and the
+// filler that rendered it, allocated together.
+type oneInsertPlan struct {
+	plan   Plan
+	routes [1]Route
+	f      rowFiller
+}
+
+func (b *insertBinder) singlesErr(dn config.DataNode) error {
+	return errNotSupported("tables without sharding rules live on data source %s, but the rows of this INSERT go to %s", b.r.defaultDS, dn.DataSource)
+}
+
+// setKeys records the n keys generated for plan's rows.
+func (b *insertBinder) setKeys(plan *Plan, keys []algorithm.Value, n int) {
 	if n > 0 {
 		if first, ok := keys[0].(int64); ok {
 			plan.Keys = &GeneratedKeys{Column: b.keyCol, First: first, Count: n}
 		}
 	}
-	return plan, nil
 }
 
 // generatedKeys says which rows get a generated key (need), generates
-// the n keys, and gives each such row its key (rowKeys, by row).
+// the n keys, and gives each such row its key (rowKeys, by row); need and
+// rowKeys are nil when no row gets one.
 func (b *insertBinder) generatedKeys(args []any) (need []bool, keys, rowKeys []algorithm.Value, n int, err error) {
-	need = make([]bool, len(b.rows))
-	if b.gen != nil {
-		for i, r := range b.rows {
-			if b.keyIdx < 0 || r.keyGen || (r.keyOK && r.keyOp.param >= 0 && argValue(args[r.keyOp.param]) == nil) {
-				need[i] = true
-				n++
+	if b.gen == nil {
+		return nil, nil, nil, 0, nil
+	}
+	for i, r := range b.rows {
+		if b.keyIdx < 0 || r.keyGen || (r.keyOK && r.keyOp.param >= 0 && argValue(args[r.keyOp.param]) == nil) {
+			if need == nil {
+				need = make([]bool, len(b.rows))
 			}
+			need[i] = true
+			n++
 		}
+	}
+	if n == 0 {
+		return nil, nil, nil, 0, nil
 	}
 	keys, err = b.generate(n)
 	if err != nil {
@@ -375,19 +495,45 @@ func (b *insertBinder) generatedKeys(args []any) (need []bool, keys, rowKeys []a
 	return need, keys, rowKeys, n, nil
 }
 
+// rowScratch is what routing a row fills: the conditions handed to the
+// algorithms (which escape to the heap through their interface) and the
+// one value of each sharding column, kept in a pool.
+type rowScratch struct {
+	conds map[string]algorithm.ColumnCondition
+	vals  []algorithm.Value
+}
+
+var rowScratches = sync.Pool{New: func() any { return &rowScratch{conds: map[string]algorithm.ColumnCondition{}} }}
+
+func getRowScratch(cols int) *rowScratch {
+	sc := rowScratches.Get().(*rowScratch)
+	if cap(sc.vals) < cols {
+		sc.vals = make([]algorithm.Value, cols)
+	}
+	sc.vals = sc.vals[:cols]
+	return sc
+}
+
+func putRowScratch(sc *rowScratch) {
+	clear(sc.conds)
+	clear(sc.vals)
+	rowScratches.Put(sc)
+}
+
 // routeRow picks the data node of row i from its sharding values,
 // which must agree with the hint values dbv and tv when there are any.
-// conds is scratch space, overwritten for each row.
-func (b *insertBinder) routeRow(i int, conds map[string]algorithm.ColumnCondition, dbv, tv []algorithm.Value, need []bool, rowKeys []algorithm.Value, args []any) (int, error) {
-	ti, r := b.target.info, &b.rows[i]
+// scratch is overwritten for each row.
+func (b *insertBinder) routeRow(i int, scratch *rowScratch, dbv, tv []algorithm.Value, need []bool, rowKeys []algorithm.Value, args []any) (int, error) {
+	ti, r, conds := b.target.info, &b.rows[i], scratch.conds
 	for j, sc := range b.shard {
 		var v algorithm.Value
-		if r.ops[j].param == generatedKey || (sc.idx == b.keyIdx && need[i]) {
+		if r.ops[j].param == generatedKey || (sc.idx == b.keyIdx && need != nil && need[i]) {
 			v = rowKeys[i]
 		} else {
 			v = r.ops[j].value(args)
 		}
-		conds[sc.name] = algorithm.ColumnCondition{Column: sc.name, Values: []algorithm.Value{v}}
+		scratch.vals[j] = v
+		conds[sc.name] = algorithm.ColumnCondition{Column: sc.name, Values: scratch.vals[j : j+1 : j+1]}
 	}
 	set, err := ti.routeConds(conds, routeOpts{missing: algorithm.TargetRequired})
 	if err != nil {
@@ -507,7 +653,7 @@ func (f *rowFiller) fill(sb *strings.Builder, k holeKind, id int, out []any) ([]
 				if j > 0 {
 					sb.WriteByte(',')
 				}
-				if j == f.b.keyIdx && f.need[ri] {
+				if j == f.b.keyIdx && f.need != nil && f.need[ri] {
 					writeKey(sb, f.keys[ri])
 					continue
 				}

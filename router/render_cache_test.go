@@ -36,6 +36,10 @@ func TestBindRendersSameTextPerDataNode(t *testing.T) {
 		{"UPDATE t_order SET status = ? WHERE user_id = ? AND order_id = ?", func(i int64) []any { return []any{"paid", i % 7, i} }},
 		{"DELETE FROM t_order WHERE user_id = ? AND order_id = ?", func(i int64) []any { return []any{i % 2, i} }},
 		{"SELECT * FROM t_user WHERE user_id = ?", func(i int64) []any { return []any{i} }},
+		{"INSERT INTO t_order (user_id, order_id, status) VALUES (?, ?, ?)", func(i int64) []any { return []any{i % 4, i, "new"} }},
+		{"INSERT INTO t_order (order_id, status, user_id) VALUES (?, 'a\\b\x00', ?) ON DUPLICATE KEY UPDATE status = ?", func(i int64) []any { return []any{i, i % 3, "x"} }},
+		{"INSERT INTO t_order (user_id, order_id, status) VALUES (?, ?, 'a'), (?, ?, ?)", func(i int64) []any { return []any{i % 2, i, i % 2, i + i%2*3, nil} }},
+		{"INSERT INTO t_user (user_id, name) VALUES (?, ?)", func(i int64) []any { return []any{i, []byte{0, 1}} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {
@@ -55,5 +59,63 @@ func TestBindRendersSameTextPerDataNode(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInsertFlatText checks that an INSERT whose rows are written into its
+// template (flatInsert) renders, on one data node, what its rows' filler
+// renders: the same text and arguments.
+func TestInsertFlatText(t *testing.T) {
+	r, _ := newGoldenRouter(t, loadGoldenRules(t))
+	for _, tt := range []struct {
+		sql  string
+		args []any
+		flat bool
+	}{
+		{"INSERT INTO t_order (user_id, order_id, status) VALUES (?, ?, ?)", []any{int64(1), int64(9), "new"}, true},
+		{"INSERT INTO t_order (user_id, order_id, status) VALUES (?, ?, 'it''s \\ \x00'), (?, ?, ?)", []any{int64(1), int64(9), int64(1), int64(17), nil}, true},
+		{"INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE status = ?", []any{int64(3), int64(2), "a", "b"}, true},
+		{"INSERT INTO t_order (user_id, order_id, status) VALUES (?, ?, CONCAT(?, 'x'))", []any{int64(1), int64(9), "y"}, true},
+		// The router appends the generated key to every row: no flat text.
+		{"INSERT INTO t_order (user_id, status) VALUES (?, ?)", []any{int64(1), "new"}, false},
+	} {
+		stmt, err := ParseOne(tt.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := r.Prepare(stmt, tt.sql, "sharding_db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := p.b.(*insertBinder)
+		if (b.flat != nil) != tt.flat {
+			t.Fatalf("%s: flat template %v, want %v", tt.sql, b.flat != nil, tt.flat)
+		}
+		for i := 0; i < 3; i++ { // the third bind reuses the text
+			plan, err := p.Bind(tt.args)
+			if err != nil {
+				t.Fatalf("%s: %v", tt.sql, err)
+			}
+			if len(plan.Routes) != 1 {
+				t.Fatalf("%s: %d routes", tt.sql, len(plan.Routes))
+			}
+			if plan.Keys != nil {
+				continue
+			}
+			node := -1
+			for n, dn := range b.target.info.rule.DataNodes {
+				if dn == plan.Routes[0].Nodes[0] {
+					node = n
+				}
+			}
+			f := &rowFiller{b: b, node: node, rows: b.allRows, bind: tt.args}
+			sql, args, err := b.tmpl.render(f, tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sql != plan.Routes[0].SQL || !reflect.DeepEqual(args, plan.Routes[0].Args) {
+				t.Fatalf("%s:\ngot  %q %v\nwant %q %v", tt.sql, plan.Routes[0].SQL, plan.Routes[0].Args, sql, args)
+			}
+		}
 	}
 }
