@@ -106,29 +106,31 @@ func appendHex(dst, b []byte) []byte {
 	return append(dst, '\'')
 }
 
+// backslashEscape is the byte written after a backslash for each byte
+// that backslash mode escapes, 0 for the bytes written as they are.
+var backslashEscape = [256]byte{'\\': '\\', 0: '0', '\n': 'n', '\r': 'r', 0x1a: 'Z'}
+
+// appendQuoted appends s single-quoted: quotes doubled, and in backslash
+// mode \, NUL, LF, CR and ^Z written as backslash escapes. The runs of
+// bytes between them are copied whole.
 func appendQuoted(dst []byte, s string, mode Mode) []byte {
 	dst = append(dst, '\'')
+	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == '\'':
+		if c == '\'' {
+			dst = append(dst, s[start:i]...)
 			dst = append(dst, '\'', '\'')
-		case mode == NoBackslashEscapes:
-			dst = append(dst, c)
-		case c == '\\':
-			dst = append(dst, '\\', '\\')
-		case c == 0:
-			dst = append(dst, '\\', '0')
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == 0x1a:
-			dst = append(dst, '\\', 'Z')
-		default:
-			dst = append(dst, c)
+			start = i + 1
+			continue
+		}
+		if e := backslashEscape[c]; e != 0 && mode != NoBackslashEscapes {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', e)
+			start = i + 1
 		}
 	}
+	dst = append(dst, s[start:]...)
 	return append(dst, '\'')
 }
 

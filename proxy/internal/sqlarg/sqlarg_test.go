@@ -157,3 +157,62 @@ func TestSplitFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendQuotedEveryByte writes every byte alone and between other
+// text in both modes, against the escaping rules byte by byte: in
+// backslash mode ' doubled, \ NUL LF CR ^Z escaped with a backslash; with
+// NO_BACKSLASH_ESCAPES only ' doubled.
+func TestAppendQuotedEveryByte(t *testing.T) {
+	want := func(s string, mode Mode) string {
+		out := "'"
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			switch {
+			case c == '\'':
+				out += "''"
+			case mode == NoBackslashEscapes:
+				out += string([]byte{c})
+			case c == '\\':
+				out += `\\`
+			case c == 0:
+				out += `\0`
+			case c == '\n':
+				out += `\n`
+			case c == '\r':
+				out += `\r`
+			case c == 0x1a:
+				out += `\Z`
+			default:
+				out += string([]byte{c})
+			}
+		}
+		return out + "'"
+	}
+	for _, mode := range []Mode{Backslash, NoBackslashEscapes} {
+		all := make([]byte, 0, 256)
+		for c := 0; c < 256; c++ {
+			all = append(all, byte(c))
+			for _, s := range []string{string([]byte{byte(c)}), "ab" + string([]byte{byte(c)}) + "cd", string([]byte{byte(c), byte(c)})} {
+				if got := string(appendQuoted([]byte("x"), s, mode)); got != "x"+want(s, mode) {
+					t.Fatalf("appendQuoted(%q, %v) = %q, want %q", s, mode, got, want(s, mode))
+				}
+			}
+		}
+		if got := string(appendQuoted(nil, string(all), mode)); got != want(string(all), mode) {
+			t.Fatalf("appendQuoted(all bytes, %v) = %q", mode, got)
+		}
+	}
+}
+
+func BenchmarkInterpolateInsert(b *testing.B) {
+	const sql = "INSERT INTO `sbtest1_2` (`id`,`k`,`c`,`pad`) VALUES (?,?,?,?)"
+	args := []any{int64(-2147481648), int64(5012), "83868641912-28773972837-60736120486-75162659906-27563526494-20381887404-41576422241-93426793964-56405065102-33518432330", "67847967377-48000963322-62604785301-91415491898-96926520291"}
+	var dst []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if dst, err = AppendInterpolated(dst[:0], sql, args, Backslash); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
