@@ -201,21 +201,31 @@ func At(sql string, i int, mode Mode) Token {
 
 // quoteEnd returns the index just past the quote that closes the string
 // or quoted name starting at i, and false (with len(sql)) when none does.
+// It looks for the next quote and the next backslash with IndexByte, so
+// the runs of plain bytes between them cost no loop of its own.
 func quoteEnd(sql string, i int, mode Mode) (int, bool) {
 	q := sql[i]
-	for j := i + 1; j < len(sql); j++ {
-		switch sql[j] {
-		case '\\':
-			if q != '`' && mode != NoBackslashEscapes {
-				j++
+	escapes := q != '`' && mode != NoBackslashEscapes
+	next := -1 // the first q at or after j, once looked for
+	for j := i + 1; j < len(sql); {
+		if next < j {
+			k := strings.IndexByte(sql[j:], q)
+			if k < 0 {
+				return len(sql), false
 			}
-		case q:
-			if j+1 < len(sql) && sql[j+1] == q {
-				j++
+			next = j + k
+		}
+		if escapes {
+			if b := strings.IndexByte(sql[j:next], '\\'); b >= 0 {
+				j += b + 2 // the backslash and the byte it escapes
 				continue
 			}
-			return j + 1, true
 		}
+		if next+1 < len(sql) && sql[next+1] == q {
+			j = next + 2 // a doubled quote
+			continue
+		}
+		return next + 1, true
 	}
 	return len(sql), false
 }

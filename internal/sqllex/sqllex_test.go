@@ -199,3 +199,50 @@ func TestExecutableText(t *testing.T) {
 		})
 	}
 }
+
+// TestQuoteEndByteByByte compares quoteEnd on every string of up to seven
+// bytes of quotes, backslashes and a letter with the byte-by-byte reading
+// of the rules: a backslash (outside backquotes, in backslash mode) takes
+// the next byte with it, a doubled quote stands for itself, and the first
+// other quote ends the literal.
+func TestQuoteEndByteByByte(t *testing.T) {
+	want := func(sql string, mode Mode) (int, bool) {
+		q := sql[0]
+		for j := 1; j < len(sql); j++ {
+			switch sql[j] {
+			case '\\':
+				if q != '`' && mode != NoBackslashEscapes {
+					j++
+				}
+			case q:
+				if j+1 < len(sql) && sql[j+1] == q {
+					j++
+					continue
+				}
+				return j + 1, true
+			}
+		}
+		return len(sql), false
+	}
+	alphabet := []byte{'\'', '"', '`', '\\', 'a'}
+	var walk func(prefix []byte)
+	walk = func(prefix []byte) {
+		for _, mode := range []Mode{Backslash, NoBackslashEscapes} {
+			sql := string(prefix)
+			end, ok := quoteEnd(sql, 0, mode)
+			wend, wok := want(sql, mode)
+			if end != wend || ok != wok {
+				t.Fatalf("quoteEnd(%q, %v) = %d, %v; want %d, %v", sql, mode, end, ok, wend, wok)
+			}
+		}
+		if len(prefix) == 7 {
+			return
+		}
+		for _, c := range alphabet {
+			walk(append(prefix, c))
+		}
+	}
+	for _, q := range []byte{'\'', '"', '`'} {
+		walk([]byte{q})
+	}
+}
