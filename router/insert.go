@@ -32,8 +32,11 @@ type insertBinder struct {
 	// otherwise.
 	flat    *sqlTemplate
 	rows    []insertRow
-	allRows []int    // 0, 1, ... len(rows)-1
-	cols    []string // lower-case column list, as sent (key column included)
+	allRows []int // 0, 1, ... len(rows)-1
+	// rowsSize is about the length of the rows' text, generated keys
+	// included.
+	rowsSize int
+	cols     []string // lower-case column list, as sent (key column included)
 	// keyIdx is the key column's position in the client's list, -1 when
 	// the router appends it; gen is nil when the table has no generator.
 	keyIdx int
@@ -128,8 +131,12 @@ func (r *Router) prepareInsert(p *Prepared, a *analysis, s *ast.InsertStmt, h *h
 		return err
 	}
 	b.allRows = make([]int, len(b.rows))
-	for i := range b.allRows {
+	for i, r := range b.rows {
 		b.allRows[i] = i
+		b.rowsSize += 24 // separators, a generated key
+		for _, v := range r.values {
+			b.rowsSize += v.size + 16*len(v.segs)
+		}
 	}
 	if b.keyIdx >= 0 || b.gen == nil {
 		b.flat = flatInsert(b.tmpl, b.rows)
@@ -359,7 +366,7 @@ func (b *insertBinder) generates() bool {
 }
 
 func (b *insertBinder) bind(args []any) (*Plan, error) {
-	need, keys, rowKeys, n, err := b.generatedKeys(args)
+	keys, rowKeys, n, err := b.generatedKeys(args)
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +378,7 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 	first, oneNode := -1, true
 	var nodes []int // by row, once the rows go to more than one node
 	for i := range b.rows {
-		node, err := b.routeRow(i, sc, dbv, tv, need, rowKeys, args)
+		node, err := b.routeRow(i, sc, dbv, tv, rowKeys, args)
 		if err != nil {
 			return nil, err
 		}
@@ -392,7 +399,7 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 	if oneNode {
 		// The common case, every row on one data node: one allocation
 		// for the plan, its route and the filler.
-		one := &oneInsertPlan{f: rowFiller{b: b, node: first, rows: b.allRows, keys: rowKeys, need: need, bind: args}}
+		one := &oneInsertPlan{f: rowFiller{b: b, node: first, rows: b.allRows, keys: rowKeys, bind: args}}
 		dn := ti.rule.DataNodes[first]
 		if b.rt.singles && dn.DataSource != b.r.defaultDS {
 			return nil, b.singlesErr(dn)
@@ -403,14 +410,16 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 			// Only ?s in the rows: the text depends on the data node alone.
 			sql, rargs, err = b.flat.renderNode(&one.f, args, len(ti.rule.DataNodes), first)
 		} else {
-			sql, rargs, err = b.tmpl.render(&one.f, args)
+			sql, rargs, err = b.tmpl.renderSized(&one.f, args, b.rowsSize, len(args))
 		}
 		if err != nil {
 			return nil, err
 		}
 		one.routes[0] = Route{DataSource: dn.DataSource, Nodes: ti.rule.DataNodes[first : first+1 : first+1], SQL: sql, Args: rargs}
 		one.plan = Plan{Kind: KindInsert, Type: RouteSingle, Tables: b.tables, Routes: one.routes[:]}
-		b.setKeys(&one.plan, keys, n)
+		if n > 0 {
+			b.setKeys(&one.plan, &one.keys, keys, n)
+		}
 		return &one.plan, nil
 	}
 	byNode := map[int][]int{}
@@ -428,71 +437,87 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 		if b.rt.singles && dn.DataSource != b.r.defaultDS {
 			return nil, b.singlesErr(dn)
 		}
-		f := &rowFiller{b: b, node: node, rows: byNode[node], keys: rowKeys, need: need, bind: args}
-		sql, rargs, err := b.tmpl.render(f, args)
+		f := &rowFiller{b: b, node: node, rows: byNode[node], keys: rowKeys, bind: args}
+		sql, rargs, err := b.tmpl.renderSized(f, args, b.rowsSize*len(byNode[node])/len(b.rows), len(args))
 		if err != nil {
 			return nil, err
 		}
 		routes = append(routes, Route{DataSource: dn.DataSource, Nodes: ti.rule.DataNodes[node : node+1 : node+1], SQL: sql, Args: rargs, Rows: byNode[node]})
 	}
 	plan := &Plan{Kind: KindInsert, Type: RouteMulti, Tables: b.tables, Routes: routes}
-	b.setKeys(plan, keys, n)
+	if n > 0 {
+		b.setKeys(plan, new(GeneratedKeys), keys, n)
+	}
 	return plan, nil
 }
 
-// oneInsertPlan is an INSERT's plan of one route with its route and the
-// filler that rendered it, allocated together.
+// oneInsertPlan is an INSERT's plan of one route with its route, the
+// filler that rendered it and its generated keys, allocated together.
 type oneInsertPlan struct {
 	plan   Plan
 	routes [1]Route
 	f      rowFiller
+	keys   GeneratedKeys
 }
 
 func (b *insertBinder) singlesErr(dn config.DataNode) error {
 	return errNotSupported("tables without sharding rules live on data source %s, but the rows of this INSERT go to %s", b.r.defaultDS, dn.DataSource)
 }
 
-// setKeys records the n keys generated for plan's rows.
-func (b *insertBinder) setKeys(plan *Plan, keys []algorithm.Value, n int) {
-	if n > 0 {
-		if first, ok := keys[0].(int64); ok {
-			plan.Keys = &GeneratedKeys{Column: b.keyCol, First: first, Count: n}
-		}
+// setKeys records in plan, at gk, the n (> 0) keys generated for its
+// rows.
+func (b *insertBinder) setKeys(plan *Plan, gk *GeneratedKeys, keys []algorithm.Value, n int) {
+	if first, ok := keys[0].(int64); ok {
+		*gk = GeneratedKeys{Column: b.keyCol, First: first, Count: n}
+		plan.Keys = gk
 	}
 }
 
-// generatedKeys says which rows get a generated key (need), generates
-// the n keys, and gives each such row its key (rowKeys, by row); need and
-// rowKeys are nil when no row gets one.
-func (b *insertBinder) generatedKeys(args []any) (need []bool, keys, rowKeys []algorithm.Value, n int, err error) {
+// generatedKeys generates the n keys of the rows that get one and gives
+// each such row its key: rowKeys[i] is row i's, nil for a row that gets
+// none (a generated key is never nil); rowKeys is keys itself when every
+// row gets one, and nil when none does.
+func (b *insertBinder) generatedKeys(args []any) (keys, rowKeys []algorithm.Value, n int, err error) {
 	if b.gen == nil {
-		return nil, nil, nil, 0, nil
+		return nil, nil, 0, nil
 	}
-	for i, r := range b.rows {
-		if b.keyIdx < 0 || r.keyGen || (r.keyOK && r.keyOp.param >= 0 && argValue(args[r.keyOp.param]) == nil) {
-			if need == nil {
-				need = make([]bool, len(b.rows))
-			}
-			need[i] = true
+	for i := range b.rows {
+		if b.needsKey(&b.rows[i], args) {
 			n++
 		}
 	}
 	if n == 0 {
-		return nil, nil, nil, 0, nil
+		return nil, nil, 0, nil
 	}
-	keys, err = b.generate(n)
-	if err != nil {
-		return nil, nil, nil, 0, err
+	if keys, err = b.generate(n); err != nil {
+		return nil, nil, 0, err
+	}
+	if n == len(b.rows) {
+		return keys, keys, n, nil
 	}
 	rowKeys = make([]algorithm.Value, len(b.rows))
 	k := 0
 	for i := range b.rows {
-		if need[i] {
+		if b.needsKey(&b.rows[i], args) {
 			rowKeys[i] = keys[k]
 			k++
 		}
 	}
-	return need, keys, rowKeys, n, nil
+	return keys, rowKeys, n, nil
+}
+
+// needsKey reports whether row r gets a generated key: the router adds
+// the key column, or the client's value is NULL or DEFAULT.
+func (b *insertBinder) needsKey(r *insertRow, args []any) bool {
+	return b.keyIdx < 0 || r.keyGen || (r.keyOK && r.keyOp.param >= 0 && argValue(args[r.keyOp.param]) == nil)
+}
+
+// generatedFor is row i's generated key, nil when it gets none.
+func generatedFor(rowKeys []algorithm.Value, i int) algorithm.Value {
+	if rowKeys == nil {
+		return nil
+	}
+	return rowKeys[i]
 }
 
 // rowScratch is what routing a row fills: the conditions handed to the
@@ -523,12 +548,13 @@ func putRowScratch(sc *rowScratch) {
 // routeRow picks the data node of row i from its sharding values,
 // which must agree with the hint values dbv and tv when there are any.
 // scratch is overwritten for each row.
-func (b *insertBinder) routeRow(i int, scratch *rowScratch, dbv, tv []algorithm.Value, need []bool, rowKeys []algorithm.Value, args []any) (int, error) {
+func (b *insertBinder) routeRow(i int, scratch *rowScratch, dbv, tv []algorithm.Value, rowKeys []algorithm.Value, args []any) (int, error) {
 	ti, r, conds := b.target.info, &b.rows[i], scratch.conds
+	key := generatedFor(rowKeys, i)
 	for j, sc := range b.shard {
 		var v algorithm.Value
-		if r.ops[j].param == generatedKey || (sc.idx == b.keyIdx && need != nil && need[i]) {
-			v = rowKeys[i]
+		if r.ops[j].param == generatedKey || (sc.idx == b.keyIdx && key != nil) {
+			v = key
 		} else {
 			v = r.ops[j].value(args)
 		}
@@ -616,10 +642,12 @@ func (b *insertBinder) generateBatch(k int, keys *[]algorithm.Value) error {
 func writeKey(sb *strings.Builder, v algorithm.Value) {
 	switch x := v.(type) {
 	case int64:
-		sb.WriteString(strconv.FormatInt(x, 10))
+		var buf [20]byte
+		sb.Write(strconv.AppendInt(buf[:0], x, 10))
 	case []byte:
+		var buf [2 * 16]byte // a BINARY(16) UUID
 		sb.WriteString("X'")
-		sb.WriteString(hex.EncodeToString(x))
+		sb.Write(hex.AppendEncode(buf[:0], x))
 		sb.WriteByte('\'')
 	case string:
 		// Generated text keys are hex digits and hyphens: nothing to escape.
@@ -634,8 +662,7 @@ type rowFiller struct {
 	b    *insertBinder
 	node int
 	rows []int
-	keys []algorithm.Value
-	need []bool
+	keys []algorithm.Value // by row (generatedKeys)
 	bind []any
 }
 
@@ -653,9 +680,11 @@ func (f *rowFiller) fill(sb *strings.Builder, k holeKind, id int, out []any) ([]
 				if j > 0 {
 					sb.WriteByte(',')
 				}
-				if j == f.b.keyIdx && f.need != nil && f.need[ri] {
-					writeKey(sb, f.keys[ri])
-					continue
+				if j == f.b.keyIdx {
+					if key := generatedFor(f.keys, ri); key != nil {
+						writeKey(sb, key)
+						continue
+					}
 				}
 				if err := v.renderTo(sb, f, f.bind, &out); err != nil {
 					return nil, err

@@ -386,6 +386,13 @@ type filler interface {
 // arguments, and the returned slice holds the arguments of the ?s
 // written, in order (nil when none).
 func (t *sqlTemplate) render(f filler, bind []any) (string, []any, error) {
+	return t.renderSized(f, bind, 0, t.params)
+}
+
+// renderSized is render for a template whose holes write more than the
+// template knows of (an INSERT's rows): about extra bytes of text and up
+// to args arguments in all.
+func (t *sqlTemplate) renderSized(f filler, bind []any, extra, args int) (string, []any, error) {
 	if t.verbatim && len(bind) > 0 {
 		return t.segs[0].text, bind, nil
 	}
@@ -393,10 +400,10 @@ func (t *sqlTemplate) render(f filler, bind []any) (string, []any, error) {
 		return t.segs[0].text, nil, nil
 	}
 	var b strings.Builder
-	b.Grow(t.size + 16*len(t.segs))
+	b.Grow(t.size + 16*len(t.segs) + extra)
 	var out []any
-	if t.params > 0 {
-		out = make([]any, 0, t.params)
+	if args > 0 {
+		out = make([]any, 0, args)
 	}
 	if err := t.renderTo(&b, f, bind, &out); err != nil {
 		return "", nil, err
