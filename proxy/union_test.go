@@ -322,6 +322,13 @@ func TestJoinRoutes(t *testing.T) {
 		return []router.Route{route("ds_0", "t_0", tail, args...), route("ds_1", "t_0", tail, args...),
 			route("ds_0", "t_1", tail, args...), route("ds_1", "t_1", tail, args...)}
 	}
+	distinctFour := func(tail string, args ...any) []router.Route {
+		rs := four(tail, args...)
+		for i := range rs {
+			rs[i].SQL = "SELECT DISTINCT " + strings.TrimPrefix(rs[i].SQL, "SELECT ")
+		}
+		return rs
+	}
 	plan := func(m *router.Merge, routes []router.Route) *router.Plan {
 		return &router.Plan{Kind: router.KindSelect, Type: router.RouteAll, Routes: routes, Merge: m, Unionable: true}
 	}
@@ -349,6 +356,17 @@ func TestJoinRoutes(t *testing.T) {
 			four(" ORDER BY `c` LIMIT 3")), []string{
 			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c` LIMIT 3) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c` LIMIT 3) ORDER BY 1",
 			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c` LIMIT 3) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c` LIMIT 3) ORDER BY 1"}},
+		{"distinct without limit: one UNION dedups", plan(&router.Merge{Sort: []router.OrderKey{{Column: 0}, {Column: 1}}, Distinct: true},
+			distinctFour(" WHERE `id` BETWEEN ? AND ? ORDER BY `c`, `k`", 1, 9)), []string{
+			"(SELECT `c`, `k` FROM `t_0` WHERE `id` BETWEEN ? AND ? ORDER BY `c`, `k`) UNION (SELECT `c`, `k` FROM `t_1` WHERE `id` BETWEEN ? AND ? ORDER BY `c`, `k`) ORDER BY 1, 2",
+			"(SELECT `c`, `k` FROM `t_0` WHERE `id` BETWEEN ? AND ? ORDER BY `c`, `k`) UNION (SELECT `c`, `k` FROM `t_1` WHERE `id` BETWEEN ? AND ? ORDER BY `c`, `k`) ORDER BY 1, 2"}},
+		{"distinct with limit keeps each DISTINCT", plan(&router.Merge{Sort: []router.OrderKey{{Column: 0}, {Column: 1}}, Distinct: true, Limit: &router.Limit{Count: 3}},
+			distinctFour(" ORDER BY `c`, `k` LIMIT 3")), []string{
+			"(SELECT DISTINCT `c`, `k` FROM `t_0` ORDER BY `c`, `k` LIMIT 3) UNION ALL (SELECT DISTINCT `c`, `k` FROM `t_1` ORDER BY `c`, `k` LIMIT 3) ORDER BY 1, 2",
+			"(SELECT DISTINCT `c`, `k` FROM `t_0` ORDER BY `c`, `k` LIMIT 3) UNION ALL (SELECT DISTINCT `c`, `k` FROM `t_1` ORDER BY `c`, `k` LIMIT 3) ORDER BY 1, 2"}},
+		{"distinct over groups keeps each DISTINCT", plan(&router.Merge{Distinct: true, Group: &router.Group{}}, distinctFour("")), []string{
+			"(SELECT DISTINCT `c`, `k` FROM `t_0`) UNION ALL (SELECT DISTINCT `c`, `k` FROM `t_1`)",
+			"(SELECT DISTINCT `c`, `k` FROM `t_0`) UNION ALL (SELECT DISTINCT `c`, `k` FROM `t_1`)"}},
 		{"route not limited", plan(&router.Merge{Limit: &router.Limit{Count: 3}, Group: &router.Group{}}, four("")), []string{
 			"(SELECT `c`, `k` FROM `t_0`) UNION ALL (SELECT `c`, `k` FROM `t_1`)",
 			"(SELECT `c`, `k` FROM `t_0`) UNION ALL (SELECT `c`, `k` FROM `t_1`)"}},
