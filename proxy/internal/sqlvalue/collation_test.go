@@ -328,3 +328,37 @@ func TestCompareASCIIRunAgrees(t *testing.T) {
 	}
 	t.Logf("%d comparisons", checked)
 }
+
+// BenchmarkCompareSysbenchC compares sysbench's c values (eleven-digit
+// groups joined by '-') under utf8mb4_general_ci and utf8mb4_unicode_ci,
+// as the merge's ORDER BY c and DISTINCT c do.
+func BenchmarkCompareSysbenchC(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	vals := make([][]byte, 1024)
+	for i := range vals {
+		var v []byte
+		for g := range 10 {
+			if g > 0 {
+				v = append(v, '-')
+			}
+			for range 11 {
+				v = append(v, byte('0'+r.IntN(10)))
+			}
+		}
+		vals[i] = v
+	}
+	for _, id := range []uint16{Utf8mb4GeneralCI, Utf8mb4UnicodeCI} {
+		c := CollationByID(id)
+		b.Run(c.Name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				c.Compare(vals[i%len(vals)], vals[(i+1)%len(vals)])
+			}
+		})
+		// The weighers alone, as Compare was before the ASCII run.
+		b.Run(c.Name+"/weighers", func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				c.compareWeighed(vals[i%len(vals)], vals[(i+1)%len(vals)])
+			}
+		})
+	}
+}
