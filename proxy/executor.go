@@ -303,6 +303,9 @@ func (ex *execution) assignOne() error {
 // over two connections starts one goroutine, a single route none.
 func (ex *execution) start() {
 	last := len(ex.lanes) - 1
+	if last > 0 && ex.sendAll() {
+		return
+	}
 	if last > 0 {
 		var wg sync.WaitGroup
 		// Only a plan with more lanes than that waits for a slot.
@@ -324,6 +327,48 @@ func (ex *execution) start() {
 		defer wg.Wait()
 	}
 	ex.lanes[last].advance()
+}
+
+// sendAll is start for a SELECT whose lanes have one route each, sent as
+// text (a scatter outside a transaction, the routes of each data source
+// joined): every route is sent first, then the response heads are read
+// in turn on the calling goroutine. The backends work at once all the
+// same, and the statement starts no goroutine and waits for none. It
+// reports false, having done nothing, for other plans.
+func (ex *execution) sendAll() bool {
+	if ex.prepared || ex.plan.Kind != router.KindSelect || len(ex.lanes) > maxParallelLanes {
+		return false
+	}
+	for _, l := range ex.lanes {
+		if len(l.routes) != 1 {
+			return false
+		}
+	}
+	var (
+		startedAt [maxParallelLanes]time.Time
+		sendErrs  [maxParallelLanes]error
+	)
+	started, errs := startedAt[:len(ex.lanes)], sendErrs[:len(ex.lanes)]
+	for i, l := range ex.lanes {
+		r := l.routes[0]
+		l.next = 1
+		r.sent = true
+		started[i] = time.Now()
+		errs[i] = r.sendText()
+	}
+	for i, l := range ex.lanes {
+		r := l.routes[0]
+		if errs[i] != nil {
+			r.complete(started[i], head{}, nil, errs[i])
+			continue
+		}
+		h, stop, err := r.readHead()
+		r.complete(started[i], h, stop, err)
+		if r.err == nil && l.open == nil {
+			l.finish()
+		}
+	}
+	return true
 }
 
 // abort stops everything after an error: open results are cancelled and
@@ -394,7 +439,6 @@ func (l *lane) finish() {
 func (r *routeRun) run() {
 	l := r.lane
 	r.sent = true
-	ctx := l.ex.ctx
 	start := time.Now()
 	var (
 		h    head
@@ -408,6 +452,15 @@ func (r *routeRun) run() {
 	if !l.ex.prepared || errors.Is(err, errPrepareUnsupported) {
 		h, stop, err = r.runText()
 	}
+	r.complete(start, h, stop, err)
+}
+
+// complete records the response head h of the route sent at start (or
+// the error of sending it or reading h): an OK, or rows the consumer
+// reads from the lane's connection next.
+func (r *routeRun) complete(start time.Time, h head, stop func(), err error) {
+	l := r.lane
+	ctx := l.ex.ctx
 	l.ex.obs.Route(routeEvent(r.route.DataSource, time.Since(start), err))
 	if err != nil {
 		r.err = err
@@ -440,20 +493,23 @@ func (r *routeRun) run() {
 // runText sends the route as COM_QUERY and reads its response head; stop
 // ends the watch for cancellation once the response is read.
 func (r *routeRun) runText() (h head, stop func(), err error) {
-	l := r.lane
-	if r.route.Args == nil {
-		err = l.bc.send(mysql.COM_QUERY, r.route.SQL)
-	} else {
-		mode := sqlarg.Backslash
-		if l.bc.status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0 {
-			mode = sqlarg.NoBackslashEscapes
-		}
-		err = l.bc.sendQuery(r.route.SQL, r.route.Args, mode)
-	}
-	if err != nil {
+	if err := r.sendText(); err != nil {
 		return h, nil, err
 	}
 	return r.readHead()
+}
+
+// sendText sends the route as COM_QUERY with its arguments written in.
+func (r *routeRun) sendText() error {
+	l := r.lane
+	if r.route.Args == nil {
+		return l.bc.send(mysql.COM_QUERY, r.route.SQL)
+	}
+	mode := sqlarg.Backslash
+	if l.bc.status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0 {
+		mode = sqlarg.NoBackslashEscapes
+	}
+	return l.bc.sendQuery(r.route.SQL, r.route.Args, mode)
 }
 
 // runStmt runs the route as COM_STMT_EXECUTE of the statement prepared on

@@ -322,6 +322,13 @@ func TestJoinRoutes(t *testing.T) {
 		return []router.Route{route("ds_0", "t_0", tail, args...), route("ds_1", "t_0", tail, args...),
 			route("ds_0", "t_1", tail, args...), route("ds_1", "t_1", tail, args...)}
 	}
+	distinctFour := func(tail string, args ...any) []router.Route {
+		rs := four(tail, args...)
+		for i := range rs {
+			rs[i].SQL = "SELECT DISTINCT " + strings.TrimPrefix(rs[i].SQL, "SELECT ")
+		}
+		return rs
+	}
 	plan := func(m *router.Merge, routes []router.Route) *router.Plan {
 		return &router.Plan{Kind: router.KindSelect, Type: router.RouteAll, Routes: routes, Merge: m, Unionable: true}
 	}
@@ -349,6 +356,17 @@ func TestJoinRoutes(t *testing.T) {
 			four(" ORDER BY `c` LIMIT 3")), []string{
 			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c` LIMIT 3) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c` LIMIT 3) ORDER BY 1",
 			"(SELECT `c`, `k` FROM `t_0` ORDER BY `c` LIMIT 3) UNION ALL (SELECT `c`, `k` FROM `t_1` ORDER BY `c` LIMIT 3) ORDER BY 1"}},
+		{"distinct without limit: one UNION dedups", plan(&router.Merge{Sort: []router.OrderKey{{Column: 0}, {Column: 1}}, Distinct: true},
+			distinctFour(" WHERE `id` BETWEEN ? AND ? ORDER BY `c`, `k`", 1, 9)), []string{
+			"(SELECT `c`, `k` FROM `t_0` WHERE `id` BETWEEN ? AND ? ORDER BY `c`, `k`) UNION (SELECT `c`, `k` FROM `t_1` WHERE `id` BETWEEN ? AND ? ORDER BY `c`, `k`) ORDER BY 1, 2",
+			"(SELECT `c`, `k` FROM `t_0` WHERE `id` BETWEEN ? AND ? ORDER BY `c`, `k`) UNION (SELECT `c`, `k` FROM `t_1` WHERE `id` BETWEEN ? AND ? ORDER BY `c`, `k`) ORDER BY 1, 2"}},
+		{"distinct with limit keeps each DISTINCT", plan(&router.Merge{Sort: []router.OrderKey{{Column: 0}, {Column: 1}}, Distinct: true, Limit: &router.Limit{Count: 3}},
+			distinctFour(" ORDER BY `c`, `k` LIMIT 3")), []string{
+			"(SELECT DISTINCT `c`, `k` FROM `t_0` ORDER BY `c`, `k` LIMIT 3) UNION ALL (SELECT DISTINCT `c`, `k` FROM `t_1` ORDER BY `c`, `k` LIMIT 3) ORDER BY 1, 2",
+			"(SELECT DISTINCT `c`, `k` FROM `t_0` ORDER BY `c`, `k` LIMIT 3) UNION ALL (SELECT DISTINCT `c`, `k` FROM `t_1` ORDER BY `c`, `k` LIMIT 3) ORDER BY 1, 2"}},
+		{"distinct over groups keeps each DISTINCT", plan(&router.Merge{Distinct: true, Group: &router.Group{}}, distinctFour("")), []string{
+			"(SELECT DISTINCT `c`, `k` FROM `t_0`) UNION ALL (SELECT DISTINCT `c`, `k` FROM `t_1`)",
+			"(SELECT DISTINCT `c`, `k` FROM `t_0`) UNION ALL (SELECT DISTINCT `c`, `k` FROM `t_1`)"}},
 		{"route not limited", plan(&router.Merge{Limit: &router.Limit{Count: 3}, Group: &router.Group{}}, four("")), []string{
 			"(SELECT `c`, `k` FROM `t_0`) UNION ALL (SELECT `c`, `k` FROM `t_1`)",
 			"(SELECT `c`, `k` FROM `t_0`) UNION ALL (SELECT `c`, `k` FROM `t_1`)"}},
@@ -497,5 +515,52 @@ func TestUnionLargeResultsRunApart(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJoinTemplate: a plan of the shape a template was made from is
+// joined as joinRoutes joins it, with its own arguments; a plan of
+// another shape (other routes, another LIMIT) is not.
+func TestJoinTemplate(t *testing.T) {
+	route := func(ds, table string, args ...any) router.Route {
+		return router.Route{DataSource: ds, Nodes: []config.DataNode{{DataSource: ds, Table: table}},
+			SQL: "SELECT `c` FROM `" + table + "` WHERE `id` BETWEEN ? AND ? ORDER BY `c` LIMIT 7", Args: args}
+	}
+	plan := func(count int64, args ...any) *router.Plan {
+		return &router.Plan{Kind: router.KindSelect, Type: router.RouteAll, Unionable: true,
+			Merge:  &router.Merge{Sort: []router.OrderKey{{Column: 0}}, Limit: &router.Limit{Count: count, Pushed: true}},
+			Routes: []router.Route{route("ds_0", "t_0", args...), route("ds_1", "t_0", args...), route("ds_0", "t_1", args...)}}
+	}
+	first := plan(7, 1, 9)
+	tmpl := newJoinTemplate(first, joinRoutes(first))
+	next := plan(7, 20, 30)
+	got, want := tmpl.apply(next), joinRoutes(next)
+	if got == nil {
+		t.Fatal("a plan of the same shape was not joined")
+	}
+	if len(got.plan.Routes) != len(want.plan.Routes) || !slices.Equal(got.joined, want.joined) {
+		t.Fatalf("routes %+v, want %+v", got.plan.Routes, want.plan.Routes)
+	}
+	for i := range want.plan.Routes {
+		g, w := got.plan.Routes[i], want.plan.Routes[i]
+		if g.SQL != w.SQL || g.DataSource != w.DataSource || !slices.Equal(g.Args, w.Args) || !slices.Equal(g.Nodes, w.Nodes) {
+			t.Errorf("route %d: %+v, want %+v", i, g, w)
+		}
+	}
+	if a := got.plan.Routes[0].Args; !slices.Equal(a, []any{20, 30, 20, 30}) {
+		t.Errorf("args %v, want the new plan's", a)
+	}
+	if tmpl.apply(plan(8, 20, 30)) != nil {
+		t.Error("applied to a plan with another LIMIT")
+	}
+	other := plan(7, 20, 30)
+	other.Routes = other.Routes[:2]
+	if tmpl.apply(other) != nil {
+		t.Error("applied to a plan with other routes")
+	}
+	other = plan(7, 20, 30)
+	other.Routes[2].SQL += " "
+	if tmpl.apply(other) != nil {
+		t.Error("applied to a plan with another route SQL")
 	}
 }

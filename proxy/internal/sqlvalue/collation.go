@@ -75,6 +75,11 @@ type weightTable struct {
 	off   []uint32
 	w     []uint16
 	space uint16 // weight of ' ', for PAD SPACE comparisons
+	// ascii[b] is the weight of the ASCII character b when it has
+	// exactly one (single[b]); Compare weighs runs of such characters
+	// without a weigher.
+	ascii  [utf8.RuneSelf]uint16
+	single [utf8.RuneSelf]bool
 }
 
 func (t *weightTable) size() int { return len(t.off) - 1 }
@@ -146,6 +151,11 @@ func decodeTable(name string) (*weightTable, error) {
 		return nil, fmt.Errorf("space has no single weight")
 	}
 	t.space = t.of(' ')[0]
+	for b := range min(int(size), utf8.RuneSelf) {
+		if w := t.of(b); len(w) == 1 {
+			t.ascii[b], t.single[b] = w[0], true
+		}
+	}
 	return t, nil
 }
 
@@ -314,6 +324,32 @@ func (c *Collation) Compare(a, b []byte) int {
 	if c.algo == algoUCA {
 		return c.uca.compare(c.ucaText(a), c.ucaText(b))
 	}
+	if c.table != nil {
+		// A leading run of ASCII characters of one weight each is
+		// weighed here: an ASCII byte is a character of its own in
+		// every encoding the weigher reads, and weighs what the table
+		// says at its own index. The first pair that weighs apart
+		// decides; otherwise the weigher goes on from the first byte
+		// this loop does not weigh (its weights do not depend on what
+		// precedes it).
+		t := c.table()
+		i, n := 0, min(len(a), len(b))
+		for ; i < n; i++ {
+			ca, cb := a[i], b[i]
+			if ca >= utf8.RuneSelf || cb >= utf8.RuneSelf || !t.single[ca] || !t.single[cb] {
+				break
+			}
+			if wa, wb := t.ascii[ca], t.ascii[cb]; wa != wb {
+				return cmpUint16(wa, wb)
+			}
+		}
+		a, b = a[i:], b[i:]
+	}
+	return c.compareWeighed(a, b)
+}
+
+// compareWeighed is Compare weight by weight with a weigher per string.
+func (c *Collation) compareWeighed(a, b []byte) int {
 	x, y := c.weigher(a), c.weigher(b)
 	space := x.space
 	for {
