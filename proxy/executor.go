@@ -441,6 +441,7 @@ func (r *routeRun) run() {
 // ends the watch for cancellation once the response is read.
 func (r *routeRun) runText() (h head, stop func(), err error) {
 	l := r.lane
+	l.bc.armPrefix()
 	if r.route.Args == nil {
 		err = l.bc.send(mysql.COM_QUERY, r.route.SQL)
 	} else {
@@ -450,6 +451,7 @@ func (r *routeRun) runText() (h head, stop func(), err error) {
 		}
 		err = l.bc.sendQuery(r.route.SQL, r.route.Args, mode)
 	}
+	l.bc.disarmPrefix()
 	if err != nil {
 		return h, nil, err
 	}
@@ -466,7 +468,10 @@ func (r *routeRun) runStmt() (h head, stop func(), err error) {
 		if err != nil {
 			return h, nil, err
 		}
-		if err := bc.sendExecute(st, r.route.Args); err != nil {
+		bc.armPrefix()
+		err = bc.sendExecute(st, r.route.Args)
+		bc.disarmPrefix()
+		if err != nil {
 			return h, nil, err
 		}
 		h, stop, err = r.readHead()
@@ -482,8 +487,16 @@ func (r *routeRun) runStmt() (h head, stop func(), err error) {
 // for the statement's cancellation.
 func (r *routeRun) readHead() (head, func(), error) {
 	ctx := r.lane.ex.ctx
-	stop := r.lane.bc.watch(ctx)
-	h, err := r.lane.bc.readHead()
+	bc := r.lane.bc
+	stop := bc.watch(ctx)
+	if bc.inFlight > 0 {
+		// The transaction's START TRANSACTION went out with the route.
+		if err := bc.readPrefix(); err != nil {
+			stop()
+			return head{}, nil, cancelled(ctx, err)
+		}
+	}
+	h, err := bc.readHead()
 	if err != nil {
 		stop()
 		return h, nil, cancelled(ctx, err)
