@@ -79,17 +79,27 @@ func (s *Session) startTxn(begin string) {
 // readOnly reports whether the transaction is START TRANSACTION READ ONLY.
 func (t *txnState) readOnly() bool { return t.begin == beginReadOnly }
 
-const beginReadOnly = "START TRANSACTION READ ONLY"
+const (
+	beginReadOnly = "START TRANSACTION READ ONLY"
+	beginPlain    = "START TRANSACTION"
+)
+
+// openPlain and openReadOnly are openSQL's answers when the transaction
+// has no isolation level to set and no savepoints.
+var (
+	openPlain    = []string{beginPlain}
+	openReadOnly = []string{beginReadOnly}
+)
 
 func beginSQL(st *ast.BeginStmt) string {
 	if st == nil {
-		return "START TRANSACTION"
+		return beginPlain
 	}
 	// TiDB's own options (pessimistic, AS OF) mean nothing to MySQL.
 	if st.ReadOnly {
 		return beginReadOnly
 	}
-	return "START TRANSACTION"
+	return beginPlain
 }
 
 // endTransaction commits (commit) or rolls back the open transaction on
@@ -156,7 +166,12 @@ func (s *Session) commitParts(t txnState) (done int, err error) {
 			end++
 		}
 		wave := t.order[done:end]
-		errs := commitWave(t, wave)
+		var small [4]error
+		errs := small[:0]
+		if len(wave) > len(small) {
+			errs = make([]error, 0, len(wave))
+		}
+		errs = commitWave(t, wave, errs)
 		done = end
 		for i, ds := range wave {
 			if errs[i] != nil {
@@ -172,9 +187,9 @@ func (s *Session) commitParts(t txnState) (done int, err error) {
 }
 
 // commitWave sends COMMIT to each part of wave, then reads the answers in
-// turn; errs[i] is part i's failure.
-func commitWave(t txnState, wave []string) []error {
-	errs := make([]error, len(wave))
+// turn; it appends part i's failure (or nil) to errs as errs[i].
+func commitWave(t txnState, wave []string, errs []error) []error {
+	errs = errs[:len(wave)]
 	if len(wave) == 1 {
 		_, errs[0] = t.conns[wave[0]].exec("COMMIT")
 		return errs
@@ -383,6 +398,15 @@ func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendCon
 // outside XA and LOCK TABLES: the one-shot isolation level, START
 // TRANSACTION, the transaction's savepoints.
 func (s *Session) openSQL(dst []string) []string {
+	if dst == nil && s.txn.isolation == "" && len(s.txn.savepoints) == 0 {
+		// The common case, shared (nothing changes the slices).
+		if s.txn.begin == beginReadOnly {
+			return openReadOnly
+		}
+		if s.txn.begin == beginPlain {
+			return openPlain
+		}
+	}
 	if s.txn.isolation != "" {
 		dst = append(dst, "SET TRANSACTION ISOLATION LEVEL "+s.txn.isolation)
 	}
