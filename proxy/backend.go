@@ -68,6 +68,23 @@ type backendConn struct {
 	// (temporary tables, locks) that pool.put must reset.
 	pinned       bool
 	carriesState bool
+
+	// deferred is what a transaction's first statement on the connection
+	// must run first (SET TRANSACTION ..., START TRANSACTION, its
+	// savepoints) when that statement is a read: txnSource.acquire leaves
+	// it here, and the route arms it (armPrefix) so that it goes out in
+	// the same write as the statement, as commands of their own whose
+	// responses are read first (readPrefix). prefix is what the next
+	// command writes ahead of itself, inFlight how many responses of
+	// such commands come before the next one. prefixFailed: one of them
+	// failed; the statement behind it ran without it and its response
+	// was dropped, and the session gives the connection back
+	// (Session.settleParts).
+	deferred     []string
+	prefix       []string
+	prefixBuf    []byte
+	inFlight     int
+	prefixFailed bool
 }
 
 func dialBackend(ctx context.Context, p *pool) (*backendConn, error) {
@@ -192,6 +209,12 @@ func (bc *backendConn) sendCommand(buf []byte, buildErr error) error {
 	if buildErr != nil {
 		return &InternalError{Msg: fmt.Sprintf("route to %s: %v", bc.pool.name, buildErr)}
 	}
+	if len(bc.prefix) > 0 {
+		if err := bc.writePrefix(); err != nil {
+			return bc.lost(err)
+		}
+		bc.wc.ResetSeq()
+	}
 	err := bc.wc.WritePacket(buf)
 	bc.wc.SetScratch(buf)
 	if err == nil {
@@ -202,6 +225,74 @@ func (bc *backendConn) sendCommand(buf []byte, buildErr error) error {
 	}
 	bc.lastUsed = time.Now()
 	return nil
+}
+
+// armPrefix makes the next command carry the connection's deferred
+// commands ahead of itself; disarmPrefix, called once that command was
+// sent or failed to be, keeps them deferred if it did not take them.
+func (bc *backendConn) armPrefix() {
+	if bc.deferred != nil {
+		bc.prefix, bc.deferred = bc.deferred, nil
+	}
+}
+
+func (bc *backendConn) disarmPrefix() {
+	if bc.prefix != nil {
+		bc.deferred, bc.prefix = bc.prefix, nil
+	}
+}
+
+// writePrefix buffers the prefix commands, each a COM_QUERY of its own.
+func (bc *backendConn) writePrefix() error {
+	for _, sql := range bc.prefix {
+		bc.wc.ResetSeq()
+		bc.prefixBuf = append(append(bc.prefixBuf[:0], mysql.COM_QUERY), bc.backendSQL(sql)...)
+		if err := bc.wc.WritePacket(bc.prefixBuf); err != nil {
+			return err
+		}
+	}
+	bc.inFlight = len(bc.prefix)
+	bc.prefix = nil
+	return nil
+}
+
+// readPrefix reads the responses of the prefix commands sent ahead of the
+// current one. When one failed, its error is returned as if it had been
+// run alone: the current command's response is read and dropped (it ran
+// outside what the prefix was to set up; only reads are sent this way),
+// a transaction the prefix opened is rolled back, and prefixFailed is
+// set. The connection stays usable.
+func (bc *backendConn) readPrefix() error {
+	n, seq := bc.inFlight, bc.wc.Seq()
+	bc.inFlight = 0
+	var first error
+	for range n {
+		// Each prefix command was one packet: its response starts at 1.
+		bc.wc.SetSeq(1)
+		if _, err := bc.finish(); err != nil {
+			if bc.broken {
+				return err
+			}
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	bc.wc.SetSeq(seq)
+	if first == nil {
+		return nil
+	}
+	if _, err := bc.finish(); bc.broken {
+		return err
+	}
+	bc.prefixFailed = true
+	bc.warnings = 0
+	if bc.inTransaction() {
+		if _, err := bc.exec("ROLLBACK"); bc.broken {
+			return err
+		}
+	}
+	return first
 }
 
 // head is the start of a response: an OK packet, or the columns of a

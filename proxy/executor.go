@@ -500,16 +500,20 @@ func (r *routeRun) runText() (h head, stop func(), err error) {
 }
 
 // sendText sends the route as COM_QUERY with its arguments written in.
-func (r *routeRun) sendText() error {
-	l := r.lane
+func (r *routeRun) sendText() (err error) {
+	bc := r.lane.bc
+	bc.armPrefix()
 	if r.route.Args == nil {
-		return l.bc.send(mysql.COM_QUERY, r.route.SQL)
+		err = bc.send(mysql.COM_QUERY, r.route.SQL)
+	} else {
+		mode := sqlarg.Backslash
+		if bc.status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0 {
+			mode = sqlarg.NoBackslashEscapes
+		}
+		err = bc.sendQuery(r.route.SQL, r.route.Args, mode)
 	}
-	mode := sqlarg.Backslash
-	if l.bc.status&mysql.SERVER_STATUS_NO_BACKSLASH_ESCAPED != 0 {
-		mode = sqlarg.NoBackslashEscapes
-	}
-	return l.bc.sendQuery(r.route.SQL, r.route.Args, mode)
+	bc.disarmPrefix()
+	return err
 }
 
 // runStmt runs the route as COM_STMT_EXECUTE of the statement prepared on
@@ -522,7 +526,10 @@ func (r *routeRun) runStmt() (h head, stop func(), err error) {
 		if err != nil {
 			return h, nil, err
 		}
-		if err := bc.sendExecute(st, r.route.Args); err != nil {
+		bc.armPrefix()
+		err = bc.sendExecute(st, r.route.Args)
+		bc.disarmPrefix()
+		if err != nil {
 			return h, nil, err
 		}
 		h, stop, err = r.readHead()
@@ -538,8 +545,16 @@ func (r *routeRun) runStmt() (h head, stop func(), err error) {
 // for the statement's cancellation.
 func (r *routeRun) readHead() (head, func(), error) {
 	ctx := r.lane.ex.ctx
-	stop := r.lane.bc.watch(ctx)
-	h, err := r.lane.bc.readHead()
+	bc := r.lane.bc
+	stop := bc.watch(ctx)
+	if bc.inFlight > 0 {
+		// The transaction's START TRANSACTION went out with the route.
+		if err := bc.readPrefix(); err != nil {
+			stop()
+			return head{}, nil, cancelled(ctx, err)
+		}
+	}
+	h, err := bc.readHead()
 	if err != nil {
 		stop()
 		return h, nil, cancelled(ctx, err)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -78,17 +79,27 @@ func (s *Session) startTxn(begin string) {
 // readOnly reports whether the transaction is START TRANSACTION READ ONLY.
 func (t *txnState) readOnly() bool { return t.begin == beginReadOnly }
 
-const beginReadOnly = "START TRANSACTION READ ONLY"
+const (
+	beginReadOnly = "START TRANSACTION READ ONLY"
+	beginPlain    = "START TRANSACTION"
+)
+
+// openPlain and openReadOnly are openSQL's answers when the transaction
+// has no isolation level to set and no savepoints.
+var (
+	openPlain    = []string{beginPlain}
+	openReadOnly = []string{beginReadOnly}
+)
 
 func beginSQL(st *ast.BeginStmt) string {
 	if st == nil {
-		return "START TRANSACTION"
+		return beginPlain
 	}
 	// TiDB's own options (pessimistic, AS OF) mean nothing to MySQL.
 	if st.ReadOnly {
 		return beginReadOnly
 	}
-	return "START TRANSACTION"
+	return beginPlain
 }
 
 // endTransaction commits (commit) or rolls back the open transaction on
@@ -96,6 +107,7 @@ func beginSQL(st *ast.BeginStmt) string {
 // connections back. On a failed commit the data sources not yet
 // committed are rolled back and the error names what did commit.
 func (s *Session) endTransaction(commit bool) error {
+	s.settleParts()
 	t := s.txn
 	s.txn = txnState{isolation: t.isolation, readOnlyNext: t.readOnlyNext}
 	if !t.active {
@@ -103,24 +115,20 @@ func (s *Session) endTransaction(commit bool) error {
 	}
 	s.txn.isolation, s.txn.readOnlyNext = "", false
 	var err error
-	if t.gtrid != "" {
+	// done: the first done parts (in t.order) were sent COMMIT.
+	done := 0
+	switch {
+	case t.gtrid != "":
 		err = s.endXA(t, commit)
+	case commit:
+		done, err = s.commitParts(t)
+	default:
+		s.rollbackParts(t)
 	}
-	var committed []string
-	for _, ds := range t.order {
+	for i, ds := range t.order {
 		bc := t.conns[ds]
-		switch {
-		case t.gtrid != "":
-		case err == nil && commit:
-			if _, cerr := bc.exec("COMMIT"); cerr != nil {
-				err = &CommitError{DataSource: ds, Committed: committed, Err: cerr}
-			} else {
-				committed = append(committed, ds)
-				if len(t.order) > 1 && len(committed) == 1 {
-					s.srv.xa.fail(failLocalAfterFirst)
-				}
-			}
-		case !bc.broken:
+		if t.gtrid == "" && commit && i >= done && !bc.broken {
+			// After a failed commit, the parts not yet committed.
 			if _, rerr := bc.exec("ROLLBACK"); rerr != nil {
 				s.log.Warn("rollback failed", "datasource", ds, "err", errLine(rerr))
 				bc.broken = true
@@ -139,6 +147,88 @@ func (s *Session) endTransaction(commit bool) error {
 		s.readwriteCommitted(t.written)
 	}
 	return err
+}
+
+// commitParts commits a transaction's parts without XA in the order they
+// joined, stopping at the first failure (CommitError names the parts
+// committed before it): done is how many were sent COMMIT. Parts that
+// only read commit in the same round trip as the part before them (their
+// COMMITs go out together and the answers are read in order), or together
+// when they come first: whether such a part commits or rolls back after
+// another's failure changes no data, so the outcome and the error are
+// those of committing one after the other. A part that wrote starts a
+// round trip of its own: it commits only once those before it did.
+func (s *Session) commitParts(t txnState) (done int, err error) {
+	var committed []string
+	for done < len(t.order) {
+		end := done + 1
+		for end < len(t.order) && !t.written[t.order[end]] {
+			end++
+		}
+		wave := t.order[done:end]
+		var small [4]error
+		errs := small[:0]
+		if len(wave) > len(small) {
+			errs = make([]error, 0, len(wave))
+		}
+		errs = commitWave(t, wave, errs)
+		done = end
+		for i, ds := range wave {
+			if errs[i] != nil {
+				return done, &CommitError{DataSource: ds, Committed: committed, Err: errs[i]}
+			}
+			committed = append(committed, ds)
+		}
+		if len(t.order) > 1 && len(committed) == len(wave) {
+			s.srv.xa.fail(failLocalAfterFirst)
+		}
+	}
+	return done, nil
+}
+
+// commitWave sends COMMIT to each part of wave, then reads the answers in
+// turn; it appends part i's failure (or nil) to errs as errs[i].
+func commitWave(t txnState, wave []string, errs []error) []error {
+	errs = errs[:len(wave)]
+	if len(wave) == 1 {
+		_, errs[0] = t.conns[wave[0]].exec("COMMIT")
+		return errs
+	}
+	for i, ds := range wave {
+		errs[i] = t.conns[ds].send(mysql.COM_QUERY, "COMMIT")
+	}
+	for i, ds := range wave {
+		if errs[i] == nil {
+			_, errs[i] = t.conns[ds].finish()
+		}
+	}
+	return errs
+}
+
+// rollbackParts rolls back every part of a transaction without XA whose
+// connection is not broken, the ROLLBACKs sent together and the answers
+// read in turn; a part whose rollback fails is marked broken (its
+// connection is closed, which rolls it back).
+func (s *Session) rollbackParts(t txnState) {
+	var sent []string
+	for _, ds := range t.order {
+		bc := t.conns[ds]
+		if bc.broken {
+			continue
+		}
+		if err := bc.send(mysql.COM_QUERY, "ROLLBACK"); err != nil {
+			s.log.Warn("rollback failed", "datasource", ds, "err", errLine(err))
+			continue
+		}
+		sent = append(sent, ds)
+	}
+	for _, ds := range sent {
+		bc := t.conns[ds]
+		if _, err := bc.finish(); err != nil {
+			s.log.Warn("rollback failed", "datasource", ds, "err", errLine(err))
+			bc.broken = true
+		}
+	}
 }
 
 // implicitCommit commits an open transaction before a statement that
@@ -182,6 +272,7 @@ func (s *Session) checkMultiSource(plan *router.Plan) error {
 // one MySQL whose connection drops: a client that went on and sent COMMIT
 // would otherwise be told OK for writes that no longer exist.
 func (s *Session) afterTxnStatement(err error) {
+	s.settleParts()
 	var my *mysql.MyError
 	deadlock := errors.As(err, &my) && my.Code == mysql.ER_LOCK_DEADLOCK
 	broken := false
@@ -207,6 +298,21 @@ type txnSource struct {
 func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendConn, error) {
 	s := t.s
 	if bc, ok := s.txn.conns[ds]; ok {
+		if t.write && bc.deferred != nil {
+			// Opened for a read of this statement that never ran: a
+			// write runs after its opening, not beside it.
+			open := bc.deferred
+			bc.deferred = nil
+			for _, sql := range open {
+				if _, err := bc.exec(sql); err != nil {
+					bc.prefixFailed = true
+					if bc.inTransaction() {
+						bc.exec("ROLLBACK")
+					}
+					return nil, err
+				}
+			}
+		}
 		if t.write {
 			s.txn.written[ds] = true
 		}
@@ -220,6 +326,18 @@ func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendCon
 		return nil, err
 	}
 	bc := bcs[0]
+	if !t.write && !s.txn.xa && !s.state.tableLocks[ds] {
+		// A read: what opens the transaction here goes out in the same
+		// write as the statement, and its answers are read before the
+		// statement's (readPrefix). A refusal reaches the client as if
+		// it had run alone, and afterTxnStatement gives the connection
+		// back (settleParts). A write never runs that way: should the
+		// START TRANSACTION fail, it would have run under autocommit.
+		bc.deferred = s.openSQL(nil)
+		s.txn.conns[ds] = bc
+		s.txn.order = append(s.txn.order, ds)
+		return bcs, nil
+	}
 	if s.txn.isolation != "" {
 		if _, err := bc.exec("SET TRANSACTION ISOLATION LEVEL " + s.txn.isolation); err != nil {
 			poolSource{s}.release(bc)
@@ -274,6 +392,50 @@ func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendCon
 		s.txn.written[ds] = true
 	}
 	return bcs, nil
+}
+
+// openSQL appends to dst what opens a transaction's part on a data source
+// outside XA and LOCK TABLES: the one-shot isolation level, START
+// TRANSACTION, the transaction's savepoints.
+func (s *Session) openSQL(dst []string) []string {
+	if dst == nil && s.txn.isolation == "" && len(s.txn.savepoints) == 0 {
+		// The common case, shared (nothing changes the slices).
+		if s.txn.begin == beginReadOnly {
+			return openReadOnly
+		}
+		if s.txn.begin == beginPlain {
+			return openPlain
+		}
+	}
+	if s.txn.isolation != "" {
+		dst = append(dst, "SET TRANSACTION ISOLATION LEVEL "+s.txn.isolation)
+	}
+	dst = append(dst, s.txn.begin)
+	for _, name := range s.txn.savepoints {
+		dst = append(dst, "SAVEPOINT "+quoteSavepoint(name))
+	}
+	return dst
+}
+
+// settleParts gives back the connections of the parts whose opening did
+// not run: the backend refused it (it went out ahead of a read, whose
+// answer was dropped), or the statement that was to carry it was never
+// sent. Each is then as if it had never joined, as when the opening is a
+// round trip of its own and fails.
+func (s *Session) settleParts() {
+	for i := 0; i < len(s.txn.order); i++ {
+		ds := s.txn.order[i]
+		bc := s.txn.conns[ds]
+		if !bc.prefixFailed && bc.deferred == nil && bc.prefix == nil {
+			continue
+		}
+		bc.prefixFailed, bc.deferred, bc.prefix = false, nil, nil
+		delete(s.txn.conns, ds)
+		delete(s.txn.written, ds)
+		s.txn.order = slices.Delete(s.txn.order, i, i+1)
+		i--
+		poolSource{s}.release(bc)
+	}
 }
 
 // release keeps pinned connections: the transaction gives them back.

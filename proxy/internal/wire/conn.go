@@ -70,6 +70,10 @@ func (c *Conn) ResetSeq() { c.seq = 0 }
 // pipelined command).
 func (c *Conn) SetSeq(seq byte) { c.seq = seq }
 
+// Seq returns the sequence number the next packet read or written must
+// have: after writing a command, the one its response starts with.
+func (c *Conn) Seq() byte { return c.seq }
+
 // ReadPacket reads one payload, joining continuation packets. The slice is
 // only valid until the next read on c. A payload that fits the read buffer
 // is returned in place; a longer one, or one that continues in further
