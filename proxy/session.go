@@ -247,6 +247,7 @@ func (s *Session) close() {
 	s.unpinAll()
 	s.held.releaseAll()
 	s.leaveSnapshot(true)
+	s.watch.release()
 	s.nc.Close()
 	s.log.Debug("disconnected")
 }
