@@ -64,7 +64,7 @@ type Session struct {
 	args       []any
 	key        []byte
 	// logical caches logicalColumn's answers.
-	logical    map[*mysql.Field]*mysql.Field
+	logical    map[*mysql.Field]*logicalCol
 	autocommit bool
 	// prepared holds the SQL-level prepared statements by lower-case
 	// name (sqlprepare.go).
