@@ -54,9 +54,13 @@ type Conn struct {
 // the peer waits for the handshake's last packet before sending more.
 func NewConn(nc net.Conn) *Conn {
 	c := &Conn{nc: nc}
-	c.src.nc = nc
+	c.src.r = nc
+	var w io.Writer = nc
+	if r := newRawIO(nc); r != nil {
+		c.src.r, w = r, r
+	}
 	c.br = bufio.NewReaderSize(&c.src, 64<<10)
-	c.bw = bufio.NewWriterSize(nc, 64<<10)
+	c.bw = bufio.NewWriterSize(w, 64<<10)
 	return c
 }
 
@@ -286,7 +290,7 @@ func (c *Conn) Watch(gone func()) (stop func()) {
 // pushback is the reader under the buffered reader: it hands out what a
 // Watch read first, then the error that read got, then reads nc.
 type pushback struct {
-	nc      net.Conn
+	r       io.Reader // nc, or its rawIO
 	pending []byte
 	err     error
 }
@@ -300,7 +304,7 @@ func (p *pushback) Read(b []byte) (int, error) {
 	if p.err != nil {
 		return 0, p.err
 	}
-	return p.nc.Read(b)
+	return p.r.Read(b)
 }
 
 // ErrOverOnePacket is a payload AppendPacket cannot frame as one packet.
