@@ -95,6 +95,15 @@ func (c *loginConn) Read(b []byte) (int, error) {
 // RemoteAddr is the client's host without its port while the login runs:
 // go-mysql writes it into 1045 Access denied, which MariaDB words with the
 // host alone ('app'@'127.0.0.1'). Once logged in it is the full address.
+// SocketConn is the socket under c once the login is done and c only
+// passes bytes through (wire reads and writes it directly); nil before.
+func (c *loginConn) SocketConn() net.Conn {
+	if c.off && !c.tls {
+		return c.Conn
+	}
+	return nil
+}
+
 func (c *loginConn) RemoteAddr() net.Addr {
 	if c.off || c.host == "" {
 		return c.Conn.RemoteAddr()

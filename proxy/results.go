@@ -124,7 +124,7 @@ func (s *Session) writeRows(rows RowStream, out output) error {
 		return err
 	}
 	for _, f := range cols {
-		if err := s.writePacket(wire.AppendColumn(s.wc.Scratch(), s.logicalColumn(f))); err != nil {
+		if err := s.wc.WritePacket(s.columnPacket(f)); err != nil {
 			return err
 		}
 	}
@@ -179,12 +179,33 @@ func (e *errWritten) Unwrap() error { return e.err }
 // of a physical one. The answer for a Field the backend connections share
 // (backendConn.column) is kept, so a repeated query rewrites nothing.
 func (s *Session) logicalColumn(f *mysql.Field) *mysql.Field {
+	return s.logicalEntry(f).f
+}
+
+// columnPacket is logicalColumn's answer encoded as a column definition
+// packet, kept with it: a repeated query encodes nothing. The slice is
+// shared; it must not be modified or given to SetScratch.
+func (s *Session) columnPacket(f *mysql.Field) []byte {
+	l := s.logicalEntry(f)
+	if l.packet == nil {
+		l.packet = wire.AppendColumn(nil, l.f)
+	}
+	return l.packet
+}
+
+// logicalCol is one entry of the session's logicalColumn cache.
+type logicalCol struct {
+	f      *mysql.Field
+	packet []byte // f encoded, once asked for (columnPacket)
+}
+
+func (s *Session) logicalEntry(f *mysql.Field) *logicalCol {
 	if l, ok := s.logical[f]; ok {
 		return l
 	}
-	l := s.srv.rewriteColumn(f)
+	l := &logicalCol{f: s.srv.rewriteColumn(f)}
 	if s.logical == nil || len(s.logical) >= maxCachedColumns {
-		s.logical = map[*mysql.Field]*mysql.Field{}
+		s.logical = map[*mysql.Field]*logicalCol{}
 	}
 	s.logical[f] = l
 	return l

@@ -64,7 +64,7 @@ type Session struct {
 	args       []any
 	key        []byte
 	// logical caches logicalColumn's answers.
-	logical    map[*mysql.Field]*mysql.Field
+	logical    map[*mysql.Field]*logicalCol
 	autocommit bool
 	// prepared holds the SQL-level prepared statements by lower-case
 	// name (sqlprepare.go).
@@ -247,6 +247,7 @@ func (s *Session) close() {
 	s.unpinAll()
 	s.held.releaseAll()
 	s.leaveSnapshot(true)
+	s.watch.release()
 	s.nc.Close()
 	s.log.Debug("disconnected")
 }

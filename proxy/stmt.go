@@ -76,7 +76,7 @@ func (s *Session) handleStmtPrepare(sql string) error {
 		return nil
 	}
 	for _, f := range ps.columns {
-		if err := s.writePacket(wire.AppendColumn(s.wc.Scratch(), s.logicalColumn(f))); err != nil {
+		if err := s.wc.WritePacket(s.columnPacket(f)); err != nil {
 			return err
 		}
 	}

@@ -35,10 +35,19 @@ type stmtWatch struct {
 	// readingClient: the statement reads the client connection itself
 	// (LOAD DATA LOCAL's file), so the watch must not.
 	readingClient bool
-	watchTimer    *time.Timer
-	timeoutTimer  *time.Timer
-	end           func()
-	clientGone    func()
+	// The timers are armed lazily: a statement arms one only when it is
+	// not pending already, and a statement's end leaves it pending. When
+	// it fires it looks at the statement running then, and arms itself
+	// again for what that one has left. So a stream of quick statements
+	// resets no timer per statement (a Reset can wake an idle thread of
+	// the Go scheduler), only one per watchDelay.
+	watchTimer   *time.Timer
+	timeoutTimer *time.Timer
+	watchArmed   bool      // watchTimer is pending
+	timeoutArmed bool      // timeoutTimer is pending
+	timeoutAt    time.Time // when the pending timeoutTimer fires
+	end          func()
+	clientGone   func()
 	// backends are the backend connections reading a response for the
 	// running statement (backendConn.watch with its stmtCtx): cancelling
 	// the statement kills what they run. The statement's context is
@@ -77,24 +86,29 @@ func (w *stmtWatch) begin(timeout time.Duration) (ctx context.Context, end func(
 	w.cancelF = cancel
 	w.start = time.Now()
 	w.running = true
+	w.timeout = timeout
 	if w.end == nil {
 		w.end = w.finish
 		w.clientGone = func() { w.cancel(errClientGone) }
 		w.watchTimer = time.AfterFunc(watchDelay, w.startWatch)
-		if timeout > 0 {
-			w.timeout = timeout
-			w.timeoutTimer = time.AfterFunc(timeout, w.timeoutFired)
-		}
-	} else {
+		w.watchArmed = true
+	} else if !w.watchArmed {
 		w.watchTimer.Reset(watchDelay)
-		if w.timeoutTimer != nil {
-			// A reload may have changed the timeout; none (0) must not
-			// fire at once.
-			w.timeout = timeout
-			if timeout > 0 {
-				w.timeoutTimer.Reset(timeout)
-			}
+		w.watchArmed = true
+	}
+	if timeout > 0 {
+		// A pending timer that fires later than this statement's
+		// timeout (a reload shortened it) is brought forward.
+		at := w.start.Add(timeout)
+		switch {
+		case w.timeoutTimer == nil:
+			w.timeoutTimer = time.AfterFunc(timeout, w.timeoutFired)
+		case !w.timeoutArmed || at.Before(w.timeoutAt):
+			w.timeoutTimer.Reset(timeout)
+		default:
+			at = w.timeoutAt
 		}
+		w.timeoutArmed, w.timeoutAt = true, at
 	}
 	w.mu.Unlock()
 	return ctx, w.end
@@ -159,35 +173,53 @@ func (w *stmtWatch) elapsed() time.Duration {
 }
 
 // startWatch starts watching the client for going away, once a statement
-// has run for watchDelay: quick statements never pay for it.
+// has run for watchDelay: quick statements never pay for it. The timer
+// fired for whichever statement runs now: one younger than watchDelay has
+// it armed again for the rest of its delay; between statements it rests
+// until the next one begins.
 func (w *stmtWatch) startWatch() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.watchArmed = false
+	if !w.running {
+		return
+	}
+	if left := watchDelay - time.Since(w.start); left > 0 {
+		w.watchTimer.Reset(left)
+		w.watchArmed = true
+		return
+	}
 	// Without its own reader (driven by go-mysql's command loop) the
 	// session cannot watch the client.
-	if w.running && w.stop == nil && w.wc != nil && !w.readingClient {
+	if w.stop == nil && w.wc != nil && !w.readingClient {
 		w.stop = w.wc.Watch(w.clientGone)
 	}
 }
 
 // timeoutFired cancels the statement running for longer than the
-// statement timeout. A timer that fires as one statement ends and the
-// next begins finds the next one too young and leaves it alone.
+// statement timeout. It fired for whichever statement runs now: one
+// that has time left has the timer armed again for it.
 func (w *stmtWatch) timeoutFired() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.running && w.cancelF != nil && time.Since(w.start) >= w.timeout {
-		w.cancelF(ErrStatementTimeout)
-		w.killBackendsLocked()
+	w.timeoutArmed = false
+	if !w.running || w.cancelF == nil || w.timeout <= 0 {
+		return
 	}
+	if left := w.timeout - time.Since(w.start); left > 0 {
+		w.timeoutTimer.Reset(left)
+		w.timeoutArmed, w.timeoutAt = true, time.Now().Add(left)
+		return
+	}
+	w.cancelF(ErrStatementTimeout)
+	w.killBackendsLocked()
 }
 
 // finish ends the statement begin began.
+//
+// The timers stay armed (see stmtWatch): when they fire they find no
+// statement, or the next one, and look at that.
 func (w *stmtWatch) finish() {
-	w.watchTimer.Stop()
-	if w.timeoutTimer != nil {
-		w.timeoutTimer.Stop()
-	}
 	w.mu.Lock()
 	w.running = false
 	stop, cancel := w.stop, w.cancelF
@@ -204,6 +236,20 @@ func (w *stmtWatch) finish() {
 		w.killBackendsLocked()
 		w.mu.Unlock()
 	}
+}
+
+// release stops the timers of a session that ends, so that a pending
+// one does not keep the session for the rest of its delay.
+func (w *stmtWatch) release() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.watchTimer != nil {
+		w.watchTimer.Stop()
+	}
+	if w.timeoutTimer != nil {
+		w.timeoutTimer.Stop()
+	}
+	w.watchArmed, w.timeoutArmed = false, false
 }
 
 // readClient keeps the watch off the client connection while the

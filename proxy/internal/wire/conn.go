@@ -39,9 +39,14 @@ type Conn struct {
 	// idleTimeout and readTimeout bound reads (SetReadTimeouts).
 	idleTimeout time.Duration
 	readTimeout time.Duration
-	deadlineSet bool    // a read deadline of theirs is set
-	scratch     []byte  // for callers building packets (Scratch)
-	hdr         [4]byte // a packet header being written (here, not on the heap per packet)
+	deadlineSet bool // a read deadline of theirs is set
+	// idleAt is the idle deadline that is set (zero: the deadline set, if
+	// any, is the read timeout's). It outlives ReadPacket and is moved
+	// only when it falls short of the idle timeout from now, so a command
+	// read does not reset a runtime timer every time (idleDeadline).
+	idleAt  time.Time
+	scratch []byte  // for callers building packets (Scratch)
+	hdr     [4]byte // a packet header being written (here, not on the heap per packet)
 }
 
 // NewConn wraps nc, which must have finished its handshake. Nothing may be
@@ -49,9 +54,13 @@ type Conn struct {
 // the peer waits for the handshake's last packet before sending more.
 func NewConn(nc net.Conn) *Conn {
 	c := &Conn{nc: nc}
-	c.src.nc = nc
+	c.src.r = nc
+	var w io.Writer = nc
+	if r := newRawIO(nc); r != nil {
+		c.src.r, w = r, r
+	}
 	c.br = bufio.NewReaderSize(&c.src, 64<<10)
-	c.bw = bufio.NewWriterSize(nc, 64<<10)
+	c.bw = bufio.NewWriterSize(w, 64<<10)
 	return c
 }
 
@@ -82,11 +91,17 @@ func (c *Conn) Seq() byte { return c.seq }
 // and sends nothing holds no memory for it.
 func (c *Conn) ReadPacket() ([]byte, error) {
 	c.dropJoined()
-	if c.idleTimeout > 0 || c.readTimeout > 0 {
-		defer c.clearDeadline()
+	if c.readTimeout > 0 {
+		defer c.clearReadTimeout()
 	}
-	if c.idleTimeout > 0 && c.br.Buffered() < 4 {
-		c.deadline(c.idleTimeout)
+	if c.idleTimeout > 0 {
+		if c.br.Buffered() < 4 {
+			c.idleDeadline()
+		} else {
+			// The header has arrived: the idle deadline, which may have
+			// passed while a statement ran, has no say in this read.
+			c.clearDeadline()
+		}
 	}
 	n, err := c.readHeader()
 	if err != nil {
@@ -248,6 +263,9 @@ func (c *Conn) Watch(gone func()) (stop func()) {
 		// reading further would only reorder its bytes.
 		return func() {}
 	}
+	// The idle deadline left by ReadPacket must not end the watching
+	// read of a statement that runs longer than it.
+	c.clearDeadline()
 	var stopping atomic.Bool
 	done := make(chan struct{})
 	go func() {
@@ -276,7 +294,7 @@ func (c *Conn) Watch(gone func()) (stop func()) {
 // pushback is the reader under the buffered reader: it hands out what a
 // Watch read first, then the error that read got, then reads nc.
 type pushback struct {
-	nc      net.Conn
+	r       io.Reader // nc, or its rawIO
 	pending []byte
 	err     error
 }
@@ -290,7 +308,7 @@ func (p *pushback) Read(b []byte) (int, error) {
 	if p.err != nil {
 		return 0, p.err
 	}
-	return p.nc.Read(b)
+	return p.r.Read(b)
 }
 
 // ErrOverOnePacket is a payload AppendPacket cannot frame as one packet.

@@ -107,12 +107,43 @@ func (c *Conn) ReleaseBudget() {
 func (c *Conn) deadline(d time.Duration) {
 	c.nc.SetReadDeadline(time.Now().Add(d))
 	c.deadlineSet = true
+	c.idleAt = time.Time{}
 }
 
-// clearDeadline clears a deadline set by deadline.
+// idleSlack is how far past the idle timeout a client that sends nothing
+// may be cut: the idle deadline is set that much later than the timeout,
+// and left as it is while it still falls at least the timeout from now,
+// so a session that reads commands back to back sets it once per slack
+// rather than once per command.
+func idleSlack(idle time.Duration) time.Duration {
+	return min(idle/64, time.Second)
+}
+
+// idleDeadline makes sure the read deadline falls between the idle
+// timeout and the timeout plus its slack from now.
+func (c *Conn) idleDeadline() {
+	now := time.Now()
+	if c.deadlineSet && !c.idleAt.IsZero() && !c.idleAt.Before(now.Add(c.idleTimeout)) {
+		return
+	}
+	c.idleAt = now.Add(c.idleTimeout + idleSlack(c.idleTimeout))
+	c.nc.SetReadDeadline(c.idleAt)
+	c.deadlineSet = true
+}
+
+// clearReadTimeout clears the read timeout's deadline when one is set
+// (the idle deadline stays).
+func (c *Conn) clearReadTimeout() {
+	if c.deadlineSet && c.idleAt.IsZero() {
+		c.clearDeadline()
+	}
+}
+
+// clearDeadline clears a deadline set by deadline or idleDeadline.
 func (c *Conn) clearDeadline() {
 	if c.deadlineSet {
 		c.nc.SetReadDeadline(time.Time{})
 		c.deadlineSet = false
+		c.idleAt = time.Time{}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -87,5 +88,50 @@ func TestReadTimeouts(t *testing.T) {
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("stalled: cut after %s", took)
+	}
+}
+
+// TestIdleDeadlineAcrossCommands: the idle deadline ReadPacket leaves set
+// (it is moved only once per slack, not per command) still cuts a peer
+// that goes quiet after some commands, and does not end a Watch that runs
+// past it (a statement that runs longer than the idle timeout).
+func TestIdleDeadlineAcrossCommands(t *testing.T) {
+	const idle = 150 * time.Millisecond
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	r := NewConn(b)
+	r.SetReadTimeouts(idle, time.Hour)
+	for i := range 3 {
+		r.ResetSeq()
+		go a.Write(append(header(1, 0), byte(i)))
+		if p, err := r.ReadPacket(); err != nil || len(p) != 1 || p[0] != byte(i) {
+			t.Fatalf("command %d: %q, %v", i, p, err)
+		}
+	}
+	// A statement runs for twice the idle timeout while the client is
+	// watched: the watch must not read the deadline as the client gone.
+	var gone atomic.Bool
+	stop := r.Watch(func() { gone.Store(true) })
+	time.Sleep(2 * idle)
+	stop()
+	if gone.Load() {
+		t.Fatal("the idle deadline ended the watch of a running statement")
+	}
+	// The next command arrives after it: read as usual.
+	r.ResetSeq()
+	go a.Write(append(header(1, 0), 7))
+	if p, err := r.ReadPacket(); err != nil || len(p) != 1 || p[0] != 7 {
+		t.Fatalf("command after the watch: %q, %v", p, err)
+	}
+	// Then the client goes quiet: cut after the idle timeout, never
+	// before it (at most its slack later).
+	r.ResetSeq()
+	start := time.Now()
+	if _, err := r.ReadPacket(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("idle after commands: %v, want a deadline error", err)
+	}
+	if took := time.Since(start); took < idle {
+		t.Errorf("idle after commands: cut after %s, before the idle timeout %s", took, idle)
 	}
 }
