@@ -30,8 +30,10 @@
 #                     sources is invisible to each server and only ends when
 #                     a lock wait times out (sysbench retries on 1205)
 #   --quick           smoke: --time 5 --repeats 1 --table-size 10000
-#   --profile DIR     also save the proxy's CPU and allocation profiles of
-#                     each proxied run of the first repeat into DIR
+#   --profile DIR     also save the CPU and allocation profiles of each
+#                     shardflake target's runs of the first repeat into DIR
+#                     (WORKLOAD-MODE.cpu for proxy, WORKLOAD-MODE-TARGET.cpu
+#                     for passthru, shard1, passmux, mux)
 #   --proxy-bin PATH  use this shardflake binary instead of building one
 #   --keep            keep the work directory (logs, rules, raw outputs)
 #   --raw FILE        also write every run's figures as TSV to FILE
@@ -277,7 +279,7 @@ YAML
 }
 
 # start_proxy TARGET: a shardflake for TARGET with its own rules file.
-PPROF_PORT=""
+declare -A PPROF_PORT=()
 start_proxy() {
 	local target=$1 port metrics rules=$WORK/rules-$1.yaml pid pprof=() mux=off
 	[[ $target == passmux || $target == mux ]] && mux=on
@@ -304,9 +306,9 @@ YAML
 	shard1) sharding_rules "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/s1_0" "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/s1_1" >>"$rules" ;;
 	proxy | mux) sharding_rules "jdbc:mysql://127.0.0.1:${DB_PORT[0]}/ds_0" "jdbc:mysql://127.0.0.1:${DB_PORT[1]}/ds_1" >>"$rules" ;;
 	esac
-	if [[ -n $PROFILE_DIR && $target == proxy ]]; then
-		PPROF_PORT=$(free_port)
-		pprof=(--pprof "127.0.0.1:$PPROF_PORT")
+	if [[ -n $PROFILE_DIR ]]; then
+		PPROF_PORT[$target]=$(free_port)
+		pprof=(--pprof "127.0.0.1:${PPROF_PORT[$target]}")
 	fi
 	log "starting the proxy for $target on port $port"
 	"$PROXY_BIN" serve --config "$rules" --log-level warn "${pprof[@]}" 2>"$WORK/proxy-$target.log" &
@@ -506,11 +508,12 @@ run_one() {
 		h0=$(cpu_ticks "$hop")
 	fi
 	d0=$(cpu_ticks "${DB_PID[0]}") e0=$(cpu_ticks "${DB_PID[1]}")
-	if [[ -n $PROFILE_DIR && $rep == 1 && $target == proxy ]]; then
+	if [[ -n $PROFILE_DIR && $rep == 1 && -n ${PPROF_PORT[$target]:-} ]]; then
 		mkdir -p "$PROFILE_DIR"
-		curl -sf "http://127.0.0.1:$PPROF_PORT/debug/pprof/allocs" -o "$PROFILE_DIR/$workload-$mode.allocs.before"
-		curl -sf "http://127.0.0.1:$PPROF_PORT/debug/pprof/profile?seconds=$((TIME > 3 ? TIME - 2 : 1))" \
-			-o "$PROFILE_DIR/$workload-$mode.cpu" &
+		prof=$PROFILE_DIR/$workload-$mode$([[ $target == proxy ]] || echo "-$target")
+		curl -sf "http://127.0.0.1:${PPROF_PORT[$target]}/debug/pprof/allocs" -o "$prof.allocs.before"
+		curl -sf "http://127.0.0.1:${PPROF_PORT[$target]}/debug/pprof/profile?seconds=$((TIME > 3 ? TIME - 2 : 1))" \
+			-o "$prof.cpu" &
 		prof_pid=$!
 	fi
 	sb "$target" --threads="$THREADS" --time="$TIME" --report-interval=0 --percentile=95 \
@@ -520,7 +523,7 @@ run_one() {
 	[[ $DECOMPOSE == 1 ]] && stop_counters
 	if [[ -n $prof_pid ]]; then
 		wait "$prof_pid" || log "CPU profile of $workload $mode failed"
-		curl -sf "http://127.0.0.1:$PPROF_PORT/debug/pprof/allocs" -o "$PROFILE_DIR/$workload-$mode.allocs.after"
+		curl -sf "http://127.0.0.1:${PPROF_PORT[$target]}/debug/pprof/allocs" -o "$prof.allocs.after"
 	fi
 	queries=$(awk '/^ *queries:/ {print $2}' "$out")
 	qps=$(awk '/^ *queries:/ {gsub(/\(/, "", $3); print $3}' "$out")
@@ -587,7 +590,7 @@ if [[ -n $RAW_OUT ]]; then
 fi
 if [[ -n $PROFILE_DIR ]]; then
 	cp "$PROXY_BIN" "$PROFILE_DIR/shardflake"
-	log "profiles in $PROFILE_DIR (go tool pprof -top $PROFILE_DIR/shardflake $PROFILE_DIR/WORKLOAD-MODE.cpu;" \
+	log "profiles in $PROFILE_DIR (go tool pprof -top $PROFILE_DIR/shardflake $PROFILE_DIR/WORKLOAD-MODE[-TARGET].cpu, no -TARGET for proxy;" \
 		"allocations: -sample_index=alloc_space -base ...allocs.before ...allocs.after)"
 fi
 

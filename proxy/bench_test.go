@@ -27,7 +27,11 @@ type benchProxy struct {
 	backends [2]*fakeBackend
 }
 
-func startBenchProxy(b *testing.B) *benchProxy {
+func startBenchProxy(b *testing.B) *benchProxy { return startBenchProxyWith(b, "") }
+
+// startBenchProxyWith is startBenchProxy with more server settings
+// (YAML lines indented for the server block).
+func startBenchProxyWith(b *testing.B, server string) *benchProxy {
 	b.Helper()
 	bp := &benchProxy{}
 	var ds string
@@ -36,7 +40,7 @@ func startBenchProxy(b *testing.B) *benchProxy {
 		ds += fmt.Sprintf("  ds_%d: { url: \"jdbc:mysql://%s/ds_%d\", username: root, password: \"\" }\n", i, bp.backends[i].addr(), i)
 	}
 	yaml := "databaseName: sharding_db\nserver:\n  listen: 127.0.0.1:0\n  metricsListen: 127.0.0.1:1\n" +
-		"  users:\n    - { user: app, password: app-secret }\ndataSources:\n" + ds + "rules:\n" + sysbenchRules
+		"  users:\n    - { user: app, password: app-secret }\n" + server + "dataSources:\n" + ds + "rules:\n" + sysbenchRules
 	rules, err := config.Parse([]byte(yaml), "bench-rules.yaml")
 	if err != nil {
 		b.Fatal(err)

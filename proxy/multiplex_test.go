@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // multiplexFromEnv says the suite runs with server.multiplex on
@@ -310,4 +312,122 @@ func TestMultiplexAnswersAsPooled(t *testing.T) {
 			t.Errorf("SHOW WARNINGS after a read with warnings: got %s, want %s", got, w)
 		}
 	})
+}
+
+// muxQueue is the length of ds's one shared connection's queue, and
+// whether that connection is the one given (nil: any).
+func muxQueue(e *testEnv, ds string) (n int, c *muxConn) {
+	m := e.srv.current().pools[ds].multiplexed(1, 1<<20)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.conns) == 0 {
+		return 0, nil
+	}
+	c = m.conns[0]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue), c
+}
+
+// TestMultiplexReaderLeaves has sessions leave (KILL QUERY) while their
+// statements wait on the one shared connection: one that waits behind
+// another, and the one reading the connection for the others. Each is
+// answered at once; the statements queued behind them get their own
+// answers when the backend answers; the connection stays in use, and so
+// do the sessions.
+func TestMultiplexReaderLeaves(t *testing.T) {
+	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1"})
+	createTables(t, e)
+	ctx := context.Background()
+	db := e.open(t)
+	for i := 1; i <= 4; i++ {
+		if _, err := db.Exec(fmt.Sprintf("INSERT INTO t_plain (id, v) VALUES (%d, 'v%d')", i, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := func(i int, tag string) string {
+		return fmt.Sprintf("SELECT v, '%s' AS tag FROM t_plain WHERE id = %d", tag, i)
+	}
+	want := func(i int, tag string) string { return fmt.Sprintf("[v tag]|v%d,%s,", i, tag) }
+	// Warm up: the shared connection exists.
+	if got := answerOf(ctx, db, q(1, "warm")); got != want(1, "warm") {
+		t.Fatalf("got %s", got)
+	}
+	_, shared := muxQueue(e, "ds_0")
+	if shared == nil {
+		t.Fatal("no shared connection after a plain read")
+	}
+
+	// A write lock held directly on the backend: the reads wait for it.
+	lock, err := e.backend(t, 0).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		// Not back to the pool with the lock held, if the test fails.
+		lock.ExecContext(ctx, "UNLOCK TABLES")
+		lock.Close()
+	}()
+	if _, err := lock.ExecContext(ctx, "LOCK TABLES t_plain WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	type session struct {
+		c   *sql.Conn
+		id  int64
+		got chan string
+	}
+	start := func(i int, tag string) *session {
+		s := &session{c: e.conn(t), got: make(chan string, 1)}
+		if err := s.c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&s.id); err != nil {
+			t.Fatal(err)
+		}
+		go func() { s.got <- answerOf(ctx, s.c, q(i, tag)) }()
+		return s
+	}
+	reader := start(1, "reader")
+	waitFor(t, func() bool { return backendRunning(t, e, "reader") == 1 })
+	waiter := start(2, "waiter") // leaves while waiting
+	waitFor(t, func() bool { n, _ := muxQueue(e, "ds_0"); return n == 2 })
+	behind := start(3, "behind") // stays
+	waitFor(t, func() bool { n, _ := muxQueue(e, "ds_0"); return n == 3 })
+
+	killer := e.conn(t)
+	for _, s := range []*session{waiter, reader} {
+		begun := time.Now()
+		if _, err := killer.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", s.id)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-s.got:
+			if !strings.Contains(got, "1317") {
+				t.Errorf("killed statement: %s, want error 1317", got)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("KILL QUERY not answered after %s", time.Since(begun))
+		}
+	}
+	select {
+	case got := <-behind.got:
+		t.Fatalf("the statement behind answered while the lock is held: %s", got)
+	default:
+	}
+	if _, err := lock.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-behind.got; got != want(3, "behind") {
+		t.Errorf("the statement queued behind the ones that left: got %s, want %s", got, want(3, "behind"))
+	}
+	// The sessions that left, and the connection, go on.
+	n := muxAnswered(e, "ds_0")
+	for _, s := range []*session{reader, waiter, behind} {
+		if got := answerOf(ctx, s.c, q(4, "after")); got != want(4, "after") {
+			t.Errorf("after KILL QUERY: got %s, want %s", got, want(4, "after"))
+		}
+	}
+	if got := muxAnswered(e, "ds_0") - n; got != 3 {
+		t.Errorf("the shared connection answered %d of the 3 statements after", got)
+	}
+	if _, c := muxQueue(e, "ds_0"); c != shared {
+		t.Error("the shared connection was replaced")
+	}
 }

@@ -476,3 +476,41 @@ func TestAppendPacket(t *testing.T) {
 		t.Fatalf("a failing build: %v, %d bytes kept, want boom and %d", err, len(buf), before)
 	}
 }
+
+// TestReadPacketResumesAfterDeadline: a read deadline that stops
+// ReadPacket inside a short packet (its header, or its payload, partly
+// arrived) consumes nothing of it: the next ReadPacket returns it whole,
+// and MidPacket is false. Inside a packet longer than the read buffer the
+// connection is out of step, and MidPacket says so.
+func TestReadPacketResumesAfterDeadline(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	r := NewConn(b)
+	timedOut := func(err error) bool {
+		var ne net.Error
+		return errors.As(err, &ne) && ne.Timeout()
+	}
+	packet := []byte{5, 0, 0, 0, 'h', 'e', 'l', 'l', 'o'}
+	for _, cut := range []int{2, 4, 6} { // in the header, after it, in the payload
+		r.ResetSeq()
+		go a.Write(packet[:cut])
+		b.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if _, err := r.ReadPacket(); !timedOut(err) || r.MidPacket() {
+			t.Fatalf("cut at %d: got %v (mid packet %v), want a timeout at a packet boundary", cut, err, r.MidPacket())
+		}
+		b.SetReadDeadline(time.Time{})
+		go a.Write(packet[cut:])
+		if p, err := r.ReadPacket(); err != nil || string(p) != "hello" {
+			t.Fatalf("cut at %d, read again: got %q, %v", cut, p, err)
+		}
+	}
+	r.ResetSeq()
+	long := make([]byte, 4+r.br.Size())
+	long[0], long[1], long[2] = byte(len(long)-4), byte((len(long)-4)>>8), byte((len(long)-4)>>16)
+	go a.Write(long[:len(long)/2])
+	b.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := r.ReadPacket(); !timedOut(err) || !r.MidPacket() {
+		t.Fatalf("inside a long packet: got %v (mid packet %v), want a timeout mid packet", err, r.MidPacket())
+	}
+}
