@@ -58,6 +58,12 @@ type Session struct {
 	loginDB     string
 	parser      *parser.Parser
 	sqlMode     tidbmysql.SQLMode // the parser's
+	// stmtVars are the assignments of the SET STATEMENT ... FOR running
+	// now (stmtvars.go).
+	stmtVars stmtVars
+	// selectLimitVar is the session's sql_select_limit, "" for DEFAULT
+	// (stmtvars.go).
+	selectLimitVar string
 	// normalized, args and key are reused from statement to statement by
 	// the text path (classify.go: cachedShape).
 	normalized []byte
@@ -357,6 +363,7 @@ func (s *Session) resetConnection() {
 	s.txn = txnState{} // and a pending SET TRANSACTION
 	s.unpinAll()       // temporary tables and locks are gone, as in MySQL
 	s.vars = settings{}
+	s.selectLimitVar = ""
 	s.autocommit = true
 	s.lastInsertID = 0
 	s.parser.SetSQLMode(0)
