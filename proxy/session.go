@@ -153,6 +153,13 @@ func (s *Session) attachHandler(sc *server.Conn) {
 	if cs, collation, ok := handshakeNames(sc.Charset()); ok {
 		s.vars.setNames(cs, collation)
 	}
+	if s.clientFlags&mysql.CLIENT_IGNORE_SPACE != 0 {
+		// MariaDB adds IGNORE_SPACE to the sql_mode of a client that asks
+		// for it in its handshake (Connector/J does); until a reset.
+		s.vars.set("@@sql_mode", "@@SESSION.sql_mode = CONCAT(@@SESSION.sql_mode, ',IGNORE_SPACE')")
+		s.sqlMode |= tidbmysql.ModeIgnoreSpace
+		s.parser.SetSQLMode(s.sqlMode &^ tidbmysql.ModeNoBackslashEscapes)
+	}
 	s.log.Debug("connected", "remote", s.nc.RemoteAddr().String(), "db", s.db)
 }
 
