@@ -20,6 +20,13 @@ import (
 // unless the client enabled multi-statements.
 func (s *Session) handleQuery(sql string) {
 	s.srv.questions.Add(1)
+	if vars, rest, ok, err := splitSetStatement(sql, s.lexMode()); ok {
+		if err == nil {
+			err = s.runSetStatement(vars, rest)
+		}
+		s.answer(err)
+		return
+	}
 	s.answer(s.runStatement(&statement{sql: s.clientSQL(sql), client: sql, out: textOutput, whole: true}))
 }
 
@@ -141,6 +148,7 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, out ou
 	if lockErr != nil {
 		return lockErr
 	}
+	plan = s.withStatementVars(plan) // SET STATEMENT, sql_select_limit (stmtvars.go)
 	// DDL commits an open transaction, as in MySQL; CREATE and DROP
 	// TEMPORARY TABLE do not.
 	ddl := plan.Kind == router.KindDDL && !s.state.tempDDL

@@ -58,6 +58,12 @@ type Session struct {
 	loginDB     string
 	parser      *parser.Parser
 	sqlMode     tidbmysql.SQLMode // the parser's
+	// stmtVars are the assignments of the SET STATEMENT ... FOR running
+	// now (stmtvars.go).
+	stmtVars stmtVars
+	// selectLimitVar is the session's sql_select_limit, "" for DEFAULT
+	// (stmtvars.go).
+	selectLimitVar string
 	// normalized, args and key are reused from statement to statement by
 	// the text path (classify.go: cachedShape).
 	normalized []byte
@@ -146,6 +152,13 @@ func (s *Session) attachHandler(sc *server.Conn) {
 	s.foundRows = s.clientFlags&mysql.CLIENT_FOUND_ROWS != 0
 	if cs, collation, ok := handshakeNames(sc.Charset()); ok {
 		s.vars.setNames(cs, collation)
+	}
+	if s.clientFlags&mysql.CLIENT_IGNORE_SPACE != 0 {
+		// MariaDB adds IGNORE_SPACE to the sql_mode of a client that asks
+		// for it in its handshake (Connector/J does); until a reset.
+		s.vars.set("@@sql_mode", "@@SESSION.sql_mode = CONCAT(@@SESSION.sql_mode, ',IGNORE_SPACE')")
+		s.sqlMode |= tidbmysql.ModeIgnoreSpace
+		s.parser.SetSQLMode(s.sqlMode &^ tidbmysql.ModeNoBackslashEscapes)
 	}
 	s.log.Debug("connected", "remote", s.nc.RemoteAddr().String(), "db", s.db)
 }
@@ -358,6 +371,7 @@ func (s *Session) resetConnection() {
 	s.txn = txnState{} // and a pending SET TRANSACTION
 	s.unpinAll()       // temporary tables and locks are gone, as in MySQL
 	s.vars = settings{}
+	s.selectLimitVar = ""
 	s.autocommit = true
 	s.lastInsertID = 0
 	s.parser.SetSQLMode(0)

@@ -111,6 +111,9 @@ type setPlan struct {
 	readOnlyNext *bool
 	txnMode      *config.TransactionMode
 	isolation    string // SET TRANSACTION ISOLATION LEVEL's
+	// selectLimit is SET sql_select_limit's value, the session's own
+	// (stmtvars.go): "" for DEFAULT.
+	selectLimit *string
 }
 
 // assign reads one assignment of SET statement st.
@@ -170,6 +173,16 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 			return err
 		}
 		p.readOnlyNext = &on
+	case a.IsSystem && name == "sql_select_limit":
+		val, err := s.systemValue(ctx, a.Value)
+		if err != nil {
+			return err
+		}
+		limit, err := selectLimitValue(val)
+		if err != nil {
+			return err
+		}
+		p.selectLimit = &limit
 	case a.IsSystem:
 		return p.assignSystem(ctx, s, name, a)
 	default:
@@ -228,6 +241,9 @@ func (p *setPlan) apply(ctx context.Context, s *Session) error {
 		s.txn.xa = s.txn.active && s.xaMode() && !s.txn.readOnly()
 	}
 	s.vars = p.next
+	if p.selectLimit != nil {
+		s.selectLimitVar = *p.selectLimit
+	}
 	if p.isolation != "" {
 		s.txn.isolation = p.isolation
 	}
