@@ -164,8 +164,20 @@ func (ds *DataSource) Addr() string { return net.JoinHostPort(ds.Host, strconv.I
 // ParseDataSourceURL reads a data source URL as dataSources' url does
 // (jdbc:mysql://host:port/db?params or mysql://user:pass@host:port/db), for
 // the key generators that keep their state in a database of their own.
+// Its TLS settings come from the URL's parameters (sslMode, useSSL,
+// serverSslCert, ...), as a data source's do.
 func ParseDataSourceURL(raw string) (DataSource, error) {
 	var ds DataSource
-	err := parseDataSourceURL(&ds, raw)
-	return ds, err
+	if err := parseDataSourceURL(&ds, raw); err != nil {
+		return ds, err
+	}
+	t, _, unknown := urlTLS(ds.Params)
+	switch {
+	case unknown != "":
+		return ds, fmt.Errorf("url sslMode=%s: want DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY", unknown)
+	case t.SkipVerify && t.Mode >= TLSVerifyCA:
+		return ds, fmt.Errorf("url sslMode=%s verifies the server's certificate; verifyServerCertificate=false contradicts it", t.Mode)
+	}
+	ds.TLS = t
+	return ds, nil
 }

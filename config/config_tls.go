@@ -80,41 +80,52 @@ func param(params map[string]string, key string) (string, bool) {
 	return "", false
 }
 
-// dataSourceTLS reads a data source's TLS settings: the URL's parameters,
-// then its tls: key, which must agree with them.
-func (d *decoder) dataSourceTLS(ds *DataSource, g *fieldSet, what string) {
-	t := DataSourceTLS{Mode: TLSDisabled}
-	urlMode := TLSMode(0)
+// urlTLS reads the TLS settings a data source URL's parameters spell
+// (useSSL, requireSSL, sslMode, verifyServerCertificate,
+// trustServerCertificate, serverSslCert): the settings and the mode the
+// URL asked for (0 for none), or the sslMode value it does not know.
+func urlTLS(params map[string]string) (t DataSourceTLS, urlMode TLSMode, unknown string) {
+	t = DataSourceTLS{Mode: TLSDisabled}
 	isTrue := func(v string) bool { return strings.EqualFold(v, "true") || v == "1" || strings.EqualFold(v, "yes") }
-	if v, ok := param(ds.Params, "useSSL"); ok && isTrue(v) {
+	if v, ok := param(params, "useSSL"); ok && isTrue(v) {
 		urlMode = TLSPreferred
-	} else if v, ok := param(ds.Params, "useSsl"); ok && isTrue(v) {
+	} else if v, ok := param(params, "useSsl"); ok && isTrue(v) {
 		urlMode = TLSPreferred
 	}
-	if v, ok := param(ds.Params, "requireSSL"); ok && isTrue(v) {
+	if v, ok := param(params, "requireSSL"); ok && isTrue(v) {
 		urlMode = TLSRequired
 	}
-	if v, ok := param(ds.Params, "sslMode"); ok {
+	if v, ok := param(params, "sslMode"); ok {
 		m, known := tlsModeNames[strings.ToLower(v)]
 		if !known {
-			d.errorf(g.get("url"), "%s: url sslMode=%s: want DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY", what, v)
+			unknown = v
 		}
 		urlMode = m
 		if strings.EqualFold(v, "trust") {
 			t.SkipVerify = true
 		}
 	}
-	if v, ok := param(ds.Params, "verifyServerCertificate"); ok && !isTrue(v) {
+	if v, ok := param(params, "verifyServerCertificate"); ok && !isTrue(v) {
 		t.SkipVerify = true
 	}
-	if v, ok := param(ds.Params, "trustServerCertificate"); ok && isTrue(v) {
+	if v, ok := param(params, "trustServerCertificate"); ok && isTrue(v) {
 		t.SkipVerify = true
 	}
-	if v, ok := param(ds.Params, "serverSslCert"); ok {
+	if v, ok := param(params, "serverSslCert"); ok {
 		t.CA = v
 	}
 	if urlMode != 0 {
 		t.Mode = urlMode
+	}
+	return t, urlMode, unknown
+}
+
+// dataSourceTLS reads a data source's TLS settings: the URL's parameters,
+// then its tls: key, which must agree with them.
+func (d *decoder) dataSourceTLS(ds *DataSource, g *fieldSet, what string) {
+	t, urlMode, unknown := urlTLS(ds.Params)
+	if unknown != "" {
+		d.errorf(g.get("url"), "%s: url sslMode=%s: want DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY", what, unknown)
 	}
 	if f := d.fields(g.get("tls"), what+" tls", "mode", "ca", "cert", "key", "serverName"); f != nil {
 		if f.has("mode") {

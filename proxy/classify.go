@@ -32,12 +32,16 @@ func (s *Session) classify(st *statement) error {
 // classifyText parses st's text, unless its plan is cached or it is an
 // admin statement, and classifies what the parser cannot read.
 func (s *Session) classifyText(st *statement) error {
+	// MariaDB answers a last piece of only comments ("SELECT 1; -- done")
+	// of a multi-statement query as a statement that did nothing: an OK
+	// after the results before it. Such a query is never a cached plan.
+	commentTail := st.whole && s.multiStatements && sqlarg.TrailingComment(st.sql, s.lexMode())
 	if st.whole {
 		if s.switchesSQLMode(st.client) {
 			st.kind, st.rest = planQuery, st.client
 			return nil
 		}
-		if s.cachedShape(st) || s.cachedText(st) {
+		if !commentTail && (s.cachedShape(st) || s.cachedText(st)) {
 			return nil
 		}
 		if a, ok, err := matchAdmin(st.sql); ok {
@@ -81,6 +85,9 @@ func (s *Session) classifyText(st *statement) error {
 		st.kind, st.nodes = planQuery, stmts
 	default:
 		st.node = stmts[0]
+	}
+	if commentTail && len(stmts) > 0 {
+		st.kind, st.nodes, st.node, st.commentTail = planQuery, stmts, nil, true
 	}
 	return nil
 }

@@ -138,6 +138,9 @@ type statement struct {
 	// text, parse one by one).
 	nodes  []ast.StmtNode
 	pieces []string
+	// commentTail: the query ends in a piece of only comments, answered
+	// OK after its statements (sqlarg.TrailingComment).
+	commentTail bool
 	// client is a whole text query as the client sent it, before
 	// clientSQL; rest, of a planQuery that changes sql_mode, is what is
 	// left of it to cut and run (runAsRead).
@@ -212,8 +215,14 @@ func (s *Session) runEach(st *statement) error {
 		return s.runAsRead(st)
 	}
 	n := len(st.nodes) + len(st.pieces)
+	if st.commentTail {
+		n++
+	}
 	for i := range n {
 		next := statement{out: st.out.followedBy(i < n-1)}
+		if st.commentTail && i == n-1 {
+			return s.writeOK(wire.OK{}, next.out.more)
+		}
 		if st.nodes != nil {
 			next.node, next.sql = st.nodes[i], trimmedText(st.nodes[i])
 		} else {

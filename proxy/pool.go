@@ -126,7 +126,7 @@ func newPoolWith(ds config.DataSource, foundRows bool, log *slog.Logger, baselin
 		schemaGen:      new(atomic.Uint64),
 		done:           make(chan struct{}),
 	}
-	p.tls, p.tlsErr = backendTLSConfig(ds)
+	p.tls, p.tlsErr = ds.TLSConfig()
 	if p.max <= 0 {
 		p.max = defaultMaxPoolSize
 	}

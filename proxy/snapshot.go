@@ -104,7 +104,7 @@ func (srv *Server) newSnapshot(rules *config.Rules, digest string, prev *snapsho
 	for _, ds := range rules.DataSources {
 		// A CA or client certificate that cannot be read stops the
 		// start (or the reload), rather than every statement later.
-		if _, err := backendTLSConfig(ds); err != nil {
+		if _, err := ds.TLSConfig(); err != nil {
 			return nil, err
 		}
 	}

@@ -78,6 +78,12 @@ func TestStatusFlagsMatchMariaDB(t *testing.T) {
 		"SET autocommit = 1",
 		"SELECT 1; SELECT 2",
 		"SET @a = 1; SELECT @a",
+		// A last piece of only comments is answered OK; spaces are none.
+		"SELECT 1; -- done",
+		"SET @a = 2; /* a */ /* b */",
+		"SELECT order_id FROM t_order WHERE order_id = 1; # done\n",
+		"SELECT order_id FROM t_order WHERE order_id = 1;  ",
+		"SELECT 1 /* c */;",
 		"SELECT * FROM no_such_table",
 		"SELECT 1",
 		"BEGIN",

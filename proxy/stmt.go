@@ -21,7 +21,10 @@ type preparedStmt struct {
 	id     uint32
 	sql    string
 	params int
-	pp     PreparedPlan // nil when the statement is not routed
+	// parsed is what the parser reads of sql (sql without an INSERT's
+	// RETURNING clause); returning is that clause's list, "" for none.
+	parsed, returning string
+	pp                PreparedPlan // nil when the statement is not routed
 	// into is a SELECT ... INTO @var's clause, cut off sql.
 	into *selectInto
 	// snap is the rules snapshot pp was planned on; an execute on
@@ -103,7 +106,7 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	if err := s.access().authorize(stmts[0], sql); err != nil {
 		return nil, err
 	}
-	ps := &preparedStmt{sql: sql, params: countParams(stmts[0]), state: stateOf(stmts[0]), snap: s.srv.snapshot, db: s.db}
+	ps := &preparedStmt{sql: sql, parsed: parsed, returning: returning, params: countParams(stmts[0]), state: stateOf(stmts[0]), snap: s.srv.snapshot, db: s.db}
 	if err := s.srv.tempTableError(stmts[0]); err != nil {
 		return nil, err
 	}
@@ -138,12 +141,15 @@ func (s *Session) replan(ps *preparedStmt) error {
 	if ps.pp == nil || ps.snap == s.srv.snapshot {
 		return nil
 	}
-	stmts, err := s.parse(ps.sql)
+	stmts, err := s.parse(ps.parsed)
 	if err != nil {
 		return &ParseError{Err: err}
 	}
-	pp, err := s.srv.planner.Prepare(stmts[0], ps.sql, ps.db)
+	pp, err := s.srv.planner.Prepare(stmts[0], ps.parsed, ps.db)
 	if err != nil {
+		return err
+	}
+	if pp, err = withReturning(pp, ps.returning); err != nil {
 		return err
 	}
 	ps.pp, ps.snap = pp, s.srv.snapshot

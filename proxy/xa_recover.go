@@ -155,13 +155,9 @@ func (r *xaRecovery) db(ds string) (*sql.DB, error) {
 	if def == nil {
 		return nil, fmt.Errorf("no data source %s in the rules", ds)
 	}
-	// The pools' TLS settings: a data source that requires TLS refuses
-	// recovery's plain logins, and its branches would stay prepared.
-	tlsConfig, err := backendTLSConfig(*def)
-	if err != nil {
-		return nil, err
-	}
-	db, _, err := keygen.OpenDataSource(*def, keygen.DBOptions{Timeout: 10 * time.Second, Conns: 2, TLS: tlsConfig})
+	// With the pools' TLS settings: a data source that requires TLS
+	// refuses plain logins, and its branches would stay prepared.
+	db, _, err := keygen.OpenDataSource(*def, keygen.DBOptions{Timeout: 10 * time.Second, Conns: 2})
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package keygen
 
 import (
 	"context"
-	"crypto/tls"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -121,23 +120,25 @@ type DBOptions struct {
 	Timeout         time.Duration // dial, read and write
 	Conns           int           // connections open (and idle) at most
 	MultiStatements bool
-	// TLS secures the connections, nil for plain text; under the data
-	// source's sslMode PREFERRED a server without TLS is reached in
-	// plain text.
-	TLS *tls.Config
 }
 
 // OpenDataSource opens a database/sql handle on one data source (the XA
-// recovery uses it too, with the data source's TLS settings).
+// recovery uses it too). Its connections are secured as the data source's
+// TLS settings say, as the pools' are: under sslMode PREFERRED a server
+// without TLS is reached in plain text.
 func OpenDataSource(ds config.DataSource, o DBOptions) (*sql.DB, string, error) {
+	tlsConfig, err := ds.TLSConfig()
+	if err != nil {
+		return nil, "", err
+	}
 	c := mysql.NewConfig()
 	c.User, c.Passwd = ds.User, ds.Password
 	c.Net, c.Addr = "tcp", net.JoinHostPort(ds.Host, strconv.Itoa(ds.Port))
 	c.DBName = ds.Database
 	c.Timeout, c.ReadTimeout, c.WriteTimeout = o.Timeout, o.Timeout, o.Timeout
 	c.MultiStatements = o.MultiStatements
-	if o.TLS != nil {
-		c.TLS = o.TLS.Clone()
+	if tlsConfig != nil {
+		c.TLS = tlsConfig
 		c.AllowFallbackToPlaintext = ds.TLS.Mode == config.TLSPreferred
 	}
 	connector, err := mysql.NewConnector(c)

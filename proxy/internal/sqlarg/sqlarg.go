@@ -208,6 +208,30 @@ func Split(sql string) []string {
 	return out
 }
 
+// TrailingComment reports whether a query of several statements ends in
+// a piece of only comments after its last semicolon ("SELECT 1; -- done"),
+// which MariaDB answers as a statement that did nothing. Spaces alone
+// after the last semicolon are no piece; an executable comment (/*! */)
+// is code, not a comment.
+func TrailingComment(sql string, mode Mode) bool {
+	if strings.IndexByte(sql, ';') < 0 {
+		return false
+	}
+	last := -1
+	scanWords(sql, mode, func(i int, word string) bool {
+		if word == "" {
+			last = i
+		}
+		return true
+	})
+	if last < 0 {
+		return false
+	}
+	tail := sql[last+1:]
+	next, stop := sqllex.SkipSpace(tail, 0, mode)
+	return next == len(tail) && stop.Kind == 0 && strings.TrimSpace(tail) != ""
+}
+
 // SplitFirst returns the first statement of a multi-statement query, cut
 // as Split cuts it but with literals read as mode says, and the text after
 // the semicolon that ends it (empty statements are skipped; first is ""

@@ -157,3 +157,23 @@ func TestSplitFirst(t *testing.T) {
 		}
 	}
 }
+
+func TestTrailingComment(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"SELECT 1; -- done":             true,
+		"SELECT 1; /* a */ /* b */":     true,
+		"SELECT 1; # done\n":            true,
+		"SELECT 1;":                     false,
+		"SELECT 1;  \n":                 false,
+		"SELECT 1 /* c */;":             false,
+		"SELECT 1; SELECT 2":            false,
+		"SELECT 1;/*!40101 SET @x=1 */": false,
+		"SELECT ';-- x'":                false,
+		"SELECT 1 -- x":                 false,
+		"SELECT 1; /* unterminated":     false,
+	} {
+		if got := TrailingComment(sql, Backslash); got != want {
+			t.Errorf("TrailingComment(%q) = %v, want %v", sql, got, want)
+		}
+	}
+}
