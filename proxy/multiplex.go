@@ -25,13 +25,8 @@ import (
 // progress writes everything queued in one write, so that under load
 // several sessions' commands reach MariaDB in one segment. MariaDB reads
 // the commands of a connection one at a time and answers them in order,
-// so the responses are read in the order the commands were queued, by one
-// reader at a time: the session whose command is the oldest unanswered
-// one reads (its own response, after those of commands queued before it
-// whose sessions have left), hands each other response, complete, to its
-// session, and passes the role on to the session of the next command when
-// it has its own; a statement costs no goroutine hand-off of its own
-// (multiplex_read.go).
+// so one reader per connection reads the responses in the order the
+// commands were queued and hands each, complete, to its session.
 //
 // Eligible (multiplexable): outside a transaction and LOCK TABLES, with
 // no pinned connection, no session settings beyond the baseline (SET
@@ -75,7 +70,7 @@ type muxSet struct {
 }
 
 // muxConn is one shared backend connection: writes are combined by the
-// sessions themselves, and so are reads (multiplex_read.go).
+// sessions themselves, reads are done by its reader goroutine.
 type muxConn struct {
 	set *muxSet
 	bc  *backendConn
@@ -89,17 +84,7 @@ type muxConn struct {
 	writing bool
 	queue   []*muxRequest // commands written or queued, oldest first
 	broken  error
-	// reader is the request whose session reads the responses now (or
-	// is woken to), orphan that a goroutine of the connection's own does
-	// (its session left while reading); neither while the queue is
-	// empty. parse is the response being read, parsing whether it has
-	// begun; interrupted that a read deadline was set to stop the reader
-	// (its session gave up).
-	reader      *muxRequest
-	orphan      bool
-	parse       muxParse
-	parsing     bool
-	interrupted bool
+	wake    chan struct{}
 
 	// stmts are the statements prepared on the connection, by SQL
 	// text; stmtGen is the pool's schemaGen they were prepared under.
@@ -129,18 +114,12 @@ const (
 	muxPrepare
 )
 
-// muxRequest is one statement's command and, once finished, its
-// response. Its fields but wake are guarded by the connection's mu.
+// muxRequest is one statement's command and, once done is closed, its
+// response.
 type muxRequest struct {
-	// wake is signalled when the request finishes or its session
-	// becomes the reader.
-	wake     chan struct{}
-	cmd      muxCommand
-	resp     muxResponse
-	finished bool
-	// gone: the session left (KILL QUERY, a timeout); nobody waits for
-	// the response, which is read and dropped.
-	gone bool
+	done chan struct{}
+	cmd  muxCommand
+	resp muxResponse
 }
 
 // muxResponse is a whole response: an OK, an error, or a result set.
@@ -226,7 +205,8 @@ func (m *muxSet) dial(ctx context.Context) (*muxConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &muxConn{set: m, bc: bc, noBackslash: bc.noBackslashEscapes(), columns: map[string]*mysql.Field{}, stmtGen: bc.stmtGen}
+	c := &muxConn{set: m, bc: bc, noBackslash: bc.noBackslashEscapes(), wake: make(chan struct{}, 1), columns: map[string]*mysql.Field{}, stmtGen: bc.stmtGen}
+	go c.read()
 	return c, nil
 }
 
@@ -242,9 +222,9 @@ func (m *muxSet) close() {
 }
 
 // submit queues a command (the payload appended by build) and returns its
-// request, for await.
+// request, whose done channel closes when its response has been read.
 func (c *muxConn) submit(cmd muxCommand, build func([]byte) ([]byte, error)) (*muxRequest, error) {
-	req := &muxRequest{wake: make(chan struct{}, 1), cmd: cmd}
+	req := &muxRequest{done: make(chan struct{}), cmd: cmd}
 	c.mu.Lock()
 	if c.broken != nil {
 		c.mu.Unlock()
@@ -260,9 +240,11 @@ func (c *muxConn) submit(cmd muxCommand, build func([]byte) ([]byte, error)) (*m
 		return nil, err
 	}
 	c.queue = append(c.queue, req)
-	if c.reader == nil && !c.orphan {
-		// Nobody reads: the queue was empty, req's session reads.
-		c.reader = req
+	if len(c.queue) == 1 {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
 	}
 	if c.writing {
 		// The session writing now takes this command along.
@@ -287,6 +269,173 @@ func (c *muxConn) submit(cmd muxCommand, build func([]byte) ([]byte, error)) (*m
 	c.writing = false
 	c.mu.Unlock()
 	return req, nil
+}
+
+// fail breaks the connection: every statement waiting on it runs again on
+// a pooled connection.
+func (c *muxConn) fail(err error) {
+	c.mu.Lock()
+	if c.broken == nil {
+		c.broken = err
+		c.bc.close()
+	}
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// read is the connection's reader: it reads the responses in the order
+// the commands were queued and hands each to its request.
+func (c *muxConn) read() {
+	for {
+		c.mu.Lock()
+		for len(c.queue) == 0 && c.broken == nil {
+			c.mu.Unlock()
+			<-c.wake
+			c.mu.Lock()
+		}
+		if c.broken != nil {
+			queue := c.queue
+			c.queue = nil
+			err := c.broken
+			c.mu.Unlock()
+			for _, r := range queue {
+				r.resp = muxResponse{err: err, lost: true}
+				close(r.done)
+			}
+			return
+		}
+		req := c.queue[0]
+		c.mu.Unlock()
+		var resp muxResponse
+		var err error
+		if req.cmd == muxPrepare {
+			resp, err = c.readPrepare()
+		} else {
+			resp, err = c.readResponse()
+		}
+		if err != nil {
+			c.fail(err)
+			continue
+		}
+		c.mu.Lock()
+		c.queue = c.queue[1:]
+		c.mu.Unlock()
+		req.resp = resp
+		close(req.done)
+	}
+}
+
+// readResponse reads one whole response. An error return is the
+// connection's failure (it is out of step); a backend error is in the
+// response.
+func (c *muxConn) readResponse() (muxResponse, error) {
+	var r muxResponse
+	wc := c.bc.wc
+	wc.SetSeq(1)
+	p, err := wc.ReadPacket()
+	if err != nil {
+		return r, err
+	}
+	switch {
+	case len(p) == 0:
+		return r, wire.ErrMalformed
+	case wire.IsOK(p):
+		ok, err := wire.ParseOK(p, false)
+		if err != nil {
+			return r, err
+		}
+		r.ok, r.status, r.warns = ok, ok.Status, ok.Warnings
+		return r, c.single(r.status)
+	case wire.IsErr(p):
+		r.err = wire.ParseErr(p)
+		return r, nil
+	case wire.IsLocalInfile(p):
+		return r, errors.New("multiplex: LOCAL INFILE request")
+	}
+	n, _, _, ok := wire.ReadLenEncInt(p)
+	if !ok || n == 0 {
+		return r, wire.ErrMalformed
+	}
+	var size int64
+	keep := func(p []byte) ([]byte, error) {
+		size += int64(len(p)) + 32
+		if size > c.set.budget {
+			return nil, fmt.Errorf("multiplex: a response over %d bytes", c.set.budget)
+		}
+		return append([]byte(nil), p...), nil
+	}
+	r.columns = make([][]byte, n)
+	for i := range r.columns {
+		p, err := wc.ReadPacket()
+		if err != nil {
+			return r, err
+		}
+		if r.columns[i], err = keep(p); err != nil {
+			return r, err
+		}
+	}
+	if p, err = wc.ReadPacket(); err != nil {
+		return r, err
+	}
+	if !wire.IsEOF(p) {
+		return r, fmt.Errorf("%w: no EOF after column definitions", wire.ErrMalformed)
+	}
+	for {
+		p, err := wc.ReadPacket()
+		if err != nil {
+			return r, err
+		}
+		if wire.IsEOF(p) {
+			r.warns, r.status = wire.ParseEOF(p)
+			return r, c.single(r.status)
+		}
+		if wire.IsErr(p) {
+			r.err = wire.ParseErr(p)
+			r.rows = nil
+			return r, nil
+		}
+		row, err := keep(p)
+		if err != nil {
+			return r, err
+		}
+		r.rows = append(r.rows, row)
+	}
+}
+
+// readPrepare reads a COM_STMT_PREPARE response; the definitions of
+// parameters and columns are skipped (the execute's response has the
+// columns).
+func (c *muxConn) readPrepare() (muxResponse, error) {
+	var r muxResponse
+	wc := c.bc.wc
+	wc.SetSeq(1)
+	p, err := wc.ReadPacket()
+	if err != nil {
+		return r, err
+	}
+	if wire.IsErr(p) {
+		r.err = wire.ParseErr(p)
+		return r, nil
+	}
+	if r.prep, err = wire.ParsePrepareOK(p); err != nil {
+		return r, err
+	}
+	n := 0
+	if r.prep.Params > 0 {
+		n += r.prep.Params + 1
+	}
+	if r.prep.Columns > 0 {
+		n += r.prep.Columns + 1
+	}
+	for range n {
+		if _, err := wc.ReadPacket(); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
 }
 
 // appendClose queues COM_STMT_CLOSE of statement id; it goes out with
@@ -331,10 +480,12 @@ func (c *muxConn) stmt(ctx context.Context, sql string) (*muxStmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.await(ctx, req)
-	if err != nil {
-		return nil, err
+	select {
+	case <-req.done:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
 	}
+	r := &req.resp
 	if r.lost {
 		return nil, errMuxFallback
 	}
@@ -484,10 +635,12 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 		}
 		return result{}, &InternalError{Msg: fmt.Sprintf("route to %s: %v", route.DataSource, err)}
 	}
-	r, err := c.await(ctx, req)
-	if err != nil {
-		return result{}, err
+	select {
+	case <-req.done:
+	case <-ctx.Done():
+		return result{}, context.Cause(ctx)
 	}
+	r := &req.resp
 	if r.lost || r.warns > 0 {
 		return result{}, errMuxFallback
 	}

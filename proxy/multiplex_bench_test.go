@@ -2,8 +2,29 @@ package proxy
 
 import (
 	"runtime"
+	"syscall"
 	"testing"
 )
+
+// switchMeter reports the process's context switches (voluntary and
+// involuntary, getrusage) per iteration as csw/op: a thread that sleeps
+// for want of a runnable goroutine (a wake-up to wait for) switches.
+func switchMeter(b *testing.B) (report func()) {
+	b.Helper()
+	count := func() int64 {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return ru.Nvcsw + ru.Nivcsw
+	}
+	start := count()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(count()-start)/float64(b.N), "csw/op")
+		}
+	}
+}
 
 // BenchmarkPointSelectMux measures point selects of 8 concurrent clients
 // (sysbench --threads=8) with server.multiplex off and on, as text
@@ -31,6 +52,7 @@ func BenchmarkPointSelectMux(b *testing.B) {
 				}
 				b.ReportAllocs()
 				defer cpuMeter(b)()
+				defer switchMeter(b)()
 				b.SetParallelism(par)
 				b.RunParallel(func(pb *testing.PB) {
 					c := <-clients

@@ -329,13 +329,13 @@ func muxQueue(e *testEnv, ds string) (n int, c *muxConn) {
 	return len(c.queue), c
 }
 
-// TestMultiplexReaderLeaves has sessions leave (KILL QUERY) while their
-// statements wait on the one shared connection: one that waits behind
-// another, and the one reading the connection for the others. Each is
-// answered at once; the statements queued behind them get their own
-// answers when the backend answers; the connection stays in use, and so
-// do the sessions.
-func TestMultiplexReaderLeaves(t *testing.T) {
+// TestMultiplexSessionsLeave has sessions leave (KILL QUERY) while their
+// statements wait on the one shared connection, behind a write lock: the
+// one whose statement the backend runs, and one queued behind it. Each is
+// answered at once; the statement queued behind both gets its own answer
+// when the backend answers; the connection stays in use, and so do the
+// sessions.
+func TestMultiplexSessionsLeave(t *testing.T) {
 	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1"})
 	createTables(t, e)
 	ctx := context.Background()

@@ -54,11 +54,6 @@ type stmtWatch struct {
 	// cancelled only under mu, so a connection is either here before the
 	// cancellation (and killed by it) or sees the context done.
 	backends []*backendConn
-	// muxReader is the shared connection the running statement's session
-	// reads now as its reader (multiplex_read.go), muxReq its request:
-	// cancelling the statement interrupts the read.
-	muxReader *muxConn
-	muxReq    *muxRequest
 }
 
 // stmtCtx is the context of one statement that stmtWatch began. It is its
@@ -138,29 +133,6 @@ func (w *stmtWatch) killBackendsLocked() {
 	}
 	clear(w.backends)
 	w.backends = w.backends[:0]
-	if w.muxReader != nil {
-		go w.muxReader.interrupt(w.muxReq)
-		w.muxReader, w.muxReq = nil, nil
-	}
-}
-
-// watchMux has the statement's cancellation interrupt req's session
-// reading c; a statement already cancelled interrupts it at once.
-func (w *stmtWatch) watchMux(ctx context.Context, c *muxConn, req *muxRequest) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if ctx.Err() != nil {
-		go c.interrupt(req)
-		return
-	}
-	w.muxReader, w.muxReq = c, req
-}
-
-// unwatchMux ends watchMux.
-func (w *stmtWatch) unwatchMux() {
-	w.mu.Lock()
-	w.muxReader, w.muxReq = nil, nil
-	w.mu.Unlock()
 }
 
 // watchBackend has the statement's cancellation kill what bc runs; a

@@ -40,7 +40,6 @@ type Conn struct {
 	idleTimeout time.Duration
 	readTimeout time.Duration
 	deadlineSet bool // a read deadline of theirs is set
-	mid         bool // a read failed partway through a long packet
 	// idleAt is the idle deadline that is set (zero: the deadline set, if
 	// any, is the read timeout's). It outlives ReadPacket and is moved
 	// only when it falls short of the idle timeout from now, so a command
@@ -104,30 +103,24 @@ func (c *Conn) ReadPacket() ([]byte, error) {
 			c.clearDeadline()
 		}
 	}
-	n, err := c.peekHeader()
+	n, err := c.readHeader()
 	if err != nil {
 		return nil, err
 	}
-	if n < MaxPayload && n+4 <= c.br.Size() {
-		// Header and payload are taken together, so that a read that
-		// fails (a deadline) consumes nothing of the packet.
+	if n < MaxPayload && n <= c.br.Size() {
 		if c.maxPayload > 0 && n > c.maxPayload {
 			return nil, fmt.Errorf("%w: more than %d bytes", ErrPacketTooLarge, c.maxPayload)
 		}
-		if c.readTimeout > 0 && c.br.Buffered() < 4+n {
+		if c.readTimeout > 0 && c.br.Buffered() < n {
 			c.deadline(c.readTimeout)
 		}
-		p, err := c.br.Peek(4 + n)
+		p, err := c.br.Peek(n)
 		if err != nil {
 			return nil, readErr(err)
 		}
-		c.br.Discard(4 + n)
-		c.seq++
-		return p[4:], nil
+		c.br.Discard(n)
+		return p, nil
 	}
-	c.br.Discard(4)
-	c.seq++
-	c.mid = true
 	c.joined = c.joined[:0]
 	for {
 		if c.maxPayload > 0 && len(c.joined)+n > c.maxPayload {
@@ -137,7 +130,6 @@ func (c *Conn) ReadPacket() ([]byte, error) {
 			return nil, err
 		}
 		if n < MaxPayload {
-			c.mid = false
 			return c.joined, nil
 		}
 		if c.readTimeout > 0 && c.br.Buffered() < 4 {
@@ -178,33 +170,21 @@ func (c *Conn) appendPayload(n int) error {
 // readHeader reads one packet header, checks its sequence number and
 // returns the payload length.
 func (c *Conn) readHeader() (int, error) {
-	n, err := c.peekHeader()
-	if err != nil {
-		return 0, err
-	}
-	c.br.Discard(4)
-	c.seq++
-	return n, nil
-}
-
-// peekHeader returns the payload length of the next packet, checking its
-// sequence number, without consuming its header.
-func (c *Conn) peekHeader() (int, error) {
 	hdr, err := c.br.Peek(4)
 	if err != nil {
 		return 0, readErr(err)
 	}
-	if hdr[3] != c.seq {
-		return 0, fmt.Errorf("%w: got %d, want %d", ErrSequence, hdr[3], c.seq)
+	n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
+	seq := hdr[3]
+	if _, err := c.br.Discard(4); err != nil {
+		return 0, readErr(err)
 	}
-	return int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16, nil
+	if seq != c.seq {
+		return 0, fmt.Errorf("%w: got %d, want %d", ErrSequence, seq, c.seq)
+	}
+	c.seq++
+	return n, nil
 }
-
-// MidPacket reports whether the last ReadPacket failed partway through a
-// packet longer than the read buffer: the connection is out of step. A
-// failed read of a shorter packet consumes nothing of it, so that after a
-// deadline the next ReadPacket reads the same packet again.
-func (c *Conn) MidPacket() bool { return c.mid }
 
 // SetMaxPayload limits the payload ReadPacket accepts, joined over its
 // packets (0: no limit); a longer one is refused with ErrPacketTooLarge
