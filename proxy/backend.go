@@ -211,6 +211,7 @@ func (bc *backendConn) sendCommand(buf []byte, buildErr error) error {
 	}
 	if len(bc.prefix) > 0 {
 		if err := bc.writePrefix(); err != nil {
+			bc.prefixFailed = true
 			return bc.lost(err)
 		}
 		bc.wc.ResetSeq()
@@ -221,6 +222,8 @@ func (bc *backendConn) sendCommand(buf []byte, buildErr error) error {
 		err = bc.wc.Flush()
 	}
 	if err != nil {
+		// A prefix lost with the connection never opened anything.
+		bc.prefixFailed = bc.prefixFailed || bc.inFlight > 0
 		return bc.lost(err)
 	}
 	bc.lastUsed = time.Now()
@@ -261,7 +264,9 @@ func (bc *backendConn) writePrefix() error {
 // run alone: the current command's response is read and dropped (it ran
 // outside what the prefix was to set up; only reads are sent this way),
 // a transaction the prefix opened is rolled back, and prefixFailed is
-// set. The connection stays usable.
+// set. The connection stays usable. A connection lost before the prefix
+// was answered is marked prefixFailed too: the part never opened, as when
+// a START TRANSACTION of its own loses the connection.
 func (bc *backendConn) readPrefix() error {
 	n, seq := bc.inFlight, bc.wc.Seq()
 	bc.inFlight = 0
@@ -271,6 +276,9 @@ func (bc *backendConn) readPrefix() error {
 		bc.wc.SetSeq(1)
 		if _, err := bc.finish(); err != nil {
 			if bc.broken {
+				// Lost before the prefix was answered: nothing opened
+				// that the client must hear of beyond this error.
+				bc.prefixFailed = true
 				return err
 			}
 			if first == nil {

@@ -90,6 +90,12 @@ func TestStatusFlagsMatchMariaDB(t *testing.T) {
 		"SELECT * FROM no_such_table",
 		"SELECT 1",
 		"COMMIT",
+		// START TRANSACTION goes out with the first read on each data
+		// source (txnSource.acquire), here one that fails.
+		"BEGIN",
+		"SELECT no_such_column FROM t_order WHERE order_id = 1",
+		"SELECT order_id FROM t_order WHERE order_id = 1",
+		"COMMIT",
 		"SET SESSION TRANSACTION READ ONLY",
 		"BEGIN",
 		"SELECT order_id FROM t_order WHERE order_id = 3",

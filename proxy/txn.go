@@ -15,7 +15,9 @@ import (
 
 // txnState is a session's transaction. A transaction pins one backend
 // connection per data source it touches, starting a backend transaction
-// there on first touch; COMMIT commits each data source in turn. That is
+// there on first touch (in the same write as the first statement when
+// that is a read); COMMIT commits each data source in turn (those that
+// only read together with the one before them, commitParts). That is
 // not atomic across data sources (as ShardingSphere's LOCAL transactions):
 // if a later commit fails, the earlier ones stay committed, and the error
 // says which. server.multiSourceTransactions: reject refuses statements
