@@ -83,6 +83,11 @@ func (r *rawIO) writeFD(fd uintptr) bool {
 		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&r.wbuf[0])), uintptr(len(r.wbuf)))
 		switch errno {
 		case 0:
+			if n == 0 {
+				// As poll.FD.Write: a socket that takes nothing.
+				r.werr = io.ErrUnexpectedEOF
+				return true
+			}
 			r.wn += int(n)
 			r.wbuf = r.wbuf[n:]
 			continue
