@@ -17,6 +17,10 @@ test: deps
 	# golang/go#75804) when its workers are starved on a loaded machine;
 	# a count has no deadline to race and only takes longer there.
 	$(GO) test -run '^$$' -fuzz=FuzzReadPacket -fuzztime=50000x -parallel=2 -timeout 10m ./proxy/internal/wire/
+	# The wire package once more without -race: under it rawIO calls
+	# syscall.Read/Write, without it the raw system calls production runs
+	# (test-multiplex below runs the whole proxy package without it too).
+	$(GO) test -count=1 ./proxy/internal/wire/
 	$(MAKE) test-multiplex
 
 # The proxy's tests again with server.multiplex on in every test proxy

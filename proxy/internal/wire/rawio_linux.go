@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"syscall"
-	"unsafe"
 )
 
 // rawIO reads and writes a socket with raw system calls, inside
@@ -17,7 +16,10 @@ import (
 // outlasted a sysmon tick (a loopback write wakes the peer), which cost
 // each statement futex wake-ups, thread switches and a busier sysmon.
 // Reads and writes may run at once on different goroutines (each keeps
-// its own state); one of each at a time.
+// its own state); one of each at a time. Under the race detector the
+// calls are syscall.Read and Write (rawio_race.go), whose annotations
+// tell the detector that what one goroutine wrote to a socket happened
+// before another read it; only the system call differs.
 type rawIO struct {
 	rc      syscall.RawConn
 	network string
@@ -60,10 +62,10 @@ func newRawIO(nc net.Conn) *rawIO {
 
 func (r *rawIO) readFD(fd uintptr) bool {
 	for {
-		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&r.rbuf[0])), uintptr(len(r.rbuf)))
+		n, errno := sysRead(fd, r.rbuf)
 		switch errno {
 		case 0:
-			r.rn = int(n)
+			r.rn = n
 			if n == 0 {
 				r.rerr = io.EOF
 			}
@@ -80,10 +82,15 @@ func (r *rawIO) readFD(fd uintptr) bool {
 
 func (r *rawIO) writeFD(fd uintptr) bool {
 	for len(r.wbuf) > 0 {
-		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&r.wbuf[0])), uintptr(len(r.wbuf)))
+		n, errno := sysWrite(fd, r.wbuf)
 		switch errno {
 		case 0:
-			r.wn += int(n)
+			if n == 0 {
+				// As poll.FD.Write: a socket that takes nothing.
+				r.werr = io.ErrUnexpectedEOF
+				return true
+			}
+			r.wn += n
 			r.wbuf = r.wbuf[n:]
 			continue
 		case syscall.EINTR:
