@@ -56,6 +56,24 @@ func newTestCA(t *testing.T, dir, name string) *testCA {
 	return ca
 }
 
+// startTLSOnlyServer starts a MariaDB with a certificate of a new CA that
+// refuses connections without TLS (--require-secure-transport); it
+// returns the server and the CA (ca.path is its PEM file).
+func startTLSOnlyServer(t *testing.T, name string, databases ...string) (*mariadbtest.Server, *testCA) {
+	t.Helper()
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, name)
+	cert, key := ca.issue(t, dir, "mariadb")
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.cert)
+	b := mariadbtest.Start(t, mariadbtest.Options{
+		Args:      []string{"--ssl-cert=" + cert, "--ssl-key=" + key, "--ssl-ca=" + ca.path, "--require-secure-transport=ON"},
+		ClientTLS: &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"},
+		Databases: databases,
+	})
+	return b, ca
+}
+
 // issue makes a server certificate for 127.0.0.1 and localhost; it
 // returns the certificate and key files.
 func (ca *testCA) issue(t *testing.T, dir, name string) (certPath, keyPath string) {
@@ -124,16 +142,9 @@ func onDataSource(db *sql.DB, ds, query string) (string, error) {
 // UNITS and the metrics say so, and a plain or unverifiable data source
 // fails alone, naming the cause.
 func TestBackendTLS(t *testing.T) {
+	b, ca := startTLSOnlyServer(t, "shardflake-test-ca")
 	dir := t.TempDir()
-	ca := newTestCA(t, dir, "shardflake-test-ca")
-	cert, key := ca.issue(t, dir, "mariadb")
 	other := newTestCA(t, dir, "someone-else")
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.cert)
-	b := mariadbtest.Start(t, mariadbtest.Options{
-		Args:      []string{"--ssl-cert=" + cert, "--ssl-key=" + key, "--ssl-ca=" + ca.path, "--require-secure-transport=ON"},
-		ClientTLS: &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"},
-	})
 	backends := []*mariadbtest.Server{b, b} // ds_0 and ds_1 both on b
 
 	// Both verifying modes accept the server; VERIFY_CA with a name the

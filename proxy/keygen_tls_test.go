@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,16 +13,7 @@ import (
 // TLS take their keys over TLS, as the URLs' sslMode says; so does the
 // MAX(key) guard over the data sources the generated keys go to.
 func TestKeyGeneratorsOverTLS(t *testing.T) {
-	dir := t.TempDir()
-	ca := newTestCA(t, dir, "shardflake-keygen-ca")
-	cert, key := ca.issue(t, dir, "mariadb")
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.cert)
-	b := mariadbtest.Start(t, mariadbtest.Options{
-		Args:      []string{"--ssl-cert=" + cert, "--ssl-key=" + key, "--ssl-ca=" + ca.path, "--require-secure-transport=ON"},
-		ClientTLS: &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"},
-		Databases: []string{"ids", "tickets"},
-	})
+	b, ca := startTLSOnlyServer(t, "shardflake-keygen-ca", "ids", "tickets")
 	store := func(db string) string {
 		return fmt.Sprintf("jdbc:mysql://%s/%s?sslMode=VERIFY_IDENTITY&serverSslCert=%s", b.Addr(), db, ca.path)
 	}

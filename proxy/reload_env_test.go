@@ -60,6 +60,17 @@ func (e *reloadEnv) write(t *testing.T, src string) {
 	}
 }
 
+// createOrderTables creates t_order's physical tables t_order_0 and
+// t_order_1, empty, in prefix_0 and prefix_1.
+func (e *reloadEnv) createOrderTables(t *testing.T) {
+	t.Helper()
+	for i, b := range e.backends {
+		b.Exec(t, fmt.Sprintf("%s_%d", e.prefix, i), "DROP TABLE IF EXISTS t_order_0", "DROP TABLE IF EXISTS t_order_1",
+			"CREATE TABLE t_order_0 (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(20))",
+			"CREATE TABLE t_order_1 (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(20))")
+	}
+}
+
 // extraDS is the data source line of ds_x, on the first server.
 func (e *reloadEnv) extraDS() string {
 	return fmt.Sprintf("  ds_x: { url: \"jdbc:mysql://%s/%s_x\", username: root, password: \"\", maxPoolSize: 5 }", e.backends[0].Addr(), e.prefix)

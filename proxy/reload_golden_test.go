@@ -56,12 +56,7 @@ func TestReloadGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := startReloadEnv(t, "rlg", false, envOptions{})
-	for i, b := range e.backends {
-		db := fmt.Sprintf("rlg_%d", i)
-		b.Exec(t, db, "DROP TABLE IF EXISTS t_order_0", "DROP TABLE IF EXISTS t_order_1",
-			"CREATE TABLE t_order_0 (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(20))",
-			"CREATE TABLE t_order_1 (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(20))")
-	}
+	e.createOrderTables(t)
 	c := e.conn(t)
 	execAll(t, c, "INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'a'), (2, 2, 'b')")
 	var ports []string

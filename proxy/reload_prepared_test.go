@@ -14,12 +14,7 @@ import (
 // back on the new plan's routes).
 func TestReloadReplansPreparedReturning(t *testing.T) {
 	e := startReloadEnv(t, "rlr", true, envOptions{})
-	for i, b := range e.backends {
-		db := fmt.Sprintf("rlr_%d", i)
-		b.Exec(t, db, "DROP TABLE IF EXISTS t_order_0", "DROP TABLE IF EXISTS t_order_1",
-			"CREATE TABLE t_order_0 (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(20))",
-			"CREATE TABLE t_order_1 (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(20))")
-	}
+	e.createOrderTables(t)
 	ctx := context.Background()
 	c := e.conn(t)
 	ins, err := c.PrepareContext(ctx, "INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, ?), (?, ?, ?) RETURNING order_id, status")

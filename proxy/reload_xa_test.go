@@ -15,12 +15,7 @@ import (
 func TestReloadKeepsOpenXATransaction(t *testing.T) {
 	e := startReloadEnv(t, "rlxa", true, envOptions{})
 	e.backends[0].Exec(t, "rlxa_x", "DROP TABLE IF EXISTS t_extra", "CREATE TABLE t_extra (id BIGINT PRIMARY KEY, v VARCHAR(20))")
-	for i, b := range e.backends {
-		db := "rlxa_" + string(rune('0'+i))
-		b.Exec(t, db, "DROP TABLE IF EXISTS t_order_0", "DROP TABLE IF EXISTS t_order_1",
-			"CREATE TABLE t_order_0 (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(20))",
-			"CREATE TABLE t_order_1 (order_id BIGINT PRIMARY KEY, user_id INT, status VARCHAR(20))")
-	}
+	e.createOrderTables(t)
 	ctx := context.Background()
 	tx := e.conn(t)
 	execAll(t, tx, "SET shardflake_transaction_mode = 'xa'", "BEGIN", "INSERT INTO t_extra (id, v) VALUES (1, 'xa-across')")

@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"database/sql/driver"
 	"fmt"
 	"strings"
@@ -20,15 +18,7 @@ import (
 // proxy's prepared branch once though both data sources share the
 // server, and recovery rolls that branch back, once.
 func TestXARecoveryTLS(t *testing.T) {
-	dir := t.TempDir()
-	ca := newTestCA(t, dir, "shardflake-xa-ca")
-	cert, key := ca.issue(t, dir, "mariadb")
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.cert)
-	b := mariadbtest.Start(t, mariadbtest.Options{
-		Args:      []string{"--ssl-cert=" + cert, "--ssl-key=" + key, "--ssl-ca=" + ca.path, "--require-secure-transport=ON"},
-		ClientTLS: &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"},
-	})
+	b, ca := startTLSOnlyServer(t, "shardflake-xa-ca")
 	tlsDS := func(i int) string {
 		return fmt.Sprintf(`  ds_%d: { url: "jdbc:mysql://%s/xatls_%d?sslMode=VERIFY_IDENTITY", username: root, password: "", tls: { ca: %s } }`, i, b.Addr(), i, ca.path)
 	}
