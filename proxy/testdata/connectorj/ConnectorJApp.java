@@ -566,6 +566,24 @@ public class ConnectorJApp {
         return a + " " + rs.getInt(1);
       }
     });
+    step("warnings", () -> {
+      try (Statement s = c.createStatement()) {
+        // One route: each data node of a scatter raises its own warning.
+        long order;
+        try (ResultSet rs = s.executeQuery("SELECT order_id FROM t_order WHERE user_id = " + (u + 1))) {
+          rs.next();
+          order = rs.getLong(1);
+        }
+        rows(s.executeQuery("SELECT CAST('abc' AS SIGNED), CAST('1x' AS SIGNED) FROM t_order WHERE user_id = " + (u + 1) + " AND order_id = " + order));
+        StringJoiner w = new StringJoiner(" ");
+        for (java.sql.SQLWarning x = s.getWarnings(); x != null; x = x.getNextWarning()) {
+          w.add(x.getErrorCode() + ":" + x.getMessage());
+        }
+        s.clearWarnings();
+        rows(s.executeQuery("SELECT 1"));
+        return w + " then " + s.getWarnings();
+      }
+    });
     step("aggregate", () -> query(c, "SELECT user_id % 3 AS g, COUNT(*), SUM(amount), AVG(amount) FROM t_order WHERE user_id BETWEEN " + u + " AND " + (u + 99) + " GROUP BY user_id % 3 ORDER BY g"));
   }
 
