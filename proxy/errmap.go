@@ -131,6 +131,11 @@ func sameErrors(failed []NodeError) bool {
 // CommitError) keep them, with the backend message inside mapped.
 func (srv *Server) clientError(err error) *mysql.MyError {
 	m := mysqlError(err)
+	if m.Code == mysql.ER_PARSE_ERROR && strings.Contains(m.Message, mysqlManual) && isMariaDB(srv.version()) {
+		// The proxy's own syntax errors read as its data sources' do:
+		// MariaDB points to its own manual.
+		return &mysql.MyError{Code: m.Code, State: m.State, Message: strings.Replace(m.Message, mysqlManual, mariaDBManual, 1)}
+	}
 	var ddl *DDLError
 	if errors.As(err, &ddl) {
 		return &mysql.MyError{Code: m.Code, State: m.State, Message: ddl.message(srv.logicalNames)}
@@ -145,6 +150,13 @@ func (srv *Server) clientError(err error) *mysql.MyError {
 	}
 	return m
 }
+
+// mysqlManual and mariaDBManual are how MySQL's and MariaDB's syntax
+// errors name their manuals.
+const (
+	mysqlManual   = "corresponds to your MySQL server version"
+	mariaDBManual = "corresponds to your MariaDB server version"
+)
 
 // logicalNames replaces, in a backend's message, every word that is a
 // data source's database or a physical table with the logical name.

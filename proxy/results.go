@@ -151,7 +151,8 @@ func (s *Session) writeRows(rows RowStream, out output) error {
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			return s.writeEOF(out.more)
+			// The lanes have read their warnings by now.
+			return s.writePacket(wire.AppendEOF(s.wc.Scratch(), s.diag.statementWarnings(), s.status(out.more)))
 		}
 		if err != nil {
 			if werr := s.writeErr(err); werr != nil {

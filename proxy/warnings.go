@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +93,19 @@ func (d *diagnostics) addBeyond(n int64) {
 	d.mu.Lock()
 	d.beyond += n
 	d.mu.Unlock()
+}
+
+// statementWarnings is the warning count of the EOF that ends a result,
+// as MariaDB sends it: the conditions the statement raised (none for a
+// statement without tables that raised none: the list kept is the one
+// before it). Connector/J's getWarnings and the mariadb CLI read it.
+func (d *diagnostics) statementWarnings() uint16 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stale {
+		return 0
+	}
+	return uint16(min(int64(len(d.warnings))+d.beyond, math.MaxUint16))
 }
 
 // counts returns @@warning_count (every condition) and @@error_count.

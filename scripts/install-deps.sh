@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests start for real: MariaDB servers,
 # mariadb and mysqldump clients, etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
-# mysqlclient and the ORM SQLAlchemy (for Debian's /usr/bin/python3), and Node.js with the Sequelize
-# application's npm packages (proxy/testdata/sequelize). Does nothing when they are all present.
+# mysqlclient and the ORM SQLAlchemy (for Debian's /usr/bin/python3), Node.js with the Sequelize
+# application's npm packages (proxy/testdata/sequelize), and a JDK with MariaDB Connector/J (the JDBC
+# application, proxy/testdata/connectorj). Does nothing when they are all present.
 set -euo pipefail
 
 need=()
@@ -20,6 +21,8 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 /usr/bin/python3 -c 'import sqlalchemy' >/dev/null 2>&1 || need+=(python3-sqlalchemy) # TestSQLAlchemyApplication
 command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication
 command -v npm >/dev/null 2>&1 || need+=(npm)
+command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless) # TestConnectorJApplication
+[ -f /usr/share/java/mariadb-java-client.jar ] || need+=(libmariadb-java)
 
 # npm_packages installs the Sequelize application's packages, pinned by its
 # package-lock.json, once.

@@ -84,7 +84,14 @@ func AppendLiteral(dst []byte, v any, mode Mode) ([]byte, error) {
 		}
 		return appendHex(dst, x), nil
 	case time.Time:
-		return appendQuoted(dst, x.Format("2006-01-02 15:04:05.999999"), mode), nil
+		// A DATETIME literal, as a client's DATETIME parameter is one to
+		// MariaDB: SELECT ? is a DATETIME column, with 6 fractional digits
+		// when the value has microseconds.
+		layout := "2006-01-02 15:04:05"
+		if x.Nanosecond() >= 1000 {
+			layout += ".000000"
+		}
+		return appendQuoted(append(dst, "TIMESTAMP"...), x.Format(layout), mode), nil
 	}
 	return nil, fmt.Errorf("sqlarg: cannot write %T as a SQL literal", v)
 }

@@ -30,7 +30,8 @@ func TestAppendLiteral(t *testing.T) {
 		{[]byte{0, 1, 'a'}, Backslash, "X'000161'"},
 		{[]byte{}, Backslash, "''"},
 		{[]byte(nil), Backslash, "NULL"},
-		{time.Date(2024, 1, 2, 3, 4, 5, 600000000, time.UTC), Backslash, "'2024-01-02 03:04:05.6'"},
+		{time.Date(2024, 1, 2, 3, 4, 5, 600000000, time.UTC), Backslash, "TIMESTAMP'2024-01-02 03:04:05.600000'"},
+		{time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), Backslash, "TIMESTAMP'2024-01-02 03:04:05'"},
 	}
 	for _, tt := range tests {
 		got, err := AppendLiteral(nil, tt.give, tt.mode)

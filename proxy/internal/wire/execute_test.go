@@ -25,7 +25,7 @@ func TestAppendExecuteReadsBack(t *testing.T) {
 		{"strings and bytes", []any{"it's", "", []byte("\x00\xff"), []byte{}}, []any{"it's", "", []byte("\x00\xff"), []byte{}}},
 		{"NULLs", []any{nil, int64(1), nil, []byte(nil), "x", nil, nil, nil, nil, int64(2)},
 			[]any{nil, int64(1), nil, nil, "x", nil, nil, nil, nil, int64(2)}},
-		{"datetime", []any{time.Date(2024, 2, 29, 13, 14, 15, 500000000, time.UTC)}, []any{"2024-02-29 13:14:15.500000"}},
+		{"datetime", []any{time.Date(2024, 2, 29, 13, 14, 15, 500000000, time.UTC)}, []any{time.Date(2024, 2, 29, 13, 14, 15, 500000000, time.UTC)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,5 +159,34 @@ func TestSplitBinaryRow(t *testing.T) {
 	}
 	if _, _, err := SplitBinaryRow(append(p, 0), fields, nil, nil); err == nil {
 		t.Error("row with extra bytes: want an error")
+	}
+}
+
+// TestDateTimeParams reads binary DATETIME and TIMESTAMP parameters as
+// time.Time (so they go on as DATETIME), and those a time.Time cannot hold
+// as they are, and DATEs, as their text.
+func TestDateTimeParams(t *testing.T) {
+	dt := func(y, mo, d, h, mi, s, us int) []byte {
+		b := []byte{11, byte(y), byte(y >> 8), byte(mo), byte(d), byte(h), byte(mi), byte(s)}
+		return append(b, byte(us), byte(us>>8), byte(us>>16), byte(us>>24))
+	}
+	tests := []struct {
+		name string
+		tp   byte
+		b    []byte
+		want any
+	}{
+		{"datetime", mysql.MYSQL_TYPE_DATETIME, dt(2024, 2, 29, 13, 14, 15, 500000), time.Date(2024, 2, 29, 13, 14, 15, 500000000, time.UTC)},
+		{"timestamp", mysql.MYSQL_TYPE_TIMESTAMP, dt(1999, 12, 31, 23, 59, 59, 0), time.Date(1999, 12, 31, 23, 59, 59, 0, time.UTC)},
+		{"zero datetime", mysql.MYSQL_TYPE_DATETIME, []byte{0}, "0000-00-00 00:00:00"},
+		{"zero day", mysql.MYSQL_TYPE_DATETIME, dt(2024, 2, 0, 1, 2, 3, 0), "2024-02-00 01:02:03"},
+		{"past the month", mysql.MYSQL_TYPE_DATETIME, dt(2023, 2, 29, 1, 2, 3, 0), "2023-02-29 01:02:03"},
+		{"date", mysql.MYSQL_TYPE_DATE, []byte{4, 0xe8, 0x07, 2, 29}, "2024-02-29"},
+	}
+	for _, tt := range tests {
+		got, n, err := binaryParam(tt.b, tt.tp, false)
+		if err != nil || n != len(tt.b) || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: got %#v, %d bytes, %v; want %#v", tt.name, got, n, err, tt.want)
+		}
 	}
 }

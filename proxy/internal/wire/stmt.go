@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
@@ -237,6 +238,14 @@ func binaryParam(p []byte, tp byte, unsigned bool) (any, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
+		if tp == mysql.MYSQL_TYPE_DATETIME || tp == mysql.MYSQL_TYPE_TIMESTAMP {
+			// A time.Time goes on to a data source as a DATETIME again, so
+			// SELECT ? describes a DATETIME column as MariaDB does; a date
+			// time.Time cannot hold (a zero date) stays text.
+			if t, ok := binaryTime(s); ok {
+				return t, n, nil
+			}
+		}
 		v, err := formatBinaryDateTime(s, tp)
 		return v, n, err
 	case mysql.MYSQL_TYPE_TIME:
@@ -283,6 +292,21 @@ func decodeBinaryDateTime(b []byte) (binaryDateTime, error) {
 		return t, fmt.Errorf("%w: date of %d bytes", ErrMalformed, len(b))
 	}
 	return t, nil
+}
+
+// binaryTime returns a binary DATETIME/TIMESTAMP value as a time.Time in
+// UTC (the value's wall clock), false for one it cannot hold as it is: a
+// zero date, a zero month or day, a day past the month's end.
+func binaryTime(b []byte) (time.Time, bool) {
+	t, err := decodeBinaryDateTime(b)
+	if err != nil || t.y < 1 || t.mo < 1 || t.mo > 12 || t.d < 1 || t.h > 23 || t.mi > 59 || t.s > 59 || t.us > 999999 {
+		return time.Time{}, false
+	}
+	v := time.Date(t.y, time.Month(t.mo), t.d, t.h, t.mi, t.s, t.us*1000, time.UTC)
+	if v.Day() != t.d {
+		return time.Time{}, false
+	}
+	return v, true
 }
 
 // formatBinaryDateTime turns a binary DATE/DATETIME value into its SQL text.

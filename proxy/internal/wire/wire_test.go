@@ -235,7 +235,7 @@ func TestParseExecute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []any{int64(-42), "hi", nil, 2.5, "2024-01-02 03:04:05", []byte("long\x00data"), int64(200), "26:03:04"}
+	want := []any{int64(-42), "hi", nil, 2.5, time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), []byte("long\x00data"), int64(200), "26:03:04"}
 	if e.StmtID != 7 || !reflect.DeepEqual(e.Args, want) {
 		t.Errorf("got id %d args %#v, want 7 %#v", e.StmtID, e.Args, want)
 	}
