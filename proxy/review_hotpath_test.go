@@ -213,3 +213,39 @@ func TestReviewPipelinedBeginIsolation(t *testing.T) {
 		t.Errorf("proxy %q, MariaDB %q", got, want)
 	}
 }
+
+// TestReviewTLSClientKeepsNetConn: a client on TLS is read and written
+// through the TLS connection, not the raw socket under it: statements,
+// a result larger than the socket buffers, and a pipelined begin run as
+// on MariaDB.
+func TestReviewTLSClientKeepsNetConn(t *testing.T) {
+	cert, key := writeCert(t)
+	e := startEnv(t, envOptions{server: fmt.Sprintf("tls: { cert: %s, key: %s }", cert, key), planner: toDefault})
+	ctx := context.Background()
+	// tls=skip-verify: go-sql-driver refuses a server that does not take
+	// TLS (ErrNoTLS), so this session is on TLS.
+	c := e.conn(t, "tls=skip-verify")
+	var n int64
+	if err := c.QueryRowContext(ctx, "SELECT SUM(LENGTH(x)) FROM (SELECT REPEAT('y', 1000000) AS x FROM seq_1_to_3) s").Scan(&n); err != nil || n != 3000000 {
+		t.Fatalf("over TLS: %d, %v", n, err)
+	}
+	rows, err := c.QueryContext(ctx, bigResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for rows.Next() {
+		var k, s string
+		if err := rows.Scan(&k, &s); err != nil {
+			t.Fatal(err)
+		}
+		total += len(s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	if total != 24*1000000 {
+		t.Errorf("big result over TLS: %d bytes", total)
+	}
+}
