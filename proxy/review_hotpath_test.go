@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -216,8 +217,7 @@ func TestReviewPipelinedBeginIsolation(t *testing.T) {
 
 // TestReviewTLSClientKeepsNetConn: a client on TLS is read and written
 // through the TLS connection, not the raw socket under it: statements,
-// a result larger than the socket buffers, and a pipelined begin run as
-// on MariaDB.
+// and a result larger than the socket buffers come through whole.
 func TestReviewTLSClientKeepsNetConn(t *testing.T) {
 	cert, key := writeCert(t)
 	e := startEnv(t, envOptions{server: fmt.Sprintf("tls: { cert: %s, key: %s }", cert, key), planner: toDefault})
@@ -248,4 +248,51 @@ func TestReviewTLSClientKeepsNetConn(t *testing.T) {
 	if total != 24*1000000 {
 		t.Errorf("big result over TLS: %d bytes", total)
 	}
+}
+
+// TestReviewSlowLongCommand: a command of more than 16 MB (a packet and
+// its continuation) that arrives slowly, each piece well within
+// netReadTimeout but the whole over waitTimeout, is read and answered
+// as MariaDB answers it: the idle deadline left in place does not cut it.
+func TestReviewSlowLongCommand(t *testing.T) {
+	e := startEnv(t, envOptions{server: "waitTimeout: 400ms\nnetReadTimeout: 300ms", planner: toDefault})
+	c := rawSession(t, e.addr, "app", "app-secret", "sharding_db")
+	payload := []byte{mysql.COM_QUERY}
+	payload = append(payload, "SELECT 1 AS intended #"...)
+	payload = append(payload, bytes.Repeat([]byte{'-'}, 17<<20-len(payload))...)
+	first := payload[:wire.MaxPayload]
+	rest := payload[wire.MaxPayload:]
+	raw := append([]byte{0xff, 0xff, 0xff, 0}, first...)
+	raw = append(raw, byte(len(rest)), byte(len(rest)>>8), byte(len(rest)>>16), 1)
+	raw = append(raw, rest...)
+	nc := c.NetConn()
+	const piece = 512 << 10
+	start := time.Now()
+	for off := 0; off < len(raw); off += piece {
+		if _, err := nc.Write(raw[off:min(off+piece, len(raw))]); err != nil {
+			t.Fatalf("after %d bytes: %v", off, err)
+		}
+		time.Sleep(25 * time.Millisecond) // a slow sender
+	}
+	took := time.Since(start)
+	c.SetSeq(2)
+	p, err := c.ReadPacket()
+	if err != nil {
+		t.Fatalf("the %d-byte command sent over %s: %v", len(payload), took, err)
+	}
+	// MariaDB's answer to the same bytes (the shared servers keep their
+	// max_allowed_packet: a refusal, or the result).
+	m := rawSession(t, e.backends[0].Addr(), "root", "", "ds_0")
+	if _, err := m.NetConn().Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	m.SetSeq(2)
+	want, err := m.ReadPacket()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errOf(p) != errOf(want) || wire.IsErr(p) != wire.IsErr(want) || (!wire.IsErr(p) && p[0] != want[0]) {
+		t.Fatalf("the %d-byte command: proxy %q, MariaDB %q", len(payload), p, want)
+	}
+	t.Logf("a %d-byte command sent over %s, answered", len(payload), took)
 }
