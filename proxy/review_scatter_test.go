@@ -62,3 +62,60 @@ func TestReviewScatterKillOneSlowLane(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewScatterPipelinedBeginRefused: in a transaction, a scatter
+// read sends every lane with its START TRANSACTION ahead; when one data
+// source refuses it, the statement fails with MariaDB's own error, the
+// other lane's answer is not left on its connection, the refused part is
+// given back, and the transaction goes on (its next read opens it).
+func TestReviewScatterPipelinedBeginRefused(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	seedSlow(t, e)
+	ctx := context.Background()
+	c := e.conn(t)
+	ref := refConn(t, e, "ds_0")
+	for _, q := range []string{"XA START 'ref'", "XA END 'ref'"} {
+		if _, err := ref.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, wantErr := ref.ExecContext(ctx, "START TRANSACTION")
+	ref.ExecContext(ctx, "XA ROLLBACK 'ref'")
+	if errCode(wantErr) != 1399 {
+		t.Fatalf("MariaDB: %v", wantErr)
+	}
+	cure := poisonIdle(t, e)
+	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := c.QueryContext(ctx, "SELECT order_id, user_id FROM t_order")
+	if err == nil {
+		for rows.Next() {
+		}
+		err = rows.Err()
+		rows.Close()
+	}
+	if errCode(err) != errCode(wantErr) {
+		t.Errorf("scatter behind a refused START TRANSACTION: %v, want MariaDB's %v", err, wantErr)
+	}
+	if st := e.srv.current().pools["ds_0"].stats(); st.InUse != 0 {
+		t.Errorf("ds_0 has %d connections in use after the refusal, want 0", st.InUse)
+	}
+	cure()
+	if got := queryStrings(t, c, "SELECT order_id, user_id FROM t_order ORDER BY order_id"); fmt.Sprint(got) != "[0,0 1,0 2,1 3,1]" {
+		t.Errorf("the transaction's next scatter: %q", got)
+	}
+	if _, err := c.ExecContext(ctx, "UPDATE t_order SET status = 'x' WHERE order_id = 0 AND user_id = 0"); err != nil {
+		t.Fatal(err)
+	}
+	other := e.conn(t)
+	if got := queryStrings(t, other, "SELECT COUNT(*) FROM t_order WHERE status = 'x'"); fmt.Sprint(got) != "[0]" {
+		t.Errorf("another session sees the uncommitted update: %q", got)
+	}
+	if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryStrings(t, other, "SELECT COUNT(*) FROM t_order WHERE status = 'x'"); fmt.Sprint(got) != "[0]" {
+		t.Errorf("after ROLLBACK: %q", got)
+	}
+}
