@@ -374,11 +374,24 @@ func (ex *execution) sendAll() bool {
 // abort stops everything after an error: open results are cancelled and
 // connections go back.
 func (ex *execution) abort() {
+	var open []*routeRun
 	for _, r := range ex.routes {
+		if r.lane.open == r && r.stream == &r.rows && ex.ctx.Err() == nil {
+			// An error of another route (a START TRANSACTION refused
+			// ahead of its read, now that every lane is sent first):
+			// this result is read to its end (or killed) below, so
+			// that its connection stays in step; one left out of step
+			// is broken, and in a transaction that loses the client.
+			open = append(open, r)
+			continue
+		}
 		r.closed = true
 		if r.stream != nil {
 			r.stream.Close()
 		}
+	}
+	for _, r := range open {
+		r.stream.Close()
 	}
 	for _, l := range ex.lanes {
 		l.finish()
