@@ -17,11 +17,11 @@ import (
 // EAGAIN part way and wait for the socket to drain.
 const bigResult = "SELECT seq, REPEAT(CHAR(65 + seq % 26), 1000000) FROM seq_1_to_24"
 
-// TestReviewSlowReaderBigResult: a client that reads a big result slowly
+// TestSlowReaderBigResult: a client that reads a big result slowly
 // gets every byte MariaDB gives (partial raw writes resume where they
 // stopped), and a client that leaves in the middle of one ends its
 // session and gives its backend connection back.
-func TestReviewSlowReaderBigResult(t *testing.T) {
+func TestSlowReaderBigResult(t *testing.T) {
 	e := startEnv(t, envOptions{planner: toDefault})
 	ctx := context.Background()
 	ref := refConn(t, e, "ds_0")
@@ -91,12 +91,12 @@ func TestReviewSlowReaderBigResult(t *testing.T) {
 	}
 }
 
-// TestReviewIdleAfterLongStatement: with the idle deadline left in place
+// TestIdleAfterLongStatement: with the idle deadline left in place
 // across commands, a statement that runs past waitTimeout does not get
 // its session closed for idleness (the next command, sent at once or
 // pipelined behind it, is answered), and a session idle after it is
 // still closed after about waitTimeout.
-func TestReviewIdleAfterLongStatement(t *testing.T) {
+func TestIdleAfterLongStatement(t *testing.T) {
 	e := startEnv(t, envOptions{server: "waitTimeout: 400ms\nnetReadTimeout: 300ms", planner: toDefault})
 	c := rawSession(t, e.addr, "app", "app-secret", "sharding_db")
 	for i := range 2 {
@@ -148,11 +148,11 @@ func TestReviewIdleAfterLongStatement(t *testing.T) {
 	}
 }
 
-// TestReviewPipelinedBeginIsolation: the one-shot SET TRANSACTION
+// TestPipelinedBeginIsolation: the one-shot SET TRANSACTION
 // ISOLATION LEVEL and START TRANSACTION READ ONLY that go out ahead of a
 // transaction's first read apply to that transaction and only to it, as
 // on MariaDB.
-func TestReviewPipelinedBeginIsolation(t *testing.T) {
+func TestPipelinedBeginIsolation(t *testing.T) {
 	e := startEnv(t, envOptions{planner: toDefault})
 	createTables(t, e)
 	ctx := context.Background()
@@ -215,10 +215,10 @@ func TestReviewPipelinedBeginIsolation(t *testing.T) {
 	}
 }
 
-// TestReviewTLSClientKeepsNetConn: a client on TLS is read and written
+// TestTLSClientKeepsNetConn: a client on TLS is read and written
 // through the TLS connection, not the raw socket under it: statements,
 // and a result larger than the socket buffers come through whole.
-func TestReviewTLSClientKeepsNetConn(t *testing.T) {
+func TestTLSClientKeepsNetConn(t *testing.T) {
 	cert, key := writeCert(t)
 	e := startEnv(t, envOptions{server: fmt.Sprintf("tls: { cert: %s, key: %s }", cert, key), planner: toDefault})
 	ctx := context.Background()
@@ -250,11 +250,11 @@ func TestReviewTLSClientKeepsNetConn(t *testing.T) {
 	}
 }
 
-// TestReviewSlowLongCommand: a command of more than 16 MB (a packet and
+// TestSlowLongCommand: a command of more than 16 MB (a packet and
 // its continuation) that arrives slowly, each piece well within
 // netReadTimeout but the whole over waitTimeout, is read and answered
 // as MariaDB answers it: the idle deadline left in place does not cut it.
-func TestReviewSlowLongCommand(t *testing.T) {
+func TestSlowLongCommand(t *testing.T) {
 	e := startEnv(t, envOptions{server: "waitTimeout: 400ms\nnetReadTimeout: 300ms", planner: toDefault})
 	c := rawSession(t, e.addr, "app", "app-secret", "sharding_db")
 	payload := []byte{mysql.COM_QUERY}

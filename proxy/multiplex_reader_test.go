@@ -10,11 +10,11 @@ import (
 	"time"
 )
 
-// TestReviewMultiplexErrorMidStream: on one shared connection, a
+// TestMultiplexErrorMidStream: on one shared connection, a
 // statement whose error comes after some of its rows (a subquery of more
 // than one row, found at the second row) and plain reads queued around
 // it each get MariaDB's own answer, whichever session reads.
-func TestReviewMultiplexErrorMidStream(t *testing.T) {
+func TestMultiplexErrorMidStream(t *testing.T) {
 	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1"})
 	createTables(t, e)
 	ctx := context.Background()
@@ -74,10 +74,10 @@ func TestReviewMultiplexErrorMidStream(t *testing.T) {
 	wg.Wait()
 }
 
-// TestReviewMultiplexReaderKilledConnection: KILL CONNECTION of the
+// TestMultiplexReaderKilledConnection: KILL CONNECTION of the
 // session reading a shared connection for others ends it, and the
 // statement queued behind it gets its own answer.
-func TestReviewMultiplexReaderKilledConnection(t *testing.T) {
+func TestMultiplexReaderKilledConnection(t *testing.T) {
 	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1"})
 	createTables(t, e)
 	ctx := context.Background()

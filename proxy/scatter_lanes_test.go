@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// TestReviewScatterKillOneSlowLane: a scatter whose lanes are all sent
+// TestScatterKillOneSlowLane: a scatter whose lanes are all sent
 // before their heads are read in turn, where one data source answers at
 // once (its rows wait unread on its connection) and the other sleeps:
 // KILL QUERY answers 1317 promptly, stops the sleeping backend, gives
 // both connections back in step, and the session goes on.
-func TestReviewScatterKillOneSlowLane(t *testing.T) {
+func TestScatterKillOneSlowLane(t *testing.T) {
 	e := startEnv(t, envOptions{})
 	seedSlow(t, e)
 	ctx := context.Background()
@@ -63,12 +63,12 @@ func TestReviewScatterKillOneSlowLane(t *testing.T) {
 	}
 }
 
-// TestReviewScatterPipelinedBeginRefused: in a transaction, a scatter
+// TestScatterPipelinedBeginRefused: in a transaction, a scatter
 // read sends every lane with its START TRANSACTION ahead; when one data
 // source refuses it, the statement fails with MariaDB's own error, the
 // other lane's answer is not left on its connection, the refused part is
 // given back, and the transaction goes on (its next read opens it).
-func TestReviewScatterPipelinedBeginRefused(t *testing.T) {
+func TestScatterPipelinedBeginRefused(t *testing.T) {
 	e := startEnv(t, envOptions{})
 	seedSlow(t, e)
 	ctx := context.Background()
