@@ -199,10 +199,11 @@ func (s *Session) keepDiagnostics(st *statement) {
 		if st.kind == planRouted {
 			s.diag.reset()
 		}
-	case isDiagnostics(st.node):
-	case hasTable(st.node):
+	case hasTable(st.node) && !isDiagnostics(st.node):
 		s.diag.reset()
 	default:
+		// SHOW WARNINGS shows the list and, as any statement that raised
+		// none, ends its result with a warning count of 0.
 		s.diag.keep()
 	}
 }
