@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"sync"
@@ -93,30 +92,9 @@ func TestMultiplexReaderKilledConnection(t *testing.T) {
 	if got := answerOf(ctx, db, q(1, "warm")); got != "[v tag]|v1,warm," {
 		t.Fatalf("warm up: %s", got)
 	}
-	lock, err := e.backend(t, 0).Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		lock.ExecContext(ctx, "UNLOCK TABLES")
-		lock.Close()
-	}()
-	if _, err := lock.ExecContext(ctx, "LOCK TABLES t_plain WRITE"); err != nil {
-		t.Fatal(err)
-	}
-	type session struct {
-		c   *sql.Conn
-		id  int64
-		got chan string
-	}
-	start := func(i int, tag string) *session {
-		s := &session{c: e.conn(t), got: make(chan string, 1)}
-		if err := s.c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&s.id); err != nil {
-			t.Fatal(err)
-		}
-		go func() { s.got <- answerOf(ctx, s.c, q(i, tag)) }()
-		return s
-	}
+	// A write lock held directly on the backend: the reads wait for it.
+	lock := lockDirectly(ctx, t, e)
+	start := func(i int, tag string) *queuedSession { return startQueuedRead(ctx, t, e, q(i, tag)) }
 	reader := start(1, "reader")
 	waitFor(t, func() bool { return backendRunning(t, e, "reader") == 1 })
 	behind := start(2, "behind")

@@ -359,31 +359,8 @@ func TestMultiplexSessionsLeave(t *testing.T) {
 	}
 
 	// A write lock held directly on the backend: the reads wait for it.
-	lock, err := e.backend(t, 0).Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		// Not back to the pool with the lock held, if the test fails.
-		lock.ExecContext(ctx, "UNLOCK TABLES")
-		lock.Close()
-	}()
-	if _, err := lock.ExecContext(ctx, "LOCK TABLES t_plain WRITE"); err != nil {
-		t.Fatal(err)
-	}
-	type session struct {
-		c   *sql.Conn
-		id  int64
-		got chan string
-	}
-	start := func(i int, tag string) *session {
-		s := &session{c: e.conn(t), got: make(chan string, 1)}
-		if err := s.c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&s.id); err != nil {
-			t.Fatal(err)
-		}
-		go func() { s.got <- answerOf(ctx, s.c, q(i, tag)) }()
-		return s
-	}
+	lock := lockDirectly(ctx, t, e)
+	start := func(i int, tag string) *queuedSession { return startQueuedRead(ctx, t, e, q(i, tag)) }
 	reader := start(1, "reader")
 	waitFor(t, func() bool { return backendRunning(t, e, "reader") == 1 })
 	waiter := start(2, "waiter") // leaves while waiting
@@ -392,7 +369,7 @@ func TestMultiplexSessionsLeave(t *testing.T) {
 	waitFor(t, func() bool { n, _ := muxQueue(e, "ds_0"); return n == 3 })
 
 	killer := e.conn(t)
-	for _, s := range []*session{waiter, reader} {
+	for _, s := range []*queuedSession{waiter, reader} {
 		begun := time.Now()
 		if _, err := killer.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", s.id)); err != nil {
 			t.Fatal(err)
@@ -419,7 +396,7 @@ func TestMultiplexSessionsLeave(t *testing.T) {
 	}
 	// The sessions that left, and the connection, go on.
 	n := muxAnswered(e, "ds_0")
-	for _, s := range []*session{reader, waiter, behind} {
+	for _, s := range []*queuedSession{reader, waiter, behind} {
 		if got := answerOf(ctx, s.c, q(4, "after")); got != want(4, "after") {
 			t.Errorf("after KILL QUERY: got %s, want %s", got, want(4, "after"))
 		}
@@ -430,4 +407,44 @@ func TestMultiplexSessionsLeave(t *testing.T) {
 	if _, c := muxQueue(e, "ds_0"); c != shared {
 		t.Error("the shared connection was replaced")
 	}
+}
+
+// queuedSession is a client session whose one read runs in the
+// background; got receives its answer (answerOf).
+type queuedSession struct {
+	c   *sql.Conn
+	id  int64
+	got chan string
+}
+
+// startQueuedRead opens a session on e, learns its connection id and runs
+// query on it in the background.
+func startQueuedRead(ctx context.Context, t *testing.T, e *testEnv, query string) *queuedSession {
+	t.Helper()
+	s := &queuedSession{c: e.conn(t), got: make(chan string, 1)}
+	if err := s.c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&s.id); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.got <- answerOf(ctx, s.c, query) }()
+	return s
+}
+
+// lockDirectly takes a WRITE lock on t_plain on backend 0, on a connection
+// of its own, so that the reads multiplexed after it wait; the returned
+// connection unlocks and closes when the test ends.
+func lockDirectly(ctx context.Context, t *testing.T, e *testEnv) *sql.Conn {
+	t.Helper()
+	lock, err := e.backend(t, 0).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Not back to the pool with the lock held, if the test fails.
+		lock.ExecContext(ctx, "UNLOCK TABLES")
+		lock.Close()
+	})
+	if _, err := lock.ExecContext(ctx, "LOCK TABLES t_plain WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	return lock
 }
