@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -292,7 +293,17 @@ func (lx *adminLexer) ident() (string, bool) {
 
 // syntaxError is MySQL's 1064 pointing at the current position.
 func (lx *adminLexer) syntaxError(hint string) error {
-	near := lx.sql[lx.pos:]
+	if hint == "" {
+		hint = "shardflake's admin statements are " + adminSyntax
+	}
+	return syntaxErrorNear(lx.sql[lx.pos:], hint)
+}
+
+// syntaxErrorNear is the proxy's own 1064 for a statement it reads
+// itself, pointing at near (cut to 80 bytes, as MySQL cuts it), with a
+// hint after it unless hint is "". The boundary names MariaDB's manual
+// when the proxy announces a MariaDB version (errmap.go).
+func syntaxErrorNear(near, hint string) error {
 	if len(near) > 80 {
 		cut := 80
 		for cut > 0 && !utf8.RuneStart(near[cut]) {
@@ -301,8 +312,8 @@ func (lx *adminLexer) syntaxError(hint string) error {
 		near = near[:cut]
 	}
 	msg := fmt.Sprintf("You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s' at line 1", near)
-	if hint == "" {
-		hint = "shardflake's admin statements are " + adminSyntax
+	if hint != "" {
+		msg += " (" + hint + ")"
 	}
-	return &ParseError{Err: fmt.Errorf("%s (%s)", msg, hint)}
+	return &ParseError{Err: errors.New(msg)}
 }

@@ -60,10 +60,7 @@ func splitSetStatement(sql string, mode sqlarg.Mode) (vars stmtVars, rest string
 	if !sc.word("SET") || !sc.word("STATEMENT") {
 		return stmtVars{}, "", false, nil
 	}
-	syntax := func() error {
-		near := strings.TrimSpace(sql[min(sc.pos, len(sql)):])
-		return mysql.NewError(mysql.ER_PARSE_ERROR, "You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near '"+near+"' at line 1")
-	}
+	syntax := func() error { return syntaxErrorNear(strings.TrimSpace(sql[min(sc.pos, len(sql)):]), "") }
 	var parts []string
 	for {
 		name, ok := sc.next(sqllex.Word)
