@@ -73,17 +73,7 @@ func TestScatterPipelinedBeginRefused(t *testing.T) {
 	seedSlow(t, e)
 	ctx := context.Background()
 	c := e.conn(t)
-	ref := refConn(t, e, "ds_0")
-	for _, q := range []string{"XA START 'ref'", "XA END 'ref'"} {
-		if _, err := ref.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, wantErr := ref.ExecContext(ctx, "START TRANSACTION")
-	ref.ExecContext(ctx, "XA ROLLBACK 'ref'")
-	if errCode(wantErr) != 1399 {
-		t.Fatalf("MariaDB: %v", wantErr)
-	}
+	wantErr := idleXABeginError(ctx, t, e)
 	cure := poisonIdle(t, e)
 	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
 		t.Fatal(err)

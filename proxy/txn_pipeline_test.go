@@ -51,6 +51,24 @@ func poisonIdle(t *testing.T, e *testEnv) (cure func()) {
 	}
 }
 
+// idleXABeginError is what MariaDB answers START TRANSACTION with inside
+// an idle XA transaction (1399), asked on ds_0's database directly.
+func idleXABeginError(ctx context.Context, t *testing.T, e *testEnv) error {
+	t.Helper()
+	ref := refConn(t, e, "ds_0")
+	for _, q := range []string{"XA START 'ref'", "XA END 'ref'"} {
+		if _, err := ref.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := ref.ExecContext(ctx, "START TRANSACTION")
+	ref.ExecContext(ctx, "XA ROLLBACK 'ref'")
+	if errCode(err) != 1399 {
+		t.Fatalf("MariaDB answered START TRANSACTION in an idle XA transaction with %v", err)
+	}
+	return err
+}
+
 // TestTransactionPipelinedBegin: a transaction's first read on a data
 // source carries its START TRANSACTION in the same write; what the client
 // sees is what it saw when START TRANSACTION was a round trip of its own,
@@ -69,18 +87,7 @@ func TestTransactionPipelinedBegin(t *testing.T) {
 	}
 	exec(c, "INSERT INTO t_order (order_id, user_id, status) VALUES (1, 0, 'a'), (2, 1, 'b'), (3, 0, 'c')")
 	p0 := e.srv.current().pools["ds_0"]
-	// What MariaDB answers START TRANSACTION in an idle XA transaction.
-	ref := refConn(t, e, "ds_0")
-	for _, q := range []string{"XA START 'ref'", "XA END 'ref'"} {
-		if _, err := ref.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, wantErr := ref.ExecContext(ctx, "START TRANSACTION")
-	ref.ExecContext(ctx, "XA ROLLBACK 'ref'")
-	if errCode(wantErr) != 1399 {
-		t.Fatalf("MariaDB answered START TRANSACTION in an idle XA transaction with %v", wantErr)
-	}
+	wantErr := idleXABeginError(ctx, t, e)
 	sameErr := func(what string, got error) {
 		t.Helper()
 		var g, w *mysql.MySQLError
@@ -132,7 +139,7 @@ func TestTransactionPipelinedBegin(t *testing.T) {
 	t.Run("statement error after a pipelined START TRANSACTION", func(t *testing.T) {
 		exec(c, "BEGIN")
 		_, err := c.ExecContext(ctx, "SELECT no_such_column FROM t_order WHERE order_id = 1 AND user_id = 0")
-		_, refErr := ref.ExecContext(ctx, "SELECT no_such_column FROM t_order_1 WHERE order_id = 1")
+		_, refErr := refConn(t, e, "ds_0").ExecContext(ctx, "SELECT no_such_column FROM t_order_1 WHERE order_id = 1")
 		if errCode(err) == 0 || errCode(err) != errCode(refErr) {
 			t.Errorf("proxy %v, MariaDB %v", err, refErr)
 		}
