@@ -45,17 +45,25 @@
 #                     measured through bench/relay, a byte-copying TCP relay
 #                     in front of the direct server, the floor of what any
 #                     proxy in its own process costs on this machine
-#   --targets LIST    which targets to run, of: direct relay passthru shard1
-#                     proxy peer (default: direct relay proxy, plus peer with
-#                     --peer-bin). passthru is shardflake in front of the
-#                     direct server's unsharded sbtest1 (no sharded tables);
+#   --targets LIST    which targets to run, of: direct direct-half relay
+#                     relay2 passthru shard1 proxy passmux mux peer (default:
+#                     direct relay proxy, plus peer with --peer-bin).
+#                     passthru is shardflake in front of the direct
+#                     server's unsharded sbtest1 (no sharded tables);
 #                     shard1 is sbtest1 sharded 2 x 4 as for proxy, but both
 #                     data sources on server 0; proxy is 2 x 4 over both
 #                     servers; passmux and mux are passthru and proxy with
 #                     server.multiplex: on (plain reads of stateless
 #                     autocommit sessions pipelined on shared backend
 #                     connections; MUX_CONNS of them per data source,
-#                     default 2)
+#                     default 2). relay2 is the floor of any hop that
+#                     spreads the statements over two servers: two byte
+#                     relays, one in front of each server, each server
+#                     holding its own unsharded sbtest1 (sbdirect), and
+#                     two sysbench processes of --threads/2 each, one per
+#                     relay; QPS and statements are summed over both, the
+#                     hop's CPU is both relays'. direct-half is direct with
+#                     --threads/2 (one server, half the client threads)
 #   --decompose       where each statement's time goes: every target of
 #                     --targets (default all but peer), and per run the CPU
 #                     per statement of the hop (relay or proxy) and of each
@@ -63,7 +71,14 @@
 #                     statement (perf stat, when perf is installed), and the
 #                     commands each MariaDB ran per statement (Com_* and
 #                     Questions of SHOW GLOBAL STATUS); prints a second table
-#                     (default workloads: oltp_point_select oltp_insert)
+#                     (default workloads: oltp_point_select oltp_insert),
+#                     and a third, per server: the statements it served per
+#                     second, its CPU, context switches and CPU migrations
+#                     per statement it served, how many of its threads ran
+#                     (used CPU in the run) and how many carried 90% of its
+#                     CPU (/proc/PID/task/*/stat), Threads_connected and
+#                     Threads_running (sampled every second, the sampler's
+#                     own connection not counted)
 #   --peer-bin PATH   also measure another proxy, whose binary you supply
 #                     (nothing is downloaded): target peer
 #   --peer-config F   the peer's config file as a template: @PORT@ (where it
@@ -122,7 +137,7 @@ done
 if [[ -n $TARGETS_SET ]]; then
 	TARGETS=$TARGETS_SET
 elif [[ $DECOMPOSE == 1 ]]; then
-	TARGETS="direct relay passthru shard1 proxy"
+	TARGETS="direct relay relay2 passthru shard1 proxy"
 else
 	TARGETS="direct relay proxy"
 fi
@@ -130,7 +145,7 @@ fi
 [[ -n $PEER_BIN && " $TARGETS " != *" peer "* ]] && TARGETS="$TARGETS peer"
 for t in $TARGETS; do
 	case $t in
-	direct | relay | passthru | shard1 | proxy | passmux | mux) ;;
+	direct | direct-half | relay | relay2 | passthru | shard1 | proxy | passmux | mux) ;;
 	peer) [[ -n $PEER_BIN && -n $PEER_CONFIG ]] || { echo "bench/sysbench.sh: target peer needs --peer-bin and --peer-config" >&2; exit 2; } ;;
 	*) echo "bench/sysbench.sh: unknown target $t" >&2; exit 2 ;;
 	esac
@@ -147,10 +162,10 @@ MARIADBD=$(command -v mariadbd || echo /usr/sbin/mariadbd)
 need mariadb-install-db "Debian package mariadb-server"
 need mariadb "Debian package mariadb-client"
 need sysbench "Debian package sysbench"
-[[ -n $PROXY_BIN ]] && ! has_target relay || need go "Go 1.26 or later"
+[[ -n $PROXY_BIN ]] && ! has_target relay && ! has_target relay2 || need go "Go 1.26 or later"
 PERF=0
 if [[ $DECOMPOSE == 1 ]] && command -v perf >/dev/null &&
-	perf stat -e raw_syscalls:sys_enter,context-switches true >/dev/null 2>&1; then
+	perf stat -e raw_syscalls:sys_enter,context-switches,cpu-migrations true >/dev/null 2>&1; then
 	PERF=1
 fi
 
@@ -209,6 +224,7 @@ start_mariadb 0
 start_mariadb 1
 sql "${DB_PORT[0]}" root "" "CREATE DATABASE ds_0; CREATE DATABASE sbdirect; CREATE DATABASE s1_0; CREATE DATABASE s1_1"
 sql "${DB_PORT[1]}" root "" "CREATE DATABASE ds_1"
+has_target relay2 && sql "${DB_PORT[1]}" root "" "CREATE DATABASE sbdirect"
 has_target peer && for i in 0 1; do sql "${DB_PORT[i]}" root "" "CREATE DATABASE $PEER_DB"; done
 MARIADB_VERSION=$(sql "${DB_PORT[0]}" root "" "SELECT VERSION()")
 
@@ -219,16 +235,32 @@ if [[ -z $PROXY_BIN ]]; then
 fi
 
 # HOP_PID[TARGET], HOP_PORT[TARGET]: the process between sysbench and
-# MariaDB (relay, a shardflake, the peer) and where it listens.
+# MariaDB (relay, a shardflake, the peer) and where it listens. relay2 has
+# two: HOP_PID[relay2] is "PID0,PID1" (perf stat -p takes the list), and
+# its relays listen on HOP_PORT[relay2.0] and HOP_PORT[relay2.1].
 declare -A HOP_PID HOP_PORT
 RELAY_PORT=""
-if has_target relay; then
-	log "building and starting the relay in front of the direct server"
-	(cd "$ROOT" && go build -o "$WORK/relay" ./bench/relay)
-	RELAY_PORT=$(free_port)
-	"$WORK/relay" -listen "127.0.0.1:$RELAY_PORT" -to "127.0.0.1:${DB_PORT[0]}" 2>"$WORK/relay.log" &
+# start_relay NAME SERVER: a byte relay in front of MariaDB SERVER.
+start_relay() {
+	local port
+	port=$(free_port)
+	"$WORK/relay" -listen "127.0.0.1:$port" -to "127.0.0.1:${DB_PORT[$2]}" 2>"$WORK/$1.log" &
 	PIDS+=("$!")
-	HOP_PID[relay]=$! HOP_PORT[relay]=$RELAY_PORT
+	HOP_PID[$1]=$! HOP_PORT[$1]=$port
+}
+if has_target relay || has_target relay2; then
+	(cd "$ROOT" && go build -o "$WORK/relay" ./bench/relay)
+fi
+if has_target relay; then
+	log "starting the relay in front of the direct server"
+	start_relay relay 0
+	RELAY_PORT=${HOP_PORT[relay]}
+fi
+if has_target relay2; then
+	log "starting relay2: a relay in front of each server"
+	start_relay relay2.0 0
+	start_relay relay2.1 1
+	HOP_PID[relay2]=${HOP_PID[relay2.0]},${HOP_PID[relay2.1]}
 fi
 
 # sharding_rules DS0_URL DS1_URL: the rules section of sbtest1 over two
@@ -348,8 +380,10 @@ fi
 # sharding_db, the peer what --peer-db says.
 target_args() {
 	case $1 in
-	direct) echo --mysql-port="${DB_PORT[0]}" --mysql-user=root --mysql-db=sbdirect ;;
+	direct | direct-half) echo --mysql-port="${DB_PORT[0]}" --mysql-user=root --mysql-db=sbdirect ;;
+	direct1) echo --mysql-port="${DB_PORT[1]}" --mysql-user=root --mysql-db=sbdirect ;;
 	relay) echo --mysql-port="$RELAY_PORT" --mysql-user=root --mysql-db=sbdirect ;;
+	relay2.0 | relay2.1) echo --mysql-port="${HOP_PORT[$1]}" --mysql-user=root --mysql-db=sbdirect ;;
 	passthru | shard1 | proxy | passmux | mux) echo --mysql-port="${HOP_PORT[$1]}" --mysql-user=app --mysql-password=app-secret --mysql-db=sharding_db ;;
 	peer) echo --mysql-port="${HOP_PORT[peer]}" --mysql-user="$PEER_USER" ${PEER_PASSWORD:+--mysql-password="$PEER_PASSWORD"} --mysql-db="$PEER_DB" ;;
 	esac
@@ -383,6 +417,10 @@ sharded_dbs() {
 log "loading sbtest1 ($TABLE_SIZE rows): directly, then through each sharded target"
 sb direct oltp_common prepare >"$WORK/prepare-direct.log" 2>&1 || die "prepare direct: $(tail -5 "$WORK/prepare-direct.log")"
 sql "${DB_PORT[0]}" root "" "ANALYZE TABLE sbdirect.sbtest1" >/dev/null
+if has_target relay2; then
+	sb direct1 oltp_common prepare >"$WORK/prepare-direct1.log" 2>&1 || die "prepare on server 1: $(tail -5 "$WORK/prepare-direct1.log")"
+	sql "${DB_PORT[1]}" root "" "ANALYZE TABLE sbdirect.sbtest1" >/dev/null
+fi
 for t in shard1 proxy mux peer; do
 	has_target "$t" || continue
 	# mux serves proxy's databases: loaded once.
@@ -405,6 +443,8 @@ done
 
 if [[ $HOLD == 1 ]]; then
 	echo "direct: mariadb -h127.0.0.1 -P${DB_PORT[0]} -uroot sbdirect   (pid ${DB_PID[0]}; ds_1 server pid ${DB_PID[1]} port ${DB_PORT[1]})"
+	has_target relay && echo "relay: mariadb -h127.0.0.1 -P${HOP_PORT[relay]} -uroot sbdirect   (pid ${HOP_PID[relay]})"
+	has_target relay2 && echo "relay2: mariadb -h127.0.0.1 -P${HOP_PORT[relay2.0]} -uroot sbdirect and -P${HOP_PORT[relay2.1]} (server 1's sbdirect)   (pids ${HOP_PID[relay2]})"
 	for t in passthru shard1 proxy passmux mux; do
 		has_target "$t" && echo "$t:  mariadb -h127.0.0.1 -P${HOP_PORT[$t]} -uapp -papp-secret sharding_db   (pid ${HOP_PID[$t]}, rules $WORK/rules-$t.yaml)"
 	done
@@ -416,6 +456,7 @@ fi
 trim() {
 	local where="id < 1 OR id > $TABLE_SIZE" t sd j i
 	sql "${DB_PORT[0]}" root "" "DELETE FROM sbdirect.sbtest1 WHERE $where"
+	has_target relay2 && sql "${DB_PORT[1]}" root "" "DELETE FROM sbdirect.sbtest1 WHERE $where"
 	for t in shard1 proxy mux; do
 		has_target "$t" || continue
 		i=0
@@ -432,17 +473,39 @@ trim() {
 }
 
 CLK_TCK=$(getconf CLK_TCK)
-cpu_ticks() { # utime+stime of a process, in clock ticks
-	local stat
-	stat=$(<"/proc/$1/stat")
-	stat=${stat##*) }
-	# shellcheck disable=SC2086
-	set -- $stat
-	echo $((${12} + ${13}))
+cpu_ticks() { # cpu_ticks PID[,PID...]: utime+stime, in clock ticks, summed
+	local stat pid sum=0
+	for pid in ${1//,/ }; do
+		stat=$(<"/proc/$pid/stat")
+		stat=${stat##*) }
+		# shellcheck disable=SC2086
+		set -- $stat
+		sum=$((sum + ${12} + ${13}))
+	done
+	echo "$sum"
 }
-peak_rss_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
+# thread_ticks PID: "TID TICKS" for each of the process's threads.
+thread_ticks() {
+	awk '{tid = FILENAME; sub(/\/stat$/, "", tid); sub(/.*\//, "", tid); sub(/^.*\) /, ""); print tid, $12 + $13}' \
+		/proc/"$1"/task/*/stat 2>/dev/null || true
+}
+# busy_threads BEFORE AFTER: "threads that ran<TAB>threads carrying 90% of
+# the CPU" between two thread_ticks snapshots.
+busy_threads() {
+	awk 'NR == FNR {b[$1] = $2; next} {d = $2 - b[$1]; if (d > 0) {n++; t += d; print d}} END {print "total", n + 0, t + 0}' "$1" "$2" |
+		sort -k1,1nr | awk '$1 == "total" {n = $2; t = $3; next} {v[++m] = $1}
+		END {s = 0; h = 0; for (i = 1; i <= m && s < 0.9 * t; i++) {s += v[i]; h++} printf "%d\t%d", n, h}'
+}
+peak_rss_kib() { # summed over PID[,PID...]
+	local pid sum=0
+	for pid in ${1//,/ }; do sum=$((sum + $(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status"))); done
+	echo "$sum"
+}
 # reset_peak_rss starts a new VmHWM measurement (Linux 4.0+, as root).
-reset_peak_rss() { echo 5 >"/proc/$1/clear_refs" 2>/dev/null || true; }
+reset_peak_rss() {
+	local pid
+	for pid in ${1//,/ }; do echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true; done
+}
 # per_stmt_us TICKS QUERIES: CPU microseconds per statement.
 per_stmt_us() { awk -v t="$1" -v hz="$CLK_TCK" -v q="$2" 'BEGIN {printf "%.1f", t / hz / q * 1e6}'; }
 
@@ -453,7 +516,7 @@ COUNTER_PIDS=()
 start_counters() { # start_counters NAME PID
 	COUNTER_PIDS+=("")
 	[[ $PERF == 1 ]] || return 0
-	perf stat -x, -e raw_syscalls:sys_enter,context-switches -p "$2" -o "$WORK/perf-$1.txt" 2>/dev/null &
+	perf stat -x, -e raw_syscalls:sys_enter,context-switches,cpu-migrations -p "$2" -o "$WORK/perf-$1.txt" 2>/dev/null &
 	COUNTER_PIDS[-1]=$!
 }
 stop_counters() {
@@ -478,9 +541,54 @@ counters_per_stmt() {
 status_snapshot() {
 	sql "${DB_PORT[$1]}" root "" "SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Com\\_%' OR Variable_name IN ('Questions', 'Bytes_received', 'Bytes_sent')" >"$2"
 }
+# migrations_per_stmt NAME QUERIES: CPU migrations per statement, or -.
+migrations_per_stmt() {
+	[[ $PERF == 1 && -s $WORK/perf-$1.txt ]] || { printf -- '-'; return; }
+	awk -F, -v q="$2" '$3 ~ /cpu-migrations/ {m = $1} END {printf "%.3f", m / q}' "$WORK/perf-$1.txt"
+}
+# Threads_connected and Threads_running of both servers, every second while
+# $WORK/sampling exists, into $WORK/threads.txt ("SERVER CONNECTED
+# RUNNING"), less the sampler's own connection, from the run's second
+# second on.
+sample_threads() {
+	sleep 1 # sysbench connects its threads first
+	while [[ -e $WORK/sampling ]]; do
+		for i in 0 1; do
+			sql "${DB_PORT[i]}" root "" "SHOW GLOBAL STATUS WHERE Variable_name IN ('Threads_connected', 'Threads_running')" |
+				awk -v s="$i" '{v[$1] = $2} END {print s, v["Threads_connected"] - 1, v["Threads_running"] - 1}' >>"$WORK/threads.txt"
+		done
+		sleep 1
+	done
+}
+# threads_mean SERVER: "mean connected<TAB>mean running", or "-<TAB>-".
+threads_mean() {
+	awk -v s="$1" '$1 == s {n++; c += $2; r += $3} END {if (n) printf "%.1f\t%.1f", c / n, r / n; else printf "-\t-"}' "$WORK/threads.txt"
+}
+# sb_run TARGET OUT ARGS...: the target's sysbench run at --threads, its
+# output in OUT. relay2 runs two sysbench processes of threads/2 at once,
+# one per relay (OUT.0, OUT.1, and both in OUT); direct-half one of
+# threads/2.
+sb_run() {
+	local target=$1 out=$2 half=$((THREADS / 2 > 0 ? THREADS / 2 : 1)) a b rc=0
+	shift 2
+	case $target in
+	relay2)
+		sb relay2.0 --threads="$half" "$@" >"$out.0" 2>&1 &
+		a=$!
+		sb relay2.1 --threads="$((THREADS - THREADS / 2))" "$@" >"$out.1" 2>&1 &
+		b=$!
+		wait "$a" || rc=1
+		wait "$b" || rc=1
+		cat "$out.0" "$out.1" >"$out"
+		return $rc
+		;;
+	direct-half) sb direct --threads="$half" "$@" >"$out" 2>&1 ;;
+	*) sb "$target" --threads="$THREADS" "$@" >"$out" 2>&1 ;;
+	esac
+}
 
 RAW=$WORK/raw.tsv COM=$WORK/com.tsv
-printf 'repeat\tworkload\tmode\ttarget\tqps\tp95_ms\tproxy_cpu_s_per_1k\tproxy_peak_rss_mib\tdb_cpu_s_per_1k\terrors\tignored\thop_cpu_us\tdb0_cpu_us\tdb1_cpu_us\thop_syscalls\thop_switches\tdb0_syscalls\tdb0_switches\tdb1_syscalls\tdb1_switches\n' >"$RAW"
+printf 'repeat\tworkload\tmode\ttarget\tqps\tp95_ms\tproxy_cpu_s_per_1k\tproxy_peak_rss_mib\tdb_cpu_s_per_1k\terrors\tignored\thop_cpu_us\tdb0_cpu_us\tdb1_cpu_us\thop_syscalls\thop_switches\tdb0_syscalls\tdb0_switches\tdb1_syscalls\tdb1_switches\tdb0_share\tdb1_share\tdb0_migrations\tdb1_migrations\tdb0_threads_ran\tdb0_threads_90\tdb1_threads_ran\tdb1_threads_90\tdb0_connected\tdb0_running\tdb1_connected\tdb1_running\n' >"$RAW"
 printf 'repeat\tworkload\tmode\ttarget\tserver\tcounter\tdelta\tqueries\n' >"$COM"
 
 # run_one REPEAT WORKLOAD MODE TARGET: one sysbench run and its figures.
@@ -500,7 +608,10 @@ run_one() {
 		extra=(--skip_trx=on --mysql-ignore-errors=1062,1213)
 	fi
 	if [[ $DECOMPOSE == 1 ]]; then
-		for i in 0 1; do status_snapshot "$i" "$WORK/status-$i.before"; done
+		for i in 0 1; do
+			status_snapshot "$i" "$WORK/status-$i.before"
+			thread_ticks "${DB_PID[i]}" >"$WORK/tasks-$i.before"
+		done
 		[[ -n $hop ]] && start_counters hop "$hop"
 		start_counters db0 "${DB_PID[0]}"
 		start_counters db1 "${DB_PID[1]}"
@@ -519,20 +630,33 @@ run_one() {
 			-o "$prof.cpu" &
 		prof_pid=$!
 	fi
-	sb "$target" --threads="$THREADS" --time="$TIME" --report-interval=0 --percentile=95 \
-		--db-ps-mode="$mode" "${extra[@]}" "$workload" run >"$out" 2>&1 || die "$workload $mode $target failed: $(tail -5 "$out")"
+	local sampler=""
+	if [[ $DECOMPOSE == 1 ]]; then
+		touch "$WORK/sampling"
+		: >"$WORK/threads.txt"
+		sample_threads &
+		sampler=$!
+	fi
+	sb_run "$target" "$out" --time="$TIME" --report-interval=0 --percentile=95 \
+		--db-ps-mode="$mode" "${extra[@]}" "$workload" run || die "$workload $mode $target failed: $(tail -5 "$out")"
 	[[ -n $hop ]] && h1=$(cpu_ticks "$hop")
 	d1=$(cpu_ticks "${DB_PID[0]}") e1=$(cpu_ticks "${DB_PID[1]}")
-	[[ $DECOMPOSE == 1 ]] && stop_counters
+	if [[ $DECOMPOSE == 1 ]]; then
+		for i in 0 1; do thread_ticks "${DB_PID[i]}" >"$WORK/tasks-$i.after"; done
+		rm -f "$WORK/sampling"
+		stop_counters
+		wait "$sampler" || true
+	fi
 	if [[ -n $prof_pid ]]; then
 		wait "$prof_pid" || log "CPU profile of $workload $mode failed"
 		curl -sf "http://127.0.0.1:${PPROF_PORT[$target]}/debug/pprof/allocs" -o "$prof.allocs.after"
 	fi
-	queries=$(awk '/^ *queries:/ {print $2}' "$out")
-	qps=$(awk '/^ *queries:/ {gsub(/\(/, "", $3); print $3}' "$out")
-	p95=$(awk '/95th percentile:/ {print $3}' "$out")
-	errors=$(awk '/^ *errors:/ {print $2}' "$out")
-	ignored=$(awk '/ignored errors:/ {print $3}' "$out")
+	# Summed over relay2's two processes (p95: the larger).
+	queries=$(awk '/^ *queries:/ {s += $2; n++} END {if (n) print s}' "$out")
+	qps=$(awk '/^ *queries:/ {gsub(/\(/, "", $3); s += $3; n++} END {if (n) printf "%.2f\n", s}' "$out")
+	p95=$(awk '/95th percentile:/ {if ($3 + 0 > m) m = $3 + 0; n++} END {if (n) print m}' "$out")
+	errors=$(awk '/^ *errors:/ {s += $2} END {print s + 0}' "$out")
+	ignored=$(awk '/ignored errors:/ {s += $3} END {print s + 0}' "$out")
 	[[ -n $queries && $queries -gt 0 ]] || die "cannot read $out"
 	if [[ $DECOMPOSE == 1 ]]; then
 		for i in 0 1; do
@@ -541,6 +665,19 @@ run_one() {
 				$2 - b[$1] > 0 {printf "%s\t%s\t%d\t%d\n", pre, $1, $2 - b[$1], q}' \
 				"$WORK/status-$i.before" "$WORK/status-$i.after" >>"$COM"
 		done
+	fi
+	# Per server (--decompose): the share of the statements it served
+	# (Questions), CPU migrations per statement, its threads that ran and
+	# those carrying 90% of its CPU, Threads_connected and Threads_running.
+	local servers="-	-	-	-	-	-	-	-	-	-	-	-"
+	if [[ $DECOMPOSE == 1 ]]; then
+		local share=() threads=()
+		for i in 0 1; do
+			share[i]=$(awk -v q="$queries" 'NR == FNR {if ($1 == "Questions") b = $2; next} $1 == "Questions" {printf "%.4f", ($2 - b) / q}' \
+				"$WORK/status-$i.before" "$WORK/status-$i.after")
+			threads[i]=$(busy_threads "$WORK/tasks-$i.before" "$WORK/tasks-$i.after")
+		done
+		servers="${share[0]}	${share[1]}	$(migrations_per_stmt db0 "$queries")	$(migrations_per_stmt db1 "$queries")	${threads[0]}	${threads[1]}	$(threads_mean 0)	$(threads_mean 1)"
 	fi
 	local proxy_cpu="-" rss="-" hop_us="-"
 	if [[ -n $hop ]]; then
@@ -551,10 +688,10 @@ run_one() {
 	local db_cpu hop_counts="-	-"
 	db_cpu=$(awk -v t="$((d1 - d0 + e1 - e0))" -v hz="$CLK_TCK" -v q="$queries" 'BEGIN {printf "%.4f", t / hz / q * 1000}')
 	[[ -n $hop ]] && hop_counts=$(counters_per_stmt hop "$queries")
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$workload" "$mode" "$target" \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$workload" "$mode" "$target" \
 		"$qps" "$p95" "$proxy_cpu" "$rss" "$db_cpu" "$errors" "$ignored" \
 		"$hop_us" "$(per_stmt_us "$((d1 - d0))" "$queries")" "$(per_stmt_us "$((e1 - e0))" "$queries")" \
-		"$hop_counts" "$(counters_per_stmt db0 "$queries")" "$(counters_per_stmt db1 "$queries")" >>"$RAW"
+		"$hop_counts" "$(counters_per_stmt db0 "$queries")" "$(counters_per_stmt db1 "$queries")" "$servers" >>"$RAW"
 	rm -f "$WORK"/perf-*.txt
 	if [[ -n $hop ]]; then
 		log "  #$rep $workload $mode $target: $qps QPS, p95 $p95 ms, hop CPU $hop_us us/stmt, peak RSS $rss MiB"
@@ -567,9 +704,8 @@ run_one() {
 
 log "warming up (oltp_point_select, $((TIME < 10 ? TIME : 10)) s per target)"
 for target in $TARGETS; do
-	sb "$target" --threads="$THREADS" --time=$((TIME < 10 ? TIME : 10)) --db-ps-mode=auto \
-		oltp_point_select run >"$WORK/warmup-$target.log" 2>&1 ||
-		die "warm-up $target failed: $(tail -5 "$WORK/warmup-$target.log")"
+	sb_run "$target" "$WORK/warmup-$target.log" --time=$((TIME < 10 ? TIME : 10)) --db-ps-mode=auto \
+		oltp_point_select run || die "warm-up $target failed: $(tail -5 "$WORK/warmup-$target.log")"
 done
 
 log "running: $WORKLOADS; modes $MODES; targets $TARGETS; $THREADS threads, $TIME s per run, $REPEATS repeats"
@@ -663,9 +799,9 @@ FILENAME == ARGV[2] && FNR > 1 {
 	if (!((t, $1, $5) in qs)) { qs[t, $1, $5] = 1; if ($5 == 0) qsum[t] += $8 }
 }
 END {
-	printf "| %-17s | %-7s | %-8s | %9s | %6s | %5s | %7s | %7s | %7s | %9s | %8s | %9s | %8s | %s |\n", "workload", "ps-mode", "target", "QPS", "/direct", "/relay", "hop CPU", "db0 CPU", "db1 CPU", "hop sys", "hop csw", "db sys", "db csw", "MariaDB commands per statement"
-	printf "| %-17s | %-7s | %-8s | %9s | %6s | %5s | %7s | %7s | %7s | %9s | %8s | %9s | %8s | %s |\n", "", "", "", "", "", "", "us/stmt", "us/stmt", "us/stmt", "/stmt", "/stmt", "/stmt", "/stmt", ""
-	printf "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "-------------------", "---------", "----------", "----------:", "-------:", "------:", "--------:", "--------:", "--------:", "----------:", "---------:", "----------:", "---------:", "---"
+	printf "| %-17s | %-7s | %-11s | %9s | %6s | %5s | %7s | %7s | %7s | %9s | %8s | %9s | %8s | %s |\n", "workload", "ps-mode", "target", "QPS", "/direct", "/relay", "hop CPU", "db0 CPU", "db1 CPU", "hop sys", "hop csw", "db sys", "db csw", "MariaDB commands per statement"
+	printf "| %-17s | %-7s | %-11s | %9s | %6s | %5s | %7s | %7s | %7s | %9s | %8s | %9s | %8s | %s |\n", "", "", "", "", "", "", "us/stmt", "us/stmt", "us/stmt", "/stmt", "/stmt", "/stmt", "/stmt", ""
+	printf "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "-------------------", "---------", "-------------", "----------:", "-------:", "------:", "--------:", "--------:", "--------:", "----------:", "---------:", "----------:", "---------:", "---"
 	for (i = 1; i <= nk; i++) {
 		k = order[i]; split(k, w, SUBSEP)
 		d = median(v[k SUBSEP "direct", 5]); r = median(v[k SUBSEP "relay", 5])
@@ -680,8 +816,45 @@ END {
 				per = cnt[t SUBSEP nl[c]] / qsum[t]
 				if (per >= 0.005) cmds = cmds sprintf("%s%s %.2f", (cmds == "" ? "" : ", "), nl[c], per)
 			}
-			printf "| %-17s | %-7s | %-8s | %9.0f | %6.2f | %5s | %7s | %7s | %7s | %9s | %8s | %9s | %8s | %s |\n", w[1], w[2], tl[j], q, (d > 0 ? q / d : 0), (r != "-" && r > 0 ? sprintf("%.2f", q / r) : "-"), median(v[t, 12]), median(v[t, 13]), median(v[t, 14]), median(v[t, 15]), median(v[t, 16]), dbs, dbw, cmds
+			printf "| %-17s | %-7s | %-11s | %9.0f | %6.2f | %5s | %7s | %7s | %7s | %9s | %8s | %9s | %8s | %s |\n", w[1], w[2], tl[j], q, (d > 0 ? q / d : 0), (r != "-" && r > 0 ? sprintf("%.2f", q / r) : "-"), median(v[t, 12]), median(v[t, 13]), median(v[t, 14]), median(v[t, 15]), median(v[t, 16]), dbs, dbw, cmds
 		}
 	}
 }' "$RAW" "$COM"
+fi
+
+# Per server (--decompose): what each MariaDB did for the statements it
+# served, medians over the repeats. "served/s" is its share of sysbench's
+# statements (Questions) times the QPS; CPU, context switches and CPU
+# migrations are per statement it served; "ran" counts its threads that
+# used CPU during the run, "90%" how many of them (the busiest first) used
+# 90% of its CPU; connected and running are the means of Threads_connected
+# and Threads_running sampled every second.
+if [[ $DECOMPOSE == 1 ]]; then
+	echo
+	awk -F'\t' "$MEDIAN"'
+NR > 1 {
+	k = $2 SUBSEP $3
+	if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
+	t = k SUBSEP $4
+	if (!(t in tseen)) { tseen[t] = 1; targets[k] = targets[k] " " $4 }
+	for (c = 5; c <= 32; c++) v[t, c] = v[t, c] " " $c
+}
+function per(x, sh, p) { return (x == "-" || sh <= 0) ? "-" : sprintf("%." p "f", x / sh) }
+END {
+	printf "| %-17s | %-7s | %-11s | %-6s | %9s | %9s | %7s | %7s | %7s | %4s | %4s | %9s | %7s |\n", "workload", "ps-mode", "target", "server", "served/s", "CPU us", "csw", "migr", "sys", "ran", "90%", "connected", "running"
+	printf "| %-17s | %-7s | %-11s | %-6s | %9s | %9s | %7s | %7s | %7s | %4s | %4s | %9s | %7s |\n", "", "", "", "", "", "/served", "/served", "/served", "/served", "", "", "", ""
+	printf "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "-------------------", "---------", "-------------", "--------", "----------:", "----------:", "--------:", "--------:", "--------:", "-----:", "-----:", "----------:", "--------:"
+	for (i = 1; i <= nk; i++) {
+		k = order[i]; split(k, w, SUBSEP)
+		n = split(substr(targets[k], 2), tl, " ")
+		for (j = 1; j <= n; j++) {
+			t = k SUBSEP tl[j]
+			for (sv = 0; sv <= 1; sv++) {
+				sh = median(v[t, 21 + sv])
+				if (sh == "-" || sh < 0.01) continue
+				printf "| %-17s | %-7s | %-11s | %-6s | %9.0f | %9s | %7s | %7s | %7s | %4s | %4s | %9s | %7s |\n", w[1], w[2], tl[j], "db" sv, median(v[t, 5]) * sh, per(median(v[t, 13 + sv]), sh, 1), per(median(v[t, 18 + 2 * sv]), sh, 2), per(median(v[t, 23 + sv]), sh, 3), per(median(v[t, 17 + 2 * sv]), sh, 2), median(v[t, 25 + 2 * sv]), median(v[t, 26 + 2 * sv]), median(v[t, 29 + 2 * sv]), median(v[t, 30 + 2 * sv])
+			}
+		}
+	}
+}' "$RAW"
 fi
