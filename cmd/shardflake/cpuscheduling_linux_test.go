@@ -45,15 +45,16 @@ func threadPolicies(t *testing.T, pid int) map[string]string {
 func TestServeCPUScheduling(t *testing.T) {
 	backend := mariadbtest.Start(t, mariadbtest.Options{Databases: []string{"ds_0"}})
 	tests := []struct {
+		name string
 		give string // the setting's line, "" for the default
 		want string
 	}{
-		{give: "", want: "3"},
-		{give: "cpuScheduling: batch", want: "3"},
-		{give: "cpuScheduling: normal", want: "0"},
+		{name: "default", give: "", want: "3"},
+		{name: "batch", give: "cpuScheduling: batch", want: "3"},
+		{name: "normal", give: "cpuScheduling: normal", want: "0"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.give, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			addr := freeAddr(t)
 			rules := fmt.Sprintf(`databaseName: db
 server:
