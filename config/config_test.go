@@ -244,6 +244,9 @@ func TestValidationErrors(t *testing.T) {
 		{"server union routes", func(t *testing.T) string {
 			return edit(t, "server:\n", "server:\n  unionRoutes: sometimes # ERR\n")
 		}, `server.unionRoutes must be true or false, got "sometimes"`},
+		{"server cpu scheduling", func(t *testing.T) string {
+			return edit(t, "server:\n", "server:\n  cpuScheduling: realtime # ERR\n")
+		}, `server.cpuScheduling must be batch or normal, got "realtime"`},
 		{"server lock wait zero", func(t *testing.T) string {
 			return edit(t, "server:\n", "server:\n  lockWaitTimeout: 0s # ERR\n")
 		}, `server.lockWaitTimeout must be at least 1s`},
@@ -468,6 +471,7 @@ func TestServerSettings(t *testing.T) {
   unionRoutes: false
   multiplex: on
   multiplexConnections: 4
+  cpuScheduling: normal
   transactionMode: xa
   maxAllowedPacket: 1GiB
   packetMemoryBytes: 256MiB
@@ -487,7 +491,7 @@ func TestServerSettings(t *testing.T) {
 		StatementTimeout: 90 * time.Second, MultiSourceTransactions: MultiSourceReject,
 		SlowStatementThreshold: 250 * time.Millisecond, MaxScatterRows: 100000, MergeMemoryBytes: 16 << 20,
 		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second, MoveUpdatedRows: true,
-		Multiplex: true, MultiplexConnections: 4, TransactionMode: TransactionXA,
+		Multiplex: true, MultiplexConnections: 4, CPUScheduling: SchedulingNormal, TransactionMode: TransactionXA,
 		Limits: Limits{
 			MaxAllowedPacket: 1 << 30, PacketMemoryBytes: 256 << 20, WaitTimeout: 10 * time.Minute,
 			NetReadTimeout: 5 * time.Second, MaxHandshakes: 16, MaxPreparedStatements: 100,

@@ -77,6 +77,9 @@ type Server struct {
 	// to one table's key column; strict, only when it equates all their
 	// sharding columns.
 	BindingJoins BindingJoins
+	// CPUScheduling is the Linux scheduling policy the binary gives its
+	// threads at start (default batch; see CPUScheduling).
+	CPUScheduling CPUScheduling
 	// Traffic are the rate and concurrency limits (server.traffic), in
 	// file order.
 	Traffic []TrafficRule
@@ -200,7 +203,7 @@ func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
 		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
-		"unionRoutes", "multiplex", "multiplexConnections", "moveUpdatedRows", "bindingJoins", "traffic", "transactionMode", "cluster"}
+		"unionRoutes", "multiplex", "multiplexConnections", "moveUpdatedRows", "bindingJoins", "cpuScheduling", "traffic", "transactionMode", "cluster"}
 }
 
 // allServerKeys are serverKeys and the keys of Limits.
@@ -305,6 +308,14 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		s.BindingJoins = BindingStrict
 	default:
 		d.errorf(f.get("bindingJoins"), "server.bindingJoins must be declared or strict, got %q", v)
+	}
+	switch v := d.str(f.get("cpuScheduling"), "server.cpuScheduling"); v {
+	case "", "batch":
+		s.CPUScheduling = SchedulingBatch
+	case "normal":
+		s.CPUScheduling = SchedulingNormal
+	default:
+		d.errorf(f.get("cpuScheduling"), "server.cpuScheduling must be batch or normal, got %q", v)
 	}
 	s.TransactionMode = TransactionLocal
 	if m := d.str(f.get("transactionMode"), "server.transactionMode"); m != "" {

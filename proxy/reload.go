@@ -274,6 +274,7 @@ var restartOnly = map[string]string{
 	"Traffic":       "traffic rules change live with ALTER TRAFFIC RULE",
 	"Limits":        "the limits are set at start",
 	"Cluster":       "the fleet's etcd is joined at start",
+	"CPUScheduling": "the threads' scheduling policy is set at start",
 }
 
 // diffRules lists what differs between the snapshot in force and rules.

@@ -79,6 +79,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "shardflake serve:", err)
 		return 2
 	}
+	if err := setCPUScheduling(rules.Server.CPUScheduling); err != nil {
+		// The proxy runs as well without it, only dearer per statement.
+		log.Warn("server.cpuScheduling not applied", "setting", rules.Server.CPUScheduling.String(), "err", err)
+	}
 	if *pprofAddr != "" {
 		_, stop, err := servePprof(*pprofAddr, log)
 		if err != nil {
