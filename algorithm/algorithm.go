@@ -137,20 +137,7 @@ func (s *Strategy) RouteMode(available []string, conds map[string]ColumnConditio
 	switch s.Kind {
 	case StrategyStandard:
 		cond, ok := conds[s.Columns[0]]
-		switch {
-		case !ok:
-			return available, nil
-		case cond.Values != nil:
-			if err := c.values(cond.Values); err != nil {
-				return nil, err
-			}
-		case cond.Range != nil:
-			if err := c.rangeOf(cond.Range); err != nil {
-				return nil, err
-			}
-		default:
-			return available, nil
-		}
+		return c.standard(cond, ok)
 	case StrategyComplex:
 		all, err := c.complex(conds)
 		if err != nil {
@@ -159,6 +146,43 @@ func (s *Strategy) RouteMode(available []string, conds map[string]ColumnConditio
 		if all {
 			return available, nil
 		}
+	}
+	return c.result(), nil
+}
+
+// RouteCondition is RouteMode with one condition: what RouteMode gives
+// for a map that holds only cond (under cond.Column), without the map,
+// which a statement with one condition on its sharding column (a point
+// select) would fill, hash and clear for each strategy.
+func (s *Strategy) RouteCondition(available []string, cond ColumnCondition, missing TargetMode) ([]string, error) {
+	if s == nil || s.Kind == StrategyHint || s.Algorithm == nil {
+		return available, nil
+	}
+	if s.Kind != StrategyStandard {
+		return s.RouteMode(available, map[string]ColumnCondition{cond.Column: cond}, missing)
+	}
+	var c routeCtx
+	c.init(s, available)
+	c.missing = missing
+	return c.standard(cond, s.Columns[0] == cond.Column)
+}
+
+// standard routes a standard strategy by the condition on its column (ok
+// false: there is none).
+func (c *routeCtx) standard(cond ColumnCondition, ok bool) ([]string, error) {
+	switch {
+	case !ok:
+		return c.available, nil
+	case cond.Values != nil:
+		if err := c.values(cond.Values); err != nil {
+			return nil, err
+		}
+	case cond.Range != nil:
+		if err := c.rangeOf(cond.Range); err != nil {
+			return nil, err
+		}
+	default:
+		return c.available, nil
 	}
 	return c.result(), nil
 }

@@ -46,6 +46,10 @@ type template struct {
 type tmplPart struct {
 	text string    // literal text, when node is nil
 	node *exprNode // a ${...} part
+	// chain is node compiled for an integer value of the first column,
+	// when node is such a chain (intChainOf); ok reports that it is.
+	chain   intChain
+	chainOK bool
 }
 
 type opKind int
@@ -131,7 +135,8 @@ func compileTemplate(src string, mode exprMode) (*template, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.parts = append(t.parts, tmplPart{node: n})
+		chain, ok := intChainOf(n)
+		t.parts = append(t.parts, tmplPart{node: n, chain: chain, chainOK: ok})
 		i = end + 1
 	}
 	if lit.Len() > 0 {

@@ -252,10 +252,99 @@ func TestMySQLInt(t *testing.T) {
 	}
 }
 
+// TestIntChain: an expression compiled into an integer chain gives for
+// every integer column value what the expression tree gives, value and
+// error alike; expressions that are not a chain keep the tree.
+func TestIntChain(t *testing.T) {
+	tests := []struct {
+		give  string
+		chain bool
+	}{
+		{"t_${id % 4}", true},
+		{"ds_${Math.abs(id) % 2}", true},
+		{"t_${Math.abs(id).intdiv(2) % 4}", true},
+		{"t_${(id + 3) * 2 - 1}", true},
+		{"t_${10 - id}", true},
+		{"t_${100 % id}", true},
+		{"t_${id / 2}", true},
+		{"t_${id.intdiv(-3)}", true},
+		{"t_${-id % 3}_x", true},
+		{"t_${id % 0}", true},
+		{"a${id % 2}b${id.intdiv(2) % 4}", true},
+		{"t_${id % 4 + id % 2}", false},
+		{"t_${Math.abs(id.hashCode()) % 16}", false},
+		{"t_${id + 'x'}", false},
+		// The first part reads column 0, the second column 1 (the tree).
+		{"t_${Math.abs(user_id) % 2}${order_id % 4}", true},
+		{"t_${order_id % 4}", true},
+	}
+	xs := []int64{0, 1, -1, 2, 7, -7, 8, 100, -100, 1234567, math.MaxInt64, math.MinInt64, math.MaxInt64 - 1, math.MinInt64 + 1, math.MaxInt32, math.MinInt32}
+	for _, tt := range tests {
+		tm, err := compileTemplate(tt.give, exprScalar)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.give, err)
+		}
+		chained := false
+		for _, p := range tm.parts {
+			chained = chained || p.chainOK
+		}
+		if chained != tt.chain {
+			t.Errorf("%s: compiled to a chain %v, want %v", tt.give, chained, tt.chain)
+		}
+		for _, x := range xs {
+			vars := make([]val, len(tm.vars))
+			for i := range vars {
+				vars[i] = val{k: vInt, i: x + int64(i)*3}
+			}
+			got, gotErr := tm.appendEval(nil, vars)
+			var want []byte
+			var wantErr error
+			for _, p := range tm.parts {
+				if p.node == nil {
+					want = append(want, p.text...)
+					continue
+				}
+				v, err := p.node.eval(vars)
+				if err != nil {
+					wantErr = err
+					break
+				}
+				want = v.appendText(want)
+			}
+			if wantErr != nil {
+				if gotErr != wantErr {
+					t.Errorf("%s with %d: error %v, want %v", tt.give, x, gotErr, wantErr)
+				}
+				continue
+			}
+			if gotErr != nil || string(got) != string(want) {
+				t.Errorf("%s with %d = %q, %v; want %q", tt.give, x, got, gotErr, want)
+			}
+		}
+	}
+}
+
 // BenchmarkTemplateEval evaluates t_order_${order_id % 4} into a reused
 // buffer, the hot path of INLINE routing.
 func BenchmarkTemplateEval(b *testing.B) {
 	tm, err := compileTemplate("t_order_${order_id % 4}", exprScalar)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf [64]byte
+	vars := []val{{k: vInt, i: 1234567}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tm.appendEval(buf[:0], vars); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTemplateEvalChain evaluates sysbench's table expression, an
+// integer chain.
+func BenchmarkTemplateEvalChain(b *testing.B) {
+	tm, err := compileTemplate("sbtest1_${Math.abs(id).intdiv(2) % 4}", exprScalar)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -46,14 +46,17 @@ func (at *atom) hasParam() bool {
 	return (at.low != nil && at.low.param >= 0) || (at.high != nil && at.high.param >= 0)
 }
 
-// condition binds the atom's operands.
-func (at *atom) condition(args []any) algorithm.ColumnCondition {
+// condition binds the atom's operands; exact values are appended to
+// scratch, which the condition's Values then share (the caller clears it
+// once the conditions are routed).
+func (at *atom) condition(args []any, scratch *[]algorithm.Value) algorithm.ColumnCondition {
 	c := algorithm.ColumnCondition{Column: at.col}
 	if at.values != nil {
-		c.Values = make([]algorithm.Value, len(at.values))
-		for i, v := range at.values {
-			c.Values[i] = v.value(args)
+		start := len(*scratch)
+		for _, v := range at.values {
+			*scratch = append(*scratch, v.value(args))
 		}
+		c.Values = (*scratch)[start:len(*scratch):len(*scratch)]
 		return c
 	}
 	r := &algorithm.Range{LowInclusive: at.lowInc, HighInclusive: at.hiInc}

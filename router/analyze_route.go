@@ -306,18 +306,36 @@ type routeOpts struct {
 
 func (hv routeOpts) none() bool { return hv.db == nil && hv.table == nil }
 
-// condMaps holds the condition maps a bind fills: a map handed to the
-// algorithms through their interface escapes to the heap, so a new one
-// per statement was an allocation (and a map's buckets) per bind.
-var condMaps = sync.Pool{New: func() any { return map[string]algorithm.ColumnCondition{} }}
-
-func getConds() map[string]algorithm.ColumnCondition {
-	return condMaps.Get().(map[string]algorithm.ColumnCondition)
+// condScratch is what a bind fills to route one group of atoms: the
+// condition map handed to the algorithms and the exact values its
+// conditions hold. Both escape to the heap through the algorithms'
+// interface, so new ones per statement were allocations (a map's buckets
+// and a values slice) per bind; they are pooled and cleared instead.
+type condScratch struct {
+	conds  map[string]algorithm.ColumnCondition
+	values []algorithm.Value
 }
 
-func putConds(conds map[string]algorithm.ColumnCondition) {
-	clear(conds)
-	condMaps.Put(conds)
+var condScratches = sync.Pool{New: func() any {
+	return &condScratch{conds: map[string]algorithm.ColumnCondition{}}
+}}
+
+// maxPooledValues bounds the values slice a pooled scratch keeps (a long
+// IN list's is let go).
+const maxPooledValues = 64
+
+func getConds() *condScratch { return condScratches.Get().(*condScratch) }
+
+func putConds(cs *condScratch) {
+	if len(cs.conds) > 0 {
+		clear(cs.conds)
+	}
+	clear(cs.values)
+	cs.values = cs.values[:0]
+	if cap(cs.values) > maxPooledValues {
+		cs.values = nil
+	}
+	condScratches.Put(cs)
 }
 
 // routeAtoms returns the data nodes rows satisfying all atoms (one
@@ -326,8 +344,14 @@ func putConds(conds map[string]algorithm.ColumnCondition) {
 // a range an algorithm cannot route (INLINE without allow-range) is
 // dropped when an exact value already pins the column (a superset).
 func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv routeOpts) (nodeSet, error) {
-	conds := getConds()
-	defer putConds(conds)
+	cs := getConds()
+	defer putConds(cs)
+	if len(atoms) == 1 {
+		// One condition (WHERE id = ?): routed without the map.
+		cond := atoms[0].condition(args, &cs.values)
+		return ti.routeOne(&cond, hv)
+	}
+	conds := cs.conds
 	var extra []int
 	for pass := 0; pass < 2; pass++ {
 		for i := range atoms {
@@ -339,7 +363,7 @@ func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv routeOpts) (nodeSet
 				extra = append(extra, i)
 				continue
 			}
-			conds[at.col] = at.condition(args)
+			conds[at.col] = at.condition(args, &cs.values)
 		}
 	}
 	set, err := ti.routeConds(conds, hv)
@@ -349,7 +373,7 @@ func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv routeOpts) (nodeSet
 	for _, i := range extra {
 		at := &atoms[i]
 		prev := conds[at.col]
-		conds[at.col] = at.condition(args)
+		conds[at.col] = at.condition(args, &cs.values)
 		s, err := ti.routeConds(conds, hv)
 		conds[at.col] = prev
 		if err != nil {
@@ -367,12 +391,25 @@ func (ti *tableInfo) routeAtoms(atoms []atom, args []any, hv routeOpts) (nodeSet
 // source by the table strategy; hint values replace the conditions of
 // the strategy they are given for.
 func (ti *tableInfo) routeConds(conds map[string]algorithm.ColumnCondition, hv routeOpts) (nodeSet, error) {
+	return ti.routeBy(conds, nil, hv)
+}
+
+// routeOne is routeConds for a map holding only one.
+func (ti *tableInfo) routeOne(one *algorithm.ColumnCondition, hv routeOpts) (nodeSet, error) {
+	return ti.routeBy(nil, one, hv)
+}
+
+// routeBy is routeConds by conds, or by the one condition one when it is
+// not nil.
+func (ti *tableInfo) routeBy(conds map[string]algorithm.ColumnCondition, one *algorithm.ColumnCondition, hv routeOpts) (nodeSet, error) {
 	rule := ti.rule
 	set := newNodeSet(len(rule.DataNodes))
 	var dss []string
 	var err error
 	if hv.db != nil {
 		dss, err = rule.DatabaseStrategy.RouteHint(rule.DataSources(), hv.db)
+	} else if one != nil {
+		dss, err = rule.DatabaseStrategy.RouteCondition(rule.DataSources(), *one, hv.missing)
 	} else {
 		dss, err = rule.DatabaseStrategy.RouteMode(rule.DataSources(), conds, hv.missing)
 	}
@@ -383,6 +420,8 @@ func (ti *tableInfo) routeConds(conds map[string]algorithm.ColumnCondition, hv r
 		var tables []string
 		if hv.table != nil {
 			tables, err = rule.TableStrategy.RouteHint(rule.Tables(ds), hv.table)
+		} else if one != nil {
+			tables, err = rule.TableStrategy.RouteCondition(rule.Tables(ds), *one, hv.missing)
 		} else {
 			tables, err = rule.TableStrategy.RouteMode(rule.Tables(ds), conds, hv.missing)
 		}
@@ -449,6 +488,17 @@ func (rt *routing) alignedUnits(sets []nodeSet) []unit {
 // (its own slots are then every slot): a unit per data node in set, in
 // slot order, each unit's nodes a shared slice of ti.nodeIndex.
 func oneTableUnits(ti *tableInfo, set nodeSet) []unit {
+	if set.count() == 1 {
+		// A point statement: the node's own unit, shared.
+		for w, word := range set {
+			if word != 0 {
+				node := w*64 + bits.TrailingZeros64(word)
+				if u := ti.nodeUnits[node : node+1 : node+1]; u[0].nodes != nil {
+					return u
+				}
+			}
+		}
+	}
 	units := make([]unit, 0, set.count())
 	for slot, node := range ti.slotToNode {
 		if node >= 0 && set.has(node) {

@@ -459,7 +459,7 @@ func (d *dmlBinder) itemNodes(l *inList, args []any) ([]nodeSet, error) {
 			}
 			continue
 		}
-		s, err := ti.routeConds(map[string]algorithm.ColumnCondition{l.col: {Column: l.col, Values: []algorithm.Value{v}}}, routeOpts{missing: algorithm.TargetOptional})
+		s, err := ti.routeOne(&algorithm.ColumnCondition{Column: l.col, Values: []algorithm.Value{v}}, routeOpts{missing: algorithm.TargetOptional})
 		if err != nil {
 			continue // keep an item the algorithm cannot place
 		}

@@ -55,6 +55,10 @@ type tableInfo struct {
 	// unit.nodes of a statement on this table alone are slices of it,
 	// shared and never written (oneTableUnits).
 	nodeIndex []int
+	// nodeUnits[node] is the unit of a statement on this table alone that
+	// reaches only that data node (nodes nil for a node without a slot),
+	// shared and never written (oneTableUnits).
+	nodeUnits []unit
 	group     int // binding group number, -1 for none
 	dbCols    []string
 	tableCols []string
@@ -148,6 +152,14 @@ func New(rules *config.Rules, keys map[string]idgen.KeyGenerator, opts ...Option
 	for gi, group := range rules.BindingGroups {
 		if err := r.bindGroup(gi, group); err != nil {
 			return nil, err
+		}
+	}
+	for _, ti := range r.tables {
+		ti.nodeUnits = make([]unit, len(ti.rule.DataNodes))
+		for slot, node := range ti.slotToNode {
+			if node >= 0 {
+				ti.nodeUnits[node] = unit{order: slot, ds: ti.rule.DataNodes[node].DataSource, nodes: ti.nodeIndex[node : node+1 : node+1]}
+			}
 		}
 	}
 	return r, nil

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/pingcap/tidb/pkg/parser"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 // BenchmarkRoute measures the router's cost per statement: the golden
@@ -175,4 +177,58 @@ func mustPrepare(b *testing.B, r *Router, sql string) *Prepared {
 		b.Fatal(err)
 	}
 	return p
+}
+
+// sysbenchBenchRules are the sysbench layout of bench/sysbench.sh and the
+// proxy's benchmarks: sbtest1 over 2 data sources x 4 tables by id % 8.
+const sysbenchBenchRules = `databaseName: sharding_db
+server:
+  users: [{user: app, password: pw}]
+dataSources:
+  ds_0: {url: "jdbc:mysql://127.0.0.1:3306/ds_0", username: root, password: ""}
+  ds_1: {url: "jdbc:mysql://127.0.0.1:3306/ds_1", username: root, password: ""}
+rules:
+  - !SHARDING
+    tables:
+      sbtest1:
+        actualDataNodes: ds_${0..1}.sbtest1_${0..3}
+        databaseStrategy:
+          standard: { shardingColumn: id, shardingAlgorithmName: sb_db }
+        tableStrategy:
+          standard: { shardingColumn: id, shardingAlgorithmName: sb_table }
+    shardingAlgorithms:
+      sb_db:    { type: INLINE, props: { algorithm-expression: "ds_${Math.abs(id) % 2}", allow-range-query-with-inline-sharding: true } }
+      sb_table: { type: INLINE, props: { algorithm-expression: "sbtest1_${Math.abs(id).intdiv(2) % 4}", allow-range-query-with-inline-sharding: true } }
+`
+
+// BenchmarkRouteSysbench measures the bind of sysbench's point select
+// (oltp_point_select) on its own layout: the router's part of the proxy's
+// most frequent statement. Both ps-modes bind this plan with an int64: a
+// COM_STMT_EXECUTE's parameter, or a text query's literal (the shape of
+// the query is planned once, sqlarg.Normalize).
+//
+//	go test ./router -run XXX -bench BenchmarkRouteSysbench -benchmem
+func BenchmarkRouteSysbench(b *testing.B) {
+	rules, err := config.Parse([]byte(sysbenchBenchRules), "sysbench.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := New(rules, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pr := mustPrepare(b, r, "SELECT c FROM sbtest1 WHERE id=?")
+	b.Run("point", func(b *testing.B) {
+		// The ids boxed beforehand: boxing one is the caller's allocation.
+		ids := make([][]any, 1024)
+		for i := range ids {
+			ids[i] = []any{int64(i*97 + 1)}
+		}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := pr.Bind(ids[i%len(ids)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
