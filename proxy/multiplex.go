@@ -393,8 +393,10 @@ func (c *muxConn) readResponse() (muxResponse, error) {
 			return r, c.single(r.status)
 		}
 		if wire.IsErr(p) {
+			// An error after the column definitions (at a later row):
+			// the session sends the rows before it, then the error,
+			// as MariaDB sent them.
 			r.err = wire.ParseErr(p)
-			r.rows = nil
 			return r, nil
 		}
 		row, err := keep(p)
@@ -649,16 +651,15 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 		return result{}, errMuxFallback
 	}
 	s.srv.obs.Route(routeEvent(route.DataSource, time.Since(start), r.err))
-	if r.err != nil {
-		m.answered.Add(1)
+	m.answered.Add(1)
+	if r.err != nil && r.columns == nil {
 		return result{}, r.err
 	}
-	m.answered.Add(1)
 	s.backendStatus.add(r.status)
 	if r.columns == nil {
 		return result{ok: r.ok}, nil
 	}
-	st := &muxStream{rows: r.rows, binary: binary}
+	st := &muxStream{rows: r.rows, err: r.err, binary: binary}
 	st.columns = make([]*mysql.Field, len(r.columns))
 	for i, p := range r.columns {
 		if st.columns[i], err = c.column(p); err != nil {
@@ -691,7 +692,8 @@ func textCommand(route *router.Route, noBackslash bool) func([]byte) ([]byte, er
 type muxStream struct {
 	columns []*mysql.Field
 	rows    [][]byte
-	binary  bool // the rows are in the binary protocol
+	err     error // the backend's error after the rows, if any
+	binary  bool  // the rows are in the binary protocol
 	next    int
 	row     Row
 	buf     []byte
@@ -701,6 +703,9 @@ func (m *muxStream) Columns() []*mysql.Field { return m.columns }
 
 func (m *muxStream) nextRaw() ([]byte, error) {
 	if m.next >= len(m.rows) {
+		if m.err != nil {
+			return nil, m.err
+		}
 		return nil, io.EOF
 	}
 	p := m.rows[m.next]
