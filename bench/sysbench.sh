@@ -311,7 +311,7 @@ YAML
 }
 
 # start_proxy TARGET: a shardflake for TARGET with its own rules file.
-declare -A PPROF_PORT=()
+declare -A PPROF_PORT=() METRICS_PORT=()
 start_proxy() {
 	local target=$1 port metrics rules=$WORK/rules-$1.yaml pid pprof=() mux=off
 	[[ $target == passmux || $target == mux ]] && mux=on
@@ -346,7 +346,7 @@ YAML
 	"$PROXY_BIN" serve --config "$rules" --log-level warn "${pprof[@]}" 2>"$WORK/proxy-$target.log" &
 	pid=$!
 	PIDS+=("$pid")
-	HOP_PID[$target]=$pid HOP_PORT[$target]=$port
+	HOP_PID[$target]=$pid HOP_PORT[$target]=$port METRICS_PORT[$target]=$metrics
 	for _ in $(seq 300); do
 		sql "$port" app app-secret "SELECT 1" >/dev/null 2>&1 && return
 		kill -0 "$pid" 2>/dev/null || die "the proxy for $target exited: $(tail -5 "$WORK/proxy-$target.log")"
@@ -587,7 +587,17 @@ sb_run() {
 	esac
 }
 
-RAW=$WORK/raw.tsv COM=$WORK/com.tsv
+# mux_counters TARGET: the shared connections' counters summed over the
+# data sources: "commands writes responses reads".
+mux_counters() {
+	curl -sf "http://127.0.0.1:${METRICS_PORT[$1]}/metrics" | awk '
+		/^shardflake_multiplex_commands_total/ {c += $2} /^shardflake_multiplex_writes_total/ {w += $2}
+		/^shardflake_multiplex_responses_total/ {r += $2} /^shardflake_multiplex_response_reads_total/ {d += $2}
+		END {printf "%d %d %d %d", c, w, r, d}'
+}
+
+RAW=$WORK/raw.tsv COM=$WORK/com.tsv MUX=$WORK/mux.tsv
+printf 'repeat\tworkload\tmode\ttarget\tcommands_per_stmt\tcommands_per_write\tresponses_per_read\n' >"$MUX"
 printf 'repeat\tworkload\tmode\ttarget\tqps\tp95_ms\tproxy_cpu_s_per_1k\tproxy_peak_rss_mib\tdb_cpu_s_per_1k\terrors\tignored\thop_cpu_us\tdb0_cpu_us\tdb1_cpu_us\thop_syscalls\thop_switches\tdb0_syscalls\tdb0_switches\tdb1_syscalls\tdb1_switches\tdb0_share\tdb1_share\tdb0_migrations\tdb1_migrations\tdb0_threads_ran\tdb0_threads_90\tdb1_threads_ran\tdb1_threads_90\tdb0_connected\tdb0_running\tdb1_connected\tdb1_running\n' >"$RAW"
 printf 'repeat\tworkload\tmode\ttarget\tserver\tcounter\tdelta\tqueries\n' >"$COM"
 
@@ -617,6 +627,8 @@ run_one() {
 		start_counters db1 "${DB_PID[1]}"
 		[[ $PERF == 1 ]] && sleep 0.3 # perf attaches
 	fi
+	local mux0="" mux1
+	[[ $target == mux || $target == passmux ]] && mux0=$(mux_counters "$target")
 	if [[ -n $hop ]]; then
 		reset_peak_rss "$hop"
 		h0=$(cpu_ticks "$hop")
@@ -698,6 +710,15 @@ run_one() {
 	else
 		log "  #$rep $workload $mode $target: $qps QPS, p95 $p95 ms"
 	fi
+	if [[ -n $mux0 ]]; then
+		mux1=$(mux_counters "$target")
+		# shellcheck disable=SC2086
+		awk -v pre="$rep	$workload	$mode	$target" -v q="$queries" -v a="$mux0" -v b="$mux1" 'BEGIN {
+			split(a, x, " "); split(b, y, " "); for (i = 1; i <= 4; i++) d[i] = y[i] - x[i]
+			printf "%s\t%.3f\t%.2f\t%.2f\n", pre, d[1] / q, (d[2] ? d[1] / d[2] : 0), (d[4] ? d[3] / d[4] : 0)
+		}' >>"$MUX"
+		log "    shared connections: $(tail -1 "$MUX" | cut -f5-7 | awk -F'\t' '{printf "%s commands/stmt, %s commands/write, %s responses/read", $1, $2, $3}')"
+	fi
 	[[ $workload == oltp_insert ]] && trim
 	return 0
 }
@@ -726,6 +747,7 @@ done
 if [[ -n $RAW_OUT ]]; then
 	cp "$RAW" "$RAW_OUT"
 	[[ $DECOMPOSE == 1 ]] && cp "$COM" "${RAW_OUT%.tsv}.com.tsv"
+	[[ $(wc -l <"$MUX") -gt 1 ]] && cp "$MUX" "${RAW_OUT%.tsv}.mux.tsv"
 fi
 if [[ -n $PROFILE_DIR ]]; then
 	cp "$PROXY_BIN" "$PROFILE_DIR/shardflake"

@@ -65,8 +65,11 @@ type muxSet struct {
 	// connections.
 	answered atomic.Int64
 	// writes counts the writes that carried them (fewer than the
-	// statements when several were written at once).
-	writes atomic.Int64
+	// statements when several were written at once), commands the
+	// commands queued (statements and prepares), responses the responses
+	// read, and reads those of them of which nothing had arrived when the
+	// reader began them (multiplex_metrics.go).
+	writes, commands, responses, reads atomic.Int64
 }
 
 // muxConn is one shared backend connection: writes are combined by the
@@ -74,6 +77,9 @@ type muxSet struct {
 type muxConn struct {
 	set *muxSet
 	bc  *backendConn
+	// w writes bc's socket (wire.RawWriter): the commands are framed
+	// already, and bc.wc's own writer is not used.
+	w io.Writer
 	// noBackslash: the connection's sql_mode has NO_BACKSLASH_ESCAPES
 	// (the baseline's); fixed, since only baseline sessions use it.
 	noBackslash bool
@@ -84,7 +90,6 @@ type muxConn struct {
 	writing bool
 	queue   []*muxRequest // commands written or queued, oldest first
 	broken  error
-	wake    chan struct{}
 
 	// stmts are the statements prepared on the connection, by SQL
 	// text; stmtGen is the pool's schemaGen they were prepared under.
@@ -205,7 +210,7 @@ func (m *muxSet) dial(ctx context.Context) (*muxConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &muxConn{set: m, bc: bc, noBackslash: bc.noBackslashEscapes(), wake: make(chan struct{}, 1), columns: map[string]*mysql.Field{}, stmtGen: bc.stmtGen}
+	c := &muxConn{set: m, bc: bc, w: wire.RawWriter(bc.nc), noBackslash: bc.noBackslashEscapes(), columns: map[string]*mysql.Field{}, stmtGen: bc.stmtGen}
 	go c.read()
 	return c, nil
 }
@@ -240,12 +245,7 @@ func (c *muxConn) submit(cmd muxCommand, build func([]byte) ([]byte, error)) (*m
 		return nil, err
 	}
 	c.queue = append(c.queue, req)
-	if len(c.queue) == 1 {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
-	}
+	c.set.commands.Add(1)
 	if c.writing {
 		// The session writing now takes this command along.
 		c.mu.Unlock()
@@ -256,7 +256,7 @@ func (c *muxConn) submit(cmd muxCommand, build func([]byte) ([]byte, error)) (*m
 		out := c.pending
 		c.pending = c.spare[:0]
 		c.mu.Unlock()
-		_, err := c.bc.nc.Write(out)
+		_, err := c.w.Write(out)
 		c.set.writes.Add(1)
 		c.mu.Lock()
 		c.spare = out[:0]
@@ -271,8 +271,8 @@ func (c *muxConn) submit(cmd muxCommand, build func([]byte) ([]byte, error)) (*m
 	return req, nil
 }
 
-// fail breaks the connection: every statement waiting on it runs again on
-// a pooled connection.
+// fail breaks the connection (closing it ends the reader's read): every
+// statement waiting on it runs again on a pooled connection.
 func (c *muxConn) fail(err error) {
 	c.mu.Lock()
 	if c.broken == nil {
@@ -280,47 +280,52 @@ func (c *muxConn) fail(err error) {
 		c.bc.close()
 	}
 	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
 }
 
 // read is the connection's reader: it reads the responses in the order
-// the commands were queued and hands each to its request.
+// the commands were queued and hands each to its request. It waits for
+// the next response in the read itself, with the queue empty or not: the
+// command is queued before it is written, so the response finds it, and
+// no session has to wake the reader (a goroutine wake-up per statement
+// whenever the queue was empty, the common case at 8 clients). A
+// connection that breaks, or that the server closes while idle, ends the
+// read.
 func (c *muxConn) read() {
+	wc := c.bc.wc
 	for {
-		c.mu.Lock()
-		for len(c.queue) == 0 && c.broken == nil {
-			c.mu.Unlock()
-			<-c.wake
-			c.mu.Lock()
+		if !wc.Buffered() {
+			c.set.reads.Add(1)
 		}
-		if c.broken != nil {
-			queue := c.queue
-			c.queue = nil
-			err := c.broken
+		wc.SetSeq(1)
+		p, err := wc.ReadPacket()
+		if err != nil {
+			c.fail(err)
+			c.drain()
+			return
+		}
+		c.mu.Lock()
+		if len(c.queue) == 0 || c.queue[0] == nil {
 			c.mu.Unlock()
-			for _, r := range queue {
-				r.resp = muxResponse{err: err, lost: true}
-				close(r.done)
-			}
+			c.fail(fmt.Errorf("%w: a response to no command", wire.ErrMalformed))
+			c.drain()
 			return
 		}
 		req := c.queue[0]
 		c.mu.Unlock()
+		c.set.responses.Add(1)
 		var resp muxResponse
-		var err error
 		if req.cmd == muxPrepare {
-			resp, err = c.readPrepare()
+			resp, err = c.readPrepare(p)
 		} else {
-			resp, err = c.readResponse()
+			resp, err = c.readResponse(p)
 		}
 		if err != nil {
 			c.fail(err)
-			continue
+			c.drain()
+			return
 		}
 		c.mu.Lock()
+		c.queue[0] = nil
 		c.queue = c.queue[1:]
 		c.mu.Unlock()
 		req.resp = resp
@@ -328,17 +333,27 @@ func (c *muxConn) read() {
 	}
 }
 
+// drain answers every statement queued on a broken connection: each runs
+// again on a pooled connection.
+func (c *muxConn) drain() {
+	c.mu.Lock()
+	queue := c.queue
+	c.queue = nil
+	err := c.broken
+	c.mu.Unlock()
+	for _, r := range queue {
+		r.resp = muxResponse{err: err, lost: true}
+		close(r.done)
+	}
+}
+
 // readResponse reads one whole response. An error return is the
 // connection's failure (it is out of step); a backend error is in the
 // response.
-func (c *muxConn) readResponse() (muxResponse, error) {
+func (c *muxConn) readResponse(p []byte) (muxResponse, error) {
 	var r muxResponse
+	var err error
 	wc := c.bc.wc
-	wc.SetSeq(1)
-	p, err := wc.ReadPacket()
-	if err != nil {
-		return r, err
-	}
 	switch {
 	case len(p) == 0:
 		return r, wire.ErrMalformed
@@ -393,8 +408,10 @@ func (c *muxConn) readResponse() (muxResponse, error) {
 			return r, c.single(r.status)
 		}
 		if wire.IsErr(p) {
+			// An error after the column definitions (at a later row):
+			// the session sends the rows before it, then the error,
+			// as MariaDB sent them.
 			r.err = wire.ParseErr(p)
-			r.rows = nil
 			return r, nil
 		}
 		row, err := keep(p)
@@ -408,14 +425,10 @@ func (c *muxConn) readResponse() (muxResponse, error) {
 // readPrepare reads a COM_STMT_PREPARE response; the definitions of
 // parameters and columns are skipped (the execute's response has the
 // columns).
-func (c *muxConn) readPrepare() (muxResponse, error) {
+func (c *muxConn) readPrepare(p []byte) (muxResponse, error) {
 	var r muxResponse
+	var err error
 	wc := c.bc.wc
-	wc.SetSeq(1)
-	p, err := wc.ReadPacket()
-	if err != nil {
-		return r, err
-	}
 	if wire.IsErr(p) {
 		r.err = wire.ParseErr(p)
 		return r, nil
@@ -649,16 +662,15 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 		return result{}, errMuxFallback
 	}
 	s.srv.obs.Route(routeEvent(route.DataSource, time.Since(start), r.err))
-	if r.err != nil {
-		m.answered.Add(1)
+	m.answered.Add(1)
+	if r.err != nil && r.columns == nil {
 		return result{}, r.err
 	}
-	m.answered.Add(1)
 	s.backendStatus.add(r.status)
 	if r.columns == nil {
 		return result{ok: r.ok}, nil
 	}
-	st := &muxStream{rows: r.rows, binary: binary}
+	st := &muxStream{rows: r.rows, err: r.err, binary: binary}
 	st.columns = make([]*mysql.Field, len(r.columns))
 	for i, p := range r.columns {
 		if st.columns[i], err = c.column(p); err != nil {
@@ -691,7 +703,8 @@ func textCommand(route *router.Route, noBackslash bool) func([]byte) ([]byte, er
 type muxStream struct {
 	columns []*mysql.Field
 	rows    [][]byte
-	binary  bool // the rows are in the binary protocol
+	err     error // the backend's error after the rows, if any
+	binary  bool  // the rows are in the binary protocol
 	next    int
 	row     Row
 	buf     []byte
@@ -701,6 +714,9 @@ func (m *muxStream) Columns() []*mysql.Field { return m.columns }
 
 func (m *muxStream) nextRaw() ([]byte, error) {
 	if m.next >= len(m.rows) {
+		if m.err != nil {
+			return nil, m.err
+		}
 		return nil, io.EOF
 	}
 	p := m.rows[m.next]

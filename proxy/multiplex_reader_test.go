@@ -9,10 +9,12 @@ import (
 	"time"
 )
 
-// TestMultiplexErrorMidStream: on one shared connection, a
-// statement whose error comes after some of its rows (a subquery of more
-// than one row, found at the second row) and plain reads queued around
-// it each get MariaDB's own answer, whichever session reads.
+// TestMultiplexErrorMidStream: on one shared connection, a statement
+// whose error comes after some of its rows (a subquery of more than one
+// row, found at the second row), one whose error comes right after its
+// column definitions (found at the first row), and plain reads queued
+// around them each get MariaDB's own answer: the rows it sent, then the
+// error, exactly as with the switch off.
 func TestMultiplexErrorMidStream(t *testing.T) {
 	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1"})
 	createTables(t, e)
@@ -26,6 +28,7 @@ func TestMultiplexErrorMidStream(t *testing.T) {
 	queries := []string{
 		"SELECT id, (SELECT v FROM t_plain t2 WHERE t2.id <= t_plain.id) FROM t_plain ORDER BY id",
 		"SELECT id, v FROM t_plain WHERE id BETWEEN 2 AND 5 ORDER BY id",
+		"SELECT id, (SELECT v FROM t_plain t2 WHERE t2.id <= t_plain.id + 1) AS w FROM t_plain ORDER BY id",
 		"SELECT v FROM t_plain WHERE id = 3",
 	}
 	ref := refConn(t, e, "ds_0")
@@ -36,31 +39,25 @@ func TestMultiplexErrorMidStream(t *testing.T) {
 	if !strings.Contains(want[0], "1242") || !strings.Contains(want[0], "|1,v1,") {
 		t.Fatalf("MariaDB's answer is not rows then an error: %s", want[0])
 	}
-	want[0] = "error:" + want[0][strings.LastIndex(want[0], "error:")+len("error:"):]
+	if !strings.HasPrefix(want[2], "[id w] error:") || !strings.Contains(want[2], "1242") {
+		t.Fatalf("MariaDB's answer is not columns then an error: %s", want[2])
+	}
+	before := muxAnswered(e, "ds_0")
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	bad := 0
-	for g := range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	const sessions, rounds = 6, 30
+	for g := range sessions {
+		wg.Go(func() {
 			c, err := db.Conn(ctx)
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			defer c.Close()
-			for i := range 30 {
+			for i := range rounds {
 				k := (g + i) % len(queries)
-				got := answerOf(ctx, c, queries[k])
-				if k == 0 {
-					// The shared connection's response is read whole
-					// before it is answered: the rows ahead of the
-					// error are dropped (as before this session's
-					// changes); the error is MariaDB's.
-					got = "error:" + got[strings.LastIndex(got, "error:")+len("error:"):]
-				}
-				if got != want[k] {
+				if got := answerOf(ctx, c, queries[k]); got != want[k] {
 					mu.Lock()
 					if bad++; bad < 5 {
 						t.Errorf("%s: proxy %s, MariaDB %s", queries[k], got, want[k])
@@ -68,9 +65,26 @@ func TestMultiplexErrorMidStream(t *testing.T) {
 					mu.Unlock()
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
+	if got := muxAnswered(e, "ds_0") - before; got < sessions*rounds {
+		t.Errorf("the shared connection answered %d statements, want %d", got, sessions*rounds)
+	}
+	// The same as prepared statements (binary rows).
+	for _, q := range []string{queries[0], queries[2]} {
+		q += " LIMIT ?"
+		rows, err := ref.QueryContext(ctx, q, 10)
+		want := rowsAnswer(rows, err)
+		n := muxAnswered(e, "ds_0")
+		rows, err = db.QueryContext(ctx, q, 10)
+		if got := rowsAnswer(rows, err); got != want || !strings.Contains(got, "1242") {
+			t.Errorf("%s (prepared): proxy %s, MariaDB %s", q, got, want)
+		}
+		if muxAnswered(e, "ds_0") == n {
+			t.Errorf("%s (prepared) did not run on the shared connection", q)
+		}
+	}
 }
 
 // TestMultiplexReaderKilledConnection: KILL CONNECTION of the
