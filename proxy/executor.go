@@ -540,7 +540,7 @@ func (r *routeRun) runStmt() (h head, stop func(), err error) {
 			return h, nil, err
 		}
 		bc.armPrefix()
-		err = bc.sendExecute(st, r.route.Args)
+		err = bc.sendExecute(st, r.route.Args, r.route.ArgTypes)
 		bc.disarmPrefix()
 		if err != nil {
 			return h, nil, err
