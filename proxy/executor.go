@@ -385,10 +385,15 @@ func (ex *execution) abort() {
 			open = append(open, r)
 			continue
 		}
-		r.closed = true
+		// A result of a cancelled statement is drained too: the backend
+		// ends it once the cancellation's KILL QUERY reaches it (Close
+		// kills it again and gives up after killGrace). Left unread, its
+		// connection would break, and in a transaction that loses the
+		// transaction, where MariaDB keeps it after KILL QUERY.
 		if r.stream != nil {
 			r.stream.Close()
 		}
+		r.closed = true
 	}
 	for _, r := range open {
 		r.stream.Close()
