@@ -32,10 +32,14 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 		if err != nil {
 			return nil, err
 		}
-		return s.srv.dataSourcePlan(ds, st.sql, router.KindSelect), nil
+		return withArgs(s.srv.dataSourcePlan(ds, st.sql, router.KindSelect), st), nil
 	}
 	if sel, ok := st.node.(*ast.SelectStmt); ok && schemaOf(sel) != infoSchema {
-		return s.tablelessSelect(ctx, sel, st.sql, st.out)
+		plan, err := s.tablelessSelect(ctx, sel, st.sql, st.out)
+		if plan != nil {
+			plan = withArgs(plan, st)
+		}
+		return plan, err
 	}
 	return s.infoSchemaSelect(ctx, st.node, st.out)
 }

@@ -166,8 +166,9 @@ func (bc *backendConn) queueClose(id uint32) {
 	bc.wc.SetScratch(buf)
 }
 
-// sendExecute writes COM_STMT_EXECUTE of st with args.
-func (bc *backendConn) sendExecute(st *backendStmt, args []any) error {
+// sendExecute writes COM_STMT_EXECUTE of st with args, under the
+// client's types when types is not nil (wire.AppendExecuteAs).
+func (bc *backendConn) sendExecute(st *backendStmt, args []any, types []byte) error {
 	if len(args) != st.params {
 		return &InternalError{Msg: fmt.Sprintf("route to %s: %d arguments for %d parameters", bc.pool.name, len(args), st.params)}
 	}
@@ -176,7 +177,7 @@ func (bc *backendConn) sendExecute(st *backendStmt, args []any) error {
 		return err
 	}
 	bc.wc.ResetSeq()
-	buf, err := wire.AppendExecute(bc.wc.Scratch(), st.id, args)
+	buf, err := wire.AppendExecuteAs(bc.wc.Scratch(), st.id, args, types)
 	return bc.sendCommand(buf, err)
 }
 

@@ -344,7 +344,7 @@ func TestSplitBinaryRowMatchesServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := bc.sendExecute(st, nil); err != nil {
+			if err := bc.sendExecute(st, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 		} else if err := bc.send(mysql.COM_QUERY, q); err != nil {

@@ -117,7 +117,10 @@ type statement struct {
 	sql  string
 	node ast.StmtNode // the parsed statement; nil when not parsed
 	args []any        // a prepared execute's arguments
-	out  output
+	// argTypes are the types the client bound args with, for a statement
+	// that passes them on to a data source unchanged (local.go).
+	argTypes []byte
+	out      output
 	// whole: the statement is a whole text query, so its plan may be
 	// cached by its text.
 	whole bool

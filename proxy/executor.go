@@ -385,10 +385,15 @@ func (ex *execution) abort() {
 			open = append(open, r)
 			continue
 		}
-		r.closed = true
+		// A result of a cancelled statement is drained too: the backend
+		// ends it once the cancellation's KILL QUERY reaches it (Close
+		// kills it again and gives up after killGrace). Left unread, its
+		// connection would break, and in a transaction that loses the
+		// transaction, where MariaDB keeps it after KILL QUERY.
 		if r.stream != nil {
 			r.stream.Close()
 		}
+		r.closed = true
 	}
 	for _, r := range open {
 		r.stream.Close()
@@ -540,7 +545,7 @@ func (r *routeRun) runStmt() (h head, stop func(), err error) {
 			return h, nil, err
 		}
 		bc.armPrefix()
-		err = bc.sendExecute(st, r.route.Args)
+		err = bc.sendExecute(st, r.route.Args, r.route.ArgTypes)
 		bc.disarmPrefix()
 		if err != nil {
 			return h, nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -229,4 +230,44 @@ func (r *localRewriter) Leave(n ast.Node) (ast.Node, bool) {
 		}
 	}
 	return n, true
+}
+
+// tablelessParams returns the SELECT of prepared statement ps when it
+// names no table and has parameters. MariaDB describes a bare
+// parameter's column by the type its value was bound with and names it
+// ? (SELECT ? is a BIGINT column named ? for an integer): written into
+// the text as literals, the values would name the columns and type them
+// as literals. Such a statement runs as a backend prepared statement with
+// the client's values under the client's types (withArgs).
+func (s *Session) tablelessParams(ps *preparedStmt) (*ast.SelectStmt, bool) {
+	if ps.pp != nil || ps.params == 0 {
+		return nil, false
+	}
+	stmts, err := s.parse(ps.parsed)
+	if err != nil || len(stmts) != 1 {
+		return nil, false
+	}
+	sel, ok := stmts[0].(*ast.SelectStmt)
+	if !ok || sel.From != nil || hasTable(sel) || schemaOf(sel) == infoSchema {
+		return nil, false
+	}
+	return sel, true
+}
+
+// withArgs gives the route of a tableless SELECT's plan the arguments of
+// the prepared execute st; when the statement was rewritten into one
+// with other placeholders, they are written in as literals.
+func withArgs(plan *router.Plan, st *statement) *router.Plan {
+	if st.args == nil || len(plan.Routes) != 1 {
+		return plan
+	}
+	r := &plan.Routes[0]
+	if sqlarg.Count(r.SQL) != len(st.args) {
+		if sql, err := sqlarg.Interpolate(r.SQL, st.args, sqlarg.Backslash); err == nil {
+			r.SQL = sql
+		}
+		return plan
+	}
+	r.Args, r.ArgTypes = st.args, st.argTypes
+	return plan
 }

@@ -637,7 +637,7 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 		if st.params != len(route.Args) {
 			return result{}, errMuxFallback
 		}
-		build = func(buf []byte) ([]byte, error) { return wire.AppendExecute(buf, st.id, route.Args) }
+		build = func(buf []byte) ([]byte, error) { return wire.AppendExecuteAs(buf, st.id, route.Args, route.ArgTypes) }
 	} else {
 		build = textCommand(route, c.noBackslash)
 	}

@@ -220,6 +220,11 @@ func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
 	if ps.pp != nil {
 		return s.runStatement(&statement{sql: ps.sql, pp: ps.pp, args: args, state: ps.state, out: out})
 	}
+	if ps.into == nil {
+		if sel, ok := s.tablelessParams(ps); ok {
+			return s.runStatement(&statement{sql: ps.sql, node: sel, args: args, argTypes: ps.types, out: out})
+		}
+	}
 	sql, err := sqlarg.Interpolate(ps.sql, args, sqlarg.Backslash)
 	if err != nil {
 		return &InternalError{Msg: err.Error()}

@@ -137,6 +137,12 @@ type Route struct {
 	// unchanged from the args given to Bind (pruned with IN lists and
 	// split with INSERT rows); nil when SQL has no placeholder.
 	Args []any `json:"args,omitempty"`
+	// ArgTypes, when set, are the types a client bound Args with (two
+	// bytes each, as COM_STMT_EXECUTE carries them), for a route that
+	// passes a client's parameters on unchanged: a backend prepared
+	// statement gets them under those types, so a bare parameter's result
+	// column is described as the client's server would describe it.
+	ArgTypes []byte `json:"-"`
 	// Rows are, for a route of an INSERT split over several data nodes,
 	// the positions (0-based) in the client's statement of the rows it
 	// inserts, in its own order.

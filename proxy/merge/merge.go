@@ -162,6 +162,19 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []r
 	return out, nil
 }
 
+// failedStream returns the error of a stream that has no columns because
+// its route failed before its result began: a route that waits behind
+// another on the same connection (inside a transaction) learns that only
+// when it is opened, which Columns does, and its Next says why. A
+// cancelled statement is the usual case: the client is to hear 1317 or
+// 1969, not that the routes disagree on their columns.
+func failedStream(s rows.Stream) error {
+	if _, err := s.Next(); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
 // newPipeline checks that the routes agree on their columns and the
 // plan's merge on how many it hides, and resolves every column's type
 // (with the routes' real collations where the merge compares strings).
@@ -172,8 +185,16 @@ func (m *ResultMerger) newPipeline(ctx context.Context, plan *router.Plan, strea
 	}
 	fields := streams[0].Columns()
 	n := len(fields)
+	if n == 0 {
+		if err := failedStream(streams[0]); err != nil {
+			return nil, nil, err
+		}
+	}
 	for i, s := range streams[1:] {
 		if got := len(s.Columns()); got != n {
+			if err := failedStream(s); got == 0 && err != nil {
+				return nil, nil, err
+			}
 			return nil, nil, &InternalError{Msg: fmt.Sprintf("route %d returned %d columns, route 0 returned %d", i+1, got, n)}
 		}
 	}

@@ -190,3 +190,89 @@ func TestDateTimeParams(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendExecuteAsKeepsTypes: a client's parameters, decoded by
+// ParseExecute and sent on with AppendExecuteAs, reach the data source
+// under the types the client bound them with, with the same values.
+func TestAppendExecuteAsKeepsTypes(t *testing.T) {
+	le16 := func(v uint16) []byte { return []byte{byte(v), byte(v >> 8)} }
+	le32 := func(v uint32) []byte { return []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)} }
+	lenenc := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	params := []struct {
+		tp, flag byte
+		value    []byte
+	}{
+		{mysql.MYSQL_TYPE_TINY, 0, []byte{0xfe}},
+		{mysql.MYSQL_TYPE_TINY, 0x80, []byte{0xfe}},
+		{mysql.MYSQL_TYPE_SHORT, 0, le16(0x8001)},
+		{mysql.MYSQL_TYPE_YEAR, 0x80, le16(2024)},
+		{mysql.MYSQL_TYPE_LONG, 0, le32(0x80000001)},
+		{mysql.MYSQL_TYPE_INT24, 0x80, le32(70000)},
+		{mysql.MYSQL_TYPE_LONGLONG, 0x80, append(le32(0xffffffff), le32(0xffffffff)...)},
+		{mysql.MYSQL_TYPE_FLOAT, 0, le32(math.Float32bits(0.5))},
+		{mysql.MYSQL_TYPE_NEWDECIMAL, 0, lenenc("12.340")},
+		{mysql.MYSQL_TYPE_STRING, 0, lenenc("char")},
+		{mysql.MYSQL_TYPE_VARCHAR, 0, lenenc("varchar")},
+		{mysql.MYSQL_TYPE_BLOB, 0, lenenc("\x00\xff")},
+		{mysql.MYSQL_TYPE_JSON, 0, lenenc(`{"a":1}`)},
+		{mysql.MYSQL_TYPE_DATE, 0, []byte{4, 0xe8, 0x07, 2, 29}},
+		{mysql.MYSQL_TYPE_TIME, 0, append(append([]byte{12, 1}, le32(1)...), 2, 3, 4, 0x20, 0xa1, 0x07, 0)},
+		{mysql.MYSQL_TYPE_TIME, 0, append(append([]byte{8, 0}, le32(0)...), 23, 59, 58)},
+		{mysql.MYSQL_TYPE_TIMESTAMP, 0, []byte{7, 0xcf, 0x07, 12, 31, 23, 59, 59}},
+		{mysql.MYSQL_TYPE_NULL, 0, nil},
+	}
+	n := len(params)
+	p := append([]byte{7, 0, 0, 0, 0}, le32(1)...)
+	nulls := make([]byte, (n+7)/8)
+	nulls[(n-1)/8] |= 1 << ((n - 1) % 8)
+	p = append(p, nulls...)
+	p = append(p, 1)
+	for _, q := range params {
+		p = append(p, q.tp, q.flag)
+	}
+	for _, q := range params {
+		p = append(p, q.value...)
+	}
+	client, err := ParseExecute(p, n, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := AppendExecuteAs(nil, 3, client.Args, client.Types)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseExecute(sent[1:], n, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range params {
+		if got.Types[2*i] != q.tp || got.Types[2*i+1] != q.flag {
+			t.Errorf("parameter %d: sent as type %d flag %#x, the client bound %d %#x", i+1, got.Types[2*i], got.Types[2*i+1], q.tp, q.flag)
+		}
+	}
+	if !reflect.DeepEqual(got.Args, client.Args) {
+		t.Errorf("values sent %#v, the client's %#v", got.Args, client.Args)
+	}
+	// Without types, or with a value its type cannot carry, every
+	// argument goes by its Go type.
+	plain, _ := AppendExecute(nil, 3, []any{int64(1), "x"})
+	if as, _ := AppendExecuteAs(nil, 3, []any{int64(1), "x"}, nil); !bytes.Equal(as, plain) {
+		t.Errorf("no types: %x, want %x", as, plain)
+	}
+	if as, _ := AppendExecuteAs(nil, 3, []any{int64(1), "x"}, []byte{mysql.MYSQL_TYPE_TINY, 0, mysql.MYSQL_TYPE_DOUBLE, 0}); !bytes.Equal(as, plain) {
+		t.Errorf("a string as DOUBLE: %x, want %x", as, plain)
+	}
+}
+
+// TestExecuteAllNullWithoutTypes: an execute whose values are all NULL
+// may leave the types out, even the first time.
+func TestExecuteAllNullWithoutTypes(t *testing.T) {
+	p := append([]byte{7, 0, 0, 0, 0, 1, 0, 0, 0}, 0x03, 0)
+	e, err := ParseExecute(p, 2, nil, nil, nil)
+	if err != nil || len(e.Args) != 2 || e.Args[0] != nil || e.Args[1] != nil {
+		t.Errorf("got %#v, %v; want two NULLs", e.Args, err)
+	}
+	if _, err := ParseExecute(append([]byte{7, 0, 0, 0, 0, 1, 0, 0, 0}, 0x01, 0), 2, nil, nil, nil); err == nil {
+		t.Error("a value without a type: want an error")
+	}
+}

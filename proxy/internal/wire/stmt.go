@@ -119,6 +119,12 @@ func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte, ar
 		e.Types = append(prevTypes[:0], p[pos:pos+2*nParams]...)
 		pos += 2 * nParams
 	} else {
+		if len(prevTypes) != 2*nParams && allNull(nulls, nParams) {
+			// Values that are all NULL need no types (go-mysql's client
+			// binds none for them), as MariaDB reads them.
+			e.Args = nullArgs(args, nParams)
+			return e, nil
+		}
 		if len(prevTypes) != 2*nParams {
 			return e, fmt.Errorf("%w: execute without parameter types and none bound before", ErrMalformed)
 		}
@@ -153,6 +159,26 @@ func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte, ar
 	}
 	// Bytes after the values are ignored, as MariaDB ignores them.
 	return e, nil
+}
+
+// allNull reports whether the NULL bitmap marks all n parameters.
+func allNull(nulls []byte, n int) bool {
+	for i := range n {
+		if nulls[i/8]&(1<<(i%8)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// nullArgs returns n nil arguments, in args when it has room.
+func nullArgs(args []any, n int) []any {
+	if cap(args) >= n {
+		args = args[:n]
+		clear(args)
+		return args
+	}
+	return make([]any, n)
 }
 
 // knownParamType reports whether tp is a type a client may bind a

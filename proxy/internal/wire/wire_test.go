@@ -250,8 +250,15 @@ func TestParseExecute(t *testing.T) {
 	if !reflect.DeepEqual(e2.Args, make([]any, 8)) {
 		t.Errorf("all-NULL execute: got %#v", e2.Args)
 	}
-	if _, err := ParseExecute(q, 8, nil, nil, nil); err == nil {
-		t.Error("execute without types and none bound before: want an error")
+	// With none bound before, all NULL needs no types (as MariaDB reads
+	// it); a value does.
+	if e3, err := ParseExecute(q, 8, nil, nil, nil); err != nil || !reflect.DeepEqual(e3.Args, make([]any, 8)) {
+		t.Errorf("all-NULL execute, no types bound before: got %#v, %v", e3.Args, err)
+	}
+	one := append([]byte(nil), q...)
+	one[9] = 0x7f
+	if _, err := ParseExecute(one, 8, nil, nil, nil); err == nil {
+		t.Error("execute of a value without types and none bound before: want an error")
 	}
 	if _, err := ParseExecute(p[:len(p)-3], 8, nil, nil, nil); err == nil {
 		t.Error("truncated execute: want an error")
