@@ -37,6 +37,30 @@ func AppendStmtClose(dst []byte, stmtID uint32) []byte {
 	return binary.LittleEndian.AppendUint32(dst, stmtID)
 }
 
+// appendExecuteHead appends a COM_STMT_EXECUTE's head for n arguments:
+// the command, stmtID, no cursor, one iteration and, when n > 0, a zeroed
+// NULL bitmap, the new-parameters-bound flag and n zeroed type pairs.
+// nulls and types are where the bitmap and the type pairs start.
+func appendExecuteHead(dst []byte, stmtID uint32, n int) (out []byte, nulls, types int) {
+	dst = append(dst, mysql.COM_STMT_EXECUTE)
+	dst = binary.LittleEndian.AppendUint32(dst, stmtID)
+	dst = append(dst, 0)                           // CURSOR_TYPE_NO_CURSOR
+	dst = binary.LittleEndian.AppendUint32(dst, 1) // iteration count
+	if n == 0 {
+		return dst, len(dst), len(dst)
+	}
+	nulls = len(dst)
+	for range (n + 7) / 8 {
+		dst = append(dst, 0)
+	}
+	dst = append(dst, 1) // new parameters bound: the types follow
+	types = len(dst)
+	for range n {
+		dst = append(dst, 0, 0)
+	}
+	return dst, nulls, types
+}
+
 // AppendExecute appends a COM_STMT_EXECUTE of statement stmtID, the
 // command a client sends: no cursor, the parameter types bound, then the
 // values. Each argument keeps its type class: integers go as BIGINT
@@ -45,22 +69,7 @@ func AppendStmtClose(dst []byte, stmtID uint32) []byte {
 // (binary), time.Time as DATETIME, nil as NULL, LongData as its type
 // alone. Other types are an error.
 func AppendExecute(dst []byte, stmtID uint32, args []any) ([]byte, error) {
-	dst = append(dst, mysql.COM_STMT_EXECUTE)
-	dst = binary.LittleEndian.AppendUint32(dst, stmtID)
-	dst = append(dst, 0)                           // CURSOR_TYPE_NO_CURSOR
-	dst = binary.LittleEndian.AppendUint32(dst, 1) // iteration count
-	if len(args) == 0 {
-		return dst, nil
-	}
-	nulls := len(dst)
-	for range (len(args) + 7) / 8 {
-		dst = append(dst, 0)
-	}
-	dst = append(dst, 1) // new parameters bound: the types follow
-	types := len(dst)
-	for range args {
-		dst = append(dst, 0, 0)
-	}
+	dst, nulls, types := appendExecuteHead(dst, stmtID, len(args))
 	for i, a := range args {
 		tp, flag := byte(mysql.MYSQL_TYPE_LONGLONG), byte(0)
 		switch x := a.(type) {

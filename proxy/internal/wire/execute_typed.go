@@ -24,19 +24,7 @@ func AppendExecuteAs(dst []byte, stmtID uint32, args []any, types []byte) ([]byt
 		return AppendExecute(dst, stmtID, args)
 	}
 	start := len(dst)
-	dst = append(dst, mysql.COM_STMT_EXECUTE)
-	dst = binary.LittleEndian.AppendUint32(dst, stmtID)
-	dst = append(dst, 0)                           // CURSOR_TYPE_NO_CURSOR
-	dst = binary.LittleEndian.AppendUint32(dst, 1) // iteration count
-	nulls := len(dst)
-	for range (len(args) + 7) / 8 {
-		dst = append(dst, 0)
-	}
-	dst = append(dst, 1) // new parameters bound: the types follow
-	typeAt := len(dst)
-	for range args {
-		dst = append(dst, 0, 0)
-	}
+	dst, nulls, typeAt := appendExecuteHead(dst, stmtID, len(args))
 	for i, a := range args {
 		tp, flag := types[2*i], types[2*i+1]&0x80
 		if a == nil {
