@@ -56,7 +56,7 @@
 #                     server.multiplex: on (plain reads of stateless
 #                     autocommit sessions pipelined on shared backend
 #                     connections; MUX_CONNS of them per data source,
-#                     default 1). relay2 is the floor of any hop that
+#                     default 2). relay2 is the floor of any hop that
 #                     spreads the statements over two servers: two byte
 #                     relays, one in front of each server, each server
 #                     holding its own unsharded sbtest1 (sbdirect), and
@@ -325,7 +325,7 @@ server:
     - { user: app, password: app-secret }
   unionRoutes: $UNION
   multiplex: $mux
-  multiplexConnections: ${MUX_CONNS:-1}
+  multiplexConnections: ${MUX_CONNS:-2}
 YAML
 	case $target in
 	passthru | passmux)

@@ -61,9 +61,7 @@ type Server struct {
 	// carry no session state on a few shared backend connections per
 	// data source, several commands pipelined in one write (default
 	// false; "server.multiplex: on"). MultiplexConnections is how many
-	// per data source (default 1: at 8 sysbench threads one shared
-	// connection per data source reached 1.00 and 0.85 of the relay on
-	// point selects, two reached 0.74 and 0.73, in one run; BENCHMARKS.md).
+	// per data source (default 2).
 	Multiplex            bool
 	MultiplexConnections int
 	// MoveUpdatedRows lets an UPDATE that assigns a sharding column move
@@ -295,9 +293,9 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 	default:
 		d.errorf(f.get("multiplex"), "server.multiplex must be off or on, got %q", v)
 	}
-	s.MultiplexConnections = 1
+	s.MultiplexConnections = 2
 	if f.has("multiplexConnections") {
-		s.MultiplexConnections = int(d.integer(f.get("multiplexConnections"), "server.multiplexConnections", 1))
+		s.MultiplexConnections = int(d.integer(f.get("multiplexConnections"), "server.multiplexConnections", 2))
 		if s.MultiplexConnections < 1 || s.MultiplexConnections > 64 {
 			d.errorf(f.get("multiplexConnections"), "server.multiplexConnections must be between 1 and 64, got %d", s.MultiplexConnections)
 		}
