@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -298,6 +299,14 @@ func TestSlowLongCommand(t *testing.T) {
 		if !wire.IsErr(p) {
 			t.Fatalf("MariaDB reset the connection on the %d-byte command (%v); the proxy answered %q", len(payload), werr, p)
 		}
+		return
+	}
+	if errOf(want) == mysql.ER_NET_PACKET_TOO_LARGE && wire.IsErr(p) && strings.Contains(wire.ParseErr(p).Message, "connection reset by peer") {
+		// MariaDB refused the packet on the proxy's backend connection
+		// too, and reset it while the proxy was still writing: the same
+		// race as on the direct connection above, met on the other one.
+		// The proxy refused the command; its refusal lost MariaDB's text.
+		t.Logf("MariaDB reset the proxy's backend connection on the %d-byte command; the proxy answered %q", len(payload), p)
 		return
 	}
 	if errOf(p) != errOf(want) || wire.IsErr(p) != wire.IsErr(want) || (!wire.IsErr(p) && p[0] != want[0]) {
