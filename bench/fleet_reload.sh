@@ -101,18 +101,8 @@ dataSources:
   ds_0: { url: "jdbc:mysql://127.0.0.1:$DB/ds_0", username: root, password: "", maxPoolSize: $pool }
   ds_1: { url: "jdbc:mysql://127.0.0.1:$DB/ds_1", username: root, password: "", maxPoolSize: $pool }
 rules:
-  - !SHARDING
-    tables:
-      sbtest1:
-        actualDataNodes: ds_\${0..1}.sbtest1_\${0..3}
-        databaseStrategy:
-          standard: { shardingColumn: id, shardingAlgorithmName: sb_db }
-        tableStrategy:
-          standard: { shardingColumn: id, shardingAlgorithmName: sb_table }
-    shardingAlgorithms:
-      sb_db:    { type: INLINE, props: { algorithm-expression: "ds_\${Math.abs(id) % 2}", allow-range-query-with-inline-sharding: true } }
-      sb_table: { type: INLINE, props: { algorithm-expression: "sbtest1_\${Math.abs(id).intdiv(2) % 4}", allow-range-query-with-inline-sharding: true } }
 YAML
+	cat "$ROOT/bench/sysbench_mod_rules.yaml"
 }
 
 P=() M=() PROXY_PIDS=()

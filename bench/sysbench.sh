@@ -273,22 +273,7 @@ dataSources:
 rules:
 YAML
 	if [[ $LAYOUT == mod ]]; then
-		# sbtest1.id is a signed INTEGER and oltp_insert (--auto-inc=off)
-		# inserts negative ids, hence Math.abs; id % 8 picks one of the 8 data
-		# nodes. The range queries of oltp_read_only/read_write scan all 8.
-		cat <<YAML
-  - !SHARDING
-    tables:
-      sbtest1:
-        actualDataNodes: ds_\${0..1}.sbtest1_\${0..3}
-        databaseStrategy:
-          standard: { shardingColumn: id, shardingAlgorithmName: sb_db }
-        tableStrategy:
-          standard: { shardingColumn: id, shardingAlgorithmName: sb_table }
-    shardingAlgorithms:
-      sb_db:    { type: INLINE, props: { algorithm-expression: "ds_\${Math.abs(id) % 2}", allow-range-query-with-inline-sharding: true } }
-      sb_table: { type: INLINE, props: { algorithm-expression: "sbtest1_\${Math.abs(id).intdiv(2) % 4}", allow-range-query-with-inline-sharding: true } }
-YAML
+		cat "$ROOT/bench/sysbench_mod_rules.yaml"
 	else
 		# 8 blocks of table-size/8 consecutive ids, sbtest1_0..3 on ds_0 and
 		# sbtest1_4..7 on ds_1; ids below the first boundary (oltp_insert's

@@ -40,7 +40,7 @@ func startBenchProxyWith(b *testing.B, server string) *benchProxy {
 		ds += fmt.Sprintf("  ds_%d: { url: \"jdbc:mysql://%s/ds_%d\", username: root, password: \"\" }\n", i, bp.backends[i].addr(), i)
 	}
 	yaml := "databaseName: sharding_db\nserver:\n  listen: 127.0.0.1:0\n  metricsListen: 127.0.0.1:1\n" +
-		"  users:\n    - { user: app, password: app-secret }\n" + server + "dataSources:\n" + ds + "rules:\n" + sysbenchRules
+		"  users:\n    - { user: app, password: app-secret }\n" + server + "dataSources:\n" + ds + "rules:\n" + sysbenchRules(b)
 	rules, err := config.Parse([]byte(yaml), "bench-rules.yaml")
 	if err != nil {
 		b.Fatal(err)

@@ -24,7 +24,7 @@ import (
 // every reload must apply, and the metrics must count them.
 func TestReloadUnderSysbench(t *testing.T) {
 	bin := mariadbtest.RequireBinary(t, "sysbench")
-	e := startReloadEnvWith(t, "rls", sysbenchRules, false, envOptions{})
+	e := startReloadEnvWith(t, "rls", sysbenchRules(t), false, envOptions{})
 	rules, err := config.Load(e.path)
 	if err != nil {
 		t.Fatal(err)

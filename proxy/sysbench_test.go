@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,22 +17,18 @@ import (
 
 var sysbenchDirect = flag.Bool("sysbench.direct", false, "also run the sysbench smoke workloads against one MariaDB directly and log the ratio")
 
-// sysbenchRules shard sbtest1 by id over 2 data sources × 4 tables.
-// sysbench's ids can be negative (oltp_insert), hence Math.abs;
-// oltp_read_write's range queries (id BETWEEN ? AND ?) scan every data
-// node.
-const sysbenchRules = `  - !SHARDING
-    tables:
-      sbtest1:
-        actualDataNodes: ds_${0..1}.sbtest1_${0..3}
-        databaseStrategy:
-          standard: { shardingColumn: id, shardingAlgorithmName: sb_db }
-        tableStrategy:
-          standard: { shardingColumn: id, shardingAlgorithmName: sb_table }
-    shardingAlgorithms:
-      sb_db:    { type: INLINE, props: { algorithm-expression: "ds_${Math.abs(id) % 2}", allow-range-query-with-inline-sharding: true } }
-      sb_table: { type: INLINE, props: { algorithm-expression: "sbtest1_${Math.abs(id).intdiv(2) % 4}", allow-range-query-with-inline-sharding: true } }
-`
+// sysbenchRules returns the rules section that shards sbtest1 by id over
+// 2 data sources × 4 tables, the layout bench/sysbench.sh measures
+// (bench/sysbench_mod_rules.yaml, which says why Math.abs): oltp_read_write's
+// range queries (id BETWEEN ? AND ?) scan every data node.
+func sysbenchRules(tb testing.TB) string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "bench", "sysbench_mod_rules.yaml"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
 
 // sysbench runs one sysbench command and returns its output.
 func sysbench(t *testing.T, addr, user, password, db string, args ...string) string {
@@ -86,7 +84,7 @@ func sysbenchResult(t *testing.T, out string) (errs, ignored int, qps float64) {
 func TestSysbenchSmoke(t *testing.T) {
 	// A deadlock between the two data sources lasts until a lock wait
 	// times out: 2 s instead of MariaDB's 50.
-	e := startEnv(t, envOptions{rules: sysbenchRules, server: "lockWaitTimeout: 2s"})
+	e := startEnv(t, envOptions{rules: sysbenchRules(t), server: "lockWaitTimeout: 2s"})
 	run := func(addr, user, password, db, workload, mode string) float64 {
 		t.Helper()
 		sysbench(t, addr, user, password, db, "oltp_common", "cleanup")

@@ -123,7 +123,7 @@ const starvedTries = 4
 
 func TestTrafficSysbenchRate(t *testing.T) {
 	bin := mariadbtest.RequireBinary(t, "sysbench")
-	e := startEnv(t, envOptions{rules: sysbenchRules, server: "traffic:\n" +
+	e := startEnv(t, envOptions{rules: sysbenchRules(t), server: "traffic:\n" +
 		"- {name: app_rate, match: {users: [app], kinds: [select]}, limit: {type: TOKEN_BUCKET, rate: 500, burst: 50}, onLimit: wait, maxWait: 10ms}"})
 	sysbench(t, e.addr, "other", "other-secret", "sharding_db", "oltp_common", "cleanup")
 	sysbench(t, e.addr, "other", "other-secret", "sharding_db", "oltp_common", "prepare")
