@@ -34,10 +34,7 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 				rows = append(rows, rowOf(db))
 			}
 		}
-		if st.Where != nil {
-			return nil, &NotSupportedError{What: "SHOW DATABASES WHERE"}
-		}
-		return nil, s.writeRows(newMemStream([]*mysql.Field{stringColumn("Database")}, rows), out)
+		return nil, s.writeRowsWhere(ctx, []*mysql.Field{stringColumn("Database")}, rows, st.Where, out)
 	case ast.ShowCreateDatabase:
 		if st.DBName != s.srv.rules.DatabaseName {
 			return nil, &UnknownDatabaseError{Name: st.DBName}
@@ -76,9 +73,6 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) 
 	if err != nil {
 		return err
 	}
-	if st.Where != nil {
-		return &NotSupportedError{What: "SHOW TABLES WHERE (use LIKE)"}
-	}
 	tables, err := s.logicalTables(ctx)
 	if err != nil {
 		return err
@@ -108,7 +102,32 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) 
 			rows = append(rows, rowOf(t.name))
 		}
 	}
-	return s.writeRows(newMemStream(cols, rows), out)
+	return s.writeRowsWhere(ctx, cols, rows, st.Where, out)
+}
+
+// writeRowsWhere writes the rows of a SHOW the proxy answers itself, those
+// that its WHERE clause (nil: none) keeps: the default data source
+// evaluates the condition over them, handed as a derived table whose
+// columns carry the SHOW's names, as MariaDB evaluates it over the SHOW's
+// columns. The client gets the proxy's column definitions.
+func (s *Session) writeRowsWhere(ctx context.Context, cols []*mysql.Field, rows []Row, where ast.ExprNode, out output) error {
+	if where == nil {
+		return s.writeRows(newMemStream(cols, rows), out)
+	}
+	derived, err := derivedSQL(cols, rows)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("SELECT * FROM (" + derived + ") AS `show` WHERE ")
+	if err := where.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
+		return &InternalError{Msg: "restore SHOW condition: " + err.Error()}
+	}
+	kept, err := s.queryRows(ctx, s.srv.rules.DefaultDataSource, b.String())
+	if err != nil {
+		return err
+	}
+	return s.writeRows(newMemStream(cols, kept), out)
 }
 
 type logicalTable struct {
@@ -292,14 +311,15 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, out outpu
 // table in the plainest spelling every MySQL-compatible server reads.
 func showSQL(st *ast.ShowStmt, physical string) (string, error) {
 	table := string(appendIdent(nil, physical))
-	switch st.Tp {
-	case ast.ShowCreateTable:
+	if st.Tp == ast.ShowCreateTable {
 		return "SHOW CREATE TABLE " + table, nil
-	case ast.ShowIndex:
-		return "SHOW INDEX FROM " + table, nil
 	}
 	sql := "SHOW COLUMNS FROM " + table
-	if st.Full {
+	switch {
+	case st.Tp == ast.ShowIndex:
+		// Its WHERE, as SHOW COLUMNS's, is evaluated by the data node.
+		sql = "SHOW INDEX FROM " + table
+	case st.Full:
 		sql = "SHOW FULL COLUMNS FROM " + table
 	}
 	var cond ast.Node
