@@ -62,6 +62,10 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 		}
 	case ast.ShowTableStatus:
 		return nil, s.showTableStatus(ctx, st, out)
+	case ast.ShowProcedureStatus, ast.ShowFunctionStatus:
+		return s.routineStatus(ctx, st, out)
+	case ast.ShowTriggers:
+		return s.showTriggers(st)
 	}
 	return s.srv.dataSourcePlan("", sql, router.KindOther), nil
 }
