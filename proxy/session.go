@@ -107,6 +107,9 @@ type Session struct {
 	mu      sync.Mutex
 	busy    bool
 	closing bool
+	// shown is what SHOW PROCESSLIST shows of the session, written
+	// under mu by the session's goroutine, read by another's.
+	shown shownState
 	// watch cancels the running statement (statementContext).
 	watch stmtWatch
 }
@@ -178,6 +181,9 @@ func (s *Session) UseDB(name string) error {
 		return mysqlError(err)
 	}
 	s.db = name
+	s.mu.Lock()
+	s.shown.db = name
+	s.mu.Unlock()
 	return nil
 }
 
@@ -192,7 +198,7 @@ func (s *Session) run() {
 			s.readFailed(err)
 			return
 		}
-		if !s.startCommand() {
+		if !s.startCommand(p) {
 			return
 		}
 		if err := s.takeSnapshot(); err != nil {
@@ -209,19 +215,23 @@ func (s *Session) run() {
 	}
 }
 
-func (s *Session) startCommand() bool {
+func (s *Session) startCommand(p []byte) bool {
+	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		return false
 	}
 	s.busy = true
+	s.shown.since, s.shown.command = now, p
 	return true
 }
 
 func (s *Session) endCommand() {
+	now := time.Now()
 	s.mu.Lock()
 	s.busy = false
+	s.shown.since, s.shown.command = now, nil
 	s.mu.Unlock()
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -54,7 +55,7 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 		if s.privileges().OtherSchemas {
 			user = ""
 		}
-		return nil, s.writeRows(s.srv.processList(user), out)
+		return nil, s.writeRows(s.srv.processList(user, st.Full), out)
 	case ast.ShowGrants:
 		if !s.privileges().OtherSchemas {
 			// The backend account's grants are not the user's.
@@ -453,9 +454,25 @@ func likeMatch(pattern, s string, escape byte) bool {
 	return match(0, 0)
 }
 
-// processList is SHOW PROCESSLIST over the proxy's client connections,
-// those of user only unless user is "".
-func (srv *Server) processList(user string) RowStream {
+// shownState is what SHOW PROCESSLIST shows of a session.
+type shownState struct {
+	db    string
+	since time.Time // when its command started, or its last one ended
+	// command is the packet of the command it runs (nil when idle),
+	// valid while it runs: the session reads the next one only after
+	// endCommand.
+	command []byte
+}
+
+// processListInfo is how much of a statement SHOW PROCESSLIST shows
+// without FULL, as MariaDB's.
+const processListInfo = 100
+
+// processList is SHOW [FULL] PROCESSLIST over the proxy's client
+// connections, those of user only unless user is "": as MariaDB shows
+// its threads, a running command's name, its seconds and a statement's
+// text (the first 100 characters without FULL).
+func (srv *Server) processList(user string, full bool) RowStream {
 	cols := []*mysql.Field{uintColumn("Id"), stringColumn("User"), stringColumn("Host"), stringColumn("db"),
 		stringColumn("Command"), intColumn("Time"), stringColumn("State"), stringColumn("Info")}
 	srv.mu.Lock()
@@ -467,15 +484,39 @@ func (srv *Server) processList(user string) RowStream {
 	}
 	srv.mu.Unlock()
 	slices.SortFunc(sessions, func(a, b *Session) int { return int(a.id) - int(b.id) })
+	now := time.Now()
 	var rows []Row
 	for _, s := range sessions {
 		s.mu.Lock()
-		cmd := "Sleep"
+		cmd, state := "Sleep", ""
+		var db, info any
+		if s.shown.db != "" {
+			db = s.shown.db
+		}
 		if s.busy {
 			cmd = "Query"
+			if p := s.shown.command; len(p) > 0 {
+				switch p[0] {
+				case mysql.COM_QUERY:
+					text := []rune(string(p[1:]))
+					if !full && len(text) > processListInfo {
+						text = text[:processListInfo]
+					}
+					info = string(text)
+				case mysql.COM_STMT_EXECUTE:
+					cmd = "Execute"
+				case mysql.COM_STMT_PREPARE:
+					cmd = "Prepare"
+					info = string(p[1:])
+				}
+			}
+		}
+		secs := int64(now.Sub(s.shown.since) / time.Second)
+		if s.shown.since.IsZero() {
+			secs = 0
 		}
 		s.mu.Unlock()
-		rows = append(rows, rowOf(uint64(s.id), s.user, s.nc.RemoteAddr().String(), nil, cmd, int64(0), "", nil))
+		rows = append(rows, rowOf(uint64(s.id), s.user, s.nc.RemoteAddr().String(), db, cmd, secs, state, info))
 	}
 	return newMemStream(cols, rows)
 }
