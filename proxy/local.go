@@ -16,7 +16,7 @@ import (
 const versionComment = "shardflake MySQL sharding proxy"
 
 // tablelessSelect answers a SELECT that names no table. Values only the
-// proxy knows (DATABASE(), CONNECTION_ID(), LAST_INSERT_ID(), VERSION(),
+// proxy knows (DATABASE(), CONNECTION_ID(), LAST_INSERT_ID(), ROW_COUNT(), VERSION(),
 // USER(), @@version_comment, @@version, @@autocommit,
 // @@shardflake_transaction_mode) are answered by the
 // proxy: entirely when the statement holds nothing else, otherwise by
@@ -145,6 +145,10 @@ func (s *Session) localValue(e ast.ExprNode) (any, bool) {
 			return uint64(s.id), true
 		case "last_insert_id":
 			return s.lastInsertID, true
+		case "row_count":
+			// The last statement's, which may have run on any data
+			// source's connection.
+			return s.rowCount, true
 		case "version":
 			return s.srv.version(), true
 		case "user", "session_user", "system_user":

@@ -84,6 +84,10 @@ type Session struct {
 	backendStatus statusSink
 	vars          settings
 	lastInsertID  uint64
+	// rowCount is ROW_COUNT(): what the last statement told the client
+	// (an OK's affected rows, -1 for a result set or an error); written
+	// is what the running statement's last write told (door.go).
+	rowCount, written int64
 	// rw is the session's read/write splitting state (readwrite.go).
 	rw rwSession
 
@@ -384,6 +388,7 @@ func (s *Session) resetConnection() {
 	s.selectLimitVar = ""
 	s.autocommit = true
 	s.lastInsertID = 0
+	s.rowCount = 0
 	s.parser.SetSQLMode(0)
 	s.sqlMode = 0
 	s.dropAllLongData()
