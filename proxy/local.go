@@ -48,7 +48,7 @@ func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql 
 // keepLabels names every unaliased expression of sel's select list by
 // its text as written, MySQL's column label: restoring the statement
 // respells @@port as @@`port` and COUNT(*) as COUNT(1), which the backend
-// would use as labels. Columns and string literals keep their labels
+// would use as labels. Columns, string literals and NULL keep their labels
 // anyway.
 func keepLabels(sel *ast.SelectStmt) {
 	if sel.Fields == nil {
@@ -62,8 +62,9 @@ func keepLabels(sel *ast.SelectStmt) {
 		case *ast.ColumnNameExpr:
 			continue
 		case ast.ValueExpr:
-			if _, isString := x.GetValue().(string); isString {
-				continue
+			switch x.GetValue().(type) {
+			case string, nil:
+				continue // labelled by its value, NULL as NULL
 			}
 		}
 		if text := strings.TrimSpace(f.Text()); text != "" && len(text) <= 256 {
