@@ -98,7 +98,7 @@ func (srv sessionServer) setVarName(ctx context.Context, name string) (string, e
 // written for alias, so that a statement the proxy restores from its tree
 // returns the column names the client's text would (the restored form
 // quotes names: @@`tx_isolation`). String literals and NULL keep none:
-// MariaDB labels them by their value ('it”s' is it's, NULL and null
+// MariaDB labels them by their value (_utf8mb4'x' is x, null is
 // NULL), and so does the backend the restored literal.
 func keepFieldNames(sel *ast.SelectStmt) {
 	if sel.Fields == nil {
