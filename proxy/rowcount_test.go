@@ -76,3 +76,41 @@ func TestRowCountDifferential(t *testing.T) {
 		t.Errorf("proxy %q, MariaDB %q", got, want)
 	}
 }
+
+// TestBroadcastWriteWarningsOnce: a write to a broadcast table raises its
+// warnings once, as the one logical table of one MariaDB does (the OK
+// packet already counted one copy's), not once per data source's copy.
+func TestBroadcastWriteWarningsOnce(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	statusRefDB(t, e, "bw_ref")
+	e.backends[0].Exec(t, "bw_ref", "CREATE TABLE t_dict (code VARCHAR(16) PRIMARY KEY, label VARCHAR(64))")
+	ctx := context.Background()
+	run := func(c *sql.Conn) []string {
+		var out []string
+		for _, q := range []string{
+			"INSERT IGNORE INTO t_dict (code, label) VALUES ('a', 'x'), ('a', 'y'), ('b', 'z')",
+			"INSERT IGNORE INTO t_dict (code, label) VALUES ('d', REPEAT('l', 70))",
+			"INSERT INTO t_dict (code, label) VALUES ('c', REPEAT('l', 70)) ON DUPLICATE KEY UPDATE label = 'u'",
+		} {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				out = append(out, fmt.Sprintf("%s: %d", q, errCode(err)))
+			}
+			out = append(out, fmt.Sprintf("%s: %q %q", q, queryStrings(t, c, "SHOW WARNINGS"), queryStrings(t, c, "SELECT @@warning_count")))
+		}
+		return out
+	}
+	proxy := e.conn(t)
+	if _, err := proxy.ExecContext(ctx, "DELETE FROM t_dict"); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := e.backends[0].Open(t, "bw_ref").Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	got, want := run(proxy), run(ref)
+	if !slices.Equal(got, want) {
+		t.Errorf("proxy:   %q\nMariaDB: %q", got, want)
+	}
+}
