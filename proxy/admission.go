@@ -148,6 +148,9 @@ func (c *loginConn) admit() error {
 			return mysqlError(dbDenied(s.user, db))
 		}
 		s.db = db
+		s.mu.Lock()
+		s.shown.db = db
+		s.mu.Unlock()
 	}
 	if !s.srv.takeSlot() {
 		return mysqlError(ErrTooManyConnections)

@@ -94,7 +94,8 @@ func (s *Session) classifyText(st *statement) error {
 
 // classifyUnparsed classifies a text the parser refused: stored functions
 // and triggers (the parser reads neither) and procedures it cannot read,
-// alone or a CREATE whose body's semicolons are its own; a multi-statement
+// alone or a CREATE whose body's semicolons are its own; SHOW PACKAGE
+// STATUS and SHOW CREATE TRIGGER (routineshow.go); a multi-statement
 // query, whose statements MySQL parses one at a time, so those before the
 // one that does not parse still run; else the syntax error.
 func (s *Session) classifyUnparsed(st *statement, err error) error {
@@ -102,6 +103,11 @@ func (s *Session) classifyUnparsed(st *statement, err error) error {
 	if ok && (!st.whole || create || !s.multiStatements || len(sqlarg.Split(st.sql)) <= 1) {
 		st.kind, st.routine = planRoutine, kind
 		return nil
+	}
+	if !st.whole || !s.multiStatements || len(sqlarg.Split(st.sql)) <= 1 {
+		if ok, err := s.classifyRoutineShow(st); ok {
+			return err
+		}
 	}
 	if st.whole && s.multiStatements {
 		if pieces := sqlarg.Split(st.sql); len(pieces) > 1 {

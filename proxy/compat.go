@@ -97,15 +97,24 @@ func (srv sessionServer) setVarName(ctx context.Context, name string) (string, e
 // keepFieldNames gives every select field without an alias its text as
 // written for alias, so that a statement the proxy restores from its tree
 // returns the column names the client's text would (the restored form
-// quotes names: @@`tx_isolation`).
+// quotes names: @@`tx_isolation`). String literals and NULL keep none:
+// MariaDB labels them by their value (_utf8mb4'x' is x, null is
+// NULL), and so does the backend the restored literal.
 func keepFieldNames(sel *ast.SelectStmt) {
 	if sel.Fields == nil {
 		return
 	}
 	for _, f := range sel.Fields.Fields {
-		if f.WildCard == nil && f.AsName.O == "" {
-			f.AsName = ast.NewCIStr(fieldName(f))
+		if f.WildCard != nil || f.AsName.O != "" {
+			continue
 		}
+		if v, ok := f.Expr.(ast.ValueExpr); ok {
+			switch v.GetValue().(type) {
+			case string, nil:
+				continue
+			}
+		}
+		f.AsName = ast.NewCIStr(fieldName(f))
 	}
 }
 

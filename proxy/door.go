@@ -154,6 +154,14 @@ type statement struct {
 // it, executes it and observes it, and writes its result (or returns the
 // error the client is to get).
 func (s *Session) runStatement(st *statement) (err error) {
+	defer func() {
+		// ROW_COUNT() of the next statement: an error's is -1, as
+		// MariaDB's (the caller writes the error).
+		s.rowCount = s.written
+		if err != nil {
+			s.rowCount = -1
+		}
+	}()
 	if err := s.classify(st); err != nil {
 		return err
 	}

@@ -447,8 +447,19 @@ func (l *lane) finish() {
 		// Rows left unread: the connection is not in step.
 		l.bc.broken = true
 	}
+	if l.ex.otherCopy(l) {
+		// The client changed one table and hears one copy's warnings,
+		// as it hears one copy's counts (combineOK).
+		l.bc.warnings = 0
+	}
 	l.bc.collectWarnings(l.ex.ctx)
 	l.ex.conns.release(l.bc)
+}
+
+// otherCopy reports whether lane l writes a copy of a broadcast table
+// other than the first data source's.
+func (ex *execution) otherCopy(l *lane) bool {
+	return ex.plan.Type == router.RouteBroadcast && isWrite(ex.plan.Kind) && len(ex.routes) > 1 && ex.routes[0].lane != l
 }
 
 // run sends the route's statement and reads its response up to the rows:

@@ -27,6 +27,13 @@ var logicalInfoTables = map[string]infoTable{
 		nameCols: []string{"CONSTRAINT_NAME"}, refTableCol: "REFERENCED_TABLE_NAME", refNameCols: []string{"UNIQUE_CONSTRAINT_NAME"}},
 	"table_constraints": {schemaCols: []string{"CONSTRAINT_SCHEMA", "TABLE_SCHEMA"}, tableCol: "TABLE_NAME", nameCols: []string{"CONSTRAINT_NAME"}},
 	"check_constraints": {schemaCols: []string{"CONSTRAINT_SCHEMA"}, tableCol: "TABLE_NAME", nameCols: []string{"CONSTRAINT_NAME"}},
+	// Stored routines and triggers live on the default data source
+	// (routines.go); mysqldump finds a table's triggers in TRIGGERS,
+	// JDBC's getProcedures and getProcedureColumns read ROUTINES and
+	// PARAMETERS.
+	"routines":   {schemaCols: []string{"ROUTINE_SCHEMA"}},
+	"parameters": {schemaCols: []string{"SPECIFIC_SCHEMA"}},
+	"triggers":   {schemaCols: []string{"TRIGGER_SCHEMA", "EVENT_OBJECT_SCHEMA"}, tableCol: "EVENT_OBJECT_TABLE"},
 }
 
 // infoTable names the columns of an information_schema table that the

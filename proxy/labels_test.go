@@ -42,3 +42,27 @@ func TestColumnLabelsAreTheClientsText(t *testing.T) {
 		}
 	}
 }
+
+// TestLiteralLabelsDifferential: in a SELECT without tables that mixes the
+// proxy's own values (@@in_transaction, DATABASE(), ...) with literals, a
+// string literal's column is labelled by its value and NULL as NULL, as
+// MariaDB labels them; the proxy labelled them by their text ('abc' with
+// its quotes).
+func TestLiteralLabelsDifferential(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	proxy := e.open(t)
+	direct := e.backends[0].Open(t, "ds_0")
+	for _, q := range []string{
+		"SELECT 'still in tx', @@in_transaction",
+		"SELECT 'a', DATABASE() AS d, NULL, null, @@autocommit",
+		`SELECT "dq", _utf8mb4'cs', @@version_comment`,
+		"SELECT 'it''s', 'x' 'y', N'n', LAST_INSERT_ID()",
+		"SELECT 1.50, -2, 0x41, ROW_COUNT(), CONNECTION_ID() > 0",
+	} {
+		got, gotCols := showRows(t, proxy, q, nil)
+		_, wantCols := showRows(t, direct, q, nil)
+		if !slices.Equal(gotCols, wantCols) || len(got) != 1 {
+			t.Errorf("%s: columns %q, MariaDB %q", q, gotCols, wantCols)
+		}
+	}
+}

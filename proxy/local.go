@@ -16,7 +16,7 @@ import (
 const versionComment = "shardflake MySQL sharding proxy"
 
 // tablelessSelect answers a SELECT that names no table. Values only the
-// proxy knows (DATABASE(), CONNECTION_ID(), LAST_INSERT_ID(), VERSION(),
+// proxy knows (DATABASE(), CONNECTION_ID(), LAST_INSERT_ID(), ROW_COUNT(), VERSION(),
 // USER(), @@version_comment, @@version, @@autocommit,
 // @@shardflake_transaction_mode) are answered by the
 // proxy: entirely when the statement holds nothing else, otherwise by
@@ -48,7 +48,7 @@ func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql 
 // keepLabels names every unaliased expression of sel's select list by
 // its text as written, MySQL's column label: restoring the statement
 // respells @@port as @@`port` and COUNT(*) as COUNT(1), which the backend
-// would use as labels. Columns and string literals keep their labels
+// would use as labels. Columns, string literals and NULL keep their labels
 // anyway.
 func keepLabels(sel *ast.SelectStmt) {
 	if sel.Fields == nil {
@@ -62,8 +62,9 @@ func keepLabels(sel *ast.SelectStmt) {
 		case *ast.ColumnNameExpr:
 			continue
 		case ast.ValueExpr:
-			if _, isString := x.GetValue().(string); isString {
-				continue
+			switch x.GetValue().(type) {
+			case string, nil:
+				continue // labelled by its value, NULL as NULL
 			}
 		}
 		if text := strings.TrimSpace(f.Text()); text != "" && len(text) <= 256 {
@@ -145,6 +146,10 @@ func (s *Session) localValue(e ast.ExprNode) (any, bool) {
 			return uint64(s.id), true
 		case "last_insert_id":
 			return s.lastInsertID, true
+		case "row_count":
+			// The last statement's, which may have run on any data
+			// source's connection.
+			return s.rowCount, true
 		case "version":
 			return s.srv.version(), true
 		case "user", "session_user", "system_user":

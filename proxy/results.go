@@ -71,6 +71,7 @@ func (s *Session) writePacket(p []byte) error {
 // writeOK writes an OK packet with the session's status.
 func (s *Session) writeOK(ok wire.OK, more bool) error {
 	ok.Status = s.status(more)
+	s.written = int64(ok.AffectedRows)
 	if s.capture != nil {
 		s.capture.ok(ok)
 		return nil
@@ -102,6 +103,7 @@ func (s *Session) writeEOF(more bool) error {
 // columns ends the result with an error packet, as MySQL does; writeRows
 // then returns errWritten wrapping it, so the caller stops.
 func (s *Session) writeRows(rows RowStream, out output) error {
+	s.written = -1
 	if out.into != nil {
 		return s.storeInto(rows, out)
 	}

@@ -275,7 +275,7 @@ func TestShutdownDrainsStatementsInFlight(t *testing.T) {
 
 // collectProcessList returns the Command of each session by id.
 func collectProcessList(e *testEnv) map[string]string {
-	rows, _ := drain(e.srv.processList(""))
+	rows, _ := drain(e.srv.processList("", false))
 	out := map[string]string{}
 	for _, r := range rows {
 		out[string(r[0])] = string(r[4])

@@ -84,6 +84,10 @@ type Session struct {
 	backendStatus statusSink
 	vars          settings
 	lastInsertID  uint64
+	// rowCount is ROW_COUNT(): what the last statement told the client
+	// (an OK's affected rows, -1 for a result set or an error); written
+	// is what the running statement's last write told (door.go).
+	rowCount, written int64
 	// rw is the session's read/write splitting state (readwrite.go).
 	rw rwSession
 
@@ -107,6 +111,9 @@ type Session struct {
 	mu      sync.Mutex
 	busy    bool
 	closing bool
+	// shown is what SHOW PROCESSLIST shows of the session, written
+	// under mu by the session's goroutine, read by another's.
+	shown shownState
 	// watch cancels the running statement (statementContext).
 	watch stmtWatch
 }
@@ -178,6 +185,9 @@ func (s *Session) UseDB(name string) error {
 		return mysqlError(err)
 	}
 	s.db = name
+	s.mu.Lock()
+	s.shown.db = name
+	s.mu.Unlock()
 	return nil
 }
 
@@ -192,7 +202,7 @@ func (s *Session) run() {
 			s.readFailed(err)
 			return
 		}
-		if !s.startCommand() {
+		if !s.startCommand(p) {
 			return
 		}
 		if err := s.takeSnapshot(); err != nil {
@@ -209,19 +219,23 @@ func (s *Session) run() {
 	}
 }
 
-func (s *Session) startCommand() bool {
+func (s *Session) startCommand(p []byte) bool {
+	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		return false
 	}
 	s.busy = true
+	s.shown.since, s.shown.command = now, p
 	return true
 }
 
 func (s *Session) endCommand() {
+	now := time.Now()
 	s.mu.Lock()
 	s.busy = false
+	s.shown.since, s.shown.command = now, nil
 	s.mu.Unlock()
 }
 
@@ -374,6 +388,7 @@ func (s *Session) resetConnection() {
 	s.selectLimitVar = ""
 	s.autocommit = true
 	s.lastInsertID = 0
+	s.rowCount = 0
 	s.parser.SetSQLMode(0)
 	s.sqlMode = 0
 	s.dropAllLongData()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -34,10 +35,7 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 				rows = append(rows, rowOf(db))
 			}
 		}
-		if st.Where != nil {
-			return nil, &NotSupportedError{What: "SHOW DATABASES WHERE"}
-		}
-		return nil, s.writeRows(newMemStream([]*mysql.Field{stringColumn("Database")}, rows), out)
+		return nil, s.writeRowsWhere(ctx, []*mysql.Field{stringColumn("Database")}, rows, st.Where, out)
 	case ast.ShowCreateDatabase:
 		if st.DBName != s.srv.rules.DatabaseName {
 			return nil, &UnknownDatabaseError{Name: st.DBName}
@@ -57,7 +55,7 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 		if s.privileges().OtherSchemas {
 			user = ""
 		}
-		return nil, s.writeRows(s.srv.processList(user), out)
+		return nil, s.writeRows(s.srv.processList(user, st.Full), out)
 	case ast.ShowGrants:
 		if !s.privileges().OtherSchemas {
 			// The backend account's grants are not the user's.
@@ -65,6 +63,10 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 		}
 	case ast.ShowTableStatus:
 		return nil, s.showTableStatus(ctx, st, out)
+	case ast.ShowProcedureStatus, ast.ShowFunctionStatus:
+		return s.routineStatus(ctx, st, out)
+	case ast.ShowTriggers:
+		return s.showTriggers(st)
 	}
 	return s.srv.dataSourcePlan("", sql, router.KindOther), nil
 }
@@ -75,9 +77,6 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) 
 	db, err := s.schema(st.DBName)
 	if err != nil {
 		return err
-	}
-	if st.Where != nil {
-		return &NotSupportedError{What: "SHOW TABLES WHERE (use LIKE)"}
 	}
 	tables, err := s.logicalTables(ctx)
 	if err != nil {
@@ -108,7 +107,32 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) 
 			rows = append(rows, rowOf(t.name))
 		}
 	}
-	return s.writeRows(newMemStream(cols, rows), out)
+	return s.writeRowsWhere(ctx, cols, rows, st.Where, out)
+}
+
+// writeRowsWhere writes the rows of a SHOW the proxy answers itself, those
+// that its WHERE clause (nil: none) keeps: the default data source
+// evaluates the condition over them, handed as a derived table whose
+// columns carry the SHOW's names, as MariaDB evaluates it over the SHOW's
+// columns. The client gets the proxy's column definitions.
+func (s *Session) writeRowsWhere(ctx context.Context, cols []*mysql.Field, rows []Row, where ast.ExprNode, out output) error {
+	if where == nil {
+		return s.writeRows(newMemStream(cols, rows), out)
+	}
+	derived, err := derivedSQL(cols, rows)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("SELECT * FROM (" + derived + ") AS `show` WHERE ")
+	if err := where.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
+		return &InternalError{Msg: "restore SHOW condition: " + err.Error()}
+	}
+	kept, err := s.queryRows(ctx, s.srv.rules.DefaultDataSource, b.String())
+	if err != nil {
+		return err
+	}
+	return s.writeRows(newMemStream(cols, kept), out)
 }
 
 type logicalTable struct {
@@ -292,14 +316,15 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, out outpu
 // table in the plainest spelling every MySQL-compatible server reads.
 func showSQL(st *ast.ShowStmt, physical string) (string, error) {
 	table := string(appendIdent(nil, physical))
-	switch st.Tp {
-	case ast.ShowCreateTable:
+	if st.Tp == ast.ShowCreateTable {
 		return "SHOW CREATE TABLE " + table, nil
-	case ast.ShowIndex:
-		return "SHOW INDEX FROM " + table, nil
 	}
 	sql := "SHOW COLUMNS FROM " + table
-	if st.Full {
+	switch {
+	case st.Tp == ast.ShowIndex:
+		// Its WHERE, as SHOW COLUMNS's, is evaluated by the data node.
+		sql = "SHOW INDEX FROM " + table
+	case st.Full:
 		sql = "SHOW FULL COLUMNS FROM " + table
 	}
 	var cond ast.Node
@@ -429,9 +454,25 @@ func likeMatch(pattern, s string, escape byte) bool {
 	return match(0, 0)
 }
 
-// processList is SHOW PROCESSLIST over the proxy's client connections,
-// those of user only unless user is "".
-func (srv *Server) processList(user string) RowStream {
+// shownState is what SHOW PROCESSLIST shows of a session.
+type shownState struct {
+	db    string
+	since time.Time // when its command started, or its last one ended
+	// command is the packet of the command it runs (nil when idle),
+	// valid while it runs: the session reads the next one only after
+	// endCommand.
+	command []byte
+}
+
+// processListInfo is how much of a statement SHOW PROCESSLIST shows
+// without FULL, as MariaDB's.
+const processListInfo = 100
+
+// processList is SHOW [FULL] PROCESSLIST over the proxy's client
+// connections, those of user only unless user is "": as MariaDB shows
+// its threads, a running command's name, its seconds and a statement's
+// text (the first 100 characters without FULL).
+func (srv *Server) processList(user string, full bool) RowStream {
 	cols := []*mysql.Field{uintColumn("Id"), stringColumn("User"), stringColumn("Host"), stringColumn("db"),
 		stringColumn("Command"), intColumn("Time"), stringColumn("State"), stringColumn("Info")}
 	srv.mu.Lock()
@@ -443,15 +484,39 @@ func (srv *Server) processList(user string) RowStream {
 	}
 	srv.mu.Unlock()
 	slices.SortFunc(sessions, func(a, b *Session) int { return int(a.id) - int(b.id) })
+	now := time.Now()
 	var rows []Row
 	for _, s := range sessions {
 		s.mu.Lock()
-		cmd := "Sleep"
+		cmd, state := "Sleep", ""
+		var db, info any
+		if s.shown.db != "" {
+			db = s.shown.db
+		}
 		if s.busy {
 			cmd = "Query"
+			if p := s.shown.command; len(p) > 0 {
+				switch p[0] {
+				case mysql.COM_QUERY:
+					text := []rune(string(p[1:]))
+					if !full && len(text) > processListInfo {
+						text = text[:processListInfo]
+					}
+					info = string(text)
+				case mysql.COM_STMT_EXECUTE:
+					cmd = "Execute"
+				case mysql.COM_STMT_PREPARE:
+					cmd = "Prepare"
+					info = string(p[1:])
+				}
+			}
+		}
+		secs := int64(now.Sub(s.shown.since) / time.Second)
+		if s.shown.since.IsZero() {
+			secs = 0
 		}
 		s.mu.Unlock()
-		rows = append(rows, rowOf(uint64(s.id), s.user, s.nc.RemoteAddr().String(), nil, cmd, int64(0), "", nil))
+		rows = append(rows, rowOf(uint64(s.id), s.user, s.nc.RemoteAddr().String(), db, cmd, secs, state, info))
 	}
 	return newMemStream(cols, rows)
 }
