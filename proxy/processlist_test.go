@@ -3,9 +3,14 @@ package proxy
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	gomysql "github.com/go-sql-driver/mysql"
 )
 
 // TestShowProcessListDifferential: SHOW [FULL] PROCESSLIST shows a
@@ -75,4 +80,101 @@ func processListOf(t *testing.T, db *sql.DB, schema string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestShowProcessListDuringLoadData: while a LOAD DATA LOCAL streams its
+// file, SHOW FULL PROCESSLIST shows the statement's text as it was sent.
+// The session reads the file's packets into the buffer its command packet
+// came in, so the text must not be read from that packet (under -race
+// that was a data race, and the Info shown was file content).
+func TestShowProcessListDuringLoadData(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	seen := make(chan struct{})
+	const chunks = 400
+	gomysql.RegisterReaderHandler("processlist_rows", func() io.Reader {
+		return &gatedLines{gate: seen, gateAt: 4, left: chunks}
+	})
+	defer gomysql.DeregisterReaderHandler("processlist_rows")
+	ctx := context.Background()
+	db := e.open(t)
+	loader, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loader.Close()
+	var id string
+	if err := loader.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	const load = "LOAD DATA LOCAL INFILE 'Reader::processlist_rows' INTO TABLE t_plain (v)"
+	done := make(chan error, 1)
+	go func() {
+		_, err := loader.ExecContext(ctx, load)
+		done <- err
+	}()
+	info := func() string {
+		rows, _ := showRows(t, db, "SHOW FULL PROCESSLIST", []string{"Id", "Command", "Info"})
+		for _, r := range rows {
+			if rest, ok := strings.CutPrefix(r, "Id="+id+","); ok {
+				return rest
+			}
+		}
+		return "not listed"
+	}
+	want := "Command=Query,Info=" + load
+	var open sync.Once
+	defer open.Do(func() { close(seen) }) // a failed wait must not leave the load stuck
+	waitFor(t, func() bool { return info() == want })
+	open.Do(func() { close(seen) })
+	for polls := 0; ; polls++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := queryOne(t, db, "SELECT COUNT(*) FROM t_plain"); got != strconv.Itoa(chunks*linesPerChunk) {
+				t.Errorf("t_plain holds %s rows, want %d", got, chunks*linesPerChunk)
+			}
+			t.Logf("%d polls while the file streamed", polls)
+			return
+		default:
+		}
+		// Between the load's end and its answer reaching the test the
+		// connection is idle (Sleep) already.
+		if got := info(); got != want && got != "Command=Sleep,Info=NULL" {
+			t.Fatalf("while the file streamed, SHOW FULL PROCESSLIST showed %.200q, want %q", got, want)
+		}
+	}
+}
+
+const linesPerChunk = 64
+
+// gatedLines is a LOAD DATA file of left chunks of short lines that stops
+// after gateAt chunks until gate is closed.
+type gatedLines struct {
+	gate   chan struct{}
+	gateAt int
+	left   int
+	sent   int
+	buf    []byte
+}
+
+func (g *gatedLines) Read(p []byte) (int, error) {
+	if len(g.buf) == 0 {
+		if g.left == 0 {
+			return 0, io.EOF
+		}
+		if g.sent == g.gateAt {
+			<-g.gate
+		}
+		for i := range linesPerChunk {
+			g.buf = fmt.Appendf(g.buf, "row-%d-%d-padding-padding\n", g.sent, i)
+		}
+		g.left--
+		g.sent++
+	}
+	n := copy(p, g.buf)
+	g.buf = g.buf[n:]
+	return n, nil
 }

@@ -227,15 +227,26 @@ func (s *Session) startCommand(p []byte) bool {
 		return false
 	}
 	s.busy = true
-	s.shown.since, s.shown.command = now, p
+	s.shown.since, s.shown.command = now, 0
+	if len(p) > 0 {
+		s.shown.command = p[0]
+	}
 	return true
+}
+
+// showInfo records the running command's statement text for SHOW
+// PROCESSLIST.
+func (s *Session) showInfo(sql string) {
+	s.mu.Lock()
+	s.shown.info = sql
+	s.mu.Unlock()
 }
 
 func (s *Session) endCommand() {
 	now := time.Now()
 	s.mu.Lock()
 	s.busy = false
-	s.shown.since, s.shown.command = now, nil
+	s.shown.since, s.shown.command, s.shown.info = now, 0, ""
 	s.mu.Unlock()
 }
 
@@ -316,12 +327,16 @@ func (s *Session) dispatch(p []byte) {
 			err = s.writeOK(wire.OK{}, false)
 		}
 	case mysql.COM_QUERY:
-		s.handleQuery(string(data))
+		sql := string(data)
+		s.showInfo(sql)
+		s.handleQuery(sql)
 		return
 	case mysql.COM_FIELD_LIST:
 		err = s.handleFieldList(data)
 	case mysql.COM_STMT_PREPARE:
-		err = s.handleStmtPrepare(string(data))
+		sql := string(data)
+		s.showInfo(sql)
+		err = s.handleStmtPrepare(sql)
 	case mysql.COM_STMT_EXECUTE:
 		s.handleStmtExecute(data)
 		return

@@ -458,10 +458,12 @@ func likeMatch(pattern, s string, escape byte) bool {
 type shownState struct {
 	db    string
 	since time.Time // when its command started, or its last one ended
-	// command is the packet of the command it runs (nil when idle),
-	// valid while it runs: the session reads the next one only after
-	// endCommand.
-	command []byte
+	// command is the command it runs (0 when idle), info the text of
+	// its statement: a string of its own, since the packet's buffer
+	// takes the packets that come during the command (a LOAD DATA
+	// LOCAL's file).
+	command byte
+	info    string
 }
 
 // processListInfo is how much of a statement SHOW PROCESSLIST shows
@@ -495,20 +497,18 @@ func (srv *Server) processList(user string, full bool) RowStream {
 		}
 		if s.busy {
 			cmd = "Query"
-			if p := s.shown.command; len(p) > 0 {
-				switch p[0] {
-				case mysql.COM_QUERY:
-					text := []rune(string(p[1:]))
-					if !full && len(text) > processListInfo {
-						text = text[:processListInfo]
-					}
-					info = string(text)
-				case mysql.COM_STMT_EXECUTE:
-					cmd = "Execute"
-				case mysql.COM_STMT_PREPARE:
-					cmd = "Prepare"
-					info = string(p[1:])
+			switch s.shown.command {
+			case mysql.COM_QUERY:
+				text := s.shown.info
+				if !full {
+					text = firstRunes(text, processListInfo)
 				}
+				info = text
+			case mysql.COM_STMT_EXECUTE:
+				cmd = "Execute"
+			case mysql.COM_STMT_PREPARE:
+				cmd = "Prepare"
+				info = s.shown.info
 			}
 		}
 		secs := int64(now.Sub(s.shown.since) / time.Second)
@@ -519,6 +519,17 @@ func (srv *Server) processList(user string, full bool) RowStream {
 		rows = append(rows, rowOf(uint64(s.id), s.user, s.nc.RemoteAddr().String(), db, cmd, secs, state, info))
 	}
 	return newMemStream(cols, rows)
+}
+
+// firstRunes is s cut to its first n characters.
+func firstRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
 }
 
 // handleFieldList answers COM_FIELD_LIST (the column list of a table, used
