@@ -65,10 +65,10 @@ func TestGoSQLDriverSuite(t *testing.T) {
 	bin := buildDriverSuite(t)
 	backends := sharedServers(t)[:1]
 	backends[0].Exec(t, "", "DROP DATABASE IF EXISTS gotest", "CREATE DATABASE gotest")
-	direct := runDriverSuite(t, bin, backends[0].Addr(), backends[0].User(), "", "gotest")
+	direct, _ := runDriverSuite(t, bin, backends[0].Addr(), backends[0].User(), "", "gotest")
 
 	e := startEnv(t, envOptions{backends: backends, rules: driverSuiteRules, server: driverSuiteUsers})
-	proxied := runDriverSuite(t, bin, e.addr, "app", "app-secret", "sharding_db")
+	proxied, said := runDriverSuite(t, bin, e.addr, "app", "app-secret", "sharding_db")
 
 	count := func(r map[string]string, want string) int {
 		n := 0
@@ -93,7 +93,7 @@ func TestGoSQLDriverSuite(t *testing.T) {
 			t.Logf("known: %s %s through the proxy: %s", name, proxied[name], why)
 			continue
 		}
-		t.Errorf("%s passes directly but through the proxy it is %q", name, proxied[name])
+		t.Errorf("%s passes directly but through the proxy it is %q; it said:\n%s", name, proxied[name], said.of(name))
 	}
 	for name, why := range driverSuiteKnownFailures {
 		if proxied[name] == "PASS" {
@@ -123,11 +123,36 @@ func buildDriverSuite(t *testing.T) string {
 	return bin
 }
 
-var driverSuiteResult = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (\S+)`)
+var (
+	driverSuiteResult = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (\S+)`)
+	// driverSuiteHeading names the test whose output the lines after it
+	// are (go test -v interleaves parallel tests' output this way).
+	driverSuiteHeading = regexp.MustCompile(`^=== (?:RUN|CONT|NAME|PAUSE)\s+(\S+)`)
+)
+
+// driverSuiteOutput is what each test printed (its t.Log and t.Error
+// lines), by test name.
+type driverSuiteOutput map[string][]string
+
+// of returns the lines of test name and of its subtests.
+func (o driverSuiteOutput) of(name string) string {
+	var lines []string
+	for _, n := range slices.Sorted(maps.Keys(o)) {
+		if n == name || strings.HasPrefix(n, name+"/") {
+			for _, l := range o[n] {
+				lines = append(lines, n+": "+strings.TrimSpace(l))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return "(nothing)"
+	}
+	return strings.Join(lines, "\n")
+}
 
 // runDriverSuite runs the driver's tests against addr and returns each
-// test's and subtest's result by name.
-func runDriverSuite(t *testing.T, bin, addr, user, pass, db string) map[string]string {
+// test's and subtest's result by name, and what each printed.
+func runDriverSuite(t *testing.T, bin, addr, user, pass, db string) (map[string]string, driverSuiteOutput) {
 	t.Helper()
 	cmd := exec.Command(bin, "-test.v", "-test.count=1", "-test.timeout=5m", "-test.skip="+driverSuiteSkip)
 	cmd.Dir = t.TempDir()
@@ -136,18 +161,37 @@ func runDriverSuite(t *testing.T, bin, addr, user, pass, db string) map[string]s
 		"MYSQL_TEST_DBNAME="+db, "MYSQL_TEST_PROT=tcp")
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
-	results := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if m := driverSuiteResult.FindStringSubmatch(sc.Text()); m != nil {
-			results[m[2]] = m[1]
-		}
-	}
+	results, said := parseDriverSuite(out)
 	t.Logf("driver suite on %s: %d results in %v (exit: %v)", addr, len(results), time.Since(start).Round(time.Millisecond), err)
 	if dir := os.Getenv("SHARDFLAKE_DRIVER_SUITE_OUT"); dir != "" {
 		name := strings.NewReplacer(":", "_", ".", "_").Replace(addr)
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%s.log", user, name)), out, 0o644)
 	}
-	return results
+	return results, said
+}
+
+// parseDriverSuite reads the driver's go test -v output: each test's
+// result, and the lines each printed (those after its heading or its
+// result line).
+func parseDriverSuite(out []byte) (map[string]string, driverSuiteOutput) {
+	results, said := map[string]string{}, driverSuiteOutput{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	current := ""
+	for sc.Scan() {
+		line := sc.Text()
+		if m := driverSuiteResult.FindStringSubmatch(line); m != nil {
+			results[m[2]] = m[1]
+			current = m[2]
+			continue
+		}
+		if m := driverSuiteHeading.FindStringSubmatch(line); m != nil {
+			current = m[1]
+			continue
+		}
+		if current != "" && strings.HasPrefix(line, " ") && strings.TrimSpace(line) != "" {
+			said[current] = append(said[current], line)
+		}
+	}
+	return results, said
 }

@@ -258,8 +258,12 @@ func TestTLSClientKeepsNetConn(t *testing.T) {
 // netReadTimeout but the whole over waitTimeout, is read and answered
 // as MariaDB answers it: the idle deadline left in place does not cut it.
 func TestSlowLongCommand(t *testing.T) {
-	e := startEnv(t, envOptions{server: "waitTimeout: 400ms\nnetReadTimeout: 300ms", planner: toDefault})
-	c := rawSession(t, e.addr, "app", "app-secret", "sharding_db")
+	// The command is built before the session opens: building it took
+	// 100-220ms under -race on a loaded machine, more at times than the
+	// 400ms waitTimeout, which then rightly closed the idle session
+	// before the command began (the second piece's write: broken pipe).
+	// netReadTimeout leaves a loaded machine's stalls between pieces
+	// (25ms apart) room, and is still shorter than the whole.
 	payload := []byte{mysql.COM_QUERY}
 	payload = append(payload, "SELECT 1 AS intended #"...)
 	payload = append(payload, bytes.Repeat([]byte{'-'}, 17<<20-len(payload))...)
@@ -268,6 +272,9 @@ func TestSlowLongCommand(t *testing.T) {
 	raw := append([]byte{0xff, 0xff, 0xff, 0}, first...)
 	raw = append(raw, byte(len(rest)), byte(len(rest)>>8), byte(len(rest)>>16), 1)
 	raw = append(raw, rest...)
+	const waitTimeout = 400 * time.Millisecond
+	e := startEnv(t, envOptions{server: "waitTimeout: 400ms\nnetReadTimeout: 1s", planner: toDefault})
+	c := rawSession(t, e.addr, "app", "app-secret", "sharding_db")
 	nc := c.NetConn()
 	const piece = 512 << 10
 	start := time.Now()
@@ -278,6 +285,9 @@ func TestSlowLongCommand(t *testing.T) {
 		time.Sleep(25 * time.Millisecond) // a slow sender
 	}
 	took := time.Since(start)
+	if took <= waitTimeout {
+		t.Fatalf("the command took %v to send, within waitTimeout (%v): the idle deadline was not put to the test", took, waitTimeout)
+	}
 	c.SetSeq(2)
 	p, err := c.ReadPacket()
 	if err != nil {
