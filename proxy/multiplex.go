@@ -29,13 +29,21 @@ import (
 // commands were queued and hands each, complete, to its session.
 //
 // Eligible (multiplexable): outside a transaction and LOCK TABLES, with
-// no pinned connection, no session settings beyond the baseline (SET
-// makes a session ineligible until it resets), a single-route SELECT that
+// no pinned connection, no session settings beyond the baseline and the
+// character set (SET of anything else makes a session ineligible until it
+// resets), a single-route SELECT that
 // the router classed as a plain read (router.AccessRead: no FOR UPDATE,
 // no INTO, no user or system variables, no LAST_INSERT_ID(), FOUND_ROWS(),
 // SLEEP() or named locks), sent as text (COM_QUERY) or, for a client's
 // COM_STMT_EXECUTE, as COM_STMT_EXECUTE of a statement prepared on the
-// shared connection (once per connection and SQL text). A response that
+// shared connection (once per connection and SQL text). The character
+// set a client names in its handshake or with SET NAMES changes how
+// MariaDB reads the statement and encodes the answer (a 4-byte character
+// reads '?' under utf8mb3, column definitions carry the charset), so a
+// pool keeps separate shared connections per character-set setting (the
+// baseline utf8mb4 and at most maxMuxCharsets others, each set with SET
+// NAMES at dial as on a pooled connection); a session with yet another
+// one runs on pooled connections. A response that
 // reports warnings is dropped and the statement runs again on a pooled
 // connection of its own, so that SHOW WARNINGS can read them there; a
 // shared connection that breaks sends its statements there too. A
@@ -51,11 +59,17 @@ import (
 // the normal way; nothing of it reached the client.
 var errMuxFallback = errors.New("multiplex: run on a pooled connection")
 
+// maxMuxCharsets is how many character-set settings besides the baseline
+// get shared connections of their own in one pool.
+const maxMuxCharsets = 3
+
 // muxSet is a pool's shared connections.
 type muxSet struct {
-	pool  *pool
-	mu    sync.Mutex
-	conns []*muxConn
+	pool *pool
+	mu   sync.Mutex
+	// conns are the shared connections by the character-set settings
+	// they carry ("" for the baseline; settings.sql's text).
+	conns map[string][]*muxConn
 	n     int
 	// closed: the pool closed; a connection dialed since is not kept.
 	closed bool
@@ -77,6 +91,8 @@ type muxSet struct {
 type muxConn struct {
 	set *muxSet
 	bc  *backendConn
+	// names is the character-set settings the connection carries.
+	names string
 	// w writes bc's socket (wire.RawWriter): the commands are framed
 	// already, and bc.wc's own writer is not used.
 	w io.Writer
@@ -144,17 +160,27 @@ func (p *pool) multiplexed(n int, budget int64) *muxSet {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mux == nil {
-		p.mux = &muxSet{pool: p, n: max(n, 1), budget: budget}
+		p.mux = &muxSet{pool: p, n: max(n, 1), budget: budget, conns: map[string][]*muxConn{}}
 	}
 	return p.mux
 }
 
-// pick returns the shared connection with the shortest queue, dialing one
-// while there are fewer than n.
-func (m *muxSet) pick(ctx context.Context) (*muxConn, error) {
+// pick returns the shared connection carrying character-set settings
+// names with the shortest queue, dialing one while there are fewer than
+// n. errMuxFallback: names would be one too many.
+func (m *muxSet) pick(ctx context.Context, names string) (*muxConn, error) {
 	m.mu.Lock()
-	live := m.conns[:0]
-	for _, c := range m.conns {
+	conns, known := m.conns[names]
+	others := len(m.conns)
+	if _, ok := m.conns[""]; ok {
+		others--
+	}
+	if m.closed || !known && names != "" && others >= maxMuxCharsets {
+		m.mu.Unlock()
+		return nil, errMuxFallback
+	}
+	live := conns[:0]
+	for _, c := range conns {
 		c.mu.Lock()
 		ok := c.broken == nil
 		c.mu.Unlock()
@@ -162,30 +188,32 @@ func (m *muxSet) pick(ctx context.Context) (*muxConn, error) {
 			live = append(live, c)
 		}
 	}
-	m.conns = live
-	if len(m.conns) < m.n {
+	conns = live
+	m.conns[names] = conns
+	if len(conns) < m.n {
 		m.mu.Unlock()
-		c, err := m.dial(ctx)
+		c, err := m.dial(ctx, names)
 		if err != nil {
 			return nil, err
 		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
+		conns = m.conns[names]
 		switch {
 		case m.closed:
 			c.fail(errors.New("pool closed"))
 			return nil, errMuxFallback
-		case len(m.conns) < m.n:
-			m.conns = append(m.conns, c)
+		case len(conns) < m.n:
+			m.conns[names] = append(conns, c)
 		default:
 			// Other sessions dialed the n meanwhile: use one of theirs.
 			c.fail(errors.New("not needed"))
-			c = m.conns[len(m.conns)-1]
+			c = conns[len(conns)-1]
 		}
 		return c, nil
 	}
-	best, depth := m.conns[0], -1
-	for _, c := range m.conns {
+	best, depth := conns[0], -1
+	for _, c := range conns {
 		c.mu.Lock()
 		d := len(c.queue)
 		c.mu.Unlock()
@@ -197,7 +225,8 @@ func (m *muxSet) pick(ctx context.Context) (*muxConn, error) {
 	return best, nil
 }
 
-func (m *muxSet) dial(ctx context.Context) (*muxConn, error) {
+// dial opens a shared connection carrying character-set settings names.
+func (m *muxSet) dial(ctx context.Context, names string) (*muxConn, error) {
 	p := m.pool
 	p.mu.Lock()
 	err := p.unavailable()
@@ -210,7 +239,11 @@ func (m *muxSet) dial(ctx context.Context) (*muxConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &muxConn{set: m, bc: bc, w: wire.RawWriter(bc.nc), noBackslash: bc.noBackslashEscapes(), columns: map[string]*mysql.Field{}, stmtGen: bc.stmtGen}
+	if err := bc.apply(names); err != nil {
+		bc.close()
+		return nil, errMuxFallback
+	}
+	c := &muxConn{set: m, bc: bc, names: names, w: wire.RawWriter(bc.nc), noBackslash: bc.noBackslashEscapes(), columns: map[string]*mysql.Field{}, stmtGen: bc.stmtGen}
 	go c.read()
 	return c, nil
 }
@@ -218,11 +251,13 @@ func (m *muxSet) dial(ctx context.Context) (*muxConn, error) {
 // close fails every shared connection (the pool closes).
 func (m *muxSet) close() {
 	m.mu.Lock()
-	conns := m.conns
-	m.conns, m.closed = nil, true
+	all := m.conns
+	m.conns, m.closed = map[string][]*muxConn{}, true
 	m.mu.Unlock()
-	for _, c := range conns {
-		c.fail(errors.New("pool closed"))
+	for _, conns := range all {
+		for _, c := range conns {
+			c.fail(errors.New("pool closed"))
+		}
 	}
 }
 
@@ -607,7 +642,7 @@ func (s *Session) multiplexable(plan *router.Plan, src connSource, proto Protoco
 	}
 	// A pending SET TRANSACTION READ ONLY is the next statement's
 	// (oneShotReadOnly): it runs on a pooled connection.
-	return s.autocommit && !s.txn.active && !s.txn.readOnlyNext && !s.state.pinNext && s.state.empty() && len(s.state.pinned) == 0 && s.vars.sql() == ""
+	return s.autocommit && !s.txn.active && !s.txn.readOnlyNext && !s.state.pinNext && s.state.empty() && len(s.state.pinned) == 0 && s.vars.onlyNames()
 }
 
 // runMultiplexed runs a single-route plan on a shared connection of its
@@ -620,7 +655,7 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 	}
 	m := p.multiplexed(s.srv.rules.Server.MultiplexConnections, s.srv.rules.Server.MergeMemoryBytes)
 	start := time.Now()
-	c, err := m.pick(ctx)
+	c, err := m.pick(ctx, s.vars.sql())
 	if err != nil {
 		return result{}, errMuxFallback
 	}

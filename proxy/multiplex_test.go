@@ -258,7 +258,7 @@ func TestMultiplexAnswersAsPooled(t *testing.T) {
 		m := e.srv.current().pools["ds_0"].multiplexed(2, 1<<20)
 		m.mu.Lock()
 		var ids []uint32
-		for _, c := range m.conns {
+		for _, c := range m.conns[""] {
 			ids = append(ids, c.bc.id)
 		}
 		m.mu.Unlock()
@@ -320,10 +320,10 @@ func muxQueue(e *testEnv, ds string) (n int, c *muxConn) {
 	m := e.srv.current().pools[ds].multiplexed(1, 1<<20)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.conns) == 0 {
+	if len(m.conns[""]) == 0 {
 		return 0, nil
 	}
-	c = m.conns[0]
+	c = m.conns[""][0]
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.queue), c
