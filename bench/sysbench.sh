@@ -56,7 +56,8 @@
 #                     server.multiplex: on (plain reads of stateless
 #                     autocommit sessions pipelined on shared backend
 #                     connections; MUX_CONNS of them per data source,
-#                     default 2). relay2 is the floor of any hop that
+#                     default 2; MUX_MAXWAIT sets multiplexMaxWait,
+#                     default the proxy's). relay2 is the floor of any hop that
 #                     spreads the statements over two servers: two byte
 #                     relays, one in front of each server, each server
 #                     holding its own unsharded sbtest1 (sbdirect), and
@@ -326,6 +327,7 @@ server:
   unionRoutes: $UNION
   multiplex: $mux
   multiplexConnections: ${MUX_CONNS:-2}
+${MUX_MAXWAIT:+  multiplexMaxWait: $MUX_MAXWAIT}
 YAML
 	case $target in
 	passthru | passmux)
@@ -588,16 +590,17 @@ sb_run() {
 }
 
 # mux_counters TARGET: the shared connections' counters summed over the
-# data sources: "commands writes responses reads".
+# data sources: "commands writes responses reads left bypassed".
 mux_counters() {
 	curl -sf "http://127.0.0.1:${METRICS_PORT[$1]}/metrics" | awk '
 		/^shardflake_multiplex_commands_total/ {c += $2} /^shardflake_multiplex_writes_total/ {w += $2}
 		/^shardflake_multiplex_responses_total/ {r += $2} /^shardflake_multiplex_response_reads_total/ {d += $2}
-		END {printf "%d %d %d %d", c, w, r, d}'
+		/^shardflake_multiplex_left_total/ {l += $2} /^shardflake_multiplex_bypassed_total/ {b += $2}
+		END {printf "%d %d %d %d %d %d", c, w, r, d, l, b}'
 }
 
 RAW=$WORK/raw.tsv COM=$WORK/com.tsv MUX=$WORK/mux.tsv
-printf 'repeat\tworkload\tmode\ttarget\tcommands_per_stmt\tcommands_per_write\tresponses_per_read\n' >"$MUX"
+printf 'repeat\tworkload\tmode\ttarget\tcommands_per_stmt\tcommands_per_write\tresponses_per_read\tleft_per_1k\tbypassed_per_1k\n' >"$MUX"
 printf 'repeat\tworkload\tmode\ttarget\tqps\tp95_ms\tproxy_cpu_s_per_1k\tproxy_peak_rss_mib\tdb_cpu_s_per_1k\terrors\tignored\thop_cpu_us\tdb0_cpu_us\tdb1_cpu_us\thop_syscalls\thop_switches\tdb0_syscalls\tdb0_switches\tdb1_syscalls\tdb1_switches\tdb0_share\tdb1_share\tdb0_migrations\tdb1_migrations\tdb0_threads_ran\tdb0_threads_90\tdb1_threads_ran\tdb1_threads_90\tdb0_connected\tdb0_running\tdb1_connected\tdb1_running\n' >"$RAW"
 printf 'repeat\tworkload\tmode\ttarget\tserver\tcounter\tdelta\tqueries\n' >"$COM"
 
@@ -714,10 +717,10 @@ run_one() {
 		mux1=$(mux_counters "$target")
 		# shellcheck disable=SC2086
 		awk -v pre="$rep	$workload	$mode	$target" -v q="$queries" -v a="$mux0" -v b="$mux1" 'BEGIN {
-			split(a, x, " "); split(b, y, " "); for (i = 1; i <= 4; i++) d[i] = y[i] - x[i]
-			printf "%s\t%.3f\t%.2f\t%.2f\n", pre, d[1] / q, (d[2] ? d[1] / d[2] : 0), (d[4] ? d[3] / d[4] : 0)
+			split(a, x, " "); split(b, y, " "); for (i = 1; i <= 6; i++) d[i] = y[i] - x[i]
+			printf "%s\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\n", pre, d[1] / q, (d[2] ? d[1] / d[2] : 0), (d[4] ? d[3] / d[4] : 0), 1000 * d[5] / q, 1000 * d[6] / q
 		}' >>"$MUX"
-		log "    shared connections: $(tail -1 "$MUX" | cut -f5-7 | awk -F'\t' '{printf "%s commands/stmt, %s commands/write, %s responses/read", $1, $2, $3}')"
+		log "    shared connections: $(tail -1 "$MUX" | cut -f5-9 | awk -F'\t' '{printf "%s commands/stmt, %s commands/write, %s responses/read; per 1000 statements %s left a stalled one, %s bypassed", $1, $2, $3, $4, $5}')"
 	fi
 	[[ $workload == oltp_insert ]] && trim
 	return 0

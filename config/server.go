@@ -61,9 +61,15 @@ type Server struct {
 	// carry no session state on a few shared backend connections per
 	// data source, several commands pipelined in one write (default
 	// false; "server.multiplex: on"). MultiplexConnections is how many
-	// per data source (default 2).
+	// per data source (default 2). MultiplexMaxWait bounds how long a
+	// statement waits on a shared connection behind another session's
+	// command: one that waited that long while the oldest command on the
+	// connection has been out as long runs on a pooled connection
+	// instead, and no statement joins a connection whose oldest command
+	// is that old (default DefaultMultiplexMaxWait).
 	Multiplex            bool
 	MultiplexConnections int
+	MultiplexMaxWait     time.Duration
 	// MoveUpdatedRows lets an UPDATE that assigns a sharding column move
 	// each row whose new values belong to another data node there
 	// (DELETE on the old, INSERT on the new one, in the statement's
@@ -146,6 +152,7 @@ const (
 	DefaultHandshakeTimeout       = 10 * time.Second
 	DefaultSlowStatementThreshold = time.Second
 	DefaultMergeMemoryBytes       = 64 << 20
+	DefaultMultiplexMaxWait       = 10 * time.Millisecond
 	// DefaultVersion is what the proxy announces when the default data
 	// source's version is unknown: a MySQL 5.7 number, the dialect
 	// MariaDB 10.x backends speak (utf8mb4_general_ci, tx_isolation, the query cache
@@ -203,7 +210,7 @@ func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
 		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
-		"unionRoutes", "multiplex", "multiplexConnections", "moveUpdatedRows", "bindingJoins", "cpuScheduling", "traffic", "transactionMode", "cluster"}
+		"unionRoutes", "multiplex", "multiplexConnections", "multiplexMaxWait", "moveUpdatedRows", "bindingJoins", "cpuScheduling", "traffic", "transactionMode", "cluster"}
 }
 
 // allServerKeys are serverKeys and the keys of Limits.
@@ -299,6 +306,10 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		if s.MultiplexConnections < 1 || s.MultiplexConnections > 64 {
 			d.errorf(f.get("multiplexConnections"), "server.multiplexConnections must be between 1 and 64, got %d", s.MultiplexConnections)
 		}
+	}
+	s.MultiplexMaxWait = d.duration(f.get("multiplexMaxWait"), "server.multiplexMaxWait", DefaultMultiplexMaxWait)
+	if s.MultiplexMaxWait <= 0 {
+		d.errorf(f.get("multiplexMaxWait"), "server.multiplexMaxWait must be positive")
 	}
 	s.MoveUpdatedRows = d.boolean(f.get("moveUpdatedRows"), "server.moveUpdatedRows", true)
 	switch v := d.str(f.get("bindingJoins"), "server.bindingJoins"); v {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
@@ -49,6 +50,23 @@ import (
 // shared connection that breaks sends its statements there too. A
 // backend error goes to its own statement only.
 //
+// Head-of-line blocking: a statement on a shared connection waits for
+// every command queued before it, and one slow plain read (a long scan, a
+// lock wait) or a backend thread that is not scheduled would stall every
+// session behind it. multiplexMaxWait bounds it. A statement does not
+// join a shared connection whose oldest outstanding command has been out
+// longer than that (the backend is on it since it was written or since
+// the response before it was read); it takes another shared connection,
+// or a pooled one when all are so. A statement already queued that has
+// waited that long behind another session's command, while that command
+// has been out as long, leaves: it runs on a pooled connection, and the
+// response of its command on the shared connection is read and dropped
+// when it comes (a plain read runs twice; nothing else can have that
+// effect). A statement whose own command is the oldest never leaves: it
+// is the slow one, and running it again would only double its work.
+// Leaving costs a pooled connection per statement while the stall lasts,
+// the cost of the switch off.
+//
 // Costs and limits: a response is read whole into memory before its
 // session sees it (a plain read's rows; mergeMemoryBytes bounds it, and a
 // longer one fails the connection over to the normal path); a statement
@@ -75,6 +93,8 @@ type muxSet struct {
 	closed bool
 	// budget bounds the bytes of one buffered response.
 	budget int64
+	// maxWait is server.multiplexMaxWait.
+	maxWait time.Duration
 	// answered counts the statements answered on the shared
 	// connections.
 	answered atomic.Int64
@@ -82,8 +102,11 @@ type muxSet struct {
 	// statements when several were written at once), commands the
 	// commands queued (statements and prepares), responses the responses
 	// read, and reads those of them of which nothing had arrived when the
-	// reader began them (multiplex_metrics.go).
+	// reader began them (multiplex_metrics.go); left counts the
+	// statements that left a stalled connection for a pooled one, and
+	// bypassed those that found every shared connection stalled.
 	writes, commands, responses, reads atomic.Int64
+	left, bypassed                     atomic.Int64
 }
 
 // muxConn is one shared backend connection: writes are combined by the
@@ -106,6 +129,10 @@ type muxConn struct {
 	writing bool
 	queue   []*muxRequest // commands written or queued, oldest first
 	broken  error
+	// headSince is when the backend began on the oldest command in
+	// queue, as far as the proxy can tell: when it was queued onto an
+	// empty queue, or when the response before it was read.
+	headSince time.Time
 
 	// stmts are the statements prepared on the connection, by SQL
 	// text; stmtGen is the pool's schemaGen they were prepared under.
@@ -140,7 +167,10 @@ const (
 type muxRequest struct {
 	done chan struct{}
 	cmd  muxCommand
-	resp muxResponse
+	// first: the command was queued onto an empty queue, so it never
+	// waits behind another.
+	first bool
+	resp  muxResponse
 }
 
 // muxResponse is a whole response: an OK, an error, or a result set.
@@ -155,19 +185,21 @@ type muxResponse struct {
 	warns   uint16
 }
 
-// multiplexed returns the pool's shared connections, made on first use.
-func (p *pool) multiplexed(n int, budget int64) *muxSet {
+// multiplexed returns the pool's shared connections, made on first use
+// with the snapshot's settings.
+func (p *pool) multiplexed(s *config.Server) *muxSet {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mux == nil {
-		p.mux = &muxSet{pool: p, n: max(n, 1), budget: budget, conns: map[string][]*muxConn{}}
+		p.mux = &muxSet{pool: p, n: max(s.MultiplexConnections, 1), budget: s.MergeMemoryBytes, maxWait: s.MultiplexMaxWait, conns: map[string][]*muxConn{}}
 	}
 	return p.mux
 }
 
 // pick returns the shared connection carrying character-set settings
-// names with the shortest queue, dialing one while there are fewer than
-// n. errMuxFallback: names would be one too many.
+// names with the shortest queue and no stall, dialing one while there are
+// fewer than n. errMuxFallback: names would be one too many, or every
+// connection is stalled (its oldest command out longer than maxWait).
 func (m *muxSet) pick(ctx context.Context, names string) (*muxConn, error) {
 	m.mu.Lock()
 	conns, known := m.conns[names]
@@ -212,16 +244,29 @@ func (m *muxSet) pick(ctx context.Context, names string) (*muxConn, error) {
 		}
 		return c, nil
 	}
-	best, depth := conns[0], -1
+	var best *muxConn
+	depth := -1
+	var now time.Time
 	for _, c := range conns {
 		c.mu.Lock()
 		d := len(c.queue)
+		stalled := false
+		if d > 0 {
+			if now.IsZero() {
+				now = time.Now()
+			}
+			stalled = now.Sub(c.headSince) > m.maxWait
+		}
 		c.mu.Unlock()
-		if depth < 0 || d < depth {
+		if !stalled && (depth < 0 || d < depth) {
 			best, depth = c, d
 		}
 	}
 	m.mu.Unlock()
+	if best == nil {
+		m.bypassed.Add(1)
+		return nil, errMuxFallback
+	}
 	return best, nil
 }
 
@@ -278,6 +323,10 @@ func (c *muxConn) submit(cmd muxCommand, build func([]byte) ([]byte, error)) (*m
 			return nil, errMuxFallback
 		}
 		return nil, err
+	}
+	if len(c.queue) == 0 {
+		c.headSince = time.Now()
+		req.first = true
 	}
 	c.queue = append(c.queue, req)
 	c.set.commands.Add(1)
@@ -362,6 +411,9 @@ func (c *muxConn) read() {
 		c.mu.Lock()
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
+		if len(c.queue) > 0 {
+			c.headSince = time.Now()
+		}
 		c.mu.Unlock()
 		req.resp = resp
 		close(req.done)
@@ -379,6 +431,66 @@ func (c *muxConn) drain() {
 	for _, r := range queue {
 		r.resp = muxResponse{err: err, lost: true}
 		close(r.done)
+	}
+}
+
+// await waits for req's response, a session's timer to hand (made on
+// first use). false: the statement leaves the connection (see the comment
+// at the top); its response will be read and dropped.
+func (c *muxConn) await(ctx context.Context, req *muxRequest, timer **time.Timer) (bool, error) {
+	if req.first {
+		return c.awaitOwn(ctx, req)
+	}
+	maxWait := c.set.maxWait
+	t := *timer
+	if t == nil {
+		t = time.NewTimer(maxWait)
+		*timer = t
+	} else {
+		t.Reset(maxWait)
+	}
+	defer t.Stop()
+	for {
+		select {
+		case <-req.done:
+			return true, nil
+		case <-ctx.Done():
+			return false, context.Cause(ctx)
+		case <-t.C:
+		}
+		select {
+		case <-req.done:
+			return true, nil
+		default:
+		}
+		// Not answered, so still queued, unless the connection broke
+		// and is answering its queue now.
+		c.mu.Lock()
+		own := len(c.queue) == 0 || c.queue[0] == req
+		out := time.Since(c.headSince)
+		c.mu.Unlock()
+		switch {
+		case own:
+			// The slow command is this statement's own.
+			return c.awaitOwn(ctx, req)
+		case out > maxWait:
+			c.set.left.Add(1)
+			return false, nil
+		}
+		// The queue moves, only slowly: wait until its oldest command
+		// has been out maxWait.
+		t.Reset(maxWait - out)
+	}
+}
+
+// awaitOwn waits for the response of req, which waits behind no other
+// session's command.
+func (c *muxConn) awaitOwn(ctx context.Context, req *muxRequest) (bool, error) {
+	select {
+	case <-req.done:
+		return true, nil
+	case <-ctx.Done():
+		return false, context.Cause(ctx)
 	}
 }
 
@@ -496,7 +608,7 @@ func (c *muxConn) appendClose(id uint32) {
 // first use. errMuxFallback: the statement runs on a pooled connection
 // (the backend cannot prepare it, or would answer the prepare with an
 // error, which the normal path then reports as it does).
-func (c *muxConn) stmt(ctx context.Context, sql string) (*muxStmt, error) {
+func (c *muxConn) stmt(ctx context.Context, sql string, timer **time.Timer) (*muxStmt, error) {
 	gen := c.set.pool.schemaGen.Load()
 	c.mu.Lock()
 	if gen != c.stmtGen {
@@ -528,12 +640,25 @@ func (c *muxConn) stmt(ctx context.Context, sql string) (*muxStmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case <-req.done:
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
+	answered, err := c.await(ctx, req, timer)
+	if !answered {
+		// The statement is registered (or closed) when the response
+		// comes, for the sessions after.
+		go func() {
+			<-req.done
+			c.prepared(sql, gen, &req.resp)
+		}()
+		if err == nil {
+			err = errMuxFallback
+		}
+		return nil, err
 	}
-	r := &req.resp
+	return c.prepared(sql, gen, &req.resp)
+}
+
+// prepared records the statement that a COM_STMT_PREPARE of sql under
+// schema generation gen prepared, r its response.
+func (c *muxConn) prepared(sql string, gen uint64, r *muxResponse) (*muxStmt, error) {
 	if r.lost {
 		return nil, errMuxFallback
 	}
@@ -563,7 +688,7 @@ func (c *muxConn) stmt(ctx context.Context, sql string) (*muxStmt, error) {
 	if c.stmts == nil {
 		c.stmts = map[string]*muxStmt{}
 	}
-	st = &muxStmt{id: r.prep.StmtID, params: r.prep.Params}
+	st := &muxStmt{id: r.prep.StmtID, params: r.prep.Params}
 	c.stmts[sql] = st
 	return st, nil
 }
@@ -653,7 +778,7 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 	if err != nil {
 		return result{}, err
 	}
-	m := p.multiplexed(s.srv.rules.Server.MultiplexConnections, s.srv.rules.Server.MergeMemoryBytes)
+	m := p.multiplexed(&s.srv.rules.Server)
 	start := time.Now()
 	c, err := m.pick(ctx, s.vars.sql())
 	if err != nil {
@@ -665,7 +790,7 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 		if !shortArgs(route.Args) {
 			return result{}, errMuxFallback
 		}
-		st, err := c.stmt(ctx, route.SQL)
+		st, err := c.stmt(ctx, route.SQL, &s.muxTimer)
 		if err != nil {
 			return result{}, err
 		}
@@ -683,10 +808,12 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 		}
 		return result{}, &InternalError{Msg: fmt.Sprintf("route to %s: %v", route.DataSource, err)}
 	}
-	select {
-	case <-req.done:
-	case <-ctx.Done():
-		return result{}, context.Cause(ctx)
+	answered, err := c.await(ctx, req, &s.muxTimer)
+	switch {
+	case err != nil:
+		return result{}, err
+	case !answered:
+		return result{}, errMuxFallback
 	}
 	r := &req.resp
 	if r.lost || r.warns > 0 {

@@ -102,7 +102,7 @@ func TestMultiplexMariaDBClient(t *testing.T) {
 // answers depend on the connection's character set.
 func charsetEnv(t *testing.T) (*testEnv, []string) {
 	t.Helper()
-	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1"})
+	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1" + muxUnbounded})
 	createTables(t, e)
 	if _, err := e.open(t).Exec("INSERT INTO t_plain (id, v) VALUES (1, 'caf\u00e9 \U0001F600'), (2, 'plain')"); err != nil {
 		t.Fatal(err)
