@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sync"
 	"testing"
@@ -42,26 +43,30 @@ func TestMultiplexSlowReadDoesNotBlock(t *testing.T) {
 		t.Fatal("no shared connection after a plain read")
 	}
 
+	// Point selects of four sessions, logged in before the slow read
+	// begins: two send text, two prepared statements (a prepare on the
+	// shared connection first).
+	const sessions, rounds = 4, 10
+	conns := make([]*sql.Conn, sessions)
+	for g := range conns {
+		params := []string{"interpolateParams=true"}
+		if g%2 == 1 {
+			params = nil
+		}
+		conns[g] = e.conn(t, params...)
+	}
+
 	lock := lockDirectly(ctx, t, e)
 	slow := startQueuedRead(ctx, t, e, "SELECT v, 'slow' AS tag FROM t_plain WHERE id = 1")
 	waitFor(t, func() bool { return backendRunning(t, e, "slow") == 1 })
 	began := time.Now()
-
-	// Point selects of four sessions: two send text, two prepared
-	// statements (a prepare on the shared connection first).
-	const sessions, rounds = 4, 10
 	type result struct {
 		first, rest time.Duration // the first statement's time, the worst of the others
 		err         string
 	}
 	results := make(chan result, sessions)
 	var wg sync.WaitGroup
-	for g := range sessions {
-		params := []string{"interpolateParams=true"}
-		if g%2 == 1 {
-			params = nil
-		}
-		c := e.conn(t, params...)
+	for g, c := range conns {
 		wg.Go(func() {
 			var r result
 			for i := range rounds {
