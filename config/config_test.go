@@ -435,7 +435,7 @@ func TestServerDefaults(t *testing.T) {
 		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024,
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
 		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: "",
-		UnionRoutes: true, MultiplexConnections: 2, MultiplexMaxWait: 10 * time.Millisecond, MoveUpdatedRows: true, TransactionMode: TransactionLocal,
+		UnionRoutes: true, MultiplexConnections: 1, MultiplexMaxWait: 10 * time.Millisecond, MoveUpdatedRows: true, TransactionMode: TransactionLocal,
 		Limits: Limits{
 			MaxAllowedPacket: 64 << 20, PacketMemoryBytes: 256 << 20, WaitTimeout: 8 * time.Hour,
 			NetReadTimeout: 30 * time.Second, MaxHandshakes: 128, MaxPreparedStatements: 16382,

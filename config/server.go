@@ -61,7 +61,9 @@ type Server struct {
 	// carry no session state on a few shared backend connections per
 	// data source, several commands pipelined in one write (default
 	// false; "server.multiplex: on"). MultiplexConnections is how many
-	// per data source (default 2). MultiplexMaxWait bounds how long a
+	// per data source (default 1: with 2, the statements of a data source
+	// no longer keep one backend thread busy, and the switch no longer
+	// pays; BENCHMARKS.md). MultiplexMaxWait bounds how long a
 	// statement waits on a shared connection behind another session's
 	// command: one that waited that long while the oldest command on the
 	// connection has been out as long runs on a pooled connection
@@ -300,9 +302,9 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 	default:
 		d.errorf(f.get("multiplex"), "server.multiplex must be off or on, got %q", v)
 	}
-	s.MultiplexConnections = 2
+	s.MultiplexConnections = 1
 	if f.has("multiplexConnections") {
-		s.MultiplexConnections = int(d.integer(f.get("multiplexConnections"), "server.multiplexConnections", 2))
+		s.MultiplexConnections = int(d.integer(f.get("multiplexConnections"), "server.multiplexConnections", 1))
 		if s.MultiplexConnections < 1 || s.MultiplexConnections > 64 {
 			d.errorf(f.get("multiplexConnections"), "server.multiplexConnections must be between 1 and 64, got %d", s.MultiplexConnections)
 		}
