@@ -56,7 +56,8 @@
 #                     server.multiplex: on (plain reads of stateless
 #                     autocommit sessions pipelined on shared backend
 #                     connections; MUX_CONNS of them per data source,
-#                     default 2). relay2 is the floor of any hop that
+#                     default the proxy's; MUX_MAXWAIT sets multiplexMaxWait,
+#                     default the proxy's). relay2 is the floor of any hop that
 #                     spreads the statements over two servers: two byte
 #                     relays, one in front of each server, each server
 #                     holding its own unsharded sbtest1 (sbdirect), and
@@ -79,6 +80,14 @@
 #                     CPU (/proc/PID/task/*/stat), Threads_connected and
 #                     Threads_running (sampled every second, the sampler's
 #                     own connection not counted)
+#   --slow-reads R    during the measured runs, one more client per hop
+#                     target (relay and every shardflake) sends R slow
+#                     single-route plain reads per second, all to server 0
+#                     (--slow-read-sql, default a SELECT of sbtest1's row 2
+#                     that runs BENCHMARK(20000, MD5(c))): the same load on
+#                     MariaDB for every cell, and a read that a multiplexer
+#                     queues point selects behind
+#   --slow-read-sql Q the statement of --slow-reads
 #   --peer-bin PATH   also measure another proxy, whose binary you supply
 #                     (nothing is downloaded): target peer
 #   --peer-config F   the peer's config file as a template: @PORT@ (where it
@@ -98,6 +107,7 @@ WORKLOADS="oltp_point_select oltp_read_only oltp_write_only oltp_insert oltp_rea
 MODES="auto disable"
 PROFILE_DIR="" PROXY_BIN="" KEEP=0 RAW_OUT="" HOLD=0 LAYOUT=mod RELAY=1 UNION=true
 TARGETS_SET="" DECOMPOSE=0 WORKLOADS_SET=0 SKIP_TRX=0
+SLOW_RATE=0 SLOW_SQL="SELECT id, BENCHMARK(20000, MD5(c)) FROM sbtest1 WHERE id = 2"
 PEER_BIN="" PEER_CONFIG="" PEER_ARGS="-config @CONFIG@" PEER_USER=root PEER_PASSWORD="" PEER_DB=sbpeer
 
 while [[ $# -gt 0 ]]; do
@@ -122,6 +132,8 @@ while [[ $# -gt 0 ]]; do
 	--targets) TARGETS_SET=$2; shift 2 ;;
 	--decompose) DECOMPOSE=1; shift ;;
 	--skip-trx) SKIP_TRX=1; shift ;;
+	--slow-reads) SLOW_RATE=$2; shift 2 ;;
+	--slow-read-sql) SLOW_SQL=$2; shift 2 ;;
 	--peer-bin) PEER_BIN=$(realpath "$2"); shift 2 ;;
 	--peer-config) PEER_CONFIG=$(realpath "$2"); shift 2 ;;
 	--peer-args) PEER_ARGS=$2; shift 2 ;;
@@ -310,7 +322,8 @@ server:
     - { user: app, password: app-secret }
   unionRoutes: $UNION
   multiplex: $mux
-  multiplexConnections: ${MUX_CONNS:-2}
+${MUX_CONNS:+  multiplexConnections: $MUX_CONNS}
+${MUX_MAXWAIT:+  multiplexMaxWait: $MUX_MAXWAIT}
 YAML
 	case $target in
 	passthru | passmux)
@@ -573,16 +586,17 @@ sb_run() {
 }
 
 # mux_counters TARGET: the shared connections' counters summed over the
-# data sources: "commands writes responses reads".
+# data sources: "commands writes responses reads left bypassed".
 mux_counters() {
 	curl -sf "http://127.0.0.1:${METRICS_PORT[$1]}/metrics" | awk '
 		/^shardflake_multiplex_commands_total/ {c += $2} /^shardflake_multiplex_writes_total/ {w += $2}
 		/^shardflake_multiplex_responses_total/ {r += $2} /^shardflake_multiplex_response_reads_total/ {d += $2}
-		END {printf "%d %d %d %d", c, w, r, d}'
+		/^shardflake_multiplex_left_total/ {l += $2} /^shardflake_multiplex_bypassed_total/ {b += $2}
+		END {printf "%d %d %d %d %d %d", c, w, r, d, l, b}'
 }
 
 RAW=$WORK/raw.tsv COM=$WORK/com.tsv MUX=$WORK/mux.tsv
-printf 'repeat\tworkload\tmode\ttarget\tcommands_per_stmt\tcommands_per_write\tresponses_per_read\n' >"$MUX"
+printf 'repeat\tworkload\tmode\ttarget\tcommands_per_stmt\tcommands_per_write\tresponses_per_read\tleft_per_1k\tbypassed_per_1k\n' >"$MUX"
 printf 'repeat\tworkload\tmode\ttarget\tqps\tp95_ms\tproxy_cpu_s_per_1k\tproxy_peak_rss_mib\tdb_cpu_s_per_1k\terrors\tignored\thop_cpu_us\tdb0_cpu_us\tdb1_cpu_us\thop_syscalls\thop_switches\tdb0_syscalls\tdb0_switches\tdb1_syscalls\tdb1_switches\tdb0_share\tdb1_share\tdb0_migrations\tdb1_migrations\tdb0_threads_ran\tdb0_threads_90\tdb1_threads_ran\tdb1_threads_90\tdb0_connected\tdb0_running\tdb1_connected\tdb1_running\n' >"$RAW"
 printf 'repeat\tworkload\tmode\ttarget\tserver\tcounter\tdelta\tqueries\n' >"$COM"
 
@@ -699,10 +713,10 @@ run_one() {
 		mux1=$(mux_counters "$target")
 		# shellcheck disable=SC2086
 		awk -v pre="$rep	$workload	$mode	$target" -v q="$queries" -v a="$mux0" -v b="$mux1" 'BEGIN {
-			split(a, x, " "); split(b, y, " "); for (i = 1; i <= 4; i++) d[i] = y[i] - x[i]
-			printf "%s\t%.3f\t%.2f\t%.2f\n", pre, d[1] / q, (d[2] ? d[1] / d[2] : 0), (d[4] ? d[3] / d[4] : 0)
+			split(a, x, " "); split(b, y, " "); for (i = 1; i <= 6; i++) d[i] = y[i] - x[i]
+			printf "%s\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\n", pre, d[1] / q, (d[2] ? d[1] / d[2] : 0), (d[4] ? d[3] / d[4] : 0), 1000 * d[5] / q, 1000 * d[6] / q
 		}' >>"$MUX"
-		log "    shared connections: $(tail -1 "$MUX" | cut -f5-7 | awk -F'\t' '{printf "%s commands/stmt, %s commands/write, %s responses/read", $1, $2, $3}')"
+		log "    shared connections: $(tail -1 "$MUX" | cut -f5-9 | awk -F'\t' '{printf "%s commands/stmt, %s commands/write, %s responses/read; per 1000 statements %s left a stalled one, %s bypassed", $1, $2, $3, $4, $5}')"
 	fi
 	[[ $workload == oltp_insert ]] && trim
 	return 0
@@ -713,6 +727,37 @@ for target in $TARGETS; do
 	sb_run "$target" "$WORK/warmup-$target.log" --time=$((TIME < 10 ? TIME : 10)) --db-ps-mode=auto \
 		oltp_point_select run || die "warm-up $target failed: $(tail -5 "$WORK/warmup-$target.log")"
 done
+
+if [[ $SLOW_RATE != 0 ]]; then
+	cat >"$WORK/slowread.lua" <<'LUA'
+sysbench.cmdline.options = {sql = {"the statement", ""}}
+function thread_init()
+	con = sysbench.sql.driver():connect()
+end
+function event()
+	con:query(sysbench.opt.sql)
+end
+function thread_done()
+	con:disconnect()
+end
+LUA
+	start=$(date +%s%N)
+	sql "${DB_PORT[0]}" root "" "USE sbdirect; $SLOW_SQL" >/dev/null
+	took=$((($(date +%s%N) - start) / 1000000))
+	slow=()
+	for target in $TARGETS; do
+		case $target in relay | passthru | shard1 | proxy | passmux | mux | peer) ;; *) continue ;; esac
+		# shellcheck disable=SC2046
+		sysbench --db-driver=mysql --mysql-host=127.0.0.1 $(target_args "$target") --threads=1 --rate="$SLOW_RATE" \
+			--time=0 --events=0 --sql="$SLOW_SQL" "$WORK/slowread.lua" run >"$WORK/slowread-$target.log" 2>&1 &
+		PIDS+=("$!") slow+=("$target:$!")
+	done
+	sleep 1
+	for s in "${slow[@]}"; do
+		kill -0 "${s#*:}" 2>/dev/null || die "the slow reads through ${s%%:*} stopped: $(tail -3 "$WORK/slowread-${s%%:*}.log")"
+	done
+	log "slow reads: $SLOW_RATE/s through each of ${slow[*]%%:*}, all to server 0; one takes $took ms directly (with the client's start)"
+fi
 
 log "running: $WORKLOADS; modes $MODES; targets $TARGETS; $THREADS threads, $TIME s per run, $REPEATS repeats"
 for rep in $(seq "$REPEATS"); do

@@ -247,6 +247,9 @@ func TestValidationErrors(t *testing.T) {
 		{"server cpu scheduling", func(t *testing.T) string {
 			return edit(t, "server:\n", "server:\n  cpuScheduling: realtime # ERR\n")
 		}, `server.cpuScheduling must be batch or normal, got "realtime"`},
+		{"server multiplex max wait zero", func(t *testing.T) string {
+			return edit(t, "server:\n", "server:\n  multiplexMaxWait: 0s # ERR\n")
+		}, `server.multiplexMaxWait must be positive`},
 		{"server lock wait zero", func(t *testing.T) string {
 			return edit(t, "server:\n", "server:\n  lockWaitTimeout: 0s # ERR\n")
 		}, `server.lockWaitTimeout must be at least 1s`},
@@ -432,7 +435,7 @@ func TestServerDefaults(t *testing.T) {
 		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024,
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
 		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: "",
-		UnionRoutes: true, MultiplexConnections: 2, MoveUpdatedRows: true, TransactionMode: TransactionLocal,
+		UnionRoutes: true, MultiplexConnections: 1, MultiplexMaxWait: 10 * time.Millisecond, MoveUpdatedRows: true, TransactionMode: TransactionLocal,
 		Limits: Limits{
 			MaxAllowedPacket: 64 << 20, PacketMemoryBytes: 256 << 20, WaitTimeout: 8 * time.Hour,
 			NetReadTimeout: 30 * time.Second, MaxHandshakes: 128, MaxPreparedStatements: 16382,
@@ -471,6 +474,7 @@ func TestServerSettings(t *testing.T) {
   unionRoutes: false
   multiplex: on
   multiplexConnections: 4
+  multiplexMaxWait: 50ms
   cpuScheduling: normal
   transactionMode: xa
   maxAllowedPacket: 1GiB
@@ -491,7 +495,7 @@ func TestServerSettings(t *testing.T) {
 		StatementTimeout: 90 * time.Second, MultiSourceTransactions: MultiSourceReject,
 		SlowStatementThreshold: 250 * time.Millisecond, MaxScatterRows: 100000, MergeMemoryBytes: 16 << 20,
 		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second, MoveUpdatedRows: true,
-		Multiplex: true, MultiplexConnections: 4, CPUScheduling: SchedulingNormal, TransactionMode: TransactionXA,
+		Multiplex: true, MultiplexConnections: 4, MultiplexMaxWait: 50 * time.Millisecond, CPUScheduling: SchedulingNormal, TransactionMode: TransactionXA,
 		Limits: Limits{
 			MaxAllowedPacket: 1 << 30, PacketMemoryBytes: 256 << 20, WaitTimeout: 10 * time.Minute,
 			NetReadTimeout: 5 * time.Second, MaxHandshakes: 16, MaxPreparedStatements: 100,

@@ -61,9 +61,17 @@ type Server struct {
 	// carry no session state on a few shared backend connections per
 	// data source, several commands pipelined in one write (default
 	// false; "server.multiplex: on"). MultiplexConnections is how many
-	// per data source (default 2).
+	// per data source (default 1: with 2, the statements of a data source
+	// no longer keep one backend thread busy, and the switch no longer
+	// pays; BENCHMARKS.md). MultiplexMaxWait bounds how long a
+	// statement waits on a shared connection behind another session's
+	// command: one that waited that long while the oldest command on the
+	// connection has been out as long runs on a pooled connection
+	// instead, and no statement joins a connection whose oldest command
+	// is that old (default DefaultMultiplexMaxWait).
 	Multiplex            bool
 	MultiplexConnections int
+	MultiplexMaxWait     time.Duration
 	// MoveUpdatedRows lets an UPDATE that assigns a sharding column move
 	// each row whose new values belong to another data node there
 	// (DELETE on the old, INSERT on the new one, in the statement's
@@ -146,6 +154,7 @@ const (
 	DefaultHandshakeTimeout       = 10 * time.Second
 	DefaultSlowStatementThreshold = time.Second
 	DefaultMergeMemoryBytes       = 64 << 20
+	DefaultMultiplexMaxWait       = 10 * time.Millisecond
 	// DefaultVersion is what the proxy announces when the default data
 	// source's version is unknown: a MySQL 5.7 number, the dialect
 	// MariaDB 10.x backends speak (utf8mb4_general_ci, tx_isolation, the query cache
@@ -203,7 +212,7 @@ func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
 		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
-		"unionRoutes", "multiplex", "multiplexConnections", "moveUpdatedRows", "bindingJoins", "cpuScheduling", "traffic", "transactionMode", "cluster"}
+		"unionRoutes", "multiplex", "multiplexConnections", "multiplexMaxWait", "moveUpdatedRows", "bindingJoins", "cpuScheduling", "traffic", "transactionMode", "cluster"}
 }
 
 // allServerKeys are serverKeys and the keys of Limits.
@@ -293,12 +302,16 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 	default:
 		d.errorf(f.get("multiplex"), "server.multiplex must be off or on, got %q", v)
 	}
-	s.MultiplexConnections = 2
+	s.MultiplexConnections = 1
 	if f.has("multiplexConnections") {
-		s.MultiplexConnections = int(d.integer(f.get("multiplexConnections"), "server.multiplexConnections", 2))
+		s.MultiplexConnections = int(d.integer(f.get("multiplexConnections"), "server.multiplexConnections", 1))
 		if s.MultiplexConnections < 1 || s.MultiplexConnections > 64 {
 			d.errorf(f.get("multiplexConnections"), "server.multiplexConnections must be between 1 and 64, got %d", s.MultiplexConnections)
 		}
+	}
+	s.MultiplexMaxWait = d.duration(f.get("multiplexMaxWait"), "server.multiplexMaxWait", DefaultMultiplexMaxWait)
+	if s.MultiplexMaxWait <= 0 {
+		d.errorf(f.get("multiplexMaxWait"), "server.multiplexMaxWait must be positive")
 	}
 	s.MoveUpdatedRows = d.boolean(f.get("moveUpdatedRows"), "server.moveUpdatedRows", true)
 	switch v := d.str(f.get("bindingJoins"), "server.bindingJoins"); v {

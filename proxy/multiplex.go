@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
@@ -29,17 +30,42 @@ import (
 // commands were queued and hands each, complete, to its session.
 //
 // Eligible (multiplexable): outside a transaction and LOCK TABLES, with
-// no pinned connection, no session settings beyond the baseline (SET
-// makes a session ineligible until it resets), a single-route SELECT that
+// no pinned connection, no session settings beyond the baseline and the
+// character set (SET of anything else makes a session ineligible until it
+// resets), a single-route SELECT that
 // the router classed as a plain read (router.AccessRead: no FOR UPDATE,
 // no INTO, no user or system variables, no LAST_INSERT_ID(), FOUND_ROWS(),
 // SLEEP() or named locks), sent as text (COM_QUERY) or, for a client's
 // COM_STMT_EXECUTE, as COM_STMT_EXECUTE of a statement prepared on the
-// shared connection (once per connection and SQL text). A response that
+// shared connection (once per connection and SQL text). The character
+// set a client names in its handshake or with SET NAMES changes how
+// MariaDB reads the statement and encodes the answer (a 4-byte character
+// reads '?' under utf8mb3, column definitions carry the charset), so a
+// pool keeps separate shared connections per character-set setting (the
+// baseline utf8mb4 and at most maxMuxCharsets others, each set with SET
+// NAMES at dial as on a pooled connection); a session with yet another
+// one runs on pooled connections. A response that
 // reports warnings is dropped and the statement runs again on a pooled
 // connection of its own, so that SHOW WARNINGS can read them there; a
 // shared connection that breaks sends its statements there too. A
 // backend error goes to its own statement only.
+//
+// Head-of-line blocking: a statement on a shared connection waits for
+// every command queued before it, and one slow plain read (a long scan, a
+// lock wait) or a backend thread that is not scheduled would stall every
+// session behind it. multiplexMaxWait bounds it. A statement does not
+// join a shared connection whose oldest outstanding command has been out
+// longer than that (the backend is on it since it was written or since
+// the response before it was read); it takes another shared connection,
+// or a pooled one when all are so. A statement already queued that has
+// waited that long behind another session's command, while that command
+// has been out as long, leaves: it runs on a pooled connection, and the
+// response of its command on the shared connection is read and dropped
+// when it comes (a plain read runs twice; nothing else can have that
+// effect). A statement whose own command is the oldest never leaves: it
+// is the slow one, and running it again would only double its work.
+// Leaving costs a pooled connection per statement while the stall lasts,
+// the cost of the switch off.
 //
 // Costs and limits: a response is read whole into memory before its
 // session sees it (a plain read's rows; mergeMemoryBytes bounds it, and a
@@ -51,16 +77,24 @@ import (
 // the normal way; nothing of it reached the client.
 var errMuxFallback = errors.New("multiplex: run on a pooled connection")
 
+// maxMuxCharsets is how many character-set settings besides the baseline
+// get shared connections of their own in one pool.
+const maxMuxCharsets = 3
+
 // muxSet is a pool's shared connections.
 type muxSet struct {
-	pool  *pool
-	mu    sync.Mutex
-	conns []*muxConn
+	pool *pool
+	mu   sync.Mutex
+	// conns are the shared connections by the character-set settings
+	// they carry ("" for the baseline; settings.sql's text).
+	conns map[string][]*muxConn
 	n     int
 	// closed: the pool closed; a connection dialed since is not kept.
 	closed bool
 	// budget bounds the bytes of one buffered response.
 	budget int64
+	// maxWait is server.multiplexMaxWait.
+	maxWait time.Duration
 	// answered counts the statements answered on the shared
 	// connections.
 	answered atomic.Int64
@@ -68,8 +102,11 @@ type muxSet struct {
 	// statements when several were written at once), commands the
 	// commands queued (statements and prepares), responses the responses
 	// read, and reads those of them of which nothing had arrived when the
-	// reader began them (multiplex_metrics.go).
+	// reader began them (multiplex_metrics.go); left counts the
+	// statements that left a stalled connection for a pooled one, and
+	// bypassed those that found every shared connection stalled.
 	writes, commands, responses, reads atomic.Int64
+	left, bypassed                     atomic.Int64
 }
 
 // muxConn is one shared backend connection: writes are combined by the
@@ -77,6 +114,8 @@ type muxSet struct {
 type muxConn struct {
 	set *muxSet
 	bc  *backendConn
+	// names is the character-set settings the connection carries.
+	names string
 	// w writes bc's socket (wire.RawWriter): the commands are framed
 	// already, and bc.wc's own writer is not used.
 	w io.Writer
@@ -90,6 +129,10 @@ type muxConn struct {
 	writing bool
 	queue   []*muxRequest // commands written or queued, oldest first
 	broken  error
+	// headSince is when the backend began on the oldest command in
+	// queue, as far as the proxy can tell: when it was queued onto an
+	// empty queue, or when the response before it was read.
+	headSince time.Time
 
 	// stmts are the statements prepared on the connection, by SQL
 	// text; stmtGen is the pool's schemaGen they were prepared under.
@@ -124,7 +167,10 @@ const (
 type muxRequest struct {
 	done chan struct{}
 	cmd  muxCommand
-	resp muxResponse
+	// first: the command was queued onto an empty queue, so it never
+	// waits behind another.
+	first bool
+	resp  muxResponse
 }
 
 // muxResponse is a whole response: an OK, an error, or a result set.
@@ -139,22 +185,34 @@ type muxResponse struct {
 	warns   uint16
 }
 
-// multiplexed returns the pool's shared connections, made on first use.
-func (p *pool) multiplexed(n int, budget int64) *muxSet {
+// multiplexed returns the pool's shared connections, made on first use
+// with the snapshot's settings.
+func (p *pool) multiplexed(s *config.Server) *muxSet {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mux == nil {
-		p.mux = &muxSet{pool: p, n: max(n, 1), budget: budget}
+		p.mux = &muxSet{pool: p, n: max(s.MultiplexConnections, 1), budget: s.MergeMemoryBytes, maxWait: s.MultiplexMaxWait, conns: map[string][]*muxConn{}}
 	}
 	return p.mux
 }
 
-// pick returns the shared connection with the shortest queue, dialing one
-// while there are fewer than n.
-func (m *muxSet) pick(ctx context.Context) (*muxConn, error) {
+// pick returns the shared connection carrying character-set settings
+// names with the shortest queue and no stall, dialing one while there are
+// fewer than n. errMuxFallback: names would be one too many, or every
+// connection is stalled (its oldest command out longer than maxWait).
+func (m *muxSet) pick(ctx context.Context, names string) (*muxConn, error) {
 	m.mu.Lock()
-	live := m.conns[:0]
-	for _, c := range m.conns {
+	conns, known := m.conns[names]
+	others := len(m.conns)
+	if _, ok := m.conns[""]; ok {
+		others--
+	}
+	if m.closed || !known && names != "" && others >= maxMuxCharsets {
+		m.mu.Unlock()
+		return nil, errMuxFallback
+	}
+	live := conns[:0]
+	for _, c := range conns {
 		c.mu.Lock()
 		ok := c.broken == nil
 		c.mu.Unlock()
@@ -162,42 +220,58 @@ func (m *muxSet) pick(ctx context.Context) (*muxConn, error) {
 			live = append(live, c)
 		}
 	}
-	m.conns = live
-	if len(m.conns) < m.n {
+	conns = live
+	m.conns[names] = conns
+	if len(conns) < m.n {
 		m.mu.Unlock()
-		c, err := m.dial(ctx)
+		c, err := m.dial(ctx, names)
 		if err != nil {
 			return nil, err
 		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
+		conns = m.conns[names]
 		switch {
 		case m.closed:
 			c.fail(errors.New("pool closed"))
 			return nil, errMuxFallback
-		case len(m.conns) < m.n:
-			m.conns = append(m.conns, c)
+		case len(conns) < m.n:
+			m.conns[names] = append(conns, c)
 		default:
 			// Other sessions dialed the n meanwhile: use one of theirs.
 			c.fail(errors.New("not needed"))
-			c = m.conns[len(m.conns)-1]
+			c = conns[len(conns)-1]
 		}
 		return c, nil
 	}
-	best, depth := m.conns[0], -1
-	for _, c := range m.conns {
+	var best *muxConn
+	depth := -1
+	var now time.Time
+	for _, c := range conns {
 		c.mu.Lock()
 		d := len(c.queue)
+		stalled := false
+		if d > 0 {
+			if now.IsZero() {
+				now = time.Now()
+			}
+			stalled = now.Sub(c.headSince) > m.maxWait
+		}
 		c.mu.Unlock()
-		if depth < 0 || d < depth {
+		if !stalled && (depth < 0 || d < depth) {
 			best, depth = c, d
 		}
 	}
 	m.mu.Unlock()
+	if best == nil {
+		m.bypassed.Add(1)
+		return nil, errMuxFallback
+	}
 	return best, nil
 }
 
-func (m *muxSet) dial(ctx context.Context) (*muxConn, error) {
+// dial opens a shared connection carrying character-set settings names.
+func (m *muxSet) dial(ctx context.Context, names string) (*muxConn, error) {
 	p := m.pool
 	p.mu.Lock()
 	err := p.unavailable()
@@ -210,7 +284,11 @@ func (m *muxSet) dial(ctx context.Context) (*muxConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &muxConn{set: m, bc: bc, w: wire.RawWriter(bc.nc), noBackslash: bc.noBackslashEscapes(), columns: map[string]*mysql.Field{}, stmtGen: bc.stmtGen}
+	if err := bc.apply(names); err != nil {
+		bc.close()
+		return nil, errMuxFallback
+	}
+	c := &muxConn{set: m, bc: bc, names: names, w: wire.RawWriter(bc.nc), noBackslash: bc.noBackslashEscapes(), columns: map[string]*mysql.Field{}, stmtGen: bc.stmtGen}
 	go c.read()
 	return c, nil
 }
@@ -218,11 +296,13 @@ func (m *muxSet) dial(ctx context.Context) (*muxConn, error) {
 // close fails every shared connection (the pool closes).
 func (m *muxSet) close() {
 	m.mu.Lock()
-	conns := m.conns
-	m.conns, m.closed = nil, true
+	all := m.conns
+	m.conns, m.closed = map[string][]*muxConn{}, true
 	m.mu.Unlock()
-	for _, c := range conns {
-		c.fail(errors.New("pool closed"))
+	for _, conns := range all {
+		for _, c := range conns {
+			c.fail(errors.New("pool closed"))
+		}
 	}
 }
 
@@ -243,6 +323,10 @@ func (c *muxConn) submit(cmd muxCommand, build func([]byte) ([]byte, error)) (*m
 			return nil, errMuxFallback
 		}
 		return nil, err
+	}
+	if len(c.queue) == 0 {
+		c.headSince = time.Now()
+		req.first = true
 	}
 	c.queue = append(c.queue, req)
 	c.set.commands.Add(1)
@@ -327,6 +411,9 @@ func (c *muxConn) read() {
 		c.mu.Lock()
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
+		if len(c.queue) > 0 {
+			c.headSince = time.Now()
+		}
 		c.mu.Unlock()
 		req.resp = resp
 		close(req.done)
@@ -347,250 +434,64 @@ func (c *muxConn) drain() {
 	}
 }
 
-// readResponse reads one whole response. An error return is the
-// connection's failure (it is out of step); a backend error is in the
-// response.
-func (c *muxConn) readResponse(p []byte) (muxResponse, error) {
-	var r muxResponse
-	var err error
-	wc := c.bc.wc
-	switch {
-	case len(p) == 0:
-		return r, wire.ErrMalformed
-	case wire.IsOK(p):
-		ok, err := wire.ParseOK(p, false)
-		if err != nil {
-			return r, err
-		}
-		r.ok, r.status, r.warns = ok, ok.Status, ok.Warnings
-		return r, c.single(r.status)
-	case wire.IsErr(p):
-		r.err = wire.ParseErr(p)
-		return r, nil
-	case wire.IsLocalInfile(p):
-		return r, errors.New("multiplex: LOCAL INFILE request")
+// await waits for req's response, a session's timer to hand (made on
+// first use). false: the statement leaves the connection (see the comment
+// at the top); its response will be read and dropped.
+func (c *muxConn) await(ctx context.Context, req *muxRequest, timer **time.Timer) (bool, error) {
+	if req.first {
+		return c.awaitOwn(ctx, req)
 	}
-	n, _, _, ok := wire.ReadLenEncInt(p)
-	if !ok || n == 0 {
-		return r, wire.ErrMalformed
+	maxWait := c.set.maxWait
+	t := *timer
+	if t == nil {
+		t = time.NewTimer(maxWait)
+		*timer = t
+	} else {
+		t.Reset(maxWait)
 	}
-	var size int64
-	keep := func(p []byte) ([]byte, error) {
-		size += int64(len(p)) + 32
-		if size > c.set.budget {
-			return nil, fmt.Errorf("multiplex: a response over %d bytes", c.set.budget)
-		}
-		return append([]byte(nil), p...), nil
-	}
-	r.columns = make([][]byte, n)
-	for i := range r.columns {
-		p, err := wc.ReadPacket()
-		if err != nil {
-			return r, err
-		}
-		if r.columns[i], err = keep(p); err != nil {
-			return r, err
-		}
-	}
-	if p, err = wc.ReadPacket(); err != nil {
-		return r, err
-	}
-	if !wire.IsEOF(p) {
-		return r, fmt.Errorf("%w: no EOF after column definitions", wire.ErrMalformed)
-	}
+	defer t.Stop()
 	for {
-		p, err := wc.ReadPacket()
-		if err != nil {
-			return r, err
+		select {
+		case <-req.done:
+			return true, nil
+		case <-ctx.Done():
+			return false, context.Cause(ctx)
+		case <-t.C:
 		}
-		if wire.IsEOF(p) {
-			r.warns, r.status = wire.ParseEOF(p)
-			return r, c.single(r.status)
+		select {
+		case <-req.done:
+			return true, nil
+		default:
 		}
-		if wire.IsErr(p) {
-			// An error after the column definitions (at a later row):
-			// the session sends the rows before it, then the error,
-			// as MariaDB sent them.
-			r.err = wire.ParseErr(p)
-			return r, nil
+		// Not answered, so still queued, unless the connection broke
+		// and is answering its queue now.
+		c.mu.Lock()
+		own := len(c.queue) == 0 || c.queue[0] == req
+		out := time.Since(c.headSince)
+		c.mu.Unlock()
+		switch {
+		case own:
+			// The slow command is this statement's own.
+			return c.awaitOwn(ctx, req)
+		case out > maxWait:
+			c.set.left.Add(1)
+			return false, nil
 		}
-		row, err := keep(p)
-		if err != nil {
-			return r, err
-		}
-		r.rows = append(r.rows, row)
+		// The queue moves, only slowly: wait until its oldest command
+		// has been out maxWait.
+		t.Reset(maxWait - out)
 	}
 }
 
-// readPrepare reads a COM_STMT_PREPARE response; the definitions of
-// parameters and columns are skipped (the execute's response has the
-// columns).
-func (c *muxConn) readPrepare(p []byte) (muxResponse, error) {
-	var r muxResponse
-	var err error
-	wc := c.bc.wc
-	if wire.IsErr(p) {
-		r.err = wire.ParseErr(p)
-		return r, nil
-	}
-	if r.prep, err = wire.ParsePrepareOK(p); err != nil {
-		return r, err
-	}
-	n := 0
-	if r.prep.Params > 0 {
-		n += r.prep.Params + 1
-	}
-	if r.prep.Columns > 0 {
-		n += r.prep.Columns + 1
-	}
-	for range n {
-		if _, err := wc.ReadPacket(); err != nil {
-			return r, err
-		}
-	}
-	return r, nil
-}
-
-// appendClose queues COM_STMT_CLOSE of statement id; it goes out with
-// the next write (the server does not answer it). c.mu must be held.
-func (c *muxConn) appendClose(id uint32) {
-	c.pending, _ = wire.AppendPacket(c.pending, 0, func(b []byte) ([]byte, error) { return wire.AppendStmtClose(b, id), nil })
-}
-
-// stmt returns the statement prepared on c for sql, preparing it on
-// first use. errMuxFallback: the statement runs on a pooled connection
-// (the backend cannot prepare it, or would answer the prepare with an
-// error, which the normal path then reports as it does).
-func (c *muxConn) stmt(ctx context.Context, sql string) (*muxStmt, error) {
-	gen := c.set.pool.schemaGen.Load()
-	c.mu.Lock()
-	if gen != c.stmtGen {
-		// DDL through the proxy: the tables may have changed.
-		for _, st := range c.stmts {
-			if !st.unsupported {
-				c.appendClose(st.id)
-			}
-		}
-		c.stmts, c.stmtGen = nil, gen
-	}
-	st, full := c.stmts[sql], len(c.stmts) >= maxBackendStmts
-	c.mu.Unlock()
-	switch {
-	case st != nil && st.unsupported:
-		return nil, errMuxFallback
-	case st != nil:
-		return st, nil
-	case full:
-		return nil, errMuxFallback
-	}
-	text := sql
-	if c.noBackslash {
-		text = sqlarg.ToNoBackslashEscapes(sql)
-	}
-	req, err := c.submit(muxPrepare, func(buf []byte) ([]byte, error) {
-		return append(append(buf, mysql.COM_STMT_PREPARE), text...), nil
-	})
-	if err != nil {
-		return nil, err
-	}
+// awaitOwn waits for the response of req, which waits behind no other
+// session's command.
+func (c *muxConn) awaitOwn(ctx context.Context, req *muxRequest) (bool, error) {
 	select {
 	case <-req.done:
+		return true, nil
 	case <-ctx.Done():
-		return nil, context.Cause(ctx)
+		return false, context.Cause(ctx)
 	}
-	r := &req.resp
-	if r.lost {
-		return nil, errMuxFallback
-	}
-	var my *mysql.MyError
-	if r.err != nil {
-		if errors.As(r.err, &my) && my.Code == mysql.ER_UNSUPPORTED_PS {
-			c.mu.Lock()
-			if c.stmts == nil {
-				c.stmts = map[string]*muxStmt{}
-			}
-			c.stmts[sql] = &muxStmt{unsupported: true}
-			c.mu.Unlock()
-		}
-		return nil, errMuxFallback
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stmtGen != gen {
-		c.appendClose(r.prep.StmtID)
-		return nil, errMuxFallback
-	}
-	if old := c.stmts[sql]; old != nil {
-		// Another session prepared it meanwhile.
-		c.appendClose(r.prep.StmtID)
-		return old, nil
-	}
-	if c.stmts == nil {
-		c.stmts = map[string]*muxStmt{}
-	}
-	st = &muxStmt{id: r.prep.StmtID, params: r.prep.Params}
-	c.stmts[sql] = st
-	return st, nil
-}
-
-// forget drops sql's statement after the backend said it no longer knows
-// it.
-func (c *muxConn) forget(sql string) {
-	c.mu.Lock()
-	if st := c.stmts[sql]; st != nil {
-		delete(c.stmts, sql)
-		c.appendClose(st.id)
-	}
-	c.mu.Unlock()
-}
-
-// shortArgs reports whether every argument fits COM_STMT_EXECUTE itself
-// (longer ones go as COM_STMT_SEND_LONG_DATA, on a pooled connection).
-func shortArgs(args []any) bool {
-	for _, a := range args {
-		switch x := a.(type) {
-		case string:
-			if len(x) > longDataChunk {
-				return false
-			}
-		case []byte:
-			if len(x) > longDataChunk {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// single checks that a response is the command's last: a plain SELECT
-// has one result.
-func (c *muxConn) single(status uint16) error {
-	if status&mysql.SERVER_MORE_RESULTS_EXISTS != 0 {
-		return errors.New("multiplex: a command with several results")
-	}
-	return nil
-}
-
-// column parses a column definition, from the connection's cache when
-// the same definition came before.
-func (c *muxConn) column(p []byte) (*mysql.Field, error) {
-	c.colMu.Lock()
-	f, ok := c.columns[string(p)]
-	c.colMu.Unlock()
-	if ok {
-		return f, nil
-	}
-	f, err := wire.ParseColumn(p)
-	if err != nil {
-		return nil, err
-	}
-	c.colMu.Lock()
-	if len(c.columns) >= maxCachedColumns {
-		c.columns = map[string]*mysql.Field{}
-	}
-	c.columns[string(p)] = f
-	c.colMu.Unlock()
-	return f, nil
 }
 
 // multiplexable reports whether plan may run on a shared connection (see
@@ -607,7 +508,7 @@ func (s *Session) multiplexable(plan *router.Plan, src connSource, proto Protoco
 	}
 	// A pending SET TRANSACTION READ ONLY is the next statement's
 	// (oneShotReadOnly): it runs on a pooled connection.
-	return s.autocommit && !s.txn.active && !s.txn.readOnlyNext && !s.state.pinNext && s.state.empty() && len(s.state.pinned) == 0 && s.vars.sql() == ""
+	return s.autocommit && !s.txn.active && !s.txn.readOnlyNext && !s.state.pinNext && s.state.empty() && len(s.state.pinned) == 0 && s.vars.onlyNames()
 }
 
 // runMultiplexed runs a single-route plan on a shared connection of its
@@ -618,9 +519,9 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 	if err != nil {
 		return result{}, err
 	}
-	m := p.multiplexed(s.srv.rules.Server.MultiplexConnections, s.srv.rules.Server.MergeMemoryBytes)
+	m := p.multiplexed(&s.srv.rules.Server)
 	start := time.Now()
-	c, err := m.pick(ctx)
+	c, err := m.pick(ctx, s.vars.sql())
 	if err != nil {
 		return result{}, errMuxFallback
 	}
@@ -630,7 +531,7 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 		if !shortArgs(route.Args) {
 			return result{}, errMuxFallback
 		}
-		st, err := c.stmt(ctx, route.SQL)
+		st, err := c.stmt(ctx, route.SQL, &s.muxTimer)
 		if err != nil {
 			return result{}, err
 		}
@@ -648,10 +549,12 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 		}
 		return result{}, &InternalError{Msg: fmt.Sprintf("route to %s: %v", route.DataSource, err)}
 	}
-	select {
-	case <-req.done:
-	case <-ctx.Done():
-		return result{}, context.Cause(ctx)
+	answered, err := c.await(ctx, req, &s.muxTimer)
+	switch {
+	case err != nil:
+		return result{}, err
+	case !answered:
+		return result{}, errMuxFallback
 	}
 	r := &req.resp
 	if r.lost || r.warns > 0 {

@@ -8,6 +8,7 @@ import "github.com/prometheus/client_golang/prometheus"
 type muxCollector struct {
 	srv                                *Server
 	commands, writes, responses, reads *prometheus.Desc
+	left, bypassed                     *prometheus.Desc
 }
 
 func newMuxCollector(srv *Server) *muxCollector {
@@ -18,11 +19,13 @@ func newMuxCollector(srv *Server) *muxCollector {
 		writes:    prometheus.NewDesc("shardflake_multiplex_writes_total", "Writes to the shared connections; commands / writes is the commands each write carried.", l, nil),
 		responses: prometheus.NewDesc("shardflake_multiplex_responses_total", "Responses read from the shared connections.", l, nil),
 		reads:     prometheus.NewDesc("shardflake_multiplex_response_reads_total", "Responses of which nothing had arrived when the reader began them: each took a read of its own; responses / reads is the responses a read returned.", l, nil),
+		left:      prometheus.NewDesc("shardflake_multiplex_left_total", "Statements that waited server.multiplexMaxWait on a shared connection behind another session's command out as long, and ran on a pooled connection instead.", l, nil),
+		bypassed:  prometheus.NewDesc("shardflake_multiplex_bypassed_total", "Multiplexable statements that ran on a pooled connection because the oldest command on every shared connection had been out longer than server.multiplexMaxWait.", l, nil),
 	}
 }
 
 func (c *muxCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.commands, c.writes, c.responses, c.reads} {
+	for _, d := range []*prometheus.Desc{c.commands, c.writes, c.responses, c.reads, c.left, c.bypassed} {
 		ch <- d
 	}
 }
@@ -47,5 +50,7 @@ func (c *muxCollector) Collect(ch chan<- prometheus.Metric) {
 		count(c.writes, m.writes.Load())
 		count(c.responses, m.responses.Load())
 		count(c.reads, m.reads.Load())
+		count(c.left, m.left.Load())
+		count(c.bypassed, m.bypassed.Load())
 	}
 }

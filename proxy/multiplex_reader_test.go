@@ -16,7 +16,7 @@ import (
 // around them each get MariaDB's own answer: the rows it sent, then the
 // error, exactly as with the switch off.
 func TestMultiplexErrorMidStream(t *testing.T) {
-	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1"})
+	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1" + muxUnbounded})
 	createTables(t, e)
 	ctx := context.Background()
 	db := e.open(t)
@@ -91,7 +91,7 @@ func TestMultiplexErrorMidStream(t *testing.T) {
 // session reading a shared connection for others ends it, and the
 // statement queued behind it gets its own answer.
 func TestMultiplexReaderKilledConnection(t *testing.T) {
-	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1"})
+	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1" + muxUnbounded})
 	createTables(t, e)
 	ctx := context.Background()
 	db := e.open(t)

@@ -15,6 +15,12 @@ import (
 // (SHARDFLAKE_TEST_MULTIPLEX=on; CI runs the proxy's tests once so).
 func multiplexFromEnv() bool { return os.Getenv("SHARDFLAKE_TEST_MULTIPLEX") == "on" }
 
+// muxUnbounded is a multiplexMaxWait for tests that count the statements
+// the shared connections answered: long enough that none leaves for a
+// pooled connection on a loaded machine (TestMultiplexSlowReadDoesNotBlock
+// tests the bound).
+const muxUnbounded = "\nmultiplexMaxWait: 1h"
+
 // muxAnswered is how many statements data source ds's shared connections
 // answered.
 func muxAnswered(e *testEnv, ds string) int64 {
@@ -75,7 +81,7 @@ func rowsAnswer(rows *sql.Rows, err error) string {
 // statements under session state (a transaction, SET) do not use them;
 // and that a read with warnings still lets SHOW WARNINGS list them.
 func TestMultiplexAnswersAsPooled(t *testing.T) {
-	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 2"})
+	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 2" + muxUnbounded})
 	createTables(t, e)
 	ctx := context.Background()
 	db := e.open(t)
@@ -255,10 +261,10 @@ func TestMultiplexAnswersAsPooled(t *testing.T) {
 		// The backend ends the shared connections (a restart, wait_timeout):
 		// the statements on them run again on pooled connections, and
 		// the clients see no error.
-		m := e.srv.current().pools["ds_0"].multiplexed(2, 1<<20)
+		m := e.srv.current().pools["ds_0"].multiplexed(&e.srv.current().rules.Server)
 		m.mu.Lock()
 		var ids []uint32
-		for _, c := range m.conns {
+		for _, c := range m.conns[""] {
 			ids = append(ids, c.bc.id)
 		}
 		m.mu.Unlock()
@@ -317,13 +323,13 @@ func TestMultiplexAnswersAsPooled(t *testing.T) {
 // muxQueue is the length of ds's one shared connection's queue, and
 // whether that connection is the one given (nil: any).
 func muxQueue(e *testEnv, ds string) (n int, c *muxConn) {
-	m := e.srv.current().pools[ds].multiplexed(1, 1<<20)
+	m := e.srv.current().pools[ds].multiplexed(&e.srv.current().rules.Server)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.conns) == 0 {
+	if len(m.conns[""]) == 0 {
 		return 0, nil
 	}
-	c = m.conns[0]
+	c = m.conns[""][0]
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.queue), c
@@ -336,7 +342,7 @@ func muxQueue(e *testEnv, ds string) (n int, c *muxConn) {
 // when the backend answers; the connection stays in use, and so do the
 // sessions.
 func TestMultiplexSessionsLeave(t *testing.T) {
-	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1"})
+	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1" + muxUnbounded})
 	createTables(t, e)
 	ctx := context.Background()
 	db := e.open(t)

@@ -107,6 +107,9 @@ type Session struct {
 	capture *capture
 
 	held heldConns // pooled connections a statement holds
+	// muxTimer times the session's waits on shared connections
+	// (multiplex.go), made on first use.
+	muxTimer *time.Timer
 
 	mu      sync.Mutex
 	busy    bool

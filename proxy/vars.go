@@ -73,6 +73,18 @@ func (v *settings) setNames(cs, collation string) {
 	v.set("names", sql)
 }
 
+// onlyNames reports whether the settings are at most the character set
+// (SET NAMES, SET CHARACTER SET, or the handshake's), which the
+// multiplexer's shared connections can carry (multiplex.go).
+func (v settings) onlyNames() bool {
+	for _, it := range v.items {
+		if it.key != "names" && it.key != "charset" {
+			return false
+		}
+	}
+	return true
+}
+
 // sql returns the assignments for a SET statement ("" for none).
 func (v settings) sql() string {
 	if len(v.items) == 0 {
