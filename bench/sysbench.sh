@@ -16,7 +16,14 @@
 #   --threads N       sysbench threads (default 8)
 #   --table-size N    rows of sbtest1 (default 100000)
 #   --workloads LIST  space-separated (default: oltp_point_select oltp_read_only
-#                     oltp_write_only oltp_insert oltp_read_write)
+#                     oltp_write_only oltp_insert oltp_read_write). A read
+#                     workload may name one kind of its statements:
+#                     oltp_read_only/KIND or oltp_read_write/KIND, KIND one
+#                     of points (the 10 point selects), simple, sum, order,
+#                     distinct (the one range read of that kind), runs the
+#                     workload with only those reads (its writes, BEGIN and
+#                     COMMIT as usual), so each kind's cost per statement
+#                     is measured on its own
 #   --modes LIST      --db-ps-mode values (default: "auto disable")
 #   --layout L        how sbtest1 is sharded: mod (default: id % 8, the rows
 #                     of any id range spread over all 8 data nodes, so range
@@ -600,15 +607,40 @@ printf 'repeat\tworkload\tmode\ttarget\tcommands_per_stmt\tcommands_per_write\tr
 printf 'repeat\tworkload\tmode\ttarget\tqps\tp95_ms\tproxy_cpu_s_per_1k\tproxy_peak_rss_mib\tdb_cpu_s_per_1k\terrors\tignored\thop_cpu_us\tdb0_cpu_us\tdb1_cpu_us\thop_syscalls\thop_switches\tdb0_syscalls\tdb0_switches\tdb1_syscalls\tdb1_switches\tdb0_share\tdb1_share\tdb0_migrations\tdb1_migrations\tdb0_threads_ran\tdb0_threads_90\tdb1_threads_ran\tdb1_threads_90\tdb0_connected\tdb0_running\tdb1_connected\tdb1_running\n' >"$RAW"
 printf 'repeat\tworkload\tmode\ttarget\tserver\tcounter\tdelta\tqueries\n' >"$COM"
 
+# kind_args KIND: the sysbench options that keep only the reads of KIND
+# (workload NAME/KIND).
+kind_args() {
+	local k n v
+	for k in points simple sum order distinct; do
+		n=0
+		[[ $k == "$1" ]] && n=1
+		case $k in
+		points) v=--point_selects=$((n * 10)) ;;
+		simple) v=--simple_ranges=$n ;;
+		sum) v=--sum_ranges=$n ;;
+		order) v=--order_ranges=$n ;;
+		distinct) v=--distinct_ranges=$n ;;
+		esac
+		echo "$v"
+	done
+}
+for w in $WORKLOADS; do
+	[[ $w != */* ]] && continue
+	case ${w%%/*} in oltp_read_only | oltp_read_write) ;; *) die "--workloads $w: only oltp_read_only and oltp_read_write take a /KIND" ;; esac
+	case ${w#*/} in points | simple | sum | order | distinct) ;; *) die "--workloads $w: KIND is points, simple, sum, order or distinct" ;; esac
+done
+
 # run_one REPEAT WORKLOAD MODE TARGET: one sysbench run and its figures.
 run_one() {
 	local rep=$1 workload=$2 mode=$3 target=$4
-	local out=$WORK/run-$rep-$workload-$mode-$target.log
+	local out=$WORK/run-$rep-${workload//\//-}-$mode-$target.log
 	local extra=() h0=0 h1=0 d0 d1 e0 e1 queries qps p95 errors ignored prof_pid="" hop=${HOP_PID[$target]:-} i
+	local base=${workload%%/*} kind=()
+	[[ $workload == */* ]] && mapfile -t kind < <(kind_args "${workload#*/}")
 	# oltp_insert picks random ids; one may hit a row of the table now
 	# and then (1 in ~40,000 per insert at 100,000 rows): not a failure.
 	[[ $workload == oltp_insert ]] && extra=(--mysql-ignore-errors=1062)
-	if [[ $SKIP_TRX == 1 && ($workload == oltp_read_only || $workload == oltp_read_write) ]]; then
+	if [[ $SKIP_TRX == 1 && ($base == oltp_read_only || $base == oltp_read_write) ]]; then
 		# Without a transaction another thread may insert the id that
 		# oltp_read_write's DELETE + INSERT just freed: 1062, as directly;
 		# and autocommit DELETEs and INSERTs of neighbouring ids deadlock
@@ -635,7 +667,7 @@ run_one() {
 	d0=$(cpu_ticks "${DB_PID[0]}") e0=$(cpu_ticks "${DB_PID[1]}")
 	if [[ -n $PROFILE_DIR && $rep == 1 && -n ${PPROF_PORT[$target]:-} ]]; then
 		mkdir -p "$PROFILE_DIR"
-		prof=$PROFILE_DIR/$workload-$mode$([[ $target == proxy ]] || echo "-$target")
+		prof=$PROFILE_DIR/${workload//\//-}-$mode$([[ $target == proxy ]] || echo "-$target")
 		curl -sf "http://127.0.0.1:${PPROF_PORT[$target]}/debug/pprof/allocs" -o "$prof.allocs.before"
 		curl -sf "http://127.0.0.1:${PPROF_PORT[$target]}/debug/pprof/profile?seconds=$((TIME > 3 ? TIME - 2 : 1))" \
 			-o "$prof.cpu" &
@@ -649,7 +681,7 @@ run_one() {
 		sampler=$!
 	fi
 	sb_run "$target" "$out" --time="$TIME" --report-interval=0 --percentile=95 \
-		--db-ps-mode="$mode" "${extra[@]}" "$workload" run || die "$workload $mode $target failed: $(tail -5 "$out")"
+		--db-ps-mode="$mode" "${extra[@]}" "${kind[@]}" "$base" run || die "$workload $mode $target failed: $(tail -5 "$out")"
 	[[ -n $hop ]] && h1=$(cpu_ticks "$hop")
 	d1=$(cpu_ticks "${DB_PID[0]}") e1=$(cpu_ticks "${DB_PID[1]}")
 	if [[ $DECOMPOSE == 1 ]]; then

@@ -25,6 +25,10 @@ type backendStmt struct {
 	params int
 	// columns are the result columns the prepare announced.
 	columns []*mysql.Field
+	// textExact: every column's binary values read back as the exact
+	// text MariaDB would have sent (textExact), so a merge may read the
+	// statement's rows.
+	textExact bool
 	// unsupported: the backend cannot prepare this SQL (1295); it runs as
 	// text instead.
 	unsupported bool
@@ -120,6 +124,7 @@ func (bc *backendConn) prepare(ctx context.Context, sql string) (*backendStmt, e
 			return nil, bc.lost(err)
 		}
 	}
+	st.textExact = textExact(st.columns)
 	return st, nil
 }
 

@@ -55,6 +55,10 @@ type execution struct {
 	// prepared: routes run as backend prepared statements (see
 	// backendMode).
 	prepared bool
+	// textRows: a merge reads the routes' rows as text values, so a
+	// route runs prepared only when its columns' binary values decode to
+	// exactly MariaDB's text (backendStmt.textExact; union_prepared.go).
+	textRows bool
 	// status hears the backends' status flags (status.go); nil when
 	// nobody listens.
 	status *statusSink
@@ -147,6 +151,9 @@ func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merge
 	jp, cols, key, learn := joinFor(plan, join)
 	if jp != nil {
 		ex.plan = jp.plan
+		if prepareJoined(jp.plan, mode) {
+			ex.prepared, ex.textRows = true, true
+		}
 	}
 	if err := ex.assign(); err != nil {
 		return result{}, err
@@ -329,14 +336,14 @@ func (ex *execution) start() {
 	ex.lanes[last].advance()
 }
 
-// sendAll is start for a SELECT whose lanes have one route each, sent as
-// text (a scatter outside a transaction, the routes of each data source
-// joined): every route is sent first, then the response heads are read
-// in turn on the calling goroutine. The backends work at once all the
-// same, and the statement starts no goroutine and waits for none. It
-// reports false, having done nothing, for other plans.
+// sendAll is start for a SELECT whose lanes have one route each (a
+// scatter, the routes of each data source joined): every route is sent
+// first, then the response heads are read in turn on the calling
+// goroutine. The backends work at once all the same, and the statement
+// starts no goroutine and waits for none. It reports false, having done
+// nothing, for other plans.
 func (ex *execution) sendAll() bool {
-	if ex.prepared || ex.plan.Kind != router.KindSelect || len(ex.lanes) > maxParallelLanes {
+	if ex.plan.Kind != router.KindSelect || len(ex.lanes) > maxParallelLanes {
 		return false
 	}
 	for _, l := range ex.lanes {
@@ -354,7 +361,7 @@ func (ex *execution) sendAll() bool {
 		l.next = 1
 		r.sent = true
 		started[i] = time.Now()
-		errs[i] = r.sendText()
+		errs[i] = r.send()
 	}
 	for i, l := range ex.lanes {
 		r := l.routes[0]
@@ -363,6 +370,12 @@ func (ex *execution) sendAll() bool {
 			continue
 		}
 		h, stop, err := r.readHead()
+		if err != nil && r.binary && staleStmt(err) && !l.bc.broken {
+			// The backend lost the statement (or wants it prepared
+			// again): prepare it again, once, as run does.
+			l.bc.forgetStmt(r.route.SQL)
+			h, stop, err = r.exchange()
+		}
 		r.complete(started[i], h, stop, err)
 		if r.err == nil && l.open == nil {
 			l.finish()
@@ -466,22 +479,37 @@ func (ex *execution) otherCopy(l *lane) bool {
 // as a backend prepared statement when the execution asks for it and the
 // backend can prepare it, else as text with the arguments written in.
 func (r *routeRun) run() {
-	l := r.lane
 	r.sent = true
 	start := time.Now()
-	var (
-		h    head
-		stop func()
-		err  error
-	)
-	if l.ex.prepared {
+	h, stop, err := r.exchange()
+	r.complete(start, h, stop, err)
+}
+
+// exchange sends the route and reads its response head: as a backend
+// prepared statement when the execution asks for it and the backend can
+// prepare it, else as text.
+func (r *routeRun) exchange() (h head, stop func(), err error) {
+	if r.lane.ex.prepared {
 		h, stop, err = r.runStmt()
 		r.binary = err == nil
+		if !errors.Is(err, errPrepareUnsupported) {
+			return h, stop, err
+		}
 	}
-	if !l.ex.prepared || errors.Is(err, errPrepareUnsupported) {
-		h, stop, err = r.runText()
+	return r.runText()
+}
+
+// send sends the route without reading its response (sendAll): as
+// exchange would, a backend prepared statement or text.
+func (r *routeRun) send() error {
+	if r.lane.ex.prepared {
+		err := r.sendStmt()
+		r.binary = err == nil
+		if !errors.Is(err, errPrepareUnsupported) {
+			return err
+		}
 	}
-	r.complete(start, h, stop, err)
+	return r.sendText()
 }
 
 // complete records the response head h of the route sent at start (or
@@ -551,14 +579,7 @@ func (r *routeRun) sendText() (err error) {
 func (r *routeRun) runStmt() (h head, stop func(), err error) {
 	bc := r.lane.bc
 	for attempt := 0; ; attempt++ {
-		st, err := bc.stmt(r.lane.ex.ctx, r.route.SQL)
-		if err != nil {
-			return h, nil, err
-		}
-		bc.armPrefix()
-		err = bc.sendExecute(st, r.route.Args, r.route.ArgTypes)
-		bc.disarmPrefix()
-		if err != nil {
+		if err := r.sendStmt(); err != nil {
 			return h, nil, err
 		}
 		h, stop, err = r.readHead()
@@ -568,6 +589,24 @@ func (r *routeRun) runStmt() (h head, stop func(), err error) {
 		}
 		return h, stop, err
 	}
+}
+
+// sendStmt sends the route as COM_STMT_EXECUTE of the statement
+// prepared on the connection for its SQL (prepared now on first use);
+// errPrepareUnsupported when it must run as text instead.
+func (r *routeRun) sendStmt() error {
+	bc := r.lane.bc
+	st, err := bc.stmt(r.lane.ex.ctx, r.route.SQL)
+	if err != nil {
+		return err
+	}
+	if r.lane.ex.textRows && !st.textExact {
+		return errPrepareUnsupported
+	}
+	bc.armPrefix()
+	err = bc.sendExecute(st, r.route.Args, r.route.ArgTypes)
+	bc.disarmPrefix()
+	return err
 }
 
 // readHead reads the response head of the command just sent, watching

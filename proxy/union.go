@@ -416,6 +416,14 @@ func joinFor(plan *router.Plan, join *joinScope) (jp *joinedPlan, cols []*mysql.
 	if cols == nil {
 		return nil, nil, key, true
 	}
+	for _, f := range cols {
+		// A UNION's column drops ZEROFILL: MariaDB would send 4.50
+		// where the table sends 000004.50. (YEAR, always ZEROFILL,
+		// keeps it.)
+		if f.Flag&mysql.ZEROFILL_FLAG != 0 && f.Type != mysql.MYSQL_TYPE_YEAR {
+			return nil, nil, joinKey{}, false
+		}
+	}
 	for _, k := range plan.Merge.Sort {
 		// The UNION's column is a VARCHAR where the route's is an ENUM
 		// or SET: ORDER BY would sort the names, not the members'

@@ -1,0 +1,284 @@
+package proxy
+
+import (
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// backendCount sums a SHOW GLOBAL STATUS counter over the backends.
+func backendCount(t *testing.T, e *testEnv, name string) int {
+	t.Helper()
+	n := 0
+	for i := range 2 {
+		n += globalStatus(t, e.backend(t, i), name)
+	}
+	return n
+}
+
+// TestUnionPrepared: a joined statement (one UNION per data source) runs
+// as a backend prepared statement where its answer is the same as the
+// text statement's, and as text where it might not be, and either way
+// answers as MariaDB does on one table: rows, column names, types and
+// nullability. A client's COM_STMT_EXECUTE passes its own arguments; a
+// text query's routes are prepared when all their arguments are integers
+// (a string literal stays text); columns whose binary values do not read
+// back as MariaDB's text (floating point, temporal, YEAR, BIT)
+// keep the statement text. Counted by the backends themselves
+// (Com_stmt_execute).
+func TestUnionPrepared(t *testing.T) {
+	e := startEnv(t, envOptions{rules: upRules})
+	refPrepared := upSetup(t, e)
+	refText := openDSN(t, e.backends[0].DSN("up_ref"), "interpolateParams=true")
+	tests := []struct {
+		name    string
+		sql     string
+		args    []any
+		ordered bool
+		// executes: backend COM_STMT_EXECUTEs of the joined run, from a
+		// prepared client and a text client.
+		prepared, text int
+	}{
+		{name: "exact columns", sql: "SELECT id, k, c, de, u, t, e, vb FROM up WHERE id BETWEEN ? AND ?", args: []any{5, 44}, prepared: 2, text: 2},
+		{name: "aggregates", sql: "SELECT SUM(k), COUNT(*), COUNT(c), MIN(c), MAX(de), SUM(u), AVG(t) FROM up WHERE id BETWEEN ? AND ?", args: []any{3, 57}, prepared: 2, text: 2},
+		{name: "order", sql: "SELECT c, id, de FROM up WHERE id BETWEEN ? AND ? ORDER BY c, id", args: []any{1, 60}, ordered: true, prepared: 2, text: 2},
+		{name: "order limit", sql: "SELECT id, k FROM up WHERE id > ? ORDER BY k DESC, id LIMIT ?", args: []any{4, 9}, ordered: true, prepared: 2, text: 2},
+		{name: "distinct", sql: "SELECT DISTINCT c FROM up WHERE id BETWEEN ? AND ? ORDER BY c", args: []any{2, 59}, ordered: true, prepared: 2, text: 2},
+		{name: "negative", sql: "SELECT id, t FROM up WHERE t BETWEEN ? AND ?", args: []any{-20, 5}, prepared: 2, text: 2},
+		{name: "string argument", sql: "SELECT id, c FROM up WHERE c >= ?", args: []any{"c05"}, prepared: 2, text: 0},
+		{name: "no argument", sql: "SELECT id, k FROM up", prepared: 2, text: 0},
+		{name: "double", sql: "SELECT id, f FROM up WHERE id BETWEEN ? AND ?", args: []any{1, 60}},
+		{name: "float", sql: "SELECT id, fl FROM up WHERE id BETWEEN ? AND ?", args: []any{1, 60}},
+		{name: "datetime", sql: "SELECT id, dt FROM up WHERE id BETWEEN ? AND ?", args: []any{1, 60}},
+		{name: "year", sql: "SELECT id, y FROM up WHERE id BETWEEN ? AND ?", args: []any{1, 60}},
+		{name: "bit", sql: "SELECT id, bt FROM up WHERE id BETWEEN ? AND ?", args: []any{1, 60}},
+	}
+	for _, client := range []struct {
+		name          string
+		proxy, direct querier
+		prepared      bool
+	}{
+		{"prepared", prepareEach(t, e.open(t)), prepareEach(t, refPrepared), true},
+		{"text", e.open(t, "interpolateParams=true").Query, refText.Query, false},
+	} {
+		for _, tt := range tests {
+			t.Run(client.name+" "+tt.name, func(t *testing.T) {
+				wantCols, want := queryWith(t, client.direct, tt.sql, tt.args...)
+				// The first run learns the shape's columns apart, the
+				// second joins and prepares, the third is counted.
+				queryWith(t, client.proxy, tt.sql, tt.args...)
+				queryWith(t, client.proxy, tt.sql, tt.args...)
+				selects, executes := comSelect(t, e), backendCount(t, e, "Com_stmt_execute")
+				gotCols, got := queryWith(t, client.proxy, tt.sql, tt.args...)
+				if n := comSelect(t, e) - selects; n != 2 {
+					t.Errorf("backends ran %d SELECTs, want 2 (joined)", n)
+				}
+				wantExec := tt.text
+				if client.prepared {
+					wantExec = tt.prepared
+				}
+				if n := backendCount(t, e, "Com_stmt_execute") - executes; n != wantExec {
+					t.Errorf("backends ran %d prepared statements, want %d", n, wantExec)
+				}
+				if !slices.Equal(gotCols, wantCols) {
+					t.Errorf("columns:\n got %q\nwant %q", gotCols, wantCols)
+				}
+				if !tt.ordered {
+					slices.Sort(got)
+					slices.Sort(want)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("rows:\n got %q\nwant %q", got, want)
+				}
+			})
+		}
+	}
+}
+
+// querier runs a query: sql.DB.Query, or prepareEach's.
+type querier func(q string, args ...any) (*sql.Rows, error)
+
+// prepareEach queries db through a prepared statement per query text,
+// prepared once (COM_STMT_EXECUTE even without arguments, where
+// sql.DB.Query would send text).
+func prepareEach(t *testing.T, db *sql.DB) querier {
+	stmts := map[string]*sql.Stmt{}
+	t.Cleanup(func() {
+		for _, st := range stmts {
+			st.Close()
+		}
+	})
+	return func(q string, args ...any) (*sql.Rows, error) {
+		st, ok := stmts[q]
+		if !ok {
+			var err error
+			if st, err = db.Prepare(q); err != nil {
+				return nil, err
+			}
+			stmts[q] = st
+		}
+		return st.Query(args...)
+	}
+}
+
+// queryWith is queryRows through a querier.
+func queryWith(t *testing.T, query querier, q string, args ...any) (cols []string, rows []string) {
+	t.Helper()
+	rs, err := query(q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	types, err := rs.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ct := range types {
+		n, _ := ct.Nullable()
+		cols = append(cols, fmt.Sprintf("%s %s null=%v", ct.Name(), ct.DatabaseTypeName(), n))
+	}
+	return cols, scanStrings(t, rs, q, "|")
+}
+
+// TestUnionPreparedInTransaction: inside a transaction a joined
+// statement runs prepared on the transaction's connections, START
+// TRANSACTION riding ahead of its COM_STMT_EXECUTE when it is the
+// transaction's first read: the transaction's snapshot is taken there
+// (a row committed by another session afterwards stays unseen), and
+// its own writes are seen.
+func TestUnionPreparedInTransaction(t *testing.T) {
+	e := startEnv(t, envOptions{rules: upRules})
+	upSetup(t, e)
+	p := e.open(t)
+	const q = "SELECT id, k FROM up WHERE id BETWEEN ? AND ? ORDER BY k DESC, id LIMIT 3"
+	rows := func(query func(string, ...any) (*sql.Rows, error)) string {
+		t.Helper()
+		rs, err := query(q, 1, 60)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.Close()
+		var out []string
+		for rs.Next() {
+			var id, k int
+			if err := rs.Scan(&id, &k); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%d:%d", id, k))
+		}
+		if err := rs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(out, ",")
+	}
+	// Learn and join the shape outside the transaction.
+	rows(p.Query)
+	rows(p.Query)
+	tx, err := p.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	begins, executes := backendCount(t, e, "Com_begin"), backendCount(t, e, "Com_stmt_execute")
+	// k = (id*31)%17: the largest are 16 (ids 6, 23, 40, 57).
+	if got, want := rows(tx.Query), "6:16,23:16,40:16"; got != want {
+		t.Fatalf("first read: %q, want %q", got, want)
+	}
+	if n := backendCount(t, e, "Com_begin") - begins; n != 2 {
+		t.Errorf("the first read opened %d parts, want 2", n)
+	}
+	if n := backendCount(t, e, "Com_stmt_execute") - executes; n != 2 {
+		t.Errorf("the first read ran %d prepared statements, want 2", n)
+	}
+	// Another session commits a larger k: the snapshot does not see it.
+	unionExec(t, p, "UPDATE up SET k = 99 WHERE id = 11")
+	if _, err := tx.Exec("UPDATE up SET k = k + 100 WHERE id IN (3, 8)"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rows(tx.Query), "8:110,3:108,6:16"; got != want {
+		t.Errorf("after the transaction's writes: %q, want %q", got, want)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rows(p.Query), "11:99,6:16,23:16"; got != want {
+		t.Errorf("after the rollback: %q, want %q", got, want)
+	}
+}
+
+// TestUnionPreparedLost: a joined statement the backend no longer knows
+// (closed behind the proxy's back) is prepared again and answers.
+func TestUnionPreparedLost(t *testing.T) {
+	e := startEnv(t, envOptions{rules: upRules})
+	ref := upSetup(t, e)
+	p := prepareEach(t, e.open(t))
+	const q = "SELECT c, id FROM up WHERE id BETWEEN ? AND ? ORDER BY c, id"
+	_, want := queryRows(t, ref, q, 7, 50)
+	queryWith(t, p, q, 7, 50)
+	queryWith(t, p, q, 7, 50)
+	// Every idle connection closes its statements with its next command,
+	// the cache still holding them.
+	lost := 0
+	for _, name := range []string{"ds_0", "ds_1"} {
+		pl := e.srv.current().pools[name]
+		bcs, err := pl.get(t.Context(), pl.stats().Idle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bc := range bcs {
+			for sql, st := range bc.stmts {
+				if strings.Contains(sql, "UNION") {
+					bc.queueClose(st.id)
+					lost++
+				}
+			}
+		}
+		pl.put(bcs...)
+	}
+	if lost < 2 {
+		t.Fatalf("%d joined statements cached, want one per data source at least", lost)
+	}
+	prepares := backendCount(t, e, "Com_stmt_prepare")
+	_, got := queryWith(t, p, q, 7, 50)
+	if !slices.Equal(got, want) {
+		t.Errorf("rows:\n got %q\nwant %q", got, want)
+	}
+	if n := backendCount(t, e, "Com_stmt_prepare") - prepares; n != 2 {
+		t.Errorf("%d statements prepared again, want 2", n)
+	}
+}
+
+// TestTextExact pins which column definitions a merge may read in the
+// binary protocol.
+func TestTextExact(t *testing.T) {
+	col := func(tp byte, flag uint16) *mysql.Field { return &mysql.Field{Type: tp, Flag: flag} }
+	tests := []struct {
+		name string
+		give []*mysql.Field
+		want bool
+	}{
+		{"integers", []*mysql.Field{col(mysql.MYSQL_TYPE_TINY, 0), col(mysql.MYSQL_TYPE_SHORT, 0), col(mysql.MYSQL_TYPE_INT24, 0),
+			col(mysql.MYSQL_TYPE_LONG, 0), col(mysql.MYSQL_TYPE_LONGLONG, mysql.UNSIGNED_FLAG)}, true},
+		{"decimals and strings", []*mysql.Field{col(mysql.MYSQL_TYPE_NEWDECIMAL, 0), col(mysql.MYSQL_TYPE_VAR_STRING, 0),
+			col(mysql.MYSQL_TYPE_STRING, mysql.ENUM_FLAG), col(mysql.MYSQL_TYPE_BLOB, mysql.BINARY_FLAG), col(mysql.MYSQL_TYPE_NULL, 0)}, true},
+		{"none", nil, false},
+		{"zerofill", []*mysql.Field{col(mysql.MYSQL_TYPE_LONG, mysql.ZEROFILL_FLAG|mysql.UNSIGNED_FLAG)}, false},
+		{"double", []*mysql.Field{col(mysql.MYSQL_TYPE_LONG, 0), col(mysql.MYSQL_TYPE_DOUBLE, 0)}, false},
+		{"float", []*mysql.Field{col(mysql.MYSQL_TYPE_FLOAT, 0)}, false},
+		{"datetime", []*mysql.Field{col(mysql.MYSQL_TYPE_DATETIME, 0)}, false},
+		{"date", []*mysql.Field{col(mysql.MYSQL_TYPE_DATE, 0)}, false},
+		{"time", []*mysql.Field{col(mysql.MYSQL_TYPE_TIME, 0)}, false},
+		{"year", []*mysql.Field{col(mysql.MYSQL_TYPE_YEAR, 0)}, false},
+		{"bit", []*mysql.Field{col(mysql.MYSQL_TYPE_BIT, 0)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := textExact(tt.give); got != tt.want {
+				t.Errorf("textExact = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
