@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
+
+	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
 
 // What a client that has not logged in can make the proxy hold, and how
@@ -45,6 +47,11 @@ type loginConn struct {
 	left int // payload bytes still to come of the current packet
 	tls  bool
 	off  bool // the login is done (or TLS started): no more parsing
+	// first is the start of the client's first packet (its handshake
+	// response or SSL request), where it asks for MariaDB extended
+	// capabilities; nfirst bytes of it came.
+	first  [32]byte
+	nfirst int
 
 	admitted bool   // a maxConnections slot was taken (release it)
 	host     string // the client's address, as handshakes count them
@@ -64,6 +71,9 @@ func (c *loginConn) Read(b []byte) (int, error) {
 	for i := 0; i < n; {
 		if c.left > 0 {
 			k := min(c.left, n-i)
+			if c.hdr[3] == 1 && c.nfirst < len(c.first) {
+				c.nfirst += copy(c.first[c.nfirst:], b[i:i+k])
+			}
 			c.left -= k
 			i += k
 			if c.left == 0 && c.tls {
@@ -90,6 +100,15 @@ func (c *loginConn) Read(b []byte) (int, error) {
 		c.tls = c.left == 32 && c.hdr[3] == 1 && c.sess.srv.mysql.Capability()&mysql.CLIENT_SSL != 0
 	}
 	return n, err
+}
+
+// extended returns the MariaDB extended capabilities the client asked for
+// in its first packet (0 when it set CLIENT_MYSQL).
+func (c *loginConn) extended() uint32 {
+	if c.nfirst < len(c.first) {
+		return 0
+	}
+	return wire.ResponseExtended(c.first[:])
 }
 
 // RemoteAddr is the client's host without its port while the login runs:

@@ -61,6 +61,10 @@ type backendConn struct {
 	stmtGen   uint64
 	// columns caches parsed column definitions by their packet (column).
 	columns map[string]*mysql.Field
+	// extendedMetadata: the handshake asked for
+	// MARIADB_CLIENT_EXTENDED_METADATA (extendedConn), so column
+	// definitions carry its block (wire.ParseColumn).
+	extendedMetadata bool
 	// w is the watch for cancellation of the statement running (watch).
 	w watchState
 	// pinned: the connection belongs to one client session (see pin.go)
@@ -140,13 +144,25 @@ func dialBackendTLS(ctx context.Context, p *pool, tlsConfig *tls.Config) (*backe
 	}}
 	dctx, cancel := context.WithTimeout(ctx, p.connectTimeout)
 	defer cancel()
-	gc, err := client.ConnectWithDialer(dctx, "tcp", addr, ds.User, ds.Password, ds.Database, dialer.DialContext, opts...)
+	var ec *extendedConn
+	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+		nc, err := dialer.DialContext(ctx, network, address)
+		if err != nil {
+			return nil, err
+		}
+		ec = &extendedConn{Conn: nc}
+		return ec, nil
+	}
+	gc, err := client.ConnectWithDialer(dctx, "tcp", addr, ds.User, ds.Password, ds.Database, dial, opts...)
 	if err != nil {
 		return nil, err
 	}
 	version := gc.GetServerVersion()
 	p.version.Store(&version)
 	nc := gc.Conn.Conn
+	if nc == net.Conn(ec) {
+		nc = ec.Conn
+	}
 	state := tlsState(0, false)
 	if tc, ok := nc.(*tls.Conn); ok {
 		state = tlsState(tc.ConnectionState().Version, true)
@@ -155,7 +171,7 @@ func dialBackendTLS(ctx context.Context, p *pool, tlsConfig *tls.Config) (*backe
 	// The handshake left its deadline behind; statements set their own.
 	nc.SetDeadline(time.Time{})
 	now := time.Now()
-	bc := &backendConn{pool: p, wc: wire.NewConn(nc), nc: nc, id: gc.GetConnectionID(), created: now, lastUsed: now, stmtGen: p.schemaGen.Load()}
+	bc := &backendConn{pool: p, wc: wire.NewConn(nc), nc: nc, id: gc.GetConnectionID(), created: now, lastUsed: now, stmtGen: p.schemaGen.Load(), extendedMetadata: ec.negotiated}
 	nc.SetDeadline(now.Add(p.connectTimeout))
 	_, err = bc.exec("SET " + p.baseline)
 	nc.SetDeadline(time.Time{})
@@ -379,7 +395,7 @@ func (bc *backendConn) column(p []byte) (*mysql.Field, error) {
 	if f, ok := bc.columns[string(p)]; ok {
 		return f, nil
 	}
-	f, err := wire.ParseColumn(p)
+	f, err := wire.ParseColumn(p, bc.extendedMetadata)
 	if err != nil {
 		return nil, err
 	}

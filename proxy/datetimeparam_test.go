@@ -74,7 +74,7 @@ func TestDateTimeParamsMatchMariaDB(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, err := wire.ParseColumn(p)
+			f, err := wire.ParseColumn(p, false)
 			if err != nil {
 				t.Fatal(err)
 			}

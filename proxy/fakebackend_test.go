@@ -200,7 +200,7 @@ func selectRows(sql []byte) int {
 
 func (c *fakeConn) writeResult(binaryRows bool, n int) {
 	c.write(wire.AppendLenEncInt(c.buf[:0], 1))
-	c.write(wire.AppendColumn(c.buf[:0], fakeColumn))
+	c.write(wire.AppendColumn(c.buf[:0], fakeColumn, false))
 	c.eof()
 	for range n {
 		if binaryRows {
@@ -220,13 +220,13 @@ func (c *fakeConn) writePrepareOK(id uint32, st fakeStmt) {
 	c.write(wire.AppendPrepareOK(c.buf[:0], id, uint16(cols), uint16(st.params), 0))
 	param := &mysql.Field{Name: []byte("?"), Charset: charsetBinary, Type: mysql.MYSQL_TYPE_VAR_STRING, Flag: mysql.BINARY_FLAG}
 	for range st.params {
-		c.write(wire.AppendColumn(c.buf[:0], param))
+		c.write(wire.AppendColumn(c.buf[:0], param, false))
 	}
 	if st.params > 0 {
 		c.eof()
 	}
 	if cols > 0 {
-		c.write(wire.AppendColumn(c.buf[:0], fakeColumn))
+		c.write(wire.AppendColumn(c.buf[:0], fakeColumn, false))
 		c.eof()
 	}
 }

@@ -111,13 +111,15 @@ func greetingVersion(v string) string {
 // proxy's, fleet-unique, in place of go-mysql's counter), the
 // capabilities it adds and
 // the status flags (go-mysql writes 0 and offers no way to set them, and
-// PyMySQL and mysqlclient read AUTOCOMMIT there: greetingStatus). Later
-// writes pass through untouched.
+// PyMySQL and mysqlclient read AUTOCOMMIT there: greetingStatus) and the
+// MariaDB extended capabilities it offers. Later writes pass through
+// untouched.
 type announceConn struct {
 	net.Conn
-	version string
-	id      uint32
-	done    bool
+	version  string
+	id       uint32
+	extended uint32
+	done     bool
 }
 
 // Write rewrites the greeting (it arrives whole: go-mysql writes a packet
@@ -127,7 +129,7 @@ func (g *announceConn) Write(b []byte) (int, error) {
 		return g.Conn.Write(b)
 	}
 	g.done = true
-	out, ok := rewriteGreeting(b, g.version, g.id)
+	out, ok := rewriteGreeting(b, g.version, g.id, g.extended)
 	if !ok {
 		return g.Conn.Write(b)
 	}
@@ -139,9 +141,10 @@ func (g *announceConn) Write(b []byte) (int, error) {
 
 // rewriteGreeting returns the greeting packet p (with its 4-byte header)
 // announcing version (empty: keep the version), connection id id (0: keep
-// it), greetingCapabilities and greetingStatus.
+// it), greetingCapabilities, greetingStatus and, when extended is not 0,
+// those MariaDB extended capabilities (wire.SetGreetingExtended).
 // It reports false when p is not a protocol-10 greeting.
-func rewriteGreeting(p []byte, version string, id uint32) ([]byte, bool) {
+func rewriteGreeting(p []byte, version string, id uint32, extended uint32) ([]byte, bool) {
 	if len(p) < 5 || int(p[0])|int(p[1])<<8|int(p[2])<<16 != len(p)-4 || p[4] != 10 {
 		return nil, false
 	}
@@ -172,6 +175,9 @@ func rewriteGreeting(p []byte, version string, id uint32) ([]byte, bool) {
 	binary.LittleEndian.PutUint16(out[capAt:], uint16(caps))
 	binary.LittleEndian.PutUint16(out[capAt+2+1+2:], uint16(caps>>16))
 	binary.LittleEndian.PutUint16(out[capAt+2+1:], greetingStatus)
+	if extended != 0 && !wire.SetGreetingExtended(out[4:], extended) {
+		return nil, false
+	}
 	n := len(out) - 4
 	if n >= wire.MaxPayload {
 		return nil, false
@@ -181,9 +187,23 @@ func rewriteGreeting(p []byte, version string, id uint32) ([]byte, bool) {
 }
 
 // announce wraps a client's connection for the handshake and gives sess
-// its connection id.
+// its connection id and the MariaDB extended capabilities offered to it.
 func (srv *Server) announce(nc net.Conn, sess *Session) net.Conn {
 	srv.learnVersion()
 	sess.id = srv.newConnID()
-	return &announceConn{Conn: nc, version: greetingVersion(srv.version()), id: sess.id}
+	version := srv.version()
+	sess.offeredExtended = offeredExtended(version)
+	return &announceConn{Conn: nc, version: greetingVersion(version), id: sess.id, extended: sess.offeredExtended}
+}
+
+// offeredExtended is the MariaDB extended capabilities the proxy offers
+// when it announces version: MARIADB_CLIENT_EXTENDED_METADATA when it
+// presents itself as MariaDB (whose clients, Node's mysql2, Connector/J
+// and Connector/Node, learn a JSON column or a UUID or INET6 one from the
+// extended metadata alone), none otherwise, as MySQL offers none.
+func offeredExtended(version string) uint32 {
+	if isMariaDB(version) {
+		return wire.MariaDBExtendedMetadata
+	}
+	return 0
 }

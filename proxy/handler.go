@@ -33,7 +33,14 @@ func (c *capture) rows(cols []*mysql.Field, rows []Row, binary bool) {
 		return
 	}
 	rs := mysql.NewResultset(len(cols))
-	rs.Fields = cols
+	// go-mysql writes a Field's Data, when set, as its whole definition;
+	// the proxy keeps a definition's extended metadata there
+	// (wire.ParseColumn), which go-mysql's command loop never negotiates.
+	for i, f := range cols {
+		c := *f
+		c.Data = nil
+		rs.Fields[i] = &c
+	}
 	for _, r := range rows {
 		var data []byte
 		if binary {

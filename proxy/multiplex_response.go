@@ -134,7 +134,7 @@ func (c *muxConn) column(p []byte) (*mysql.Field, error) {
 	if ok {
 		return f, nil
 	}
-	f, err := wire.ParseColumn(p)
+	f, err := wire.ParseColumn(p, c.bc.extendedMetadata)
 	if err != nil {
 		return nil, err
 	}

@@ -191,7 +191,7 @@ func (s *Session) logicalColumn(f *mysql.Field) *mysql.Field {
 func (s *Session) columnPacket(f *mysql.Field) []byte {
 	l := s.logicalEntry(f)
 	if l.packet == nil {
-		l.packet = wire.AppendColumn(nil, l.f)
+		l.packet = wire.AppendColumn(nil, l.f, s.extendedMetadata)
 	}
 	return l.packet
 }
@@ -230,7 +230,6 @@ func (srv sessionServer) rewriteColumn(f *mysql.Field) *mysql.Field {
 		return f
 	}
 	c := *f
-	c.Data = nil
 	c.Schema, c.Table, c.OrgTable = schema, table, orgTable
 	return &c
 }

@@ -38,11 +38,17 @@ type Session struct {
 	user     string
 	log      *slog.Logger
 
-	clientFlags     uint32
-	sessionTrack    bool
-	multiStatements bool
-	foundRows       bool
-	quit            bool // the connection ends after this command
+	clientFlags  uint32
+	sessionTrack bool
+	// offeredExtended are the MariaDB extended capabilities the greeting
+	// offered (announce); extendedMetadata: the client took
+	// MARIADB_CLIENT_EXTENDED_METADATA, so every column definition it
+	// gets carries the extended metadata block (wire.AppendColumn).
+	offeredExtended  uint32
+	extendedMetadata bool
+	multiStatements  bool
+	foundRows        bool
+	quit             bool // the connection ends after this command
 	// txnMode is how transactions over several data sources commit
 	// (server.transactionMode, SET shardflake_transaction_mode).
 	txnMode config.TransactionMode
@@ -156,6 +162,9 @@ func (s *Session) attachHandler(sc *server.Conn) {
 	s.clientFlags = sc.Capability()
 	offered := s.srv.mysql.Capability()
 	s.sessionTrack = s.clientFlags&offered&mysql.CLIENT_SESSION_TRACK != 0
+	if lc := loginConnOf(sc.Conn.Conn); lc != nil {
+		s.extendedMetadata = lc.extended()&s.offeredExtended&wire.MariaDBExtendedMetadata != 0
+	}
 	// go-mysql does not offer CLIENT_MULTI_STATEMENTS, but a client that
 	// asks for it gets it, as from MySQL.
 	s.multiStatements = s.clientFlags&mysql.CLIENT_MULTI_STATEMENTS != 0

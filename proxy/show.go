@@ -541,7 +541,7 @@ func (s *Session) handleFieldList(data []byte) error {
 		return err
 	}
 	for _, f := range fields {
-		out := wire.AppendColumn(s.wc.Scratch(), f)
+		out := wire.AppendColumn(s.wc.Scratch(), f, s.extendedMetadata)
 		if f.DefaultValue != nil {
 			out = wire.AppendLenEncString(out, f.DefaultValue)
 		}
@@ -578,7 +578,7 @@ func (s *Session) fieldList(logical, wildcard string) ([]*mysql.Field, error) {
 		if wire.IsEOF(p) {
 			return fields, nil
 		}
-		f, err := wire.ParseColumn(p)
+		f, err := wire.ParseColumn(p, bc.extendedMetadata)
 		if err != nil {
 			return nil, bc.lost(err)
 		}

@@ -64,7 +64,7 @@ func (s *Session) handleStmtPrepare(sql string) error {
 	if ps.params > 0 {
 		param := &mysql.Field{Name: []byte("?"), Charset: charsetBinary, Type: mysql.MYSQL_TYPE_VAR_STRING, Flag: mysql.BINARY_FLAG}
 		for range ps.params {
-			if err := s.writePacket(wire.AppendColumn(s.wc.Scratch(), param)); err != nil {
+			if err := s.writePacket(wire.AppendColumn(s.wc.Scratch(), param, s.extendedMetadata)); err != nil {
 				return err
 			}
 		}

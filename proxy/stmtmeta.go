@@ -203,7 +203,7 @@ func (bc *backendConn) prepareColumns(sql string) ([]*mysql.Field, error) {
 			if err != nil {
 				return nil, bc.lost(err)
 			}
-			if cols[i], err = wire.ParseColumn(p); err != nil {
+			if cols[i], err = wire.ParseColumn(p, bc.extendedMetadata); err != nil {
 				return nil, bc.lost(err)
 			}
 		}

@@ -213,14 +213,40 @@ func ReadLenEncString(p []byte) (s []byte, null bool, n int, err error) {
 	return p[n:end:end], false, end, nil
 }
 
-// AppendColumn appends a column definition (Protocol::ColumnDefinition41).
-func AppendColumn(dst []byte, f *mysql.Field) []byte {
+// A column definition can carry MariaDB's extended metadata
+// (MARIADB_CLIENT_EXTENDED_METADATA): after org_name, a length-encoded
+// block of entries, each a byte (ExtendedType, ExtendedFormat) and a
+// length-encoded string, telling a JSON alias (format "json") or a type
+// the classic type byte cannot (UUID, INET4, INET6, geometry kinds) from
+// the string or blob it travels as. MariaDB sends the block, empty for a
+// column with nothing to tell, in every definition to a client that
+// negotiated the capability, and in none to one that did not. ParseColumn
+// keeps a definition's block in its Field's Data (go-mysql's Field has no
+// place of its own for it; the proxy never sends Field.Dump, which would
+// send Data as the whole definition), and AppendColumn writes it back for
+// a client that negotiated the capability.
+const (
+	ExtendedType   = 0
+	ExtendedFormat = 1
+)
+
+// ExtendedMetadata is the block of extended metadata ParseColumn kept in
+// f (nil: none, or an empty block).
+func ExtendedMetadata(f *mysql.Field) []byte { return f.Data }
+
+// AppendColumn appends a column definition (Protocol::ColumnDefinition41),
+// with the extended metadata block when extended: the client negotiated
+// MARIADB_CLIENT_EXTENDED_METADATA.
+func AppendColumn(dst []byte, f *mysql.Field, extended bool) []byte {
 	dst = AppendLenEncString(dst, []byte("def"))
 	dst = AppendLenEncString(dst, f.Schema)
 	dst = AppendLenEncString(dst, f.Table)
 	dst = AppendLenEncString(dst, f.OrgTable)
 	dst = AppendLenEncString(dst, f.Name)
 	dst = AppendLenEncString(dst, f.OrgName)
+	if extended {
+		dst = AppendLenEncString(dst, f.Data)
+	}
 	dst = append(dst, 0x0c)
 	dst = binary.LittleEndian.AppendUint16(dst, f.Charset)
 	dst = binary.LittleEndian.AppendUint32(dst, f.ColumnLength)
@@ -230,12 +256,44 @@ func AppendColumn(dst []byte, f *mysql.Field) []byte {
 	return dst
 }
 
-// ParseColumn decodes a column definition. The Field keeps its own copy of
-// p, so p may be reused afterwards.
-func ParseColumn(p []byte) (*mysql.Field, error) {
+// ParseColumn decodes a column definition; extended says the server sends
+// the extended metadata block (the connection negotiated
+// MARIADB_CLIENT_EXTENDED_METADATA). The Field keeps its own copy of p,
+// so p may be reused afterwards.
+func ParseColumn(p []byte, extended bool) (*mysql.Field, error) {
 	f := new(mysql.Field)
-	if err := safeParseField(f, append([]byte(nil), p...)); err != nil {
+	if !extended {
+		if err := safeParseField(f, append([]byte(nil), p...)); err != nil {
+			return nil, err
+		}
+		f.Data = nil
+		return f, nil
+	}
+	// Skip catalog, schema, table, org_table, name and org_name.
+	pos := 0
+	for range 6 {
+		_, _, n, err := ReadLenEncString(p[pos:])
+		if err != nil {
+			return nil, err
+		}
+		pos += n
+	}
+	block, _, n, err := ReadLenEncString(p[pos:])
+	if err != nil {
 		return nil, err
+	}
+	// One allocation: the definition without its block, then the block.
+	c := make([]byte, 0, len(p)-(n-len(block)))
+	c = append(c, p[:pos]...)
+	c = append(c, p[pos+n:]...)
+	rest := len(c)
+	c = append(c, block...)
+	if err := safeParseField(f, c[:rest:rest]); err != nil {
+		return nil, err
+	}
+	f.Data = nil
+	if len(block) > 0 {
+		f.Data = c[rest:]
 	}
 	return f, nil
 }

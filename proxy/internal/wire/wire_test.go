@@ -141,16 +141,64 @@ func TestTextRows(t *testing.T) {
 func TestColumnRoundTrip(t *testing.T) {
 	f := &mysql.Field{Schema: []byte("ds_0"), Table: []byte("t"), OrgTable: []byte("t_order_1"), Name: []byte("id"),
 		OrgName: []byte("id"), Charset: 63, ColumnLength: 20, Type: mysql.MYSQL_TYPE_LONGLONG, Flag: mysql.NOT_NULL_FLAG, Decimal: 0}
-	got, err := ParseColumn(AppendColumn(nil, f))
+	got, err := ParseColumn(AppendColumn(nil, f, false), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got.Data = nil
 	if !reflect.DeepEqual(got, f) {
 		t.Errorf("got %+v, want %+v", got, f)
 	}
-	if _, err := ParseColumn([]byte{3, 'd', 'e'}); err == nil {
+	if _, err := ParseColumn([]byte{3, 'd', 'e'}, false); err == nil {
 		t.Error("short column definition: want an error")
+	}
+}
+
+// TestColumnExtendedMetadata: a definition with MariaDB's extended
+// metadata block parses to the same Field as without it, keeps the block,
+// and is written back with it for a client that negotiated it and
+// without it for one that did not; a definition without a block gets an
+// empty one.
+func TestColumnExtendedMetadata(t *testing.T) {
+	f := &mysql.Field{Schema: []byte("ds_0"), Table: []byte("t"), OrgTable: []byte("t"), Name: []byte("j"),
+		OrgName: []byte("j"), Charset: 45, ColumnLength: 4294967295, Type: mysql.MYSQL_TYPE_BLOB, Flag: mysql.BLOB_FLAG}
+	plain := AppendColumn(nil, f, false)
+	block := []byte{ExtendedFormat, 4, 'j', 's', 'o', 'n'}
+	at := len(plain) - 13 // the fixed part: 0x0c and 12 bytes
+	extended := append(append(append([]byte(nil), plain[:at]...), byte(len(block))), block...)
+	extended = append(extended, plain[at:]...)
+	tests := []struct {
+		name     string
+		give     []byte
+		extended bool
+		wantData []byte
+	}{
+		{name: "plain", give: plain},
+		{name: "with a block", give: extended, extended: true, wantData: block},
+		{name: "with an empty block", give: AppendColumn(nil, f, true), extended: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseColumn(tt.give, tt.extended)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(ExtendedMetadata(got), tt.wantData) {
+				t.Errorf("block %q, want %q", ExtendedMetadata(got), tt.wantData)
+			}
+			if p := AppendColumn(nil, got, false); !bytes.Equal(p, plain) {
+				t.Errorf("written without the block: %q, want %q", p, plain)
+			}
+			want := extended
+			if tt.wantData == nil {
+				want = append(append(append([]byte(nil), plain[:at]...), 0), plain[at:]...)
+			}
+			if p := AppendColumn(nil, got, true); !bytes.Equal(p, want) {
+				t.Errorf("written with the block: %q, want %q", p, want)
+			}
+		})
+	}
+	if _, err := ParseColumn(plain[:at+1], true); err == nil {
+		t.Error("block longer than the definition: want an error")
 	}
 }
 
