@@ -445,6 +445,26 @@ func (p *pool) put(conns ...*backendConn) {
 	}
 }
 
+// redial replaces bc, which get handed out and which turned out closed
+// by the backend before any statement went out on it, with a new
+// connection in the same place of the pool's count, as get does with an
+// idle connection that fails its ping. get pings only connections idle
+// for pingAfterIdle: the backend can close one sooner (a session's SET
+// SESSION wait_timeout stays on the connection that ran it, which then
+// sits idle in the pool).
+func (p *pool) redial(ctx context.Context, bc *backendConn) (*backendConn, error) {
+	bc.close()
+	nb, err := p.dial(ctx)
+	if err != nil {
+		p.mu.Lock()
+		p.open--
+		p.wakeLocked()
+		p.mu.Unlock()
+		return nil, err
+	}
+	return nb, nil
+}
+
 // discard closes a connection that is not coming back.
 func (p *pool) discard(bc *backendConn) {
 	bc.close()

@@ -469,8 +469,19 @@ func (ps poolSource) acquire(ctx context.Context, ds string, n int) ([]*backendC
 	if err != nil {
 		return nil, err
 	}
-	for _, bc := range bcs {
-		if err := bc.apply(want); err != nil {
+	for i, bc := range bcs {
+		err := bc.apply(want)
+		if err != nil && bc.broken {
+			// Closed by the backend while idle in the pool (the reset
+			// or SET was the first thing sent): nothing of the
+			// statement went out, a new connection runs it.
+			bcs[i] = nil
+			if bc, err = p.redial(ctx, bc); err == nil {
+				bcs[i] = bc
+				err = bc.apply(want)
+			}
+		}
+		if err != nil {
 			p.put(bcs...)
 			return nil, err
 		}
