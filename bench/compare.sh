@@ -84,5 +84,5 @@ for i in $(seq "$COUNT"); do
 	run old
 	run new
 done
-[[ -n ${OUT_DIR:-} ]] && cp "$WORK/old.txt" "$WORK/new.txt" "$OUT_DIR/"
+if [[ -n ${OUT_DIR:-} ]]; then mkdir -p "$OUT_DIR" && cp "$WORK/old.txt" "$WORK/new.txt" "$OUT_DIR/"; fi
 (cd "$ROOT" && go run "$BENCHSTAT" "old=$WORK/old.txt" "new=$WORK/new.txt")
