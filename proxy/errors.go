@@ -232,10 +232,12 @@ func catalogCode(err error) (code uint16, st string) {
 	case errors.As(err, &ns), errors.As(err, &mns), errors.As(err, &mse):
 		code, st = mysql.ER_NOT_SUPPORTED_YET, "42000"
 	case errors.As(err, &dse):
+		// Also when the connection broke mid-statement (dse.Lost, the
+		// message says so): not 2013, CR_SERVER_LOST, a client
+		// library's own code that no server sends, which libmariadb
+		// (the mariadb CLI, mysqlclient, sysbench) reads as a
+		// malformed packet (2027), losing the message.
 		code, st = mysql.ER_UNKNOWN_ERROR, "HY000"
-		if dse.Lost {
-			code = 2013 // CR_SERVER_LOST
-		}
 	case errors.As(err, &ute):
 		code, st = mysql.ER_NO_SUCH_THREAD, "HY000"
 	case errors.As(err, &kde):
