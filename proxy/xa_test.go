@@ -86,6 +86,43 @@ func xaRecovered(t *testing.T, db *sql.DB) []string {
 	return out
 }
 
+// xaOrphan prepares XA branch id on a connection of b of its own, then
+// closes that connection, as a proxy that died after its prepare leaves
+// its branch; stmts run inside the branch. It returns once the server
+// dropped the session: until then MariaDB keeps the branch attached to
+// it, lists it in XA RECOVER but answers XA COMMIT and XA ROLLBACK from
+// any other connection with 1397 XAER_NOTA.
+func xaOrphan(t *testing.T, b *sql.DB, id string, stmts ...string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := b.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var connID int64
+	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&connID); err != nil {
+		t.Fatal(err)
+	}
+	qs := append(append([]string{"XA START " + id}, stmts...), "XA END "+id, "XA PREPARE "+id)
+	for _, q := range qs {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	c.Raw(func(any) error { return driver.ErrBadConn })
+	c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for n := 1; n != 0; {
+		if err := b.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", connID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 && time.Now().After(deadline) {
+			t.Fatalf("connection %d that prepared %s still open 10s after its close", connID, id)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func TestXATransactions(t *testing.T) {
 	e := startEnv(t, envOptions{server: "transactionMode: xa", rules: xaTestRules})
 	db := e.open(t)
@@ -274,18 +311,7 @@ func TestXATransactions(t *testing.T) {
 		// Two transactions of a proxy that died after its prepares: one
 		// with a commit decision on ds_0, one without.
 		prepare := func(gtrid string, delta int) {
-			c, err := b1.Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			id := xid(gtrid, "ds_1")
-			for _, q := range []string{"XA START " + id, fmt.Sprintf("UPDATE t_acct SET bal = bal + %d WHERE id = 1", delta), "XA END " + id, "XA PREPARE " + id} {
-				if _, err := c.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			c.Raw(func(any) error { return driver.ErrBadConn })
+			xaOrphan(t, b1, xid(gtrid, "ds_1"), fmt.Sprintf("UPDATE t_acct SET bal = bal + %d WHERE id = 1", delta))
 		}
 		// The grace period outlasts the SHOW below, however slow the
 		// machine; then it is the usual one again.
@@ -338,18 +364,7 @@ func TestXATransactions(t *testing.T) {
 		before := xaBalances(t, b0, b1)
 		mine, theirs := "sf."+previous+".1.ds_0", "sf."+other+".1.ds_0"
 		for _, g := range []string{mine, theirs} {
-			c, err := b1.Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := xid(g, "ds_1")
-			for _, q := range []string{"XA START " + id, "UPDATE t_acct SET bal = bal + 100 WHERE id = 3", "XA END " + id, "XA PREPARE " + id} {
-				if _, err := c.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			c.Raw(func(any) error { return driver.ErrBadConn })
-			c.Close()
+			xaOrphan(t, b1, xid(g, "ds_1"), "UPDATE t_acct SET bal = bal + 100 WHERE id = 3")
 			if g == mine {
 				// Its branch holds account 3's row lock until resolved.
 				deadline := time.Now().Add(10 * time.Second)
