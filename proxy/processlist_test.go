@@ -178,3 +178,39 @@ func (g *gatedLines) Read(p []byte) (int, error) {
 	g.buf = g.buf[n:]
 	return n, nil
 }
+
+// TestShowProcessListIdleOnceAnswered: a connection that has its answer
+// is shown sleeping to a SHOW PROCESSLIST sent right after it. The
+// session used to write its answer first and mark itself idle after, so
+// a quick look from another connection saw the finished statement still
+// running (TestShowProcessListDifferential failed so in CI).
+func TestShowProcessListIdleOnceAnswered(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	ctx := context.Background()
+	db := e.open(t)
+	a, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var id string
+	if err := a.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 300
+	for i := range rounds {
+		if _, err := a.ExecContext(ctx, "DO 1"); err != nil {
+			t.Fatal(err)
+		}
+		rows, _ := showRows(t, db, "SHOW PROCESSLIST", []string{"Id", "Command", "Info"})
+		shown := "not listed"
+		for _, r := range rows {
+			if rest, ok := strings.CutPrefix(r, "Id="+id+","); ok {
+				shown = rest
+			}
+		}
+		if shown != "Command=Sleep,Info=NULL" {
+			t.Fatalf("round %d of %d: the answered connection shows %s", i, rounds, shown)
+		}
+	}
+}

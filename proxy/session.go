@@ -222,6 +222,10 @@ func (s *Session) run() {
 		} else {
 			s.dispatch(p)
 		}
+		// Shown idle before the answer leaves: a client that has its
+		// answer and asks SHOW PROCESSLIST at once on another
+		// connection sees this one sleeping, as on MariaDB.
+		s.showIdle()
 		err = s.wc.Flush()
 		s.leaveSnapshot(false)
 		s.endCommand()
@@ -254,11 +258,17 @@ func (s *Session) showInfo(sql string) {
 	s.mu.Unlock()
 }
 
-func (s *Session) endCommand() {
+// showIdle shows the session in SHOW PROCESSLIST as sleeping since now.
+func (s *Session) showIdle() {
 	now := time.Now()
 	s.mu.Lock()
-	s.busy = false
 	s.shown.since, s.shown.command, s.shown.info = now, 0, ""
+	s.mu.Unlock()
+}
+
+func (s *Session) endCommand() {
+	s.mu.Lock()
+	s.busy = false
 	s.mu.Unlock()
 }
 

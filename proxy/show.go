@@ -495,7 +495,7 @@ func (srv *Server) processList(user string, full bool) RowStream {
 		if s.shown.db != "" {
 			db = s.shown.db
 		}
-		if s.busy {
+		if s.busy && s.shown.command != 0 { // 0: answered (showIdle)
 			cmd = "Query"
 			switch s.shown.command {
 			case mysql.COM_QUERY:
