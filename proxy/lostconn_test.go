@@ -33,8 +33,10 @@ func TestLostDataSourceErrorLibmariadb(t *testing.T) {
 	}
 	// A first client leaves a pooled connection with its settings (the
 	// CLI's character set) idle; the second client, with the same
-	// settings, is handed it as it is.
-	if got := cli("SELECT COUNT(*) FROM t_plain"); got != "0" {
+	// settings, is handed it as it is. FOR UPDATE: the read runs on a
+	// pooled connection under multiplex: on too.
+	const read = "SELECT COUNT(*) FROM t_plain FOR UPDATE"
+	if got := cli(read); got != "0" {
 		t.Fatalf("first client: %q", got)
 	}
 	ds := e.rules.DefaultDataSource
@@ -66,7 +68,7 @@ func TestLostDataSourceErrorLibmariadb(t *testing.T) {
 	})
 	cmd := exec.Command(bin, "--no-defaults", "-h"+host, "-P"+port, "-uapp", "-papp-secret",
 		"--batch", "--skip-column-names", "--force", "sharding_db")
-	cmd.Stdin = strings.NewReader("SELECT COUNT(*) FROM t_plain;\nSELECT 'still here';\n")
+	cmd.Stdin = strings.NewReader(read + ";\nSELECT 'still here';\n")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	_ = cmd.Run()      // exits 1: one statement failed
