@@ -243,19 +243,17 @@ func (s *Session) startCommand(p []byte) bool {
 		return false
 	}
 	s.busy = true
-	s.shown.since, s.shown.command = now, 0
+	s.shown.since, s.shown.command, s.shown.info = now, 0, ""
 	if len(p) > 0 {
 		s.shown.command = p[0]
+		if p[0] == mysql.COM_QUERY || p[0] == mysql.COM_STMT_PREPARE {
+			// The statement's text, a string of its own (dispatch runs
+			// it): p's buffer takes the packets that come during the
+			// command.
+			s.shown.info = string(p[1:])
+		}
 	}
 	return true
-}
-
-// showInfo records the running command's statement text for SHOW
-// PROCESSLIST.
-func (s *Session) showInfo(sql string) {
-	s.mu.Lock()
-	s.shown.info = sql
-	s.mu.Unlock()
 }
 
 // showIdle shows the session in SHOW PROCESSLIST as sleeping since now.
@@ -349,16 +347,14 @@ func (s *Session) dispatch(p []byte) {
 			err = s.writeOK(wire.OK{}, false)
 		}
 	case mysql.COM_QUERY:
-		sql := string(data)
-		s.showInfo(sql)
-		s.handleQuery(sql)
+		// startCommand made the text a string; only this goroutine
+		// writes shown, so it reads it without mu.
+		s.handleQuery(s.shown.info)
 		return
 	case mysql.COM_FIELD_LIST:
 		err = s.handleFieldList(data)
 	case mysql.COM_STMT_PREPARE:
-		sql := string(data)
-		s.showInfo(sql)
-		err = s.handleStmtPrepare(sql)
+		err = s.handleStmtPrepare(s.shown.info)
 	case mysql.COM_STMT_EXECUTE:
 		s.handleStmtExecute(data)
 		return
