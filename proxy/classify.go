@@ -99,21 +99,21 @@ func (s *Session) classifyText(st *statement) error {
 // query, whose statements MySQL parses one at a time, so those before the
 // one that does not parse still run; else the syntax error.
 func (s *Session) classifyUnparsed(st *statement, err error) error {
-	kind, create, ok := routineOf(st.sql)
-	if ok && (!st.whole || create || !s.multiStatements || len(sqlarg.Split(st.sql)) <= 1) {
+	var pieces []string
+	if st.whole && s.multiStatements {
+		pieces = sqlarg.Split(st.sql)
+	}
+	single := len(pieces) <= 1
+	if kind, create, ok := routineOf(st.sql); ok && (create || single) {
 		st.kind, st.routine = planRoutine, kind
 		return nil
 	}
-	if !st.whole || !s.multiStatements || len(sqlarg.Split(st.sql)) <= 1 {
-		if ok, err := s.classifyRoutineShow(st); ok {
-			return err
-		}
+	if !single {
+		st.kind, st.pieces = planQuery, pieces
+		return nil
 	}
-	if st.whole && s.multiStatements {
-		if pieces := sqlarg.Split(st.sql); len(pieces) > 1 {
-			st.kind, st.pieces = planQuery, pieces
-			return nil
-		}
+	if ok, err := s.classifyRoutineShow(st); ok {
+		return err
 	}
 	return &ParseError{Err: err}
 }

@@ -123,12 +123,11 @@ func (s *Session) writeRowsWhere(ctx context.Context, cols []*mysql.Field, rows 
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
-	b.WriteString("SELECT * FROM (" + derived + ") AS `show` WHERE ")
-	if err := where.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
-		return &InternalError{Msg: "restore SHOW condition: " + err.Error()}
+	cond, err := restoreCondition(where)
+	if err != nil {
+		return err
 	}
-	kept, err := s.queryRows(ctx, s.srv.rules.DefaultDataSource, b.String())
+	kept, err := s.queryRows(ctx, s.srv.rules.DefaultDataSource, "SELECT * FROM ("+derived+") AS `show` WHERE "+cond)
 	if err != nil {
 		return err
 	}
