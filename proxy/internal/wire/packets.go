@@ -215,7 +215,7 @@ func ReadLenEncString(p []byte) (s []byte, null bool, n int, err error) {
 
 // A column definition can carry MariaDB's extended metadata
 // (MARIADB_CLIENT_EXTENDED_METADATA): after org_name, a length-encoded
-// block of entries, each a byte (ExtendedType, ExtendedFormat) and a
+// block of entries, each a byte (0 a type, 1 a format) and a
 // length-encoded string, telling a JSON alias (format "json") or a type
 // the classic type byte cannot (UUID, INET4, INET6, geometry kinds) from
 // the string or blob it travels as. MariaDB sends the block, empty for a
@@ -225,14 +225,6 @@ func ReadLenEncString(p []byte) (s []byte, null bool, n int, err error) {
 // place of its own for it; the proxy never sends Field.Dump, which would
 // send Data as the whole definition), and AppendColumn writes it back for
 // a client that negotiated the capability.
-const (
-	ExtendedType   = 0
-	ExtendedFormat = 1
-)
-
-// ExtendedMetadata is the block of extended metadata ParseColumn kept in
-// f (nil: none, or an empty block).
-func ExtendedMetadata(f *mysql.Field) []byte { return f.Data }
 
 // AppendColumn appends a column definition (Protocol::ColumnDefinition41),
 // with the extended metadata block when extended: the client negotiated

@@ -162,8 +162,8 @@ func TestColumnExtendedMetadata(t *testing.T) {
 	f := &mysql.Field{Schema: []byte("ds_0"), Table: []byte("t"), OrgTable: []byte("t"), Name: []byte("j"),
 		OrgName: []byte("j"), Charset: 45, ColumnLength: 4294967295, Type: mysql.MYSQL_TYPE_BLOB, Flag: mysql.BLOB_FLAG}
 	plain := AppendColumn(nil, f, false)
-	block := []byte{ExtendedFormat, 4, 'j', 's', 'o', 'n'}
-	at := len(plain) - 13 // the fixed part: 0x0c and 12 bytes
+	block := []byte{1, 4, 'j', 's', 'o', 'n'} // format=json
+	at := len(plain) - 13                     // the fixed part: 0x0c and 12 bytes
 	extended := append(append(append([]byte(nil), plain[:at]...), byte(len(block))), block...)
 	extended = append(extended, plain[at:]...)
 	tests := []struct {
@@ -182,8 +182,8 @@ func TestColumnExtendedMetadata(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(ExtendedMetadata(got), tt.wantData) {
-				t.Errorf("block %q, want %q", ExtendedMetadata(got), tt.wantData)
+			if !bytes.Equal(got.Data, tt.wantData) {
+				t.Errorf("block %q, want %q", got.Data, tt.wantData)
 			}
 			if p := AppendColumn(nil, got, false); !bytes.Equal(p, plain) {
 				t.Errorf("written without the block: %q, want %q", p, plain)
