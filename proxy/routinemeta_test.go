@@ -39,23 +39,8 @@ var routineTestDDL = []string{
 // table's triggers there; it answered none), SHOW TRIGGERS FROM the
 // schema (1049), SHOW CREATE TRIGGER and SHOW CREATE FUNCTION (1064).
 func TestRoutineMetadataDifferential(t *testing.T) {
-	e := startEnv(t, envOptions{databases: "rtm", server: routineUsers})
-	createTables(t, e)
-	ops := openAs(t, e, "ops", "ops-secret")
+	e, ref := routineEnv(t, "rtm", "rtmref")
 	app := e.open(t)
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS rtmref", "CREATE DATABASE rtmref")
-	ref := e.backends[0].Open(t, "rtmref")
-	if _, err := ref.Exec("CREATE TABLE t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))"); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range routineTestDDL {
-		if _, err := ops.Exec(q); err != nil {
-			t.Fatalf("proxy: %s: %v", q, err)
-		}
-		if _, err := ref.Exec(q); err != nil {
-			t.Fatalf("reference: %s: %v", q, err)
-		}
-	}
 	// Times of creation differ, and so may the definer's host.
 	status := []string{"Db", "Name", "Type", "Security_type", "Comment", "character_set_client", "collation_connection", "Database Collation"}
 	tests := []struct {
@@ -105,22 +90,7 @@ func TestRoutineMetadataDifferential(t *testing.T) {
 func TestMysqldumpRoutinesRoundTrip(t *testing.T) {
 	dump := mariadbtest.RequireBinary(t, "mysqldump")
 	client := mariadbtest.RequireBinary(t, "mariadb")
-	src := startEnv(t, envOptions{databases: "rtdsrc", server: routineUsers})
-	createTables(t, src)
-	ops := openAs(t, src, "ops", "ops-secret")
-	src.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS rtdref", "CREATE DATABASE rtdref")
-	ref := src.backends[0].Open(t, "rtdref")
-	if _, err := ref.Exec("CREATE TABLE t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))"); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range routineTestDDL {
-		if _, err := ops.Exec(q); err != nil {
-			t.Fatalf("proxy: %s: %v", q, err)
-		}
-		if _, err := ref.Exec(q); err != nil {
-			t.Fatalf("reference: %s: %v", q, err)
-		}
-	}
+	src, _ := routineEnv(t, "rtdsrc", "rtdref")
 	run := func(args ...string) []byte {
 		t.Helper()
 		cmd := exec.Command(dump, append([]string{"--no-defaults", "--protocol=tcp", "--skip-ssl", "--routines", "--skip-dump-date"}, args...)...)
@@ -171,4 +141,29 @@ func openAs(t *testing.T, e *testEnv, user, password string) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// routineEnv starts a proxy over databases prefix, creates
+// routineTestDDL's routines and triggers through it (as ops) and in a
+// reference database ref on the first server holding the same t_plain,
+// and returns the proxy's environment and ref.
+func routineEnv(t *testing.T, prefix, ref string) (*testEnv, *sql.DB) {
+	t.Helper()
+	e := startEnv(t, envOptions{databases: prefix, server: routineUsers})
+	createTables(t, e)
+	ops := openAs(t, e, "ops", "ops-secret")
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS "+ref, "CREATE DATABASE "+ref)
+	refDB := e.backends[0].Open(t, ref)
+	if _, err := refDB.Exec("CREATE TABLE t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range routineTestDDL {
+		if _, err := ops.Exec(q); err != nil {
+			t.Fatalf("proxy: %s: %v", q, err)
+		}
+		if _, err := refDB.Exec(q); err != nil {
+			t.Fatalf("reference: %s: %v", q, err)
+		}
+	}
+	return e, refDB
 }

@@ -160,19 +160,7 @@ func TestUnionPreparedInTransaction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer rs.Close()
-		var out []string
-		for rs.Next() {
-			var id, k int
-			if err := rs.Scan(&id, &k); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, fmt.Sprintf("%d:%d", id, k))
-		}
-		if err := rs.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return strings.Join(out, ",")
+		return strings.Join(scanStrings(t, rs, q, ":"), ",")
 	}
 	// Learn and join the shape outside the transaction.
 	rows(p.Query)
