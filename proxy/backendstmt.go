@@ -29,8 +29,12 @@ type backendStmt struct {
 	// text MariaDB would have sent (textExact), so a merge may read the
 	// statement's rows.
 	textExact bool
-	// unsupported: the backend cannot prepare this SQL (1295); it runs as
-	// text instead.
+	// manyRows: an execution for a text query returned more than
+	// manyRows rows; the statement runs as text for text queries
+	// (textprepared.go).
+	manyRows bool
+	// unsupported: the backend cannot prepare this SQL (1295, or 1390:
+	// more than 65,535 placeholders); it runs as text instead.
 	unsupported bool
 	used        uint64 // bc.stmtClock at last use, for eviction
 }
@@ -64,7 +68,7 @@ func (bc *backendConn) stmt(ctx context.Context, sql string) (*backendStmt, erro
 	st, err := bc.prepare(ctx, sql)
 	var my *mysql.MyError
 	switch {
-	case errors.As(err, &my) && my.Code == mysql.ER_UNSUPPORTED_PS:
+	case errors.As(err, &my) && (my.Code == mysql.ER_UNSUPPORTED_PS || my.Code == mysql.ER_PS_MANY_PARAM):
 		st = &backendStmt{unsupported: true}
 		err = errPrepareUnsupported
 	case errors.As(err, &my) && my.Code == mysql.ER_MAX_PREPARED_STMT_COUNT_REACHED:

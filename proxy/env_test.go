@@ -48,6 +48,9 @@ type envOptions struct {
 	// rulesFile, when set, is the rules (loaded from a file) in place of
 	// the ones server and rules make.
 	rulesFile *config.Rules
+	// pooled keeps multiplexing off under SHARDFLAKE_TEST_MULTIPLEX, for
+	// a test of how statements run on pooled connections.
+	pooled bool
 }
 
 // rulesYAML is the test rules file: two data sources, t_order sharded by
@@ -134,7 +137,7 @@ func startEnv(t *testing.T, opts envOptions) *testEnv {
 	if opts.rulesFile != nil {
 		rules = opts.rulesFile
 	}
-	if multiplexFromEnv() {
+	if multiplexFromEnv() && !opts.pooled {
 		// The whole suite runs with multiplexing on (CI runs it so too).
 		rules.Server.Multiplex = true
 	}

@@ -55,10 +55,14 @@ type execution struct {
 	// prepared: routes run as backend prepared statements (see
 	// backendMode).
 	prepared bool
-	// textRows: a merge reads the routes' rows as text values, so a
-	// route runs prepared only when its columns' binary values decode to
-	// exactly MariaDB's text (backendStmt.textExact; union_prepared.go).
+	// textRows: the routes' rows are read as text values (by a merge,
+	// or written to a text client), so a route runs prepared only when
+	// its columns' binary values decode to exactly MariaDB's text
+	// (backendStmt.textExact; textprepared.go).
 	textRows bool
+	// textClient: the rows go to a text client, so a route runs prepared
+	// only while its statement returns few rows (backendStmt.manyRows).
+	textClient bool
 	// status hears the backends' status flags (status.go); nil when
 	// nobody listens.
 	status *statusSink
@@ -95,6 +99,8 @@ type routeRun struct {
 	stream *routeStream // set when the route returned rows, to &rows
 	rows   routeStream
 	binary bool // it ran as a backend prepared statement
+	// stmt is the backend statement it ran as, when binary.
+	stmt   *backendStmt
 	err    error
 	sent   bool
 	closed bool // the consumer no longer wants the rows
@@ -140,6 +146,9 @@ func runPlan(ctx context.Context, plan *router.Plan, conns connSource, merger Me
 func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64, obs Observer, mode backendMode, join *joinScope) (result, error) {
 	ex := &execution{ctx: ctx, plan: plan, conns: conns, budget: budget, obs: obs, status: sinkOf(conns)}
 	ex.prepared = mode == backendPrepared && preparable(plan)
+	if prepareText(plan, mode) {
+		ex.prepared, ex.textRows, ex.textClient = true, true, true
+	}
 	if len(plan.Routes) == 0 {
 		return result{ok: wire.OK{InsertID: firstKey(plan)}}, nil
 	}
@@ -596,13 +605,24 @@ func (r *routeRun) runStmt() (h head, stop func(), err error) {
 // errPrepareUnsupported when it must run as text instead.
 func (r *routeRun) sendStmt() error {
 	bc := r.lane.bc
-	st, err := bc.stmt(r.lane.ex.ctx, r.route.SQL)
+	ex := r.lane.ex
+	st, err := bc.stmt(ex.ctx, r.route.SQL)
+	var my *mysql.MyError
+	if errors.As(err, &my) {
+		// The backend refused to prepare the statement: it runs as text,
+		// which may succeed (more than 65,535 placeholders, as a joined
+		// route repeats each one per table) or answers the statement's
+		// own error in its own words (a syntax error quotes the SQL,
+		// which has ? where the client wrote a literal).
+		return errPrepareUnsupported
+	}
 	if err != nil {
 		return err
 	}
-	if r.lane.ex.textRows && !st.textExact {
+	if ex.textRows && !st.textExact || ex.textClient && st.manyRows {
 		return errPrepareUnsupported
 	}
+	r.stmt = st
 	bc.armPrefix()
 	err = bc.sendExecute(st, r.route.Args, r.route.ArgTypes)
 	bc.disarmPrefix()
@@ -675,10 +695,12 @@ type routeStream struct {
 	// binary: the rows are in the binary protocol (a backend prepared
 	// statement's); Next decodes them into buf.
 	binary bool
-	buf    []byte
-	row    Row
-	eof    bool
-	err    error
+	// decoded counts the binary rows decoded.
+	decoded int
+	buf     []byte
+	row     Row
+	eof     bool
+	err     error
 	// buffered holds the rest of the rows once they had to be read ahead
 	// (a later route on the same connection was wanted first).
 	buffered []Row
@@ -743,6 +765,11 @@ func (s *routeStream) Next() (Row, error) {
 func (s *routeStream) split(p []byte, dst Row) (Row, error) {
 	if !s.binary {
 		return wire.SplitTextRow(p, len(s.columns), dst)
+	}
+	if s.decoded++; s.decoded == manyRows+1 && s.run.lane.ex.textClient {
+		// Too many rows to decode for a text client every time: the
+		// statement runs as text on this connection from now on.
+		s.run.stmt.manyRows = true
 	}
 	row, buf, err := wire.SplitBinaryRow(p, s.columns, dst, s.buf)
 	s.buf = buf

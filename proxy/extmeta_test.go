@@ -103,16 +103,7 @@ func (m *metaClient) response(t *testing.T, sql string, prepare bool) (cols, par
 	if err := m.c.WritePacket(append([]byte{0, 0, 0, 0, cmd}, sql...)); err != nil {
 		t.Fatal(err)
 	}
-	read := func() []byte {
-		p, err := m.c.ReadPacket()
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		if wire.IsErr(p) {
-			t.Fatalf("%s: %v", sql, wire.ParseErr(p))
-		}
-		return append([]byte(nil), p...)
-	}
+	read := func() []byte { return m.read(t, sql) }
 	first := read()
 	var defs [][]byte
 	readDefs := func(n int) {
@@ -140,6 +131,45 @@ func (m *metaClient) response(t *testing.T, sql string, prepare bool) (cols, par
 	for !wire.IsEOF(read()) {
 	}
 	return defs, nil
+}
+
+// read reads the next packet of sql's response; an error packet fails
+// the test.
+func (m *metaClient) read(t *testing.T, sql string) []byte {
+	t.Helper()
+	p, err := m.c.ReadPacket()
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	if wire.IsErr(p) {
+		t.Fatalf("%s: %v", sql, wire.ParseErr(p))
+	}
+	return append([]byte(nil), p...)
+}
+
+// query runs sql as COM_QUERY and returns its column definitions and row
+// packets as they came, and its EOF's warning count.
+func (m *metaClient) query(t *testing.T, sql string) (defs, rows [][]byte, warnings uint16) {
+	t.Helper()
+	m.c.ResetSequence()
+	if err := m.c.WritePacket(append([]byte{0, 0, 0, 0, mysql.COM_QUERY}, sql...)); err != nil {
+		t.Fatal(err)
+	}
+	read := func() []byte { return m.read(t, sql) }
+	n, _, _, _ := wire.ReadLenEncInt(read())
+	for range n {
+		defs = append(defs, read())
+	}
+	if !wire.IsEOF(read()) {
+		t.Fatalf("%s: no EOF after %d definitions", sql, n)
+	}
+	for {
+		p := read()
+		if wire.IsEOF(p) {
+			return defs, rows, uint16(p[1]) | uint16(p[2])<<8
+		}
+		rows = append(rows, p)
+	}
 }
 
 // lenEncStrings splits the first k length-encoded strings off p.

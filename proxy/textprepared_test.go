@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"database/sql"
 	"fmt"
 	"slices"
@@ -268,5 +269,184 @@ func TestTextExact(t *testing.T) {
 				t.Errorf("textExact = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTextQueryManyRows: a text query's single route whose prepared
+// statement returned more than manyRows rows runs as text on that
+// connection from then on (its rows would be decoded and encoded again
+// one by one, where text rows go to the client as the backend sent them),
+// and answers the same rows every time.
+func TestTextQueryManyRows(t *testing.T) {
+	e := startEnv(t, envOptions{pooled: true})
+	p := e.open(t, "interpolateParams=true")
+	unionExec(t, p, "DROP TABLE IF EXISTS t_many")
+	unionExec(t, p, "CREATE TABLE t_many (id INT PRIMARY KEY, v VARCHAR(10))")
+	t.Cleanup(func() { e.open(t).Exec("DROP TABLE IF EXISTS t_many") })
+	var values []string
+	for i := 1; i <= manyRows+10; i++ {
+		values = append(values, fmt.Sprintf("(%d, 'v%d')", i, i%7))
+	}
+	unionExec(t, p, "INSERT INTO t_many VALUES "+strings.Join(values, ", "))
+	direct := openDSN(t, e.backends[0].DSN("ds_0"), "interpolateParams=true")
+	const few, many = "SELECT id, v FROM t_many WHERE id > ? AND id < ?", "SELECT id, v FROM t_many WHERE id > ?"
+	executes := backendCount(t, e, "Com_stmt_execute")
+	for run := range 4 {
+		for _, q := range []struct {
+			sql  string
+			args []any
+		}{{few, []any{3, 9}}, {many, []any{0}}} {
+			_, want := queryRows(t, direct, q.sql, q.args...)
+			if _, got := queryRows(t, p, q.sql, q.args...); !slices.Equal(got, want) {
+				t.Errorf("run %d, %s: rows:\n got %q\nwant %q", run+1, q.sql, got, want)
+			}
+		}
+	}
+	// The few rows run prepared every time, the many only the first.
+	if n := backendCount(t, e, "Com_stmt_execute") - executes; n != 4+1 {
+		t.Errorf("backends ran %d prepared statements, want 5", n)
+	}
+	marked := 0
+	pl := e.srv.current().pools["ds_0"]
+	bcs, err := pl.get(t.Context(), pl.stats().Idle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bc := range bcs {
+		for sql, st := range bc.stmts {
+			if !strings.Contains(sql, "t_many") {
+				continue
+			}
+			if many := !strings.Contains(sql, "<"); st.manyRows != many {
+				t.Errorf("%s: manyRows %v, want %v", sql, st.manyRows, many)
+			}
+			if st.manyRows {
+				marked++
+			}
+		}
+	}
+	pl.put(bcs...)
+	if marked != 1 {
+		t.Errorf("%d connections marked the many rows' statement, want 1", marked)
+	}
+}
+
+// TestTextPreparedLikeMariaDB: a text query whose single route runs as a
+// backend prepared statement answers a text client byte for byte as
+// MariaDB answers the same text query on one table: the same column
+// definitions (with and without MariaDB's extended metadata), the same
+// row packets and the same warnings. The shapes cover every column kind
+// textExact admits, expressions and literals in the select list, NULLs,
+// aggregates, an empty result, LIMIT, a locking read, a derived table and
+// an unsigned argument above the signed range; a shape with a column
+// textExact refuses runs as text and must answer the same too. Whether a
+// shape ran prepared is counted by the backends (Com_stmt_execute).
+func TestTextPreparedLikeMariaDB(t *testing.T) {
+	e := startEnv(t, envOptions{rules: upRules, pooled: true})
+	upSetup(t, e)
+	tests := []struct {
+		sql      string
+		prepared bool
+	}{
+		{"SELECT id, k, c, de, u, t, e, vb FROM up WHERE id = 7", true},
+		{"SELECT id, c FROM up WHERE id = 14", true},
+		{"SELECT COUNT(*), SUM(k), MAX(c), MIN(de), AVG(t), SUM(u), COUNT(c) FROM up WHERE id = 8", true},
+		{"SELECT k + 1, CONCAT(c, 'x') AS cx, id * 2.5, IFNULL(c, 'none'), CASE WHEN k > 3 THEN 'big' ELSE 'small' END FROM up WHERE id = 9", true},
+		{"SELECT (SELECT 5), 7 AS seven, 'lit', NULL, id FROM up WHERE id = 12", true},
+		{"SELECT id, k FROM up WHERE id = 9 AND k > 3 LIMIT 1", true},
+		{"SELECT c, COUNT(*) AS n FROM up WHERE id = 10 GROUP BY c ORDER BY 1", true},
+		{"SELECT id, k FROM up WHERE id = 11 FOR UPDATE", true},
+		{"SELECT u, u + 0, u DIV 3 FROM up WHERE id = 13 AND u > 18446744073709551000", true},
+		{"SELECT t, -t, ABS(t) FROM up WHERE id = 3 AND t < -20", true},
+		{"SELECT e, vb, HEX(vb), LENGTH(vb) FROM up WHERE id = 4", true},
+		{"SELECT de, de * 2, ROUND(de, 1), de + 0.0005 FROM up WHERE id = 6", true},
+		{"SELECT id FROM up WHERE id = 99", true},
+		{"SELECT x, x * 3 FROM (SELECT k AS x FROM up WHERE id = 15) AS d", true},
+		{"SELECT id, k FROM up WHERE id = 16 AND c = 5", true},
+		{"SELECT * FROM up WHERE id = 17", false},
+		{"SELECT id, f, fl FROM up WHERE id = 18", false},
+		{"SELECT id, dt, y FROM up WHERE id = 19", false},
+		{"SELECT id, z, dz, bt FROM up WHERE id = 20", false},
+		{"SELECT id, c FROM up WHERE id = 21 AND c > 'c0'", false},
+	}
+	for _, extended := range []bool{false, true} {
+		proxied := dialMeta(t, e.addr, "app", "app-secret", "sharding_db", extended)
+		direct := dialMeta(t, e.backends[0].Addr(), "root", "", "up_ref", extended)
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("extended=%v %s", extended, tt.sql), func(t *testing.T) {
+				wantDefs, wantRows, wantWarnings := direct.query(t, tt.sql)
+				_, wantShown, _ := direct.query(t, "SHOW WARNINGS")
+				executes := backendCount(t, e, "Com_stmt_execute")
+				defs, rows, warnings := proxied.query(t, tt.sql)
+				_, shown, _ := proxied.query(t, "SHOW WARNINGS")
+				ran := backendCount(t, e, "Com_stmt_execute") - executes
+				if want := map[bool]int{true: 1, false: 0}[tt.prepared]; ran != want {
+					t.Errorf("the backends ran %d prepared statements, want %d", ran, want)
+				}
+				if len(defs) != len(wantDefs) {
+					t.Fatalf("%d column definitions, MariaDB sends %d", len(defs), len(wantDefs))
+				}
+				for i := range wantDefs {
+					want := wantDefs[i]
+					if s, _ := lenEncStrings(t, want, 2); string(s[1]) == "up_ref" {
+						want = withSchema(t, want, "sharding_db")
+					}
+					if !bytes.Equal(defs[i], want) {
+						t.Errorf("column %d:\nthrough the proxy %q\nMariaDB          %q", i, defs[i], want)
+					}
+				}
+				if !slices.EqualFunc(rows, wantRows, bytes.Equal) {
+					t.Errorf("rows:\nthrough the proxy %q\nMariaDB          %q", rows, wantRows)
+				}
+				if warnings != wantWarnings || !slices.EqualFunc(shown, wantShown, bytes.Equal) {
+					t.Errorf("warnings: %d %q through the proxy, %d %q from MariaDB", warnings, shown, wantWarnings, wantShown)
+				}
+			})
+		}
+	}
+}
+
+// TestPreparedManyPlaceholders: MariaDB prepares no statement of more
+// than 65,535 placeholders (1390). A text query's route with more integer
+// literals than that, single or joined, and a client's prepared statement
+// whose joined route repeats its 20,000 parameters once per table, run as
+// text on the backend and answer MariaDB's rows, where they answered
+// error 1390.
+func TestPreparedManyPlaceholders(t *testing.T) {
+	e := startEnv(t, envOptions{rules: upRules, pooled: true})
+	ref := upSetup(t, e)
+	in := func(n int) (string, []any) {
+		var b strings.Builder
+		args := make([]any, n)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprint(&b, i%17)
+			args[i] = i % 17
+		}
+		return b.String(), args
+	}
+	text, _ := in(70000)
+	p := e.open(t)
+	for _, sql := range []string{
+		"SELECT id, k FROM up WHERE id = 5 AND k IN (" + text + ")",
+		"SELECT id, k FROM up WHERE id BETWEEN 1 AND 60 AND k IN (" + text + ") ORDER BY id",
+	} {
+		_, want := queryRows(t, ref, sql)
+		for run := range 2 {
+			if _, got := queryRows(t, p, sql); !slices.Equal(got, want) || len(want) == 0 {
+				t.Errorf("%.60s... run %d: rows\n got %q\nwant %q", sql, run+1, got, want)
+			}
+		}
+	}
+	marks, args := in(20000)
+	marks = strings.Repeat("?,", 19999) + "?"
+	sql := "SELECT id, k FROM up WHERE id BETWEEN 1 AND 60 AND k IN (" + marks + ") ORDER BY id"
+	_, want := queryWith(t, prepareEach(t, ref), sql, args...)
+	for run := range 2 {
+		if _, got := queryWith(t, prepareEach(t, p), sql, args...); !slices.Equal(got, want) || len(want) == 0 {
+			t.Errorf("prepared, run %d: rows\n got %q\nwant %q", run+1, got, want)
+		}
 	}
 }
