@@ -607,16 +607,17 @@ func (r *routeRun) sendStmt() error {
 	bc := r.lane.bc
 	ex := r.lane.ex
 	st, err := bc.stmt(ex.ctx, r.route.SQL)
-	var my *mysql.MyError
-	if errors.As(err, &my) {
-		// The backend refused to prepare the statement: it runs as text,
-		// which may succeed (more than 65,535 placeholders, as a joined
-		// route repeats each one per table) or answers the statement's
-		// own error in its own words (a syntax error quotes the SQL,
-		// which has ? where the client wrote a literal).
-		return errPrepareUnsupported
-	}
 	if err != nil {
+		var my *mysql.MyError
+		if errors.As(err, &my) {
+			// The backend refused to prepare the statement: it runs as
+			// text, which may succeed (more than 65,535 placeholders, as
+			// a joined route repeats each one per table) or answers the
+			// statement's own error in its own words (a syntax error
+			// quotes the SQL, which has ? where the client wrote a
+			// literal).
+			return errPrepareUnsupported
+		}
 		return err
 	}
 	if ex.textRows && !st.textExact || ex.textClient && st.manyRows {
