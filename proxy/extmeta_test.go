@@ -195,6 +195,25 @@ func withSchema(t *testing.T, p []byte, schema string) []byte {
 	return append(out, rest...)
 }
 
+// sameDefinitions fails the test unless the column definitions got
+// through the proxy are want, those MariaDB sent directly from database
+// ref, byte for byte once ref reads sharding_db (the proxy's schema).
+func sameDefinitions(t *testing.T, got, want [][]byte, ref string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d column definitions through the proxy, %d directly", len(got), len(want))
+	}
+	for i := range want {
+		w := want[i]
+		if s, _ := lenEncStrings(t, w, 2); string(s[1]) == ref {
+			w = withSchema(t, w, "sharding_db")
+		}
+		if !bytes.Equal(got[i], w) {
+			t.Errorf("definition %d:\nthrough the proxy %q\ndirectly          %q", i, got[i], w)
+		}
+	}
+}
+
 // extendedBlock is the extended metadata block of definition p as a
 // client that negotiated it reads it (a lone 0x0c after org_name, where
 // the block should be, reads as a 12-byte block and fails the test).
@@ -253,15 +272,7 @@ func TestExtendedMetadataLikeMariaDB(t *testing.T) {
 						t.Errorf("parameter %d's extended metadata %q through the proxy, %q directly", i, g, w)
 					}
 				}
-				for i := range want {
-					w := want[i]
-					if s, _ := lenEncStrings(t, w, 2); string(s[1]) == "extmeta_ref" {
-						w = withSchema(t, w, "sharding_db")
-					}
-					if !bytes.Equal(got[i], w) {
-						t.Errorf("definition %d:\nthrough the proxy %q\ndirectly          %q", i, got[i], w)
-					}
-				}
+				sameDefinitions(t, got, want, "extmeta_ref")
 			})
 		}
 		if !extended {
