@@ -70,6 +70,8 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 		return s.routineStatus(ctx, st, out)
 	case ast.ShowTriggers:
 		return s.showTriggers(st)
+	case ast.ShowEvents:
+		return nil, s.showEvents(ctx, st, out)
 	}
 	return s.srv.dataSourcePlan("", sql, router.KindOther), nil
 }
