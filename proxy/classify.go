@@ -9,7 +9,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
-	"github.com/shardflake/shardflake/router"
 )
 
 // classify is the door's classify stage: it decides who answers st
@@ -98,8 +97,7 @@ func (s *Session) classifyText(st *statement) error {
 // alone or a CREATE whose body's semicolons are its own; SHOW PACKAGE
 // STATUS and SHOW CREATE TRIGGER (routineshow.go); a multi-statement
 // query, whose statements MySQL parses one at a time, so those before the
-// one that does not parse still run; a CREATE or ALTER TABLE with
-// MariaDB's UUID, INET6 or INET4 types; else the syntax error.
+// one that does not parse still run; else the syntax error.
 func (s *Session) classifyUnparsed(st *statement, err error) error {
 	var pieces []string
 	if st.whole && s.multiStatements {
@@ -117,30 +115,7 @@ func (s *Session) classifyUnparsed(st *statement, err error) error {
 	if ok, err := s.classifyRoutineShow(st); ok {
 		return err
 	}
-	if s.classifyColumnTypes(st) {
-		return nil
-	}
 	return &ParseError{Err: err}
-}
-
-// classifyColumnTypes reads a CREATE or ALTER TABLE that names MariaDB's
-// UUID, INET6 or INET4 column types, which the parser does not know: the
-// parser reads it with stand-in types in their place and the column
-// definitions are marked with the client's types
-// (router.StandInTypes), while st keeps the client's text. It reports
-// false when the text names none of these types or does not parse even
-// so; the caller then answers the parser's error on the client's text.
-func (s *Session) classifyColumnTypes(st *statement) bool {
-	text, types := router.StandInTypes(st.sql, s.lexMode())
-	if len(types) == 0 {
-		return false
-	}
-	stmts, err := s.parse(text)
-	if err != nil || len(stmts) != 1 || router.MarkColumnTypes(stmts[0], types) != nil {
-		return false
-	}
-	st.node = stmts[0]
-	return true
 }
 
 // classifyAdmin classifies a recognised admin statement; SET VARIABLE is

@@ -58,7 +58,19 @@ func TestMariaDBColumnTypes(t *testing.T) {
 	} {
 		both(q)
 	}
-	for _, table := range []string{"t_types", "t_single", "t_len"} {
+	// Prepared (COM_STMT_PREPARE), as a driver with server-side prepared
+	// statements sends it.
+	for name, c := range map[string]*sql.DB{"proxy": db, "reference": ref} {
+		ps, err := c.Prepare("CREATE TABLE t_prep (id INT PRIMARY KEY, u UUID, ip INET6)")
+		if err != nil {
+			t.Fatalf("%s: prepare: %v", name, err)
+		}
+		if _, err := ps.Exec(); err != nil {
+			t.Fatalf("%s: execute: %v", name, err)
+		}
+		ps.Close()
+	}
+	for _, table := range []string{"t_types", "t_single", "t_len", "t_prep"} {
 		want := createTableText(t, ref, table, table)
 		if got := createTableText(t, db, table, table); got != want {
 			t.Errorf("SHOW CREATE TABLE %s through the proxy:\n%s\ndirectly:\n%s", table, got, want)
