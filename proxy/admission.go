@@ -160,10 +160,11 @@ func loginConnOf(nc net.Conn) *loginConn {
 func (c *loginConn) admit() error {
 	s := c.sess
 	if db := s.loginDB; db != "" {
-		if db != s.srv.rules.DatabaseName {
+		if isInfoSchema(db) {
+			db = infoSchema // infoschema_use.go
+		} else if db != s.srv.rules.DatabaseName {
 			return mysqlError(&UnknownDatabaseError{Name: db})
-		}
-		if !s.privileges().MayUse(db) {
+		} else if !s.privileges().MayUse(db) {
 			return mysqlError(dbDenied(s.user, db))
 		}
 		s.db = db

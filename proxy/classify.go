@@ -142,6 +142,9 @@ func (s *Session) classifyAdmin(st *statement, a adminStmt) error {
 // table are answered by the proxy; CALL and LOAD DATA LOCAL are relayed;
 // everything else goes to the router.
 func (s *Session) classifyNode(st *statement) error {
+	if err := s.classifyInInfoSchema(st); err != nil {
+		return err
+	}
 	st.state = stateOf(st.node)
 	switch n := st.node.(type) {
 	case *ast.ExecuteStmt:

@@ -27,13 +27,14 @@ var (
 	// parser does not read (and the PROCEDURE and FUNCTION forms, which
 	// it does).
 	routineStatusHead = regexp.MustCompile(`(?is)^SHOW\s+(PROCEDURE|FUNCTION|PACKAGE\s+BODY|PACKAGE)\s+STATUS(?:\s+(LIKE|WHERE)\s+(.+?))?[\s;]*$`)
-	// showCreateRoutine recognises SHOW CREATE TRIGGER and SHOW CREATE
-	// FUNCTION [schema.]name, which the parser does not read.
-	showCreateRoutine = regexp.MustCompile("(?is)^SHOW\\s+CREATE\\s+(TRIGGER|FUNCTION)\\s+(?:(?:`([^`]+)`|([\\w$]+))\\s*\\.\\s*)?(?:`([^`]+)`|([\\w$]+))[\\s;]*$")
+	// showCreateRoutine recognises SHOW CREATE TRIGGER, SHOW CREATE
+	// FUNCTION and SHOW CREATE EVENT [schema.]name, which the parser does
+	// not read.
+	showCreateRoutine = regexp.MustCompile("(?is)^SHOW\\s+CREATE\\s+(TRIGGER|FUNCTION|EVENT)\\s+(?:(?:`([^`]+)`|([\\w$]+))\\s*\\.\\s*)?(?:`([^`]+)`|([\\w$]+))[\\s;]*$")
 )
 
-// classifyRoutineShow classifies the SHOW statements about routines and
-// triggers that the parser refused; it reports false for any other text.
+// classifyRoutineShow classifies the SHOW statements about routines,
+// triggers and events that the parser refused; it reports false for any other text.
 func (s *Session) classifyRoutineShow(st *statement) (bool, error) {
 	i, _ := sqllex.SkipSpace(st.sql, 0, sqllex.Backslash)
 	text := st.sql[i:]
@@ -57,6 +58,9 @@ func (s *Session) classifyRoutineShow(st *statement) (bool, error) {
 	}
 	if m := showCreateRoutine.FindStringSubmatch(text); m != nil {
 		schema, name := m[2]+m[3], m[4]+m[5]
+		if strings.EqualFold(m[1], "EVENT") {
+			return true, s.classifyShowCreateEvent(st, schema, name) // events.go
+		}
 		if schema != "" {
 			if _, err := s.schema(schema); err != nil {
 				return true, err

@@ -190,7 +190,9 @@ func (s *Session) UseDB(name string) error {
 		s.loginDB = name
 		return nil
 	}
-	if name != s.srv.rules.DatabaseName {
+	if isInfoSchema(name) {
+		name = infoSchema // infoschema_use.go
+	} else if name != s.srv.rules.DatabaseName {
 		return mysqlError(&UnknownDatabaseError{Name: name})
 	}
 	if err := s.checkUse(name); err != nil {

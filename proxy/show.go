@@ -25,6 +25,9 @@ import (
 // VARIABLES, SHOW STATUS, SHOW COLLATION, ...) is the default data
 // source's answer.
 func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, out output) (*router.Plan, error) {
+	if plan, ok, err := s.infoSchemaShow(st); ok {
+		return plan, err
+	}
 	switch st.Tp {
 	case ast.ShowDatabases:
 		var rows []Row
@@ -67,6 +70,8 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 		return s.routineStatus(ctx, st, out)
 	case ast.ShowTriggers:
 		return s.showTriggers(st)
+	case ast.ShowEvents:
+		return nil, s.showEvents(ctx, st, out)
 	}
 	return s.srv.dataSourcePlan("", sql, router.KindOther), nil
 }

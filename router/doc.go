@@ -100,6 +100,9 @@
 //     every data source for a broadcast table, on the default data source
 //     for others. SHOW CREATE TABLE, SHOW COLUMNS, DESCRIBE and SHOW INDEX
 //     ask a sharded table's first data node (Plan.Rename names it back).
+//     MariaDB's column types UUID, INET6 and INET4, which the SQL parser
+//     does not know, are read with stand-ins of the same shape and sent as
+//     the client wrote them (mariadbtypes.go).
 //   - Tables without rules live on the default data source; statements on
 //     them pass through.
 //   - The physical tables of sharded tables (every table an

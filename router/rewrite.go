@@ -161,6 +161,9 @@ const holeDialect holeKind = 'D'
 //     DROP CONSTRAINT (or DROP CHECK) as DROP CHECK, both 1064 on MariaDB:
 //     they are sent without ENFORCED (the default) and as DROP CONSTRAINT,
 //     which MySQL 8 reads too.
+//   - a column definition marked with one of MariaDB's types
+//     (MarkColumnTypes) is restored with that type, not the stand-in the
+//     parser read.
 //
 // undo puts the nodes back after the restore.
 type dialectFixer struct {
@@ -232,6 +235,27 @@ func (v *dialectFixer) Enter(n ast.Node) (ast.Node, bool) {
 		writeName(&drop, saved)
 		v.replace = append(v.replace, "DROP CHECK `"+m+"`", drop.String())
 		v.undo = append(v.undo, func() { c.Name = saved })
+	case *ast.ColumnDef:
+		typ, ok := mariadbTypeOf(x)
+		if !ok {
+			return n, false
+		}
+		// Without a type, a column definition restores as its name and
+		// options: the marker, replaced by the name and MariaDB's type.
+		name, tp, opts := x.Name, x.Tp, x.Options
+		m := marker(holeDialect, len(v.replace))
+		x.Name, x.Tp = &ast.ColumnName{Name: ast.CIStr{O: m, L: m}}, nil
+		x.Options = make([]*ast.ColumnOption, 0, len(opts))
+		for _, o := range opts {
+			if o.Tp != ast.ColumnOptionNoOption {
+				x.Options = append(x.Options, o)
+			}
+		}
+		var def strings.Builder
+		writeName(&def, name.Name.O)
+		def.WriteString(" " + typ)
+		v.replace = append(v.replace, "`"+m+"`", def.String())
+		v.undo = append(v.undo, func() { x.Name, x.Tp, x.Options = name, tp, opts })
 	case *ast.FuncCallExpr:
 		name, args := x.FnName, x.Args
 		switch {

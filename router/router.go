@@ -11,6 +11,7 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
 	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/idgen"
+	"github.com/shardflake/shardflake/internal/sqllex"
 )
 
 // Router turns statements into plans for one rules snapshot. It is
@@ -201,8 +202,22 @@ func (r *Router) Rules() *config.Rules { return r.rules }
 
 // ParseOne parses one SQL statement with a fresh TiDB parser, for tests and
 // the explain command. A syntax error is a 1064 *Error.
+//
+// A CREATE or ALTER TABLE with MariaDB's UUID, INET6 or INET4 column
+// types is read with stand-ins for them (StandInTypes), marked with the
+// client's types.
 func ParseOne(sql string) (ast.StmtNode, error) {
-	return ParseWith(parser.New(), sql)
+	p := parser.New()
+	stmt, err := ParseWith(p, sql)
+	if err == nil {
+		return stmt, nil
+	}
+	if text, types := StandInTypes(sql, sqllex.Backslash); len(types) > 0 {
+		if alt, altErr := ParseWith(p, text); altErr == nil && MarkColumnTypes(alt, types) == nil {
+			return alt, nil
+		}
+	}
+	return nil, err
 }
 
 // ParseWith parses one SQL statement with p, the session's parser (a
