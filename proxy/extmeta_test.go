@@ -19,19 +19,25 @@ import (
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
 
-// extMetaRules shard t_meta over both data sources and two tables each.
-const extMetaRules = `  - !SHARDING
+// byIDRules shards table by id over both data sources and two tables
+// each: ds_${id % 2}.table_${id.intdiv(2) % 2}.
+func byIDRules(table string) string {
+	return strings.ReplaceAll(`  - !SHARDING
     tables:
-      t_meta:
-        actualDataNodes: ds_${0..1}.t_meta_${0..1}
+      TABLE:
+        actualDataNodes: ds_${0..1}.TABLE_${0..1}
         databaseStrategy:
           standard: { shardingColumn: id, shardingAlgorithmName: db_mod }
         tableStrategy:
           standard: { shardingColumn: id, shardingAlgorithmName: t_mod }
     shardingAlgorithms:
       db_mod: { type: INLINE, props: { algorithm-expression: "ds_${id % 2}" } }
-      t_mod:  { type: INLINE, props: { algorithm-expression: "t_meta_${id.intdiv(2) % 2}" } }
-`
+      t_mod:  { type: INLINE, props: { algorithm-expression: "TABLE_${id.intdiv(2) % 2}" } }
+`, "TABLE", table)
+}
+
+// extMetaRules shard t_meta over both data sources and two tables each.
+var extMetaRules = byIDRules("t_meta")
 
 // metaClient is a client that asks, or not, for MariaDB's extended
 // column metadata and reads column definitions as they come. It sets the

@@ -10,18 +10,7 @@ import (
 
 // typesRules shard t_types by id over both data sources and two tables
 // each.
-const typesRules = `  - !SHARDING
-    tables:
-      t_types:
-        actualDataNodes: ds_${0..1}.t_types_${0..1}
-        databaseStrategy:
-          standard: { shardingColumn: id, shardingAlgorithmName: db_mod }
-        tableStrategy:
-          standard: { shardingColumn: id, shardingAlgorithmName: t_mod }
-    shardingAlgorithms:
-      db_mod: { type: INLINE, props: { algorithm-expression: "ds_${id % 2}" } }
-      t_mod:  { type: INLINE, props: { algorithm-expression: "t_types_${id.intdiv(2) % 2}" } }
-`
+var typesRules = byIDRules("t_types")
 
 // TestMariaDBColumnTypes: CREATE and ALTER TABLE with MariaDB's UUID,
 // INET6 and INET4 column types, which the parser does not know (they were
