@@ -49,13 +49,10 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 			}
 		}
 		// CREATE and ALTER TABLE with MariaDB's UUID, INET6 and INET4
-		// column types: the parser reads stand-ins for them, and the
-		// column definitions are marked with the client's types
-		// (router.StandInTypes); the statement's text stays the client's.
-		if text, types := router.StandInTypes(sql, s.lexMode()); len(types) > 0 {
-			if st, _, terr := s.parser.Parse(text, "", ""); terr == nil && len(st) == 1 && router.MarkColumnTypes(st[0], types) == nil {
-				return st, nil
-			}
+		// column types (router.ParseStandIn); the statement's text stays
+		// the client's.
+		if st, ok := router.ParseStandIn(s.parser, sql, s.lexMode()); ok {
+			return []ast.StmtNode{st}, nil
 		}
 	}
 	return stmts, err

@@ -212,12 +212,27 @@ func ParseOne(sql string) (ast.StmtNode, error) {
 	if err == nil {
 		return stmt, nil
 	}
-	if text, types := StandInTypes(sql, sqllex.Backslash); len(types) > 0 {
-		if alt, altErr := ParseWith(p, text); altErr == nil && MarkColumnTypes(alt, types) == nil {
-			return alt, nil
-		}
+	if alt, ok := ParseStandIn(p, sql, sqllex.Backslash); ok {
+		return alt, nil
 	}
 	return nil, err
+}
+
+// ParseStandIn parses with p a CREATE or ALTER TABLE that the parser
+// refused for MariaDB's UUID, INET6 or INET4 column types: it reads
+// stand-ins for them (StandInTypes), and the column definitions are
+// marked with the client's types (MarkColumnTypes). ok is false for any
+// other statement.
+func ParseStandIn(p *parser.Parser, sql string, mode sqllex.Mode) (stmt ast.StmtNode, ok bool) {
+	text, types := StandInTypes(sql, mode)
+	if len(types) == 0 {
+		return nil, false
+	}
+	alt, err := ParseWith(p, text)
+	if err != nil || MarkColumnTypes(alt, types) != nil {
+		return nil, false
+	}
+	return alt, true
 }
 
 // ParseWith parses one SQL statement with p, the session's parser (a
