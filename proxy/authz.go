@@ -247,7 +247,9 @@ func (a access) authorizeTable(t *ast.TableName, cmd string, p *config.Privilege
 		if _, logical := logicalInfoTables[name]; logical || safeInfoTables[name] || p.OtherSchemas {
 			return nil
 		}
-		return a.tableDenied("SELECT", schema, t.Name.O)
+		err := a.tableDenied("SELECT", schema, t.Name.O)
+		err.(*PrivilegeError).infoTable = t.Name.O
+		return err
 	case !p.OtherSchemas:
 		return a.tableDenied(cmd, schema, t.Name.O)
 	}

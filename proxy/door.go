@@ -185,7 +185,7 @@ func (s *Session) runStatement(st *statement) (err error) {
 		// on the backend connection: such statements pin it (pin.go),
 		// and their plans are not cached, so the next one is seen too.
 		if err := s.access().authorize(st.node, st.sql); err != nil {
-			return err
+			return s.unknownInfoTable(ctx, err)
 		}
 		if err := s.srv.tempTableError(st.node); err != nil {
 			return err

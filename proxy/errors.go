@@ -103,6 +103,10 @@ func (e *UnknownThreadError) Error() string { return fmt.Sprintf("Unknown thread
 type PrivilegeError struct {
 	Code uint16
 	Msg  string
+	// infoTable is the information_schema table refused, if that was
+	// the refusal: MariaDB answers 1109 for one that does not exist
+	// (Session.unknownInfoTable).
+	infoTable string
 }
 
 func (e *PrivilegeError) Error() string { return e.Msg }

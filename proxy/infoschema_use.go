@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -130,4 +133,22 @@ func (s *Session) infoSchemaShow(st *ast.ShowStmt) (plan *router.Plan, ok bool, 
 		return nil, true, &InternalError{Msg: "restore a SHOW of information_schema: " + err.Error()}
 	}
 	return s.srv.dataSourcePlan("", b.String(), router.KindOther), true, nil
+}
+
+// unknownInfoTable is err, a refusal of the statement, unless it refused
+// an information_schema table that does not exist: MariaDB answers 1109
+// for that, whatever the user's privileges (information_schema is
+// everyone's), so the default data source is asked whether it has the
+// table. Its own failure leaves the refusal as it was.
+func (s *Session) unknownInfoTable(ctx context.Context, err error) error {
+	var pe *PrivilegeError
+	if !errors.As(err, &pe) || pe.infoTable == "" {
+		return err
+	}
+	res, qerr := s.queryResult(ctx, s.srv.rules.DefaultDataSource,
+		"SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = "+sqlString(pe.infoTable))
+	if qerr != nil || len(res.rows) > 0 {
+		return err
+	}
+	return mysql.NewError(mysql.ER_UNKNOWN_TABLE, fmt.Sprintf("Unknown table '%s' in information_schema", pe.infoTable))
 }

@@ -62,12 +62,26 @@ func TestUseInformationSchema(t *testing.T) {
 		"DROP TABLE t_order",
 		"UPDATE TABLES SET TABLE_NAME = 'x'",
 		"CALL nosuch()",
+		"SELECT * FROM nosuch",
+		"SELECT * FROM information_schema.nosuch",
+		"SHOW COLUMNS FROM nosuch",
 	} {
 		want, wantErr := rows(direct, q)
 		for name, c := range map[string]*sql.Conn{"USE": proxied, "login": login} {
 			got, err := rows(c, q)
 			if errCode(err) != errCode(wantErr) || (err == nil) != (wantErr == nil) || !slices.Equal(got, want) {
 				t.Errorf("%s (%s)\nproxy:     %q %v\nreference: %q %v", q, name, got, err, want, wantErr)
+			}
+		}
+	}
+
+	// Prepared, as MariaDB prepares it: an unknown information_schema
+	// table is its 1109 there too.
+	for _, q := range []string{"SELECT * FROM information_schema.nosuch", "SELECT * FROM nosuch"} {
+		_, wantErr := direct.PrepareContext(ctx, q)
+		for name, c := range map[string]*sql.Conn{"USE": proxied, "login": login} {
+			if _, err := c.PrepareContext(ctx, q); errCode(err) != errCode(wantErr) || (err == nil) != (wantErr == nil) {
+				t.Errorf("prepare %s (%s)\nproxy:     %v\nreference: %v", q, name, err, wantErr)
 			}
 		}
 	}

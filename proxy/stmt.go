@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -104,7 +105,9 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 		return nil, &ParseError{Err: fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))}
 	}
 	if err := s.access().authorize(stmts[0], sql); err != nil {
-		return nil, err
+		ctx, cancel := context.WithTimeout(context.Background(), metaTimeout)
+		defer cancel()
+		return nil, s.unknownInfoTable(ctx, err)
 	}
 	ps := &preparedStmt{sql: sql, parsed: parsed, returning: returning, params: countParams(stmts[0]), state: stateOf(stmts[0]), snap: s.srv.snapshot, db: s.db}
 	if err := s.srv.tempTableError(stmts[0]); err != nil {
