@@ -4,7 +4,10 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/shardflake/shardflake/internal/mariadbtest"
 )
 
 // TestMergePluginTypesLikeMariaDB: ORDER BY (ascending and descending,
@@ -140,4 +143,42 @@ func proxyStrings(db *sql.DB, q string, prepared bool) ([]string, error) {
 		return nil, err
 	}
 	return rowStrings(rows, "|")
+}
+
+// TestMergePluginTypesOverTLS: a data source connection over TLS goes
+// without MariaDB's extended metadata (the proxy asks for it in the
+// handshake response, which TLS encrypts first), so its column
+// definitions do not say that a column is INET6 or UUID: ORDER BY, MIN
+// and MAX on such a column across data nodes are refused (1235, naming
+// the cause), where comparing the text would answer rows out of
+// MariaDB's order, and what needs no order still answers.
+func TestMergePluginTypesOverTLS(t *testing.T) {
+	b, ca := startTLSOnlyServer(t, "shardflake-plugin-ca")
+	ds := `?sslMode=VERIFY_IDENTITY", tls: { ca: ` + ca.path + ` }`
+	e := startOpsEnv(t, opsOptions{backends: []*mariadbtest.Server{b, b}, prefix: "tlsplug", rules: tlsRules(b, "tlsplug", ds, ds)})
+	db := e.open(t)
+	if _, err := db.Exec("CREATE TABLE t_order (order_id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, ip INET6, u UUID)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO t_order (order_id, user_id, ip, u) VALUES
+		(1, 0, '::1', '00000001-0000-1000-8000-000000000000'), (2, 1, '2001:db8::2', '00000000-0000-1000-8000-000000000001'),
+		(3, 0, '::ffff:1.2.3.4', 'ffffffff-0000-1000-8000-000000000000'), (4, 1, 'fe80::1', '10000000-0000-0000-0000-000000000000'),
+		(5, 0, '10::', '00000000-0000-1000-8001-000000000000'), (6, 1, '::', '00000000-0001-1000-8000-000000000000')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"SELECT ip FROM t_order ORDER BY ip",
+		"SELECT u FROM t_order ORDER BY u DESC",
+		"SELECT MIN(ip) FROM t_order",
+		"SELECT MAX(u) FROM t_order",
+	} {
+		_, err := proxyStrings(db, q, false)
+		if errCode(err) != 1235 || !strings.Contains(err.Error(), "no data type name") {
+			t.Errorf("%s over TLS: %v, want 1235 naming the missing data type name", q, err)
+		}
+	}
+	got, err := proxyStrings(db, "SELECT COUNT(DISTINCT ip), COUNT(*) FROM t_order", false)
+	if err != nil || !slices.Equal(got, []string{"6|6"}) {
+		t.Errorf("COUNT(DISTINCT ip) over TLS: %q, %v; want 6|6", got, err)
+	}
 }
