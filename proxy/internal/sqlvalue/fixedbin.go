@@ -2,7 +2,6 @@ package sqlvalue
 
 import (
 	"bytes"
-	"net/netip"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
@@ -60,31 +59,116 @@ type fixedKey struct {
 }
 
 // keyOf reads text v of a class c value into its key; ok is false when v
-// is not text MariaDB prints for the class.
+// is not text MariaDB prints for the class. It allocates nothing: the
+// merge compares a column's values many times over.
 func keyOf(c Class, v []byte) (k fixedKey, ok bool) {
 	switch c {
-	case ClassInet4, ClassInet6:
-		a, err := netip.ParseAddr(string(v))
-		if err != nil || a.Zone() != "" {
-			return k, false
-		}
-		if c == ClassInet4 {
-			if !a.Is4() {
-				return k, false
-			}
-			b4 := a.As4()
-			k.n = copy(k.b[:], b4[:])
-			return k, true
-		}
-		if !a.Is6() {
-			return k, false
-		}
-		k.b, k.n = a.As16(), 16
-		return k, true
+	case ClassInet4:
+		k.n = 4
+		return k, parseIPv4(k.b[:4], v)
+	case ClassInet6:
+		k.n = 16
+		return k, parseIPv6(&k.b, v)
 	case ClassUUID:
 		return uuidKey(v)
 	}
 	return k, false
+}
+
+// parseIPv4 reads dotted-quad v ("192.0.2.1") into dst's 4 bytes.
+func parseIPv4(dst []byte, v []byte) bool {
+	n := 0
+	for i := 0; i < 4; i++ {
+		if i > 0 {
+			if n >= len(v) || v[n] != '.' {
+				return false
+			}
+			n++
+		}
+		x, digits := 0, 0
+		for n < len(v) && v[n] >= '0' && v[n] <= '9' && digits < 3 {
+			x = x*10 + int(v[n]-'0')
+			n++
+			digits++
+		}
+		if digits == 0 || x > 255 {
+			return false
+		}
+		dst[i] = byte(x)
+	}
+	return n == len(v)
+}
+
+// parseIPv6 reads v as MariaDB prints an INET6 value (RFC 5952's text,
+// "::" for the longest run of zero groups, the last 32 bits as a dotted
+// quad for an IPv4-mapped or -compatible address) into dst.
+func parseIPv6(dst *[16]byte, v []byte) bool {
+	*dst = [16]byte{}
+	gap := -1 // where "::" stands, in bytes of dst
+	n := 0    // bytes of dst written
+	if len(v) >= 2 && v[0] == ':' && v[1] == ':' {
+		gap, v = 0, v[2:]
+		if len(v) == 0 {
+			return true
+		}
+	}
+	for {
+		if n > 14 {
+			return false
+		}
+		// A dotted quad ends the address.
+		if bytes.IndexByte(v, '.') >= 0 && bytes.IndexByte(v, ':') < 0 {
+			if n > 12 || !parseIPv4(dst[n:n+4], v) {
+				return false
+			}
+			n += 4
+			break
+		}
+		x, digits := 0, 0
+		for digits < len(v) && digits < 4 {
+			d, ok := hexDigit(v[digits])
+			if !ok {
+				break
+			}
+			x = x<<4 | int(d)
+			digits++
+		}
+		if digits == 0 {
+			return false
+		}
+		dst[n], dst[n+1] = byte(x>>8), byte(x)
+		n += 2
+		v = v[digits:]
+		if len(v) == 0 {
+			break
+		}
+		if v[0] != ':' || len(v) == 1 {
+			return false
+		}
+		v = v[1:]
+		if v[0] == ':' {
+			if gap >= 0 {
+				return false
+			}
+			gap, v = n, v[1:]
+			if len(v) == 0 {
+				break
+			}
+		}
+	}
+	switch {
+	case gap < 0:
+		return n == 16
+	case n == 16:
+		return false // "::" must stand for at least one group
+	}
+	// Move what follows the gap to the end.
+	tail := n - gap
+	copy(dst[16-tail:], dst[gap:n])
+	for i := gap; i < 16-tail; i++ {
+		dst[i] = 0
+	}
+	return true
 }
 
 // uuidKey reads a UUID's 32 hex digits (and hyphens) into its 16 bytes in

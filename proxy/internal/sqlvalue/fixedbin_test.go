@@ -143,3 +143,47 @@ func strings1(t *testing.T, db *sql.DB, sql string) []string {
 	}
 	return out
 }
+
+// TestParseAddresses checks the INET6 and INET4 readers against
+// net/netip on addresses of every shape netip prints and on text that is
+// no address.
+func TestParseAddresses(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for range 20000 {
+		var b [16]byte
+		for i := range b {
+			if r.IntN(3) > 0 {
+				b[i] = byte(r.IntN(256))
+			}
+		}
+		if r.IntN(4) == 0 {
+			copy(b[:12], []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff})
+		}
+		a := netip.AddrFrom16(b)
+		for _, s := range []string{a.String(), a.StringExpanded(), "::" + netip.AddrFrom4([4]byte(b[12:])).String()} {
+			var got [16]byte
+			want, err := netip.ParseAddr(s)
+			if ok := parseIPv6(&got, []byte(s)); ok != (err == nil) || ok && got != want.As16() {
+				t.Fatalf("parseIPv6(%q) = %x, %v; netip: %v, %v", s, got, ok, want, err)
+			}
+		}
+		v4 := netip.AddrFrom4([4]byte(b[:4]))
+		var got [4]byte
+		if !parseIPv4(got[:], []byte(v4.String())) || got != v4.As4() {
+			t.Fatalf("parseIPv4(%q) = %v", v4, got)
+		}
+	}
+	for _, s := range []string{"", ":", ":::", "1:::2", "1::2::3", "12345::", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7", "1:2:3:4:5:6:7:8::", "::1.2.3", "::1.2.3.256", "1.2.3.4", "::g", "1:", ":1", "::ffff:1.2.3.4:5"} {
+		var got [16]byte
+		_, err := netip.ParseAddr(s)
+		if ok := parseIPv6(&got, []byte(s)); ok && (err != nil || strings.Count(s, ":") == 0) {
+			t.Errorf("parseIPv6(%q) accepted it (netip: %v)", s, err)
+		}
+	}
+	for _, s := range []string{"", "1.2.3", "1.2.3.4.5", "256.0.0.0", "1..2.3", "1.2.3.4 ", "1234.0.0.0"} {
+		var got [4]byte
+		if parseIPv4(got[:], []byte(s)) {
+			t.Errorf("parseIPv4(%q) accepted it", s)
+		}
+	}
+}
