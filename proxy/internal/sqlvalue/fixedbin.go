@@ -8,12 +8,13 @@ import (
 
 // MariaDB's INET4, INET6 and UUID types (its data type plugins) keep a
 // value in a few bytes and print it as text; they compare by the bytes,
-// which the text's order does not follow ('::1' < '2001:db8::' <
-// '::ffff:1.2.3.4' as INET6). A column definition calls them strings
-// (MYSQL_TYPE_STRING with UNSIGNED_FLAG) and names the type only in
-// MariaDB's extended metadata, which the proxy keeps in Field.Data (see
-// wire.ParseColumn): a block of entries, each a byte (0: the data type's
-// name, 1: its format's) and a length-encoded string.
+// which the text's order does not follow (as INET6 '::1' <
+// '::ffff:1.2.3.4' < '2001:db8::', which the text puts first). A column
+// definition calls them strings (MYSQL_TYPE_STRING with UNSIGNED_FLAG)
+// and names the type only in MariaDB's extended metadata, which the
+// proxy keeps in Field.Data (see wire.ParseColumn): a block of entries,
+// each a byte (0: the data type's name, 1: its format's) and a
+// length-encoded string.
 
 // pluginClass returns the class of f's values when f's extended metadata
 // names one of the types above, else 0.
