@@ -27,10 +27,20 @@ func queryStrings(t *testing.T, c interface {
 // values joined by sep, NULL as "NULL".
 func scanStrings(t *testing.T, rows *sql.Rows, q, sep string) []string {
 	t.Helper()
+	out, err := rowStrings(rows, sep)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return out
+}
+
+// rowStrings reads and closes rows, each row's values joined by sep
+// (NULL as "NULL").
+func rowStrings(rows *sql.Rows, sep string) ([]string, error) {
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		t.Fatalf("%s: %v", q, err)
+		return nil, err
 	}
 	var out []string
 	vals := make([]sql.NullString, len(cols))
@@ -40,7 +50,7 @@ func scanStrings(t *testing.T, rows *sql.Rows, q, sep string) []string {
 	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		parts := make([]string, len(vals))
 		for i, v := range vals {
@@ -51,10 +61,7 @@ func scanStrings(t *testing.T, rows *sql.Rows, q, sep string) []string {
 		}
 		out = append(out, strings.Join(parts, sep))
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return out
+	return out, rows.Err()
 }
 
 func TestConnectTimeProbes(t *testing.T) {

@@ -133,6 +133,9 @@ func (p *pipeline) compileExpr(e *router.Expr, what string) (*cexpr, error) {
 		if err := c.typ.EqualError(); err != nil {
 			return nil, notMergeable(what, p.fields[col], err)
 		}
+		if err := noPluginValue(c.typ); err != nil {
+			return nil, notMergeable(what, p.fields[col], err)
+		}
 	case router.ExprValue:
 		v, err := literal(e.Value)
 		if err != nil {
@@ -250,6 +253,20 @@ func (c *cexpr) derive(p *pipeline, what string) error {
 	default: // logic: the arguments' truth
 		c.kind, c.dec = vInt, 0
 		return c.noEnum(what)
+	}
+	return nil
+}
+
+// noPluginValue refuses a value of MariaDB's INET4, INET6 or UUID type
+// (or one that may be, sqlvalue.Type.Unnamed) in an expression: MariaDB
+// converts what it meets there to the type, which the merge's string
+// values do not do.
+func noPluginValue(t sqlvalue.Type) error {
+	switch {
+	case t.Class == sqlvalue.ClassInet4 || t.Class == sqlvalue.ClassInet6 || t.Class == sqlvalue.ClassUUID:
+		return fmt.Errorf("a value of type %s in an expression, which MariaDB computes with as that type", t.Class)
+	case t.Unnamed:
+		return t.MinMaxError()
 	}
 	return nil
 }

@@ -81,8 +81,8 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 		case router.AggCount, router.AggSum:
 		case router.AggMin, router.AggMax:
 			// MariaDB compares ENUM and SET values by their text here
-			// (unlike ORDER BY), so equality-comparable is enough.
-			if err := s.out.EqualError(); err != nil {
+			// (unlike ORDER BY).
+			if err := s.out.MinMaxError(); err != nil {
 				return nil, notMergeable(a.Func.String(), p.fields[col], err)
 			}
 		case router.AggAvg:

@@ -26,7 +26,10 @@ import (
 // definition implies (the connection's, or its charset's _bin one with
 // BINARY_FLAG) unless Collations resolves the real one; when the routes'
 // own order contradicts the collation the merge assumed, the statement
-// fails rather than returning rows out of order.
+// fails rather than returning rows out of order. An INET4, INET6 or UUID
+// column compares by its binary form, as MariaDB does, when its
+// definition's extended metadata names the type; without the name (a
+// data source connection over TLS) ordering it is refused.
 //
 // A ResultMerger is immutable and safe for concurrent use.
 type ResultMerger struct {

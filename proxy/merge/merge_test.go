@@ -161,6 +161,11 @@ func TestMergeLimitReadsOnlyWhatItNeeds(t *testing.T) {
 func TestMergeErrors(t *testing.T) {
 	enum := fld("e", mysql.MYSQL_TYPE_STRING, mysql.ENUM_FLAG, 45, 0)
 	odd := fld("s", mysql.MYSQL_TYPE_VAR_STRING, 0, 2304, 0) // a uca1400 collation
+	// An INET6 column's definition from a data source connection without
+	// MariaDB's extended metadata (over TLS), and one with it.
+	unnamed := fld("ip", mysql.MYSQL_TYPE_STRING, mysql.UNSIGNED_FLAG|mysql.BINARY_FLAG, 45, 0)
+	uuid := fld("u", mysql.MYSQL_TYPE_STRING, mysql.UNSIGNED_FLAG|mysql.BINARY_FLAG, 45, 0)
+	uuid.Data = []byte("\x00\x04uuid")
 	tests := []struct {
 		name     string
 		merger   ResultMerger
@@ -194,6 +199,33 @@ func TestMergeErrors(t *testing.T) {
 			blocks:   [][][]*string{rowsOf("x"), rowsOf("y")},
 			wantCode: mysql.ER_NOT_SUPPORTED_YET,
 			wantText: "collation id 2304",
+		},
+		{
+			name:     "ORDER BY a type without its name",
+			cols:     []*mysql.Field{unnamed},
+			spec:     &router.Merge{Sort: []router.OrderKey{{Column: 0}}},
+			blocks:   [][][]*string{rowsOf("::1"), rowsOf("2001:db8::")},
+			wantCode: mysql.ER_NOT_SUPPORTED_YET,
+			wantText: "no data type name",
+		},
+		{
+			name:     "MIN of a type without its name",
+			cols:     []*mysql.Field{unnamed},
+			spec:     &router.Merge{Group: &router.Group{Aggregates: []router.Aggregate{{Func: router.AggMin, Column: 0}}}},
+			blocks:   [][][]*string{rowsOf("::1"), rowsOf("2001:db8::")},
+			wantCode: mysql.ER_NOT_SUPPORTED_YET,
+			wantText: "no data type name",
+		},
+		{
+			name: "a UUID in HAVING",
+			cols: []*mysql.Field{uuid},
+			spec: &router.Merge{
+				Group:  &router.Group{Aggregates: []router.Aggregate{{Func: router.AggMax, Column: 0}}},
+				Having: &router.Expr{Op: router.ExprGT, Args: []*router.Expr{{Op: router.ExprColumn, Column: 0}, {Op: router.ExprValue, Value: "0"}}},
+			},
+			blocks:   [][][]*string{rowsOf("00000000-0000-0000-0000-000000000001"), rowsOf("00000000-0000-0000-0000-000000000002")},
+			wantCode: mysql.ER_NOT_SUPPORTED_YET,
+			wantText: "of type uuid in an expression",
 		},
 		{
 			name:     "routes out of the merge's order",

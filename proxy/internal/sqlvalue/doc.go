@@ -6,7 +6,9 @@
 // definitions. A Type, derived from one column definition, orders and
 // hashes that column's values with the server's rules: integers signed and
 // unsigned, DECIMAL exactly, floating point, temporal values, strings by
-// collation (PAD SPACE or NO PAD), binary strings by bytes, NULL first.
+// collation (PAD SPACE or NO PAD), binary strings by bytes, MariaDB's
+// INET4, INET6 and UUID by their binary form (the type named by the
+// definition's extended metadata, fixedbin.go), NULL first.
 // Decimal sums and averages are exact, with MariaDB's rounding, and
 // FormatDouble prints a DOUBLE as the server prints it.
 //

@@ -24,6 +24,9 @@ const (
 	ClassString                   // character strings: by collation
 	ClassBinary                   // binary strings, BLOB, BIT: by bytes
 	ClassOther                    // GEOMETRY and anything else: no order
+	ClassInet4                    // INET4: by its 4 bytes (fixedbin.go)
+	ClassInet6                    // INET6: by its 16 bytes
+	ClassUUID                     // UUID: by its bytes in MariaDB's record order
 )
 
 // String returns the class's name, for messages.
@@ -47,6 +50,12 @@ func (c Class) String() string {
 		return "binary"
 	case ClassOther:
 		return "other"
+	case ClassInet4:
+		return "inet4"
+	case ClassInet6:
+		return "inet6"
+	case ClassUUID:
+		return "uuid"
 	}
 	return "unknown"
 }
@@ -67,6 +76,13 @@ type Type struct {
 	// CollationID is the collation id the type was derived with (the
 	// column definition's, or a resolved one), for messages.
 	CollationID uint16
+	// Unnamed is a string column with UNSIGNED_FLAG whose definition
+	// names no data type the merge knows: MariaDB gives that flag to the
+	// columns of its INET4, INET6 and UUID types, which order by their
+	// binary form, and names the type only in the extended metadata,
+	// which a data source connection over TLS goes without. The text
+	// alone does not tell which type it is, so the merge cannot order it.
+	Unnamed bool
 }
 
 // TypeOf derives the Type of a result column from its definition.
@@ -98,6 +114,11 @@ func TypeOf(f *mysql.Field, collation uint16) Type {
 	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING,
 		mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB,
 		mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET, mysql.MYSQL_TYPE_JSON:
+		if c := pluginClass(f); c != 0 {
+			t.Class, t.Unsigned = c, false
+			break
+		}
+		t.Unnamed = f.Flag&mysql.UNSIGNED_FLAG != 0 && f.Charset != BinaryID
 		t.Enum = f.Flag&(mysql.ENUM_FLAG|mysql.SET_FLAG) != 0 ||
 			f.Type == mysql.MYSQL_TYPE_ENUM || f.Type == mysql.MYSQL_TYPE_SET
 		if f.Charset == BinaryID && collation == 0 {
@@ -142,6 +163,23 @@ func (t Type) OrderError() error {
 	if t.Enum {
 		return fmt.Errorf("an ENUM or SET value orders by its position in the column's definition, which the result does not carry")
 	}
+	return t.unnamedError()
+}
+
+// MinMaxError says why MIN and MAX of values of t cannot be merged, or
+// nil when they can: OrderError, except that MariaDB compares ENUM and
+// SET values by their text here.
+func (t Type) MinMaxError() error {
+	if err := t.EqualError(); err != nil {
+		return err
+	}
+	return t.unnamedError()
+}
+
+func (t Type) unnamedError() error {
+	if t.Unnamed {
+		return fmt.Errorf("a string column with UNSIGNED_FLAG and no data type name: an INET4, INET6 or UUID value, which MariaDB orders by its binary form, from a data source connection without MariaDB's extended metadata (over TLS)")
+	}
 	return nil
 }
 
@@ -183,6 +221,8 @@ func (t Type) Compare(a, b []byte) int {
 		if t.Collation != nil {
 			return t.Collation.Compare(a, b)
 		}
+	case ClassInet4, ClassInet6, ClassUUID:
+		return compareFixed(t.Class, a, b)
 	}
 	return bytes.Compare(a, b)
 }
@@ -287,6 +327,8 @@ func (t Type) AppendKey(dst, v []byte) []byte {
 		dst = append(dst, v...)
 	case ClassTime:
 		dst = strconv.AppendInt(dst, timeMicros(v), 10)
+	case ClassInet4, ClassInet6, ClassUUID:
+		dst = appendFixedKey(dst, t.Class, v)
 	default:
 		dst = append(dst, v...)
 	}

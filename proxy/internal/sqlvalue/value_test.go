@@ -11,6 +11,17 @@ func field(typ uint8, flag uint16, charset uint16, decimals uint8) *mysql.Field 
 	return &mysql.Field{Type: typ, Flag: flag, Charset: charset, Decimal: decimals}
 }
 
+// plugin is the definition MariaDB sends for a column of one of its data
+// type plugins (INET4, INET6, UUID): a string with UNSIGNED_FLAG over a
+// utf8mb4 connection, block its extended metadata.
+func plugin(block string, flag uint16) *mysql.Field {
+	f := field(mysql.MYSQL_TYPE_STRING, mysql.UNSIGNED_FLAG|flag, 45, 0)
+	if block != "" {
+		f.Data = []byte(block)
+	}
+	return f
+}
+
 func TestTypeOf(t *testing.T) {
 	tests := []struct {
 		name          string
@@ -20,6 +31,7 @@ func TestTypeOf(t *testing.T) {
 		wantCollation string
 		wantOrderErr  bool
 		wantEqualErr  bool
+		wantMinMaxErr bool
 	}{
 		{name: "bigint", give: field(mysql.MYSQL_TYPE_LONGLONG, 0, 63, 0), wantClass: ClassInt},
 		{name: "decimal", give: field(mysql.MYSQL_TYPE_NEWDECIMAL, 0, 63, 2), wantClass: ClassDecimal},
@@ -38,6 +50,13 @@ func TestTypeOf(t *testing.T) {
 		{name: "enum orders by position", give: field(mysql.MYSQL_TYPE_STRING, mysql.ENUM_FLAG, 45, 0), wantClass: ClassString, wantCollation: "utf8mb4_general_ci", wantOrderErr: true},
 		{name: "unknown collation", give: field(mysql.MYSQL_TYPE_VAR_STRING, 0, 2048, 0), wantClass: ClassString, wantOrderErr: true, wantEqualErr: true},
 		{name: "geometry", give: field(mysql.MYSQL_TYPE_GEOMETRY, mysql.BINARY_FLAG, 63, 0), wantClass: ClassOther, wantOrderErr: true, wantEqualErr: true},
+		{name: "uuid", give: plugin("\x00\x04uuid", mysql.BINARY_FLAG), wantClass: ClassUUID},
+		{name: "inet6", give: plugin("\x00\x05inet6", mysql.BINARY_FLAG), wantClass: ClassInet6},
+		{name: "MIN of inet4", give: plugin("\x00\x05inet4", 0), wantClass: ClassInet4},
+		{name: "type name after a format", give: plugin("\x01\x04json\x00\x04uuid", 0), wantClass: ClassUUID},
+		{name: "plugin type without its name", give: plugin("", mysql.BINARY_FLAG), wantClass: ClassString, wantCollation: "utf8mb4_bin", wantOrderErr: true, wantMinMaxErr: true},
+		{name: "plugin type the merge does not know", give: plugin("\x00\x04xyzw", 0), wantClass: ClassString, wantCollation: "utf8mb4_general_ci", wantOrderErr: true, wantMinMaxErr: true},
+		{name: "truncated block", give: plugin("\x00\x09uuid", 0), wantClass: ClassString, wantCollation: "utf8mb4_general_ci", wantOrderErr: true, wantMinMaxErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,6 +76,9 @@ func TestTypeOf(t *testing.T) {
 			}
 			if (got.EqualError() != nil) != tt.wantEqualErr {
 				t.Errorf("EqualError() = %v, want error %v", got.EqualError(), tt.wantEqualErr)
+			}
+			if (got.MinMaxError() != nil) != (tt.wantMinMaxErr || tt.wantEqualErr) {
+				t.Errorf("MinMaxError() = %v, want error %v", got.MinMaxError(), tt.wantMinMaxErr || tt.wantEqualErr)
 			}
 		})
 	}
