@@ -44,7 +44,13 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 			return nil, &UnknownDatabaseError{Name: st.DBName}
 		}
 		cols := []*mysql.Field{stringColumn("Database"), stringColumn("Create Database")}
-		row := rowOf(st.DBName, "CREATE DATABASE `"+st.DBName+"` /*!40100 DEFAULT CHARACTER SET utf8mb4 */")
+		create := "CREATE DATABASE "
+		if st.IfNotExists {
+			// mysqldump --databases asks so, for a dump that restores
+			// over an existing schema.
+			create += "/*!32312 IF NOT EXISTS*/ "
+		}
+		row := rowOf(st.DBName, create+"`"+st.DBName+"` /*!40100 DEFAULT CHARACTER SET utf8mb4 */")
 		return nil, s.writeRows(newMemStream(cols, []Row{row}), out)
 	case ast.ShowTables:
 		return nil, s.showTables(ctx, st, out)
