@@ -38,7 +38,7 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 				rows = append(rows, rowOf(db))
 			}
 		}
-		return nil, s.writeRowsWhere(ctx, []*mysql.Field{stringColumn("Database")}, rows, st.Where, out)
+		return nil, s.writeRowsWhere(ctx, []*mysql.Field{stringColumn(withPattern("Database", st))}, rows, st.Where, out)
 	case ast.ShowCreateDatabase:
 		if st.DBName != s.srv.rules.DatabaseName {
 			return nil, &UnknownDatabaseError{Name: st.DBName}
@@ -93,13 +93,7 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) 
 	if err != nil {
 		return err
 	}
-	name := "Tables_in_" + db
-	if st.Pattern != nil {
-		if p, ok := st.Pattern.Pattern.(ast.ValueExpr); ok {
-			name += " (" + p.GetString() + ")"
-		}
-	}
-	cols := []*mysql.Field{stringColumn(name)}
+	cols := []*mysql.Field{stringColumn(withPattern("Tables_in_"+db, st))}
 	if st.Full {
 		cols = append(cols, stringColumn("Table_type"))
 	}
@@ -119,6 +113,17 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) 
 		}
 	}
 	return s.writeRowsWhere(ctx, cols, rows, st.Where, out)
+}
+
+// withPattern is the name MariaDB gives the column of SHOW TABLES or SHOW
+// DATABASES: name, followed by " (pattern)" when st has a LIKE pattern.
+func withPattern(name string, st *ast.ShowStmt) string {
+	if st.Pattern != nil {
+		if p, ok := st.Pattern.Pattern.(ast.ValueExpr); ok {
+			name += " (" + p.GetString() + ")"
+		}
+	}
+	return name
 }
 
 // writeRowsWhere writes the rows of a SHOW the proxy answers itself, those
