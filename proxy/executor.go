@@ -474,7 +474,13 @@ func (l *lane) finish() {
 		// as it hears one copy's counts (combineOK).
 		l.bc.warnings = 0
 	}
-	l.bc.collectWarnings(l.ex.ctx)
+	if l.next > 0 && l.routes[l.next-1].route.Rows != nil && l.bc.warnings > 0 {
+		// The warnings are of the lane's last statement, which inserted
+		// some of the client's rows: "at row N" names the client's row.
+		l.collectInsertWarnings(l.routes[l.next-1].route.Rows)
+	} else {
+		l.bc.collectWarnings(l.ex.ctx)
+	}
 	l.ex.conns.release(l.bc)
 }
 
@@ -529,7 +535,7 @@ func (r *routeRun) complete(start time.Time, h head, stop func(), err error) {
 	ctx := l.ex.ctx
 	l.ex.obs.Route(routeEvent(r.route.DataSource, time.Since(start), err))
 	if err != nil {
-		r.err = err
+		r.err = clientRowError(err, r.route.Rows)
 		return
 	}
 	l.ex.status.add(l.bc.status)

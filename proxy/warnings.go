@@ -174,6 +174,56 @@ func (bc *backendConn) collectWarnings(ctx context.Context) {
 	d.add(rows)
 }
 
+// collectInsertWarnings is collectWarnings for a lane whose last route
+// inserted the client's rows at positions rows (Route.Rows).
+func (l *lane) collectInsertWarnings(rows []int) {
+	d := diagnosticsOf(l.ex.ctx)
+	if d == nil {
+		l.bc.warnings = 0
+		return
+	}
+	var own diagnostics
+	l.bc.collectWarnings(withDiagnostics(l.ex.ctx, &own))
+	for i, w := range own.warnings {
+		if len(w) == 3 {
+			own.warnings[i] = Row{w[0], w[1], []byte(clientRow(string(w[2]), rows))}
+		}
+	}
+	if len(own.warnings) > 0 {
+		d.add(own.warnings)
+	}
+}
+
+// clientRow renumbers the row of a message about a row ("at row 2", "Row
+// 2 was truncated") of a statement that inserted the client's rows at
+// positions rows (0-based) to the client's row number; other messages
+// are unchanged.
+func clientRow(msg string, rows []int) string {
+	m := warningRow.FindStringSubmatchIndex(msg)
+	if m == nil {
+		return msg
+	}
+	n, err := strconv.Atoi(msg[m[4]:m[5]])
+	if err != nil || n < 1 || n > len(rows) {
+		return msg
+	}
+	return msg[:m[4]] + strconv.Itoa(rows[n-1]+1) + msg[m[5]:]
+}
+
+// clientRowError is clientRow for a backend's error of such a statement
+// (rows nil: any other statement, unchanged).
+func clientRowError(err error, rows []int) error {
+	my, ok := err.(*mysql.MyError)
+	if !ok || rows == nil {
+		return err
+	}
+	msg := clientRow(my.Message, rows)
+	if msg == my.Message {
+		return err
+	}
+	return &mysql.MyError{Code: my.Code, State: my.State, Message: msg}
+}
+
 // isDiagnostics reports whether stmt reads the last statement's
 // diagnostics (SHOW WARNINGS/ERRORS, @@warning_count, @@error_count), so
 // it must not start afresh.
