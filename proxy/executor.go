@@ -453,6 +453,10 @@ func (l *lane) advance() {
 		if r.err != nil && (l.ex.plan.Kind != router.KindDDL || l.bc.broken) {
 			return
 		}
+		if l.open == nil && l.next < len(l.routes) && l.bc.warnings > 0 && !l.ex.otherCopy(l) {
+			// The lane's next statement replaces this one's warnings.
+			l.collectWarnings(r)
+		}
 	}
 	if l.open == nil && l.next >= len(l.routes) {
 		l.finish()
@@ -474,13 +478,11 @@ func (l *lane) finish() {
 		// as it hears one copy's counts (combineOK).
 		l.bc.warnings = 0
 	}
-	if l.next > 0 && l.routes[l.next-1].route.Rows != nil && l.bc.warnings > 0 {
-		// The warnings are of the lane's last statement, which inserted
-		// some of the client's rows: "at row N" names the client's row.
-		l.collectInsertWarnings(l.routes[l.next-1].route.Rows)
-	} else {
-		l.bc.collectWarnings(l.ex.ctx)
+	var last *routeRun
+	if l.next > 0 {
+		last = l.routes[l.next-1]
 	}
+	l.collectWarnings(last)
 	l.ex.conns.release(l.bc)
 }
 

@@ -5,15 +5,23 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
+
+// manyNodesRules shard t_order over 10 tables on each data source: more
+// data nodes than the proxy opens connections to one data source for a
+// statement (maxConnsPerDataSource), so some connections run several.
+var manyNodesRules = strings.NewReplacer("t_order_${0..1}", "t_order_${0..9}", "t_order_${order_id % 2}", "t_order_${order_id % 10}").Replace(defaultTestRules)
 
 // TestSplitInsertRowNumbers: a multi-row INSERT whose rows the proxy
 // splits over several data nodes names the client's row in "at row N" of
 // its error and of its warnings, as MariaDB holding every row does, not
-// the row's position in the statement one data node got.
+// the row's position in the statement one data node got; and SHOW
+// WARNINGS lists the warnings of every data node's statement, also when
+// one backend connection ran several.
 func TestSplitInsertRowNumbers(t *testing.T) {
-	e := startEnv(t, envOptions{})
+	e := startEnv(t, envOptions{databases: "insrow", rules: manyNodesRules})
 	createTables(t, e)
 	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS insrow_ref", "CREATE DATABASE insrow_ref")
 	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS insrow_ref") })
@@ -63,9 +71,14 @@ func TestSplitInsertRowNumbers(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
+	var onOneSource []string
+	for i := range 25 {
+		onOneSource = append(onOneSource, fmt.Sprintf("(%d, 2, %s)", 100+i, long))
+	}
 	for _, tt := range []struct{ mode, insert string }{
 		{"STRICT_TRANS_TABLES", fmt.Sprintf(values, "'c'", long, "'f'")},
 		{"", fmt.Sprintf(values, long, long, long)},
+		{"", "INSERT INTO t_order (order_id, user_id, status) VALUES " + strings.Join(onOneSource, ", ")},
 	} {
 		if got, want := run(e.open(t), tt.mode, tt.insert), run(ref, tt.mode, tt.insert); !slices.Equal(got, want) {
 			t.Errorf("sql_mode '%s':\nproxy   %q\nMariaDB %q", tt.mode, got, want)

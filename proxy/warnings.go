@@ -174,8 +174,20 @@ func (bc *backendConn) collectWarnings(ctx context.Context) {
 	d.add(rows)
 }
 
-// collectInsertWarnings is collectWarnings for a lane whose last route
-// inserted the client's rows at positions rows (Route.Rows).
+// collectWarnings keeps the warnings of the lane's statement that ran
+// last, route r (nil: none known).
+func (l *lane) collectWarnings(r *routeRun) {
+	if r != nil && r.route.Rows != nil && l.bc.warnings > 0 {
+		// It inserted some of the client's rows: "at row N" names the
+		// client's row.
+		l.collectInsertWarnings(r.route.Rows)
+		return
+	}
+	l.bc.collectWarnings(l.ex.ctx)
+}
+
+// collectInsertWarnings is collectWarnings for a route that inserted the
+// client's rows at positions rows (Route.Rows).
 func (l *lane) collectInsertWarnings(rows []int) {
 	d := diagnosticsOf(l.ex.ctx)
 	if d == nil {
