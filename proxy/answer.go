@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
@@ -24,6 +26,14 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 			return s.handleShow(ctx, show, st.sql, st.out)
 		}
 		return nil, &NotSupportedError{What: "EXPLAIN of statements (shardflake explain prints the plan)"}
+	case *ast.CreateDatabaseStmt:
+		// Only of the logical schema (classifyNode), which exists.
+		msg := fmt.Sprintf("Can't create database '%s'; database exists", n.Name.O)
+		if n.IfNotExists {
+			s.diag.add([]Row{rowOf("Note", uint64(mysql.ER_DB_CREATE_EXISTS), msg)})
+			return nil, s.writeOK(wire.OK{Warnings: 1}, st.out.more)
+		}
+		return nil, mysql.NewError(mysql.ER_DB_CREATE_EXISTS, msg)
 	}
 	// A SELECT without tables or of information_schema: the router never
 	// sees these, so their DATA_SOURCE_NAME hint is honoured (and

@@ -194,7 +194,12 @@ func (a access) authorize(stmt ast.StmtNode, sql string) error {
 			return &PrivilegeError{Code: errAccessDenied, Msg: fmt.Sprintf("Access denied for user '%s'@'%%' (using password: YES)", a.user)}
 		}
 	case *ast.CreateDatabaseStmt:
-		return dbDenied(a.user, st.Name.O)
+		// The logical schema exists: who may create tables in it gets
+		// MariaDB's 1007 (a note with IF NOT EXISTS), as a restore of
+		// mysqldump --databases needs.
+		if st.Name.O != a.logicalDB || !p.MayUse(st.Name.O) || p.ReadOnly {
+			return dbDenied(a.user, st.Name.O)
+		}
 	case *ast.DropDatabaseStmt:
 		return dbDenied(a.user, st.Name.O)
 	case *ast.AlterDatabaseStmt:

@@ -113,6 +113,11 @@ func TestPrivilegeMatrix(t *testing.T) {
 		{"ALTER TABLE t_dict ADD COLUMN extra INT", []string{"ro"}, 0},
 		{"TRUNCATE TABLE t_dict", []string{"ro"}, 0},
 		{"SELECT * FROM sharding_db.t_dict", []string{"nobody"}, 0},
+		// The logical schema exists: 1007 for who may create in it.
+		{"CREATE DATABASE sharding_db", []string{"app", "ro"}, 0},
+		{"CREATE DATABASE sharding_db /*!40100 DEFAULT CHARACTER SET utf8mb4 */", []string{"app"}, 0},
+		{"CREATE DATABASE IF NOT EXISTS sharding_db", []string{"ro"}, 0},
+		{"CREATE DATABASE IF NOT EXISTS another_db", []string{"app", "ro"}, 0},
 		{"USE sharding_db", []string{"nobody"}, 0},
 		// MariaDB answers LOAD_FILE without FILE with NULL; the proxy refuses.
 		{"SELECT LOAD_FILE('/etc/hostname')", []string{"app", "ro"}, errSpecificAccessDenied},
@@ -197,6 +202,48 @@ func TestPrivilegeMatrix(t *testing.T) {
 	for _, tt := range allowed {
 		if _, err := proxyAs(tt.user, loginDB[tt.user]).Exec(tt.sql); err != nil {
 			t.Errorf("%s: %s: %v", tt.user, tt.sql, err)
+		}
+	}
+
+	// mysqldump --databases writes CREATE DATABASE /*!32312 IF NOT
+	// EXISTS*/ (from SHOW CREATE DATABASE IF NOT EXISTS), which restores
+	// over the logical schema with a note 1007, as on MariaDB.
+	for _, q := range []string{"SHOW CREATE DATABASE IF NOT EXISTS sharding_db", "SHOW CREATE DATABASE sharding_db"} {
+		var gotName, got, wantName, want string
+		if err := proxyAs("app", "sharding_db").QueryRow(q).Scan(&gotName, &got); err != nil {
+			t.Fatalf("through the proxy: %s: %v", q, err)
+		}
+		if err := refAs("app", "sharding_db").QueryRow(q).Scan(&wantName, &want); err != nil {
+			t.Fatalf("MariaDB: %s: %v", q, err)
+		}
+		// The character set clause is the data source's; the statement
+		// up to it must be MariaDB's.
+		head := func(s string) string { return strings.TrimSpace(strings.SplitN(s, "/*!40100", 2)[0]) }
+		if gotName != wantName || head(got) != head(want) {
+			t.Errorf("%s: proxy %q %q, MariaDB %q %q", q, gotName, got, wantName, want)
+		}
+	}
+	for _, q := range []string{"CREATE DATABASE IF NOT EXISTS sharding_db", "CREATE DATABASE /*!32312 IF NOT EXISTS*/ `sharding_db` /*!40100 DEFAULT CHARACTER SET utf8mb4 */"} {
+		diag := func(d *sql.DB) string {
+			conn, err := d.Conn(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			res, err := conn.ExecContext(context.Background(), q)
+			if err != nil {
+				return err.Error()
+			}
+			n, _ := res.RowsAffected()
+			var level, message string
+			var code int
+			if err := conn.QueryRowContext(context.Background(), "SHOW WARNINGS").Scan(&level, &code, &message); err != nil {
+				return fmt.Sprintf("%d rows, SHOW WARNINGS: %v", n, err)
+			}
+			return fmt.Sprintf("%d rows, %s %d %s", n, level, code, message)
+		}
+		if got, want := diag(proxyAs("app", "sharding_db")), diag(refAs("app", "sharding_db")); got != want {
+			t.Errorf("%s as app:\nproxy   %s\nMariaDB %s", q, got, want)
 		}
 	}
 

@@ -156,6 +156,10 @@ func (s *Session) classifyNode(st *statement) error {
 		st.kind = planSession
 	case *ast.ShowStmt, *ast.ExplainStmt:
 		st.kind = planLocal
+	case *ast.CreateDatabaseStmt:
+		if n.Name.O == s.srv.rules.DatabaseName {
+			st.kind = planLocal
+		}
 	case *ast.SelectStmt:
 		if (n.From == nil && !hasTable(n)) || schemaOf(n) == infoSchema {
 			st.kind = planLocal

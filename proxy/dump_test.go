@@ -13,7 +13,8 @@ import (
 )
 
 // TestMysqldumpRoundTrip dumps the logical schema through one proxy with
-// mysqldump, in its default mode and with --single-transaction, restores
+// mysqldump, in its default mode, with --single-transaction and with
+// --databases (CREATE DATABASE IF NOT EXISTS and USE first), restores
 // the dump with the mariadb client through a second proxy over empty data
 // sources, and wants every physical table of every data node to hold the
 // same rows as the first proxy's, and SHOW CREATE TABLE to agree. The
@@ -41,7 +42,7 @@ func TestMysqldumpRoundTrip(t *testing.T) {
 		}
 	}
 	tables := map[string][]string{"t_order": {"t_order_0", "t_order_1"}, "t_dict": {"t_dict"}}
-	for _, mode := range [][]string{nil, {"--single-transaction"}} {
+	for _, mode := range [][]string{nil, {"--single-transaction"}, {"--databases"}} {
 		t.Run(fmt.Sprint(mode), func(t *testing.T) {
 			host, port, _ := net.SplitHostPort(src.addr)
 			args := append([]string{"--no-defaults", "--protocol=tcp", "-h", host, "-P", port, "-uapp", "-papp-secret", "--skip-ssl"}, mode...)

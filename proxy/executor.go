@@ -453,6 +453,10 @@ func (l *lane) advance() {
 		if r.err != nil && (l.ex.plan.Kind != router.KindDDL || l.bc.broken) {
 			return
 		}
+		if l.open == nil && l.next < len(l.routes) && l.bc.warnings > 0 && !l.ex.otherCopy(l) {
+			// The lane's next statement replaces this one's warnings.
+			l.collectWarnings(r)
+		}
 	}
 	if l.open == nil && l.next >= len(l.routes) {
 		l.finish()
@@ -474,7 +478,11 @@ func (l *lane) finish() {
 		// as it hears one copy's counts (combineOK).
 		l.bc.warnings = 0
 	}
-	l.bc.collectWarnings(l.ex.ctx)
+	var last *routeRun
+	if l.next > 0 {
+		last = l.routes[l.next-1]
+	}
+	l.collectWarnings(last)
 	l.ex.conns.release(l.bc)
 }
 
@@ -529,7 +537,7 @@ func (r *routeRun) complete(start time.Time, h head, stop func(), err error) {
 	ctx := l.ex.ctx
 	l.ex.obs.Route(routeEvent(r.route.DataSource, time.Since(start), err))
 	if err != nil {
-		r.err = err
+		r.err = clientRowError(err, r.route.Rows)
 		return
 	}
 	l.ex.status.add(l.bc.status)

@@ -236,6 +236,12 @@ func (s *Session) writeResult(plan *router.Plan, res result, out output) error {
 	if plan.Kind == router.KindDDL {
 		// Cached plans and column lists may describe the old tables.
 		s.srv.schemaChanged()
+		if len(plan.Routes) > 1 && res.ok.Warnings > 0 {
+			// Each data node's statement raised the same note about the
+			// one logical table (Unknown table, already exists): the
+			// client hears it once, as from MariaDB.
+			res.ok.Warnings = s.diag.distinct(s.srv.logicalNames)
+		}
 	}
 	if res.copies != nil {
 		dss := make([]string, len(plan.Routes))

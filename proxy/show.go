@@ -38,13 +38,19 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 				rows = append(rows, rowOf(db))
 			}
 		}
-		return nil, s.writeRowsWhere(ctx, []*mysql.Field{stringColumn("Database")}, rows, st.Where, out)
+		return nil, s.writeRowsWhere(ctx, []*mysql.Field{stringColumn(withPattern("Database", st))}, rows, st.Where, out)
 	case ast.ShowCreateDatabase:
 		if st.DBName != s.srv.rules.DatabaseName {
 			return nil, &UnknownDatabaseError{Name: st.DBName}
 		}
 		cols := []*mysql.Field{stringColumn("Database"), stringColumn("Create Database")}
-		row := rowOf(st.DBName, "CREATE DATABASE `"+st.DBName+"` /*!40100 DEFAULT CHARACTER SET utf8mb4 */")
+		create := "CREATE DATABASE "
+		if st.IfNotExists {
+			// mysqldump --databases asks so, for a dump that restores
+			// over an existing schema.
+			create += "/*!32312 IF NOT EXISTS*/ "
+		}
+		row := rowOf(st.DBName, create+"`"+st.DBName+"` /*!40100 DEFAULT CHARACTER SET utf8mb4 */")
 		return nil, s.writeRows(newMemStream(cols, []Row{row}), out)
 	case ast.ShowTables:
 		return nil, s.showTables(ctx, st, out)
@@ -87,13 +93,7 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) 
 	if err != nil {
 		return err
 	}
-	name := "Tables_in_" + db
-	if st.Pattern != nil {
-		if p, ok := st.Pattern.Pattern.(ast.ValueExpr); ok {
-			name += " (" + p.GetString() + ")"
-		}
-	}
-	cols := []*mysql.Field{stringColumn(name)}
+	cols := []*mysql.Field{stringColumn(withPattern("Tables_in_"+db, st))}
 	if st.Full {
 		cols = append(cols, stringColumn("Table_type"))
 	}
@@ -113,6 +113,17 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) 
 		}
 	}
 	return s.writeRowsWhere(ctx, cols, rows, st.Where, out)
+}
+
+// withPattern is the name MariaDB gives the column of SHOW TABLES or SHOW
+// DATABASES: name, followed by " (pattern)" when st has a LIKE pattern.
+func withPattern(name string, st *ast.ShowStmt) string {
+	if st.Pattern != nil {
+		if p, ok := st.Pattern.Pattern.(ast.ValueExpr); ok {
+			name += " (" + p.GetString() + ")"
+		}
+	}
+	return name
 }
 
 // writeRowsWhere writes the rows of a SHOW the proxy answers itself, those

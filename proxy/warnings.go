@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -108,6 +109,29 @@ func (d *diagnostics) statementWarnings() uint16 {
 	return uint16(min(int64(len(d.warnings))+d.beyond, math.MaxUint16))
 }
 
+// distinct drops the repeats of a condition (same level, code and
+// message once logical names replace physical ones, logical) and returns
+// the statement's warning count that remains.
+func (d *diagnostics) distinct(logical func(string) string) uint16 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	seen := map[string]bool{}
+	kept := d.warnings[:0]
+	for _, w := range d.warnings {
+		if len(w) == 3 {
+			w = Row{w[0], w[1], []byte(logical(string(w[2])))}
+		}
+		key := string(bytes.Join(w, []byte{0}))
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		kept = append(kept, w)
+	}
+	d.warnings = kept
+	return uint16(min(int64(len(kept))+d.beyond, math.MaxUint16))
+}
+
 // counts returns @@warning_count (every condition) and @@error_count.
 func (d *diagnostics) counts() (warnings, errs int64) {
 	all, errRows := d.rows(false), d.rows(true)
@@ -172,6 +196,68 @@ func (bc *backendConn) collectWarnings(ctx context.Context) {
 		rows = append(rows, Row(vals).Clone())
 	}
 	d.add(rows)
+}
+
+// collectWarnings keeps the warnings of the lane's statement that ran
+// last, route r (nil: none known).
+func (l *lane) collectWarnings(r *routeRun) {
+	if r != nil && r.route.Rows != nil && l.bc.warnings > 0 {
+		// It inserted some of the client's rows: "at row N" names the
+		// client's row.
+		l.collectInsertWarnings(r.route.Rows)
+		return
+	}
+	l.bc.collectWarnings(l.ex.ctx)
+}
+
+// collectInsertWarnings is collectWarnings for a route that inserted the
+// client's rows at positions rows (Route.Rows).
+func (l *lane) collectInsertWarnings(rows []int) {
+	d := diagnosticsOf(l.ex.ctx)
+	if d == nil {
+		l.bc.warnings = 0
+		return
+	}
+	var own diagnostics
+	l.bc.collectWarnings(withDiagnostics(l.ex.ctx, &own))
+	for i, w := range own.warnings {
+		if len(w) == 3 {
+			own.warnings[i] = Row{w[0], w[1], []byte(clientRow(string(w[2]), rows))}
+		}
+	}
+	if len(own.warnings) > 0 {
+		d.add(own.warnings)
+	}
+}
+
+// clientRow renumbers the row of a message about a row ("at row 2", "Row
+// 2 was truncated") of a statement that inserted the client's rows at
+// positions rows (0-based) to the client's row number; other messages
+// are unchanged.
+func clientRow(msg string, rows []int) string {
+	m := warningRow.FindStringSubmatchIndex(msg)
+	if m == nil {
+		return msg
+	}
+	n, err := strconv.Atoi(msg[m[4]:m[5]])
+	if err != nil || n < 1 || n > len(rows) {
+		return msg
+	}
+	return msg[:m[4]] + strconv.Itoa(rows[n-1]+1) + msg[m[5]:]
+}
+
+// clientRowError is clientRow for a backend's error of such a statement
+// (rows nil: any other statement, unchanged).
+func clientRowError(err error, rows []int) error {
+	my, ok := err.(*mysql.MyError)
+	if !ok || rows == nil {
+		return err
+	}
+	msg := clientRow(my.Message, rows)
+	if msg == my.Message {
+		return err
+	}
+	return &mysql.MyError{Code: my.Code, State: my.State, Message: msg}
 }
 
 // isDiagnostics reports whether stmt reads the last statement's

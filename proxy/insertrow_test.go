@@ -1,0 +1,87 @@
+package proxy
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// manyNodesRules shard t_order over 10 tables on each data source: more
+// data nodes than the proxy opens connections to one data source for a
+// statement (maxConnsPerDataSource), so some connections run several.
+var manyNodesRules = strings.NewReplacer("t_order_${0..1}", "t_order_${0..9}", "t_order_${order_id % 2}", "t_order_${order_id % 10}").Replace(defaultTestRules)
+
+// TestSplitInsertRowNumbers: a multi-row INSERT whose rows the proxy
+// splits over several data nodes names the client's row in "at row N" of
+// its error and of its warnings, as MariaDB holding every row does, not
+// the row's position in the statement one data node got; and SHOW
+// WARNINGS lists the warnings of every data node's statement, also when
+// one backend connection ran several.
+func TestSplitInsertRowNumbers(t *testing.T) {
+	e := startEnv(t, envOptions{databases: "insrow", rules: manyNodesRules})
+	createTables(t, e)
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS insrow_ref", "CREATE DATABASE insrow_ref")
+	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS insrow_ref") })
+	ref, err := e.backends[0].DB("insrow_ref")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	if _, err := ref.Exec("CREATE TABLE t_order (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))"); err != nil {
+		t.Fatal(err)
+	}
+	long := "'" + fmt.Sprintf("%040d", 7) + "'"
+	// Rows on every data node, the long ones at client rows whose
+	// position differs on their data node.
+	values := "INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, %s), (4, 0, 'c'), (5, 1, 'd'), (6, 2, %s), (7, 3, 'e'), (8, 4, %s)"
+	run := func(db *sql.DB, mode, insert string) []string {
+		t.Helper()
+		ctx := context.Background()
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for _, q := range []string{"DELETE FROM t_order", "SET SESSION sql_mode = '" + mode + "'"} {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		var out []string
+		if _, err := c.ExecContext(ctx, insert); err != nil {
+			out = append(out, err.Error())
+		}
+		rows, err := c.QueryContext(ctx, "SHOW WARNINGS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var level, msg string
+			var code int
+			if err := rows.Scan(&level, &code, &msg); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%s %d %s", level, code, msg))
+		}
+		// Each data node's warnings come in turn: the order may differ.
+		slices.Sort(out)
+		return out
+	}
+	var onOneSource []string
+	for i := range 25 {
+		onOneSource = append(onOneSource, fmt.Sprintf("(%d, 2, %s)", 100+i, long))
+	}
+	for _, tt := range []struct{ mode, insert string }{
+		{"STRICT_TRANS_TABLES", fmt.Sprintf(values, "'c'", long, "'f'")},
+		{"", fmt.Sprintf(values, long, long, long)},
+		{"", "INSERT INTO t_order (order_id, user_id, status) VALUES " + strings.Join(onOneSource, ", ")},
+	} {
+		if got, want := run(e.open(t), tt.mode, tt.insert), run(ref, tt.mode, tt.insert); !slices.Equal(got, want) {
+			t.Errorf("sql_mode '%s':\nproxy   %q\nMariaDB %q", tt.mode, got, want)
+		}
+	}
+}
