@@ -27,7 +27,12 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 		}
 		return nil, &NotSupportedError{What: "EXPLAIN of statements (shardflake explain prints the plan)"}
 	case *ast.CreateDatabaseStmt:
-		// Only of the logical schema (classifyNode), which exists.
+		// Only of the logical schema (classifyNode), which exists. It
+		// commits an open transaction first, as MariaDB's does even
+		// when it then fails.
+		if err := s.implicitCommit(); err != nil {
+			return nil, err
+		}
 		msg := fmt.Sprintf("Can't create database '%s'; database exists", n.Name.O)
 		if n.IfNotExists {
 			s.diag.add([]Row{rowOf("Note", uint64(mysql.ER_DB_CREATE_EXISTS), msg)})

@@ -98,6 +98,50 @@ func TestTransactions(t *testing.T) {
 		}
 	})
 
+	// CREATE DATABASE of the logical schema, which the proxy answers
+	// itself (1007, a note with IF NOT EXISTS), commits first as MariaDB's
+	// does, whether or not it then fails: compared with the same
+	// statements on a data source's server directly.
+	t.Run("CREATE DATABASE of the logical schema commits first", func(t *testing.T) {
+		var db string
+		if err := c.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&db); err != nil {
+			t.Fatal(err)
+		}
+		b := e.backend(t, 0)
+		d, err := b.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		exec(d, "CREATE TABLE IF NOT EXISTS implicit_ref (id INT PRIMARY KEY)")
+		var refDB string
+		if err := d.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&refDB); err != nil {
+			t.Fatal(err)
+		}
+		for i, stmt := range []string{"CREATE DATABASE IF NOT EXISTS %s", "CREATE DATABASE %s"} {
+			id := int64(20 + i)
+			exec(d, "BEGIN")
+			exec(d, "INSERT INTO implicit_ref VALUES (?)", id)
+			_, refErr := d.ExecContext(ctx, fmt.Sprintf(stmt, refDB))
+			exec(d, "ROLLBACK")
+			var want int
+			if err := d.QueryRowContext(ctx, "SELECT COUNT(*) FROM implicit_ref WHERE id = ?", id).Scan(&want); err != nil {
+				t.Fatal(err)
+			}
+
+			exec(c, "BEGIN")
+			exec(c, "INSERT INTO t_order (order_id, user_id) VALUES (?, 0)", id)
+			_, err := c.ExecContext(ctx, fmt.Sprintf(stmt, db))
+			exec(c, "ROLLBACK")
+			if errCode(err) != errCode(refErr) {
+				t.Errorf("%s: proxy %v, MariaDB %v", stmt, err, refErr)
+			}
+			if got := countOrders(t, e, id); got != want {
+				t.Errorf("%s inside a transaction, then ROLLBACK: %d rows kept, MariaDB keeps %d", stmt, got, want)
+			}
+		}
+	})
+
 	t.Run("a lost backend connection ends the transaction and the client connection", func(t *testing.T) {
 		c3, err := e.open(t).Conn(ctx)
 		if err != nil {
