@@ -14,10 +14,11 @@ import (
 // extended metadata (a JSON alias, UUID, INET6), which the proxy passes
 // on to the clients that asked for it too (wire.AppendColumn).
 //
-// Over TLS the handshake response is encrypted before it gets here, and
-// the connection goes without (its columns carry no extended metadata).
-// Once the response is written, extendedConn only passes bytes through;
-// dialBackendTLS unwraps it where it can.
+// Over TLS it is asked for in the SSL request, the 32-byte packet that
+// goes out before TLS encrypts the rest; MariaDB takes the extended
+// capabilities from it (the handshake response that follows, encrypted,
+// passes as it is). Once the first packet is written, extendedConn only
+// passes bytes through; dialBackendTLS unwraps it where it can.
 type extendedConn struct {
 	net.Conn
 	greeting []byte // the greeting packet as read so far, header included
@@ -57,8 +58,8 @@ func (c *extendedConn) Read(b []byte) (int, error) {
 
 // Write asks for MARIADB_CLIENT_EXTENDED_METADATA in the client's first
 // packet (go-mysql writes a packet, header included, in one call) when
-// the server offers it and the packet is the handshake response, not the
-// SSL request that starts TLS.
+// the server offers it and the packet is the handshake response or the
+// SSL request that starts TLS (which has the same 32 bytes first).
 func (c *extendedConn) Write(b []byte) (int, error) {
 	if c.answered {
 		return c.Conn.Write(b)
@@ -68,7 +69,7 @@ func (c *extendedConn) Write(b []byte) (int, error) {
 	if len(b) >= 4 {
 		size = int(b[0]) | int(b[1])<<8 | int(b[2])<<16
 	}
-	if c.offered&wire.MariaDBExtendedMetadata == 0 || size != len(b)-4 || size <= 32 || b[3] != 1 {
+	if c.offered&wire.MariaDBExtendedMetadata == 0 || size != len(b)-4 || size < 32 || b[3] != 1 {
 		return c.Conn.Write(b)
 	}
 	out := append([]byte(nil), b...)

@@ -29,7 +29,8 @@ import (
 // fails rather than returning rows out of order. An INET4, INET6 or UUID
 // column compares by its binary form, as MariaDB does, when its
 // definition's extended metadata names the type; without the name (a
-// data source connection over TLS) ordering it is refused.
+// data source connection without MariaDB's extended metadata) ordering
+// it is refused.
 //
 // A ResultMerger is immutable and safe for concurrent use.
 type ResultMerger struct {

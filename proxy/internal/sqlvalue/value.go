@@ -80,8 +80,9 @@ type Type struct {
 	// names no data type the merge knows: MariaDB gives that flag to the
 	// columns of its INET4, INET6 and UUID types, which order by their
 	// binary form, and names the type only in the extended metadata,
-	// which a data source connection over TLS goes without. The text
-	// alone does not tell which type it is, so the merge cannot order it.
+	// which a data source connection may go without (a server or a hop in
+	// between that does not send it). The text alone does not tell which
+	// type it is, so the merge cannot order it.
 	Unnamed bool
 }
 
@@ -178,7 +179,7 @@ func (t Type) MinMaxError() error {
 
 func (t Type) unnamedError() error {
 	if t.Unnamed {
-		return fmt.Errorf("a string column with UNSIGNED_FLAG and no data type name: an INET4, INET6 or UUID value, which MariaDB orders by its binary form, from a data source connection without MariaDB's extended metadata (over TLS)")
+		return fmt.Errorf("a string column with UNSIGNED_FLAG and no data type name: an INET4, INET6 or UUID value, which MariaDB orders by its binary form, from a data source connection without MariaDB's extended metadata")
 	}
 	return nil
 }
