@@ -808,6 +808,10 @@ func (s *routeStream) end(err error) {
 		l.finish()
 		return
 	}
+	if s.eof && l.next < len(l.routes) && l.bc.warnings > 0 {
+		// The lane's next statement replaces these rows' warnings.
+		l.collectWarnings(s.run)
+	}
 	l.advanceIfWanted()
 }
 

@@ -85,3 +85,84 @@ func TestSplitInsertRowNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestScatterSelectWarnings: a SELECT over every data node, run one
+// statement per data node (unionRoutes off) where a data source has more
+// data nodes than the proxy opens connections to it for a statement, so
+// that a connection runs several of them, tells the warnings of every
+// data node's statement: @@warning_count and SHOW WARNINGS as from
+// MariaDB holding every row (each row that fails the comparison warns
+// once).
+func TestScatterSelectWarnings(t *testing.T) {
+	e := startEnv(t, envOptions{databases: "selwarn", rules: manyNodesRules, server: "unionRoutes: false"})
+	createTables(t, e)
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS selwarn_ref", "CREATE DATABASE selwarn_ref")
+	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS selwarn_ref") })
+	ref, err := e.backends[0].DB("selwarn_ref")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	if _, err := ref.Exec("CREATE TABLE t_order (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))"); err != nil {
+		t.Fatal(err)
+	}
+	// A row on each of the 20 data nodes, each status a word.
+	var values []string
+	for i := range 20 {
+		values = append(values, fmt.Sprintf("(%d, %d, 'w%d')", i, (i/10)%2, i))
+	}
+	insert := "INSERT INTO t_order (order_id, user_id, status) VALUES " + strings.Join(values, ", ")
+	for _, db := range []*sql.DB{e.open(t), ref} {
+		if _, err := db.Exec(insert); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(db *sql.DB, q string) []string {
+		t.Helper()
+		ctx := context.Background()
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		rows, err := c.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var count int
+		if err := c.QueryRowContext(ctx, "SELECT @@warning_count").Scan(&count); err != nil {
+			t.Fatal(err)
+		}
+		out := []string{fmt.Sprintf("%d rows, @@warning_count %d", n, count)}
+		w, err := c.QueryContext(ctx, "SHOW WARNINGS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		for w.Next() {
+			var level, msg string
+			var code int
+			if err := w.Scan(&level, &code, &msg); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%s %d %s", level, code, msg))
+		}
+		slices.Sort(out[1:])
+		return out
+	}
+	for _, q := range []string{
+		"SELECT order_id FROM t_order WHERE status = 0",
+		"SELECT order_id FROM t_order WHERE status = 0 ORDER BY order_id",
+	} {
+		if got, want := run(e.open(t), q), run(ref, q); !slices.Equal(got, want) {
+			t.Errorf("%s\nproxy   %q\nMariaDB %q", q, got, want)
+		}
+	}
+}
