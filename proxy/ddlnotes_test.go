@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/shardflake/shardflake/internal/mariadbtest"
@@ -31,31 +30,14 @@ func TestDDLNotesOncePerTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		res, err := c.ExecContext(ctx, q)
-		if err != nil {
+		if _, err := c.ExecContext(ctx, q); err != nil {
 			return err.Error()
 		}
-		_ = res
 		var count int
 		if err := c.QueryRowContext(ctx, "SELECT @@warning_count").Scan(&count); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := c.QueryContext(ctx, "SHOW WARNINGS")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var ws []string
-		for rows.Next() {
-			var level, msg string
-			var code int
-			if err := rows.Scan(&level, &code, &msg); err != nil {
-				t.Fatal(err)
-			}
-			ws = append(ws, fmt.Sprintf("%s %d %s", level, code, msg))
-		}
-		slices.Sort(ws)
-		return fmt.Sprintf("%d warnings %q", count, ws)
+		return fmt.Sprintf("%d warnings %q", count, sortedWarnings(t, ctx, c))
 	}
 	for _, q := range []string{
 		"DROP TABLE IF EXISTS t_order",

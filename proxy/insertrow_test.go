@@ -23,16 +23,7 @@ var manyNodesRules = strings.NewReplacer("t_order_${0..1}", "t_order_${0..9}", "
 func TestSplitInsertRowNumbers(t *testing.T) {
 	e := startEnv(t, envOptions{databases: "insrow", rules: manyNodesRules})
 	createTables(t, e)
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS insrow_ref", "CREATE DATABASE insrow_ref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS insrow_ref") })
-	ref, err := e.backends[0].DB("insrow_ref")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	if _, err := ref.Exec("CREATE TABLE t_order (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))"); err != nil {
-		t.Fatal(err)
-	}
+	ref := refOrders(t, e, "insrow_ref")
 	long := "'" + fmt.Sprintf("%040d", 7) + "'"
 	// Rows on every data node, the long ones at client rows whose
 	// position differs on their data node.
@@ -54,22 +45,7 @@ func TestSplitInsertRowNumbers(t *testing.T) {
 		if _, err := c.ExecContext(ctx, insert); err != nil {
 			out = append(out, err.Error())
 		}
-		rows, err := c.QueryContext(ctx, "SHOW WARNINGS")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var level, msg string
-			var code int
-			if err := rows.Scan(&level, &code, &msg); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, fmt.Sprintf("%s %d %s", level, code, msg))
-		}
-		// Each data node's warnings come in turn: the order may differ.
-		slices.Sort(out)
-		return out
+		return append(out, sortedWarnings(t, ctx, c)...)
 	}
 	var onOneSource []string
 	for i := range 25 {
@@ -96,16 +72,7 @@ func TestSplitInsertRowNumbers(t *testing.T) {
 func TestScatterSelectWarnings(t *testing.T) {
 	e := startEnv(t, envOptions{databases: "selwarn", rules: manyNodesRules, server: "unionRoutes: false"})
 	createTables(t, e)
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS selwarn_ref", "CREATE DATABASE selwarn_ref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS selwarn_ref") })
-	ref, err := e.backends[0].DB("selwarn_ref")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	if _, err := ref.Exec("CREATE TABLE t_order (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))"); err != nil {
-		t.Fatal(err)
-	}
+	ref := refOrders(t, e, "selwarn_ref")
 	// A row on each of the 20 data nodes, each status a word.
 	var values []string
 	for i := range 20 {
@@ -140,22 +107,7 @@ func TestScatterSelectWarnings(t *testing.T) {
 		if err := c.QueryRowContext(ctx, "SELECT @@warning_count").Scan(&count); err != nil {
 			t.Fatal(err)
 		}
-		out := []string{fmt.Sprintf("%d rows, @@warning_count %d", n, count)}
-		w, err := c.QueryContext(ctx, "SHOW WARNINGS")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
-		for w.Next() {
-			var level, msg string
-			var code int
-			if err := w.Scan(&level, &code, &msg); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, fmt.Sprintf("%s %d %s", level, code, msg))
-		}
-		slices.Sort(out[1:])
-		return out
+		return append([]string{fmt.Sprintf("%d rows, @@warning_count %d", n, count)}, sortedWarnings(t, ctx, c)...)
 	}
 	for _, q := range []string{
 		"SELECT order_id FROM t_order WHERE status = 0",
@@ -165,4 +117,44 @@ func TestScatterSelectWarnings(t *testing.T) {
 			t.Errorf("%s\nproxy   %q\nMariaDB %q", q, got, want)
 		}
 	}
+}
+
+// sortedWarnings is SHOW WARNINGS on c, each condition as "Level Code
+// Message", sorted (each data node's warnings come in turn: the order
+// may differ from MariaDB's).
+func sortedWarnings(t *testing.T, ctx context.Context, c *sql.Conn) []string {
+	t.Helper()
+	rows, err := c.QueryContext(ctx, "SHOW WARNINGS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var level, msg string
+		var code int
+		if err := rows.Scan(&level, &code, &msg); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s %d %s", level, code, msg))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// refOrders creates database name on e's first server, holding a t_order
+// of the columns createTables gives the logical one, unsharded: the
+// reference the proxy's answers are compared with.
+func refOrders(t *testing.T, e *testEnv, name string) *sql.DB {
+	t.Helper()
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS "+name, "CREATE DATABASE "+name)
+	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS "+name) })
+	ref := e.backends[0].Open(t, name)
+	if _, err := ref.Exec("CREATE TABLE t_order (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))"); err != nil {
+		t.Fatal(err)
+	}
+	return ref
 }
