@@ -134,7 +134,7 @@ func maintenanceResult(t *testing.T, db *sql.DB, q string) string {
 // checksum of a sharded table equals that of one table holding all its
 // rows.
 func TestMaintenanceStatements(t *testing.T) {
-	e, _, refDB := maintenanceEnv(t)
+	e, ref, refDB := maintenanceEnv(t)
 	proxyDB := e.open(t)
 	for _, q := range []string{
 		"CHECK TABLE t_order",
@@ -180,6 +180,47 @@ func TestMaintenanceStatements(t *testing.T) {
 	q := "CHECKSUM TABLE t_order"
 	if got, want := maintenanceResult(t, proxyDB, q), maintenanceResult(t, refDB, q); got != want {
 		t.Errorf("%s after an insert:\nproxy:\n%s\nMariaDB:\n%s", q, got, want)
+	}
+	// In a multi-statement query, each statement its own result.
+	refMulti, err := sql.Open("mysql", ref.DSN("sharding_db")+"&multiStatements=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer refMulti.Close()
+	all := func(db *sql.DB, q string) string {
+		t.Helper()
+		rows, err := db.Query(q)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		defer rows.Close()
+		var b strings.Builder
+		for {
+			cols, _ := rows.Columns()
+			fmt.Fprintf(&b, "columns %q\n", cols)
+			for rows.Next() {
+				vals := make([]sql.NullString, len(cols))
+				ptrs := make([]any, len(cols))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				if err := rows.Scan(ptrs...); err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&b, "%v\n", vals)
+			}
+			if !rows.NextResultSet() {
+				break
+			}
+		}
+		if err := rows.Err(); err != nil {
+			fmt.Fprintf(&b, "error: %v\n", err)
+		}
+		return b.String()
+	}
+	multi := "CHECK TABLE t_order; CHECKSUM TABLE t_plain, t_order; ANALYZE TABLE t_dict"
+	if got, want := all(e.open(t, "multiStatements=true"), multi), all(refMulti, multi); got != want {
+		t.Errorf("%s:\nproxy:\n%s\nMariaDB:\n%s", multi, got, want)
 	}
 	// CHECK TABLE commits an open transaction, as MariaDB's does;
 	// CHECKSUM TABLE does not.
