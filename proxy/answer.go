@@ -17,6 +17,9 @@ import (
 // default data source, or left to the data source its DATA_SOURCE_NAME
 // hint names.
 func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan, error) {
+	if st.maintenance != nil {
+		return nil, s.answerMaintenance(ctx, st.maintenance, st.sql, st.out)
+	}
 	switch n := st.node.(type) {
 	case *ast.ShowStmt:
 		return s.handleShow(ctx, n, st.sql, st.out)

@@ -119,6 +119,13 @@ func TestPrivilegeMatrix(t *testing.T) {
 		{"CREATE DATABASE IF NOT EXISTS sharding_db", []string{"ro"}, 0},
 		{"CREATE DATABASE IF NOT EXISTS another_db", []string{"app", "ro"}, 0},
 		{"USE sharding_db", []string{"nobody"}, 0},
+		// Table maintenance: SELECT for CHECK and CHECKSUM, SELECT and
+		// INSERT for the others.
+		{"ANALYZE TABLE t_dict", []string{"ro"}, 0},
+		{"OPTIMIZE TABLE t_order, t_dict", []string{"ro"}, 0},
+		{"REPAIR NO_WRITE_TO_BINLOG TABLE t_dict", []string{"ro"}, 0},
+		{"CHECK TABLE mysql.user", []string{"app", "ro"}, 0},
+		{"CHECKSUM TABLE sharding_db.t_dict", []string{"nobody"}, 0},
 		// MariaDB answers LOAD_FILE without FILE with NULL; the proxy refuses.
 		{"SELECT LOAD_FILE('/etc/hostname')", []string{"app", "ro"}, errSpecificAccessDenied},
 		// Beyond the logical view of information_schema: the backend
@@ -191,6 +198,10 @@ func TestPrivilegeMatrix(t *testing.T) {
 		{"ro", "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_NAME = 't_order'"},
 		{"ro", "SHOW CREATE TABLE t_order"},
 		{"ro", "SET @x = 1"},
+		{"ro", "CHECK TABLE t_order, t_dict"},
+		{"ro", "CHECKSUM TABLE t_order"},
+		{"app", "ANALYZE TABLE t_order"},
+		{"ops", "CHECK TABLE mysql.db"},
 		{"ro", "BEGIN"},
 		{"nobody", "SELECT 1"},
 		{"ops", "SELECT COUNT(*) FROM mysql.user"},

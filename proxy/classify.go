@@ -95,9 +95,10 @@ func (s *Session) classifyText(st *statement) error {
 // classifyUnparsed classifies a text the parser refused: stored functions
 // and triggers (the parser reads neither) and procedures it cannot read,
 // alone or a CREATE whose body's semicolons are its own; SHOW PACKAGE
-// STATUS and SHOW CREATE TRIGGER (routineshow.go); a multi-statement
-// query, whose statements MySQL parses one at a time, so those before the
-// one that does not parse still run; else the syntax error.
+// STATUS and SHOW CREATE TRIGGER (routineshow.go); table maintenance
+// statements (maintenance.go); a multi-statement query, whose statements
+// MySQL parses one at a time, so those before the one that does not parse
+// still run; else the syntax error.
 func (s *Session) classifyUnparsed(st *statement, err error) error {
 	var pieces []string
 	if st.whole && s.multiStatements {
@@ -114,6 +115,9 @@ func (s *Session) classifyUnparsed(st *statement, err error) error {
 	}
 	if ok, err := s.classifyRoutineShow(st); ok {
 		return err
+	}
+	if s.classifyMaintenance(st) {
+		return nil
 	}
 	return &ParseError{Err: err}
 }
@@ -176,6 +180,11 @@ func (s *Session) classifyNode(st *statement) error {
 		}
 	case *ast.CallStmt:
 		st.kind = planCall
+	case *ast.AnalyzeTableStmt, *ast.OptimizeTableStmt:
+		// TiDB's forms; MariaDB's are table maintenance statements.
+		if s.classifyMaintenance(st) {
+			return nil
+		}
 	case *ast.DoStmt:
 		if !hasTable(n) {
 			st.kind = planDataSource

@@ -137,6 +137,9 @@ type statement struct {
 	returning string // INSERT ... RETURNING's list (returning.go)
 	admin     adminStmt
 	routine   routineKind
+	// maintenance is a table maintenance statement the proxy answers
+	// (maintenance.go).
+	maintenance *maintenanceStmt
 	// nodes are the statements of a planQuery (nil: pieces, split by
 	// text, parse one by one).
 	nodes  []ast.StmtNode
