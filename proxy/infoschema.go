@@ -250,8 +250,13 @@ type buffered struct {
 
 // queryResult runs sql on data source ds and reads all of its result.
 func (s *Session) queryResult(ctx context.Context, ds, sql string) (buffered, error) {
+	return s.queryResultOn(ctx, poolSource{s}, ds, sql)
+}
+
+// queryResultOn is queryResult on a connection of conns.
+func (s *Session) queryResultOn(ctx context.Context, conns connSource, ds, sql string) (buffered, error) {
 	plan := &router.Plan{Kind: router.KindSelect, Type: router.RouteSingle, Routes: []router.Route{{DataSource: ds, SQL: sql}}}
-	res, err := runPlan(ctx, plan, poolSource{s}, s.srv.merger, 0, s.srv.obs)
+	res, err := runPlan(ctx, plan, conns, s.srv.merger, 0, s.srv.obs)
 	if err != nil {
 		return buffered{}, err
 	}

@@ -249,7 +249,7 @@ func isSystemSchema(schema string) bool {
 // answerMaintenance answers a table maintenance statement: each table's
 // statement on each of its data nodes, in order, the rows merged per
 // logical table.
-func (s *Session) answerMaintenance(ctx context.Context, m *maintenanceStmt, sql string, out output) error {
+func (s *Session) answerMaintenance(ctx context.Context, m *maintenanceStmt, sql string, out output) (err error) {
 	if err := s.access().authorizeMaintenance(m, sql); err != nil {
 		return err
 	}
@@ -260,12 +260,22 @@ func (s *Session) answerMaintenance(ctx context.Context, m *maintenanceStmt, sql
 			return err
 		}
 	}
-	if m.op != opChecksum {
+	var conns connSource = poolSource{s}
+	switch {
+	case m.op != opChecksum:
 		// MariaDB commits an open transaction before a table
 		// maintenance statement; CHECKSUM TABLE is not one of them.
 		if err := s.implicitCommit(); err != nil {
 			return err
 		}
+	case s.inTransaction():
+		// CHECKSUM TABLE reads inside the transaction, as a SELECT does:
+		// its own writes, its snapshot.
+		if !s.txn.active {
+			s.startTxn(beginPlain) // autocommit=0: it opens the transaction
+		}
+		conns = txnSource{s: s}
+		defer func() { s.afterTxnStatement(err) }()
 	}
 	s.diag.reset()
 	ctx = withDiagnostics(ctx, &s.diag)
@@ -275,7 +285,7 @@ func (s *Session) answerMaintenance(ctx context.Context, m *maintenanceStmt, sql
 		var got []Row
 		var copyRows map[string][]Row // data source -> a broadcast copy's rows
 		for _, n := range t.nodes {
-			res, err := s.queryResult(ctx, n.ds, m.sql(n.table))
+			res, err := s.queryResultOn(ctx, conns, n.ds, m.sql(n.table))
 			if err != nil {
 				return err
 			}

@@ -258,6 +258,39 @@ func TestMaintenanceStatements(t *testing.T) {
 	if got, want := kept(proxyDB), kept(refDB); got != want {
 		t.Errorf("rows kept after BEGIN, INSERT, CHECK or CHECKSUM, ROLLBACK: proxy %q, MariaDB %q", got, want)
 	}
+	// Inside a transaction CHECKSUM TABLE reads as the transaction does:
+	// its own uncommitted rows count, with BEGIN and with autocommit=0.
+	inTxn := func(db *sql.DB, begin string) string {
+		t.Helper()
+		ctx := context.Background()
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for _, q := range []string{begin, "INSERT INTO t_order (order_id, user_id, status) VALUES (9001, 1, 'txn'), (9002, 2, 'txn')"} {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		var table string
+		var sum sql.NullInt64
+		if err := c.QueryRowContext(ctx, "CHECKSUM TABLE t_order").Scan(&table, &sum); err != nil {
+			t.Fatalf("CHECKSUM TABLE in a transaction: %v", err)
+		}
+		if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ExecContext(ctx, "SET autocommit = 1"); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%s %v", table, sum)
+	}
+	for _, begin := range []string{"BEGIN", "SET autocommit = 0"} {
+		if got, want := inTxn(proxyDB, begin), inTxn(refDB, begin); got != want {
+			t.Errorf("%s, INSERT, CHECKSUM TABLE t_order: proxy %s, MariaDB %s", begin, got, want)
+		}
+	}
 	// A broadcast table's copies each hold every row: its checksum is one
 	// copy's (the default data source's), not their sum, even when
 	// another copy went astray.
