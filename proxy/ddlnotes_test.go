@@ -25,11 +25,7 @@ func TestDDLNotesOncePerTable(t *testing.T) {
 	run := func(db *sql.DB, q string) string {
 		t.Helper()
 		ctx := context.Background()
-		c, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := oneConn(t, db)
 		if _, err := c.ExecContext(ctx, q); err != nil {
 			return err.Error()
 		}

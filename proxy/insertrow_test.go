@@ -31,11 +31,7 @@ func TestSplitInsertRowNumbers(t *testing.T) {
 	run := func(db *sql.DB, mode, insert string) []string {
 		t.Helper()
 		ctx := context.Background()
-		c, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := oneConn(t, db)
 		for _, q := range []string{"DELETE FROM t_order", "SET SESSION sql_mode = '" + mode + "'"} {
 			if _, err := c.ExecContext(ctx, q); err != nil {
 				t.Fatalf("%s: %v", q, err)
@@ -87,11 +83,7 @@ func TestScatterSelectWarnings(t *testing.T) {
 	run := func(db *sql.DB, q string) []string {
 		t.Helper()
 		ctx := context.Background()
-		c, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := oneConn(t, db)
 		rows, err := c.QueryContext(ctx, q)
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -157,4 +149,16 @@ func refOrders(t *testing.T, e *testEnv, name string) *sql.DB {
 		t.Fatal(err)
 	}
 	return ref
+}
+
+// oneConn is a connection of db for the test's statements that must share
+// a session (closed when the test ends).
+func oneConn(t *testing.T, db *sql.DB) *sql.Conn {
+	t.Helper()
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

@@ -73,21 +73,32 @@ func maintenanceEnv(t *testing.T) (*testEnv, *mariadbtest.Server, *sql.DB) {
 func maintenanceResult(t *testing.T, db *sql.DB, q string) string {
 	t.Helper()
 	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := oneConn(t, db)
 	rows, err := c.QueryContext(ctx, q)
 	if err != nil {
 		return "error: " + err.Error()
 	}
 	var b strings.Builder
+	writeResultSet(t, &b, rows)
+	if err := rows.Err(); err != nil {
+		fmt.Fprintf(&b, "error: %v\n", err)
+	}
+	rows.Close()
+	for _, w := range sortedWarnings(t, ctx, c) {
+		fmt.Fprintf(&b, "warning %s\n", w)
+	}
+	return b.String()
+}
+
+// writeResultSet writes the column names and the rows of rows' current
+// result set to b.
+func writeResultSet(t *testing.T, b *strings.Builder, rows *sql.Rows) {
+	t.Helper()
 	cols, err := rows.Columns()
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(&b, "columns %q\n", cols)
+	fmt.Fprintf(b, "columns %q\n", cols)
 	for rows.Next() {
 		vals := make([]sql.NullString, len(cols))
 		ptrs := make([]any, len(cols))
@@ -99,31 +110,13 @@ func maintenanceResult(t *testing.T, db *sql.DB, q string) string {
 		}
 		for _, v := range vals {
 			if v.Valid {
-				fmt.Fprintf(&b, "%q ", v.String)
+				fmt.Fprintf(b, "%q ", v.String)
 			} else {
 				b.WriteString("NULL ")
 			}
 		}
 		b.WriteString("\n")
 	}
-	if err := rows.Err(); err != nil {
-		fmt.Fprintf(&b, "error: %v\n", err)
-	}
-	rows.Close()
-	ws, err := c.QueryContext(ctx, "SHOW WARNINGS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	for ws.Next() {
-		var level, msg string
-		var code int
-		if err := ws.Scan(&level, &code, &msg); err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(&b, "warning %s %d %s\n", level, code, msg)
-	}
-	return b.String()
 }
 
 // TestMaintenanceStatements: ANALYZE, CHECK, CHECKSUM, OPTIMIZE and
@@ -196,19 +189,7 @@ func TestMaintenanceStatements(t *testing.T) {
 		defer rows.Close()
 		var b strings.Builder
 		for {
-			cols, _ := rows.Columns()
-			fmt.Fprintf(&b, "columns %q\n", cols)
-			for rows.Next() {
-				vals := make([]sql.NullString, len(cols))
-				ptrs := make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				if err := rows.Scan(ptrs...); err != nil {
-					t.Fatal(err)
-				}
-				fmt.Fprintf(&b, "%v\n", vals)
-			}
+			writeResultSet(t, &b, rows)
 			if !rows.NextResultSet() {
 				break
 			}
@@ -227,11 +208,7 @@ func TestMaintenanceStatements(t *testing.T) {
 	kept := func(db *sql.DB) string {
 		t.Helper()
 		ctx := context.Background()
-		c, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := oneConn(t, db)
 		var out []string
 		for _, q := range []string{
 			"BEGIN", "INSERT INTO t_plain (id, v) VALUES (500, 'in txn')", "CHECK TABLE t_dict", "ROLLBACK",
@@ -263,11 +240,7 @@ func TestMaintenanceStatements(t *testing.T) {
 	inTxn := func(db *sql.DB, begin string) string {
 		t.Helper()
 		ctx := context.Background()
-		c, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := oneConn(t, db)
 		for _, q := range []string{begin, "INSERT INTO t_order (order_id, user_id, status) VALUES (9001, 1, 'txn'), (9002, 2, 'txn')"} {
 			if _, err := c.ExecContext(ctx, q); err != nil {
 				t.Fatalf("%s: %v", q, err)
