@@ -131,7 +131,7 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 		if lifted == liftExists {
 			d.multi = existsMerge(sel, d.single)
 		} else {
-			d.multi, d.multiErr = a.prepareMerge(sel)
+			d.multi, d.multiErr = a.prepareMerge(sel, d.inListItems)
 		}
 	}
 	p.b = d
@@ -744,4 +744,15 @@ func cleanNumber(s string) bool {
 	}
 	_, err := strconv.ParseFloat(s, 64)
 	return err == nil
+}
+
+// inListItems returns the items of the IN list whose hole e is
+// (markInLists), nil when e is no such hole.
+func (d *dmlBinder) inListItems(e ast.ExprNode) []operand {
+	for i, l := range d.inLists {
+		if m, ok := e.(*ast.ColumnNameExpr); ok && m.Name.Name.L == markerName(holeIn, i).L {
+			return l.items
+		}
+	}
+	return nil
 }

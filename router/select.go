@@ -29,6 +29,9 @@ type selectMerge struct {
 	// unionable: the routes may be branches of one UNION ALL
 	// (Plan.Unionable).
 	unionable bool
+	// oneGroup: per GROUP BY column, the operands the WHERE binds it to,
+	// when the merge sorts in memory (select_onegroup.go); nil otherwise.
+	oneGroup [][]operand
 }
 
 // limitOperands are LIMIT's count and offset, literals or ?s.
@@ -94,11 +97,12 @@ type aggSpec struct {
 // into the statement every route runs and builds the merge. An error
 // means the SELECT cannot be answered correctly across data nodes; it is
 // returned only when an execution reaches several.
-func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
+func (a *analysis) prepareMerge(sel *ast.SelectStmt, lists func(ast.ExprNode) []operand) (*selectMerge, error) {
 	if err := unmergeable(sel); err != nil {
 		return nil, err
 	}
 	b := &mergeBuilder{a: a, sel: sel, fields: sel.Fields.Fields, visible: len(sel.Fields.Fields), wildLo: -1, wildHi: -1}
+	bindings := oneGroupBindings(sel, lists) // before the stages rewrite GROUP BY
 	if err := b.readFields(); err != nil {
 		return nil, err
 	}
@@ -139,6 +143,9 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt) (*selectMerge, error) {
 		m.merge.Describe = true
 	}
 	m.unionable = unionBranch(sel)
+	if len(m.merge.OrderBy) > 0 {
+		m.oneGroup = bindings
+	}
 	t, err := buildTemplate(sel)
 	if err != nil {
 		return nil, err
@@ -578,6 +585,11 @@ func (m *selectMerge) bind(args []any) (*Merge, int64, error) {
 		for i, c := range m.compute {
 			mg.Compute[i] = Computed{Column: c.Column, Expr: bindExpr(c.Expr, args)}
 		}
+	}
+	if oneGroup(m.oneGroup, args) {
+		// At most one group: MariaDB does not sort it, nor evaluate the
+		// ORDER BY's expressions.
+		mg.OrderBy = nil
 	}
 	return &mg, limit, nil
 }

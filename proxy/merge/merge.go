@@ -353,11 +353,14 @@ func (p *pipeline) splitCompute(spec *router.Merge) (early, late []router.Comput
 		if err != nil {
 			return nil, nil, err
 		}
-		if needed[i] || spec.Distinct && i < p.visible {
+		switch {
+		case needed[i] || spec.Distinct && i < p.visible:
 			early = append(early, c)
-		} else {
+		case i < p.visible:
 			late = append(late, c)
 		}
+		// A hidden column nothing reads (an ORDER BY expression of a
+		// single group, router.selectMerge.bind) is not computed.
 	}
 	return early, late, nil
 }
