@@ -89,6 +89,9 @@ type lane struct {
 	next   int       // index of the next route to send
 	open   *routeRun // route whose rows are being read, if any
 	done   bool      // connection released
+	// last is the route the connection ran last, whose warnings it holds
+	// until the next route runs (collected then, or by finish).
+	last *routeRun
 }
 
 // routeRun is one route's progress.
@@ -368,6 +371,7 @@ func (ex *execution) sendAll() bool {
 	for i, l := range ex.lanes {
 		r := l.routes[0]
 		l.next = 1
+		l.last = r
 		r.sent = true
 		started[i] = time.Now()
 		errs[i] = r.send()
@@ -453,10 +457,6 @@ func (l *lane) advance() {
 		if r.err != nil && (l.ex.plan.Kind != router.KindDDL || l.bc.broken) {
 			return
 		}
-		if l.open == nil && l.next < len(l.routes) && l.bc.warnings > 0 && !l.ex.otherCopy(l) {
-			// The lane's next statement replaces this one's warnings.
-			l.collectWarnings(r)
-		}
 	}
 	if l.open == nil && l.next >= len(l.routes) {
 		l.finish()
@@ -478,11 +478,7 @@ func (l *lane) finish() {
 		// as it hears one copy's counts (combineOK).
 		l.bc.warnings = 0
 	}
-	var last *routeRun
-	if l.next > 0 {
-		last = l.routes[l.next-1]
-	}
-	l.collectWarnings(last)
+	l.collectWarnings(l.last)
 	l.ex.conns.release(l.bc)
 }
 
@@ -496,6 +492,13 @@ func (ex *execution) otherCopy(l *lane) bool {
 // as a backend prepared statement when the execution asks for it and the
 // backend can prepare it, else as text with the arguments written in.
 func (r *routeRun) run() {
+	l := r.lane
+	if l.last != nil && l.bc.warnings > 0 && !l.ex.otherCopy(l) {
+		// This statement replaces the one before's warnings on the
+		// connection: they are kept first.
+		l.collectWarnings(l.last)
+	}
+	l.last = r
 	r.sent = true
 	start := time.Now()
 	h, stop, err := r.exchange()
@@ -807,10 +810,6 @@ func (s *routeStream) end(err error) {
 	if l.bc.broken {
 		l.finish()
 		return
-	}
-	if s.eof && l.next < len(l.routes) && l.bc.warnings > 0 {
-		// The lane's next statement replaces these rows' warnings.
-		l.collectWarnings(s.run)
 	}
 	l.advanceIfWanted()
 }
