@@ -207,7 +207,7 @@ func (s *Session) maintenanceTarget(t maintenanceTable) (maintenanceTarget, erro
 		}
 		schema = s.db
 	}
-	if isSystemSchema(schema) {
+	if router.IsSystemSchema(schema) {
 		name := string(appendIdent(nil, schema)) + "." + string(appendIdent(nil, t.name))
 		return maintenanceTarget{nodes: []maintenanceNode{{ds: rules.DefaultDataSource, table: name}}, system: true}, nil
 	}
@@ -234,16 +234,6 @@ func (s *Session) maintenanceTarget(t maintenanceTable) (maintenanceTarget, erro
 		out.nodes = []maintenanceNode{{ds: rules.DefaultDataSource, table: quoted}}
 	}
 	return out, nil
-}
-
-// isSystemSchema reports whether a schema is one of the server's own,
-// whose tables the default data source answers for (as the router does).
-func isSystemSchema(schema string) bool {
-	switch strings.ToLower(schema) {
-	case "information_schema", "mysql", "performance_schema", "sys":
-		return true
-	}
-	return false
 }
 
 // answerMaintenance answers a table maintenance statement: each table's
@@ -325,26 +315,16 @@ func (s *Session) answerMaintenance(ctx context.Context, m *maintenanceStmt, sql
 // table's name and with physical names in messages replaced by logical
 // ones.
 func (s *Session) maintenanceRows(table string, got []Row) []Row {
-	var out []Row
-	seen := map[string]bool{}
-	for _, r := range got {
+	out := make([]Row, len(got))
+	for i, r := range got {
 		r = r.Clone()
 		r[0] = []byte(table)
 		if last := len(r) - 1; last > 0 && r[last] != nil {
 			r[last] = []byte(s.srv.logicalNames(string(r[last])))
 		}
-		var key strings.Builder
-		for _, v := range r[1:] {
-			key.WriteString(strconv.Itoa(len(v)))
-			key.WriteByte(':')
-			key.Write(v)
-		}
-		if !seen[key.String()] {
-			seen[key.String()] = true
-			out = append(out, r)
-		}
+		out[i] = r
 	}
-	return out
+	return distinctRows(out)
 }
 
 // checksumRow is CHECKSUM TABLE's row of one logical table from its data

@@ -277,6 +277,30 @@ func uintColumn(name string) *mysql.Field {
 	return f
 }
 
+// distinctRows keeps the first of the rows equal to each other (same values,
+// NULL apart from empty), in order, in rows' own array.
+func distinctRows(rows []Row) []Row {
+	seen := map[string]bool{}
+	kept := rows[:0]
+	var key []byte
+	for _, r := range rows {
+		key = key[:0]
+		for _, v := range r {
+			if v == nil {
+				key = append(key, 'N')
+				continue
+			}
+			key = strconv.AppendInt(append(key, 'V'), int64(len(v)), 10)
+			key = append(append(key, ':'), v...)
+		}
+		if !seen[string(key)] {
+			seen[string(key)] = true
+			kept = append(kept, r)
+		}
+	}
+	return kept
+}
+
 // rowOf builds a Row for a computed result; nil values are NULL.
 func rowOf(values ...any) Row {
 	r := make(Row, len(values))

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -115,21 +114,13 @@ func (d *diagnostics) statementWarnings() uint16 {
 func (d *diagnostics) distinct(logical func(string) string) uint16 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	seen := map[string]bool{}
-	kept := d.warnings[:0]
-	for _, w := range d.warnings {
+	for i, w := range d.warnings {
 		if len(w) == 3 {
-			w = Row{w[0], w[1], []byte(logical(string(w[2])))}
+			d.warnings[i] = Row{w[0], w[1], []byte(logical(string(w[2])))}
 		}
-		key := string(bytes.Join(w, []byte{0}))
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		kept = append(kept, w)
 	}
-	d.warnings = kept
-	return uint16(min(int64(len(kept))+d.beyond, math.MaxUint16))
+	d.warnings = distinctRows(d.warnings)
+	return uint16(min(int64(len(d.warnings))+d.beyond, math.MaxUint16))
 }
 
 // counts returns @@warning_count (every condition) and @@error_count.

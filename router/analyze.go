@@ -112,8 +112,10 @@ func (r *Router) newAnalysis(db string) *analysis {
 	return &analysis{r: r, db: strings.ToLower(db)}
 }
 
-// isSystemSchema reports whether a schema is one the proxy answers itself.
-func isSystemSchema(s string) bool {
+// IsSystemSchema reports whether a schema is one of the server's own
+// (information_schema, mysql, performance_schema, sys), which the default
+// data source answers for.
+func IsSystemSchema(s string) bool {
 	switch strings.ToLower(s) {
 	case "information_schema", "mysql", "performance_schema", "sys":
 		return true
@@ -134,7 +136,7 @@ func (a *analysis) classify(tn *ast.TableName) (name string, kind refKind, info 
 		}
 		schema = a.db
 	}
-	if isSystemSchema(schema) {
+	if IsSystemSchema(schema) {
 		a.system = true
 		return "", 0, nil, false, nil
 	}
