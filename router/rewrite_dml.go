@@ -749,10 +749,8 @@ func cleanNumber(s string) bool {
 // inListItems returns the items of the IN list whose hole e is
 // (markInLists), nil when e is no such hole.
 func (d *dmlBinder) inListItems(e ast.ExprNode) []operand {
-	for i, l := range d.inLists {
-		if m, ok := e.(*ast.ColumnNameExpr); ok && m.Name.Name.L == markerName(holeIn, i).L {
-			return l.items
-		}
+	if i, ok := markerID(e, holeIn); ok && i < len(d.inLists) {
+		return d.inLists[i].items
 	}
 	return nil
 }

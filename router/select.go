@@ -102,7 +102,6 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt, lists func(ast.ExprNode) []
 		return nil, err
 	}
 	b := &mergeBuilder{a: a, sel: sel, fields: sel.Fields.Fields, visible: len(sel.Fields.Fields), wildLo: -1, wildHi: -1}
-	bindings := oneGroupBindings(sel, lists) // before the stages rewrite GROUP BY
 	if err := b.readFields(); err != nil {
 		return nil, err
 	}
@@ -118,6 +117,8 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt, lists func(ast.ExprNode) []
 	if err := b.planHaving(); err != nil {
 		return nil, err
 	}
+	// After HAVING's pushdown, before planShape rewrites GROUP BY.
+	bindings := b.oneGroupBindings(lists)
 	if err := b.planOrder(); err != nil {
 		return nil, err
 	}
@@ -530,9 +531,12 @@ func isConstant(e ast.ExprNode) bool {
 }
 
 // paramOf returns the ? a parameter hole stands for.
-func paramOf(e ast.ExprNode) (int, bool) {
+func paramOf(e ast.ExprNode) (int, bool) { return markerID(e, holeParam) }
+
+// markerID is the id of e when e is a marker of kind k (markerExpr).
+func markerID(e ast.ExprNode, k holeKind) (int, bool) {
 	x, ok := e.(*ast.ColumnNameExpr)
-	if !ok || x.Name.Table.O != "" || !strings.HasPrefix(x.Name.Name.O, markerPrefix+string(holeParam)) {
+	if !ok || x.Name.Table.O != "" || !strings.HasPrefix(x.Name.Name.O, markerPrefix+string(k)) {
 		return 0, false
 	}
 	n, err := strconv.Atoi(strings.TrimSuffix(x.Name.Name.O[len(markerPrefix)+1:], "\x00"))
