@@ -1,6 +1,7 @@
 // A small TypeORM application (mysql2 driver), run by
 // TestTypeORMApplication through the proxy and against one MariaDB:
-// synchronize creating the tables (twice: the second run changes nothing),
+// dropSchema and synchronize creating the tables (twice: the second run
+// changes nothing; then after an entity change), dropSchema dropping a view,
 // a migration, Repository save/insert/find/findAndCount paging, a
 // QueryBuilder join of the binding tables, aggregates, update/delete by
 // criteria, an upsert, managed, nested (savepoint) and QueryRunner
@@ -52,7 +53,7 @@ const options = { type: 'mariadb', host, port: +port, username, password, databa
 
 (async () => {
   const out = (...a) => console.log(a.map(x => JSON.stringify(x)).join(' '));
-  const ds = new DataSource({ ...options, synchronize: true });
+  const ds = new DataSource({ ...options, synchronize: true, dropSchema: true });
   await ds.initialize();
   out('synchronized', (await ds.createQueryRunner().getTables(['t_order', 't_order_item', 't_note'])).map(t => [t.name, t.columns.map(c => c.name)]).sort());
   const pending = await ds.driver.createSchemaBuilder().log();
@@ -88,6 +89,9 @@ const options = { type: 'mariadb', host, port: +port, username, password, databa
   out('resave', (await orders.findOneBy({ order_id: cascaded.order_id })).status, await orders.existsBy({ order_id: cascaded.order_id }), await orders.existsBy({ user_id: 99 }));
   const [pageJoin, totalJoin] = await orders.findAndCount({ where: { user_id: 1 }, relations: { items: true }, order: { status: 'ASC' }, skip: 0, take: 1 });
   out('page with relations', totalJoin, pageJoin.map(r => [r.status, r.items.map(i => i.qty).sort()]));
+  const [wide, wideTotal] = await orders.findAndCount({ where: { user_id: In([20, 21, 22, 23]) }, relations: { items: true }, order: { status: 'DESC' }, skip: 3, take: 4 });
+  out('page with relations across shards', wideTotal, wide.map(r => [r.status, r.items.length]));
+  out('stream', await new Promise((resolve, reject) => orders.createQueryBuilder('o').where('o.user_id IN (:...u)', { u: [20, 21] }).orderBy('o.status').stream().then(st => { const rows = []; st.on('data', r => rows.push(r.o_status)); st.on('end', () => resolve(rows)); st.on('error', reject); }, reject)));
   out('join count', await orders.createQueryBuilder('o').leftJoin('o.items', 'i').where('o.user_id = :u', { u: 1 }).getCount());
   n.body = 'edited';
   await notes.save(n);
@@ -153,6 +157,8 @@ const options = { type: 'mariadb', host, port: +port, username, password, databa
   out('query runner', (await orders.findBy({ user_id: 4 })).map(r => r.status), await items.countBy({ user_id: 7 }));
 
   out('raw', await ds.query('SELECT user_id, COUNT(*) AS n FROM t_order WHERE user_id IN (?, ?) GROUP BY user_id ORDER BY user_id', [1, 4]));
+  await ds.undoLastMigration();
+  out('undone', await ds.showMigrations(), (await ds.createQueryRunner().getTables(['t_audit'])).length);
   await ds.destroy();
 
   const again = new DataSource({ ...options, synchronize: true });
@@ -173,5 +179,12 @@ const options = { type: 'mariadb', host, port: +port, username, password, databa
     const r = await m.getRepository(Order2).createQueryBuilder('o').setLock('pessimistic_read').where('o.user_id IN (:...u)', { u: [1, 4] }).orderBy('o.note').addOrderBy('o.user_id').getMany();
     out('share lock', r.map(x => [x.status, x.note]));
   });
+  await changed.query('CREATE VIEW v_note AS SELECT id, body FROM t_note');
+  out('view', await changed.query('SELECT body FROM v_note'));
   await changed.destroy();
+
+  const dropped = new DataSource({ ...options, dropSchema: true });
+  await dropped.initialize();
+  out('dropped schema', await dropped.query('SHOW FULL TABLES'));
+  await dropped.destroy();
 })().catch(e => { console.error('FAILED', e.message, e.query || '', e.stack); process.exit(1); });
