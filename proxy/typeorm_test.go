@@ -20,7 +20,7 @@ import (
 // step by step.
 func TestTypeORMApplication(t *testing.T) {
 	runNodeApplication(t, "typeorm", "typeorm.js", []string{"VIEW v_note", "t_audit", "migrations", "t_note", "t_order_item", "t_order"},
-		`"second synchronize" []`, `"resave" "RESAVED" true false`, `"inner" "inner fails"`, `"after nested" [[2,"outer"],[5,"after"]]`, `"query runner" ["kept"] 0`, `"dropped schema" []`, `"error in transaction" "ER_BAD_FIELD_ERROR" 1054`)
+		`"second synchronize" []`, `"resave" "RESAVED" true false`, `"inner" "inner fails"`, `"after nested" [[2,"outer"],[5,"after"]]`, `"on delete cascade" 0 5`, `"query runner" ["kept"] 0`, `"dropped schema" []`, `"error in transaction" "ER_BAD_FIELD_ERROR" 1054`)
 }
 
 // TestKnexApplication runs a small Knex application

@@ -2,7 +2,8 @@
 // TestTypeORMApplication through the proxy and against one MariaDB:
 // dropSchema and synchronize creating the tables (twice: the second run
 // changes nothing; then after an entity change), dropSchema dropping a view,
-// a migration, Repository save/insert/find/findAndCount paging, a
+// a foreign key between the binding tables (ON DELETE CASCADE), a
+// migration, Repository save/insert/find/findAndCount paging, a
 // QueryBuilder join of the binding tables, aggregates, update/delete by
 // criteria, an upsert, managed, nested (savepoint) and QueryRunner
 // transactions with rollbacks, and a raw query with parameters. It prints
@@ -29,7 +30,7 @@ const Item = new EntitySchema({
     user_id: { type: 'int' },
     qty: { type: 'int', nullable: true },
   },
-  relations: { order: { type: 'many-to-one', target: 'Order', joinColumn: { name: 'order_id', referencedColumnName: 'order_id' }, createForeignKeyConstraints: false } },
+  relations: { order: { type: 'many-to-one', target: 'Order', joinColumn: { name: 'order_id', referencedColumnName: 'order_id' }, onDelete: 'CASCADE' } },
 });
 const Note = new EntitySchema({
   name: 'Note', tableName: 't_note',
@@ -87,6 +88,9 @@ const options = { type: 'mariadb', host, port: +port, username, password, databa
   cascaded.status = 'RESAVED';
   await orders.save(cascaded);
   out('resave', (await orders.findOneBy({ order_id: cascaded.order_id })).status, await orders.existsBy({ order_id: cascaded.order_id }), await orders.existsBy({ user_id: 99 }));
+  const extra = await orders.save({ user_id: 1, status: 'EXTRA', items: [{ user_id: 1, qty: 50 }] });
+  await orders.delete({ order_id: extra.order_id, user_id: 1 });
+  out('on delete cascade', await items.countBy({ order_id: extra.order_id }), await items.countBy({ user_id: 1 }));
   const [pageJoin, totalJoin] = await orders.findAndCount({ where: { user_id: 1 }, relations: { items: true }, order: { status: 'ASC' }, skip: 0, take: 1 });
   out('page with relations', totalJoin, pageJoin.map(r => [r.status, r.items.map(i => i.qty).sort()]));
   const [wide, wideTotal] = await orders.findAndCount({ where: { user_id: In([20, 21, 22, 23]) }, relations: { items: true }, order: { status: 'DESC' }, skip: 3, take: 4 });
@@ -135,8 +139,8 @@ const options = { type: 'mariadb', host, port: +port, username, password, databa
   out('after nested', (await orders.find({ where: { user_id: In([2, 3, 5]) }, order: { user_id: 'ASC' } })).map(r => [r.user_id, r.status]));
   try {
     await ds.transaction(async m => {
-      await m.insert(Order, { user_id: 6, status: 'doomed' });
-      await m.query('INSERT INTO t_order_item (order_id, user_id, qty) VALUES (?, ?, ?)', [o.order_id, 6, 1]);
+      const doomed = await m.insert(Order, { user_id: 6, status: 'doomed' });
+      await m.query('INSERT INTO t_order_item (order_id, user_id, qty) VALUES (?, ?, ?)', [doomed.identifiers[0].order_id, 6, 1]);
       await m.query('SELECT no_such_column FROM t_order WHERE user_id = ?', [6]);
     });
   } catch (e) { out('error in transaction', e.code, e.errno); }
@@ -145,16 +149,16 @@ const options = { type: 'mariadb', host, port: +port, username, password, databa
   const qr = ds.createQueryRunner();
   await qr.connect();
   await qr.startTransaction();
-  await qr.manager.save(Order, { user_id: 4, status: 'gone' });
-  await qr.manager.save(Item, { order_id: o.order_id, user_id: 7, qty: 9 });
-  out('inside', await qr.manager.countBy(Order, { user_id: 4 }));
+  const gone = await qr.manager.save(Order, { user_id: 7, status: 'gone' });
+  await qr.manager.save(Item, { order_id: gone.order_id, user_id: 7, qty: 9 });
+  out('inside', await qr.manager.countBy(Order, { user_id: 7 }), await qr.manager.countBy(Item, { user_id: 7 }));
   out('locked', (await qr.manager.findOne(Order, { where: { order_id: o.order_id }, lock: { mode: 'pessimistic_write' } })).status);
   await qr.rollbackTransaction();
   await qr.startTransaction();
   await qr.manager.save(Order, { user_id: 4, status: 'kept' });
   await qr.commitTransaction();
   await qr.release();
-  out('query runner', (await orders.findBy({ user_id: 4 })).map(r => r.status), await items.countBy({ user_id: 7 }));
+  out('query runner', (await orders.findBy({ user_id: In([4, 7]) })).map(r => r.status), await items.countBy({ user_id: 7 }));
 
   out('raw', await ds.query('SELECT user_id, COUNT(*) AS n FROM t_order WHERE user_id IN (?, ?) GROUP BY user_id ORDER BY user_id', [1, 4]));
   await ds.undoLastMigration();
@@ -170,6 +174,8 @@ const options = { type: 'mariadb', host, port: +port, username, password, databa
   const changed = new DataSource({ ...options, entities: [Order2, Item, Note], synchronize: true });
   await changed.initialize();
   const t = await changed.createQueryRunner().getTable('t_order');
+  const ti = await changed.createQueryRunner().getTable('t_order_item');
+  out('foreign key', ti.foreignKeys.map(f => [f.columnNames, f.referencedTableName, f.referencedColumnNames, f.onDelete]));
   out('schema change', t.columns.map(c => [c.name, c.type, c.length, c.isNullable, c.default]), t.indices.map(i => [i.name, i.columnNames]));
   out('changed run', (await changed.driver.createSchemaBuilder().log()).upQueries.map(q => q.query));
   const changedOrders = changed.getRepository(Order2);
