@@ -19,7 +19,9 @@ import (
 // account the proxy logs in to the data sources with. A refusal is the
 // error MariaDB gives an account without the privilege: 1142 for a table,
 // 1044 for a schema, 1227 for a global privilege (FILE, PROCESS, and
-// HINT, the proxy's own for routing hints), 1370 for a routine.
+// HINT, the proxy's own for routing hints), 1370 for a routine. No user
+// holds RELOAD, SHUTDOWN or SUPER: FLUSH, SHUTDOWN and their commands
+// (COM_REFRESH, COM_SHUTDOWN, COM_DEBUG) get MariaDB's 1227 for them.
 
 // privileges returns the privileges of the session's user. A session
 // that has not logged in (tests driving it directly) is an application
@@ -204,6 +206,12 @@ func (a access) authorize(stmt ast.StmtNode, sql string) error {
 		return dbDenied(a.user, st.Name.O)
 	case *ast.AlterDatabaseStmt:
 		return dbDenied(a.user, st.Name.O)
+	case *ast.FlushStmt:
+		// FLUSH administers the data sources' servers (mariadb-admin
+		// flush-*, reload); their operators run it there.
+		return privilegeNeeded("RELOAD")
+	case *ast.ShutdownStmt:
+		return privilegeNeeded("SHUTDOWN")
 	}
 	v := &accessVisitor{}
 	stmt.Accept(v)
