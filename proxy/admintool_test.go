@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"database/sql"
 	"net"
 	"os/exec"
 	"strings"
@@ -49,5 +50,51 @@ func TestMariadbAdminServerCommands(t *testing.T) {
 	var one int
 	if err := c.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM t_order WHERE user_id = 1").Scan(&one); err != nil {
 		t.Errorf("after the refused FLUSH: %v", err)
+	}
+}
+
+// TestRestrictedSessionVariables: session variables MariaDB lets only an
+// account with SUPER, BINLOG ADMIN or BINLOG REPLAY set (sql_log_bin,
+// sql_log_off, which mariadb-admin password sets first, binlog_format,
+// gtid_domain_id, ...) are refused through the proxy as MariaDB refuses
+// them to an account with privileges on sharding_db only, in SET and in
+// SET STATEMENT; the session keeps its value and stays usable. Applied to
+// the data sources' connections they would keep the session's writes out
+// of the binary log the replicas read.
+func TestRestrictedSessionVariables(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	ref := mariadbtest.Start(t, mariadbtest.Options{Databases: []string{"sharding_db"}})
+	ref.Exec(t, "", "CREATE USER app@'%' IDENTIFIED BY 'app-secret'", "GRANT ALL ON sharding_db.* TO app@'%'")
+	refDB, err := sql.Open("mysql", "app:app-secret@tcp("+ref.Addr()+")/sharding_db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { refDB.Close() })
+	ctx := t.Context()
+	proxyConn, refConn := e.conn(t), oneConn(t, refDB)
+	result := func(c *sql.Conn, q string) string {
+		t.Helper()
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			return err.Error()
+		}
+		var v string
+		if err := c.QueryRowContext(ctx, "SELECT CONCAT_WS(',', @@sql_log_bin, @@sql_log_off, @@binlog_format, @@gtid_domain_id, @@server_id = @@GLOBAL.server_id)").Scan(&v); err != nil {
+			return "after: " + err.Error()
+		}
+		return "ok " + v
+	}
+	for _, q := range []string{
+		"SET sql_log_bin = 0", "SET SESSION sql_log_off = 1", "SET @@binlog_format = 'STATEMENT'",
+		"SET @@SESSION.gtid_domain_id = 9", "SET gtid_seq_no = 5", "SET server_id = 77", "SET pseudo_thread_id = 5",
+		"SET binlog_annotate_row_events = 0", "SET binlog_row_image = 'MINIMAL'",
+		"SET binlog_direct_non_transactional_updates = 1", "SET enforce_storage_engine = 'InnoDB'", "SET wsrep_on = 0",
+		"SET @a = 1, sql_log_bin = 0", "SET sql_log_off = 1, password = '*0000000000000000000000000000000000000000'",
+		"SET STATEMENT sql_log_bin = 0 FOR SELECT 1", "SET STATEMENT binlog_format = 'STATEMENT' FOR SELECT 1",
+		"SET skip_replication = 1", "SET slow_query_log = 0",
+	} {
+		got, want := result(proxyConn, q), result(refConn, q)
+		if got != want {
+			t.Errorf("%s:\nproxy:   %s\nMariaDB: %s", q, got, want)
+		}
 	}
 }
