@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"net"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -95,6 +96,39 @@ func TestRestrictedSessionVariables(t *testing.T) {
 		got, want := result(proxyConn, q), result(refConn, q)
 		if got != want {
 			t.Errorf("%s:\nproxy:   %s\nMariaDB: %s", q, got, want)
+		}
+	}
+}
+
+// TestMariadbAdminVariablesVersion: the version mariadb-admin variables
+// (SHOW VARIABLES) lists is the one mariadb-admin version (the greeting)
+// names, and SHOW VARIABLES' version_comment is @@version_comment, through
+// the proxy as on MariaDB.
+func TestMariadbAdminVariablesVersion(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	ref := sharedServers(t)[0]
+	serverVersion := regexp.MustCompile(`(?m)^Server version\s+(\S+)$`)
+	versionRow := regexp.MustCompile(`(?m)^\| version +\| (\S+) +\|$`)
+	for _, tt := range []struct{ name, addr, user, password string }{
+		{"proxy", e.addr, "app", "app-secret"}, {"MariaDB", ref.Addr(), ref.User(), ""},
+	} {
+		version := serverVersion.FindStringSubmatch(mariadbAdmin(t, tt.addr, tt.user, tt.password, "version"))
+		vars := mariadbAdmin(t, tt.addr, tt.user, tt.password, "variables")
+		listed := versionRow.FindStringSubmatch(vars)
+		if version == nil || listed == nil || version[1] != listed[1] {
+			t.Errorf("%s: mariadb-admin version says %q, variables %q", tt.name, version, listed)
+		}
+	}
+	for _, db := range []*sql.DB{e.open(t), e.backend(t, 0)} {
+		var name, shown, selected string
+		if err := db.QueryRow("SHOW VARIABLES LIKE 'version_comment'").Scan(&name, &shown); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow("SELECT @@version_comment").Scan(&selected); err != nil {
+			t.Fatal(err)
+		}
+		if shown != selected {
+			t.Errorf("SHOW VARIABLES: version_comment %q, @@version_comment %q", shown, selected)
 		}
 	}
 }
