@@ -36,7 +36,9 @@ func TestMariadbAdminServerCommands(t *testing.T) {
 	createTables(t, e)
 	ref := mariadbtest.Start(t, mariadbtest.Options{Databases: []string{"sharding_db"}})
 	ref.Exec(t, "", "CREATE USER app@'%' IDENTIFIED BY 'app-secret'", "GRANT ALL ON sharding_db.* TO app@'%'")
-	for _, cmd := range []string{"flush-status", "flush-tables", "flush-privileges", "flush-logs", "flush-hosts", "reload", "refresh", "debug", "shutdown"} {
+	for _, cmd := range []string{"flush-status", "flush-tables", "flush-privileges", "flush-logs", "flush-hosts", "reload", "refresh", "debug", "shutdown",
+		// MariaDB's forms, which the proxy's parser does not read.
+		"flush-user-resources", "flush-table-statistics", "flush-all-statistics", "flush-all-status", "flush-relay-log"} {
 		got := mariadbAdmin(t, e.addr, "app", "app-secret", cmd)
 		want := mariadbAdmin(t, ref.Addr(), "app", "app-secret", cmd)
 		if got != want || !strings.Contains(want, "privilege(s) for this operation") {

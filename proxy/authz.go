@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -241,6 +242,38 @@ func (a access) authorize(stmt ast.StmtNode, sql string) error {
 		return a.tableDenied(command, schemaName(v.tables[0], a.db), v.tables[0].Name.O)
 	}
 	return nil
+}
+
+// isFlush reports whether sql is a FLUSH statement by its words: FLUSH
+// followed by options, names, strings and commas only. MariaDB's forms the
+// parser does not read (FLUSH USER_RESOURCES, TABLE_STATISTICS, RELAY
+// LOGS, several options in one) get the 1227 the parsed ones get, not a
+// syntax error for a statement MariaDB reads.
+func isFlush(sql string, mode sqllex.Mode) bool {
+	text := sqllex.ExecutableText(sql, mode)
+	words := 0
+	for sc := sqllex.NewScanner(text, mode); ; {
+		t, ok := sc.Next()
+		if !ok {
+			break
+		}
+		switch t.Kind {
+		case sqllex.Space, sqllex.LineComment, sqllex.BlockComment:
+		case sqllex.Word:
+			if words == 0 && !strings.EqualFold(t.Text(text), "FLUSH") {
+				return false
+			}
+			words++
+		case sqllex.QuotedName, sqllex.String:
+		case sqllex.Punct:
+			if p := t.Text(text); words < 2 || (p != "," && p != "." && p != ";") {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return words >= 2
 }
 
 // authorizeMaintenance checks a table maintenance statement (ANALYZE,
