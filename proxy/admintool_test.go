@@ -133,4 +133,34 @@ func TestMariadbAdminVariablesVersion(t *testing.T) {
 			t.Errorf("SHOW VARIABLES: version_comment %q, @@version_comment %q", shown, selected)
 		}
 	}
+	// SHOW VARIABLES runs as any statement: under SET STATEMENT, on the
+	// transaction's connection.
+	ctx := t.Context()
+	var got, want []string
+	for i, c := range []*sql.Conn{e.conn(t), oneConn(t, e.backend(t, 0))} {
+		for _, q := range []string{
+			"SET STATEMENT max_statement_time = 7 FOR SHOW VARIABLES LIKE 'max_statement_time'",
+			"BEGIN", "SHOW SESSION VARIABLES WHERE Variable_name = 'in_transaction'", "ROLLBACK",
+		} {
+			rows, err := c.QueryContext(ctx, q)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			for rows.Next() {
+				var name, value string
+				if err := rows.Scan(&name, &value); err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 {
+					got = append(got, name+"="+value)
+				} else {
+					want = append(want, name+"="+value)
+				}
+			}
+			rows.Close()
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") || len(want) != 2 {
+		t.Errorf("SHOW VARIABLES under SET STATEMENT and in a transaction: proxy %v, MariaDB %v", got, want)
+	}
 }

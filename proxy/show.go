@@ -78,38 +78,8 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 		return s.showTriggers(st)
 	case ast.ShowEvents:
 		return nil, s.showEvents(ctx, st, out)
-	case ast.ShowVariables:
-		return nil, s.showVariables(ctx, sql, out)
 	}
 	return s.srv.dataSourcePlan("", sql, router.KindOther), nil
-}
-
-// showVariables is SHOW [SESSION | GLOBAL] VARIABLES on the default data
-// source, with the values the proxy answers for @@version and
-// @@version_comment in place of the data source's (mariadb-admin
-// variables would otherwise name another server than mariadb-admin
-// version).
-func (s *Session) showVariables(ctx context.Context, sql string, out output) error {
-	plan := &router.Plan{Kind: router.KindOther, Type: router.RouteSingle, Routes: []router.Route{{DataSource: s.srv.rules.DefaultDataSource, SQL: sql}}}
-	res, err := runPlan(ctx, plan, poolSource{s}, s.srv.merger, 0, s.srv.obs)
-	if err != nil {
-		return err
-	}
-	if res.rows == nil {
-		return s.writeOK(res.ok, out.more)
-	}
-	own := map[string]string{"version": s.srv.version(), "version_comment": versionComment}
-	proxyValue := func(r Row) Row {
-		if len(r) < 2 {
-			return r
-		}
-		if v, ok := own[strings.ToLower(string(r[0]))]; ok {
-			r = r.Clone()
-			r[1] = []byte(v)
-		}
-		return r
-	}
-	return s.writeRows(&mapStream{RowStream: res.rows, fn: proxyValue}, out)
 }
 
 // showTables lists the logical tables: sharded, broadcast, and the
