@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/shardflake/shardflake/internal/mariadbtest"
+	"github.com/shardflake/shardflake/internal/sqllex"
 )
 
 // mariadbAdmin runs mariadb-admin with args on addr as user and returns
@@ -26,10 +27,10 @@ func mariadbAdmin(t *testing.T, addr, user, password string, args ...string) str
 }
 
 // TestMariadbAdminServerCommands: the mariadb-admin commands that
-// administer the server (flush-*, reload, refresh, debug, shutdown) are
-// refused through the proxy as MariaDB refuses them to an account with
-// privileges on the logical schema only (1227 naming RELOAD, SUPER or
-// SHUTDOWN): no proxy user holds the powers of the data sources' account.
+// administer the server (flush-*, reload, refresh, debug, shutdown,
+// start-slave, stop-slave) are refused through the proxy as MariaDB
+// refuses them to an account with privileges on the logical schema only
+// (1227 naming RELOAD, SUPER, SHUTDOWN or REPLICATION SLAVE ADMIN): no proxy user holds the powers of the data sources' account.
 // The connection that was refused FLUSH stays usable.
 func TestMariadbAdminServerCommands(t *testing.T) {
 	e := startEnv(t, envOptions{})
@@ -38,7 +39,8 @@ func TestMariadbAdminServerCommands(t *testing.T) {
 	ref.Exec(t, "", "CREATE USER app@'%' IDENTIFIED BY 'app-secret'", "GRANT ALL ON sharding_db.* TO app@'%'")
 	for _, cmd := range []string{"flush-status", "flush-tables", "flush-privileges", "flush-logs", "flush-hosts", "reload", "refresh", "debug", "shutdown",
 		// MariaDB's forms, which the proxy's parser does not read.
-		"flush-user-resources", "flush-table-statistics", "flush-all-statistics", "flush-all-status", "flush-relay-log"} {
+		"flush-user-resources", "flush-table-statistics", "flush-all-statistics", "flush-all-status", "flush-relay-log",
+		"start-slave", "stop-slave"} {
 		got := mariadbAdmin(t, e.addr, "app", "app-secret", cmd)
 		want := mariadbAdmin(t, ref.Addr(), "app", "app-secret", cmd)
 		if got != want || !strings.Contains(want, "privilege(s) for this operation") {
@@ -162,5 +164,31 @@ func TestMariadbAdminVariablesVersion(t *testing.T) {
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") || len(want) != 2 {
 		t.Errorf("SHOW VARIABLES under SET STATEMENT and in a transaction: proxy %v, MariaDB %v", got, want)
+	}
+}
+
+// TestUnparsedAdminPrivilege: only FLUSH, START and STOP SLAVE texts are
+// taken for server administration; anything else the parser refused stays
+// its syntax error.
+func TestUnparsedAdminPrivilege(t *testing.T) {
+	tests := []struct{ give, want string }{
+		{"FLUSH USER_RESOURCES", "RELOAD"},
+		{"flush /*!40101 LOCAL */ table_statistics, index_statistics;", "RELOAD"},
+		{"FLUSH RELAY LOGS FOR CHANNEL 'a'", "RELOAD"},
+		{"START SLAVE", "SUPER, REPLICATION SLAVE ADMIN"},
+		{"stop replica 'm1' io_thread", "SUPER, REPLICATION SLAVE ADMIN"},
+		{"START ALL SLAVES", "SUPER, REPLICATION SLAVE ADMIN"},
+		{"FLUSH", ""},
+		{"FLUSH TABLES t WITH (READ LOCK", ""},
+		{"FLUSH TABLES t = 1", ""},
+		{"SELECT 1 FLUSH TABLES", ""},
+		{"START TRANSACTION WITH", ""},
+		{"STOP ALL", ""},
+		{"'FLUSH' TABLES", ""},
+	}
+	for _, tt := range tests {
+		if got := unparsedAdminPrivilege(tt.give, sqllex.Backslash); got != tt.want {
+			t.Errorf("%q: %q, want %q", tt.give, got, tt.want)
+		}
 	}
 }

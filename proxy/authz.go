@@ -244,14 +244,16 @@ func (a access) authorize(stmt ast.StmtNode, sql string) error {
 	return nil
 }
 
-// isFlush reports whether sql is a FLUSH statement by its words: FLUSH
-// followed by options, names, strings and commas only. MariaDB's forms the
-// parser does not read (FLUSH USER_RESOURCES, TABLE_STATISTICS, RELAY
-// LOGS, several options in one) get the 1227 the parsed ones get, not a
-// syntax error for a statement MariaDB reads.
-func isFlush(sql string, mode sqllex.Mode) bool {
+// unparsedAdminPrivilege is the privilege MariaDB wants for a server
+// administration statement the parser does not read, by its words: FLUSH
+// followed by options, names, strings and commas (FLUSH USER_RESOURCES,
+// TABLE_STATISTICS, RELAY LOGS, several options in one) wants RELOAD, as
+// the FLUSH forms the parser reads; START or STOP SLAVE or REPLICA
+// (mariadb-admin start-slave, stop-slave) SUPER or REPLICATION SLAVE
+// ADMIN. "" for any other text, which stays a syntax error.
+func unparsedAdminPrivilege(sql string, mode sqllex.Mode) string {
 	text := sqllex.ExecutableText(sql, mode)
-	words := 0
+	var words []string
 	for sc := sqllex.NewScanner(text, mode); ; {
 		t, ok := sc.Next()
 		if !ok {
@@ -260,20 +262,34 @@ func isFlush(sql string, mode sqllex.Mode) bool {
 		switch t.Kind {
 		case sqllex.Space, sqllex.LineComment, sqllex.BlockComment:
 		case sqllex.Word:
-			if words == 0 && !strings.EqualFold(t.Text(text), "FLUSH") {
-				return false
-			}
-			words++
+			words = append(words, strings.ToUpper(t.Text(text)))
 		case sqllex.QuotedName, sqllex.String:
+			if len(words) < 2 {
+				return ""
+			}
 		case sqllex.Punct:
-			if p := t.Text(text); words < 2 || (p != "," && p != "." && p != ";") {
-				return false
+			if p := t.Text(text); len(words) < 2 || (p != "," && p != "." && p != ";") {
+				return ""
 			}
 		default:
-			return false
+			return ""
 		}
 	}
-	return words >= 2
+	switch {
+	case len(words) < 2:
+		return ""
+	case words[0] == "FLUSH":
+		return "RELOAD"
+	case words[0] != "START" && words[0] != "STOP":
+		return ""
+	}
+	if words[1] == "ALL" && len(words) > 2 {
+		words = words[1:]
+	}
+	if w := words[1]; w == "SLAVE" || w == "SLAVES" || w == "REPLICA" || w == "REPLICAS" {
+		return "SUPER, REPLICATION SLAVE ADMIN"
+	}
+	return ""
 }
 
 // authorizeMaintenance checks a table maintenance statement (ANALYZE,

@@ -96,7 +96,8 @@ func (s *Session) classifyText(st *statement) error {
 // and triggers (the parser reads neither) and procedures it cannot read,
 // alone or a CREATE whose body's semicolons are its own; SHOW PACKAGE
 // STATUS and SHOW CREATE TRIGGER (routineshow.go); table maintenance
-// statements (maintenance.go); MariaDB's FLUSH forms (authz.go); a
+// statements (maintenance.go); MariaDB's FLUSH, START and STOP SLAVE
+// forms (authz.go); a
 // multi-statement query, whose statements
 // MySQL parses one at a time, so those before the one that does not parse
 // still run; else the syntax error.
@@ -120,8 +121,8 @@ func (s *Session) classifyUnparsed(st *statement, err error) error {
 	if s.classifyMaintenance(st) {
 		return nil
 	}
-	if isFlush(st.sql, s.lexMode()) {
-		return privilegeNeeded("RELOAD") // as a FLUSH the parser reads (authz.go)
+	if privilege := unparsedAdminPrivilege(st.sql, s.lexMode()); privilege != "" {
+		return privilegeNeeded(privilege) // authz.go
 	}
 	return &ParseError{Err: err}
 }
