@@ -192,3 +192,35 @@ func TestUnparsedAdminPrivilege(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountManagementRefused: SET PASSWORD (also as mariadb-admin
+// password sends it, with sql_log_off after it), ALTER USER, CREATE USER
+// and GRANT get 1235 saying the proxy's users are server.users in the
+// rules file, and the connection stays usable. mariadb-admin password
+// stops before, at SET sql_log_off = 1, as for MariaDB's account without
+// SUPER.
+func TestAccountManagementRefused(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	ref := mariadbtest.Start(t, mariadbtest.Options{Databases: []string{"sharding_db"}})
+	ref.Exec(t, "", "CREATE USER app@'%' IDENTIFIED BY 'app-secret'", "GRANT ALL ON sharding_db.* TO app@'%'")
+	got := mariadbAdmin(t, e.addr, "app", "app-secret", "password", "new-secret")
+	if want := mariadbAdmin(t, ref.Addr(), "app", "app-secret", "password", "new-secret"); got != want {
+		t.Errorf("mariadb-admin password:\nproxy:\n%s\nMariaDB:\n%s", got, want)
+	}
+	c := e.conn(t)
+	for _, q := range []string{
+		"SET PASSWORD = PASSWORD('x')", "SET PASSWORD FOR app = PASSWORD('x')",
+		"SET PASSWORD = '*0000000000000000000000000000000000000000', sql_log_off = 0",
+		"ALTER USER CURRENT_USER() IDENTIFIED BY 'x'", "CREATE USER u2 IDENTIFIED BY 'x'",
+		"GRANT SELECT ON sharding_db.* TO app", "REVOKE SELECT ON sharding_db.* FROM app", "DROP USER u2",
+	} {
+		_, err := c.ExecContext(t.Context(), q)
+		if errCode(err) != 1235 || !strings.Contains(err.Error(), "server.users in the rules file") {
+			t.Errorf("%s: %v", q, err)
+		}
+		var n int
+		if err := c.QueryRowContext(t.Context(), "SELECT 1").Scan(&n); err != nil {
+			t.Errorf("after %s: %v", q, err)
+		}
+	}
+}

@@ -292,6 +292,33 @@ func unparsedAdminPrivilege(sql string, mode sqllex.Mode) string {
 	return ""
 }
 
+// errAccountManagement answers statements about accounts: the proxy's
+// users are not the data sources' accounts, and their passwords and
+// privileges are server.users in the rules file (RELOAD RULES applies a
+// change live).
+var errAccountManagement = &NotSupportedError{What: "SET PASSWORD, CREATE, ALTER, DROP and RENAME USER, GRANT and REVOKE through the proxy (its users, their passwords and privileges are server.users in the rules file, applied by RELOAD RULES)"}
+
+// setsPassword reports whether sql starts SET PASSWORD, which MariaDB
+// reads with further assignments after it and the parser does not.
+func setsPassword(sql string, mode sqllex.Mode) bool {
+	text := sqllex.ExecutableText(sql, mode)
+	var words []string
+	for sc := sqllex.NewScanner(text, mode); len(words) < 2; {
+		t, ok := sc.Next()
+		if !ok {
+			return false
+		}
+		switch t.Kind {
+		case sqllex.Space, sqllex.LineComment, sqllex.BlockComment:
+		case sqllex.Word:
+			words = append(words, strings.ToUpper(t.Text(text)))
+		default:
+			return false
+		}
+	}
+	return words[0] == "SET" && words[1] == "PASSWORD"
+}
+
 // authorizeMaintenance checks a table maintenance statement (ANALYZE,
 // CHECK, CHECKSUM, OPTIMIZE, REPAIR TABLE), which has no parsed tree:
 // MariaDB wants SELECT on each table for CHECK and CHECKSUM, and SELECT
