@@ -37,6 +37,10 @@ type output struct {
 	// into names the user variables a SELECT ... INTO @var stores its row
 	// in, instead of writing it (selectinto.go).
 	into *selectInto
+	// variables, when set, are values the proxy answers for SHOW
+	// VARIABLES rows of these names (lower case) in place of the data
+	// source's.
+	variables map[string]string
 }
 
 // textOutput is the output of a whole text query's only result.
