@@ -36,7 +36,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
 from django.core.paginator import Paginator
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Avg, Count, F, Max, Q, Sum
+from django.db.models import Avg, Count, Exists, F, Max, OuterRef, Q, Subquery, Sum
 from shop.models import Item, Order
 
 
@@ -132,7 +132,7 @@ step("aggregate filtered", lambda: Order.objects.filter(user_id=2).aggregate(Sum
 step("values group by", lambda: list(Order.objects.values("user_id").annotate(n=Count("pk"), total=Sum("amount"), avg=Avg("amount")).order_by("user_id")))
 step("annotate items", lambda: list(Order.objects.filter(user_id=3).annotate(n=Count("items"), q=Sum("items__qty")).order_by("status").values_list("status", "n", "q")))
 step("annotate all", lambda: list(Order.objects.annotate(n=Count("items")).filter(n__gte=2).order_by("status").values_list("status", "n")))
-step("items group by", lambda: list(Item.objects.values("user_id").annotate(qty=Sum("qty"), n=Count("pk")).order_by("-qty")))
+step("items group by", lambda: list(Item.objects.values("user_id").annotate(qty=Sum("qty"), n=Count("pk")).order_by("-qty", "user_id")))
 
 
 def f_update():
@@ -256,4 +256,52 @@ step("iterator", lambda: [o.status for o in Order.objects.filter(amount__gte=20)
 step("count distinct", lambda: (len(Order.objects.values("user_id").distinct()), Order.objects.aggregate(n=Count("user_id", distinct=True))["n"]))
 step("in bulk", lambda: sorted(o.status for o in Order.objects.in_bulk(list(Order.objects.filter(user_id=1).values_list("pk", flat=True))).values()))
 step("dates", lambda: list(User.objects.filter(date_joined__year__gte=2000).values_list("username", flat=True)))
+step("check", lambda: command("check", databases=["default"]))
+step("conditional count", lambda: Order.objects.aggregate(big=Count("pk", filter=Q(amount__gt=20)), small=Sum("amount", filter=Q(amount__lte=20))))
+# filter(items__...).update() is one UPDATE ... WHERE order_id IN (SELECT
+# ... JOIN ...) on MariaDB, a subquery over every data node that the proxy
+# refuses (1235, README: subqueries): select the keys first.
+step("update by join", lambda: (Order.objects.filter(pk__in=list(Order.objects.filter(items__qty__gte=10).values_list("pk", flat=True))).update(note="big"),
+                                list(Order.objects.filter(note="big").order_by("status").values_list("status", flat=True))))
+step("delete by join", lambda: (Item.objects.filter(order__status="B07").delete(), Item.objects.filter(user_id=4).count()))
+
+
+def bulk_update():
+    orders = list(Order.objects.filter(user_id__in=[1, 2]).order_by("status"))
+    for i, o in enumerate(orders):
+        o.amount = 1000 + i
+    n = Order.objects.bulk_update(orders, ["amount"], batch_size=4)
+    return n, list(Order.objects.filter(user_id__in=[1, 2]).order_by("status").values_list("status", "amount"))
+
+
+step("bulk_update", bulk_update)
+
+
+def subqueries():
+    items = Item.objects.filter(order=OuterRef("pk"), user_id=OuterRef("user_id"))
+    last = list(Order.objects.annotate(last_sku=Subquery(items.order_by("-sku").values("sku")[:1])).filter(user_id=2).order_by("status").values_list("status", "last_sku"))
+    big = list(Order.objects.filter(Exists(items.filter(qty__gte=10))).order_by("status").values_list("status", flat=True))
+    return last, big
+
+
+step("subqueries", subqueries)
+
+
+def move():
+    o = Order.objects.get(status="GOC")
+    o.user_id = 3
+    o.save()
+    return list(Order.objects.filter(status="GOC").values_list("user_id", "amount")), Order.objects.filter(user_id=2, status="GOC").exists()
+
+
+step("save moves", move)
+
+
+def nowait():
+    with transaction.atomic():
+        return [o.status for o in Order.objects.select_for_update(nowait=True).filter(user_id=3).order_by("status")]
+
+
+step("nowait", nowait)
+step("latest earliest", lambda: (Order.objects.filter(user_id=3).latest("amount").status, Order.objects.earliest("amount", "status").status))
 step("final", lambda: list(Order.objects.order_by("status").values_list("user_id", "status", "amount", "note")))
