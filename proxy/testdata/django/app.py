@@ -278,10 +278,13 @@ step("bulk_update", bulk_update)
 
 
 def subqueries():
-    items = Item.objects.filter(order=OuterRef("pk"), user_id=OuterRef("user_id"))
-    last = list(Order.objects.annotate(last_sku=Subquery(items.order_by("-sku").values("sku")[:1])).filter(user_id=2).order_by("status").values_list("status", "last_sku"))
+    items = Item.objects.filter(order=OuterRef("pk"))
+    both = Item.objects.filter(order=OuterRef("pk"), user_id=OuterRef("user_id"))
+    last = list(Order.objects.annotate(last_sku=Subquery(items.order_by("-sku").values("sku")[:1])).order_by("status").values_list("status", "last_sku"))
     big = list(Order.objects.filter(Exists(items.filter(qty__gte=10))).order_by("status").values_list("status", flat=True))
-    return last, big
+    none = list(Order.objects.filter(~Exists(both)).order_by("status").values_list("status", flat=True))
+    parent = list(Item.objects.annotate(st=Subquery(Order.objects.filter(pk=OuterRef("order")).values("status"))).filter(qty__gte=12).order_by("sku").values_list("sku", "st"))
+    return last, big, none, parent
 
 
 step("subqueries", subqueries)
