@@ -308,3 +308,6 @@ def nowait():
 step("nowait", nowait)
 step("latest earliest", lambda: (Order.objects.filter(user_id=3).latest("amount").status, Order.objects.earliest("amount", "status").status))
 step("final", lambda: list(Order.objects.order_by("status").values_list("user_id", "status", "amount", "note")))
+step("inspectdb", lambda: [line for line in command("inspectdb", "t_order", "t_order_item") if not line.startswith("#")])
+step("dumpdata", lambda: len(command("dumpdata", "auth.user", "auth.group", "contenttypes", indent=None)[0]))
+step("flush", lambda: (command("flush", interactive=False), Order.objects.count(), Item.objects.count(), User.objects.count(), ContentType.objects.count()))
