@@ -11,7 +11,7 @@
 # step; the two runs must print the same. Keys differ between the runs
 # (AUTO_INCREMENT against Snowflake), so no step prints one.
 #
-# usage: app.py host port user password database
+# usage: app.py host port user password database [options-json]
 import io
 import os
 import sys
@@ -248,6 +248,17 @@ def raw():
 
 
 step("raw", raw)
+def quotes():
+    tricky = "it's a \\ 'b\"%_"
+    o = Order.objects.create(user_id=4, status="Q1", amount=1, note=tricky)
+    with connection.cursor() as c:
+        c.execute("SELECT note FROM t_order WHERE note = %s AND user_id = %s", [tricky, 4])
+        by_cursor = c.fetchall()
+    return (Order.objects.get(pk=o.pk).note == tricky, Order.objects.filter(note__contains="\\ '").count(),
+            Order.objects.filter(note__startswith="it's").count(), by_cursor == ((tricky,),))
+
+
+step("quotes", quotes)
 step("exists", lambda: (Order.objects.filter(user_id=2, status="RAW").exists(), Order.objects.filter(status="none").exists(), Item.objects.filter(order__status="B03").exists()))
 step("iterator", lambda: [o.status for o in Order.objects.filter(amount__gte=20).order_by("status").iterator(chunk_size=3)])
 # values().distinct().count() counts over a derived table with DISTINCT,

@@ -1,5 +1,7 @@
 # Settings of the Django application (proxy/testdata/django/app.py), made
-# in code from the command line: host, port, user, password, database.
+# in code from the command line: host, port, user, password, database,
+# and optionally the connection's OPTIONS as JSON.
+import json
 import sys
 
 _, HOST, PORT, USER, PASSWORD, NAME = sys.argv[:6]
@@ -15,5 +17,6 @@ DATABASES = {
         "USER": USER,
         "PASSWORD": PASSWORD,
         "NAME": NAME,
+        "OPTIONS": json.loads(sys.argv[6]) if len(sys.argv) > 6 else {},
     }
 }
