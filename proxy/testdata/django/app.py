@@ -299,6 +299,8 @@ def subqueries():
 
 
 step("subqueries", subqueries)
+step("update by exists", lambda: (Order.objects.filter(Exists(Item.objects.filter(order=OuterRef("pk"), qty__gte=12))).update(note="exists"),
+                                  list(Order.objects.filter(note="exists").order_by("status").values_list("status", flat=True))))
 
 
 def move():
