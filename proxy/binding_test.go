@@ -53,6 +53,13 @@ var ormBindingJoins = []string{
 	"SELECT orders.order_id, COUNT(order_items.item_id) AS n FROM t_order AS orders LEFT OUTER JOIN t_order_item AS order_items ON (orders.order_id = order_items.order_id) WHERE orders.user_id = 3 GROUP BY orders.order_id ORDER BY orders.order_id",
 	// Sequelize include / TypeORM relations, over every data node.
 	"SELECT orders.order_id, orders.status, order_items.item_id, order_items.qty FROM t_order AS orders LEFT JOIN t_order_item AS order_items ON orders.order_id = order_items.order_id ORDER BY orders.order_id, order_items.item_id",
+	// Django Subquery(OuterRef("pk")) and Exists(...) over every data node:
+	// subqueries correlated on the foreign key alone.
+	"SELECT `t_order`.`order_id`, (SELECT U0.`qty` FROM `t_order_item` U0 WHERE U0.`order_id` = `t_order`.`order_id` ORDER BY U0.`qty` DESC LIMIT 1) AS `top_qty` FROM `t_order` ORDER BY `t_order`.`order_id`",
+	"SELECT `t_order`.`order_id` FROM `t_order` WHERE EXISTS(SELECT (1) AS `a` FROM `t_order_item` U0 WHERE (U0.`order_id` = `t_order`.`order_id` AND U0.`qty` >= 2) LIMIT 1) ORDER BY `t_order`.`order_id`",
+	"SELECT `t_order`.`order_id` FROM `t_order` WHERE NOT EXISTS(SELECT (1) AS `a` FROM `t_order_item` U0 WHERE U0.`order_id` = `t_order`.`order_id` AND U0.`qty` >= 2 LIMIT 1) ORDER BY `t_order`.`order_id`",
+	// The child's parent, from the child.
+	"SELECT i.`item_id`, (SELECT U0.`status` FROM `t_order` U0 WHERE U0.`order_id` = i.`order_id`) AS `st` FROM `t_order_item` i ORDER BY i.`item_id`",
 }
 
 // TestORMBindingJoin: the joins ORMs write between binding tables pair
@@ -114,8 +121,10 @@ func TestORMBindingJoin(t *testing.T) {
 	}
 
 	strict := startEnv(t, envOptions{rules: bindingTestRules, server: "bindingJoins: strict"})
-	if _, err := strict.open(t).Query(ormBindingJoins[0]); errCode(err) != 1235 {
-		t.Errorf("strict: %v, want 1235", err)
+	for _, q := range []string{ormBindingJoins[0], ormBindingJoins[3]} {
+		if _, err := strict.open(t).Query(q); errCode(err) != 1235 {
+			t.Errorf("strict: %s: %v, want 1235", q, err)
+		}
 	}
 	if got := queryOne(t, strict.open(t), "SELECT COUNT(*) FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id"); got != "5" {
 		t.Errorf("strict, joined on all sharding columns: %s rows, want 5", got)

@@ -133,7 +133,7 @@ func TestForeignKeysDifferential(t *testing.T) {
 	before := queryStrings(t, db, "SHOW CREATE TABLE fk_country")
 	for _, q := range []string{
 		"ALTER TABLE fk_country ADD CONSTRAINT fk_country_order FOREIGN KEY (id) REFERENCES fk_order (order_id)",
-		"ALTER TABLE fk_order ADD CONSTRAINT fk_order_with_a_name_too_long_for_its_physical_tables_xxxxxx FOREIGN KEY (country_id) REFERENCES fk_country (id)",
+		"ALTER TABLE fk_order ADD CONSTRAINT fk_order_with_a_name_too_long_for_mariadb_itself_xxxxxxxxxxxxxxxxxx FOREIGN KEY (country_id) REFERENCES fk_country (id)",
 	} {
 		if _, err := db.Exec(q); errCode(err) != 1235 && errCode(err) != 1059 {
 			t.Errorf("%s: %v, want 1235 or 1059", q, err)
@@ -152,6 +152,79 @@ func TestForeignKeysDifferential(t *testing.T) {
 	for i := range 2 {
 		if got := queryStrings(t, e.backend(t, i), "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'fk\\_%\\_%'"); got[0] != "0" {
 			t.Errorf("ds_%d: %s physical tables left", i, got[0])
+		}
+	}
+}
+
+// TestForeignKeyLongNames: a foreign-key name within MariaDB's 64
+// characters that the <name>_<physical table> suffix would push past them
+// (Django's <table>_<column>_<hash>_fk_<table>_<column> between sharded
+// tables, which the user cannot choose) works as on MariaDB: the physical
+// tables get a shortened name, the constraint holds, and DROP FOREIGN KEY
+// finds it under the client's name and under the one the proxy shows.
+// Before, the ALTER was refused with 1059.
+func TestForeignKeyLongNames(t *testing.T) {
+	e := startEnv(t, envOptions{rules: fkRules})
+	db := e.open(t)
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS fklong_ref", "CREATE DATABASE fklong_ref")
+	ref := e.backends[0].Open(t, "fklong_ref")
+	both := func(stmts ...string) {
+		t.Helper()
+		for _, q := range stmts {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("proxy: %s: %v", q, err)
+			}
+			if _, err := ref.Exec(q); err != nil {
+				t.Fatalf("reference: %s: %v", q, err)
+			}
+		}
+	}
+	t.Cleanup(func() {
+		db.Exec("DROP TABLE IF EXISTS fk_item")
+		db.Exec("DROP TABLE IF EXISTS fk_order")
+		e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS fklong_ref")
+	})
+	const long = "fk_item_order_id_5f2e8a1c_fk_fk_order_order_id_and_a_long_tail"
+	add := "ALTER TABLE fk_item ADD CONSTRAINT " + long + " FOREIGN KEY (order_id) REFERENCES fk_order (order_id)"
+	both("DROP TABLE IF EXISTS fk_item", "DROP TABLE IF EXISTS fk_order",
+		"CREATE TABLE fk_order (order_id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL)",
+		"CREATE TABLE fk_item (item_id BIGINT NOT NULL PRIMARY KEY, order_id BIGINT NOT NULL, user_id INT NOT NULL)",
+		add,
+		"INSERT INTO fk_order (order_id, user_id) VALUES (3, 1), (4, 2)",
+		"INSERT INTO fk_item (item_id, order_id, user_id) VALUES (10, 3, 1), (11, 4, 2)")
+	orphan := "INSERT INTO fk_item (item_id, order_id, user_id) VALUES (12, 5, 1)"
+	_, perr := db.Exec(orphan)
+	_, rerr := ref.Exec(orphan)
+	if errCode(perr) != 1452 || errCode(rerr) != 1452 {
+		t.Errorf("%s: proxy %v, reference %v; want 1452 from both", orphan, perr, rerr)
+	}
+	fks := "SELECT TABLE_NAME, CONSTRAINT_NAME FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'fk\\_item%' ORDER BY 1"
+	shown := queryStrings(t, db, fks)
+	if len(shown) != 1 || !strings.HasPrefix(shown[0], "fk_item,"+long[:40]) || len(shown[0]) != len("fk_item,")+64-len("_fk_item_0") {
+		t.Fatalf("the proxy shows %q: want one constraint of fk_item, the name shortened to fit its physical tables", shown)
+	}
+	name := strings.TrimPrefix(shown[0], "fk_item,")
+	for i := range 2 {
+		got := queryStrings(t, e.backend(t, i), fks)
+		want := []string{"fk_item_0," + name + "_fk_item_0", "fk_item_1," + name + "_fk_item_1"}
+		if !slices.Equal(got, want) {
+			t.Errorf("ds_%d: %q, want %q", i, got, want)
+		}
+	}
+	// Dropped under the client's name, then added again and dropped under
+	// the name the proxy shows (as Django drops what introspection found).
+	both("ALTER TABLE fk_item DROP FOREIGN KEY " + long)
+	for _, q := range []string{add, "ALTER TABLE fk_item DROP FOREIGN KEY " + name} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("proxy: %s: %v", q, err)
+		}
+	}
+	if got := queryStrings(t, db, fks); len(got) != 0 {
+		t.Errorf("after DROP FOREIGN KEY: %q", got)
+	}
+	for i := range 2 {
+		if got := queryStrings(t, e.backend(t, i), fks); len(got) != 0 {
+			t.Errorf("ds_%d after DROP FOREIGN KEY: %q", i, got)
 		}
 	}
 }

@@ -282,6 +282,10 @@ func TestInsertReturning(t *testing.T) {
 		"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, 'c'), (4, 4, 'd') RETURNING order_id, user_id, status",
 		"INSERT INTO t_order (order_id, user_id, status) VALUES (5, 5, 'e') RETURNING *",
 		"INSERT INTO t_order (order_id, user_id, status) VALUES (6, 6, 'f'), (7, 7, 'g') RETURNING order_id * 10 AS x, UPPER(status)",
+		// Qualified by the table, as Django writes it: the routes insert
+		// into physical tables, whose names the qualifiers must take.
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (9, 1, 'h'), (10, 2, 'i') RETURNING `t_order`.`order_id`, t_order.status, t_order . user_id",
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (11, 3, 'j') RETURNING `t_order`.*, 't_order.status'",
 		"REPLACE INTO t_order (order_id, user_id, status) VALUES (7, 7, 'G') RETURNING status",
 		"INSERT INTO t_plain (v) VALUES ('p'), ('q') RETURNING id, v",
 		"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'dup') RETURNING order_id",

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -50,10 +52,74 @@ func (p returningPlan) Bind(args []any) (*router.Plan, error) {
 	out.Returning = p.list
 	out.Routes = make([]router.Route, len(plan.Routes))
 	for i, r := range plan.Routes {
-		r.SQL += " RETURNING " + p.list
+		list := p.list
+		if len(r.Nodes) == 1 && len(plan.Tables) > 0 {
+			list = returningFor(list, plan.Tables[0], r.Nodes[0].Table)
+		}
+		r.SQL += " RETURNING " + list
 		out.Routes[i] = r
 	}
 	return &out, nil
+}
+
+// returningFor returns a RETURNING list for a route that inserts into
+// physical table physical: each name of the INSERT's logical table that
+// qualifies a column or a star (t_order.order_id, `t_order`.*, as Django
+// writes it) names physical instead, as MariaDB resolves the list against
+// the table the route names (1054 for the logical name). Strings, comments
+// and a qualifier after a schema name are left as they are.
+func returningFor(list, logical, physical string) string {
+	if logical == physical || !strings.Contains(strings.ToLower(list), strings.ToLower(logical)) {
+		return list
+	}
+	var b strings.Builder
+	sc := sqllex.NewScanner(list, sqllex.Backslash)
+	var prev sqllex.Token // the last token other than space and comments
+	last := 0
+	for {
+		t, ok := sc.Next()
+		if !ok {
+			break
+		}
+		if t.Kind == sqllex.Space || t.Kind.Comment() {
+			continue
+		}
+		afterDot := prev.Kind == sqllex.Punct && list[prev.Start] == '.'
+		prev = t
+		if t.Kind != sqllex.Word && t.Kind != sqllex.QuotedName || afterDot {
+			continue
+		}
+		name := t.Text(list)
+		if t.Kind == sqllex.QuotedName {
+			name = sqllex.Unquote(list, t, sqllex.Backslash)
+		}
+		if !strings.EqualFold(name, logical) || !beforeDot(list, sc.Pos()) {
+			continue
+		}
+		b.WriteString(list[last:t.Start])
+		b.Write(appendIdent(nil, physical))
+		last = t.End
+	}
+	if last == 0 {
+		return list
+	}
+	b.WriteString(list[last:])
+	return b.String()
+}
+
+// beforeDot reports whether the next token of list from i, past spaces
+// and comments, is a dot.
+func beforeDot(list string, i int) bool {
+	sc := sqllex.NewScanner(list[i:], sqllex.Backslash)
+	for {
+		t, ok := sc.Next()
+		if !ok {
+			return false
+		}
+		if t.Kind != sqllex.Space && !t.Kind.Comment() {
+			return t.Kind == sqllex.Punct && list[i+t.Start] == '.'
+		}
+	}
 }
 
 // runRoutes executes plan on conns: runPlanMode, or for an INSERT ...

@@ -125,7 +125,9 @@ func (a *analysis) pairingEqs(s *scope) []colEq {
 
 // bindCorrelated marks nested sharded references whose block equates all
 // their sharding columns with those of a top-level reference of the same
-// table or binding group: their rows live on that reference's data node.
+// table or binding group, or, as a join may (boundJoin), a child's column
+// with its parent's key (Django's Subquery(OuterRef("pk")) and Exists()):
+// their rows live on that reference's data node.
 func (a *analysis) bindCorrelated() {
 	for _, ref := range a.sharded {
 		if !ref.nested || ref.scope == nil || a.setOp {
@@ -140,7 +142,7 @@ func (a *analysis) bindCorrelated() {
 			if o.scope != nil && o.scope != ref.scope {
 				pins = a.pins(o.scope, pins)
 			}
-			if correlatedOn(ref, o, eqs, pins) {
+			if correlatedOn(ref, o, eqs, pins) || a.boundJoin(ref, o, eqs) {
 				ref.follows = o.idx
 				break
 			}

@@ -1,7 +1,10 @@
 package router
 
 import (
+	"fmt"
+	"hash/fnv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
@@ -15,7 +18,8 @@ import (
 // CHECK on MySQL 8). Each physical table's named foreign keys and CHECK
 // constraints are named <name>_<physical table> instead (ShardingSphere's
 // spelling), and the proxy strips the suffix where it shows constraints
-// (SHOW CREATE TABLE, information_schema). An unnamed foreign key gets
+// (SHOW CREATE TABLE, information_schema). A name too long for the suffix
+// is shortened first (fitConstraintName), and shown shortened. An unnamed foreign key gets
 // InnoDB's own per-table name (<physical>_ibfk_N). Index names are kept:
 // their scope is the table.
 //
@@ -34,6 +38,42 @@ type constraintName struct {
 
 // maxIdentifier is the longest name MariaDB and MySQL accept.
 const maxIdentifier = 64
+
+// minShortened is the fewest characters of a name kept when
+// fitConstraintName shortens it.
+const minShortened = 8
+
+// fitConstraintName returns the name that stands for the client's
+// constraint name on physical tables that leave room characters for it:
+// name itself when it fits, else its first characters, an underscore and 8
+// hex digits of its FNV-1a hash, room characters in all. Migration tools
+// write names up to MariaDB's 64 characters that the client cannot choose
+// (Django's <table>_<column>_<hash>_fk_<table>_<column>), which the
+// <name>_<physical table> suffix would push past 64; the shortened name is
+// the same for the same name, so ALTER TABLE ... DROP FOREIGN KEY finds
+// it under the client's name and under the one the proxy shows. ok is
+// false when the room cannot hold a shortened name.
+func fitConstraintName(name string, room int) (fitted string, ok bool) {
+	n := utf8.RuneCountInString(name)
+	if n <= room {
+		return name, true
+	}
+	keep := room - 9 // "_" and 8 hex digits
+	if keep < minShortened {
+		return "", false
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	cut := 0
+	for i := range name {
+		if keep == 0 {
+			cut = i
+			break
+		}
+		keep--
+	}
+	return fmt.Sprintf("%s_%08x", name[:cut], h.Sum32()), true
+}
 
 // ConstraintSuffix returns the name the physical table physical gives the
 // constraint the client calls name.
@@ -92,11 +132,16 @@ func (r *Router) prepareConstraints(a *analysis, stmt ast.StmtNode) error {
 		longest = max(longest, len(dn.Table))
 	}
 	hole := func(name string) (string, error) {
-		if n := len(ConstraintSuffix(name, "")) + longest; n > maxIdentifier {
-			return "", newError(CodeTooLongIdent, "42000", "Identifier name '%s' is too long: sharded table %s names it %s on its physical tables, %d characters past MariaDB's %d; choose a name of at most %d characters",
-				name, owner.orig, ConstraintSuffix(name, "<physical table>"), n-maxIdentifier, maxIdentifier, maxIdentifier-longest-1)
+		if utf8.RuneCountInString(name) > maxIdentifier {
+			return "", newError(CodeTooLongIdent, "42000", "Identifier name '%s' is too long", name)
 		}
-		a.names = append(a.names, constraintName{name: name, table: owner.hole})
+		room := maxIdentifier - longest - 1
+		fitted, ok := fitConstraintName(name, room)
+		if !ok {
+			return "", newError(CodeTooLongIdent, "42000", "Identifier name '%s' is too long: sharded table %s names it %s on its physical tables, %d characters past MariaDB's %d; choose a name of at most %d characters",
+				name, owner.orig, ConstraintSuffix(name, "<physical table>"), utf8.RuneCountInString(name)-room, maxIdentifier, room)
+		}
+		a.names = append(a.names, constraintName{name: fitted, table: owner.hole})
 		return marker(holeName, len(a.names)-1), nil
 	}
 	var err error

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests start for real: MariaDB servers,
 # mariadb and mysqldump clients, etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
-# mysqlclient and the ORM SQLAlchemy (for Debian's /usr/bin/python3), Node.js with the Sequelize,
+# mysqlclient, the ORM SQLAlchemy and Django (for Debian's /usr/bin/python3), Node.js with the Sequelize,
 # TypeORM and Knex applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), and a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj). Does nothing when they are all present.
 set -euo pipefail
@@ -19,6 +19,7 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 /usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || need+=(python3-pymysql)
 /usr/bin/python3 -c 'import MySQLdb' >/dev/null 2>&1 || need+=(python3-mysqldb)
 /usr/bin/python3 -c 'import sqlalchemy' >/dev/null 2>&1 || need+=(python3-sqlalchemy) # TestSQLAlchemyApplication
+/usr/bin/python3 -c 'import django' >/dev/null 2>&1 || need+=(python3-django) # TestDjangoApplication
 command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication, TestTypeORMApplication, TestKnexApplication
 command -v npm >/dev/null 2>&1 || need+=(npm)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless) # TestConnectorJApplication
