@@ -5,9 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -358,32 +355,9 @@ func metaTables(t *testing.T, e *testEnv) *mariadbtest.Server {
 // same, a JSON value parsed into an object (mysql2 parses it only when
 // the extended metadata says format=json).
 func TestMysql2ExtendedMetadata(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join("testdata", "sequelize", "node_modules", "mysql2"))
-	}
-	if err != nil {
-		mariadbtest.Require(t, fmt.Errorf("node and testdata/sequelize/node_modules (scripts/install-deps.sh runs npm ci there): %v", err))
-	}
+	app := nodeApp{dir: "sequelize", script: "extmeta.js", packages: []string{"mysql2"}}
+	app.runner(t) // before the servers start, when node is missing
 	e := startEnv(t, envOptions{rules: extMetaRules})
 	ref := metaTables(t, e)
-	run := func(host, port, user, password, db string) []string {
-		t.Helper()
-		cmd := exec.Command(node, filepath.Join("testdata", "sequelize", "extmeta.js"), host, port, user, password, db)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("extmeta.js against %s:%s: %v\n%s\n%s", host, port, err, out, stderr.String())
-		}
-		return strings.Split(strings.TrimSpace(string(out)), "\n")
-	}
-	want := run(ref.Host(), fmt.Sprint(ref.Port()), "root", "", "extmeta_ref")
-	for _, part := range []string{`"o":{"a":1}`, `"j":{"a":3}`, `["u","uuid",null]`, `["j",null,"json"]`} {
-		if !strings.Contains(strings.Join(want, "\n"), part) {
-			t.Fatalf("directly on MariaDB mysql2 printed\n%s\nwithout %s: the reference is not what this test assumes", strings.Join(want, "\n"), part)
-		}
-	}
-	host, port, _ := strings.Cut(e.addr, ":")
-	sameSteps(t, run(host, port, "app", "app-secret", "sharding_db"), want)
+	app.sameThroughProxy(t, e, ref, "extmeta_ref", `"o":{"a":1}`, `"j":{"a":3}`, `["u","uuid",null]`, `["j",null,"json"]`)
 }

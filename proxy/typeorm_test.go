@@ -1,15 +1,8 @@
 package proxy
 
 import (
-	"bytes"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/shardflake/shardflake/internal/mariadbtest"
 )
 
 // TestTypeORMApplication runs a small TypeORM application
@@ -34,23 +27,12 @@ func TestKnexApplication(t *testing.T) {
 
 // runNodeApplication runs testdata/typeorm/script once against a fresh
 // database on the first data source and once through the proxy (rules
-// sequelizeRules), compares the printed steps, checks the reference
-// printed each of steps, and drops tables (and "VIEW name"s) through the
-// proxy before and after.
+// sequelizeRules) and compares the printed steps (nodeApp), dropping
+// tables (and "VIEW name"s) through the proxy before and after.
 func runNodeApplication(t *testing.T, name, script string, tables []string, steps ...string) {
 	t.Helper()
-	dir := filepath.Join("testdata", "typeorm")
-	node, err := exec.LookPath("node")
-	if err == nil {
-		for _, pkg := range []string{"typeorm", "knex", "mysql2"} {
-			if _, err = os.Stat(filepath.Join(dir, "node_modules", pkg)); err != nil {
-				break
-			}
-		}
-	}
-	if err != nil {
-		mariadbtest.Require(t, fmt.Errorf("node and testdata/typeorm/node_modules (scripts/install-deps.sh runs npm ci there): %v", err))
-	}
+	app := nodeApp{dir: "typeorm", script: script, packages: []string{"typeorm", "knex", "mysql2"}}
+	app.runner(t) // before the servers start, when node is missing
 	e := startEnv(t, envOptions{rules: sequelizeRules})
 	ref := name + "_ref"
 	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS "+ref, "CREATE DATABASE "+ref)
@@ -71,23 +53,5 @@ func runNodeApplication(t *testing.T, name, script string, tables []string, step
 		e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS "+ref)
 		drop()
 	})
-	run := func(host, port, user, password, db string) []string {
-		t.Helper()
-		cmd := exec.Command(node, filepath.Join(dir, script), host, port, user, password, db)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("the application against %s:%s: %v\n%s\n%s", host, port, err, out, stderr.String())
-		}
-		return strings.Split(strings.TrimSpace(string(out)), "\n")
-	}
-	want := run(e.backends[0].Host(), fmt.Sprint(e.backends[0].Port()), "root", "", ref)
-	for _, step := range steps {
-		if !strings.Contains(strings.Join(want, "\n"), step) {
-			t.Fatalf("directly on MariaDB the application printed\n%s\nwithout %s: the reference is not what this test assumes", strings.Join(want, "\n"), step)
-		}
-	}
-	host, port, _ := strings.Cut(e.addr, ":")
-	sameSteps(t, run(host, port, "app", "app-secret", "sharding_db"), want)
+	app.sameThroughProxy(t, e, e.backends[0], ref, steps...)
 }

@@ -102,15 +102,7 @@ func existsSource(sel *ast.SelectStmt) *ast.SelectStmt {
 		sel.Limit != nil || sel.Distinct || sel.Fields == nil || len(sel.Fields.Fields) != 1 {
 		return nil
 	}
-	ex, _ := existsOf(sel.Fields.Fields[0].Expr)
-	if ex == nil {
-		return nil
-	}
-	sub, ok := ex.Sel.(*ast.SubqueryExpr)
-	if !ok {
-		return nil
-	}
-	inner, _ := sub.Query.(*ast.SelectStmt)
+	inner, _ := existsQuery(sel.Fields.Fields[0].Expr)
 	return inner
 }
 
@@ -140,16 +132,26 @@ func whereExistsSource(sel *ast.SelectStmt) *ast.SelectStmt {
 			return nil
 		}
 	}
-	ex, not := existsOf(sel.Where)
-	if ex == nil || not {
+	inner, not := existsQuery(sel.Where)
+	if not {
 		return nil
+	}
+	return inner
+}
+
+// existsQuery returns the query block of [NOT] EXISTS (SELECT ...), nil
+// for any other expression; not reports the negation.
+func existsQuery(e ast.ExprNode) (inner *ast.SelectStmt, not bool) {
+	ex, not := existsOf(e)
+	if ex == nil {
+		return nil, false
 	}
 	sub, ok := ex.Sel.(*ast.SubqueryExpr)
 	if !ok {
-		return nil
+		return nil, false
 	}
-	inner, _ := sub.Query.(*ast.SelectStmt)
-	return inner
+	inner, _ = sub.Query.(*ast.SelectStmt)
+	return inner, not
 }
 
 // oneRow reports whether a select list keeps its block's row count:
