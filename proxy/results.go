@@ -277,6 +277,28 @@ func uintColumn(name string) *mysql.Field {
 	return f
 }
 
+// Column definitions of values MariaDB computes (an item, not a table's
+// column), for the statements the proxy answers as MariaDB would: no
+// original name, NOT_FIXED_DEC decimals for a string, a string's length
+// its characters times the bytes of the widest character of the result's
+// character set (the proxy's results are utf8mb4).
+const (
+	notFixedDecimals = 39
+	utf8mb4MaxBytes  = 4
+)
+
+// itemString is a VARCHAR item of at most chars characters.
+func itemString(name string, chars int, flag uint16) *mysql.Field {
+	return &mysql.Field{Name: []byte(name), Charset: charsetUTF8MB4, ColumnLength: uint32(chars * utf8mb4MaxBytes),
+		Type: mysql.MYSQL_TYPE_VAR_STRING, Flag: flag, Decimal: notFixedDecimals}
+}
+
+// itemInt is an integer item of type typ (MYSQL_TYPE_LONG, _LONGLONG)
+// and display length length.
+func itemInt(name string, typ uint8, length uint32, flag uint16) *mysql.Field {
+	return &mysql.Field{Name: []byte(name), Charset: charsetBinary, ColumnLength: length, Type: typ, Flag: flag | mysql.BINARY_FLAG}
+}
+
 // distinctRows keeps the first of the rows equal to each other (same values,
 // NULL apart from empty), in order, in rows' own array.
 func distinctRows(rows []Row) []Row {

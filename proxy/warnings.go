@@ -280,6 +280,10 @@ func (f *diagVarFinder) Enter(n ast.Node) (ast.Node, bool) {
 
 func (f *diagVarFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
+// errmsgSize is MariaDB's MYSQL_ERRMSG_SIZE, the characters of a
+// message of SHOW WARNINGS.
+const errmsgSize = 512
+
 // showDiagnostics answers SHOW WARNINGS, SHOW ERRORS and their COUNT(*)
 // forms.
 func (s *Session) showDiagnostics(st *ast.ShowStmt, out output) error {
@@ -306,6 +310,12 @@ func (s *Session) showDiagnostics(st *ast.ShowStmt, out output) error {
 			rows[i] = Row{r[0], r[1], []byte(msg)}
 		}
 	}
-	cols := []*mysql.Field{stringColumn("Level"), uintColumn("Code"), stringColumn("Message")}
+	// MariaDB's: Level VARCHAR(7), Code INT UNSIGNED of length 4, Message
+	// VARCHAR(MYSQL_ERRMSG_SIZE, 512), none NULL.
+	cols := []*mysql.Field{
+		itemString("Level", 7, mysql.NOT_NULL_FLAG),
+		itemInt("Code", mysql.MYSQL_TYPE_LONG, 4, mysql.NOT_NULL_FLAG|mysql.UNSIGNED_FLAG),
+		itemString("Message", errmsgSize, mysql.NOT_NULL_FLAG),
+	}
 	return s.writeRows(newMemStream(cols, rows), out)
 }

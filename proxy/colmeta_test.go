@@ -1,0 +1,211 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// colMetaCase is one statement of TestProxyAnswersColumnMetadata. {db}
+// in before and sql stands for the database: the logical one through
+// the proxy, the reference one on MariaDB.
+type colMetaCase struct {
+	sql string
+	// before runs first on the same connection (its result and errors
+	// are not compared): what the statement reports on.
+	before []string
+	// todo, when set, says why the case is not compared yet.
+	todo string
+	// todoPrepared is todo for the prepared statement only.
+	todoPrepared string
+}
+
+const (
+	todoLocal   = "the proxy's own values"
+	todoRewrite = "the proxy's values written into a statement"
+	todoShow    = "SHOW DATABASES, TABLES, CREATE DATABASE"
+	todoInfo    = "information_schema rewritten"
+	todoPrepare = "prepared SHOW"
+)
+
+// colMetaCases are statements the proxy answers itself, rewrites or
+// merges.
+var colMetaCases = []colMetaCase{
+	{sql: "SHOW WARNINGS", before: []string{"SELECT 1/0, CAST('x' AS SIGNED)"}},
+	{sql: "SHOW ERRORS", before: []string{"SELECT * FROM no_such_table"}},
+	{sql: "SHOW COUNT(*) WARNINGS", before: []string{"SELECT 1/0"}, todo: todoLocal},
+	{sql: "SHOW COUNT(*) ERRORS", todo: todoLocal},
+	{sql: "SELECT @@warning_count, @@error_count, @@session.warning_count", todo: todoLocal},
+	{sql: "SELECT LAST_INSERT_ID()", todo: todoLocal},
+	{sql: "SELECT LAST_INSERT_ID() AS id, ROW_COUNT() AS n", todo: todoLocal},
+	{sql: "SELECT ROW_COUNT()", todo: todoLocal},
+	{sql: "SELECT FOUND_ROWS()", before: []string{"SELECT SQL_CALC_FOUND_ROWS order_id FROM t_order LIMIT 2"}},
+	{sql: "SELECT DATABASE(), SCHEMA()", todo: todoLocal},
+	{sql: "SELECT CONNECTION_ID()", todo: todoLocal},
+	{sql: "SELECT VERSION(), USER(), SESSION_USER(), SYSTEM_USER(), CURRENT_USER()", todo: todoLocal},
+	{sql: "SELECT LAST_INSERT_ID(), NOW()", todo: todoRewrite},
+	{sql: "SELECT LAST_INSERT_ID() + 1, DATABASE() = '{db}', CONNECTION_ID() > 0", todo: todoRewrite},
+	{sql: "SELECT @@version_comment, @@version, @@session.autocommit, @@autocommit, @@in_transaction", todo: todoLocal},
+	{sql: "SELECT @@last_insert_id, @@identity", todo: todoLocal},
+	{sql: "SHOW DATABASES", todo: todoShow},
+	{sql: "SHOW DATABASES LIKE '{db}'", todo: todoShow},
+	{sql: "SHOW TABLES", todo: todoShow},
+	{sql: "SHOW FULL TABLES", todo: todoShow},
+	{sql: "SHOW TABLES LIKE 't\\_order%'", todo: todoShow},
+	{sql: "SHOW FULL TABLES WHERE Table_type = 'BASE TABLE'", todo: todoShow},
+	{sql: "SHOW CREATE DATABASE {db}", todo: todoShow},
+	{sql: "SHOW COLUMNS FROM t_order", todoPrepared: todoPrepare},
+	{sql: "SHOW FULL COLUMNS FROM t_order", todoPrepared: todoPrepare},
+	{sql: "SHOW INDEX FROM t_order", todoPrepared: todoPrepare},
+	{sql: "SHOW TABLE STATUS", todoPrepared: todoPrepare},
+	{sql: "SHOW TABLE STATUS LIKE 't_order'", todoPrepared: todoPrepare},
+	{sql: "SHOW CREATE TABLE t_order", todoPrepared: todoPrepare},
+	{sql: "SELECT TABLE_NAME, TABLE_TYPE, ENGINE, TABLE_ROWS, TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{db}'", todo: todoInfo},
+	{sql: "SELECT COLUMN_NAME, ORDINAL_POSITION, IS_NULLABLE, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '{db}' AND TABLE_NAME = 't_order'", todo: todoInfo},
+	{sql: "SELECT INDEX_NAME, NON_UNIQUE, SEQ_IN_INDEX, COLUMN_NAME, CARDINALITY FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = '{db}' AND TABLE_NAME = 't_order'", todo: todoInfo},
+	{sql: "SELECT COUNT(*) FROM t_order"},
+	{sql: "SELECT SUM(qty), SUM(user_id), SUM(big) FROM t_order"},
+	{sql: "SELECT SUM(amount), SUM(score) FROM t_order"},
+	{sql: "SELECT AVG(qty), AVG(amount), AVG(score) FROM t_order"},
+	{sql: "SELECT MIN(qty), MAX(amount), MIN(status), MAX(created), MIN(day) FROM t_order"},
+	{sql: "SELECT GROUP_CONCAT(status), GROUP_CONCAT(DISTINCT user_id ORDER BY user_id) FROM t_order"},
+	{sql: "SELECT COUNT(DISTINCT user_id), COUNT(DISTINCT status, qty) FROM t_order"},
+	{sql: "SELECT user_id, COUNT(*), SUM(amount) FROM t_order GROUP BY user_id"},
+	{sql: "SELECT order_id, status, amount, created FROM t_order ORDER BY order_id LIMIT 5"},
+}
+
+// colMetaConn is one connection, through the proxy or to the reference
+// database, with the name of its database.
+type colMetaConn struct {
+	c  *client.Conn
+	db string
+}
+
+// fields runs sql (its {db} replaced) after before, as a text query or
+// prepared and executed, and returns its column definitions: for a
+// prepared statement, the prepare's and the execute's.
+func (m colMetaConn) fields(t *testing.T, tc colMetaCase, prepared bool) (prepare, result []*mysql.Field, err error) {
+	t.Helper()
+	for _, q := range tc.before {
+		m.c.Execute(strings.ReplaceAll(q, "{db}", m.db))
+	}
+	q := strings.ReplaceAll(tc.sql, "{db}", m.db)
+	if !prepared {
+		res, err := m.c.Execute(q)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer res.Close()
+		return nil, copyFields(res.Fields), nil
+	}
+	st, err := m.c.Prepare(q)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	for _, raw := range st.RawColumnFields {
+		f := &mysql.Field{}
+		if err := f.Parse(raw); err != nil {
+			t.Fatal(err)
+		}
+		prepare = append(prepare, f)
+	}
+	prepare = copyFields(prepare)
+	res, err := st.Execute()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Close()
+	return prepare, copyFields(res.Fields), nil
+}
+
+func copyFields(fields []*mysql.Field) []*mysql.Field {
+	var r diffResult
+	r.keepFields(fields)
+	return r.fields
+}
+
+// describeColumnDef is what a driver can read of a column definition, the
+// reference database's name replaced by the logical one.
+func describeColumnDef(f *mysql.Field, db string) string {
+	name := func(b []byte) string { return strings.ReplaceAll(string(b), db, diffLogicalDB) }
+	return fmt.Sprintf("name %q org_name %q table %q org_table %q schema %q type %d flags %#x charset %d length %d decimals %d",
+		name(f.Name), name(f.OrgName), name(f.Table), name(f.OrgTable), name(f.Schema), f.Type, f.Flag, f.Charset, f.ColumnLength, f.Decimal)
+}
+
+// compareColumnDefs returns how got's definitions differ from want's.
+func compareColumnDefs(got, want []*mysql.Field, gotDB, wantDB string) []string {
+	if len(got) != len(want) {
+		return []string{fmt.Sprintf("%d columns, MariaDB %d", len(got), len(want))}
+	}
+	var diffs []string
+	for i := range got {
+		if g, w := describeColumnDef(got[i], gotDB), describeColumnDef(want[i], wantDB); g != w {
+			diffs = append(diffs, fmt.Sprintf("column %d:\n  proxy   %s\n  MariaDB %s", i, g, w))
+		}
+	}
+	return diffs
+}
+
+// TestProxyAnswersColumnMetadata: the column definitions of results the
+// proxy answers itself (SHOW WARNINGS, LAST_INSERT_ID(), SHOW TABLES, ...),
+// rewrites (information_schema) or merges (aggregates over data nodes)
+// are MariaDB's for the same statement over the same tables unsharded:
+// type, flags, charset, length, decimals and names, by which drivers
+// type the values (Connector/J's Integer, Long or BigInteger, mysql2's
+// Number or string). Text protocol, and prepared: the prepare's and the
+// execute's definitions.
+func TestProxyAnswersColumnMetadata(t *testing.T) {
+	e := diffEnvironment(t)
+	proxyConn, err := client.Connect(e.addr, "app", "app-secret", diffLogicalDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxyConn.Close()
+	refConn, err := client.Connect(e.backends[0].Addr(), "root", "", diffRefDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer refConn.Close()
+	proxy, ref := colMetaConn{proxyConn, diffLogicalDB}, colMetaConn{refConn, diffRefDB}
+	for _, tc := range colMetaCases {
+		for _, prepared := range []bool{false, true} {
+			name := tc.sql
+			if prepared {
+				name = "prepared " + name
+			}
+			t.Run(name, func(t *testing.T) {
+				if tc.todo != "" {
+					t.Skip(tc.todo)
+				}
+				if prepared && tc.todoPrepared != "" {
+					t.Skip(tc.todoPrepared)
+				}
+				wantPrepare, want, wantErr := ref.fields(t, tc, prepared)
+				var me *mysql.MyError
+				if prepared && errors.As(wantErr, &me) && me.Code == mysql.ER_UNSUPPORTED_PS {
+					t.Skip("MariaDB does not prepare it")
+				}
+				if wantErr != nil {
+					t.Fatalf("MariaDB: %v", wantErr)
+				}
+				gotPrepare, got, err := proxy.fields(t, tc, prepared)
+				if err != nil {
+					t.Fatalf("proxy: %v", err)
+				}
+				for _, d := range compareColumnDefs(got, want, proxy.db, ref.db) {
+					t.Errorf("result %s", d)
+				}
+				if prepared {
+					for _, d := range compareColumnDefs(gotPrepare, wantPrepare, proxy.db, ref.db) {
+						t.Errorf("prepare %s", d)
+					}
+				}
+			})
+		}
+	}
+}
