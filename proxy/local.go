@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -89,15 +90,7 @@ func (s *Session) localSelect(sel *ast.SelectStmt) (RowStream, bool) {
 		if !ok {
 			return nil, false
 		}
-		name := fieldName(f)
-		switch v.(type) {
-		case uint64:
-			cols = append(cols, uintColumn(name))
-		case int64:
-			cols = append(cols, intColumn(name))
-		default: // string or NULL
-			cols = append(cols, stringColumn(name))
-		}
+		cols = append(cols, localColumn(f.Expr, fieldName(f), v))
 		row = append(row, rowOf(v)[0])
 	}
 	rows := []Row{row}
@@ -191,6 +184,56 @@ func (s *Session) localValue(e ast.ExprNode) (any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// MariaDB's lengths, in characters, of names: NAME_CHAR_LEN, and
+// USERNAME_CHAR_LENGTH + HOSTNAME_LENGTH + 1 for user@host.
+const (
+	nameChars     = 64
+	userHostChars = 128 + 255 + 1
+)
+
+// localColumn is the column definition MariaDB gives e, a value only the
+// proxy knows (localValue), whose value is v: drivers type the value by
+// it (LAST_INSERT_ID() is a BIGINT UNSIGNED NOT NULL, CONNECTION_ID() an
+// INT UNSIGNED NOT NULL, @@autocommit a BIGINT of length 1). A string
+// variable or VERSION() is as long as its value, as in MariaDB.
+func localColumn(e ast.ExprNode, name string, v any) *mysql.Field {
+	valueChars := 0
+	if str, ok := v.(string); ok {
+		valueChars = utf8.RuneCountInString(str)
+	}
+	switch x := e.(type) {
+	case *ast.FuncCallExpr:
+		switch x.FnName.L {
+		case "database", "schema":
+			return itemString(name, nameChars, 0)
+		case "connection_id":
+			return itemInt(name, mysql.MYSQL_TYPE_LONG, 10, mysql.NOT_NULL_FLAG|mysql.UNSIGNED_FLAG)
+		case "last_insert_id":
+			return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.NOT_NULL_FLAG|mysql.UNSIGNED_FLAG)
+		case "row_count":
+			return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.NOT_NULL_FLAG)
+		case "version":
+			return itemString(name, valueChars, mysql.NOT_NULL_FLAG)
+		case "user", "session_user", "system_user", "current_user":
+			return itemString(name, userHostChars, 0)
+		}
+	case *ast.VariableExpr:
+		switch strings.ToLower(x.Name) {
+		case "warning_count", "error_count", "last_insert_id", "identity", "in_transaction":
+			return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.UNSIGNED_FLAG)
+		case "autocommit":
+			return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 1, 0)
+		}
+	}
+	switch v.(type) {
+	case uint64:
+		return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.UNSIGNED_FLAG)
+	case int64:
+		return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, 0)
+	}
+	return itemString(name, valueChars, 0)
 }
 
 func (s *Session) remoteHost() string {

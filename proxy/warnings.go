@@ -294,7 +294,7 @@ func (s *Session) showDiagnostics(st *ast.ShowStmt, out output) error {
 		if errorsOnly {
 			name = "@@session.error_count"
 		}
-		return s.writeRows(newMemStream([]*mysql.Field{intColumn(name)}, []Row{rowOf(int64(len(rows)))}), out)
+		return s.writeRows(newMemStream([]*mysql.Field{itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.UNSIGNED_FLAG)}, []Row{rowOf(int64(len(rows)))}), out)
 	}
 	if st.Limit != nil {
 		if c, ok := st.Limit.Count.(ast.ValueExpr); ok {
