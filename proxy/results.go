@@ -283,14 +283,24 @@ func uintColumn(name string) *mysql.Field {
 // its characters times the bytes of the widest character of the result's
 // character set (the proxy's results are utf8mb4).
 const (
-	notFixedDecimals = 39
-	utf8mb4MaxBytes  = 4
+	notFixedDecimals   = 39
+	noDefaultValueFlag = 4096 // NO_DEFAULT_VALUE_FLAG
+	utf8mb4MaxBytes    = 4
 )
 
 // itemString is a VARCHAR item of at most chars characters.
 func itemString(name string, chars int, flag uint16) *mysql.Field {
 	return &mysql.Field{Name: []byte(name), Charset: charsetUTF8MB4, ColumnLength: uint32(chars * utf8mb4MaxBytes),
 		Type: mysql.MYSQL_TYPE_VAR_STRING, Flag: flag, Decimal: notFixedDecimals}
+}
+
+// infoSchemaColumn is the column definition of a SHOW that MariaDB
+// answers from information_schema table table: its VARCHAR column
+// orgName of chars characters, NOT NULL without a default, named name.
+func infoSchemaColumn(name, table, orgName string, chars int) *mysql.Field {
+	return &mysql.Field{Name: []byte(name), OrgName: []byte(orgName), Table: []byte(table), OrgTable: []byte(table), Schema: []byte(infoSchema),
+		Charset: charsetUTF8MB4, ColumnLength: uint32(chars * utf8mb4MaxBytes), Type: mysql.MYSQL_TYPE_VAR_STRING,
+		Flag: mysql.NOT_NULL_FLAG | noDefaultValueFlag}
 }
 
 // itemInt is an integer item of type typ (MYSQL_TYPE_LONG, _LONGLONG)

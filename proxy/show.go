@@ -38,12 +38,12 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 				rows = append(rows, rowOf(db))
 			}
 		}
-		return nil, s.writeRowsWhere(ctx, []*mysql.Field{stringColumn(withPattern("Database", st))}, rows, st.Where, out)
+		return nil, s.writeRowsWhere(ctx, []*mysql.Field{infoSchemaColumn(withPattern("Database", st), "SCHEMATA", "SCHEMA_NAME", nameChars)}, rows, st.Where, out)
 	case ast.ShowCreateDatabase:
 		if st.DBName != s.srv.rules.DatabaseName {
 			return nil, &UnknownDatabaseError{Name: st.DBName}
 		}
-		cols := []*mysql.Field{stringColumn("Database"), stringColumn("Create Database")}
+		cols := []*mysql.Field{itemString("Database", nameChars, mysql.NOT_NULL_FLAG), itemString("Create Database", 1024, mysql.NOT_NULL_FLAG)}
 		create := "CREATE DATABASE "
 		if st.IfNotExists {
 			// mysqldump --databases asks so, for a dump that restores
@@ -93,9 +93,11 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) 
 	if err != nil {
 		return err
 	}
-	cols := []*mysql.Field{stringColumn(withPattern("Tables_in_"+db, st))}
+	// MariaDB's table names are NAME_CHAR_LEN long and 9 more for the
+	// #mysql50# prefix.
+	cols := []*mysql.Field{infoSchemaColumn(withPattern("Tables_in_"+db, st), "TABLE_NAMES", "TABLE_NAME", nameChars+9)}
 	if st.Full {
-		cols = append(cols, stringColumn("Table_type"))
+		cols = append(cols, infoSchemaColumn("Table_type", "TABLE_NAMES", "TABLE_TYPE", nameChars))
 	}
 	var rows []Row
 	for _, t := range tables {
