@@ -59,7 +59,7 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 		}
 		return plan, err
 	}
-	return s.infoSchemaSelect(ctx, st.node, st.out)
+	return s.infoSchemaSelect(ctx, st.node, &st.out)
 }
 
 // answerSession answers a planSession statement: one about the session's

@@ -37,6 +37,10 @@ type output struct {
 	// into names the user variables a SELECT ... INTO @var stores its row
 	// in, instead of writing it (selectinto.go).
 	into *selectInto
+	// derived, when set, gives the column definitions of the
+	// information_schema tables a statement's derived tables stand for
+	// (infoschema.go).
+	derived derivedTables
 }
 
 // textOutput is the output of a whole text query's only result.

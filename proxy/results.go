@@ -121,6 +121,11 @@ func (s *Session) writeRows(rows RowStream, out output) error {
 	if err != nil {
 		return err
 	}
+	if out.derived != nil {
+		// Rows are converted for the columns' new types.
+		cols = out.derived.columns(cols)
+		rows = relabeled{RowStream: rows, cols: cols}
+	}
 	buf := wire.AppendLenEncInt(s.wc.Scratch(), uint64(len(cols)))
 	if err := s.writePacket(buf); err != nil {
 		return err
