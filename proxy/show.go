@@ -38,12 +38,12 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 				rows = append(rows, rowOf(db))
 			}
 		}
-		return nil, s.writeRowsWhere(ctx, []*mysql.Field{infoSchemaColumn(withPattern("Database", st), "SCHEMATA", "SCHEMA_NAME", nameChars)}, rows, st.Where, out)
+		return nil, s.writeRowsWhere(ctx, showDatabasesColumns(st), rows, st.Where, out)
 	case ast.ShowCreateDatabase:
 		if st.DBName != s.srv.rules.DatabaseName {
 			return nil, &UnknownDatabaseError{Name: st.DBName}
 		}
-		cols := []*mysql.Field{itemString("Database", nameChars, mysql.NOT_NULL_FLAG), itemString("Create Database", 1024, mysql.NOT_NULL_FLAG)}
+		cols := createDatabaseColumns()
 		create := "CREATE DATABASE "
 		if st.IfNotExists {
 			// mysqldump --databases asks so, for a dump that restores
@@ -93,12 +93,7 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) 
 	if err != nil {
 		return err
 	}
-	// MariaDB's table names are NAME_CHAR_LEN long and 9 more for the
-	// #mysql50# prefix.
-	cols := []*mysql.Field{infoSchemaColumn(withPattern("Tables_in_"+db, st), "TABLE_NAMES", "TABLE_NAME", nameChars+9)}
-	if st.Full {
-		cols = append(cols, infoSchemaColumn("Table_type", "TABLE_NAMES", "TABLE_TYPE", nameChars))
-	}
+	cols := showTablesColumns(st, db)
 	var rows []Row
 	for _, t := range tables {
 		ok, err := matchPattern(st.Pattern, t.name)
@@ -115,6 +110,27 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) 
 		}
 	}
 	return s.writeRowsWhere(ctx, cols, rows, st.Where, out)
+}
+
+// showDatabasesColumns are the columns of SHOW DATABASES st.
+func showDatabasesColumns(st *ast.ShowStmt) []*mysql.Field {
+	return []*mysql.Field{infoSchemaColumn(withPattern("Database", st), "SCHEMATA", "SCHEMA_NAME", nameChars)}
+}
+
+// createDatabaseColumns are the columns of SHOW CREATE DATABASE.
+func createDatabaseColumns() []*mysql.Field {
+	return []*mysql.Field{itemString("Database", nameChars, mysql.NOT_NULL_FLAG), itemString("Create Database", 1024, mysql.NOT_NULL_FLAG)}
+}
+
+// showTablesColumns are the columns of SHOW [FULL] TABLES st of database
+// db. MariaDB's table names are NAME_CHAR_LEN long and 9 more for the
+// #mysql50# prefix.
+func showTablesColumns(st *ast.ShowStmt, db string) []*mysql.Field {
+	cols := []*mysql.Field{infoSchemaColumn(withPattern("Tables_in_"+db, st), "TABLE_NAMES", "TABLE_NAME", nameChars+9)}
+	if st.Full {
+		cols = append(cols, infoSchemaColumn("Table_type", "TABLE_NAMES", "TABLE_TYPE", nameChars))
+	}
+	return cols
 }
 
 // withPattern is the name MariaDB gives the column of SHOW TABLES or SHOW

@@ -42,8 +42,8 @@ func newStmtMetaCache() *stmtMetaCache { return newBoundedMap[string, []*mysql.F
 // stmtColumns returns the columns a prepared statement's executes will
 // return: nil for statements that return none (writes, SET) and, as
 // before, for those whose columns the proxy cannot learn without running
-// them (SHOW, information_schema queries); the execute's result carries
-// its columns anyway. stmt is the parsed statement when it was not given
+// them (SHOW but those whose columns the proxy makes, information_schema
+// queries); the execute's result carries its columns anyway. stmt is the parsed statement when it was not given
 // to the planner (ps.pp nil).
 func (s *Session) stmtColumns(ps *preparedStmt, stmt ast.StmtNode) []*mysql.Field {
 	key := s.db + "\x00" + s.vars.sql() + "\x00" + ps.sql
@@ -132,6 +132,9 @@ func (s *Session) routedColumns(ctx context.Context, ps *preparedStmt) ([]*mysql
 // a SELECT without tables, answered by the proxy or, rewritten as the
 // session does, by the default data source.
 func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql.Field, error) {
+	if show, ok := stmt.(*ast.ShowStmt); ok {
+		return s.showColumns(show)
+	}
 	sel, ok := stmt.(*ast.SelectStmt)
 	if !ok || sel.From != nil || hasTable(sel) {
 		return nil, nil
@@ -150,6 +153,31 @@ func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql
 		return nil, err
 	}
 	return s.backendColumns(ctx, s.srv.rules.DefaultDataSource, b.String())
+}
+
+// showColumns returns the columns of a SHOW whose columns the proxy
+// makes itself (SHOW COUNT(*) WARNINGS, DATABASES, TABLES, CREATE
+// DATABASE), nil for others.
+func (s *Session) showColumns(st *ast.ShowStmt) ([]*mysql.Field, error) {
+	switch st.Tp {
+	case ast.ShowWarnings, ast.ShowErrors:
+		// MariaDB's prepare describes only the COUNT(*) form, a SELECT
+		// of @@warning_count for it.
+		if st.CountWarningsOrErrors {
+			return diagnosticsColumns(st), nil
+		}
+	case ast.ShowDatabases:
+		return showDatabasesColumns(st), nil
+	case ast.ShowCreateDatabase:
+		return createDatabaseColumns(), nil
+	case ast.ShowTables:
+		db, err := s.schema(st.DBName)
+		if err != nil {
+			return nil, err
+		}
+		return showTablesColumns(st, db), nil
+	}
+	return nil, nil
 }
 
 // backendColumns prepares sql on a connection of data source ds carrying
