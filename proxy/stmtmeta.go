@@ -42,8 +42,8 @@ func newStmtMetaCache() *stmtMetaCache { return newBoundedMap[string, []*mysql.F
 // stmtColumns returns the columns a prepared statement's executes will
 // return: nil for statements that return none (writes, SET) and, as
 // before, for those whose columns the proxy cannot learn without running
-// them (SHOW but those whose columns the proxy makes, information_schema
-// queries); the execute's result carries its columns anyway. stmt is the parsed statement when it was not given
+// them (SHOW but those whose columns the proxy makes); the execute's
+// result carries its columns anyway. stmt is the parsed statement when it was not given
 // to the planner (ps.pp nil).
 func (s *Session) stmtColumns(ps *preparedStmt, stmt ast.StmtNode) []*mysql.Field {
 	key := s.db + "\x00" + s.vars.sql() + "\x00" + ps.sql
@@ -135,6 +135,9 @@ func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql
 	if show, ok := stmt.(*ast.ShowStmt); ok {
 		return s.showColumns(show)
 	}
+	if _, ok := stmt.(*ast.SelectStmt); ok && schemaOf(stmt) == infoSchema {
+		return s.infoSchemaColumns(ctx, stmt)
+	}
 	sel, ok := stmt.(*ast.SelectStmt)
 	if !ok || sel.From != nil || hasTable(sel) {
 		return nil, nil
@@ -153,6 +156,24 @@ func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql
 		return nil, err
 	}
 	return s.backendColumns(ctx, s.srv.rules.DefaultDataSource, b.String())
+}
+
+// infoSchemaColumns returns the columns of a SELECT of information_schema
+// as its execute describes them: the statement rewritten over the
+// logical schema (infoSchemaSelect, which reads the tables it rewrites),
+// prepared on its data source, the derived tables' columns described as
+// information_schema's.
+func (s *Session) infoSchemaColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql.Field, error) {
+	var out output
+	plan, err := s.infoSchemaSelect(ctx, stmt, &out)
+	if err != nil || plan == nil || len(plan.Routes) != 1 {
+		return nil, err
+	}
+	cols, err := s.backendColumns(ctx, plan.Routes[0].DataSource, plan.Routes[0].SQL)
+	if err != nil || out.derived == nil {
+		return cols, err
+	}
+	return out.derived.columns(cols), nil
 }
 
 // showColumns returns the columns of a SHOW whose columns the proxy
