@@ -283,27 +283,35 @@ func (srv sessionServer) isPhysicalName(name string) bool {
 // showTableMeta answers SHOW CREATE TABLE, SHOW COLUMNS (DESCRIBE) and
 // SHOW INDEX from the table's first data node, with the physical name
 // replaced by the logical one.
-func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, out output) error {
+// showTableMetaSQL returns the table a SHOW COLUMNS, SHOW INDEX or SHOW
+// CREATE TABLE st names, its physical table, the data source that holds
+// it and the statement asking it there.
+func (s *Session) showTableMetaSQL(st *ast.ShowStmt) (logical, physical, ds, sql string, err error) {
 	if st.Table == nil {
-		return &NotSupportedError{What: "this SHOW statement"}
+		return "", "", "", "", &NotSupportedError{What: "this SHOW statement"}
 	}
 	schemaName := st.Table.Schema.O
 	if schemaName == "" {
 		schemaName = st.DBName
 	}
 	if _, err := s.schema(schemaName); err != nil {
-		return err
+		return "", "", "", "", err
 	}
-	logical := st.Table.Name.O
+	logical = st.Table.Name.O
 	if s.srv.isPhysicalName(logical) {
 		// A sharded table's physical table is not a logical table (the
 		// router answers the same for every other statement). A
 		// router.Error, not a backend's MyError: its name is meant.
-		return &router.Error{Code: router.CodeNoSuchTable, State: "42S02",
+		return "", "", "", "", &router.Error{Code: router.CodeNoSuchTable, State: "42S02",
 			Message: fmt.Sprintf("Table '%s.%s' doesn't exist", s.srv.rules.DatabaseName, logical)}
 	}
-	ds, physical := s.srv.tableHome(logical)
-	sql, err := showSQL(st, physical)
+	ds, physical = s.srv.tableHome(logical)
+	sql, err = showSQL(st, physical)
+	return logical, physical, ds, sql, err
+}
+
+func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, out output) error {
+	logical, physical, ds, sql, err := s.showTableMetaSQL(st)
 	if err != nil {
 		return err
 	}

@@ -42,8 +42,8 @@ func newStmtMetaCache() *stmtMetaCache { return newBoundedMap[string, []*mysql.F
 // stmtColumns returns the columns a prepared statement's executes will
 // return: nil for statements that return none (writes, SET) and, as
 // before, for those whose columns the proxy cannot learn without running
-// them (SHOW but those whose columns the proxy makes); the execute's
-// result carries its columns anyway. stmt is the parsed statement when it was not given
+// them (SHOW but those showColumns knows); the execute's result carries
+// its columns anyway. stmt is the parsed statement when it was not given
 // to the planner (ps.pp nil).
 func (s *Session) stmtColumns(ps *preparedStmt, stmt ast.StmtNode) []*mysql.Field {
 	key := s.db + "\x00" + s.vars.sql() + "\x00" + ps.sql
@@ -133,7 +133,7 @@ func (s *Session) routedColumns(ctx context.Context, ps *preparedStmt) ([]*mysql
 // session does, by the default data source.
 func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql.Field, error) {
 	if show, ok := stmt.(*ast.ShowStmt); ok {
-		return s.showColumns(show)
+		return s.showColumns(ctx, show)
 	}
 	if _, ok := stmt.(*ast.SelectStmt); ok && schemaOf(stmt) == infoSchema {
 		return s.infoSchemaColumns(ctx, stmt)
@@ -176,11 +176,24 @@ func (s *Session) infoSchemaColumns(ctx context.Context, stmt ast.StmtNode) ([]*
 	return out.derived.columns(cols), nil
 }
 
-// showColumns returns the columns of a SHOW whose columns the proxy
+// showColumns returns the columns of a SHOW the proxy answers: those it
 // makes itself (SHOW COUNT(*) WARNINGS, DATABASES, TABLES, CREATE
-// DATABASE), nil for others.
-func (s *Session) showColumns(st *ast.ShowStmt) ([]*mysql.Field, error) {
+// DATABASE), and a data source's for SHOW COLUMNS, INDEX, CREATE TABLE and
+// TABLE STATUS; nil for others.
+func (s *Session) showColumns(ctx context.Context, st *ast.ShowStmt) ([]*mysql.Field, error) {
 	switch st.Tp {
+	case ast.ShowCreateTable, ast.ShowColumns, ast.ShowIndex:
+		// The data source's own, which the execute forwards.
+		_, _, ds, sql, err := s.showTableMetaSQL(st)
+		if err != nil {
+			return nil, err
+		}
+		return s.backendColumns(ctx, ds, sql)
+	case ast.ShowTableStatus:
+		if _, err := s.schema(st.DBName); err != nil {
+			return nil, err
+		}
+		return s.backendColumns(ctx, s.srv.rules.DefaultDataSource, "SHOW TABLE STATUS")
 	case ast.ShowWarnings, ast.ShowErrors:
 		// MariaDB's prepare describes only the COUNT(*) form, a SELECT
 		// of @@warning_count for it.
