@@ -53,7 +53,7 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 		return withArgs(s.srv.dataSourcePlan(ds, st.sql, router.KindSelect), st), nil
 	}
 	if sel, ok := st.node.(*ast.SelectStmt); ok && schemaOf(sel) != infoSchema {
-		plan, err := s.tablelessSelect(ctx, sel, st.sql, st.out)
+		plan, err := s.tablelessSelect(ctx, sel, st.sql, &st.out)
 		if plan != nil {
 			plan = withArgs(plan, st)
 		}

@@ -3,8 +3,10 @@ package proxy
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
@@ -41,6 +43,26 @@ type output struct {
 	// information_schema tables a statement's derived tables stand for
 	// (infoschema.go).
 	derived derivedTables
+	// local, when set, gives by position the column definitions of the
+	// select fields that are values the proxy wrote into the statement
+	// (local.go).
+	local map[int]*mysql.Field
+}
+
+// columns returns cols as out describes them: derived and local.
+func (out output) columns(cols []*mysql.Field) []*mysql.Field {
+	if out.derived != nil {
+		cols = out.derived.columns(cols)
+	}
+	if out.local != nil {
+		cols = slices.Clone(cols)
+		for i, f := range out.local {
+			if i < len(cols) {
+				cols[i] = f
+			}
+		}
+	}
+	return cols
 }
 
 // textOutput is the output of a whole text query's only result.

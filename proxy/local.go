@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -24,13 +25,17 @@ const versionComment = "shardflake MySQL sharding proxy"
 // writing them into the statement as literals and running it on the
 // default data source (SELECT 1, NOW(), @@sql_mode are the backend's
 // business): then it returns that plan.
-func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql string, out output) (*router.Plan, error) {
+//
+// A select field that is only such a value is described to the client as
+// MariaDB describes the value (out.local), not as the literal.
+func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql string, out *output) (*router.Plan, error) {
 	if rows, ok := s.localSelect(sel); ok {
-		return nil, s.writeRows(rows, out)
+		return nil, s.writeRows(rows, *out)
 	}
 	keepLabels(sel)
-	r := &localRewriter{s: s}
+	r := newLocalRewriter(s, sel)
 	sel.Accept(r)
+	out.local = r.columns
 	renamed, err := s.srv.renameVars(ctx, sel)
 	if err != nil {
 		return nil, err
@@ -252,6 +257,20 @@ func (s *Session) remoteHost() string {
 type localRewriter struct {
 	s       *Session
 	changed bool
+	// top are the select fields of the statement's result; columns are,
+	// by position, the column definitions of those replaced whole
+	// (localColumn), nil when none was.
+	top     []*ast.SelectField
+	columns map[int]*mysql.Field
+}
+
+// newLocalRewriter is a localRewriter of sel.
+func newLocalRewriter(s *Session, sel *ast.SelectStmt) *localRewriter {
+	r := &localRewriter{s: s}
+	if sel.Fields != nil {
+		r.top = sel.Fields.Fields
+	}
+	return r
 }
 
 func (r *localRewriter) Enter(n ast.Node) (ast.Node, bool) {
@@ -259,6 +278,12 @@ func (r *localRewriter) Enter(n ast.Node) (ast.Node, bool) {
 		if v, ok := r.s.localValue(f.Expr); ok {
 			if f.AsName.O == "" {
 				f.AsName = ast.NewCIStr(fieldName(f))
+			}
+			if i := slices.Index(r.top, f); i >= 0 {
+				if r.columns == nil {
+					r.columns = map[int]*mysql.Field{}
+				}
+				r.columns[i] = localColumn(f.Expr, f.AsName.O, v)
 			}
 			f.Expr = ast.NewValueExpr(v, "", "")
 			r.changed = true

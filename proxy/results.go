@@ -121,9 +121,9 @@ func (s *Session) writeRows(rows RowStream, out output) error {
 	if err != nil {
 		return err
 	}
-	if out.derived != nil {
+	if out.derived != nil || out.local != nil {
 		// Rows are converted for the columns' new types.
-		cols = out.derived.columns(cols)
+		cols = out.columns(cols)
 		rows = relabeled{RowStream: rows, cols: cols}
 	}
 	buf := wire.AppendLenEncInt(s.wc.Scratch(), uint64(len(cols)))

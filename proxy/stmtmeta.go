@@ -145,7 +145,7 @@ func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql
 	if rows, ok := s.localSelect(sel); ok {
 		return rows.Columns(), nil
 	}
-	r := &localRewriter{s: s}
+	r := newLocalRewriter(s, sel)
 	sel.Accept(r)
 	if _, err := s.srv.renameVars(ctx, sel); err != nil {
 		return nil, err
@@ -155,7 +155,11 @@ func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql
 	if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
 		return nil, err
 	}
-	return s.backendColumns(ctx, s.srv.rules.DefaultDataSource, b.String())
+	cols, err := s.backendColumns(ctx, s.srv.rules.DefaultDataSource, b.String())
+	if err != nil {
+		return nil, err
+	}
+	return output{local: r.columns}.columns(cols), nil
 }
 
 // infoSchemaColumns returns the columns of a SELECT of information_schema
