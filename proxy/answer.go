@@ -22,11 +22,11 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 	}
 	switch n := st.node.(type) {
 	case *ast.ShowStmt:
-		return s.handleShow(ctx, n, st.sql, st.out)
+		return s.handleShow(ctx, n, st.sql, &st.out)
 	case *ast.ExplainStmt:
 		if show, ok := n.Stmt.(*ast.ShowStmt); ok {
 			// DESCRIBE t and EXPLAIN t are SHOW COLUMNS.
-			return s.handleShow(ctx, show, st.sql, st.out)
+			return s.handleShow(ctx, show, st.sql, &st.out)
 		}
 		return nil, &NotSupportedError{What: "EXPLAIN of statements (shardflake explain prints the plan)"}
 	case *ast.CreateDatabaseStmt:

@@ -75,7 +75,7 @@ func (s *Session) classifyRoutineShow(st *statement) (bool, error) {
 }
 
 // routineStatus answers SHOW PROCEDURE STATUS and SHOW FUNCTION STATUS.
-func (s *Session) routineStatus(ctx context.Context, st *ast.ShowStmt, out output) (*router.Plan, error) {
+func (s *Session) routineStatus(ctx context.Context, st *ast.ShowStmt, out *output) (*router.Plan, error) {
 	kind := "PROCEDURE"
 	if st.Tp == ast.ShowFunctionStatus {
 		kind = "FUNCTION"
@@ -95,7 +95,7 @@ func (s *Session) routineStatus(ctx context.Context, st *ast.ShowStmt, out outpu
 	if err != nil || len(stmts) != 1 {
 		return nil, &InternalError{Msg: "parse SHOW " + kind + " STATUS as a SELECT: " + errLine(err)}
 	}
-	return s.infoSchemaSelect(ctx, stmts[0], &out)
+	return s.infoSchemaSelect(ctx, stmts[0], out)
 }
 
 // routineStatusSQL is SHOW <kind> STATUS [LIKE like | WHERE where] as the

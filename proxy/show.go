@@ -24,7 +24,11 @@ import (
 // TABLES, SHOW CREATE TABLE, SHOW COLUMNS, SHOW INDEX); the rest (SHOW
 // VARIABLES, SHOW STATUS, SHOW COLLATION, ...) is the default data
 // source's answer.
-func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, out output) (*router.Plan, error) {
+//
+// result is the statement's output, which a SHOW answered by a SELECT of
+// information_schema describes (routineStatus).
+func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, result *output) (*router.Plan, error) {
+	out := *result
 	if plan, ok, err := s.infoSchemaShow(st); ok {
 		return plan, err
 	}
@@ -73,7 +77,7 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 	case ast.ShowTableStatus:
 		return nil, s.showTableStatus(ctx, st, out)
 	case ast.ShowProcedureStatus, ast.ShowFunctionStatus:
-		return s.routineStatus(ctx, st, out)
+		return s.routineStatus(ctx, st, result)
 	case ast.ShowTriggers:
 		return s.showTriggers(st)
 	case ast.ShowEvents:

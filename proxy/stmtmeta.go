@@ -170,20 +170,27 @@ func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql
 func (s *Session) infoSchemaColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql.Field, error) {
 	var out output
 	plan, err := s.infoSchemaSelect(ctx, stmt, &out)
+	return s.planColumns(ctx, plan, out, err)
+}
+
+// planColumns returns the columns of plan's one route, prepared on its
+// data source, as out describes them; err is the planning's.
+func (s *Session) planColumns(ctx context.Context, plan *router.Plan, out output, err error) ([]*mysql.Field, error) {
 	if err != nil || plan == nil || len(plan.Routes) != 1 {
 		return nil, err
 	}
 	cols, err := s.backendColumns(ctx, plan.Routes[0].DataSource, plan.Routes[0].SQL)
-	if err != nil || out.derived == nil {
-		return cols, err
+	if err != nil {
+		return nil, err
 	}
-	return out.derived.columns(cols), nil
+	return out.columns(cols), nil
 }
 
 // showColumns returns the columns of a SHOW the proxy answers: those it
 // makes itself (SHOW COUNT(*) WARNINGS, DATABASES, TABLES, CREATE
-// DATABASE), and a data source's for SHOW COLUMNS, INDEX, CREATE TABLE and
-// TABLE STATUS; nil for others.
+// DATABASE), a data source's for SHOW COLUMNS, INDEX, CREATE TABLE and
+// TABLE STATUS, and those of the SELECT answering SHOW PROCEDURE or
+// FUNCTION STATUS; nil for others.
 func (s *Session) showColumns(ctx context.Context, st *ast.ShowStmt) ([]*mysql.Field, error) {
 	switch st.Tp {
 	case ast.ShowCreateTable, ast.ShowColumns, ast.ShowIndex:
@@ -193,6 +200,10 @@ func (s *Session) showColumns(ctx context.Context, st *ast.ShowStmt) ([]*mysql.F
 			return nil, err
 		}
 		return s.backendColumns(ctx, ds, sql)
+	case ast.ShowProcedureStatus, ast.ShowFunctionStatus:
+		var out output
+		plan, err := s.routineStatus(ctx, st, &out)
+		return s.planColumns(ctx, plan, out, err)
 	case ast.ShowTableStatus:
 		if _, err := s.schema(st.DBName); err != nil {
 			return nil, err
