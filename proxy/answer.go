@@ -22,6 +22,11 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 	}
 	switch n := st.node.(type) {
 	case *ast.ShowStmt:
+		if n.Tp == ast.ShowVariables {
+			// mariadb-admin variables names the server mariadb-admin
+			// version names.
+			st.out.variables = map[string]string{"version": s.srv.version(), "version_comment": versionComment}
+		}
 		return s.handleShow(ctx, n, st.sql, &st.out)
 	case *ast.ExplainStmt:
 		if show, ok := n.Stmt.(*ast.ShowStmt); ok {

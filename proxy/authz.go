@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -19,7 +20,9 @@ import (
 // account the proxy logs in to the data sources with. A refusal is the
 // error MariaDB gives an account without the privilege: 1142 for a table,
 // 1044 for a schema, 1227 for a global privilege (FILE, PROCESS, and
-// HINT, the proxy's own for routing hints), 1370 for a routine.
+// HINT, the proxy's own for routing hints), 1370 for a routine. No user
+// holds RELOAD, SHUTDOWN or SUPER: FLUSH, SHUTDOWN and their commands
+// (COM_REFRESH, COM_SHUTDOWN, COM_DEBUG) get MariaDB's 1227 for them.
 
 // privileges returns the privileges of the session's user. A session
 // that has not logged in (tests driving it directly) is an application
@@ -204,6 +207,12 @@ func (a access) authorize(stmt ast.StmtNode, sql string) error {
 		return dbDenied(a.user, st.Name.O)
 	case *ast.AlterDatabaseStmt:
 		return dbDenied(a.user, st.Name.O)
+	case *ast.FlushStmt:
+		// FLUSH administers the data sources' servers (mariadb-admin
+		// flush-*, reload); their operators run it there.
+		return privilegeNeeded("RELOAD")
+	case *ast.ShutdownStmt:
+		return privilegeNeeded("SHUTDOWN")
 	}
 	v := &accessVisitor{}
 	stmt.Accept(v)
@@ -233,6 +242,81 @@ func (a access) authorize(stmt ast.StmtNode, sql string) error {
 		return a.tableDenied(command, schemaName(v.tables[0], a.db), v.tables[0].Name.O)
 	}
 	return nil
+}
+
+// unparsedAdminPrivilege is the privilege MariaDB wants for a server
+// administration statement the parser does not read, by its words: FLUSH
+// followed by options, names, strings and commas (FLUSH USER_RESOURCES,
+// TABLE_STATISTICS, RELAY LOGS, several options in one) wants RELOAD, as
+// the FLUSH forms the parser reads; START or STOP SLAVE or REPLICA
+// (mariadb-admin start-slave, stop-slave) SUPER or REPLICATION SLAVE
+// ADMIN. "" for any other text, which stays a syntax error.
+func unparsedAdminPrivilege(sql string, mode sqllex.Mode) string {
+	text := sqllex.ExecutableText(sql, mode)
+	var words []string
+	for sc := sqllex.NewScanner(text, mode); ; {
+		t, ok := sc.Next()
+		if !ok {
+			break
+		}
+		switch t.Kind {
+		case sqllex.Space, sqllex.LineComment, sqllex.BlockComment:
+		case sqllex.Word:
+			words = append(words, strings.ToUpper(t.Text(text)))
+		case sqllex.QuotedName, sqllex.String:
+			if len(words) < 2 {
+				return ""
+			}
+		case sqllex.Punct:
+			if p := t.Text(text); len(words) < 2 || (p != "," && p != "." && p != ";") {
+				return ""
+			}
+		default:
+			return ""
+		}
+	}
+	switch {
+	case len(words) < 2:
+		return ""
+	case words[0] == "FLUSH":
+		return "RELOAD"
+	case words[0] != "START" && words[0] != "STOP":
+		return ""
+	}
+	if words[1] == "ALL" && len(words) > 2 {
+		words = words[1:]
+	}
+	if w := words[1]; w == "SLAVE" || w == "SLAVES" || w == "REPLICA" || w == "REPLICAS" {
+		return "SUPER, REPLICATION SLAVE ADMIN"
+	}
+	return ""
+}
+
+// errAccountManagement answers statements about accounts: the proxy's
+// users are not the data sources' accounts, and their passwords and
+// privileges are server.users in the rules file (RELOAD RULES applies a
+// change live).
+var errAccountManagement = &NotSupportedError{What: "SET PASSWORD, CREATE, ALTER, DROP and RENAME USER, GRANT and REVOKE through the proxy (its users, their passwords and privileges are server.users in the rules file, applied by RELOAD RULES)"}
+
+// setsPassword reports whether sql starts SET PASSWORD, which MariaDB
+// reads with further assignments after it and the parser does not.
+func setsPassword(sql string, mode sqllex.Mode) bool {
+	text := sqllex.ExecutableText(sql, mode)
+	var words []string
+	for sc := sqllex.NewScanner(text, mode); len(words) < 2; {
+		t, ok := sc.Next()
+		if !ok {
+			return false
+		}
+		switch t.Kind {
+		case sqllex.Space, sqllex.LineComment, sqllex.BlockComment:
+		case sqllex.Word:
+			words = append(words, strings.ToUpper(t.Text(text)))
+		default:
+			return false
+		}
+	}
+	return words[0] == "SET" && words[1] == "PASSWORD"
 }
 
 // authorizeMaintenance checks a table maintenance statement (ANALYZE,

@@ -96,7 +96,9 @@ func (s *Session) classifyText(st *statement) error {
 // and triggers (the parser reads neither) and procedures it cannot read,
 // alone or a CREATE whose body's semicolons are its own; SHOW PACKAGE
 // STATUS and SHOW CREATE TRIGGER (routineshow.go); table maintenance
-// statements (maintenance.go); a multi-statement query, whose statements
+// statements (maintenance.go); MariaDB's FLUSH, START and STOP SLAVE
+// forms (authz.go); SET PASSWORD with other assignments; a
+// multi-statement query, whose statements
 // MySQL parses one at a time, so those before the one that does not parse
 // still run; else the syntax error.
 func (s *Session) classifyUnparsed(st *statement, err error) error {
@@ -118,6 +120,13 @@ func (s *Session) classifyUnparsed(st *statement, err error) error {
 	}
 	if s.classifyMaintenance(st) {
 		return nil
+	}
+	if privilege := unparsedAdminPrivilege(st.sql, s.lexMode()); privilege != "" {
+		return privilegeNeeded(privilege) // authz.go
+	}
+	if setsPassword(st.sql, s.lexMode()) {
+		// mariadb-admin password's SET PASSWORD = '...', sql_log_off = 0.
+		return errAccountManagement
 	}
 	return &ParseError{Err: err}
 }
@@ -189,6 +198,9 @@ func (s *Session) classifyNode(st *statement) error {
 		if !hasTable(n) {
 			st.kind = planDataSource
 		}
+	case *ast.SetPwdStmt, *ast.AlterUserStmt, *ast.CreateUserStmt, *ast.DropUserStmt, *ast.RenameUserStmt,
+		*ast.GrantStmt, *ast.RevokeStmt:
+		return errAccountManagement
 	}
 	if st.kind == 0 {
 		st.kind = planRouted

@@ -47,6 +47,10 @@ type output struct {
 	// select fields that are values the proxy wrote into the statement
 	// (local.go).
 	local map[int]*mysql.Field
+	// variables, when set, are values the proxy answers for SHOW
+	// VARIABLES rows of these names (lower case) in place of the data
+	// source's.
+	variables map[string]string
 }
 
 // columns returns cols as out describes them: derived and local.

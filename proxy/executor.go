@@ -383,10 +383,8 @@ func (ex *execution) sendAll() bool {
 			continue
 		}
 		h, stop, err := r.readHead()
-		if err != nil && r.binary && staleStmt(err) && !l.bc.broken {
-			// The backend lost the statement (or wants it prepared
-			// again): prepare it again, once, as run does.
-			l.bc.forgetStmt(r.route.SQL)
+		if r.binary && r.lostStmt(err) {
+			// Prepared again, once, as runStmt does.
 			h, stop, err = r.exchange()
 		}
 		r.complete(started[i], h, stop, err)
@@ -597,18 +595,29 @@ func (r *routeRun) sendText() (err error) {
 // the connection for its SQL (prepared now on first use). A statement the
 // backend lost or wants prepared again is prepared again, once.
 func (r *routeRun) runStmt() (h head, stop func(), err error) {
-	bc := r.lane.bc
 	for attempt := 0; ; attempt++ {
 		if err := r.sendStmt(); err != nil {
 			return h, nil, err
 		}
 		h, stop, err = r.readHead()
-		if err != nil && attempt == 0 && staleStmt(err) && !bc.broken {
-			bc.forgetStmt(r.route.SQL)
+		if attempt == 0 && r.lostStmt(err) {
 			continue
 		}
 		return h, stop, err
 	}
+}
+
+// lostStmt reports whether err, the answer to the route's backend
+// statement, says the backend lost it or wants it prepared again, on a
+// connection still usable; the statement is then forgotten, so that the
+// next send prepares it anew.
+func (r *routeRun) lostStmt(err error) bool {
+	bc := r.lane.bc
+	if err == nil || !staleStmt(err) || bc.broken {
+		return false
+	}
+	bc.forgetStmt(r.route.SQL)
+	return true
 }
 
 // sendStmt sends the route as COM_STMT_EXECUTE of the statement

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -35,6 +36,9 @@ var logicalInfoTables = map[string]infoTable{
 	"routines":   {schemaCols: []string{"ROUTINE_SCHEMA"}},
 	"parameters": {schemaCols: []string{"SPECIFIC_SCHEMA"}},
 	"triggers":   {schemaCols: []string{"TRIGGER_SCHEMA", "EVENT_OBJECT_SCHEMA"}, tableCol: "EVENT_OBJECT_TABLE"},
+	// Views live on the default data source (none reads a sharded or
+	// broadcast table); TypeORM's dropSchema drops them from VIEWS.
+	"views": {schemaCols: []string{"TABLE_SCHEMA"}, tableCol: "TABLE_NAME", definitionCol: "VIEW_DEFINITION"},
 }
 
 // infoTable names the columns of an information_schema table that the
@@ -48,6 +52,10 @@ type infoTable struct {
 	nameCols    []string
 	refTableCol string
 	refNameCols []string
+	// definitionCol is SQL text MariaDB writes with every name qualified
+	// by the schema, `db`.`table`: the logical schema's name replaces
+	// the data source's.
+	definitionCol string
 }
 
 // infoSchemaSelect answers a SELECT on information_schema. TABLES,
@@ -194,6 +202,9 @@ func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTabl
 				if i := idx(col); i >= 0 && r[i] != nil && string(r[i]) == db {
 					r[i] = []byte(rules.DatabaseName)
 				}
+			}
+			if i := idx(it.definitionCol); it.definitionCol != "" && i >= 0 && r[i] != nil {
+				r[i] = bytes.ReplaceAll(r[i], appendIdent(nil, db), appendIdent(nil, rules.DatabaseName))
 			}
 			rows = append(rows, r)
 		}

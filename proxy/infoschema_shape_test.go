@@ -35,7 +35,7 @@ func TestInfoSchemaShapesDifferential(t *testing.T) {
 	db := e.open(t)
 	e.backends[0].Exec(t, "ds_0", "CREATE DATABASE IF NOT EXISTS isref")
 	ref := e.backends[0].Open(t, "isref")
-	drop := []string{"DROP TABLE IF EXISTS is_order", "DROP TABLE IF EXISTS is_dict", "DROP TABLE IF EXISTS is_single"}
+	drop := []string{"DROP VIEW IF EXISTS is_view", "DROP TABLE IF EXISTS is_order", "DROP TABLE IF EXISTS is_dict", "DROP TABLE IF EXISTS is_single"}
 	for _, q := range drop {
 		db.Exec(q)
 		ref.Exec(q)
@@ -54,6 +54,7 @@ func TestInfoSchemaShapesDifferential(t *testing.T) {
 		"CREATE TABLE is_order (order_id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(10))",
 		"CREATE TABLE is_dict (code VARCHAR(10) NOT NULL PRIMARY KEY, label VARCHAR(20))",
 		"CREATE TABLE is_single (id INT NOT NULL PRIMARY KEY, user_id INT)",
+		"CREATE VIEW is_view AS SELECT id, user_id FROM is_single WHERE user_id > 0",
 	} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("proxy: %s: %v", q, err)
@@ -73,6 +74,11 @@ func TestInfoSchemaShapesDifferential(t *testing.T) {
 		"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%[1]s' AND TABLE_NAME IN (SELECT TABLE_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '%[1]s' AND COLUMN_NAME = 'user_id') AND TABLE_NAME LIKE 'is\\_%%' ORDER BY 1",
 		"SELECT COUNT(*) FROM (SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%[1]s' AND TABLE_NAME LIKE 'is\\_%%') x",
 		"SELECT s.INDEX_NAME, s.COLUMN_NAME FROM information_schema.STATISTICS s WHERE s.TABLE_SCHEMA = '%[1]s' AND EXISTS (SELECT 1 FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = s.TABLE_SCHEMA AND t.TABLE_NAME = s.TABLE_NAME AND t.TABLE_NAME = 'is_order')",
+		// TypeORM's MysqlQueryRunner.clearDatabase (dropSchema: true)
+		// drops the views first; VIEWS lists the default data source's.
+		"SELECT concat('DROP VIEW IF EXISTS `', table_name, '`') AS `query` FROM `INFORMATION_SCHEMA`.`VIEWS` WHERE `TABLE_SCHEMA` = '%[1]s'",
+		"SELECT TABLE_NAME, REPLACE(VIEW_DEFINITION, '`%[1]s`', '`db`'), CHECK_OPTION, IS_UPDATABLE, SECURITY_TYPE, ALGORITHM FROM information_schema.VIEWS WHERE TABLE_SCHEMA = '%[1]s' AND TABLE_NAME LIKE 'is\\_%%'",
+		"SELECT t.TABLE_NAME, t.TABLE_TYPE, v.IS_UPDATABLE FROM information_schema.TABLES t LEFT JOIN information_schema.VIEWS v ON v.TABLE_SCHEMA = t.TABLE_SCHEMA AND v.TABLE_NAME = t.TABLE_NAME WHERE t.TABLE_SCHEMA = '%[1]s' AND t.TABLE_NAME LIKE 'is\\_%%' ORDER BY 1",
 		"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%[1]s' AND TABLE_NAME LIKE 'is\\_%%' EXCEPT SELECT TABLE_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '%[1]s' AND COLUMN_NAME = 'status' ORDER BY 1",
 	}
 	for _, q := range queries {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -104,6 +105,18 @@ func (s *Session) writeEOF(more bool) error {
 // then returns errWritten wrapping it, so the caller stops.
 func (s *Session) writeRows(rows RowStream, out output) error {
 	s.written = -1
+	if out.variables != nil {
+		rows = &mapStream{RowStream: rows, fn: func(r Row) Row {
+			if len(r) < 2 {
+				return r
+			}
+			if v, ok := out.variables[strings.ToLower(string(r[0]))]; ok {
+				r = r.Clone()
+				r[1] = []byte(v)
+			}
+			return r
+		}}
+	}
 	if out.into != nil {
 		return s.storeInto(rows, out)
 	}

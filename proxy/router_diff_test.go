@@ -68,6 +68,18 @@ var routerDiffQueries = []diffCase{
 	{sql: "SELECT EXISTS(SELECT 1 FROM t_order WHERE order_id = 8 LIMIT 1) AS found"},
 	{sql: "SELECT EXISTS(SELECT 1 FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE i.qty = 5)"},
 	{sql: "SELECT EXISTS(SELECT user_id FROM t_order GROUP BY user_id HAVING COUNT(*) > 8)", wantErr: 1235},
+	// TypeORM's exists() and existsBy(): one constant row kept by WHERE
+	// EXISTS; any route's row is the answer.
+	{sql: "SELECT 1 AS `row_exists` FROM (SELECT 1 AS dummy_column) `dummy_table` WHERE EXISTS (SELECT 1 FROM `t_order` `Order` WHERE ((`Order`.`status` = 'paid'))) LIMIT 1"},
+	{sql: "SELECT 1 AS `row_exists` FROM (SELECT 1 AS dummy_column) `dummy_table` WHERE EXISTS (SELECT 1 FROM `t_order` `Order` WHERE ((`Order`.`status` = 'nope'))) LIMIT 1"},
+	{sql: "SELECT t.d, t.e + 1, 'x' FROM (SELECT 1 AS d, 2 AS e) t WHERE EXISTS (SELECT 1 FROM t_order WHERE qty > 1) ORDER BY t.d"},
+	{sql: "SELECT 1 FROM DUAL WHERE EXISTS (SELECT 1 FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE i.qty = 5 LIMIT 1)"},
+	{sql: "SELECT 'yes' FROM DUAL WHERE EXISTS (SELECT 1 FROM t_order WHERE qty > 1)"},
+	{sql: "SELECT 'yes' WHERE EXISTS (SELECT 1 FROM t_order WHERE status = 'paid')"},
+	{sql: "SELECT * FROM (SELECT 1 AS d) t WHERE EXISTS (SELECT 1 FROM t_order WHERE qty > 1) LIMIT 1 OFFSET 1"},
+	{sql: "SELECT 1 FROM (SELECT 1 AS d) t WHERE NOT EXISTS (SELECT 1 FROM t_order WHERE qty > 100)", wantErr: 1235},
+	{sql: "SELECT COUNT(*) FROM (SELECT 1 AS d) t WHERE EXISTS (SELECT 1 FROM t_order WHERE qty > 1)", wantErr: 1235},
+	{sql: "SELECT 1 FROM (SELECT 1 AS d UNION ALL SELECT 2) t WHERE EXISTS (SELECT 1 FROM t_order WHERE qty > 1)", wantErr: 1235},
 	{sql: "SELECT order_id FROM t_order WHERE user_id = 3 AND order_id IN (SELECT order_id FROM t_order WHERE user_id = 3 AND qty > 0) ORDER BY order_id", ordered: true},
 	{sql: "SELECT o.order_id FROM t_order o WHERE o.user_id = 5 AND o.order_id IN (SELECT i.order_id FROM t_order_item i WHERE i.user_id = 5 AND i.qty > 1)"},
 	{sql: "SELECT COUNT(*) FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id WHERE o.user_id = 7 AND i.user_id = 7"},

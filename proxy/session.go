@@ -381,6 +381,12 @@ func (s *Session) dispatch(p []byte) {
 		} else if err = s.srv.killSession(s, uint64(id), false); err == nil {
 			err = s.writeOK(wire.OK{}, false)
 		}
+	case mysql.COM_REFRESH:
+		err = privilegeNeeded("RELOAD") // as FLUSH (authz.go)
+	case mysql.COM_SHUTDOWN:
+		err = privilegeNeeded("SHUTDOWN")
+	case mysql.COM_DEBUG:
+		err = privilegeNeeded("SUPER")
 	default:
 		err = mysql.NewDefaultError(mysql.ER_UNKNOWN_COM_ERROR)
 	}

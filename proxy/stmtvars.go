@@ -78,6 +78,8 @@ func splitSetStatement(sql string, mode sqlarg.Mode) (vars stmtVars, rest string
 		switch {
 		case stmtVarsRefused[lower] || strings.HasPrefix(lower, "character_set_") || strings.HasPrefix(lower, "collation_"):
 			return stmtVars{}, "", true, &NotSupportedError{What: "SET STATEMENT " + lower + " through the proxy (SET SESSION it around the statement)"}
+		case restrictedSessionVars[lower] != "":
+			return stmtVars{}, "", true, privilegeNeeded(restrictedSessionVars[lower])
 		case lower == "sql_select_limit":
 			if vars.selectLimit, err = selectLimitValue(value); err != nil {
 				return stmtVars{}, "", true, err

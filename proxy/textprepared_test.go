@@ -208,25 +208,40 @@ func TestUnionPreparedLost(t *testing.T) {
 	_, want := queryRows(t, ref, q, 7, 50)
 	queryWith(t, p, q, 7, 50)
 	queryWith(t, p, q, 7, 50)
-	// Every idle connection closes its statements with its next command,
-	// the cache still holding them.
+	// Every idle connection that holds a joined statement closes it with
+	// its next command, the cache still holding it; the others are held
+	// out of the pools until the query ran, so that it runs on those.
 	lost := 0
+	var held []func()
 	for _, name := range []string{"ds_0", "ds_1"} {
 		pl := e.srv.current().pools[name]
 		bcs, err := pl.get(t.Context(), pl.stats().Idle)
 		if err != nil {
 			t.Fatal(err)
 		}
+		var losing, others []*backendConn
 		for _, bc := range bcs {
+			n := lost
 			for sql, st := range bc.stmts {
 				if strings.Contains(sql, "UNION") {
 					bc.queueClose(st.id)
 					lost++
 				}
 			}
+			if lost > n {
+				losing = append(losing, bc)
+			} else {
+				others = append(others, bc)
+			}
 		}
-		pl.put(bcs...)
+		pl.put(losing...)
+		held = append(held, func() { pl.put(others...) })
 	}
+	defer func() {
+		for _, put := range held {
+			put()
+		}
+	}()
 	if lost < 2 {
 		t.Fatalf("%d joined statements cached, want one per data source at least", lost)
 	}

@@ -134,6 +134,8 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 	switch {
 	case a.IsGlobal || a.IsInstance:
 		return &NotSupportedError{What: "SET GLOBAL through the proxy (set it on each data source)"}
+	case a.IsSystem && restrictedSessionVars[name] != "":
+		return privilegeNeeded(restrictedSessionVars[name])
 	case a.Name == ast.SetNames:
 		cs, err := restoreExpr(a.Value)
 		if err != nil {
@@ -205,6 +207,21 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 		p.assignUser(a.Name, val)
 	}
 	return nil
+}
+
+// restrictedSessionVars are the session variables MariaDB lets only an
+// account with these privileges set (its 1227 names them): they change
+// what the data sources log and replicate (sql_log_bin=0 keeps writes out
+// of the binary log, so replicas miss them) or which server and thread
+// their binary log names. No proxy user holds the data sources' account's
+// SUPER, BINLOG ADMIN or BINLOG REPLAY.
+var restrictedSessionVars = map[string]string{
+	"sql_log_off": "SUPER", "enforce_storage_engine": "SUPER", "wsrep_on": "SUPER",
+	"sql_log_bin": "SUPER, BINLOG ADMIN", "binlog_format": "SUPER, BINLOG ADMIN",
+	"binlog_annotate_row_events": "SUPER, BINLOG ADMIN", "binlog_row_image": "SUPER, BINLOG ADMIN",
+	"binlog_direct_non_transactional_updates": "SUPER, BINLOG ADMIN",
+	"gtid_domain_id": "SUPER, BINLOG REPLAY", "gtid_seq_no": "SUPER, BINLOG REPLAY",
+	"server_id": "SUPER, BINLOG REPLAY", "pseudo_thread_id": "SUPER, BINLOG REPLAY",
 }
 
 // assignUser records SET @name = val, val a literal.

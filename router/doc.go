@@ -79,13 +79,17 @@
 //     equates all its sharding columns with the outer table's (EXISTS,
 //     IN (SELECT ...) on the sharding columns; a column pinned to the same
 //     literal in both blocks, user_id = 13, counts as equated); broadcast
-//     tables anywhere. Across data nodes also two ORM shapes whose inner
+//     tables anywhere. Across data nodes also three ORM shapes whose inner
 //     block returns rows (no GROUP BY, HAVING, DISTINCT, aggregates,
 //     window functions or LIMIT): a SELECT from one derived table (SELECT
 //     COUNT(*) FROM (SELECT ... FROM t_order WHERE ...) sub), which every
-//     route runs whole and the outer query's merge combines; and SELECT
+//     route runs whole and the outer query's merge combines; SELECT
 //     [NOT] EXISTS (SELECT ... [LIMIT n]), the OR (AND) of the routes'
-//     answers.
+//     answers; and TypeORM's exists(), a constant row kept by WHERE
+//     EXISTS (SELECT 1 AS row_exists FROM (SELECT 1 AS dummy_column)
+//     dummy_table WHERE EXISTS (SELECT ...) LIMIT 1, also FROM DUAL or no
+//     FROM; no aggregate in its select list), the row of any route that
+//     returns one.
 //   - INSERT, REPLACE, INSERT ... SET, ON DUPLICATE KEY UPDATE: keys are
 //     generated before routing (for a missing key column, NULL or DEFAULT),
 //     so a generated key can be a sharding column; each row goes to its data

@@ -128,9 +128,12 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	// the multi-route form.
 	fixedSingle := rt.hasStatic && rt.staticErr == nil && len(rt.static) == 1
 	if sel, ok := stmt.(*ast.SelectStmt); ok && len(a.sharded) > 0 && !fixedSingle {
-		if lifted == liftExists {
+		switch lifted {
+		case liftExists:
 			d.multi = existsMerge(sel, d.single)
-		} else {
+		case liftWhereExists:
+			d.multi = whereExistsMerge(d.single)
+		default:
 			d.multi, d.multiErr = a.prepareMerge(sel, d.inListItems)
 		}
 	}

@@ -5,24 +5,28 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 )
 
-// Two ORM shapes read sharded tables only inside one query block that
+// Three ORM shapes read sharded tables only inside one query block that
 // returns rows, not groups: a count query over a derived table (SELECT
 // COUNT(*) FROM (SELECT ... FROM t_order WHERE ...) sub, as MyBatis
-// PageHelper and Spring Data write it) and an existence check (SELECT
-// EXISTS(SELECT 1 FROM t_order WHERE ...)). The inner block's rows are
-// the union of its rows on each data node, so each route can run the
-// whole statement on its data nodes and the merge combines the answers:
-// the outer query's merge as for any SELECT, OR (MAX) of the routes'
-// EXISTS. Such a block is lifted: its tables route the statement as if
-// they were the outer block's.
+// PageHelper and Spring Data write it), an existence check (SELECT
+// EXISTS(SELECT 1 FROM t_order WHERE ...)), and TypeORM's existence check
+// (SELECT 1 AS row_exists FROM (SELECT 1 AS dummy_column) dummy_table
+// WHERE EXISTS (SELECT 1 FROM t_order WHERE ...) LIMIT 1). The inner
+// block's rows are the union of its rows on each data node, so each route
+// can run the whole statement on its data nodes and the merge combines
+// the answers: the outer query's merge as for any SELECT, OR (MAX) of the
+// routes' EXISTS, and for TypeORM's shape, whose outer block has at most
+// one row, the one row any route returned. Such a block is lifted: its
+// tables route the statement as if they were the outer block's.
 
 // liftKind says which shape a SELECT was recognised as.
 type liftKind int
 
 const (
-	liftNone    liftKind = iota + 1
-	liftDerived          // the outer block reads one derived table
-	liftExists           // the select list is EXISTS (subquery) only
+	liftNone        liftKind = iota + 1
+	liftDerived              // the outer block reads one derived table
+	liftExists               // the select list is EXISTS (subquery) only
+	liftWhereExists          // one row at most, kept WHERE EXISTS (subquery)
 )
 
 func (k liftKind) String() string {
@@ -33,6 +37,8 @@ func (k liftKind) String() string {
 		return "derived"
 	case liftExists:
 		return "exists"
+	case liftWhereExists:
+		return "where exists"
 	}
 	return "unknown"
 }
@@ -43,7 +49,11 @@ func (a *analysis) lift(sel *ast.SelectStmt) liftKind {
 	if a.setOp || len(a.sharded) == 0 || sel.Kind != ast.SelectStmtKindSelect {
 		return liftNone
 	}
-	kind, inner := liftDerived, derivedSource(sel)
+	// TypeORM's shape reads a derived table too, one without tables.
+	kind, inner := liftWhereExists, whereExistsSource(sel)
+	if inner == nil {
+		kind, inner = liftDerived, derivedSource(sel)
+	}
 	if inner == nil {
 		kind, inner = liftExists, existsSource(sel)
 	}
@@ -104,6 +114,60 @@ func existsSource(sel *ast.SelectStmt) *ast.SelectStmt {
 	return inner
 }
 
+// whereExistsSource returns the subquery of SELECT fields [FROM (SELECT
+// constants) alias] WHERE EXISTS (subquery) [ORDER BY ...] [LIMIT ...]:
+// the FROM gives exactly one row and the WHERE only keeps or drops it, so
+// the statement returns at most one row, whatever its data nodes. Its
+// fields may not aggregate (an aggregate answers a row even when the
+// WHERE drops it) nor hold a window function.
+func whereExistsSource(sel *ast.SelectStmt) *ast.SelectStmt {
+	if sel.Where == nil || sel.GroupBy != nil || sel.Having != nil || len(sel.WindowSpecs) > 0 ||
+		sel.SelectIntoOpt != nil || sel.With != nil || sel.Fields == nil || !oneRow(sel.Fields) {
+		return nil
+	}
+	if sel.OrderBy != nil {
+		for _, by := range sel.OrderBy.Items {
+			if containsAggregate(by.Expr) {
+				return nil
+			}
+		}
+	}
+	if sel.From != nil {
+		src := derivedSource(sel)
+		if src == nil || src.Kind != ast.SelectStmtKindSelect || src.From != nil || src.Where != nil ||
+			src.GroupBy != nil || src.Having != nil || src.Limit != nil || src.With != nil ||
+			len(src.WindowSpecs) > 0 || src.Fields == nil || !oneRow(src.Fields) {
+			return nil
+		}
+	}
+	ex, not := existsOf(sel.Where)
+	if ex == nil || not {
+		return nil
+	}
+	sub, ok := ex.Sel.(*ast.SubqueryExpr)
+	if !ok {
+		return nil
+	}
+	inner, _ := sub.Query.(*ast.SelectStmt)
+	return inner
+}
+
+// oneRow reports whether a select list keeps its block's row count:
+// no aggregate and no window function.
+func oneRow(fields *ast.FieldList) bool {
+	var w windowFinder
+	for _, f := range fields.Fields {
+		if f.WildCard != nil {
+			continue
+		}
+		if containsAggregate(f.Expr) {
+			return false
+		}
+		f.Expr.Accept(&w)
+	}
+	return !w.found
+}
+
 // existsOf unwraps [NOT] EXISTS (subquery); not reports the negation.
 func existsOf(e ast.ExprNode) (ex *ast.ExistsSubqueryExpr, not bool) {
 	for {
@@ -133,7 +197,7 @@ func rowwise(sel *ast.SelectStmt, kind liftKind) bool {
 		sel.SelectIntoOpt != nil || len(sel.WindowSpecs) > 0 || sel.With != nil || sel.Fields == nil {
 		return false
 	}
-	if sel.Limit != nil && (kind != liftExists || sel.Limit.Offset != nil) {
+	if sel.Limit != nil && (kind == liftDerived || sel.Limit.Offset != nil) {
 		return false
 	}
 	var w windowFinder
@@ -159,6 +223,16 @@ func within(s, b *scope) bool {
 		}
 	}
 	return false
+}
+
+// whereExistsMerge is the merge of TypeORM's existence check: each route
+// answers the statement's one row when its data nodes hold a matching
+// row, none otherwise, so the answer is the first row any route returns.
+func whereExistsMerge(tmpl *sqlTemplate) *selectMerge {
+	return &selectMerge{tmpl: tmpl, limit: &limitOperands{
+		count:  operand{param: -1, val: int64(1)},
+		offset: operand{param: -1, val: int64(0)},
+	}}
 }
 
 // existsMerge is the merge of the EXISTS shape: each route answers one

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests start for real: MariaDB servers,
 # mariadb and mysqldump clients, etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
-# mysqlclient and the ORM SQLAlchemy (for Debian's /usr/bin/python3), Node.js with the Sequelize
-# application's npm packages (proxy/testdata/sequelize), and a JDK with MariaDB Connector/J (the JDBC
+# mysqlclient and the ORM SQLAlchemy (for Debian's /usr/bin/python3), Node.js with the Sequelize,
+# TypeORM and Knex applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), and a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj). Does nothing when they are all present.
 set -euo pipefail
 
@@ -19,20 +19,22 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 /usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || need+=(python3-pymysql)
 /usr/bin/python3 -c 'import MySQLdb' >/dev/null 2>&1 || need+=(python3-mysqldb)
 /usr/bin/python3 -c 'import sqlalchemy' >/dev/null 2>&1 || need+=(python3-sqlalchemy) # TestSQLAlchemyApplication
-command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication
+command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication, TestTypeORMApplication, TestKnexApplication
 command -v npm >/dev/null 2>&1 || need+=(npm)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless) # TestConnectorJApplication
 [ -f /usr/share/java/mariadb-java-client.jar ] || need+=(libmariadb-java)
 
-# npm_packages installs the Sequelize application's packages, pinned by its
-# package-lock.json, once.
+# npm_packages installs the Node.js applications' packages (Sequelize;
+# TypeORM and Knex), each pinned by its package-lock.json, once.
 npm_packages() {
-	local app
-	app="$(cd "$(dirname "$0")/.." && pwd)/proxy/testdata/sequelize"
-	if [ ! -d "$app/node_modules/sequelize" ]; then
-		echo "install-deps: npm ci in $app" >&2
-		npm ci --prefix "$app" --no-audit --no-fund --loglevel=error
-	fi
+	local root app
+	root="$(cd "$(dirname "$0")/.." && pwd)/proxy/testdata"
+	for app in sequelize/sequelize typeorm/typeorm typeorm/knex; do
+		if [ ! -d "$root/${app%%/*}/node_modules/${app#*/}" ]; then
+			echo "install-deps: npm ci in $root/${app%%/*}" >&2
+			npm ci --prefix "$root/${app%%/*}" --no-audit --no-fund --loglevel=error
+		fi
+	done
 }
 
 if [ ${#need[@]} -eq 0 ]; then
