@@ -27,11 +27,11 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 			// version names.
 			st.out.variables = map[string]string{"version": s.srv.version(), "version_comment": versionComment}
 		}
-		return s.handleShow(ctx, n, st.sql, st.out)
+		return s.handleShow(ctx, n, st.sql, &st.out)
 	case *ast.ExplainStmt:
 		if show, ok := n.Stmt.(*ast.ShowStmt); ok {
 			// DESCRIBE t and EXPLAIN t are SHOW COLUMNS.
-			return s.handleShow(ctx, show, st.sql, st.out)
+			return s.handleShow(ctx, show, st.sql, &st.out)
 		}
 		return nil, &NotSupportedError{What: "EXPLAIN of statements (shardflake explain prints the plan)"}
 	case *ast.CreateDatabaseStmt:
@@ -58,13 +58,13 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 		return withArgs(s.srv.dataSourcePlan(ds, st.sql, router.KindSelect), st), nil
 	}
 	if sel, ok := st.node.(*ast.SelectStmt); ok && schemaOf(sel) != infoSchema {
-		plan, err := s.tablelessSelect(ctx, sel, st.sql, st.out)
+		plan, err := s.tablelessSelect(ctx, sel, st.sql, &st.out)
 		if plan != nil {
 			plan = withArgs(plan, st)
 		}
 		return plan, err
 	}
-	return s.infoSchemaSelect(ctx, st.node, st.out)
+	return s.infoSchemaSelect(ctx, st.node, &st.out)
 }
 
 // answerSession answers a planSession statement: one about the session's

@@ -3,8 +3,10 @@ package proxy
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
@@ -37,10 +39,34 @@ type output struct {
 	// into names the user variables a SELECT ... INTO @var stores its row
 	// in, instead of writing it (selectinto.go).
 	into *selectInto
+	// derived, when set, gives the column definitions of the
+	// information_schema tables a statement's derived tables stand for
+	// (infoschema.go).
+	derived derivedTables
+	// local, when set, gives by position the column definitions of the
+	// select fields that are values the proxy wrote into the statement
+	// (local.go).
+	local map[int]*mysql.Field
 	// variables, when set, are values the proxy answers for SHOW
 	// VARIABLES rows of these names (lower case) in place of the data
 	// source's.
 	variables map[string]string
+}
+
+// columns returns cols as out describes them: derived and local.
+func (out output) columns(cols []*mysql.Field) []*mysql.Field {
+	if out.derived != nil {
+		cols = out.derived.columns(cols)
+	}
+	if out.local != nil {
+		cols = slices.Clone(cols)
+		for i, f := range out.local {
+			if i < len(cols) {
+				cols[i] = f
+			}
+		}
+	}
+	return cols
 }
 
 // textOutput is the output of a whole text query's only result.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -65,11 +66,19 @@ type infoTable struct {
 // own WHERE, ORDER BY and joins, runs on the default data source: the plan
 // it returns. Other information_schema tables are the default data
 // source's.
-func (s *Session) infoSchemaSelect(ctx context.Context, sel ast.StmtNode, out output) (*router.Plan, error) {
+//
+// The derived tables' columns are literals: out.derived gives the client
+// the information_schema columns' own definitions instead (types, lengths,
+// NOT NULL), by which drivers type the values.
+func (s *Session) infoSchemaSelect(ctx context.Context, sel ast.StmtNode, out *output) (*router.Plan, error) {
 	if first := firstSelect(sel); first != nil {
 		keepLabels(first)
 	}
-	derivedOf := map[string]string{} // each table is read once per statement
+	type read struct {
+		sql     string
+		columns []*mysql.Field
+	}
+	derivedOf := map[string]read{} // each table is read once per statement
 	for _, t := range tablesOf(sel) {
 		it, ok := logicalInfoTables[t.Name.L]
 		if !ok {
@@ -78,17 +87,23 @@ func (s *Session) infoSchemaSelect(ctx context.Context, sel ast.StmtNode, out ou
 		derived, ok := derivedOf[t.Name.L]
 		if !ok {
 			var err error
-			if derived, err = s.derivedInfoTable(ctx, t.Name.O, it); err != nil {
+			if derived.sql, derived.columns, err = s.derivedInfoTable(ctx, t.Name.O, it); err != nil {
 				return nil, err
 			}
 			derivedOf[t.Name.L] = derived
 		}
-		node, err := s.parser.ParseOneStmt(derived, "", "")
+		node, err := s.parser.ParseOneStmt(derived.sql, "", "")
 		if err != nil {
 			return nil, &InternalError{Msg: "parse derived information_schema table: " + err.Error()}
 		}
 		r := &tableReplacer{target: t, with: node.(ast.ResultSetNode)}
 		sel.Accept(r)
+		if r.alias != "" {
+			if out.derived == nil {
+				out.derived = derivedTables{}
+			}
+			out.derived[r.alias] = derived.columns
+		}
 	}
 	// DATABASE() must name the logical schema, not the backend's.
 	sel.Accept(&localRewriter{s: s})
@@ -119,7 +134,7 @@ func firstSelect(n ast.Node) *ast.SelectStmt {
 
 // derivedInfoTable returns a SELECT ... UNION ALL ... of information_schema
 // table name's rows for the logical schema.
-func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTable) (string, error) {
+func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTable) (string, []*mysql.Field, error) {
 	rules := s.srv.rules
 	// Which data sources to read: the default one, and each one holding
 	// a sharded table's first data node.
@@ -151,7 +166,7 @@ func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTabl
 		}
 		res, err := s.queryResult(ctx, ds, "SELECT * FROM information_schema."+name+" WHERE "+where)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if columns == nil {
 			columns = res.columns
@@ -197,10 +212,11 @@ func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTabl
 	if it.tableCol != "" && strings.EqualFold(name, "tables") {
 		// A sharded table's size is all of its data nodes'.
 		if err := s.sumTableSizes(ctx, columns, rows); err != nil {
-			return "", err
+			return "", nil, err
 		}
 	}
-	return derivedSQL(columns, rows)
+	sql, err := derivedSQL(columns, rows)
+	return sql, columns, err
 }
 
 // derivedSQL writes rows as SELECT literal AS col, ... UNION ALL ...; no
@@ -280,10 +296,12 @@ func (s *Session) queryResultOn(ctx context.Context, conns connSource, ds, sql s
 	return out, err
 }
 
-// tableReplacer puts a derived table where a table name was.
+// tableReplacer puts a derived table where a table name was, and says
+// the derived table's name.
 type tableReplacer struct {
 	target *ast.TableName
 	with   ast.ResultSetNode
+	alias  string
 }
 
 func (r *tableReplacer) Enter(n ast.Node) (ast.Node, bool) {
@@ -292,9 +310,61 @@ func (r *tableReplacer) Enter(n ast.Node) (ast.Node, bool) {
 			ts.AsName = r.target.Name
 		}
 		ts.Source = r.with
+		r.alias = ts.AsName.O
 		return n, true
 	}
 	return n, false
 }
+
+// derivedTables are the column definitions of the information_schema
+// tables that derived tables of a statement stand for, by the derived
+// table's name.
+type derivedTables map[string][]*mysql.Field
+
+// columns returns cols with each column read straight from one of the
+// derived tables (the derived table's name, no schema or original
+// table) described as the information_schema column, as MariaDB
+// describes it: its type, length, flags, original name and table, the
+// name and table name the query gave it.
+func (d derivedTables) columns(cols []*mysql.Field) []*mysql.Field {
+	var out []*mysql.Field
+	for i, f := range cols {
+		orig := d.column(f)
+		if orig == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(cols)
+		}
+		c := *orig
+		c.Name, c.Table = f.Name, f.Table
+		out[i] = &c
+	}
+	if out == nil {
+		return cols
+	}
+	return out
+}
+
+func (d derivedTables) column(f *mysql.Field) *mysql.Field {
+	if len(f.Schema) > 0 || len(f.OrgTable) > 0 || len(f.OrgName) == 0 {
+		return nil
+	}
+	for _, c := range d[string(f.Table)] {
+		if strings.EqualFold(string(c.Name), string(f.OrgName)) {
+			return c
+		}
+	}
+	return nil
+}
+
+// relabeled is a result with other column definitions; its rows are
+// converted for them, never forwarded as they came.
+type relabeled struct {
+	RowStream
+	cols []*mysql.Field
+}
+
+func (r relabeled) Columns() []*mysql.Field { return r.cols }
 
 func (r *tableReplacer) Leave(n ast.Node) (ast.Node, bool) { return n, true }

@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -23,13 +25,17 @@ const versionComment = "shardflake MySQL sharding proxy"
 // writing them into the statement as literals and running it on the
 // default data source (SELECT 1, NOW(), @@sql_mode are the backend's
 // business): then it returns that plan.
-func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql string, out output) (*router.Plan, error) {
+//
+// A select field that is only such a value is described to the client as
+// MariaDB describes the value (out.local), not as the literal.
+func (s *Session) tablelessSelect(ctx context.Context, sel *ast.SelectStmt, sql string, out *output) (*router.Plan, error) {
 	if rows, ok := s.localSelect(sel); ok {
-		return nil, s.writeRows(rows, out)
+		return nil, s.writeRows(rows, *out)
 	}
 	keepLabels(sel)
-	r := &localRewriter{s: s}
+	r := newLocalRewriter(s, sel)
 	sel.Accept(r)
+	out.local = r.columns
 	renamed, err := s.srv.renameVars(ctx, sel)
 	if err != nil {
 		return nil, err
@@ -89,15 +95,7 @@ func (s *Session) localSelect(sel *ast.SelectStmt) (RowStream, bool) {
 		if !ok {
 			return nil, false
 		}
-		name := fieldName(f)
-		switch v.(type) {
-		case uint64:
-			cols = append(cols, uintColumn(name))
-		case int64:
-			cols = append(cols, intColumn(name))
-		default: // string or NULL
-			cols = append(cols, stringColumn(name))
-		}
+		cols = append(cols, localColumn(f.Expr, fieldName(f), v))
 		row = append(row, rowOf(v)[0])
 	}
 	rows := []Row{row}
@@ -193,6 +191,56 @@ func (s *Session) localValue(e ast.ExprNode) (any, bool) {
 	return nil, false
 }
 
+// MariaDB's lengths, in characters, of names: NAME_CHAR_LEN, and
+// USERNAME_CHAR_LENGTH + HOSTNAME_LENGTH + 1 for user@host.
+const (
+	nameChars     = 64
+	userHostChars = 128 + 255 + 1
+)
+
+// localColumn is the column definition MariaDB gives e, a value only the
+// proxy knows (localValue), whose value is v: drivers type the value by
+// it (LAST_INSERT_ID() is a BIGINT UNSIGNED NOT NULL, CONNECTION_ID() an
+// INT UNSIGNED NOT NULL, @@autocommit a BIGINT of length 1). A string
+// variable or VERSION() is as long as its value, as in MariaDB.
+func localColumn(e ast.ExprNode, name string, v any) *mysql.Field {
+	valueChars := 0
+	if str, ok := v.(string); ok {
+		valueChars = utf8.RuneCountInString(str)
+	}
+	switch x := e.(type) {
+	case *ast.FuncCallExpr:
+		switch x.FnName.L {
+		case "database", "schema":
+			return itemString(name, nameChars, 0)
+		case "connection_id":
+			return itemInt(name, mysql.MYSQL_TYPE_LONG, 10, mysql.NOT_NULL_FLAG|mysql.UNSIGNED_FLAG)
+		case "last_insert_id":
+			return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.NOT_NULL_FLAG|mysql.UNSIGNED_FLAG)
+		case "row_count":
+			return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.NOT_NULL_FLAG)
+		case "version":
+			return itemString(name, valueChars, mysql.NOT_NULL_FLAG)
+		case "user", "session_user", "system_user", "current_user":
+			return itemString(name, userHostChars, 0)
+		}
+	case *ast.VariableExpr:
+		switch strings.ToLower(x.Name) {
+		case "warning_count", "error_count", "last_insert_id", "identity", "in_transaction":
+			return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.UNSIGNED_FLAG)
+		case "autocommit":
+			return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 1, 0)
+		}
+	}
+	switch v.(type) {
+	case uint64:
+		return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.UNSIGNED_FLAG)
+	case int64:
+		return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, 0)
+	}
+	return itemString(name, valueChars, 0)
+}
+
 func (s *Session) remoteHost() string {
 	if s.nc == nil {
 		return "localhost"
@@ -209,6 +257,20 @@ func (s *Session) remoteHost() string {
 type localRewriter struct {
 	s       *Session
 	changed bool
+	// top are the select fields of the statement's result; columns are,
+	// by position, the column definitions of those replaced whole
+	// (localColumn), nil when none was.
+	top     []*ast.SelectField
+	columns map[int]*mysql.Field
+}
+
+// newLocalRewriter is a localRewriter of sel.
+func newLocalRewriter(s *Session, sel *ast.SelectStmt) *localRewriter {
+	r := &localRewriter{s: s}
+	if sel.Fields != nil {
+		r.top = sel.Fields.Fields
+	}
+	return r
 }
 
 func (r *localRewriter) Enter(n ast.Node) (ast.Node, bool) {
@@ -216,6 +278,12 @@ func (r *localRewriter) Enter(n ast.Node) (ast.Node, bool) {
 		if v, ok := r.s.localValue(f.Expr); ok {
 			if f.AsName.O == "" {
 				f.AsName = ast.NewCIStr(fieldName(f))
+			}
+			if i := slices.Index(r.top, f); i >= 0 {
+				if r.columns == nil {
+					r.columns = map[int]*mysql.Field{}
+				}
+				r.columns[i] = localColumn(f.Expr, f.AsName.O, v)
 			}
 			f.Expr = ast.NewValueExpr(v, "", "")
 			r.changed = true

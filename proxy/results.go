@@ -134,6 +134,11 @@ func (s *Session) writeRows(rows RowStream, out output) error {
 	if err != nil {
 		return err
 	}
+	if out.derived != nil || out.local != nil {
+		// Rows are converted for the columns' new types.
+		cols = out.columns(cols)
+		rows = relabeled{RowStream: rows, cols: cols}
+	}
 	buf := wire.AppendLenEncInt(s.wc.Scratch(), uint64(len(cols)))
 	if err := s.writePacket(buf); err != nil {
 		return err
@@ -288,6 +293,38 @@ func uintColumn(name string) *mysql.Field {
 	f := intColumn(name)
 	f.Flag |= mysql.UNSIGNED_FLAG
 	return f
+}
+
+// Column definitions of values MariaDB computes (an item, not a table's
+// column), for the statements the proxy answers as MariaDB would: no
+// original name, NOT_FIXED_DEC decimals for a string, a string's length
+// its characters times the bytes of the widest character of the result's
+// character set (the proxy's results are utf8mb4).
+const (
+	notFixedDecimals   = 39
+	noDefaultValueFlag = 4096 // NO_DEFAULT_VALUE_FLAG
+	utf8mb4MaxBytes    = 4
+)
+
+// itemString is a VARCHAR item of at most chars characters.
+func itemString(name string, chars int, flag uint16) *mysql.Field {
+	return &mysql.Field{Name: []byte(name), Charset: charsetUTF8MB4, ColumnLength: uint32(chars * utf8mb4MaxBytes),
+		Type: mysql.MYSQL_TYPE_VAR_STRING, Flag: flag, Decimal: notFixedDecimals}
+}
+
+// infoSchemaColumn is the column definition of a SHOW that MariaDB
+// answers from information_schema table table: its VARCHAR column
+// orgName of chars characters, NOT NULL without a default, named name.
+func infoSchemaColumn(name, table, orgName string, chars int) *mysql.Field {
+	return &mysql.Field{Name: []byte(name), OrgName: []byte(orgName), Table: []byte(table), OrgTable: []byte(table), Schema: []byte(infoSchema),
+		Charset: charsetUTF8MB4, ColumnLength: uint32(chars * utf8mb4MaxBytes), Type: mysql.MYSQL_TYPE_VAR_STRING,
+		Flag: mysql.NOT_NULL_FLAG | noDefaultValueFlag}
+}
+
+// itemInt is an integer item of type typ (MYSQL_TYPE_LONG, _LONGLONG)
+// and display length length.
+func itemInt(name string, typ uint8, length uint32, flag uint16) *mysql.Field {
+	return &mysql.Field{Name: []byte(name), Charset: charsetBinary, ColumnLength: length, Type: typ, Flag: flag | mysql.BINARY_FLAG}
 }
 
 // distinctRows keeps the first of the rows equal to each other (same values,

@@ -75,7 +75,7 @@ func (s *Session) classifyRoutineShow(st *statement) (bool, error) {
 }
 
 // routineStatus answers SHOW PROCEDURE STATUS and SHOW FUNCTION STATUS.
-func (s *Session) routineStatus(ctx context.Context, st *ast.ShowStmt, out output) (*router.Plan, error) {
+func (s *Session) routineStatus(ctx context.Context, st *ast.ShowStmt, out *output) (*router.Plan, error) {
 	kind := "PROCEDURE"
 	if st.Tp == ast.ShowFunctionStatus {
 		kind = "FUNCTION"

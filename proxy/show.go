@@ -24,7 +24,11 @@ import (
 // TABLES, SHOW CREATE TABLE, SHOW COLUMNS, SHOW INDEX); the rest (SHOW
 // VARIABLES, SHOW STATUS, SHOW COLLATION, ...) is the default data
 // source's answer.
-func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, out output) (*router.Plan, error) {
+//
+// result is the statement's output, which a SHOW answered by a SELECT of
+// information_schema describes (routineStatus).
+func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, result *output) (*router.Plan, error) {
+	out := *result
 	if plan, ok, err := s.infoSchemaShow(st); ok {
 		return plan, err
 	}
@@ -38,12 +42,12 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 				rows = append(rows, rowOf(db))
 			}
 		}
-		return nil, s.writeRowsWhere(ctx, []*mysql.Field{stringColumn(withPattern("Database", st))}, rows, st.Where, out)
+		return nil, s.writeRowsWhere(ctx, showDatabasesColumns(st), rows, st.Where, out)
 	case ast.ShowCreateDatabase:
 		if st.DBName != s.srv.rules.DatabaseName {
 			return nil, &UnknownDatabaseError{Name: st.DBName}
 		}
-		cols := []*mysql.Field{stringColumn("Database"), stringColumn("Create Database")}
+		cols := createDatabaseColumns()
 		create := "CREATE DATABASE "
 		if st.IfNotExists {
 			// mysqldump --databases asks so, for a dump that restores
@@ -73,7 +77,7 @@ func (s *Session) handleShow(ctx context.Context, st *ast.ShowStmt, sql string, 
 	case ast.ShowTableStatus:
 		return nil, s.showTableStatus(ctx, st, out)
 	case ast.ShowProcedureStatus, ast.ShowFunctionStatus:
-		return s.routineStatus(ctx, st, out)
+		return s.routineStatus(ctx, st, result)
 	case ast.ShowTriggers:
 		return s.showTriggers(st)
 	case ast.ShowEvents:
@@ -93,10 +97,7 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) 
 	if err != nil {
 		return err
 	}
-	cols := []*mysql.Field{stringColumn(withPattern("Tables_in_"+db, st))}
-	if st.Full {
-		cols = append(cols, stringColumn("Table_type"))
-	}
+	cols := showTablesColumns(st, db)
 	var rows []Row
 	for _, t := range tables {
 		ok, err := matchPattern(st.Pattern, t.name)
@@ -113,6 +114,27 @@ func (s *Session) showTables(ctx context.Context, st *ast.ShowStmt, out output) 
 		}
 	}
 	return s.writeRowsWhere(ctx, cols, rows, st.Where, out)
+}
+
+// showDatabasesColumns are the columns of SHOW DATABASES st.
+func showDatabasesColumns(st *ast.ShowStmt) []*mysql.Field {
+	return []*mysql.Field{infoSchemaColumn(withPattern("Database", st), "SCHEMATA", "SCHEMA_NAME", nameChars)}
+}
+
+// createDatabaseColumns are the columns of SHOW CREATE DATABASE.
+func createDatabaseColumns() []*mysql.Field {
+	return []*mysql.Field{itemString("Database", nameChars, mysql.NOT_NULL_FLAG), itemString("Create Database", 1024, mysql.NOT_NULL_FLAG)}
+}
+
+// showTablesColumns are the columns of SHOW [FULL] TABLES st of database
+// db. MariaDB's table names are NAME_CHAR_LEN long and 9 more for the
+// #mysql50# prefix.
+func showTablesColumns(st *ast.ShowStmt, db string) []*mysql.Field {
+	cols := []*mysql.Field{infoSchemaColumn(withPattern("Tables_in_"+db, st), "TABLE_NAMES", "TABLE_NAME", nameChars+9)}
+	if st.Full {
+		cols = append(cols, infoSchemaColumn("Table_type", "TABLE_NAMES", "TABLE_TYPE", nameChars))
+	}
+	return cols
 }
 
 // withPattern is the name MariaDB gives the column of SHOW TABLES or SHOW
@@ -265,27 +287,35 @@ func (srv sessionServer) isPhysicalName(name string) bool {
 // showTableMeta answers SHOW CREATE TABLE, SHOW COLUMNS (DESCRIBE) and
 // SHOW INDEX from the table's first data node, with the physical name
 // replaced by the logical one.
-func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, out output) error {
+// showTableMetaSQL returns the table a SHOW COLUMNS, SHOW INDEX or SHOW
+// CREATE TABLE st names, its physical table, the data source that holds
+// it and the statement asking it there.
+func (s *Session) showTableMetaSQL(st *ast.ShowStmt) (logical, physical, ds, sql string, err error) {
 	if st.Table == nil {
-		return &NotSupportedError{What: "this SHOW statement"}
+		return "", "", "", "", &NotSupportedError{What: "this SHOW statement"}
 	}
 	schemaName := st.Table.Schema.O
 	if schemaName == "" {
 		schemaName = st.DBName
 	}
 	if _, err := s.schema(schemaName); err != nil {
-		return err
+		return "", "", "", "", err
 	}
-	logical := st.Table.Name.O
+	logical = st.Table.Name.O
 	if s.srv.isPhysicalName(logical) {
 		// A sharded table's physical table is not a logical table (the
 		// router answers the same for every other statement). A
 		// router.Error, not a backend's MyError: its name is meant.
-		return &router.Error{Code: router.CodeNoSuchTable, State: "42S02",
+		return "", "", "", "", &router.Error{Code: router.CodeNoSuchTable, State: "42S02",
 			Message: fmt.Sprintf("Table '%s.%s' doesn't exist", s.srv.rules.DatabaseName, logical)}
 	}
-	ds, physical := s.srv.tableHome(logical)
-	sql, err := showSQL(st, physical)
+	ds, physical = s.srv.tableHome(logical)
+	sql, err = showSQL(st, physical)
+	return logical, physical, ds, sql, err
+}
+
+func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, out output) error {
+	logical, physical, ds, sql, err := s.showTableMetaSQL(st)
 	if err != nil {
 		return err
 	}

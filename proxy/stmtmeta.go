@@ -42,7 +42,7 @@ func newStmtMetaCache() *stmtMetaCache { return newBoundedMap[string, []*mysql.F
 // stmtColumns returns the columns a prepared statement's executes will
 // return: nil for statements that return none (writes, SET) and, as
 // before, for those whose columns the proxy cannot learn without running
-// them (SHOW, information_schema queries); the execute's result carries
+// them (SHOW but those showColumns knows); the execute's result carries
 // its columns anyway. stmt is the parsed statement when it was not given
 // to the planner (ps.pp nil).
 func (s *Session) stmtColumns(ps *preparedStmt, stmt ast.StmtNode) []*mysql.Field {
@@ -132,6 +132,12 @@ func (s *Session) routedColumns(ctx context.Context, ps *preparedStmt) ([]*mysql
 // a SELECT without tables, answered by the proxy or, rewritten as the
 // session does, by the default data source.
 func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql.Field, error) {
+	if show, ok := stmt.(*ast.ShowStmt); ok {
+		return s.showColumns(ctx, show)
+	}
+	if _, ok := stmt.(*ast.SelectStmt); ok && schemaOf(stmt) == infoSchema {
+		return s.infoSchemaColumns(ctx, stmt)
+	}
 	sel, ok := stmt.(*ast.SelectStmt)
 	if !ok || sel.From != nil || hasTable(sel) {
 		return nil, nil
@@ -139,7 +145,7 @@ func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql
 	if rows, ok := s.localSelect(sel); ok {
 		return rows.Columns(), nil
 	}
-	r := &localRewriter{s: s}
+	r := newLocalRewriter(s, sel)
 	sel.Accept(r)
 	if _, err := s.srv.renameVars(ctx, sel); err != nil {
 		return nil, err
@@ -149,7 +155,78 @@ func (s *Session) localColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql
 	if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
 		return nil, err
 	}
-	return s.backendColumns(ctx, s.srv.rules.DefaultDataSource, b.String())
+	cols, err := s.backendColumns(ctx, s.srv.rules.DefaultDataSource, b.String())
+	if err != nil {
+		return nil, err
+	}
+	return output{local: r.columns}.columns(cols), nil
+}
+
+// infoSchemaColumns returns the columns of a SELECT of information_schema
+// as its execute describes them: the statement rewritten over the
+// logical schema (infoSchemaSelect, which reads the tables it rewrites),
+// prepared on its data source, the derived tables' columns described as
+// information_schema's.
+func (s *Session) infoSchemaColumns(ctx context.Context, stmt ast.StmtNode) ([]*mysql.Field, error) {
+	var out output
+	plan, err := s.infoSchemaSelect(ctx, stmt, &out)
+	return s.planColumns(ctx, plan, out, err)
+}
+
+// planColumns returns the columns of plan's one route, prepared on its
+// data source, as out describes them; err is the planning's.
+func (s *Session) planColumns(ctx context.Context, plan *router.Plan, out output, err error) ([]*mysql.Field, error) {
+	if err != nil || plan == nil || len(plan.Routes) != 1 {
+		return nil, err
+	}
+	cols, err := s.backendColumns(ctx, plan.Routes[0].DataSource, plan.Routes[0].SQL)
+	if err != nil {
+		return nil, err
+	}
+	return out.columns(cols), nil
+}
+
+// showColumns returns the columns of a SHOW the proxy answers: those it
+// makes itself (SHOW COUNT(*) WARNINGS, DATABASES, TABLES, CREATE
+// DATABASE), a data source's for SHOW COLUMNS, INDEX, CREATE TABLE and
+// TABLE STATUS, and those of the SELECT answering SHOW PROCEDURE or
+// FUNCTION STATUS; nil for others.
+func (s *Session) showColumns(ctx context.Context, st *ast.ShowStmt) ([]*mysql.Field, error) {
+	switch st.Tp {
+	case ast.ShowCreateTable, ast.ShowColumns, ast.ShowIndex:
+		// The data source's own, which the execute forwards.
+		_, _, ds, sql, err := s.showTableMetaSQL(st)
+		if err != nil {
+			return nil, err
+		}
+		return s.backendColumns(ctx, ds, sql)
+	case ast.ShowProcedureStatus, ast.ShowFunctionStatus:
+		var out output
+		plan, err := s.routineStatus(ctx, st, &out)
+		return s.planColumns(ctx, plan, out, err)
+	case ast.ShowTableStatus:
+		if _, err := s.schema(st.DBName); err != nil {
+			return nil, err
+		}
+		return s.backendColumns(ctx, s.srv.rules.DefaultDataSource, "SHOW TABLE STATUS")
+	case ast.ShowWarnings, ast.ShowErrors:
+		// MariaDB's prepare describes only the COUNT(*) form, a SELECT
+		// of @@warning_count for it.
+		if st.CountWarningsOrErrors {
+			return diagnosticsColumns(st), nil
+		}
+	case ast.ShowDatabases:
+		return showDatabasesColumns(st), nil
+	case ast.ShowCreateDatabase:
+		return createDatabaseColumns(), nil
+	case ast.ShowTables:
+		db, err := s.schema(st.DBName)
+		if err != nil {
+			return nil, err
+		}
+		return showTablesColumns(st, db), nil
+	}
+	return nil, nil
 }
 
 // backendColumns prepares sql on a connection of data source ds carrying

@@ -280,17 +280,17 @@ func (f *diagVarFinder) Enter(n ast.Node) (ast.Node, bool) {
 
 func (f *diagVarFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
+// errmsgSize is MariaDB's MYSQL_ERRMSG_SIZE, the characters of a
+// message of SHOW WARNINGS.
+const errmsgSize = 512
+
 // showDiagnostics answers SHOW WARNINGS, SHOW ERRORS and their COUNT(*)
 // forms.
 func (s *Session) showDiagnostics(st *ast.ShowStmt, out output) error {
 	errorsOnly := st.Tp == ast.ShowErrors
 	rows := s.diag.rows(errorsOnly)
 	if st.CountWarningsOrErrors {
-		name := "@@session.warning_count"
-		if errorsOnly {
-			name = "@@session.error_count"
-		}
-		return s.writeRows(newMemStream([]*mysql.Field{intColumn(name)}, []Row{rowOf(int64(len(rows)))}), out)
+		return s.writeRows(newMemStream(diagnosticsColumns(st), []Row{rowOf(int64(len(rows)))}), out)
 	}
 	if st.Limit != nil {
 		if c, ok := st.Limit.Count.(ast.ValueExpr); ok {
@@ -306,6 +306,24 @@ func (s *Session) showDiagnostics(st *ast.ShowStmt, out output) error {
 			rows[i] = Row{r[0], r[1], []byte(msg)}
 		}
 	}
-	cols := []*mysql.Field{stringColumn("Level"), uintColumn("Code"), stringColumn("Message")}
-	return s.writeRows(newMemStream(cols, rows), out)
+	return s.writeRows(newMemStream(diagnosticsColumns(st), rows), out)
+}
+
+// diagnosticsColumns are the columns of SHOW WARNINGS, SHOW ERRORS or
+// their COUNT(*) forms, st.
+func diagnosticsColumns(st *ast.ShowStmt) []*mysql.Field {
+	if st.CountWarningsOrErrors {
+		name := "@@session.warning_count"
+		if st.Tp == ast.ShowErrors {
+			name = "@@session.error_count"
+		}
+		return []*mysql.Field{itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.UNSIGNED_FLAG)}
+	}
+	// MariaDB's: Level VARCHAR(7), Code INT UNSIGNED of length 4, Message
+	// VARCHAR(MYSQL_ERRMSG_SIZE, 512), none NULL.
+	return []*mysql.Field{
+		itemString("Level", 7, mysql.NOT_NULL_FLAG),
+		itemInt("Code", mysql.MYSQL_TYPE_LONG, 4, mysql.NOT_NULL_FLAG|mysql.UNSIGNED_FLAG),
+		itemString("Message", errmsgSize, mysql.NOT_NULL_FLAG),
+	}
 }
