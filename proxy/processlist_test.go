@@ -75,7 +75,16 @@ func processListOf(t *testing.T, db *sql.DB, schema string) []string {
 		full = show("SHOW FULL PROCESSLIST", busyID)
 		return strings.Contains(full, "processlist_marker")
 	})
-	out := []string{full, show("SHOW PROCESSLIST", busyID), show("SHOW PROCESSLIST", idleID)}
+	// The idle connection's thread may still be finishing its last
+	// statement when the list is read (MariaDB shows Query until it has
+	// sent the answer and gone back to wait, which on a loaded machine
+	// can be seen): wait until it has.
+	var idleRow string
+	waitFor(t, func() bool {
+		idleRow = show("SHOW PROCESSLIST", idleID)
+		return !strings.Contains(idleRow, "Info=SELECT CONNECTION_ID()")
+	})
+	out := []string{full, show("SHOW PROCESSLIST", busyID), idleRow}
 	if _, err := idle.ExecContext(ctx, "KILL QUERY "+busyID); err != nil {
 		t.Fatal(err)
 	}
