@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
 
@@ -293,10 +294,14 @@ func (s *Session) showDiagnostics(st *ast.ShowStmt, out output) error {
 		return s.writeRows(newMemStream(diagnosticsColumns(st), []Row{rowOf(int64(len(rows)))}), out)
 	}
 	if st.Limit != nil {
+		// SHOW WARNINGS LIMIT (diagnosticsLimit).
+		if o, ok := st.Limit.Offset.(ast.ValueExpr); ok {
+			n, _ := strconv.ParseUint(valueText(o), 10, 64)
+			rows = rows[min(n, uint64(len(rows))):]
+		}
 		if c, ok := st.Limit.Count.(ast.ValueExpr); ok {
-			if n, err := strconv.Atoi(valueText(c)); err == nil && n < len(rows) {
-				rows = rows[:n]
-			}
+			n, _ := strconv.ParseUint(valueText(c), 10, 64)
+			rows = rows[:min(n, uint64(len(rows)))]
 		}
 	}
 	// A backend's message names its database and physical tables: the
@@ -326,4 +331,65 @@ func diagnosticsColumns(st *ast.ShowStmt) []*mysql.Field {
 		itemInt("Code", mysql.MYSQL_TYPE_LONG, 4, mysql.NOT_NULL_FLAG|mysql.UNSIGNED_FLAG),
 		itemString("Message", errmsgSize, mysql.NOT_NULL_FLAG),
 	}
+}
+
+// diagnosticsLimit reads SHOW WARNINGS or SHOW ERRORS with MariaDB's
+// LIMIT [offset,] count or LIMIT count OFFSET offset, which the parser
+// does not: nil for any other text.
+func diagnosticsLimit(sql string, mode sqllex.Mode) *ast.ShowStmt {
+	text := sqllex.ExecutableText(sql, mode)
+	var words []string
+	for sc := sqllex.NewScanner(text, mode); ; {
+		t, ok := sc.Next()
+		if !ok {
+			break
+		}
+		switch t.Kind {
+		case sqllex.Space, sqllex.LineComment, sqllex.BlockComment:
+		case sqllex.Word:
+			words = append(words, strings.ToUpper(t.Text(text)))
+		case sqllex.Punct:
+			if p := t.Text(text); p == "," {
+				words = append(words, p)
+			} else if p != ";" {
+				return nil
+			}
+		default:
+			return nil
+		}
+	}
+	if len(words) < 4 || words[0] != "SHOW" || words[2] != "LIMIT" {
+		return nil
+	}
+	st := &ast.ShowStmt{Tp: ast.ShowWarnings}
+	switch words[1] {
+	case "WARNINGS":
+	case "ERRORS":
+		st.Tp = ast.ShowErrors
+	default:
+		return nil
+	}
+	number := func(w string) ast.ExprNode {
+		n, err := strconv.ParseUint(w, 10, 64)
+		if err != nil {
+			return nil
+		}
+		return ast.NewValueExpr(n, "", "")
+	}
+	var count, offset ast.ExprNode
+	switch rest := words[3:]; {
+	case len(rest) == 1:
+		count = number(rest[0])
+	case len(rest) == 3 && rest[1] == ",":
+		offset, count = number(rest[0]), number(rest[2])
+	case len(rest) == 3 && rest[1] == "OFFSET":
+		count, offset = number(rest[0]), number(rest[2])
+	default:
+		return nil
+	}
+	if count == nil || len(words) > 4 && offset == nil {
+		return nil
+	}
+	st.Limit = &ast.Limit{Count: count, Offset: offset}
+	return st
 }
