@@ -252,25 +252,18 @@ func (a access) authorize(stmt ast.StmtNode, sql string) error {
 // (mariadb-admin start-slave, stop-slave) SUPER or REPLICATION SLAVE
 // ADMIN. "" for any other text, which stays a syntax error.
 func unparsedAdminPrivilege(sql string, mode sqllex.Mode) string {
-	text := sqllex.ExecutableText(sql, mode)
+	toks, ok := statementTokens(sql, mode)
+	if !ok || len(toks) < 2 || !toks[0].word || !toks[1].word {
+		return ""
+	}
 	var words []string
-	for sc := sqllex.NewScanner(text, mode); ; {
-		t, ok := sc.Next()
-		if !ok {
-			break
-		}
-		switch t.Kind {
-		case sqllex.Space, sqllex.LineComment, sqllex.BlockComment:
-		case sqllex.Word:
-			words = append(words, strings.ToUpper(t.Text(text)))
-		case sqllex.QuotedName, sqllex.String:
-			if len(words) < 2 {
-				return ""
-			}
-		case sqllex.Punct:
-			if p := t.Text(text); len(words) < 2 || (p != "," && p != "." && p != ";") {
-				return ""
-			}
+	for _, t := range toks {
+		switch {
+		case t.word:
+			words = append(words, t.text)
+		case t.text == "," || t.text == ".":
+		case t.text[0] == '\'' || t.text[0] == '"' || t.text[0] == '`':
+			// A string or quoted name: a log or table name.
 		default:
 			return ""
 		}
@@ -301,22 +294,51 @@ var errAccountManagement = &NotSupportedError{What: "SET PASSWORD, CREATE, ALTER
 // setsPassword reports whether sql starts SET PASSWORD, which MariaDB
 // reads with further assignments after it and the parser does not.
 func setsPassword(sql string, mode sqllex.Mode) bool {
+	toks, _ := statementTokens(sql, mode)
+	return len(toks) >= 2 && toks[0].word && toks[0].text == "SET" && toks[1].word && toks[1].text == "PASSWORD"
+}
+
+// stmtToken is a token of statementTokens.
+type stmtToken struct {
+	text string // a word upper-cased; a string, quoted name or punctuation byte as written
+	word bool
+}
+
+// statementTokens returns the tokens of a statement the parser does not
+// read, for the recognisers of such statements: its executable text
+// without spaces, comments and a final semicolon. ok is false, with the
+// tokens before it, at any other token (an optimizer hint, a semicolon
+// before the end).
+func statementTokens(sql string, mode sqllex.Mode) (toks []stmtToken, ok bool) {
 	text := sqllex.ExecutableText(sql, mode)
-	var words []string
-	for sc := sqllex.NewScanner(text, mode); len(words) < 2; {
-		t, ok := sc.Next()
-		if !ok {
-			return false
+	semicolon := false
+	for sc := sqllex.NewScanner(text, mode); ; {
+		t, more := sc.Next()
+		if !more {
+			return toks, true
 		}
 		switch t.Kind {
 		case sqllex.Space, sqllex.LineComment, sqllex.BlockComment:
+			continue
+		}
+		if semicolon {
+			return toks, false
+		}
+		switch t.Kind {
 		case sqllex.Word:
-			words = append(words, strings.ToUpper(t.Text(text)))
+			toks = append(toks, stmtToken{text: strings.ToUpper(t.Text(text)), word: true})
+		case sqllex.String, sqllex.QuotedName:
+			toks = append(toks, stmtToken{text: t.Text(text)})
+		case sqllex.Punct:
+			if p := t.Text(text); p == ";" {
+				semicolon = true
+			} else {
+				toks = append(toks, stmtToken{text: p})
+			}
 		default:
-			return false
+			return toks, false
 		}
 	}
-	return words[0] == "SET" && words[1] == "PASSWORD"
 }
 
 // authorizeMaintenance checks a table maintenance statement (ANALYZE,

@@ -337,26 +337,16 @@ func diagnosticsColumns(st *ast.ShowStmt) []*mysql.Field {
 // LIMIT [offset,] count or LIMIT count OFFSET offset, which the parser
 // does not: nil for any other text.
 func diagnosticsLimit(sql string, mode sqllex.Mode) *ast.ShowStmt {
-	text := sqllex.ExecutableText(sql, mode)
+	toks, ok := statementTokens(sql, mode) // authz.go
+	if !ok {
+		return nil
+	}
 	var words []string
-	for sc := sqllex.NewScanner(text, mode); ; {
-		t, ok := sc.Next()
-		if !ok {
-			break
-		}
-		switch t.Kind {
-		case sqllex.Space, sqllex.LineComment, sqllex.BlockComment:
-		case sqllex.Word:
-			words = append(words, strings.ToUpper(t.Text(text)))
-		case sqllex.Punct:
-			if p := t.Text(text); p == "," {
-				words = append(words, p)
-			} else if p != ";" {
-				return nil
-			}
-		default:
+	for _, t := range toks {
+		if !t.word && t.text != "," {
 			return nil
 		}
+		words = append(words, t.text)
 	}
 	if len(words) < 4 || words[0] != "SHOW" || words[2] != "LIMIT" {
 		return nil
