@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests start for real: MariaDB servers,
-# mariadb and mysqldump clients, etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
+# mariadb, mysqldump and the other client tools (mariadb-admin, -check, -show, -import), etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
 # mysqlclient, the ORM SQLAlchemy and Django (for Debian's /usr/bin/python3), Node.js with the Sequelize,
 # TypeORM and Knex applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), and a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj). Does nothing when they are all present.
@@ -10,6 +10,10 @@ need=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 command -v mysqldump >/dev/null 2>&1 || need+=(mariadb-client) # mysqldump, the dump tests' client
+# The client tools the tests drive (mariadb-client ships them all).
+for tool in mariadb-admin mariadb-check mariadb-show mariadb-import; do
+	command -v "$tool" >/dev/null 2>&1 || need+=(mariadb-client)
+done
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
