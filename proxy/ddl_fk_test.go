@@ -44,17 +44,7 @@ func TestForeignKeysDifferential(t *testing.T) {
 	db := e.open(t)
 	e.backends[0].Exec(t, "ds_0", "CREATE DATABASE IF NOT EXISTS fkref")
 	ref := e.backends[0].Open(t, "fkref")
-	both := func(stmts ...string) {
-		t.Helper()
-		for _, q := range stmts {
-			if _, err := db.Exec(q); err != nil {
-				t.Fatalf("proxy: %s: %v", q, err)
-			}
-			if _, err := ref.Exec(q); err != nil {
-				t.Fatalf("reference: %s: %v", q, err)
-			}
-		}
-	}
+	both := func(stmts ...string) { t.Helper(); execBoth(t, db, ref, stmts...) }
 	both("DROP TABLE IF EXISTS fk_item", "DROP TABLE IF EXISTS fk_order", "DROP TABLE IF EXISTS fk_country")
 	t.Cleanup(func() {
 		for _, q := range []string{"DROP TABLE IF EXISTS fk_item", "DROP TABLE IF EXISTS fk_order", "DROP TABLE IF EXISTS fk_country"} {
@@ -168,17 +158,7 @@ func TestForeignKeyLongNames(t *testing.T) {
 	db := e.open(t)
 	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS fklong_ref", "CREATE DATABASE fklong_ref")
 	ref := e.backends[0].Open(t, "fklong_ref")
-	both := func(stmts ...string) {
-		t.Helper()
-		for _, q := range stmts {
-			if _, err := db.Exec(q); err != nil {
-				t.Fatalf("proxy: %s: %v", q, err)
-			}
-			if _, err := ref.Exec(q); err != nil {
-				t.Fatalf("reference: %s: %v", q, err)
-			}
-		}
-	}
+	both := func(stmts ...string) { t.Helper(); execBoth(t, db, ref, stmts...) }
 	t.Cleanup(func() {
 		db.Exec("DROP TABLE IF EXISTS fk_item")
 		db.Exec("DROP TABLE IF EXISTS fk_order")
@@ -302,6 +282,20 @@ func TestDropTablesDifferential(t *testing.T) {
 		}
 		if len(left) != wantLeft {
 			t.Errorf("%s: physical tables left %q, want %d", drop, left, wantLeft)
+		}
+	}
+}
+
+// execBoth runs each statement through the proxy (db) and on the
+// reference (ref), failing the test at the first error.
+func execBoth(t *testing.T, db, ref *sql.DB, stmts ...string) {
+	t.Helper()
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("proxy: %s: %v", q, err)
+		}
+		if _, err := ref.Exec(q); err != nil {
+			t.Fatalf("reference: %s: %v", q, err)
 		}
 	}
 }
