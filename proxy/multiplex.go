@@ -35,9 +35,11 @@ import (
 // resets), a single-route SELECT that
 // the router classed as a plain read (router.AccessRead: no FOR UPDATE,
 // no INTO, no user or system variables, no LAST_INSERT_ID(), FOUND_ROWS(),
-// SLEEP() or named locks), sent as text (COM_QUERY) or, for a client's
-// COM_STMT_EXECUTE, as COM_STMT_EXECUTE of a statement prepared on the
-// shared connection (once per connection and SQL text). The character
+// SLEEP() or named locks), sent as COM_STMT_EXECUTE of a statement
+// prepared on the shared connection (once per connection and SQL text)
+// for a client's COM_STMT_EXECUTE, and for a text query where a pooled
+// connection would run it so too (textprepared.go), else as text
+// (COM_QUERY). The character
 // set a client names in its handshake or with SET NAMES changes how
 // MariaDB reads the statement and encodes the answer (a 4-byte character
 // reads '?' under utf8mb3, column definitions carry the charset), so a
@@ -149,6 +151,12 @@ type muxStmt struct {
 	params int
 	// unsupported: the backend cannot prepare it (1295).
 	unsupported bool
+	// textExact: its columns' binary values read back as MariaDB's text
+	// (textExact), so a text query may run it; manyRows: a text query's
+	// execution returned more than manyRows rows, so text queries run
+	// as text from then on (textprepared.go).
+	textExact bool
+	manyRows  atomic.Bool
 }
 
 // muxCommand is what a queued command's response looks like.
@@ -175,8 +183,10 @@ type muxRequest struct {
 
 // muxResponse is a whole response: an OK, an error, or a result set.
 type muxResponse struct {
-	ok      wire.OK
-	prep    wire.PrepareOK
+	ok   wire.OK
+	prep wire.PrepareOK
+	// exact: the prepared statement's columns are textExact.
+	exact   bool
 	err     error // a *mysql.MyError, or the connection's failure
 	lost    bool  // err is the connection's failure, not the statement's
 	columns [][]byte
@@ -526,21 +536,37 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 		return result{}, errMuxFallback
 	}
 	binary := proto == BinaryProtocol
-	var build func([]byte) ([]byte, error)
+	var st *muxStmt
 	if binary {
 		if !shortArgs(route.Args) {
 			return result{}, errMuxFallback
 		}
-		st, err := c.stmt(ctx, route.SQL, &s.muxTimer)
-		if err != nil {
+		switch st, err = c.stmt(ctx, route.SQL, &s.muxTimer); {
+		case errors.Is(err, errMuxNoStmt):
+			return result{}, errMuxFallback
+		case err != nil:
 			return result{}, err
 		}
 		if st.params != len(route.Args) {
 			return result{}, errMuxFallback
 		}
+	} else if prepareText(plan, backendText) {
+		// As on a pooled connection, a text query's integer arguments
+		// run as a prepared statement where its rows read back as the
+		// text MariaDB would send (textprepared.go); otherwise, or if
+		// the backend cannot prepare it, as text.
+		switch st, err = c.stmt(ctx, route.SQL, &s.muxTimer); {
+		case errors.Is(err, errMuxNoStmt):
+			st = nil
+		case err != nil:
+			return result{}, err
+		case !st.textExact || st.manyRows.Load() || st.params != len(route.Args):
+			st = nil
+		}
+	}
+	build := textCommand(route, c.noBackslash)
+	if st != nil {
 		build = func(buf []byte) ([]byte, error) { return wire.AppendExecuteAs(buf, st.id, route.Args, route.ArgTypes) }
-	} else {
-		build = textCommand(route, c.noBackslash)
 	}
 	req, err := c.submit(muxStatement, build)
 	if err != nil {
@@ -560,7 +586,7 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 	if r.lost || r.warns > 0 {
 		return result{}, errMuxFallback
 	}
-	if binary && staleStmt(r.err) {
+	if st != nil && staleStmt(r.err) {
 		c.forget(route.SQL)
 		return result{}, errMuxFallback
 	}
@@ -573,14 +599,17 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 	if r.columns == nil {
 		return result{ok: r.ok}, nil
 	}
-	st := &muxStream{rows: r.rows, err: r.err, binary: binary}
-	st.columns = make([]*mysql.Field, len(r.columns))
+	if st != nil && !binary && len(r.rows) > manyRows {
+		st.manyRows.Store(true)
+	}
+	ms := &muxStream{rows: r.rows, err: r.err, binary: st != nil}
+	ms.columns = make([]*mysql.Field, len(r.columns))
 	for i, p := range r.columns {
-		if st.columns[i], err = c.column(p); err != nil {
+		if ms.columns[i], err = c.column(p); err != nil {
 			return result{}, &DataSourceError{DataSource: route.DataSource, Lost: true, Err: err}
 		}
 	}
-	return result{rows: st}, nil
+	return result{rows: ms}, nil
 }
 
 // textCommand builds route's COM_QUERY with its arguments written in.

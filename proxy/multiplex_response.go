@@ -87,9 +87,10 @@ func (c *muxConn) readResponse(p []byte) (muxResponse, error) {
 	}
 }
 
-// readPrepare reads a COM_STMT_PREPARE response; the definitions of
-// parameters and columns are skipped (the execute's response has the
-// columns).
+// readPrepare reads a COM_STMT_PREPARE response. The definitions of
+// parameters are skipped; the columns' only say whether a text query may
+// run the statement (textExact): the execute's response has the columns
+// its session sends.
 func (c *muxConn) readPrepare(p []byte) (muxResponse, error) {
 	var r muxResponse
 	var err error
@@ -101,17 +102,28 @@ func (c *muxConn) readPrepare(p []byte) (muxResponse, error) {
 	if r.prep, err = wire.ParsePrepareOK(p); err != nil {
 		return r, err
 	}
-	n := 0
 	if r.prep.Params > 0 {
-		n += r.prep.Params + 1
+		for range r.prep.Params + 1 {
+			if _, err := wc.ReadPacket(); err != nil {
+				return r, err
+			}
+		}
 	}
 	if r.prep.Columns > 0 {
-		n += r.prep.Columns + 1
-	}
-	for range n {
+		cols := make([]*mysql.Field, r.prep.Columns)
+		for i := range cols {
+			p, err := wc.ReadPacket()
+			if err != nil {
+				return r, err
+			}
+			if cols[i], err = c.column(p); err != nil {
+				return r, err
+			}
+		}
 		if _, err := wc.ReadPacket(); err != nil {
 			return r, err
 		}
+		r.exact = textExact(cols)
 	}
 	return r, nil
 }

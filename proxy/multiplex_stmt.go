@@ -20,10 +20,18 @@ func (c *muxConn) appendClose(id uint32) {
 	c.pending, _ = wire.AppendPacket(c.pending, 0, func(b []byte) ([]byte, error) { return wire.AppendStmtClose(b, id), nil })
 }
 
+// errMuxNoStmt says a shared connection has no prepared statement for an
+// SQL text and will not prepare one: the backend cannot prepare it, or
+// answered the prepare with an error (which the normal path then reports
+// as it does), or the connection holds maxBackendStmts already. A client's
+// COM_STMT_EXECUTE then runs on a pooled connection, a text query as text
+// on the shared connection.
+var errMuxNoStmt = errors.New("multiplex: no prepared statement")
+
 // stmt returns the statement prepared on c for sql, preparing it on
-// first use. errMuxFallback: the statement runs on a pooled connection
-// (the backend cannot prepare it, or would answer the prepare with an
-// error, which the normal path then reports as it does).
+// first use. errMuxNoStmt: see there; errMuxFallback: the prepare was
+// not answered in time or the connection failed, and the statement runs
+// on a pooled connection.
 func (c *muxConn) stmt(ctx context.Context, sql string, timer **time.Timer) (*muxStmt, error) {
 	gen := c.set.pool.schemaGen.Load()
 	c.mu.Lock()
@@ -40,11 +48,11 @@ func (c *muxConn) stmt(ctx context.Context, sql string, timer **time.Timer) (*mu
 	c.mu.Unlock()
 	switch {
 	case st != nil && st.unsupported:
-		return nil, errMuxFallback
+		return nil, errMuxNoStmt
 	case st != nil:
 		return st, nil
 	case full:
-		return nil, errMuxFallback
+		return nil, errMuxNoStmt
 	}
 	text := sql
 	if c.noBackslash {
@@ -88,7 +96,7 @@ func (c *muxConn) prepared(sql string, gen uint64, r *muxResponse) (*muxStmt, er
 			c.stmts[sql] = &muxStmt{unsupported: true}
 			c.mu.Unlock()
 		}
-		return nil, errMuxFallback
+		return nil, errMuxNoStmt
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -104,7 +112,7 @@ func (c *muxConn) prepared(sql string, gen uint64, r *muxResponse) (*muxStmt, er
 	if c.stmts == nil {
 		c.stmts = map[string]*muxStmt{}
 	}
-	st := &muxStmt{id: r.prep.StmtID, params: r.prep.Params}
+	st := &muxStmt{id: r.prep.StmtID, params: r.prep.Params, textExact: r.exact}
 	c.stmts[sql] = st
 	return st, nil
 }

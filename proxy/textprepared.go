@@ -24,7 +24,8 @@ import (
 //     forwarded as the backend sent them, which costs the proxy little
 //     for a few rows and more for many, so a statement that returned
 //     more than manyRows rows runs as text on that connection from then
-//     on (backendStmt.manyRows).
+//     on (backendStmt.manyRows). On a shared connection of
+//     server.multiplex the same holds (muxStmt; multiplex.go).
 //
 // Either way the answer is the text statement's:
 //

@@ -293,7 +293,16 @@ func TestTextExact(t *testing.T) {
 // one by one, where text rows go to the client as the backend sent them),
 // and answers the same rows every time.
 func TestTextQueryManyRows(t *testing.T) {
-	e := startEnv(t, envOptions{pooled: true})
+	t.Run("pooled", func(t *testing.T) { textQueryManyRows(t, false) })
+	t.Run("multiplexed", func(t *testing.T) { textQueryManyRows(t, true) })
+}
+
+func textQueryManyRows(t *testing.T, mux bool) {
+	opts := envOptions{pooled: true}
+	if mux {
+		opts = envOptions{server: "multiplex: on\nmultiplexConnections: 1" + muxUnbounded}
+	}
+	e := startEnv(t, opts)
 	p := e.open(t, "interpolateParams=true")
 	unionExec(t, p, "DROP TABLE IF EXISTS t_many")
 	unionExec(t, p, "CREATE TABLE t_many (id INT PRIMARY KEY, v VARCHAR(10))")
@@ -320,6 +329,28 @@ func TestTextQueryManyRows(t *testing.T) {
 	// The few rows run prepared every time, the many only the first.
 	if n := backendCount(t, e, "Com_stmt_execute") - executes; n != 4+1 {
 		t.Errorf("backends ran %d prepared statements, want 5", n)
+	}
+	if mux {
+		// One shared connection answered all 8 and holds both
+		// statements, the many rows' marked.
+		if n := muxAnswered(e, "ds_0"); n != 8 {
+			t.Errorf("the shared connection answered %d statements, want 8", n)
+		}
+		_, c := muxQueue(e, "ds_0")
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, q := range []string{few, many} {
+			var st *muxStmt
+			for sql, s := range c.stmts {
+				if strings.Contains(sql, "t_many") && strings.Contains(sql, "<") == (q == few) {
+					st = s
+				}
+			}
+			if st == nil || st.manyRows.Load() != (q == many) {
+				t.Errorf("%s: statement %+v on the shared connection, want manyRows %v", q, st, q == many)
+			}
+		}
+		return
 	}
 	marked := 0
 	pl := e.srv.current().pools["ds_0"]
@@ -355,10 +386,23 @@ func TestTextQueryManyRows(t *testing.T) {
 // aggregates, an empty result, LIMIT, a locking read, a derived table and
 // an unsigned argument above the signed range; a shape with a column
 // textExact refuses runs as text and must answer the same too. Whether a
-// shape ran prepared is counted by the backends (Com_stmt_execute).
+// shape ran prepared is counted by the backends (Com_stmt_execute). The
+// same holds on the shared connections of server.multiplex: on, where
+// every shape but the locking read is answered.
 func TestTextPreparedLikeMariaDB(t *testing.T) {
-	e := startEnv(t, envOptions{rules: upRules, pooled: true})
-	upSetup(t, e)
+	t.Run("pooled", func(t *testing.T) {
+		e := startEnv(t, envOptions{rules: upRules, pooled: true})
+		upSetup(t, e)
+		textPreparedLikeMariaDB(t, e, false)
+	})
+	t.Run("multiplexed", func(t *testing.T) {
+		e := startEnv(t, envOptions{rules: upRules, server: "multiplex: on" + muxUnbounded})
+		upSetup(t, e)
+		textPreparedLikeMariaDB(t, e, true)
+	})
+}
+
+func textPreparedLikeMariaDB(t *testing.T, e *testEnv, mux bool) {
 	tests := []struct {
 		sql      string
 		prepared bool
@@ -392,11 +436,23 @@ func TestTextPreparedLikeMariaDB(t *testing.T) {
 				wantDefs, wantRows, wantWarnings := direct.query(t, tt.sql)
 				_, wantShown, _ := direct.query(t, "SHOW WARNINGS")
 				executes := backendCount(t, e, "Com_stmt_execute")
+				shared := muxAnswered(e, "ds_0") + muxAnswered(e, "ds_1")
 				defs, rows, warnings := proxied.query(t, tt.sql)
+				shared = muxAnswered(e, "ds_0") + muxAnswered(e, "ds_1") - shared
 				_, shown, _ := proxied.query(t, "SHOW WARNINGS")
 				ran := backendCount(t, e, "Com_stmt_execute") - executes
-				if want := map[bool]int{true: 1, false: 0}[tt.prepared]; ran != want {
+				// A shared connection's answer with warnings is dropped
+				// and the statement runs again on a pooled connection.
+				eligible := mux && !strings.Contains(tt.sql, "FOR UPDATE")
+				want := map[bool]int{true: 1, false: 0}[tt.prepared]
+				if eligible && wantWarnings > 0 {
+					want *= 2
+				}
+				if ran != want {
 					t.Errorf("the backends ran %d prepared statements, want %d", ran, want)
+				}
+				if answered := eligible && wantWarnings == 0; (shared == 1) != answered {
+					t.Errorf("the shared connections answered %d statements, want them to answer it: %v", shared, answered)
 				}
 				sameDefinitions(t, defs, wantDefs, "up_ref")
 				if !slices.EqualFunc(rows, wantRows, bytes.Equal) {
