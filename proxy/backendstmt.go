@@ -193,6 +193,10 @@ func (bc *backendConn) sendExecute(st *backendStmt, args []any, types []byte) er
 // staleStmt reports whether err says the backend lost or invalidated a
 // prepared statement, so preparing it again may succeed.
 func staleStmt(err error) bool {
+	if err == nil {
+		// errors.As's target escapes: no allocation on the common path.
+		return false
+	}
 	var my *mysql.MyError
 	return errors.As(err, &my) && (my.Code == mysql.ER_UNKNOWN_STMT_HANDLER || my.Code == mysql.ER_NEED_REPREPARE)
 }

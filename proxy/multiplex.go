@@ -564,9 +564,11 @@ func (s *Session) runMultiplexed(ctx context.Context, plan *router.Plan, proto P
 			st = nil
 		}
 	}
-	build := textCommand(route, c.noBackslash)
+	var build func([]byte) ([]byte, error)
 	if st != nil {
 		build = func(buf []byte) ([]byte, error) { return wire.AppendExecuteAs(buf, st.id, route.Args, route.ArgTypes) }
+	} else {
+		build = textCommand(route, c.noBackslash)
 	}
 	req, err := c.submit(muxStatement, build)
 	if err != nil {
