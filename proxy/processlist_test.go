@@ -223,3 +223,62 @@ func TestShowProcessListIdleOnceAnswered(t *testing.T) {
 		}
 	}
 }
+
+// TestShowProcessListOwnRow: a connection's own row in SHOW PROCESSLIST,
+// as text and as a prepared statement, reads as MariaDB's: its nine
+// columns (Progress last, a DOUBLE the binary protocol sends as one), the
+// command, the statement and its progress.
+func TestShowProcessListOwnRow(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	ownRow := func(t *testing.T, db *sql.DB, prepared bool) string {
+		t.Helper()
+		ctx := context.Background()
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var id int64
+		if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		var rows *sql.Rows
+		if prepared {
+			st, err := c.PrepareContext(ctx, "SHOW PROCESSLIST")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			rows, err = st.QueryContext(ctx)
+		} else {
+			rows, err = c.QueryContext(ctx, "SHOW PROCESSLIST")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		names, _ := rows.Columns()
+		for rows.Next() {
+			var rid, secs int64
+			var user, host, command string
+			var db, state, info sql.NullString
+			var progress float64
+			if err := rows.Scan(&rid, &user, &host, &db, &command, &secs, &state, &info, &progress); err != nil {
+				t.Fatal(err)
+			}
+			if rid == id {
+				return fmt.Sprintf("%s: Command=%s Info=%v Progress=%.3f", strings.Join(names, ","), command, info, progress)
+			}
+		}
+		t.Fatal("own connection not listed")
+		return ""
+	}
+	for _, prepared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prepared=%v", prepared), func(t *testing.T) {
+			got, want := ownRow(t, e.open(t), prepared), ownRow(t, e.backends[0].Open(t, "ds_0"), prepared)
+			if got != want {
+				t.Errorf("own row:\nproxy:   %s\nMariaDB: %s", got, want)
+			}
+		})
+	}
+}

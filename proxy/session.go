@@ -254,6 +254,12 @@ func (s *Session) startCommand(p []byte) bool {
 			// command.
 			s.shown.info = string(p[1:])
 		}
+		if p[0] == mysql.COM_STMT_EXECUTE {
+			// As MariaDB, the prepared statement's text.
+			if id, err := wire.StmtID(p[1:]); err == nil && s.stmts[id] != nil {
+				s.shown.info = s.stmts[id].sql
+			}
+		}
 	}
 	return true
 }

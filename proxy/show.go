@@ -511,6 +511,9 @@ type shownState struct {
 	info    string
 }
 
+// mariadbMaxAllowedPacket is MariaDB's default max_allowed_packet.
+const mariadbMaxAllowedPacket = 16 << 20
+
 // processListInfo is how much of a statement SHOW PROCESSLIST shows
 // without FULL, as MariaDB's.
 const processListInfo = 100
@@ -520,8 +523,21 @@ const processListInfo = 100
 // its threads, a running command's name, its seconds and a statement's
 // text (the first 100 characters without FULL).
 func (srv *Server) processList(user string, full bool) RowStream {
-	cols := []*mysql.Field{uintColumn("Id"), stringColumn("User"), stringColumn("Host"), stringColumn("db"),
-		stringColumn("Command"), intColumn("Time"), stringColumn("State"), stringColumn("Info")}
+	// MariaDB's columns: MySQL's eight and Progress (of ALTER TABLE,
+	// LOAD DATA; the proxy's sessions report none), each described as
+	// MariaDB describes it; FULL's Info is as long as a statement may be
+	// (12 bytes per byte of MariaDB's default max_allowed_packet, as
+	// MariaDB sends it).
+	info := itemString("Info", processListInfo, 0)
+	if full {
+		info = &mysql.Field{Name: []byte("Info"), Charset: charsetUTF8MB4, ColumnLength: 12 * mariadbMaxAllowedPacket,
+			Type: mysql.MYSQL_TYPE_LONG_BLOB, Decimal: notFixedDecimals}
+	}
+	cols := []*mysql.Field{itemInt("Id", mysql.MYSQL_TYPE_LONGLONG, 11, mysql.NOT_NULL_FLAG), itemString("User", 128, mysql.NOT_NULL_FLAG),
+		itemString("Host", 64, mysql.NOT_NULL_FLAG), itemString("db", nameChars, 0), itemString("Command", 16, mysql.NOT_NULL_FLAG),
+		itemInt("Time", mysql.MYSQL_TYPE_LONG, 7, mysql.NOT_NULL_FLAG), itemString("State", 30, 0), info,
+		{Name: []byte("Progress"), Charset: charsetBinary, ColumnLength: 7, Type: mysql.MYSQL_TYPE_DOUBLE,
+			Flag: mysql.NOT_NULL_FLAG | mysql.BINARY_FLAG, Decimal: 3}}
 	srv.mu.Lock()
 	sessions := make([]*Session, 0, len(srv.sessions))
 	for _, s := range srv.sessions {
@@ -543,17 +559,18 @@ func (srv *Server) processList(user string, full bool) RowStream {
 		if s.busy && s.shown.command != 0 { // 0: answered (showIdle)
 			cmd = "Query"
 			switch s.shown.command {
-			case mysql.COM_QUERY:
+			case mysql.COM_STMT_EXECUTE:
+				cmd = "Execute"
+			case mysql.COM_STMT_PREPARE:
+				cmd = "Prepare"
+			}
+			switch s.shown.command {
+			case mysql.COM_QUERY, mysql.COM_STMT_EXECUTE, mysql.COM_STMT_PREPARE:
 				text := s.shown.info
 				if !full {
 					text = firstRunes(text, processListInfo)
 				}
 				info = text
-			case mysql.COM_STMT_EXECUTE:
-				cmd = "Execute"
-			case mysql.COM_STMT_PREPARE:
-				cmd = "Prepare"
-				info = s.shown.info
 			}
 		}
 		secs := int64(now.Sub(s.shown.since) / time.Second)
@@ -561,7 +578,7 @@ func (srv *Server) processList(user string, full bool) RowStream {
 			secs = 0
 		}
 		s.mu.Unlock()
-		rows = append(rows, rowOf(uint64(s.id), s.user, s.nc.RemoteAddr().String(), db, cmd, secs, state, info))
+		rows = append(rows, rowOf(uint64(s.id), s.user, s.nc.RemoteAddr().String(), db, cmd, secs, state, info, "0.000"))
 	}
 	return newMemStream(cols, rows)
 }

@@ -371,7 +371,8 @@ func TestClusterKillAcrossProxies(t *testing.T) {
 			var user, host, cmd string
 			var db, state, info sql.NullString
 			var tm int64
-			if rows.Scan(&cid, &user, &host, &db, &cmd, &tm, &state, &info) == nil && cid == sleepID && cmd == "Query" {
+			var progress float64
+			if rows.Scan(&cid, &user, &host, &db, &cmd, &tm, &state, &info, &progress) == nil && cid == sleepID && cmd == "Query" {
 				return true
 			}
 		}
