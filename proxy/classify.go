@@ -97,8 +97,7 @@ func (s *Session) classifyText(st *statement) error {
 // alone or a CREATE whose body's semicolons are its own; SHOW PACKAGE
 // STATUS and SHOW CREATE TRIGGER (routineshow.go); table maintenance
 // statements (maintenance.go); MariaDB's FLUSH, START and STOP SLAVE
-// forms (authz.go); SHOW WARNINGS and ERRORS with a LIMIT (warnings.go);
-// SET PASSWORD with other assignments; a
+// forms (authz.go); SET PASSWORD with other assignments; a
 // multi-statement query, whose statements
 // MySQL parses one at a time, so those before the one that does not parse
 // still run; else the syntax error.
@@ -124,10 +123,6 @@ func (s *Session) classifyUnparsed(st *statement, err error) error {
 	}
 	if privilege := unparsedAdminPrivilege(st.sql, s.lexMode()); privilege != "" {
 		return privilegeNeeded(privilege) // authz.go
-	}
-	if show := diagnosticsLimit(st.sql, s.lexMode()); show != nil {
-		st.node = show // warnings.go
-		return nil
 	}
 	if setsPassword(st.sql, s.lexMode()) {
 		// mariadb-admin password's SET PASSWORD = '...', sql_log_off = 0.

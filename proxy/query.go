@@ -54,6 +54,11 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 		if st, ok := router.ParseStandIn(s.parser, sql, s.lexMode()); ok {
 			return []ast.StmtNode{st}, nil
 		}
+		// SHOW WARNINGS and ERRORS with MariaDB's LIMIT forms, as text
+		// and prepared (warnings.go).
+		if show := diagnosticsLimit(sql, s.lexMode()); show != nil {
+			return []ast.StmtNode{show}, nil
+		}
 	}
 	return stmts, err
 }
