@@ -33,6 +33,22 @@ func TestShowProcessListDifferential(t *testing.T) {
 	}
 }
 
+// connWithID is a connection of db, closed when the test ends, and its
+// CONNECTION_ID().
+func connWithID(t *testing.T, db *sql.DB) (*sql.Conn, string) {
+	t.Helper()
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var id string
+	if err := c.QueryRowContext(context.Background(), "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return c, id
+}
+
 // processListOf runs a long statement on one connection of db while
 // another is idle, and returns how SHOW FULL PROCESSLIST and SHOW
 // PROCESSLIST show the first and SHOW PROCESSLIST the second: db,
@@ -40,23 +56,8 @@ func TestShowProcessListDifferential(t *testing.T) {
 func processListOf(t *testing.T, db *sql.DB, schema string) []string {
 	t.Helper()
 	ctx := context.Background()
-	busy, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
-	idle, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idle.Close()
-	var busyID, idleID string
-	if err := busy.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&busyID); err != nil {
-		t.Fatal(err)
-	}
-	if err := idle.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&idleID); err != nil {
-		t.Fatal(err)
-	}
+	busy, busyID := connWithID(t, db)
+	idle, idleID := connWithID(t, db)
 	long := "SELECT SLEEP(30) AS processlist_marker /* " + strings.Repeat("x", 120) + " */"
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -107,15 +108,7 @@ func TestShowProcessListDuringLoadData(t *testing.T) {
 	defer gomysql.DeregisterReaderHandler("processlist_rows")
 	ctx := context.Background()
 	db := e.open(t)
-	loader, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loader.Close()
-	var id string
-	if err := loader.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-		t.Fatal(err)
-	}
+	loader, id := connWithID(t, db)
 	const load = "LOAD DATA LOCAL INFILE 'Reader::processlist_rows' INTO TABLE t_plain (v)"
 	done := make(chan error, 1)
 	go func() {
@@ -197,15 +190,7 @@ func TestShowProcessListIdleOnceAnswered(t *testing.T) {
 	e := startEnv(t, envOptions{})
 	ctx := context.Background()
 	db := e.open(t)
-	a, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	var id string
-	if err := a.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-		t.Fatal(err)
-	}
+	a, id := connWithID(t, db)
 	const rounds = 300
 	for i := range rounds {
 		if _, err := a.ExecContext(ctx, "DO 1"); err != nil {
@@ -233,19 +218,12 @@ func TestShowProcessListOwnRow(t *testing.T) {
 	ownRow := func(t *testing.T, db *sql.DB, prepared bool) string {
 		t.Helper()
 		ctx := context.Background()
-		c, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		var id int64
-		if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-			t.Fatal(err)
-		}
+		c, id := connWithID(t, db)
 		var rows *sql.Rows
+		var err error
 		if prepared {
-			st, err := c.PrepareContext(ctx, "SHOW PROCESSLIST")
-			if err != nil {
+			var st *sql.Stmt
+			if st, err = c.PrepareContext(ctx, "SHOW PROCESSLIST"); err != nil {
 				t.Fatal(err)
 			}
 			defer st.Close()
@@ -266,7 +244,7 @@ func TestShowProcessListOwnRow(t *testing.T) {
 			if err := rows.Scan(&rid, &user, &host, &db, &command, &secs, &state, &info, &progress); err != nil {
 				t.Fatal(err)
 			}
-			if rid == id {
+			if strconv.FormatInt(rid, 10) == id {
 				return fmt.Sprintf("%s: Command=%s Info=%v Progress=%.3f", strings.Join(names, ","), command, info, progress)
 			}
 		}
