@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -237,8 +238,8 @@ func (s *Session) maintenanceTarget(t maintenanceTable) (maintenanceTarget, erro
 }
 
 // answerMaintenance answers a table maintenance statement: each table's
-// statement on each of its data nodes, in order, the rows merged per
-// logical table.
+// statement on each of its data nodes (runMaintenance), the rows merged
+// per logical table in the statement's order.
 func (s *Session) answerMaintenance(ctx context.Context, m *maintenanceStmt, sql string, out output) (err error) {
 	if err := s.access().authorizeMaintenance(m, sql); err != nil {
 		return err
@@ -269,16 +270,17 @@ func (s *Session) answerMaintenance(ctx context.Context, m *maintenanceStmt, sql
 	}
 	s.diag.reset()
 	ctx = withDiagnostics(ctx, &s.diag)
+	results, err := s.runMaintenance(ctx, m, targets, conns)
+	if err != nil {
+		return err
+	}
 	var columns []*mysql.Field
 	var rows []Row
-	for _, t := range targets {
+	for ti, t := range targets {
 		var got []Row
 		var copyRows map[string][]Row // data source -> a broadcast copy's rows
-		for _, n := range t.nodes {
-			res, err := s.queryResultOn(ctx, conns, n.ds, m.sql(n.table))
-			if err != nil {
-				return err
-			}
+		for ni, n := range t.nodes {
+			res := results[ti][ni]
 			if columns == nil {
 				columns = res.columns
 			}
@@ -307,6 +309,66 @@ func (s *Session) answerMaintenance(ctx context.Context, m *maintenanceStmt, sql
 		s.diag.distinct(s.srv.logicalNames)
 	}
 	return s.writeRows(newMemStream(columns, rows), out)
+}
+
+// runMaintenance runs m's statement on every data node of targets and
+// returns each node's result, by target and node. The data sources work
+// at once, each on its own nodes one after another in the statement's
+// order: a statement over a sharded table takes about as long as its
+// busiest data source's share, not the sum of all (an OPTIMIZE of a big
+// table rebuilds every physical table), and no server rebuilds two
+// tables at once for it, as none does for one MariaDB's OPTIMIZE TABLE
+// t1, t2. A data source stops at its first error; the error returned is
+// the first in the statement's order. Inside a transaction (CHECKSUM
+// TABLE only) the nodes run one after another on the transaction's
+// connections, as its other statements do.
+func (s *Session) runMaintenance(ctx context.Context, m *maintenanceStmt, targets []maintenanceTarget, conns connSource) ([][]buffered, error) {
+	type job struct{ target, node int }
+	results := make([][]buffered, len(targets))
+	errs := make([][]error, len(targets))
+	var order []string
+	byDS := map[string][]job{}
+	for ti, t := range targets {
+		results[ti] = make([]buffered, len(t.nodes))
+		errs[ti] = make([]error, len(t.nodes))
+		for ni, n := range t.nodes {
+			if _, ok := byDS[n.ds]; !ok {
+				order = append(order, n.ds)
+			}
+			byDS[n.ds] = append(byDS[n.ds], job{ti, ni})
+		}
+	}
+	run := func(ds string) bool {
+		for _, j := range byDS[ds] {
+			res, err := s.queryResultOn(ctx, conns, ds, m.sql(targets[j.target].nodes[j.node].table))
+			results[j.target][j.node], errs[j.target][j.node] = res, err
+			if err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	if _, inTxn := conns.(txnSource); inTxn || len(order) == 1 {
+		for _, ds := range order {
+			if !run(ds) {
+				break
+			}
+		}
+	} else {
+		var wg sync.WaitGroup
+		for _, ds := range order {
+			wg.Go(func() { run(ds) })
+		}
+		wg.Wait()
+	}
+	for _, te := range errs {
+		for _, err := range te {
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return results, nil
 }
 
 // maintenanceRows are the rows of one logical table, from its data

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardflake/shardflake/internal/mariadbtest"
 )
@@ -303,5 +304,77 @@ func TestMariadbCheck(t *testing.T) {
 		if got != want || strings.Contains(want, "error") || !strings.Contains(want, "sharding_db.t_order") {
 			t.Errorf("mariadb-check %v:\nproxy:\n%s\nMariaDB:\n%s", mode, got, want)
 		}
+	}
+}
+
+// TestMaintenanceDataSourcesAtOnce: a maintenance statement over a
+// sharded table runs on its data sources at once: while one data
+// source's ANALYZE waits for a table another session holds locked, the
+// other data source's physical tables are analyzed (their persistent
+// statistics, deleted before, come back); once the lock goes the answer
+// is MariaDB's for the logical table.
+func TestMaintenanceDataSourcesAtOnce(t *testing.T) {
+	e, _, refDB := maintenanceEnv(t)
+	proxyDB := e.open(t)
+	want := maintenanceResult(t, refDB, "ANALYZE TABLE t_order")
+	for _, c := range []struct{ locked, watched int }{{0, 1}, {1, 0}} {
+		t.Run(fmt.Sprintf("ds_%d locked", c.locked), func(t *testing.T) {
+			ctx := context.Background()
+			watch := e.backend(t, c.watched)
+			var schema string
+			if err := watch.QueryRow("SELECT DATABASE()").Scan(&schema); err != nil {
+				t.Fatal(err)
+			}
+			stats := func() (int, error) {
+				var n int
+				err := watch.QueryRow(`SELECT COUNT(*) FROM mysql.innodb_table_stats
+					WHERE database_name = ? AND table_name LIKE 't\_order\_%'`, schema).Scan(&n)
+				return n, err
+			}
+			if _, err := watch.Exec(`DELETE FROM mysql.innodb_table_stats
+				WHERE database_name = ? AND table_name LIKE 't\_order\_%'`, schema); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := stats(); err != nil || n != 0 {
+				t.Fatalf("statistics rows after the delete: %d, %v", n, err)
+			}
+			lock := oneConn(t, e.backend(t, c.locked))
+			if _, err := lock.ExecContext(ctx, "LOCK TABLES t_order_3 WRITE"); err != nil {
+				t.Fatal(err)
+			}
+			// The watcher waits for the other data source's ten tables'
+			// statistics, then lets the locked one go in any case.
+			seen := make(chan string, 1)
+			go func() {
+				var got string
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					n, err := stats()
+					if err != nil {
+						got = err.Error()
+						break
+					}
+					if n == 10 {
+						break
+					}
+					if time.Now().After(deadline) {
+						got = fmt.Sprintf("%d of ds_%d's 10 tables analyzed while ds_%d waited", n, c.watched, c.locked)
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				if _, err := lock.ExecContext(ctx, "UNLOCK TABLES"); err != nil && got == "" {
+					got = err.Error()
+				}
+				seen <- got
+			}()
+			got := maintenanceResult(t, proxyDB, "ANALYZE TABLE t_order")
+			if problem := <-seen; problem != "" {
+				t.Error(problem)
+			}
+			if got != want {
+				t.Errorf("ANALYZE TABLE t_order:\nproxy:\n%s\nMariaDB:\n%s", got, want)
+			}
+		})
 	}
 }
