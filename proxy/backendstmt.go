@@ -33,8 +33,8 @@ type backendStmt struct {
 	// manyRows rows; the statement runs as text for text queries
 	// (textprepared.go).
 	manyRows bool
-	// unsupported: the backend cannot prepare this SQL (1295, or 1390:
-	// more than 65,535 placeholders); it runs as text instead.
+	// unsupported: the backend cannot prepare this SQL (cannotPrepare);
+	// it runs as text instead.
 	unsupported bool
 	used        uint64 // bc.stmtClock at last use, for eviction
 }
@@ -68,7 +68,7 @@ func (bc *backendConn) stmt(ctx context.Context, sql string) (*backendStmt, erro
 	st, err := bc.prepare(ctx, sql)
 	var my *mysql.MyError
 	switch {
-	case errors.As(err, &my) && (my.Code == mysql.ER_UNSUPPORTED_PS || my.Code == mysql.ER_PS_MANY_PARAM):
+	case cannotPrepare(err):
 		st = &backendStmt{unsupported: true}
 		err = errPrepareUnsupported
 	case errors.As(err, &my) && my.Code == mysql.ER_MAX_PREPARED_STMT_COUNT_REACHED:
@@ -83,6 +83,15 @@ func (bc *backendConn) stmt(ctx context.Context, sql string) (*backendStmt, erro
 	}
 	bc.stmts[sql] = st
 	return st, err
+}
+
+// cannotPrepare reports whether err is a backend's refusal to prepare
+// SQL that no later attempt changes: 1295 (this statement cannot be
+// prepared) or 1390 (more than 65,535 placeholders). The connection
+// remembers it and runs the SQL as text from then on.
+func cannotPrepare(err error) bool {
+	var my *mysql.MyError
+	return errors.As(err, &my) && (my.Code == mysql.ER_UNSUPPORTED_PS || my.Code == mysql.ER_PS_MANY_PARAM)
 }
 
 // prepare sends COM_STMT_PREPARE and reads the whole response.

@@ -149,7 +149,7 @@ type muxConn struct {
 type muxStmt struct {
 	id     uint32
 	params int
-	// unsupported: the backend cannot prepare it (1295).
+	// unsupported: the backend cannot prepare it (cannotPrepare).
 	unsupported bool
 	// textExact: its columns' binary values read back as MariaDB's text
 	// (textExact), so a text query may run it; manyRows: a text query's

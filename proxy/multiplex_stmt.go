@@ -86,9 +86,8 @@ func (c *muxConn) prepared(sql string, gen uint64, r *muxResponse) (*muxStmt, er
 	if r.lost {
 		return nil, errMuxFallback
 	}
-	var my *mysql.MyError
 	if r.err != nil {
-		if errors.As(r.err, &my) && my.Code == mysql.ER_UNSUPPORTED_PS {
+		if cannotPrepare(r.err) {
 			c.mu.Lock()
 			if c.stmts == nil {
 				c.stmts = map[string]*muxStmt{}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -453,4 +454,47 @@ func lockDirectly(ctx context.Context, t *testing.T, e *testEnv) *sql.Conn {
 		t.Fatal(err)
 	}
 	return lock
+}
+
+// TestMultiplexUnpreparable: a shared connection remembers the SQL its
+// backend refused to prepare for good, 1390 (more than 65,535
+// placeholders) as 1295, as a pooled connection does (cannotPrepare):
+// the backend is asked once, and every later execution runs the
+// statement as text without asking again. No client's statement reaches
+// 1390 through the proxy today (a text query that long is not turned
+// into placeholders, a client's own prepare holds at most 65,535), so
+// the shared connection is asked directly.
+func TestMultiplexUnpreparable(t *testing.T) {
+	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1" + muxUnbounded})
+	createTables(t, e)
+	// A read through the proxy opens the shared connection.
+	if got := answerOf(t.Context(), e.open(t), "SELECT COUNT(*) FROM t_order WHERE user_id = 0 AND order_id = 2"); got != "[COUNT(*)]|0," {
+		t.Fatalf("got %s", got)
+	}
+	_, c := muxQueue(e, "ds_0")
+	if c == nil {
+		t.Fatal("no shared connection to ds_0")
+	}
+	tests := []struct {
+		name string
+		sql  string
+	}{
+		{"1390", "SELECT COUNT(*) FROM t_order_0 WHERE order_id IN (" + strings.TrimSuffix(strings.Repeat("?,", 65536), ",") + ")"},
+		{"1295", "PREPARE never FROM 'SELECT 1'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prepares := globalStatus(t, e.backend(t, 0), "Com_stmt_prepare") - globalStatus(t, e.backend(t, 0), "Com_prepare_sql")
+			var timer *time.Timer
+			for run := range 3 {
+				if st, err := c.stmt(t.Context(), tt.sql, &timer); !errors.Is(err, errMuxNoStmt) {
+					t.Fatalf("run %d: statement %+v, error %v; want errMuxNoStmt", run+1, st, err)
+				}
+			}
+			got := globalStatus(t, e.backend(t, 0), "Com_stmt_prepare") - globalStatus(t, e.backend(t, 0), "Com_prepare_sql") - prepares
+			if got != 1 {
+				t.Errorf("the backend was asked to prepare it %d times in 3 runs, want once", got)
+			}
+		})
+	}
 }

@@ -190,12 +190,22 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, out ou
 			return s.writeResult(plan, res, out)
 		}
 	}
+	var unknown *unknownTables
+	if ddl {
+		// A DROP TABLE of several tables: which have no data node at all
+		// (dropnotes.go).
+		unknown = s.lookupDropped(ctx, plan)
+	}
 	res, err := s.executePlan(ctx, plan, src, inTxn, out.proto)
+	err = unknown.error(err)
 	if inTxn {
 		defer s.afterTxnStatement(err)
 	}
 	if err != nil {
 		return keyError(plan, err)
+	}
+	if unknown != nil {
+		res.ok.Warnings = unknown.notes(&s.diag)
 	}
 	return s.writeResult(plan, res, out)
 }

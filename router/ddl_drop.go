@@ -12,10 +12,14 @@ import (
 // physical tables in the client's order. One DROP per table in parallel
 // dropped part of a set of tables related by foreign keys (1451 on the
 // parents whose children's DROP had not run yet); one statement per data
-// source drops them as MariaDB drops the client's list.
+// source drops them as MariaDB drops the client's list. The plan of a
+// DROP TABLE keeps each table's data nodes (Plan.Drop).
 func (r *Router) prepareDropMany(p *Prepared, s *ast.DropTableStmt, h *hints, db string) error {
 	var parts []*Plan
+	var dropped []DroppedTable
 	for _, tn := range s.Tables {
+		// Named before planning, which gives tn the physical name.
+		name := firstNonEmpty(tn.Schema.O, r.rules.DatabaseName) + "." + tn.Name.O
 		one := *s
 		one.Tables = []*ast.TableName{tn}
 		// No text: each part is a statement of its own, restored from
@@ -34,10 +38,19 @@ func (r *Router) prepareDropMany(p *Prepared, s *ast.DropTableStmt, h *hints, db
 		}
 		parts = append(parts, part)
 		p.tables = append(p.tables, a.tables()...)
+		d := DroppedTable{Name: name}
+		for _, rt := range part.Routes {
+			d.Nodes = append(d.Nodes, rt.Nodes...)
+		}
+		dropped = append(dropped, d)
 	}
 	plan, err := joinDrops(s, parts)
 	if err != nil {
 		return err
+	}
+	if !s.IsView {
+		// MariaDB names missing views in another message (4092).
+		plan.Drop = dropped
 	}
 	p.static = plan
 	return nil

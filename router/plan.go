@@ -118,6 +118,21 @@ type Plan struct {
 	// plan (readwrite_access.go); zero, the primary, when the rules have
 	// no !READWRITE_SPLITTING.
 	Access Access `json:"access,omitempty"`
+	// Drop is, for a DROP TABLE of several tables, the tables in the
+	// client's order with the data nodes each one's DROP reaches: the
+	// proxy names the tables none of whose data nodes existed in one
+	// note or error 1051, as MariaDB names the client's missing tables,
+	// where the data sources' own messages name physical tables.
+	Drop []DroppedTable `json:"drop,omitempty"`
+}
+
+// DroppedTable is one table of a DROP TABLE of several tables.
+type DroppedTable struct {
+	// Name is how MariaDB's 1051 names the table: the schema the client
+	// qualified it with or the logical schema, a dot, and the name as
+	// the client wrote them.
+	Name  string            `json:"name"`
+	Nodes []config.DataNode `json:"nodes"`
 }
 
 // Route is one data source and the SQL to run on it.
