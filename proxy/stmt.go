@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -104,12 +105,18 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	if len(stmts) != 1 {
 		return nil, &ParseError{Err: fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))}
 	}
+	params := countParams(stmts[0])
+	if params > math.MaxUint16 {
+		// The prepare OK carries the count in 16 bits; MariaDB refuses
+		// such a statement right after parsing it.
+		return nil, mysql.NewError(mysql.ER_PS_MANY_PARAM, "Prepared statement contains too many placeholders")
+	}
 	if err := s.access().authorize(stmts[0], sql); err != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), metaTimeout)
 		defer cancel()
 		return nil, s.unknownInfoTable(ctx, err)
 	}
-	ps := &preparedStmt{sql: sql, parsed: parsed, returning: returning, params: countParams(stmts[0]), state: stateOf(stmts[0]), snap: s.srv.snapshot, db: s.db}
+	ps := &preparedStmt{sql: sql, parsed: parsed, returning: returning, params: params, state: stateOf(stmts[0]), snap: s.srv.snapshot, db: s.db}
 	if err := s.srv.tempTableError(stmts[0]); err != nil {
 		return nil, err
 	}

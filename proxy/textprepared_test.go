@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"fmt"
 	"slices"
@@ -508,5 +509,47 @@ func TestPreparedManyPlaceholders(t *testing.T) {
 		if _, got := queryWith(t, prepareEach(t, p), sql, args...); !slices.Equal(got, want) || len(want) == 0 {
 			t.Errorf("prepared, run %d: rows\n got %q\nwant %q", run+1, got, want)
 		}
+	}
+}
+
+// TestPrepareTooManyPlaceholders: a client's COM_STMT_PREPARE of more
+// than 65,535 placeholders gets MariaDB's 1390, not a prepare OK whose
+// 16-bit parameter count has wrapped (70,000 read as 4,464); 65,535 still
+// prepare and execute as on MariaDB; the connection stays usable.
+func TestPrepareTooManyPlaceholders(t *testing.T) {
+	e := startEnv(t, envOptions{rules: upRules, pooled: true})
+	ref := upSetup(t, e)
+	p := e.open(t)
+	ctx := context.Background()
+	sqlOf := func(n int) string {
+		return "SELECT id, k FROM up WHERE id BETWEEN 1 AND 60 AND k IN (" + strings.Repeat("?,", n-1) + "?) ORDER BY id"
+	}
+	for _, n := range []int{65536, 70000} {
+		var errs [2]string
+		for i, db := range []*sql.DB{ref, p} {
+			c := oneConn(t, db)
+			st, err := c.PrepareContext(ctx, sqlOf(n))
+			if err == nil {
+				st.Close()
+				errs[i] = "prepared"
+			} else {
+				errs[i] = err.Error()
+			}
+			var one int
+			if err := c.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+				t.Errorf("%d placeholders: the connection after the prepare: %v", n, err)
+			}
+		}
+		if errs[1] != errs[0] || !strings.Contains(errs[0], "1390") {
+			t.Errorf("%d placeholders: prepare\n got %s\nwant %s", n, errs[1], errs[0])
+		}
+	}
+	args := make([]any, 65535)
+	for i := range args {
+		args[i] = i % 17
+	}
+	_, want := queryWith(t, prepareEach(t, ref), sqlOf(65535), args...)
+	if _, got := queryWith(t, prepareEach(t, p), sqlOf(65535), args...); !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("65535 placeholders: rows\n got %q\nwant %q", got, want)
 	}
 }
