@@ -16,9 +16,9 @@ import (
 // with its routes joined per data source (union.go), and both runs must
 // give what the reference gives.
 
-// runPrepared prepares q on c, executes it without arguments and returns
-// its columns and rows as the binary protocol delivered them.
-func (e *diffEnv) runPrepared(c *client.Conn, q string) diffResult {
+// runPrepared prepares q on c, executes it with args and returns its
+// columns and rows as the binary protocol delivered them.
+func (e *diffEnv) runPrepared(c *client.Conn, q string, args ...any) diffResult {
 	var r diffResult
 	fail := func(err error) diffResult {
 		r.err = err
@@ -35,7 +35,7 @@ func (e *diffEnv) runPrepared(c *client.Conn, q string) diffResult {
 		return fail(err)
 	}
 	defer st.Close()
-	res, err := st.Execute()
+	res, err := st.Execute(args...)
 	if err != nil {
 		return fail(err)
 	}

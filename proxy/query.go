@@ -49,10 +49,11 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 			}
 		}
 		// CREATE and ALTER TABLE with MariaDB's UUID, INET6 and INET4
-		// column types (router.ParseStandIn); the statement's text stays
-		// the client's.
+		// column types, and CAST and CONVERT to INT or INTEGER
+		// (router.ParseStandIn); the statement's text stays the
+		// client's, and so do the texts that name its columns.
 		if st, ok := router.ParseStandIn(s.parser, sql, s.lexMode()); ok {
-			return []ast.StmtNode{st}, nil
+			return st, nil
 		}
 		// SHOW WARNINGS and ERRORS with MariaDB's LIMIT forms, as text
 		// and prepared (warnings.go).

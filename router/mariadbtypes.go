@@ -60,23 +60,19 @@ type ColumnType struct {
 // UUID(3,2): it is part of the type replaced. A type word followed by any
 // other ( or by . is a function or a qualified name, and is left alone.
 func StandInTypes(sql string, mode sqllex.Mode) (string, []ColumnType) {
+	edits, types := typeEdits(sql, mode)
+	return applyEdits(sql, edits), types
+}
+
+// typeEdits returns StandInTypes' replacements as edits of sql.
+func typeEdits(sql string, mode sqllex.Mode) ([]textEdit, []ColumnType) {
 	if !containsFold(sql, "uuid") && !containsFold(sql, "inet") {
-		return sql, nil
+		return nil, nil
 	}
-	var code []sqllex.Token
-	for s := sqllex.NewScanner(sql, mode); ; {
-		t, ok := s.Next()
-		if !ok {
-			break
-		}
-		if t.Kind != sqllex.Space && !t.Kind.Comment() {
-			code = append(code, t)
-		}
-	}
+	code := codeTokens(sql, mode)
 	var (
-		out   strings.Builder
+		edits []textEdit
 		types []ColumnType
-		last  int // sql[:last] is written to out
 	)
 	for i := 1; i < len(code); i++ {
 		w := code[i]
@@ -114,15 +110,24 @@ func StandInTypes(sql string, mode sqllex.Mode) (string, []ColumnType) {
 			}
 		}
 		types = append(types, ColumnType{Column: name, Type: sql[w.Start:end], standIn: stand})
-		out.WriteString(sql[last:w.Start])
-		out.WriteString(stand)
-		last = end
+		edits = append(edits, textEdit{start: w.Start, end: end, text: stand})
 	}
-	if len(types) == 0 {
-		return sql, nil
+	return edits, types
+}
+
+// codeTokens returns the tokens of sql that are neither space nor
+// comments.
+func codeTokens(sql string, mode sqllex.Mode) []sqllex.Token {
+	var code []sqllex.Token
+	for s := sqllex.NewScanner(sql, mode); ; {
+		t, ok := s.Next()
+		if !ok {
+			return code
+		}
+		if t.Kind != sqllex.Space && !t.Kind.Comment() {
+			code = append(code, t)
+		}
 	}
-	out.WriteString(sql[last:])
-	return out.String(), types
 }
 
 // typeLength returns how many of code's tokens a length ("(3)" or

@@ -203,36 +203,58 @@ func (r *Router) Rules() *config.Rules { return r.rules }
 // ParseOne parses one SQL statement with a fresh TiDB parser, for tests and
 // the explain command. A syntax error is a 1064 *Error.
 //
-// A CREATE or ALTER TABLE with MariaDB's UUID, INET6 or INET4 column
-// types is read with stand-ins for them (StandInTypes), marked with the
-// client's types.
+// MariaDB's spellings the parser does not know, the column types UUID,
+// INET6 and INET4 and the CAST and CONVERT types INT and INTEGER, are read
+// with stand-ins for them (ParseStandIn).
 func ParseOne(sql string) (ast.StmtNode, error) {
 	p := parser.New()
 	stmt, err := ParseWith(p, sql)
 	if err == nil {
 		return stmt, nil
 	}
-	if alt, ok := ParseStandIn(p, sql, sqllex.Backslash); ok {
-		return alt, nil
+	if alt, ok := ParseStandIn(p, sql, sqllex.Backslash); ok && len(alt) == 1 {
+		return alt[0], nil
 	}
 	return nil, err
 }
 
-// ParseStandIn parses with p a CREATE or ALTER TABLE that the parser
-// refused for MariaDB's UUID, INET6 or INET4 column types: it reads
-// stand-ins for them (StandInTypes), and the column definitions are
-// marked with the client's types (MarkColumnTypes). ok is false for any
-// other statement.
-func ParseStandIn(p *parser.Parser, sql string, mode sqllex.Mode) (stmt ast.StmtNode, ok bool) {
-	text, types := StandInTypes(sql, mode)
-	if len(types) == 0 {
+// ParseStandIn parses with p statements that the parser refused for
+// MariaDB's spellings it does not know, reading stand-ins for them: a
+// CREATE or ALTER TABLE's UUID, INET6 or INET4 column types
+// (StandInTypes), whose column definitions are marked with the client's
+// types (MarkColumnTypes), and the CAST and CONVERT types INT, INTEGER
+// and INT4 (castEdits), with the statements' and select fields' texts set
+// back to the client's. ok is false for any other statements.
+func ParseStandIn(p *parser.Parser, sql string, mode sqllex.Mode) (stmts []ast.StmtNode, ok bool) {
+	typed, types := typeEdits(sql, mode)
+	edits := castEdits(sql, mode)
+	if len(typed) == 0 && len(edits) == 0 {
 		return nil, false
 	}
-	alt, err := ParseWith(p, text)
-	if err != nil || MarkColumnTypes(alt, types) != nil {
+	edits = append(edits, typed...)
+	slices.SortFunc(edits, func(a, b textEdit) int { return a.start - b.start })
+	text := applyEdits(sql, edits)
+	stmts, err := parseAll(p, text)
+	if err != nil || len(stmts) == 0 {
 		return nil, false
 	}
-	return alt, true
+	if len(types) > 0 && (len(stmts) != 1 || MarkColumnTypes(stmts[0], types) != nil) {
+		return nil, false
+	}
+	clientTexts(stmts, sql, text, edits)
+	return stmts, true
+}
+
+// parseAll parses the statements of sql with p, a parser panic an error
+// (see ParseWith).
+func parseAll(p *parser.Parser, sql string) (stmts []ast.StmtNode, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			stmts, err = nil, fmt.Errorf("the SQL parser cannot read this statement: %v", v)
+		}
+	}()
+	stmts, _, err = p.Parse(sql, "", "")
+	return stmts, err
 }
 
 // ParseWith parses one SQL statement with p, the session's parser (a
