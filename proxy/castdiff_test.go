@@ -51,14 +51,14 @@ var castDiffQueries = []diffCase{
 }
 
 // castInserts are INSERTs with the spellings, text ([0]) and prepared
-// ([1]), on the unsharded table and on t_order; castInserted reads
-// their rows back.
+// ([1]), on the unsharded table and on t_order, whose sharding values
+// are casts too; castInserted reads their rows back.
 var castInserts = [2][]string{{
 	"INSERT INTO t_cast_plain (id, s, n, u) VALUES (CAST('10' AS INT), 'x', CONVERT('-3', INTEGER), CAST('9' AS UNSIGNED INT))",
-	"INSERT INTO t_order (order_id, user_id, qty, flag, big) VALUES (900002, 3, CAST('42' AS INT), CONVERT('1', INTEGER), CAST('-1' AS UNSIGNED INT))",
+	"INSERT INTO t_order (order_id, user_id, qty, flag, big) VALUES (CAST('900002' AS INT), CAST(3 AS INTEGER), CAST('42' AS INT), CONVERT('1', INTEGER), CAST('-1' AS UNSIGNED INT))",
 }, {
 	"INSERT INTO t_cast_plain (id, s, n, u) VALUES (CAST('11' AS INTEGER), 'y', CAST(' 4' AS INT), CONVERT('8', UNSIGNED INTEGER))",
-	"INSERT INTO t_order (order_id, user_id, qty, flag) VALUES (900006, 4, CAST('-42' AS INTEGER), CONVERT('0', INT))",
+	"INSERT INTO t_order (order_id, user_id, qty, flag) VALUES (CONVERT('900006', UNSIGNED INT), CONVERT('+4', INT), CAST('-42' AS INTEGER), CONVERT('0', INT))",
 }}
 
 var castInserted = []diffCase{

@@ -3,8 +3,10 @@ package router
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
@@ -252,9 +254,12 @@ func columnOf(e ast.ExprNode) *ast.ColumnName {
 	}
 }
 
-// operandOf reads a literal or a ? (possibly signed, in parentheses).
+// operandOf reads a literal or a ? (possibly signed, in parentheses), or
+// a literal cast to an integer (castOperand).
 func operandOf(e ast.ExprNode) (operand, bool) {
 	switch x := e.(type) {
+	case *ast.FuncCastExpr:
+		return castOperand(x)
 	case *driver.ParamMarkerExpr:
 		return operand{param: x.Order}, true
 	case *driver.ValueExpr:
@@ -276,6 +281,52 @@ func operandOf(e ast.ExprNode) (operand, bool) {
 			if v, ok := negate(o.val); ok {
 				return operand{param: -1, val: v}, true
 			}
+		}
+	}
+	return operand{}, false
+}
+
+// castOperand reads CAST(v AS SIGNED) or CONVERT(v, UNSIGNED) (INT and
+// INTEGER are read as SIGNED) of a literal v as the integer MariaDB makes
+// of it, where that is v itself: an integer, or a string of decimal
+// digits with an optional sign, in the type's range. Anything else, a
+// fraction (which MariaDB rounds), a string it reads with a warning, a
+// value it wraps around, a ?, is no operand: the statement is not routed
+// by it.
+func castOperand(x *ast.FuncCastExpr) (operand, bool) {
+	if x.FunctionType != ast.CastFunction && x.FunctionType != ast.CastConvertFunction ||
+		x.Tp == nil || x.Tp.GetType() != mysql.TypeLonglong {
+		return operand{}, false
+	}
+	o, ok := operandOf(x.Expr)
+	if !ok || o.param >= 0 {
+		return operand{}, false
+	}
+	unsigned := mysql.HasUnsignedFlag(x.Tp.GetFlag())
+	switch v := o.val.(type) {
+	case nil:
+		return o, true // NULL
+	case int64:
+		if !unsigned {
+			return o, true
+		}
+		if v >= 0 {
+			return operand{param: -1, val: uint64(v)}, true
+		}
+	case uint64:
+		if unsigned {
+			return o, true
+		}
+		if v <= math.MaxInt64 {
+			return operand{param: -1, val: int64(v)}, true
+		}
+	case string:
+		if unsigned {
+			if n, err := strconv.ParseUint(strings.TrimPrefix(v, "+"), 10, 64); err == nil {
+				return operand{param: -1, val: n}, true
+			}
+		} else if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return operand{param: -1, val: n}, true
 		}
 	}
 	return operand{}, false

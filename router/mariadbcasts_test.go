@@ -140,3 +140,49 @@ func TestClientOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestCastOperand: a literal cast to an integer is a sharding value only
+// where MariaDB's integer is the literal itself.
+func TestCastOperand(t *testing.T) {
+	tests := []struct {
+		give string
+		want any // nil with ok false: no operand
+		ok   bool
+	}{
+		{give: "CAST('22' AS INT)", want: int64(22), ok: true},
+		{give: "CAST('+22' AS INTEGER)", want: int64(22), ok: true},
+		{give: "CONVERT('-22', SIGNED)", want: int64(-22), ok: true},
+		{give: "CAST(-22 AS SIGNED INT)", want: int64(-22), ok: true},
+		{give: "CAST(22.0 AS INT)", want: int64(22), ok: true},
+		{give: "CAST(18446744073709551615 AS UNSIGNED)", want: uint64(18446744073709551615), ok: true},
+		{give: "CAST('18446744073709551615' AS UNSIGNED INT)", want: uint64(18446744073709551615), ok: true},
+		{give: "CONVERT(7, UNSIGNED INTEGER)", want: uint64(7), ok: true},
+		{give: "(CAST('7' AS INT))", want: int64(7), ok: true},
+		{give: "CAST(NULL AS INT)", want: nil, ok: true},
+		{give: "CAST(18446744073709551615 AS INT)"},  // wraps to -1
+		{give: "CAST('9223372036854775808' AS INT)"}, // wraps
+		{give: "CAST(-1 AS UNSIGNED)"},               // wraps
+		{give: "CAST('-1' AS UNSIGNED)"},             // wraps
+		{give: "CAST(1.5 AS INT)"},                   // rounds
+		{give: "CAST('1.5' AS INT)"},                 // truncates, warns
+		{give: "CAST(' 7' AS INT)"},                  // warns
+		{give: "CAST('7x' AS INT)"},                  // warns
+		{give: "CAST('' AS INT)"},                    // warns
+		{give: "CAST(? AS INT)"},                     // bound later
+		{give: "CAST('7' AS CHAR)"},                  // not an integer
+		{give: "CAST('7' AS DECIMAL(3,0))"},          // not an integer
+		{give: "CAST(CAST('7' AS CHAR) AS INT)"},     // not a literal
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			stmt, err := ParseOne("SELECT " + tt.give)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, ok := operandOf(stmt.(*ast.SelectStmt).Fields.Fields[0].Expr)
+			if ok != tt.ok || ok && (o.param >= 0 || o.val != tt.want) {
+				t.Errorf("operand %+v %v, want %#v %v", o, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
