@@ -31,12 +31,14 @@
 // # Supported SQL
 //
 // Routing reads WHERE and inner-join ON conditions on sharding columns:
-// =, <=>, IN, BETWEEN, <, <=, >, >= against literals or ?; AND narrows, OR
-// is the union of its branches; conditions on both the data-source and
-// the table column combine. No condition, NOT, an expression on the
-// sharding column (order_id + 1 = 6) or a function reaches every data node
-// of the table. Range conditions prune with range algorithms (BOUNDARY_RANGE,
-// VOLUME_RANGE, INTERVAL, ...); INLINE routes a range to every data node
+// =, <=>, IN, BETWEEN, <, <=, >, >= against literals or ? (a literal cast
+// to an integer, CAST('3' AS INT), is one where MariaDB's integer is the
+// literal itself); AND narrows, OR is the union of its branches;
+// conditions on both the data-source and the table column combine. No
+// condition, NOT, an expression on the sharding column (order_id + 1 =
+// 6) or a function reaches every data node of the table. Range
+// conditions prune with range algorithms (BOUNDARY_RANGE, VOLUME_RANGE,
+// INTERVAL, ...); INLINE routes a range to every data node
 // only with allow-range-query-with-inline-sharding, else 1235. A SELECT,
 // UPDATE or DELETE that no data node can match (contradicting conditions,
 // NULL sharding values, a value whose inline expression names a data
@@ -107,6 +109,10 @@
 //     MariaDB's column types UUID, INET6 and INET4, which the SQL parser
 //     does not know, are read with stand-ins of the same shape and sent as
 //     the client wrote them (mariadbtypes.go).
+//   - MariaDB's CAST and CONVERT types INT, INTEGER and INT4, which the SQL
+//     parser does not know, are read as SIGNED, which MariaDB takes them
+//     for, in any statement; the statements' and select fields' texts,
+//     which name columns, stay the client's (mariadbcasts.go).
 //   - Tables without rules live on the default data source; statements on
 //     them pass through.
 //   - The physical tables of sharded tables (every table an
