@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -147,6 +149,39 @@ func TestMariaDBCastTypes(t *testing.T) {
 			if len(got.rows) == 0 {
 				t.Errorf("%s: no rows", c.sql)
 			}
+		}
+	})
+	t.Run("several statements", func(t *testing.T) {
+		// Each statement runs as its own text, the client's.
+		q := "SELECT CAST('1' AS INT); SELECT order_id, CONVERT(qty, INTEGER) FROM t_order WHERE user_id = 3 AND order_id = 22;" +
+			" SELECT id, CAST(n AS INT) FROM t_cast_plain WHERE id = 2"
+		all := func(dsn string) string {
+			db, err := sql.Open("mysql", dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			rows, err := db.Query(q)
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			defer rows.Close()
+			var b strings.Builder
+			for {
+				writeResultSet(t, &b, rows)
+				if !rows.NextResultSet() {
+					break
+				}
+			}
+			if err := rows.Err(); err != nil {
+				fmt.Fprintf(&b, "error: %v\n", err)
+			}
+			return b.String()
+		}
+		got := all(diffDSN(e.addr) + "&multiStatements=true")
+		want := all(e.backends[0].DSN(diffRefDB) + "&multiStatements=true")
+		if got != want || !strings.Contains(want, "CONVERT(qty, INTEGER)") {
+			t.Errorf("%s:\nproxy:\n%s\nMariaDB:\n%s", q, got, want)
 		}
 	})
 	t.Run("INSERT", func(t *testing.T) {
