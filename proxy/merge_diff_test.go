@@ -201,15 +201,11 @@ func startDiffProxy(backends []*mariadbtest.Server, server string) (*Server, str
 }
 
 // diffDSN is a go-sql-driver DSN for the proxy at addr.
-func diffDSN(addr string, params ...string) string {
+func diffDSN(addr string) string {
 	cfg := gomysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "app", "app-secret", "tcp", addr, diffLogicalDB
 	cfg.Timeout = 5 * time.Second
-	dsn := cfg.FormatDSN()
-	if len(params) > 0 {
-		dsn += "?" + strings.Join(params, "&")
-	}
-	return dsn
+	return cfg.FormatDSN()
 }
 
 // diffProxy starts another proxy over the loaded tables, with extra
