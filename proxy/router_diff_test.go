@@ -96,6 +96,11 @@ var routerDiffQueries = []diffCase{
 	{sql: "SELECT INSERT(status, 1, 1, 'X'), CHAR(65, 66), CHAR(0xe4 USING latin1), CHAR(255 USING utf8mb4) FROM t_order WHERE user_id = 3 AND order_id = 22"},
 	{sql: "SELECT order_id, INSERT(status, 2, 0, '-') FROM t_order WHERE CHAR(65) = 'A' AND user_id = 3"},
 	{sql: "SELECT true, False, null, 1 AS one FROM t_order WHERE user_id = 3 AND order_id = 22"},
+	// MariaDB names a column in utf8mb3, a character beyond the BMP as ?,
+	// and refuses that character in an alias (1300).
+	{sql: "SELECT HEX('😀'), CONCAT(status, '😀é'), '😀' FROM t_order WHERE user_id = 3 AND order_id = 22"},
+	{sql: "SELECT order_id, CHAR_LENGTH('a😀') FROM t_order WHERE user_id = 3 ORDER BY order_id", ordered: true},
+	{sql: "SELECT order_id, CONCAT(status, '😀') FROM t_order ORDER BY CONCAT(status, '😀') DESC, order_id LIMIT 5", ordered: true},
 
 	// Hexadecimal and bit literals keep MariaDB's meaning for 0x41 and
 	// b'1000001': a number where one is wanted, else a binary string.

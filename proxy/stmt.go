@@ -137,7 +137,9 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	}
 	if ps.into = into; into == nil {
 		// A SELECT ... INTO has no result set to describe.
-		ps.columns = s.stmtColumns(ps, stmts[0])
+		if ps.columns, err = s.stmtColumns(ps, stmts[0]); err != nil {
+			return nil, err
+		}
 	}
 	s.nextStmtID++
 	ps.id = s.nextStmtID

@@ -2,14 +2,17 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
 )
@@ -45,12 +48,17 @@ func newStmtMetaCache() *stmtMetaCache { return newBoundedMap[string, []*mysql.F
 // them (SHOW but those showColumns knows); the execute's result carries
 // its columns anyway. stmt is the parsed statement when it was not given
 // to the planner (ps.pp nil).
-func (s *Session) stmtColumns(ps *preparedStmt, stmt ast.StmtNode) []*mysql.Field {
+//
+// The error is the data source's when it refuses to prepare the statement
+// for a reason MariaDB gives at prepare time, naming something the
+// statement names (refusedAtPrepare): the client's prepare fails with it,
+// as on MariaDB, instead of every execute.
+func (s *Session) stmtColumns(ps *preparedStmt, stmt ast.StmtNode) ([]*mysql.Field, error) {
 	key := s.db + "\x00" + s.vars.sql() + "\x00" + ps.sql
 	cacheable := len(s.state.pinned) == 0 // a temporary table may shadow a name
 	if cacheable {
 		if cols, ok := s.srv.stmtMeta.get(key); ok {
-			return cols
+			return cols, nil
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), metaTimeout)
@@ -63,14 +71,56 @@ func (s *Session) stmtColumns(ps *preparedStmt, stmt ast.StmtNode) []*mysql.Fiel
 		cols, err = s.localColumns(ctx, stmt)
 	}
 	if err != nil {
+		if refused := s.srv.refusedAtPrepare(err); refused != nil {
+			return nil, refused
+		}
 		// The execute reports the error, with its columns if it has any.
 		s.log.Debug("prepared statement: result columns unknown", failedAttrs(ps.sql, err)...)
-		return nil
+		return nil, nil
 	}
 	if cacheable {
 		s.srv.stmtMeta.put(key, cols)
 	}
-	return cols
+	return cols, nil
+}
+
+// prepareError is a data source's error answer to COM_STMT_PREPARE.
+type prepareError struct{ *mysql.MyError }
+
+func (e *prepareError) Unwrap() error { return e.MyError }
+
+// refusedAtPrepare returns the data source's error when err is its answer
+// to preparing a statement that names a column, table or function that
+// does not exist (or a column ambiguously): what MariaDB itself answers
+// to COM_STMT_PREPARE, whatever the parameters. A missing table that is a
+// data node of the rules is not the statement's fault but a data source's
+// (another data node may hold the rows an execute reaches), and other
+// errors may depend on the stand-in values: those the executes report.
+func (srv *Server) refusedAtPrepare(err error) *mysql.MyError {
+	var pe *prepareError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	switch pe.Code {
+	case mysql.ER_BAD_FIELD_ERROR, mysql.ER_NON_UNIQ_ERROR, mysql.ER_SP_DOES_NOT_EXIST:
+		return pe.MyError
+	case mysql.ER_NO_SUCH_TABLE:
+		if namesDataNode(pe.Message, srv.current().physicalTable) {
+			return nil
+		}
+		return pe.MyError
+	}
+	return nil
+}
+
+// namesDataNode reports whether a word of msg is a physical table.
+func namesDataNode(msg string, physical map[string]string) bool {
+	for _, w := range strings.FieldsFunc(msg, func(r rune) bool { return r >= utf8.RuneSelf || !sqllex.IsWordByte(byte(r)) }) {
+		if _, ok := physical[w]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // standIns are the values tried in place of a statement's parameters to
@@ -257,7 +307,7 @@ func (bc *backendConn) prepareColumns(sql string) ([]*mysql.Field, error) {
 		return nil, bc.lost(err)
 	}
 	if wire.IsErr(p) {
-		return nil, wire.ParseErr(p)
+		return nil, &prepareError{wire.ParseErr(p)}
 	}
 	ok, err := wire.ParsePrepareOK(p)
 	if err != nil {

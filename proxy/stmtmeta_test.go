@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -90,6 +91,64 @@ func TestPrepareReportsTheResultColumns(t *testing.T) {
 						f.Name, f.Type, f.Decimal, f.Charset, f.Flag, f.Table, f.OrgTable, f.Schema,
 						g.Type, g.Decimal, g.Charset, g.Flag, g.Table, g.OrgTable, g.Schema)
 				}
+			}
+		})
+	}
+}
+
+// TestPrepareRefusesUnknownNames: COM_STMT_PREPARE of a SELECT naming a
+// column, table or function that does not exist fails at prepare, with
+// MariaDB's number, SQLSTATE and message (logical names), as on one
+// MariaDB: mysqli::prepare and PDO's server-side prepare throw there, not
+// at the first execute. The session goes on after it.
+func TestPrepareRefusesUnknownNames(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	statusRefDB(t, e, "prep_ref")
+	e.backends[0].Exec(t, "prep_ref", "CREATE TABLE t_dict (code VARCHAR(16) PRIMARY KEY, label VARCHAR(64))")
+	proxy, err := client.Connect(e.addr, "app", "app-secret", "sharding_db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	ref, err := client.Connect(e.backends[0].Addr(), "root", "", "prep_ref")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	for _, q := range []string{
+		"SELECT nope FROM t_order",
+		"SELECT nope FROM t_order WHERE user_id = ? AND order_id = ?",
+		"SELECT * FROM t_nope WHERE id = ?",
+		"SELECT t_order.order_id, t_dict.nope FROM t_order JOIN t_dict ON t_dict.code = t_order.status WHERE t_order.user_id = 1",
+	} {
+		t.Run(q, func(t *testing.T) {
+			prepareErr := func(c *client.Conn) *mysql.MyError {
+				st, err := c.Prepare(q)
+				if err == nil {
+					st.Close()
+					return nil
+				}
+				me, ok := err.(*mysql.MyError)
+				if !ok {
+					t.Fatalf("prepare: %v, not a MySQL error", err)
+				}
+				return me
+			}
+			want := prepareErr(ref)
+			if want == nil {
+				t.Fatal("MariaDB prepared it: the reference is not what this test assumes")
+			}
+			got := prepareErr(proxy)
+			if got == nil {
+				t.Fatalf("the proxy prepared it; MariaDB answers %d (%s) %s", want.Code, want.State, want.Message)
+			}
+			wantMsg := strings.ReplaceAll(want.Message, "prep_ref.", "sharding_db.")
+			if got.Code != want.Code || got.State != want.State || got.Message != wantMsg {
+				t.Errorf("prepare: %d (%s) %s, want %d (%s) %s", got.Code, got.State, got.Message, want.Code, want.State, wantMsg)
+			}
+			if _, err := proxy.Execute("SELECT 1"); err != nil {
+				t.Errorf("after the failed prepare: %v", err)
 			}
 		})
 	}

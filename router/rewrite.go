@@ -590,10 +590,27 @@ func aliasFields(sel *ast.SelectStmt) {
 		if u := strings.ToUpper(text); u == "TRUE" || u == "FALSE" || u == "NULL" {
 			text = u // MariaDB's name for these literals, however written
 		}
+		text = columnName(text)
 		if text != "" && len(text) <= 256 {
 			f.AsName = ast.CIStr{O: text, L: strings.ToLower(text)}
 		}
 	}
+}
+
+// columnName is the name MariaDB gives a column named by text: names are
+// utf8mb3, so a character beyond the Basic Multilingual Plane (an emoji)
+// becomes ?. MariaDB refuses such a character in an alias (1300 Invalid
+// utf8mb4 character string), so the alias must not keep it either.
+func columnName(text string) string {
+	if !strings.ContainsFunc(text, func(r rune) bool { return r > 0xFFFF }) {
+		return text
+	}
+	return strings.Map(func(r rune) rune {
+		if r > 0xFFFF {
+			return '?'
+		}
+		return r
+	}, text)
 }
 
 // isParenthesizedColumn reports whether e is a column name in one or more

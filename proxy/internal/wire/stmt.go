@@ -121,8 +121,14 @@ func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte, ar
 	} else {
 		if len(prevTypes) != 2*nParams && allNull(nulls, nParams) {
 			// Values that are all NULL need no types (go-mysql's client
-			// binds none for them), as MariaDB reads them.
+			// binds none for them), as MariaDB reads them; long data
+			// is text then.
 			e.Args = nullArgs(args, nParams)
+			for i := range min(nParams, len(longData)) {
+				if longData[i] != nil {
+					e.Args[i] = string(longData[i])
+				}
+			}
 			return e, nil
 		}
 		if len(prevTypes) != 2*nParams {
@@ -142,12 +148,15 @@ func ParseExecute(p []byte, nParams int, prevTypes []byte, longData [][]byte, ar
 		}
 	}
 	for i := range nParams {
-		if nulls[i/8]&(1<<(i%8)) != 0 {
-			continue
-		}
 		tp, unsigned := e.Types[2*i], e.Types[2*i+1]&0x80 != 0
+		// Long data wins over the NULL bitmap, as in MariaDB: mysqli
+		// binds a blob as a NULL variable and sends its bytes with
+		// send_long_data, and the execute marks it NULL.
 		if i < len(longData) && longData[i] != nil {
 			e.Args[i] = longValue(tp, longData[i])
+			continue
+		}
+		if nulls[i/8]&(1<<(i%8)) != 0 {
 			continue
 		}
 		v, n, err := binaryParam(p[pos:], tp, unsigned)

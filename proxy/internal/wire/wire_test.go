@@ -312,6 +312,24 @@ func TestParseExecute(t *testing.T) {
 		t.Error("truncated execute: want an error")
 	}
 
+	// Long data wins over the NULL bitmap, as in MariaDB: mysqli binds a
+	// blob as a NULL variable and sends its bytes with send_long_data
+	// (PHP's documented way), so the execute marks it NULL and carries no
+	// value for it.
+	r := binary.LittleEndian.AppendUint32(nil, 7)
+	r = append(r, 0, 1, 0, 0, 0, 0x06, 1) // flags, iterations, NULL: 2 and 3, bound
+	r = append(r, mysql.MYSQL_TYPE_LONGLONG, 0, mysql.MYSQL_TYPE_LONG_BLOB, 0, mysql.MYSQL_TYPE_VAR_STRING, 0)
+	r = binary.LittleEndian.AppendUint64(r, 9)
+	long, err := ParseExecute(r, 3, nil, [][]byte{1: []byte("\x00blob")}, nil)
+	if want := []any{int64(9), []byte("\x00blob"), nil}; err != nil || !reflect.DeepEqual(long.Args, want) {
+		t.Errorf("long data of a parameter marked NULL: got %#v, %v, want %#v", long.Args, err, want)
+	}
+	// The same with no types bound and every parameter marked NULL.
+	r = append(r[:9], 0x07, 0)
+	if long, err := ParseExecute(r, 3, nil, [][]byte{1: []byte("text")}, nil); err != nil || !reflect.DeepEqual(long.Args, []any{nil, "text", nil}) {
+		t.Errorf("long data, all marked NULL, no types: got %#v, %v", long.Args, err)
+	}
+
 	// PARAMETER_COUNT_AVAILABLE (0x08), which MySQL 8 clients set, is not
 	// a cursor; CURSOR_TYPE_READ_ONLY (0x01) is.
 	for _, tt := range []struct {
