@@ -31,6 +31,9 @@ type colMetaCase struct {
 	// derivation, each side's length its own value's characters times 4
 	// (utf8mb4).
 	ownValues bool
+	// args, when set, are the values of the statement's ?s: it runs
+	// prepared only.
+	args []any
 }
 
 const (
@@ -64,6 +67,10 @@ var colMetaCases = []colMetaCase{
 	{sql: "SELECT @@version_comment, @@version, @@session.autocommit, @@autocommit, @@in_transaction", ownValues: true},
 	{sql: "SELECT @@last_insert_id, @@identity"},
 	{sql: "SHOW DATABASES"},
+	// Parameters in the select list of a routed statement: typed as
+	// MariaDB types the ?, not as the value the prepare plans with.
+	{sql: "SELECT CAST(? AS SIGNED) AS c, order_id FROM t_order WHERE order_id = ?", args: []any{7, 1}},
+	{sql: "SELECT CAST(? AS SIGNED) AS c, COALESCE(?, 0) AS d FROM t_order ORDER BY order_id LIMIT 1", args: []any{7, 3}},
 	{sql: "SHOW DATABASES LIKE '{db}'"},
 	{sql: "SHOW TABLES"},
 	{sql: "SHOW FULL TABLES"},
@@ -141,7 +148,7 @@ func (m colMetaConn) fieldsAndValues(t *testing.T, tc colMetaCase, prepared bool
 		prepare = append(prepare, f)
 	}
 	prepare = copyFields(prepare)
-	res, err := st.Execute()
+	res, err := st.Execute(tc.args...)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -226,6 +233,9 @@ func TestProxyAnswersColumnMetadata(t *testing.T) {
 	proxy, ref := colMetaConn{proxyConn, diffLogicalDB}, colMetaConn{refConn, diffRefDB}
 	for _, tc := range colMetaCases {
 		for _, prepared := range []bool{false, true} {
+			if !prepared && tc.args != nil {
+				continue
+			}
 			name := tc.sql
 			if prepared {
 				name = "prepared " + name

@@ -166,6 +166,15 @@ func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merge
 		if prepareJoined(jp.plan, mode) {
 			ex.prepared, ex.textRows = true, true
 		}
+	} else if mode == backendPrepared && plan.Kind == router.KindSelect && len(plan.Routes) > 1 {
+		// A client's prepared SELECT whose routes a merge combines, each
+		// route a statement of its own: they run prepared with the
+		// client's values, as a single route does, so the columns are
+		// typed as MariaDB types the client's statement (CAST(? AS
+		// SIGNED) a BIGINT that may be NULL, not the INT NOT NULL of the
+		// literal the text would hold), where the values read back as
+		// text exactly (textExact).
+		ex.prepared, ex.textRows = true, true
 	}
 	if err := ex.assign(); err != nil {
 		return result{}, err
