@@ -118,8 +118,10 @@ const (
 	// backendPrepared sends COM_STMT_EXECUTE of a statement prepared on
 	// the connection (once per connection and SQL text), for a client's
 	// own COM_STMT_EXECUTE: the backend skips parsing, and a single
-	// route's binary rows go to the client as they are. Plans whose rows
-	// a Merger combines still run as text: merging reads text rows.
+	// route's binary rows go to the client as they are. The routes of a
+	// plan whose rows a Merger combines run so too where their binary
+	// values decode to MariaDB's text exactly (textRows): merging reads
+	// text values.
 	backendPrepared
 )
 
