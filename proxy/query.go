@@ -104,7 +104,8 @@ func (s *Session) routedPlan(st *statement) (*router.Plan, error) {
 		toDefault := defaultable(st.node) // the planner consumes the tree
 		var err error
 		if pp, err = s.srv.planner.Prepare(st.node, st.sql, s.db); err != nil {
-			return nil, err
+			// An IN subquery across data nodes (insubquery.go).
+			return s.subqueriesFirstPlan(st, err)
 		}
 		if pp, err = withReturning(pp, st.returning); err != nil {
 			return nil, err
@@ -127,7 +128,12 @@ func (s *Session) routedPlan(st *statement) (*router.Plan, error) {
 		}
 	}
 	s.diag.reset()
-	return pp.Bind(st.args)
+	plan, err := pp.Bind(st.args)
+	if err != nil {
+		// An IN subquery across data nodes, seen with the arguments.
+		return s.subqueriesFirstPlan(st, err)
+	}
+	return plan, nil
 }
 
 // defaultable reports whether a statement the router leaves to the proxy
@@ -221,6 +227,10 @@ func (s *Session) executePlan(ctx context.Context, plan *router.Plan, src connSo
 	var join *joinScope
 	if s.srv.rules.Server.UnionRoutes && plan.Kind == router.KindSelect && len(plan.Routes) > 1 {
 		join = &joinScope{cache: s.srv.joins, settings: s.vars.sql()}
+	}
+	if plan.First != nil {
+		// An UPDATE or DELETE whose IN subqueries run first (insubquery.go).
+		return s.runSubqueriesFirst(ctx, plan, src, inTxn)
 	}
 	if plan.Move != nil {
 		// An UPDATE of sharding columns that may move rows (keymove.go).

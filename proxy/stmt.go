@@ -122,12 +122,20 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	}
 	if routed(stmts[0]) {
 		if ps.pp, err = s.srv.planner.Prepare(stmts[0], parsed, s.db); err != nil {
+			if _, _, ok := s.inSubqueries(parsed, err); !ok || returning != "" {
+				return nil, err
+			}
+			// An IN subquery across data nodes: each execute runs the
+			// statement as text, its arguments written in, and the
+			// subquery first (insubquery.go).
+			ps.pp = nil
+			if stmts, err = s.parse(parsed); err != nil {
+				return nil, &ParseError{Err: err}
+			}
+		} else if ps.pp, err = withReturning(ps.pp, returning); err != nil {
 			return nil, err
 		}
-		if ps.pp, err = withReturning(ps.pp, returning); err != nil {
-			return nil, err
-		}
-		if ps.pp.Kind() == router.KindOther {
+		if ps.pp != nil && ps.pp.Kind() == router.KindOther {
 			ps.pp = nil
 			// The planner consumed the tree; the columns need it again.
 			if stmts, err = s.parse(parsed); err != nil {

@@ -193,7 +193,8 @@
 // value; UPDATE or DELETE with ORDER BY or LIMIT on several data nodes;
 // joins of unrelated sharded tables (binding tables too, unless the join
 // equates all their sharding columns) and uncorrelated subqueries across
-// data nodes; UNION, INTERSECT, EXCEPT and CTEs across data nodes; across
+// data nodes (an UPDATE's or DELETE's IN (SELECT ...) the proxy evaluates
+// first, with InSubqueries and ReplaceInSubqueries); UNION, INTERSECT, EXCEPT and CTEs across data nodes; across
 // data nodes also window functions, GROUP BY ... WITH ROLLUP,
 // aggregates beyond the five and GROUP_CONCAT (of several expressions, or
 // ordered by another expression than its argument), aggregates inside

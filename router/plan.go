@@ -110,6 +110,10 @@ type Plan struct {
 	// Move is set for an UPDATE of sharding columns that may move rows to
 	// another data node: the proxy checks, and moves them (keymove.go).
 	Move *KeyMove `json:"move,omitempty"`
+	// First is set for an UPDATE or DELETE whose IN subqueries the
+	// proxy evaluates before it routes the statement (insubquery.go);
+	// Routes are then one per data source it may reach, with no SQL.
+	First *SubqueriesFirst `json:"subqueriesFirst,omitempty"`
 	// Returning is the select list of an INSERT ... RETURNING, which the
 	// proxy appends to each route's SQL; the routes then return rows,
 	// given back in the client's row order (Route.Rows).
@@ -133,6 +137,17 @@ type DroppedTable struct {
 	// the client wrote them.
 	Name  string            `json:"name"`
 	Nodes []config.DataNode `json:"nodes"`
+}
+
+// SubqueriesFirst is an UPDATE or DELETE that runs in two steps, in one
+// atomic write: the SELECTs of its IN subqueries, then the statement with
+// their values in place of the subqueries (ReplaceInSubqueries).
+type SubqueriesFirst struct {
+	// Selects are the subqueries' plans, SELECT ... FOR UPDATE, in the
+	// order ReplaceInSubqueries takes their values.
+	Selects []*Plan `json:"selects"`
+	// Statement is the UPDATE or DELETE's text, to parse again.
+	Statement string `json:"statement"`
 }
 
 // Route is one data source and the SQL to run on it.

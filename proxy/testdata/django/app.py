@@ -7,7 +7,8 @@
 # exclude, slices, Paginator, aggregates, F() updates, bulk_create,
 # get_or_create and update_or_create, select_related, atomic blocks with a
 # savepoint rolled back, select_for_update, cascading delete, raw() and
-# cursor() with parameters, exists(), iterator(). It prints one line per
+# cursor() with parameters, exists(), iterator(), update() and delete()
+# filtered across the foreign key. It prints one line per
 # step; the two runs must print the same. Keys differ between the runs
 # (AUTO_INCREMENT against Snowflake), so no step prints one.
 #
@@ -270,11 +271,14 @@ step("dates", lambda: list(User.objects.filter(date_joined__year__gte=2000).valu
 step("check", lambda: command("check", databases=["default"]))
 step("conditional count", lambda: Order.objects.aggregate(big=Count("pk", filter=Q(amount__gt=20)), small=Sum("amount", filter=Q(amount__lte=20))))
 # filter(items__...).update() is one UPDATE ... WHERE order_id IN (SELECT
-# ... JOIN ...) on MariaDB, a subquery over every data node that the proxy
-# refuses (1235, README: subqueries): select the keys first.
-step("update by join", lambda: (Order.objects.filter(pk__in=list(Order.objects.filter(items__qty__gte=10).values_list("pk", flat=True))).update(note="big"),
+# ... JOIN ...) on MariaDB, and a delete() filtered on an aggregate one
+# DELETE ... WHERE item_id IN (SELECT ... GROUP BY ... HAVING ...): the
+# proxy evaluates such a subquery over every data node first (README:
+# subqueries).
+step("update by join", lambda: (Order.objects.filter(items__qty__gte=10).update(note="big"),
                                 list(Order.objects.filter(note="big").order_by("status").values_list("status", flat=True))))
 step("delete by join", lambda: (Item.objects.filter(order__status="B07").delete(), Item.objects.filter(user_id=4).count()))
+step("delete by aggregate", lambda: (Item.objects.annotate(n=Count("order__items")).filter(n__gte=3, qty__gte=12).delete(), Item.objects.count()))
 
 
 def bulk_update():
