@@ -161,22 +161,7 @@ func TestMariaDBCastTypes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			rows, err := db.Query(q)
-			if err != nil {
-				return "error: " + err.Error()
-			}
-			defer rows.Close()
-			var b strings.Builder
-			for {
-				writeResultSet(t, &b, rows)
-				if !rows.NextResultSet() {
-					break
-				}
-			}
-			if err := rows.Err(); err != nil {
-				fmt.Fprintf(&b, "error: %v\n", err)
-			}
-			return b.String()
+			return allResultSets(t, db, q)
 		}
 		got := all(diffDSN(e.addr) + "&multiStatements=true")
 		want := all(e.backends[0].DSN(diffRefDB) + "&multiStatements=true")

@@ -91,6 +91,29 @@ func maintenanceResult(t *testing.T, db *sql.DB, q string) string {
 	return b.String()
 }
 
+// allResultSets runs q, which may hold several statements, on db and
+// writes what a client sees of each result set: the column names and the
+// rows, then an error if one ended them.
+func allResultSets(t *testing.T, db *sql.DB, q string) string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for {
+		writeResultSet(t, &b, rows)
+		if !rows.NextResultSet() {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		fmt.Fprintf(&b, "error: %v\n", err)
+	}
+	return b.String()
+}
+
 // writeResultSet writes the column names and the rows of rows' current
 // result set to b.
 func writeResultSet(t *testing.T, b *strings.Builder, rows *sql.Rows) {
@@ -181,27 +204,8 @@ func TestMaintenanceStatements(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer refMulti.Close()
-	all := func(db *sql.DB, q string) string {
-		t.Helper()
-		rows, err := db.Query(q)
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		defer rows.Close()
-		var b strings.Builder
-		for {
-			writeResultSet(t, &b, rows)
-			if !rows.NextResultSet() {
-				break
-			}
-		}
-		if err := rows.Err(); err != nil {
-			fmt.Fprintf(&b, "error: %v\n", err)
-		}
-		return b.String()
-	}
 	multi := "CHECK TABLE t_order; CHECKSUM TABLE t_plain, t_order; ANALYZE TABLE t_dict"
-	if got, want := all(e.open(t, "multiStatements=true"), multi), all(refMulti, multi); got != want {
+	if got, want := allResultSets(t, e.open(t, "multiStatements=true"), multi), allResultSets(t, refMulti, multi); got != want {
 		t.Errorf("%s:\nproxy:\n%s\nMariaDB:\n%s", multi, got, want)
 	}
 	// CHECK TABLE commits an open transaction, as MariaDB's does;
