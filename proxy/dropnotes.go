@@ -43,7 +43,7 @@ func (s *Session) lookupDropped(ctx context.Context, plan *router.Plan) *unknown
 		return nil
 	}
 	many := len(plan.Routes) > 1
-	for _, d := range plan.Drop {
+	for _, d := range *plan.Drop {
 		many = many || len(d.Nodes) > 1
 	}
 	if !many {
@@ -54,7 +54,7 @@ func (s *Session) lookupDropped(ctx context.Context, plan *router.Plan) *unknown
 	// of its route.
 	var sources []string
 	tables := map[string][]string{}
-	for _, d := range plan.Drop {
+	for _, d := range *plan.Drop {
 		for _, n := range d.Nodes {
 			if _, ok := tables[n.DataSource]; !ok {
 				sources = append(sources, n.DataSource)
@@ -100,7 +100,7 @@ func (s *Session) lookupDropped(ctx context.Context, plan *router.Plan) *unknown
 		exists[node{sources[i], foldName(string(r[1]), folds[sources[i]])}] = true
 	}
 	u := &unknownTables{}
-	for _, d := range plan.Drop {
+	for _, d := range *plan.Drop {
 		found := false
 		for _, n := range d.Nodes {
 			found = found || exists[node{n.DataSource, foldName(n.Table, folds[n.DataSource])}]

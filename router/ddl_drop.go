@@ -16,7 +16,7 @@ import (
 // DROP TABLE keeps each table's data nodes (Plan.Drop).
 func (r *Router) prepareDropMany(p *Prepared, s *ast.DropTableStmt, h *hints, db string) error {
 	var parts []*Plan
-	var dropped []DroppedTable
+	var dropped DroppedTables
 	for _, tn := range s.Tables {
 		// Named before planning, which gives tn the physical name.
 		name := firstNonEmpty(tn.Schema.O, r.rules.DatabaseName) + "." + tn.Name.O
@@ -50,7 +50,7 @@ func (r *Router) prepareDropMany(p *Prepared, s *ast.DropTableStmt, h *hints, db
 	}
 	if !s.IsView {
 		// MariaDB names missing views in another message (4092).
-		plan.Drop = dropped
+		plan.Drop = &dropped
 	}
 	p.static = plan
 	return nil

@@ -126,9 +126,15 @@ type Plan struct {
 	// client's order with the data nodes each one's DROP reaches: the
 	// proxy names the tables none of whose data nodes existed in one
 	// note or error 1051, as MariaDB names the client's missing tables,
-	// where the data sources' own messages name physical tables.
-	Drop []DroppedTable `json:"drop,omitempty"`
+	// where the data sources' own messages name physical tables. A
+	// pointer: every statement's plan carries the field, and only a DROP
+	// TABLE sets it.
+	Drop *DroppedTables `json:"drop,omitempty"`
 }
+
+// DroppedTables are the tables of a DROP TABLE of several tables, in the
+// client's order.
+type DroppedTables []DroppedTable
 
 // DroppedTable is one table of a DROP TABLE of several tables.
 type DroppedTable struct {
