@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -25,6 +26,10 @@ func (s *Session) classify(st *statement) error {
 		if err := s.classifyText(st); err != nil || st.kind != 0 {
 			return err
 		}
+	}
+	if base, node, count, ok := s.splitCalcFoundRows(st.sql, st.node); ok {
+		// SELECT SQL_CALC_FOUND_ROWS: counted by the proxy (calcfoundrows.go).
+		st.sql, st.node, st.out.found, st.whole = base, node, count, false
 	}
 	return s.classifyNode(st)
 }
@@ -82,12 +87,15 @@ func (s *Session) classifyText(st *statement) error {
 		if !s.multiStatements {
 			return ErrMultiStatementsOff
 		}
-		st.kind, st.nodes = planQuery, stmts
+		// The parser reuses the slice it returns: statements that parse
+		// again as they run (calcfoundrows.go, insubquery.go) must not
+		// overwrite the ones after them.
+		st.kind, st.nodes = planQuery, slices.Clone(stmts)
 	default:
 		st.node = stmts[0]
 	}
 	if commentTail && len(stmts) > 0 {
-		st.kind, st.nodes, st.node, st.commentTail = planQuery, stmts, nil, true
+		st.kind, st.nodes, st.node, st.commentTail = planQuery, slices.Clone(stmts), nil, true
 	}
 	return nil
 }

@@ -51,6 +51,9 @@ type output struct {
 	// VARIABLES rows of these names (lower case) in place of the data
 	// source's.
 	variables map[string]string
+	// found counts the rows of a SELECT SQL_CALC_FOUND_ROWS, which runs
+	// without the option (calcfoundrows.go).
+	found *foundRowsCount
 }
 
 // columns returns cols as out describes them: derived and local.

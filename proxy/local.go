@@ -18,7 +18,7 @@ import (
 const versionComment = "shardflake MySQL sharding proxy"
 
 // tablelessSelect answers a SELECT that names no table. Values only the
-// proxy knows (DATABASE(), CONNECTION_ID(), LAST_INSERT_ID(), ROW_COUNT(), VERSION(),
+// proxy knows (DATABASE(), CONNECTION_ID(), LAST_INSERT_ID(), ROW_COUNT(), FOUND_ROWS(), VERSION(),
 // USER(), @@version_comment, @@version, @@autocommit,
 // @@shardflake_transaction_mode) are answered by the
 // proxy: entirely when the statement holds nothing else, otherwise by
@@ -148,6 +148,9 @@ func (s *Session) localValue(e ast.ExprNode) (any, bool) {
 			// The last statement's, which may have run on any data
 			// source's connection.
 			return s.rowCount, true
+		case "found_rows":
+			// As ROW_COUNT() (calcfoundrows.go).
+			return s.found, true
 		case "version":
 			return s.srv.version(), true
 		case "user", "session_user", "system_user":
@@ -217,7 +220,7 @@ func localColumn(e ast.ExprNode, name string, v any) *mysql.Field {
 			return itemInt(name, mysql.MYSQL_TYPE_LONG, 10, mysql.NOT_NULL_FLAG|mysql.UNSIGNED_FLAG)
 		case "last_insert_id":
 			return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.NOT_NULL_FLAG|mysql.UNSIGNED_FLAG)
-		case "row_count":
+		case "row_count", "found_rows":
 			return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.NOT_NULL_FLAG)
 		case "version":
 			return itemString(name, valueChars, mysql.NOT_NULL_FLAG)

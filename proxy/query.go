@@ -80,7 +80,7 @@ func (s *Session) answer(err error) {
 // client's would be planned; noPlan when it cannot be.
 func (s *Session) planShape(norm string) PreparedPlan {
 	stmts, err := s.parse(norm)
-	if err != nil || len(stmts) != 1 || !routed(stmts[0]) || s.access().authorize(stmts[0], norm) != nil {
+	if err != nil || len(stmts) != 1 || !routed(stmts[0]) || calcFoundRows(stmts[0]) || s.access().authorize(stmts[0], norm) != nil {
 		return noPlan{}
 	}
 	pp, err := s.srv.planner.Prepare(stmts[0], norm, s.db)
@@ -188,7 +188,7 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, out ou
 		src = txnSource{s: s, write: plan.Kind != router.KindSelect}
 	}
 	src = s.readwriteSource(plan, src, inTxn)
-	if !inTxn && !ddl && s.multiplexable(plan, src, out.proto) {
+	if !inTxn && !ddl && out.found == nil && s.multiplexable(plan, src, out.proto) {
 		res, err := s.runMultiplexed(ctx, plan, out.proto)
 		if !errors.Is(err, errMuxFallback) {
 			if err != nil {
@@ -203,7 +203,15 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, out ou
 		// (dropnotes.go).
 		unknown = s.lookupDropped(ctx, plan)
 	}
-	res, err := s.executePlan(ctx, plan, src, inTxn, out.proto)
+	var err error
+	if out.found != nil {
+		// SELECT SQL_CALC_FOUND_ROWS: its count first (calcfoundrows.go).
+		err = s.countFoundRows(ctx, out.found, src, inTxn)
+	}
+	var res result
+	if err == nil {
+		res, err = s.executePlan(ctx, plan, src, inTxn, out.proto)
+	}
 	err = unknown.error(err)
 	if inTxn {
 		defer s.afterTxnStatement(err)

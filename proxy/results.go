@@ -154,6 +154,7 @@ func (s *Session) writeRows(rows RowStream, out output) error {
 	}
 	raw, canRaw := rows.(rawRows)
 	canRaw = canRaw && raw.rawProtocol() == out.proto
+	var sent int64
 	for {
 		var p []byte
 		var err error
@@ -171,6 +172,10 @@ func (s *Session) writeRows(rows RowStream, out output) error {
 			}
 		}
 		if errors.Is(err, io.EOF) {
+			s.found = sent // FOUND_ROWS() (calcfoundrows.go)
+			if out.found != nil && out.found.n >= 0 {
+				s.found = out.found.n
+			}
 			// The lanes have read their warnings by now.
 			return s.writePacket(wire.AppendEOF(s.wc.Scratch(), s.diag.statementWarnings(), s.status(out.more)))
 		}
@@ -183,6 +188,7 @@ func (s *Session) writeRows(rows RowStream, out output) error {
 		if err := s.wc.WritePacket(p); err != nil {
 			return err
 		}
+		sent++
 		if !canRaw {
 			s.wc.SetScratch(p)
 		}

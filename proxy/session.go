@@ -94,6 +94,9 @@ type Session struct {
 	// (an OK's affected rows, -1 for a result set or an error); written
 	// is what the running statement's last write told (door.go).
 	rowCount, written int64
+	// found is FOUND_ROWS(): the rows the last result set sent, or its
+	// SQL_CALC_FOUND_ROWS count (calcfoundrows.go).
+	found int64
 	// rw is the session's read/write splitting state (readwrite.go).
 	rw rwSession
 
@@ -436,6 +439,7 @@ func (s *Session) resetConnection() {
 	s.autocommit = true
 	s.lastInsertID = 0
 	s.rowCount = 0
+	s.found = 0
 	s.parser.SetSQLMode(0)
 	s.sqlMode = 0
 	s.dropAllLongData()

@@ -120,7 +120,10 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	if err := s.srv.tempTableError(stmts[0]); err != nil {
 		return nil, err
 	}
-	if routed(stmts[0]) {
+	// A SELECT SQL_CALC_FOUND_ROWS is not planned ahead: each execute
+	// runs it as text, its arguments written in, counted by the proxy
+	// (calcfoundrows.go).
+	if routed(stmts[0]) && !calcFoundRows(stmts[0]) {
 		if ps.pp, err = s.srv.planner.Prepare(stmts[0], parsed, s.db); err != nil {
 			if _, _, ok := s.inSubqueries(parsed, err); !ok || returning != "" {
 				return nil, err

@@ -199,6 +199,7 @@
 // aggregates beyond the five and GROUP_CONCAT (of several expressions, or
 // ordered by another expression than its argument), aggregates inside
 // expressions (SUM(x)/COUNT(*)), HAVING with functions, SQL_CALC_FOUND_ROWS
+// (the proxy takes it out of the statement and counts the rows itself)
 // and SELECT ... INTO OUTFILE or DUMPFILE (INTO @var is the proxy's:
 // the router sees the SELECT without it); RENAME of tables named in the rules; CREATE TABLE
 // ... SELECT; views over sharded or broadcast tables.
