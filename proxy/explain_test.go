@@ -1,0 +1,122 @@
+package proxy
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestExplainRoutes runs EXPLAIN through the proxy (it was 1235) and
+// compares it with what the data sources say of the routes PREVIEW lists:
+// the rows of each route's EXPLAIN, in the routes' order, under the
+// columns MariaDB's EXPLAIN has for the reference table. A write is
+// explained, not run; FORMAT=JSON answers one route's document and is
+// refused over several routes, with the connection usable after.
+func TestExplainRoutes(t *testing.T) {
+	e := diffEnvironment(t)
+	ctx := context.Background()
+	proxy, err := e.proxy.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	refCols := connResult(ctx, mustConn(t, e.ref), "EXPLAIN SELECT * FROM t_order WHERE user_id = 3")
+	refCols = refCols[:strings.IndexByte(refCols, '\n')+1]
+	direct := []*connPair{{db: "mg_0"}, {db: "mg_1"}}
+	for i, d := range direct {
+		db, err := e.backends[i].DB(d.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		d.conn = mustConn(t, db)
+	}
+	for _, q := range []string{
+		"SELECT * FROM t_order WHERE user_id = 3",
+		"SELECT * FROM t_order WHERE user_id = 3 AND order_id = 22",
+		"SELECT status, COUNT(*) FROM t_order GROUP BY status ORDER BY status LIMIT 2",
+		"SELECT o.order_id, i.item_id FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id AND o.user_id = i.user_id WHERE o.user_id = 4",
+		"UPDATE t_order SET status = 'explained' WHERE user_id = 3",
+		"DELETE FROM t_order WHERE order_id = 22",
+	} {
+		var want strings.Builder
+		want.WriteString(refCols)
+		routes := previewRoutes(t, proxy, q)
+		for _, r := range routes {
+			var ds int
+			if _, err := fmt.Sscanf(r.dataSource, "ds_%d", &ds); err != nil {
+				t.Fatalf("PREVIEW %s: data source %q", q, r.dataSource)
+			}
+			_, rows, _ := strings.Cut(connResult(ctx, direct[ds].conn, "EXPLAIN "+r.sql), "\n")
+			want.WriteString(rows)
+		}
+		got := connResult(ctx, proxy, "EXPLAIN "+q)
+		if got != want.String() {
+			t.Errorf("EXPLAIN %s (%d routes):\nproxy:\n%sdata sources:\n%s", q, len(routes), got, want.String())
+		}
+		if strings.Count(got, "\n") < len(routes)+1 {
+			t.Errorf("EXPLAIN %s: %d routes but\n%s", q, len(routes), got)
+		}
+		if strings.HasPrefix(q, "SELECT * FROM t_order") && strings.Count(got, `"SIMPLE" "t_order"`) != len(routes) {
+			t.Errorf("EXPLAIN %s: the table column is not the logical table's name:\n%s", q, got)
+		}
+	}
+	if got := connResult(ctx, proxy, "SELECT COUNT(*) FROM t_order WHERE status = 'explained'"); !strings.Contains(got, `["0"]`) {
+		t.Errorf("EXPLAIN UPDATE changed rows: %s", got)
+	}
+	got := connResult(ctx, proxy, "EXPLAIN FORMAT=JSON SELECT * FROM t_order WHERE user_id = 3 AND order_id = 22")
+	if !strings.Contains(got, "query_block") || strings.Count(got, "\n") != 2 {
+		t.Errorf("EXPLAIN FORMAT=JSON of one route: %s", got)
+	}
+	got = connResult(ctx, proxy, "EXPLAIN FORMAT=JSON SELECT * FROM t_order WHERE user_id = 3")
+	if !strings.Contains(got, "Error 1235") {
+		t.Errorf("EXPLAIN FORMAT=JSON of several routes: %s", got)
+	}
+	if got := connResult(ctx, proxy, "SELECT 1"); got != "[\"1\"]\n[\"1\"]\n" {
+		t.Errorf("after the refusal: %s", got)
+	}
+}
+
+// connPair is a connection to a data source's database.
+type connPair struct {
+	db   string
+	conn *sql.Conn
+}
+
+// previewRoute is a row of PREVIEW.
+type previewRoute struct{ dataSource, sql string }
+
+// previewRoutes returns the routes PREVIEW lists for q.
+func previewRoutes(t *testing.T, c *sql.Conn, q string) []previewRoute {
+	t.Helper()
+	rows, err := c.QueryContext(context.Background(), "PREVIEW "+q)
+	if err != nil {
+		t.Fatalf("PREVIEW %s: %v", q, err)
+	}
+	defer rows.Close()
+	var routes []previewRoute
+	for rows.Next() {
+		var r previewRoute
+		if err := rows.Scan(&r.dataSource, &r.sql); err != nil {
+			t.Fatalf("PREVIEW %s: %v", q, err)
+		}
+		routes = append(routes, r)
+	}
+	if err := rows.Err(); err != nil || len(routes) == 0 {
+		t.Fatalf("PREVIEW %s: %d routes, %v", q, len(routes), err)
+	}
+	return routes
+}
+
+// mustConn returns one connection of db, closed when t ends.
+func mustConn(t *testing.T, db *sql.DB) *sql.Conn {
+	t.Helper()
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
