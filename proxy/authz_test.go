@@ -107,6 +107,8 @@ func TestPrivilegeMatrix(t *testing.T) {
 		{"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'x')", []string{"ro"}, 0},
 		{"REPLACE INTO t_dict (code, label) VALUES ('a', 'b')", []string{"ro"}, 0},
 		{"UPDATE t_order SET status = 'y' WHERE user_id = 1", []string{"ro"}, 0},
+		{"EXPLAIN UPDATE t_order SET status = 'y' WHERE user_id = 1", []string{"ro"}, 0},
+		{"EXPLAIN SELECT user, password FROM mysql.user", []string{"app", "ro", "nobody"}, 0},
 		{"DELETE FROM t_order WHERE user_id = 1", []string{"ro"}, 0},
 		{"CREATE TABLE t_new (id INT)", []string{"ro"}, 0},
 		{"DROP TABLE t_dict", []string{"ro"}, 0},

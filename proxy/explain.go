@@ -35,6 +35,10 @@ func (s *Session) explain(ctx context.Context, n *ast.ExplainStmt, out output) e
 	if err != nil || len(stmts) != 1 {
 		return &InternalError{Msg: "EXPLAIN's statement does not parse again"}
 	}
+	// The user needs what running the statement needs.
+	if err := s.access().authorize(stmts[0], sql); err != nil {
+		return err
+	}
 	if err := s.srv.tempTableError(stmts[0]); err != nil {
 		return err
 	}
