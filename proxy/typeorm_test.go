@@ -25,13 +25,22 @@ func TestKnexApplication(t *testing.T) {
 		`"migrate again" [1,[]]`, `"has" true false true false`, `"rolled back" "give up"`, `"explicit" ["committed"]`, `"rollback migration" ["20240101000000_orders.js"] false`)
 }
 
+// TestDrizzleApplication runs a small Drizzle ORM application
+// (testdata/typeorm/drizzle.js, drizzle-orm with the mysql2 driver, from
+// npm as above) through the proxy over the same binding tables and
+// against one MariaDB: both runs print the same, step by step.
+func TestDrizzleApplication(t *testing.T) {
+	runNodeApplication(t, "drizzle", "drizzle.js", []string{"__drizzle_migrations", "d_note", "t_order_item", "t_order"},
+		`"migrations" 1 [64]`, `"returning ids" 3 true`, `"relational many" [{"status":"NEW","items":[{"qty":1},{"qty":2},{"qty":3}]}]`, `"rollback" "TransactionRollbackError" "Rollback"`, `"inner" "inner fails"`, `"after nested" [[8,"outer"]]`, `"prepared" ["upd","upd","upd","upd","upd","upd","upd"] ["outer"]`, `"error" "ER_BAD_FIELD_ERROR" 1054`)
+}
+
 // runNodeApplication runs testdata/typeorm/script once against a fresh
 // database on the first data source and once through the proxy (rules
 // sequelizeRules) and compares the printed steps (nodeApp), dropping
 // tables (and "VIEW name"s) through the proxy before and after.
 func runNodeApplication(t *testing.T, name, script string, tables []string, steps ...string) {
 	t.Helper()
-	app := nodeApp{dir: "typeorm", script: script, packages: []string{"typeorm", "knex", "mysql2"}}
+	app := nodeApp{dir: "typeorm", script: script, packages: []string{"typeorm", "knex", "drizzle-orm", "mysql2"}}
 	app.runner(t) // before the servers start, when node is missing
 	e := startEnv(t, envOptions{rules: sequelizeRules})
 	ref := name + "_ref"

@@ -33,11 +33,11 @@ command -v php >/dev/null 2>&1 || need+=(php-cli) # TestPHPApplication
 php -r 'exit(extension_loaded("pdo_mysql") && extension_loaded("mysqli") ? 0 : 1);' >/dev/null 2>&1 || need+=(php-mysql)
 
 # npm_packages installs the Node.js applications' packages (Sequelize;
-# TypeORM and Knex), each pinned by its package-lock.json, once.
+# TypeORM, Knex and Drizzle), each pinned by its package-lock.json, once.
 npm_packages() {
 	local root app
 	root="$(cd "$(dirname "$0")/.." && pwd)/proxy/testdata"
-	for app in sequelize/sequelize typeorm/typeorm typeorm/knex; do
+	for app in sequelize/sequelize typeorm/typeorm typeorm/knex typeorm/drizzle-orm; do
 		if [ ! -d "$root/${app%%/*}/node_modules/${app#*/}" ]; then
 			echo "install-deps: npm ci in $root/${app%%/*}" >&2
 			npm ci --prefix "$root/${app%%/*}" --no-audit --no-fund --loglevel=error
