@@ -101,7 +101,7 @@ func TestActiveRecordApplication(t *testing.T) {
 			want := run(e.backends[0].Addr(), "root", "", "ar_ref")
 			all := strings.Join(want, "\n")
 			steps := []string{
-				`migrate | [i20240101000001,i20240101000002,i20240101000003]`,
+				`migrate | [i20240101000001,i20240101000002,i20240101000003,i20240101000004]`,
 				`migrate again | []`,
 				`advisory lock | [true,true,true,true,false]`,
 				`create generated | [[G0,G1,G2],true,true]`,
@@ -109,7 +109,7 @@ func TestActiveRecordApplication(t *testing.T) {
 				`insert_all! | ActiveRecord::RecordNotUnique 1062 23000 Duplicate entry '902' for key 'PRIMARY'`,
 				`after bulk | [[i901,i1,"up",d10.0],[i902,i2,"bulk",d2.0],[i903,i3,"bulk",d3.0],[i904,i0,"up",d4.0]]`,
 				`in_batches | [[i901,i902,i903],[i904,i1001,i1002],[i1003,i1004,i1005],[i1006,G0,G1],[G2,G3,G4],[G5,G6]]`,
-				`stale object | ["ActiveRecord::StaleObjectError","update",["first",i2]]`,
+				`stale object | ["ActiveRecord::StaleObjectError","update",["first",i3]]`,
 				`rollback | [i0,i0,"first"]`,
 				`savepoint | [i955,i957]`,
 				`rollback by error | ["ActiveRecord::RecordNotUnique",i1062,i0]`,
@@ -190,7 +190,7 @@ func checkActiveRecordNodes(t *testing.T, e *testEnv, start time.Time) {
 	if err := e.backend(t, 0).QueryRow("SELECT (SELECT COUNT(*) FROM schema_migrations), (SELECT COUNT(*) FROM customers)").Scan(&versions, &customers); err != nil {
 		t.Fatal(err)
 	}
-	if versions != 3 || customers != 1 {
-		t.Errorf("ds_0 holds %d schema versions and %d customers, want 3 and 1", versions, customers)
+	if versions != 4 || customers != 1 {
+		t.Errorf("ds_0 holds %d schema versions and %d customers, want 4 and 1", versions, customers)
 	}
 }
