@@ -50,8 +50,9 @@ var activeRecordTables = []string{"t_order", "customers", "schema_migrations", "
 // (testdata/rails/app.rb: Debian's ruby-activerecord 6.1 with the mysql2
 // adapter) through the proxy over the default sharded rules (range queries
 // on order_id allowed: activeRecordRules) and directly on
-// one MariaDB, once with the adapter's defaults (no prepared statements) and
-// once with prepared_statements: true. Both runs print the same, step by
+// one MariaDB, once with the adapter's defaults (no prepared statements),
+// once with prepared_statements: true, and once with strict: false, another
+// collation and session variables, as a database.yml may set them. Both runs print the same, step by
 // step: the adapter's connection setup, db:migrate with its advisory lock,
 // schema_migrations and ar_internal_metadata, the schema dump, a migration
 // down and up, the model API (find, where, order, limit and offset, pluck,
@@ -79,7 +80,7 @@ func TestActiveRecordApplication(t *testing.T) {
 		e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS ar_ref")
 		drop()
 	})
-	for _, mode := range []string{"defaults", "prepared"} {
+	for _, mode := range []string{"defaults", "prepared", "options"} {
 		t.Run(mode, func(t *testing.T) {
 			drop()
 			e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS ar_ref", "CREATE DATABASE ar_ref")

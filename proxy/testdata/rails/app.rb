@@ -12,7 +12,8 @@
 # its row, ids grow, and find finds them.
 #
 # Usage: ruby app.rb host port user password database mode
-# (mode: defaults, or prepared for prepared_statements: true).
+# (mode: defaults, prepared for prepared_statements: true, or options for
+# strict: false, a collation and session variables).
 
 require "active_record"
 require "bigdecimal"
@@ -74,10 +75,17 @@ end
 if ENV["AR_SQL_LOG"]
   ActiveRecord::Base.logger = Logger.new($stderr)
 end
-ActiveRecord::Base.establish_connection(
+config = {
   adapter: "mysql2", host: host, port: port.to_i, username: user, password: password,
   database: $database, encoding: "utf8mb4", prepared_statements: $mode == "prepared"
-)
+}
+if $mode == "options"
+  # What a database.yml may set: no strict mode (the adapter rewrites
+  # sql_mode with REPLACE expressions), another collation, session variables.
+  config.merge!(strict: false, collation: "utf8mb4_unicode_ci",
+                variables: { "tx_isolation" => "READ-COMMITTED", "sql_safe_updates" => :default, "max_statement_time" => 30 })
+end
+ActiveRecord::Base.establish_connection(config)
 ActiveRecord::Migration.verbose = false
 
 class ApplicationRecord < ActiveRecord::Base
@@ -102,6 +110,17 @@ step("adapter") { [conn.adapter_name, conn.mariadb?, conn.charset, conn.collatio
 step("supports") { [conn.supports_advisory_locks?, conn.supports_datetime_with_precision?, conn.supports_insert_on_duplicate_skip?, conn.supports_insert_on_duplicate_update?, conn.supports_savepoints?, conn.supports_index_sort_order?] }
 step("version") { [conn.database_version >= "10.0", conn.select_value("SELECT @@version").include?("MariaDB")] }
 step("strict") { conn.show_variable("sql_mode").split(",").include?("STRICT_ALL_TABLES") }
+step("variables") { conn.select_rows("SELECT @@SESSION.tx_isolation, @@SESSION.sql_safe_updates, @@SESSION.max_statement_time, @@SESSION.collation_connection") }
+# The migrator's lock, held by one connection, is not another's.
+step("advisory lock held") do
+  other = ActiveRecord::Base.connection_pool.checkout
+  begin
+    [conn.get_advisory_lock("ar-held"), other.get_advisory_lock("ar-held"), other.select_value("SELECT IS_USED_LOCK('ar-held') = CONNECTION_ID()"),
+     conn.release_advisory_lock("ar-held"), other.get_advisory_lock("ar-held"), conn.get_advisory_lock("ar-held"), other.release_advisory_lock("ar-held")]
+  ensure
+    ActiveRecord::Base.connection_pool.checkin(other)
+  end
+end
 step("advisory lock") { [conn.get_advisory_lock("ar-app-lock"), conn.get_advisory_lock("ar-app-lock"), conn.release_advisory_lock("ar-app-lock"), conn.release_advisory_lock("ar-app-lock"), conn.release_advisory_lock("ar-app-lock")] }
 
 # db:migrate, twice: the second finds nothing to do.
