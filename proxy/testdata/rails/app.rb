@@ -266,6 +266,30 @@ step("update order limit") { Order.where(user_id: 1, order_id: [901, 1001, 1003]
 step("after order limit") { Order.where(note: "first two").order(:order_id).pluck(:order_id) }
 step("user variables") { conn.execute("SET @ar_x = 41"); conn.select_value("SELECT @ar_x + 1") }
 
+# The adapter connects with CLIENT_FOUND_ROWS: an UPDATE counts the rows it
+# matched, changed or not. Warnings of a statement (in options mode a
+# string cut to its column, not an error).
+step("found rows") { [Order.where(user_id: 3).update_all(meta: nil), Order.where(user_id: 3).update_all(meta: nil)] }
+step("warnings") do
+  Order.where(order_id: 1003).update_all(status: "y" * 40)
+  [conn.raw_connection.warning_count, conn.select_rows("SHOW WARNINGS"), Order.find(1003).status&.size]
+rescue ActiveRecord::ValueTooLong => e
+  [e.class.name, e.cause.error_number]
+end
+step("nowait skip locked") do
+  Order.transaction do
+    [Order.lock("FOR UPDATE NOWAIT").where(user_id: 2).order(:order_id).pluck(:order_id),
+     Order.lock("FOR UPDATE SKIP LOCKED").order(:order_id).limit(2).pluck(:order_id)]
+  end
+end
+# Two statements without CLIENT_MULTI_STATEMENTS: 1064 on both; the proxy's
+# message says why instead of MariaDB's "near 'SELECT 2'".
+step("two statements") do
+  conn.execute("SELECT 1; SELECT 2")
+rescue ActiveRecord::StatementInvalid => e
+  [e.class.name, e.cause.error_number, e.cause.sql_state, Order.where(user_id: 1).count]
+end
+
 # Keys the proxy generates: create without order_id.
 step("create generated") do
   ids = generated(3.times.map { |i| Order.create!(user_id: i, status: "gen", amount: i, note: "g#{i}").id })
