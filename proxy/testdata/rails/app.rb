@@ -290,6 +290,17 @@ rescue ActiveRecord::StatementInvalid => e
   [e.class.name, e.cause.error_number, e.cause.sql_state, Order.where(user_id: 1).count]
 end
 
+# Orders and conditions written as SQL fragments.
+step("in or null") { [Order.where(status: ["paid", nil]).order(:order_id).pluck(:order_id), Order.where.not(status: ["paid", nil]).order(:order_id).pluck(:order_id)] }
+step("like escaped") { Order.where("note LIKE ?", "#{Order.sanitize_sql_like("it's \"q\" \\")}%").pluck(:order_id) }
+step("order by field") { Order.where(user_id: [1, 2, 3]).order(Arel.sql("FIELD(order_id, 1003, 1001) DESC, order_id")).limit(4).pluck(:order_id) }
+step("order nulls last") { Order.order(Arel.sql("amount IS NULL, amount DESC")).limit(3).pluck(:order_id) }
+step("order by alias") { Order.select("user_id, COUNT(*) AS n, SUM(amount) AS total").group(:user_id).order("n DESC, user_id").map { |o| [o.user_id, o.n, o.total] } }
+step("pluck concat") { Order.order(:order_id).pluck(Arel.sql("CONCAT(COALESCE(status, '-'), ':', user_id)")) }
+step("lower") { Order.where("LOWER(status) = ?", "new").count }
+step("distinct offset") { Order.select(:user_id).distinct.order(:user_id).limit(2).offset(1).pluck(:user_id) }
+step("unscoped last") { [Order.unscope(:order).last.id, Order.order(:amount).unscope(:order).first.id] }
+
 # Keys the proxy generates: create without order_id.
 step("create generated") do
   ids = generated(3.times.map { |i| Order.create!(user_id: i, status: "gen", amount: i, note: "g#{i}").id })
@@ -297,6 +308,7 @@ step("create generated") do
 end
 step("find generated") { Order.where(status: "gen").order(:order_id).map { |o| [o.id, o.user_id, o.note] } }
 step("generated find") { Order.find($generated[1]).note }
+step("generated maximum") { [Order.maximum(:order_id), Order.where(order_id: $generated).sum(:user_id), Order.where(order_id: $generated).order(order_id: :desc).pluck(:order_id)] }
 step("save new") do
   o = Order.new(user_id: 5, status: "gen")
   o.save!
