@@ -9,7 +9,10 @@
 # Keys the proxy generates (Snowflake) and MariaDB's AUTO_INCREMENT differ:
 # a generated id prints as G<n>, its rank among the ids this run generated,
 # so what shows is what an application relies on: create returns the id of
-# its row, ids grow, and find finds them.
+# its row, ids grow, and find finds them. Ids the application gives after
+# the first generated one stay below 1007, where MariaDB's AUTO_INCREMENT
+# goes on from the fixture's 1001..1006, so that ORDER BY order_id sorts
+# them before the generated ones in both runs.
 #
 # Usage: ruby app.rb host port user password database mode
 # (mode: defaults, prepared for prepared_statements: true, or options for
@@ -17,6 +20,7 @@
 
 require "active_record"
 require "bigdecimal"
+require "digest"
 require "stringio"
 
 host, port, user, password, $database, $mode = ARGV
