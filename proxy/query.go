@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
@@ -11,6 +12,7 @@ import (
 	// The parser needs a driver for its literal values.
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver"
 
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -129,6 +131,11 @@ func (s *Session) routedPlan(st *statement) (*router.Plan, error) {
 	}
 	s.diag.reset()
 	plan, err := pp.Bind(st.args)
+	var re *router.Error
+	if err != nil && st.args == nil && errors.As(err, &re) && re.Code == router.CodeWrongArgs {
+		// A text query whose parsed tree has placeholders.
+		return nil, placeholderInText(st.sql, s.lexMode())
+	}
 	if err != nil {
 		// An IN subquery across data nodes, seen with the arguments.
 		return s.subqueriesFirstPlan(st, err)
@@ -348,4 +355,17 @@ func schemaOf(n ast.Node) string {
 		}
 	}
 	return schema
+}
+
+// placeholderInText is the error of a text query holding a ? placeholder,
+// which the parser reads as a prepared statement's: MariaDB has no value
+// for it and answers its syntax error near the ?, on the ?'s line.
+func placeholderInText(sql string, mode sqlarg.Mode) error {
+	i := sqlarg.FirstPlaceholder(sql, mode)
+	if i < 0 {
+		i = len(sql)
+	}
+	line := 1 + strings.Count(sql[:i], "\n")
+	column := i - strings.LastIndexByte(sql[:i], '\n')
+	return &ParseError{Err: fmt.Errorf("line %d column %d near \"%s\"", line, column, sql[i:])}
 }

@@ -3,8 +3,9 @@
 # mariadb, mysqldump and the other client tools (mariadb-admin, -check, -show, -import), etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
 # mysqlclient, the ORM SQLAlchemy and Django (for Debian's /usr/bin/python3), Node.js with the Sequelize,
 # TypeORM and Knex applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), a JDK with MariaDB Connector/J (the JDBC
-# application, proxy/testdata/connectorj), and PHP's command line with PDO_MySQL and mysqli (the PHP
-# application, proxy/testdata/php). Does nothing when they are all present.
+# application, proxy/testdata/connectorj), PHP's command line with PDO_MySQL and mysqli (the PHP
+# application, proxy/testdata/php), and Ruby's ActiveRecord with mysql2 (the Rails application,
+# proxy/testdata/rails). Does nothing when they are all present.
 set -euo pipefail
 
 need=()
@@ -25,12 +26,14 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 /usr/bin/python3 -c 'import MySQLdb' >/dev/null 2>&1 || need+=(python3-mysqldb)
 /usr/bin/python3 -c 'import sqlalchemy' >/dev/null 2>&1 || need+=(python3-sqlalchemy) # TestSQLAlchemyApplication
 /usr/bin/python3 -c 'import django' >/dev/null 2>&1 || need+=(python3-django) # TestDjangoApplication
-command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication, TestTypeORMApplication, TestKnexApplication
+command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication, TestTypeORMApplication, TestKnexApplication, TestDrizzleApplication
 command -v npm >/dev/null 2>&1 || need+=(npm)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless) # TestConnectorJApplication
 [ -f /usr/share/java/mariadb-java-client.jar ] || need+=(libmariadb-java)
 command -v php >/dev/null 2>&1 || need+=(php-cli) # TestPHPApplication
 php -r 'exit(extension_loaded("pdo_mysql") && extension_loaded("mysqli") ? 0 : 1);' >/dev/null 2>&1 || need+=(php-mysql)
+command -v ruby >/dev/null 2>&1 && ruby -e 'require "active_record"' >/dev/null 2>&1 || need+=(ruby-activerecord) # TestActiveRecordApplication
+ruby -e 'require "mysql2"' >/dev/null 2>&1 || need+=(ruby-mysql2)
 
 # npm_packages installs the Node.js applications' packages (Sequelize;
 # TypeORM, Knex and Drizzle), each pinned by its package-lock.json, once.

@@ -188,6 +188,14 @@ func Count(sql string) int {
 	return n
 }
 
+// FirstPlaceholder returns the index of sql's first ? placeholder, by the
+// same rules as Interpolate, or -1 when it has none.
+func FirstPlaceholder(sql string, mode Mode) int {
+	first := -1
+	scan(sql, mode, func(i int) bool { first = i; return false })
+	return first
+}
+
 // Split cuts a multi-statement query at the semicolons that end its
 // statements (outside string literals, quoted identifiers and comments),
 // dropping empty statements. The pieces keep their text as written. The

@@ -179,6 +179,27 @@ func TestTrailingComment(t *testing.T) {
 	}
 }
 
+func TestFirstPlaceholder(t *testing.T) {
+	tests := []struct {
+		give string
+		mode Mode
+		want int
+	}{
+		{"SELECT 1", Backslash, -1},
+		{"SELECT ?", Backslash, 7},
+		{"SELECT '?', `?`, \"?\", ? -- ?", Backslash, 22},
+		{"SELECT /* ? */ a FROM t # ?\nWHERE b = ?", Backslash, 38},
+		{`SELECT 'a\'?', ?`, Backslash, 15},
+		{`SELECT 'a\', ?`, NoBackslashEscapes, 13},
+		{`SELECT 'a\', ?`, Backslash, -1}, // unterminated
+	}
+	for _, tt := range tests {
+		if got := FirstPlaceholder(tt.give, tt.mode); got != tt.want {
+			t.Errorf("FirstPlaceholder(%q) = %d, want %d", tt.give, got, tt.want)
+		}
+	}
+}
+
 // TestAppendQuotedEveryByte writes every byte alone and between other
 // text in both modes, against the escaping rules byte by byte: in
 // backslash mode ' doubled, \ NUL LF CR ^Z escaped with a backslash; with
