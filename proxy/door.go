@@ -54,6 +54,9 @@ type output struct {
 	// found counts the rows of a SELECT SQL_CALC_FOUND_ROWS, which runs
 	// without the option (calcfoundrows.go).
 	found *foundRowsCount
+	// count, when set, answers the count of the rows instead of the rows
+	// (derivedcount.go).
+	count *rowCounter
 }
 
 // columns returns cols as out describes them: derived and local.

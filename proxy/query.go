@@ -106,6 +106,11 @@ func (s *Session) routedPlan(st *statement) (*router.Plan, error) {
 		toDefault := defaultable(st.node) // the planner consumes the tree
 		var err error
 		if pp, err = s.srv.planner.Prepare(st.node, st.sql, s.db); err != nil {
+			if plan, ok := s.derivedCountPlan(st); ok {
+				// COUNT(*) of a derived table over several data nodes
+				// (derivedcount.go).
+				return plan, nil
+			}
 			// An IN subquery across data nodes (insubquery.go).
 			return s.subqueriesFirstPlan(st, err)
 		}

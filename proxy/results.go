@@ -105,6 +105,13 @@ func (s *Session) writeEOF(more bool) error {
 // then returns errWritten wrapping it, so the caller stops.
 func (s *Session) writeRows(rows RowStream, out output) error {
 	s.written = -1
+	if out.count != nil {
+		// COUNT(*) of a derived table (derivedcount.go).
+		var err error
+		if rows, err = out.count.countRows(rows); err != nil {
+			return err
+		}
+	}
 	if out.variables != nil {
 		rows = &mapStream{RowStream: rows, fn: func(r Row) Row {
 			if len(r) < 2 {

@@ -1,0 +1,103 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+
+	"github.com/shardflake/shardflake/router"
+)
+
+// ORMs count a query's rows by wrapping it: SELECT COUNT(*) FROM (SELECT
+// ... LIMIT 10) subquery_for_count (ActiveRecord's relation.limit(10)
+// .count), SELECT COUNT(*) FROM (SELECT ... LIMIT 5) subquery (Django's
+// qs[:5].count(), and its count of a distinct or annotated query). The
+// router pushes such a count down when the inner query returns rows each
+// data node can give alone (router/select_lift.go); with LIMIT, DISTINCT,
+// GROUP BY or aggregates inside over several data nodes it cannot, and
+// answers 1235. The proxy then runs the inner query alone, merged as any
+// SELECT, and counts its rows: the answer is the outer COUNT(*) exactly,
+// one row under the outer column's name, typed as MariaDB types COUNT(*).
+
+// rowCounter replaces a result set by the count of its rows.
+type rowCounter struct{ name string }
+
+// derivedCountPlan plans st, a text SELECT the router refused, as its derived table's query whose rows the proxy counts, when
+// st is only COUNT(*) of one derived table (no WHERE, GROUP BY, HAVING,
+// ORDER BY, LIMIT or locking of its own). ok is false for any other
+// statement and for an inner query the router cannot plan either.
+func (s *Session) derivedCountPlan(st *statement) (plan *router.Plan, ok bool) {
+	if st.args != nil || st.returning != "" || st.out.into != nil || st.out.found != nil {
+		return nil, false
+	}
+	stmts, err := s.parse(st.sql)
+	if err != nil || len(stmts) != 1 {
+		return nil, false
+	}
+	sel, isSelect := stmts[0].(*ast.SelectStmt)
+	if !isSelect || sel.Kind != ast.SelectStmtKindSelect || sel.Where != nil || sel.GroupBy != nil || sel.Having != nil ||
+		sel.OrderBy != nil || sel.Limit != nil || sel.LockInfo != nil || sel.Distinct || sel.WindowSpecs != nil ||
+		sel.With != nil || sel.SelectIntoOpt != nil || sel.Fields == nil || len(sel.Fields.Fields) != 1 {
+		return nil, false
+	}
+	field := sel.Fields.Fields[0]
+	if !countsRows(field.Expr) {
+		return nil, false
+	}
+	if sel.From == nil || sel.From.TableRefs == nil || sel.From.TableRefs.Right != nil {
+		return nil, false
+	}
+	src, isSource := sel.From.TableRefs.Left.(*ast.TableSource)
+	if !isSource {
+		return nil, false
+	}
+	switch src.Source.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+	default:
+		return nil, false
+	}
+	name := fieldName(field)
+	var b strings.Builder
+	if err := src.Source.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
+		return nil, false
+	}
+	inner, err := s.planRead(b.String())
+	if err != nil {
+		return nil, false
+	}
+	st.out.count = &rowCounter{name: name}
+	return inner, true
+}
+
+// countsRows reports COUNT(*) or COUNT of a constant that is not NULL,
+// which count every row.
+func countsRows(e ast.ExprNode) bool {
+	agg, ok := e.(*ast.AggregateFuncExpr)
+	if !ok || !strings.EqualFold(agg.F, ast.AggFuncCount) || agg.Distinct || len(agg.Args) != 1 || agg.Order != nil {
+		return false
+	}
+	v, ok := agg.Args[0].(ast.ValueExpr)
+	return ok && v.GetValue() != nil
+}
+
+// countRows reads rows to their end and answers their count instead.
+func (c *rowCounter) countRows(rows RowStream) (RowStream, error) {
+	defer rows.Close()
+	var n int64
+	for {
+		_, err := rows.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		n++
+	}
+	col := itemInt(c.name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.NOT_NULL_FLAG)
+	return newMemStream([]*mysql.Field{col}, []Row{rowOf(n)}), nil
+}

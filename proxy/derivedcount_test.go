@@ -1,0 +1,61 @@
+package proxy
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestCountOverDerivedTable compares with MariaDB the counts ORMs write
+// over a derived table whose query the data nodes cannot answer alone (a
+// LIMIT, DISTINCT, GROUP BY with HAVING, an offset): all were 1235
+// over several data nodes. ActiveRecord's relation.limit(n).count and
+// Django's qs[:n].count() and distinct().count() write these. The column
+// is typed as MariaDB types it; an aggregate other than COUNT over such a
+// table stays 1235.
+func TestCountOverDerivedTable(t *testing.T) {
+	e := diffEnvironment(t)
+	ctx := context.Background()
+	proxy, ref := mustConn(t, e.proxy), mustConn(t, e.ref)
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM (SELECT 1 AS one FROM t_order LIMIT 10) subquery_for_count",
+		"SELECT COUNT(*) FROM (SELECT 1 AS one FROM t_order WHERE qty > 2 LIMIT 1000 OFFSET 5) subquery_for_count",
+		"SELECT COUNT(*) AS `__count` FROM (SELECT DISTINCT t_order.status AS col1 FROM t_order) subquery",
+		"SELECT count(1) FROM (SELECT user_id, COUNT(*) AS n FROM t_order GROUP BY user_id HAVING n > 7) s",
+		"SELECT COUNT(*) AS c FROM (SELECT order_id FROM t_order ORDER BY order_id DESC LIMIT 3, 20) AS x",
+		"SELECT COUNT(*) FROM (SELECT order_id FROM t_order WHERE user_id IN (3, 4) ORDER BY qty LIMIT 4) x",
+		"SELECT COUNT(*) FROM (SELECT order_id FROM t_order WHERE 1 = 0 LIMIT 5) empty",
+		"BEGIN",
+		"SELECT COUNT(*) FROM (SELECT DISTINCT qty FROM t_order) q",
+		"COMMIT",
+		"SELECT FOUND_ROWS()",
+	} {
+		got, want := connResult(ctx, proxy, q), connResult(ctx, ref, q)
+		if got != want {
+			t.Errorf("%s\nproxy:\n%sMariaDB:\n%s", q, got, want)
+		}
+	}
+	q := "SELECT COUNT(*) FROM (SELECT 1 AS one FROM t_order LIMIT 10) subquery_for_count"
+	types := func(c *sql.Conn) string {
+		rows, err := c.QueryContext(ctx, q)
+		if err != nil {
+			return err.Error()
+		}
+		defer rows.Close()
+		cts, err := rows.ColumnTypes()
+		if err != nil {
+			return err.Error()
+		}
+		nullable, _ := cts[0].Nullable()
+		return fmt.Sprintf("%s %s nullable=%v", cts[0].Name(), cts[0].DatabaseTypeName(), nullable)
+	}
+	if got, want := types(proxy), types(ref); got != want {
+		t.Errorf("%s: column %s, MariaDB's %s", q, got, want)
+	}
+	q = "SELECT SUM(n) FROM (SELECT status, COUNT(*) AS n FROM t_order GROUP BY status) s"
+	if got := connResult(ctx, proxy, q); !strings.Contains(got, "Error 1235") {
+		t.Errorf("%s: %s", q, got)
+	}
+}
