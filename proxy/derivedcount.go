@@ -9,6 +9,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
+	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -26,51 +27,76 @@ import (
 // rowCounter replaces a result set by the count of its rows.
 type rowCounter struct{ name string }
 
-// derivedCountPlan plans st, a text SELECT the router refused, as its derived table's query whose rows the proxy counts, when
+// derivedCountPlan plans st, a SELECT the router refused, as its derived table's query whose rows the proxy counts, when
 // st is only COUNT(*) of one derived table (no WHERE, GROUP BY, HAVING,
 // ORDER BY, LIMIT or locking of its own). ok is false for any other
 // statement and for an inner query the router cannot plan either.
 func (s *Session) derivedCountPlan(st *statement) (plan *router.Plan, ok bool) {
-	if st.args != nil || st.returning != "" || st.out.into != nil || st.out.found != nil {
+	if st.returning != "" || st.out.into != nil || st.out.found != nil {
 		return nil, false
 	}
-	stmts, err := s.parse(st.sql)
-	if err != nil || len(stmts) != 1 {
+	sql := st.sql
+	if st.args != nil {
+		// A prepared statement's arguments are written in, as for a
+		// route that runs as text.
+		var err error
+		if sql, err = sqlarg.Interpolate(sql, st.args, sqlarg.Backslash); err != nil {
+			return nil, false
+		}
+	}
+	innerSQL, name, ok := s.derivedCount(sql)
+	if !ok {
 		return nil, false
 	}
-	sel, isSelect := stmts[0].(*ast.SelectStmt)
-	if !isSelect || sel.Kind != ast.SelectStmtKindSelect || sel.Where != nil || sel.GroupBy != nil || sel.Having != nil ||
-		sel.OrderBy != nil || sel.Limit != nil || sel.LockInfo != nil || sel.Distinct || sel.WindowSpecs != nil ||
-		sel.With != nil || sel.SelectIntoOpt != nil || sel.Fields == nil || len(sel.Fields.Fields) != 1 {
-		return nil, false
-	}
-	field := sel.Fields.Fields[0]
-	if !countsRows(field.Expr) {
-		return nil, false
-	}
-	if sel.From == nil || sel.From.TableRefs == nil || sel.From.TableRefs.Right != nil {
-		return nil, false
-	}
-	src, isSource := sel.From.TableRefs.Left.(*ast.TableSource)
-	if !isSource {
-		return nil, false
-	}
-	switch src.Source.(type) {
-	case *ast.SelectStmt, *ast.SetOprStmt:
-	default:
-		return nil, false
-	}
-	name := fieldName(field)
-	var b strings.Builder
-	if err := src.Source.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
-		return nil, false
-	}
-	inner, err := s.planRead(b.String())
+	inner, err := s.planRead(innerSQL)
 	if err != nil {
 		return nil, false
 	}
 	st.out.count = &rowCounter{name: name}
 	return inner, true
+}
+
+// derivedCount returns, for sql that is only COUNT(*) of one derived
+// table, the derived table's query and the name of the count's column.
+func (s *Session) derivedCount(sql string) (inner, name string, ok bool) {
+	stmts, err := s.parse(sql)
+	if err != nil || len(stmts) != 1 {
+		return "", "", false
+	}
+	sel, isSelect := stmts[0].(*ast.SelectStmt)
+	if !isSelect || sel.Kind != ast.SelectStmtKindSelect || sel.Where != nil || sel.GroupBy != nil || sel.Having != nil ||
+		sel.OrderBy != nil || sel.Limit != nil || sel.LockInfo != nil || sel.Distinct || sel.WindowSpecs != nil ||
+		sel.With != nil || sel.SelectIntoOpt != nil || sel.Fields == nil || len(sel.Fields.Fields) != 1 {
+		return "", "", false
+	}
+	field := sel.Fields.Fields[0]
+	if !countsRows(field.Expr) {
+		return "", "", false
+	}
+	if sel.From == nil || sel.From.TableRefs == nil || sel.From.TableRefs.Right != nil {
+		return "", "", false
+	}
+	src, isSource := sel.From.TableRefs.Left.(*ast.TableSource)
+	if !isSource {
+		return "", "", false
+	}
+	switch src.Source.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+	default:
+		return "", "", false
+	}
+	var b strings.Builder
+	if err := src.Source.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
+		return "", "", false
+	}
+	return b.String(), fieldName(field), true
+}
+
+// isDerivedCount reports whether a statement being prepared is COUNT(*)
+// of one derived table (no INTO): its executes run as text.
+func (s *Session) isDerivedCount(sql string, into *selectInto) bool {
+	_, _, ok := s.derivedCount(sql)
+	return ok && into == nil
 }
 
 // countsRows reports COUNT(*) or COUNT of a constant that is not NULL,

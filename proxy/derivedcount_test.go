@@ -54,6 +54,26 @@ func TestCountOverDerivedTable(t *testing.T) {
 	if got, want := types(proxy), types(ref); got != want {
 		t.Errorf("%s: column %s, MariaDB's %s", q, got, want)
 	}
+	// Prepared: the router refuses at prepare (DISTINCT) or when the
+	// arguments are bound (LIMIT ?); each execute runs as text.
+	for _, c := range []struct {
+		sql  string
+		args []any
+	}{
+		{"SELECT COUNT(*) FROM (SELECT 1 AS one FROM t_order WHERE qty > ? LIMIT ?) subquery_for_count", []any{1, 7}},
+		{"SELECT COUNT(*) FROM (SELECT DISTINCT status FROM t_order WHERE qty > ?) subquery", []any{2}},
+	} {
+		count := func(c2 *sql.Conn) string {
+			var n int64
+			if err := c2.QueryRowContext(ctx, c.sql, c.args...).Scan(&n); err != nil {
+				return err.Error()
+			}
+			return fmt.Sprint(n)
+		}
+		if got, want := count(proxy), count(ref); got != want {
+			t.Errorf("prepared %s %v: %s, MariaDB %s", c.sql, c.args, got, want)
+		}
+	}
 	q = "SELECT SUM(n) FROM (SELECT status, COUNT(*) AS n FROM t_order GROUP BY status) s"
 	if got := connResult(ctx, proxy, q); !strings.Contains(got, "Error 1235") {
 		t.Errorf("%s: %s", q, got)

@@ -142,6 +142,11 @@ func (s *Session) routedPlan(st *statement) (*router.Plan, error) {
 		return nil, placeholderInText(st.sql, s.lexMode())
 	}
 	if err != nil {
+		if plan, ok := s.derivedCountPlan(st); ok {
+			// COUNT(*) of a derived table across data nodes, seen with
+			// the arguments (derivedcount.go).
+			return plan, nil
+		}
 		// An IN subquery across data nodes, seen with the arguments.
 		return s.subqueriesFirstPlan(st, err)
 	}

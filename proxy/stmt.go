@@ -125,12 +125,14 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	// (calcfoundrows.go).
 	if routed(stmts[0]) && !calcFoundRows(stmts[0]) {
 		if ps.pp, err = s.srv.planner.Prepare(stmts[0], parsed, s.db); err != nil {
-			if _, _, ok := s.inSubqueries(parsed, err); !ok || returning != "" {
+			if _, _, ok := s.inSubqueries(parsed, err); (!ok || returning != "") && !s.isDerivedCount(parsed, into) {
 				return nil, err
 			}
-			// An IN subquery across data nodes: each execute runs the
-			// statement as text, its arguments written in, and the
-			// subquery first (insubquery.go).
+			// An IN subquery across data nodes, or COUNT(*) of a derived
+			// table across data nodes: each execute runs the statement
+			// as text, its arguments written in, and the subquery first
+			// (insubquery.go) or the derived table's query counted
+			// (derivedcount.go).
 			ps.pp = nil
 			if stmts, err = s.parse(parsed); err != nil {
 				return nil, &ParseError{Err: err}

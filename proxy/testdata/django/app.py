@@ -262,10 +262,11 @@ def quotes():
 step("quotes", quotes)
 step("exists", lambda: (Order.objects.filter(user_id=2, status="RAW").exists(), Order.objects.filter(status="none").exists(), Item.objects.filter(order__status="B03").exists()))
 step("iterator", lambda: [o.status for o in Order.objects.filter(amount__gte=20).order_by("status").iterator(chunk_size=3)])
-# values().distinct().count() counts over a derived table with DISTINCT,
-# which the proxy refuses across data nodes (1235, README: derived tables);
-# these two spellings count the same.
-step("count distinct", lambda: (len(Order.objects.values("user_id").distinct()), Order.objects.aggregate(n=Count("user_id", distinct=True))["n"]))
+# values().distinct().count() and a sliced queryset's count() count over a
+# derived table with DISTINCT or LIMIT: the proxy runs its query across
+# data nodes and counts the rows (README: derived tables).
+step("count distinct", lambda: (len(Order.objects.values("user_id").distinct()), Order.objects.aggregate(n=Count("user_id", distinct=True))["n"],
+                                Order.objects.values("user_id").distinct().count(), Order.objects.order_by("pk")[:3].count(), Order.objects.all()[2:50].count()))
 step("in bulk", lambda: sorted(o.status for o in Order.objects.in_bulk(list(Order.objects.filter(user_id=1).values_list("pk", flat=True))).values()))
 step("dates", lambda: list(User.objects.filter(date_joined__year__gte=2000).values_list("username", flat=True)))
 step("check", lambda: command("check", databases=["default"]))

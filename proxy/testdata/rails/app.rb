@@ -213,12 +213,16 @@ step("select calc") { Order.where(order_id: 1001).select("order_id, amount * 2 A
 # More of the query interface: what it writes for offsets without a limit,
 # positions from the end, OR, subqueries, joins.
 #
+# A count over a limit or offset (Order.limit(2).count is SELECT COUNT(*)
+# FROM (SELECT 1 ... LIMIT 2) subquery_for_count, a derived table over
+# every data node): the proxy runs the derived table's query and counts
+# its rows.
+#
 # Not run, as a sharding limitation ShardingSphere (without SQL federation)
-# has too, which the proxy refuses with 1235 saying why: a count over a
-# limit or offset (Order.limit(2).count is SELECT COUNT(*) FROM (SELECT 1
-# ... LIMIT 2) subquery_for_count: a derived table over every data node),
-# and a join or subquery between customers, which lives on ds_0 alone, and
-# t_order rows on ds_1. Below they reach ds_0's data nodes only.
+# has too, which the proxy refuses with 1235 saying why: a join or
+# subquery between customers, which lives on ds_0 alone, and t_order rows
+# on ds_1. Below they reach ds_0's data nodes only.
+step("count over limit") { [Order.limit(2).count, Order.offset(3).limit(100).count, Order.where.not(status: nil).order(:order_id).limit(4).offset(1).count] }
 step("offset only") { Order.order(:order_id).offset(4).pluck(:order_id) }
 step("third_to_last") { [Order.third_to_last.id, Order.second.id, Order.order(:amount).second_to_last.id] }
 step("reverse_order") { Order.order(:user_id, :order_id).reverse_order.limit(3).pluck(:order_id) }
