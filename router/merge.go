@@ -82,6 +82,11 @@ type Merge struct {
 	OrderBy []OrderKey `json:"orderBy,omitempty"`
 	// Limit is the client's LIMIT, bound.
 	Limit *Limit `json:"limit,omitempty"`
+	// Unlisted are the names only Hidden columns read, for the error a
+	// client sees when one is unknown (UnlistedColumn). A pointer: each
+	// execution copies the Merge, and a slice header would take it a size
+	// class up (128 to 160 bytes).
+	Unlisted *[]UnlistedColumn `json:"unlisted,omitempty"`
 }
 
 // ColumnRef addresses one column of the routes' results: a value >= 0
