@@ -67,3 +67,31 @@ func TestUnknownColumnClause(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownFunctionCase: a stored function that does not exist, called
+// in a statement on a sharded table, is named in MariaDB's 1305 as the
+// client wrote it, not upper-cased by the restore of the routes' SQL; on
+// one data node and on several, as text and prepared.
+func TestUnknownFunctionCase(t *testing.T) {
+	e := diffEnvironment(t)
+	for _, q := range []string{
+		"SELECT order_id, My_Func(qty) FROM t_order WHERE user_id = 3 AND order_id = 22",
+		"SELECT order_id, my_func(qty) FROM t_order",
+		"SELECT order_id FROM t_order WHERE noSuch_fn(qty) = 1 ORDER BY order_id",
+		"SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id ORDER BY Lookup_Rank(user_id)",
+		"UPDATE t_order SET qty = Next_Qty(qty) WHERE user_id = 3 AND order_id = 22",
+	} {
+		t.Run(q, func(t *testing.T) {
+			e.mu.Lock()
+			_, got := e.proxyRaw.Execute(q)
+			_, want := e.refRaw.Execute(q)
+			e.mu.Unlock()
+			if d := sameError(got, want); d != "" {
+				t.Errorf("text: %s", d)
+			}
+			if d := sameError(e.runPrepared(e.proxyRaw, q).err, e.runPrepared(e.refRaw, q).err); d != "" {
+				t.Errorf("prepared: %s", d)
+			}
+		})
+	}
+}
