@@ -209,7 +209,7 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, out ou
 		res, err := s.runMultiplexed(ctx, plan, out.proto)
 		if !errors.Is(err, errMuxFallback) {
 			if err != nil {
-				return err
+				return s.srv.unlistedError(plan, err)
 			}
 			return s.writeResult(plan, res, out)
 		}
@@ -234,7 +234,7 @@ func (s *Session) runPlanAndWrite(ctx context.Context, plan *router.Plan, out ou
 		defer s.afterTxnStatement(err)
 	}
 	if err != nil {
-		return keyError(plan, err)
+		return keyError(plan, s.srv.unlistedError(plan, err))
 	}
 	if unknown != nil {
 		res.ok.Warnings = unknown.notes(&s.diag)

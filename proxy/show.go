@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -286,7 +287,9 @@ func (srv sessionServer) isPhysicalName(name string) bool {
 
 // showTableMeta answers SHOW CREATE TABLE, SHOW COLUMNS (DESCRIBE) and
 // SHOW INDEX from the table's first data node, with the physical name
-// replaced by the logical one.
+// replaced by the logical one; a sharded table's index Cardinality is
+// summed over its data nodes (indexCardinality), and SHOW INDEX's WHERE
+// then reads the sums.
 // showTableMetaSQL returns the table a SHOW COLUMNS, SHOW INDEX or SHOW
 // CREATE TABLE st names, its physical table, the data source that holds
 // it and the statement asking it there.
@@ -319,6 +322,17 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, out outpu
 	if err != nil {
 		return err
 	}
+	var cardinality map[indexColumn]uint64
+	var where ast.ExprNode // evaluated here, on the summed figures
+	if rule := s.srv.rules.Table(logical); st.Tp == ast.ShowIndex && rule != nil && len(rule.DataNodes) > 1 {
+		if cardinality, err = s.indexCardinality(ctx, rule.DataNodes); err != nil {
+			return err
+		}
+		if st.Where != nil {
+			where = st.Where
+			sql = "SHOW INDEX FROM " + string(appendIdent(nil, physical))
+		}
+	}
 	plan := &router.Plan{Kind: router.KindOther, Type: router.RouteSingle, Routes: []router.Route{{DataSource: ds, SQL: sql}}}
 	res, err := runPlan(ctx, plan, poolSource{s}, s.srv.merger, 0, s.srv.obs)
 	if err != nil {
@@ -344,17 +358,30 @@ func (s *Session) showTableMeta(ctx context.Context, st *ast.ShowStmt, out outpu
 				return r
 			}
 		case ast.ShowIndex:
+			card := slices.IndexFunc(res.rows.Columns(), func(f *mysql.Field) bool { return string(f.Name) == "Cardinality" })
 			rename = func(r Row) Row {
 				r = r.Clone()
 				r[0] = []byte(logical)
-				if len(r) > 2 && r[2] != nil {
+				if len(r) > 3 && r[2] != nil {
 					r[2] = []byte(s.srv.logicalConstraint(physical, string(r[2])))
+					if sum, ok := cardinality[indexColumn{string(r[2]), string(r[3])}]; ok && card >= 0 && card < len(r) {
+						r[card] = strconv.AppendUint(nil, sum, 10)
+					}
 				}
 				return r
 			}
 		}
 	}
-	return s.writeRows(&mapStream{RowStream: res.rows, fn: rename}, out)
+	rows := &mapStream{RowStream: res.rows, fn: rename}
+	if where == nil {
+		return s.writeRows(rows, out)
+	}
+	columns := rows.Columns()
+	all, err := drain(rows)
+	if err != nil {
+		return err
+	}
+	return s.writeRowsWhere(ctx, columns, all, where, out)
 }
 
 // showSQL writes SHOW CREATE TABLE / COLUMNS / INDEX for a physical

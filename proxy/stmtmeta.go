@@ -150,6 +150,12 @@ func (s *Session) routedColumns(ctx context.Context, ps *preparedStmt) ([]*mysql
 	}
 	route := plan.Routes[0]
 	cols, err := s.backendColumns(ctx, route.DataSource, route.SQL)
+	var pe *prepareError
+	if err != nil && plan.Merge != nil && plan.Merge.Unlisted != nil && errors.As(err, &pe) {
+		if m := s.srv.unlisted(*plan.Merge.Unlisted, pe.MyError); m != nil {
+			return nil, &prepareError{m}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

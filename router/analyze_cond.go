@@ -18,13 +18,40 @@ import (
 type operand struct {
 	param int // -1 for a literal
 	val   algorithm.Value
+	// cast is set for a ? cast to an integer in a condition (CAST(? AS
+	// SIGNED)): the bound value is read as castOperand reads a literal.
+	cast castKind
 }
 
+// castKind is the integer type of CAST(? AS ...).
+type castKind byte
+
+const (
+	castSigned castKind = iota + 1
+	castUnsigned
+)
+
 func (o operand) value(args []any) algorithm.Value {
-	if o.param >= 0 {
+	v, ok := o.bound(args)
+	if !ok {
 		return argValue(args[o.param])
 	}
-	return o.val
+	return v
+}
+
+// bound returns the operand's value for args; false for a cast ? whose
+// value is not one MariaDB casts to itself (castValue), which then
+// constrains nothing. value gives the argument as bound there, which
+// equals another operand's only where their casts are equal too.
+func (o operand) bound(args []any) (algorithm.Value, bool) {
+	if o.param < 0 {
+		return o.val, true
+	}
+	v := argValue(args[o.param])
+	if o.cast == 0 {
+		return v, true
+	}
+	return castValue(v, o.cast == castUnsigned)
 }
 
 // atom is one condition on one sharding column of one table reference:
@@ -56,17 +83,27 @@ func (at *atom) condition(args []any, scratch *[]algorithm.Value) algorithm.Colu
 	if at.values != nil {
 		start := len(*scratch)
 		for _, v := range at.values {
-			*scratch = append(*scratch, v.value(args))
+			x, ok := v.bound(args)
+			if !ok {
+				*scratch = (*scratch)[:start]
+				return c // no condition: every data node
+			}
+			*scratch = append(*scratch, x)
 		}
 		c.Values = (*scratch)[start:len(*scratch):len(*scratch)]
 		return c
 	}
 	r := &algorithm.Range{LowInclusive: at.lowInc, HighInclusive: at.hiInc}
+	var ok bool
 	if at.low != nil {
-		r.Low = at.low.value(args)
+		if r.Low, ok = at.low.bound(args); !ok {
+			return c
+		}
 	}
 	if at.high != nil {
-		r.High = at.high.value(args)
+		if r.High, ok = at.high.bound(args); !ok {
+			return c
+		}
 	}
 	c.Range = r
 	return c
@@ -160,7 +197,7 @@ func (a *analysis) cond(s *scope, e ast.ExprNode) dnf {
 		}
 		vals := make([]operand, 0, len(e.List))
 		for _, item := range e.List {
-			o, ok := operandOf(item)
+			o, ok := condOperandOf(item)
 			if !ok {
 				return dnfAll()
 			}
@@ -172,8 +209,8 @@ func (a *analysis) cond(s *scope, e ast.ExprNode) dnf {
 			return dnfAll()
 		}
 		cn := columnOf(e.Expr)
-		lo, ok1 := operandOf(e.Left)
-		hi, ok2 := operandOf(e.Right)
+		lo, ok1 := condOperandOf(e.Left)
+		hi, ok2 := condOperandOf(e.Right)
 		if cn == nil || !ok1 || !ok2 {
 			return dnfAll()
 		}
@@ -185,10 +222,10 @@ func (a *analysis) cond(s *scope, e ast.ExprNode) dnf {
 func (a *analysis) comparison(s *scope, e *ast.BinaryOperationExpr) dnf {
 	op := e.Op
 	cn := columnOf(e.L)
-	o, ok := operandOf(e.R)
+	o, ok := condOperandOf(e.R)
 	if cn == nil || !ok {
 		cn = columnOf(e.R)
-		o, ok = operandOf(e.L)
+		o, ok = condOperandOf(e.L)
 		if cn == nil || !ok {
 			return dnfAll()
 		}
@@ -294,42 +331,84 @@ func operandOf(e ast.ExprNode) (operand, bool) {
 // value it wraps around, a ?, is no operand: the statement is not routed
 // by it.
 func castOperand(x *ast.FuncCastExpr) (operand, bool) {
-	if x.FunctionType != ast.CastFunction && x.FunctionType != ast.CastConvertFunction ||
-		x.Tp == nil || x.Tp.GetType() != mysql.TypeLonglong {
+	unsigned, ok := integerCast(x)
+	if !ok {
 		return operand{}, false
 	}
 	o, ok := operandOf(x.Expr)
 	if !ok || o.param >= 0 {
 		return operand{}, false
 	}
-	unsigned := mysql.HasUnsignedFlag(x.Tp.GetFlag())
-	switch v := o.val.(type) {
+	v, ok := castValue(o.val, unsigned)
+	return operand{param: -1, val: v}, ok
+}
+
+// integerCast reports whether x is CAST or CONVERT to an integer type,
+// and whether that type is UNSIGNED.
+func integerCast(x *ast.FuncCastExpr) (unsigned, ok bool) {
+	if x.FunctionType != ast.CastFunction && x.FunctionType != ast.CastConvertFunction ||
+		x.Tp == nil || x.Tp.GetType() != mysql.TypeLonglong {
+		return false, false
+	}
+	return mysql.HasUnsignedFlag(x.Tp.GetFlag()), true
+}
+
+// castValue is v cast to SIGNED or UNSIGNED as MariaDB casts it, where
+// that is v itself (see castOperand); false for any other v.
+func castValue(v algorithm.Value, unsigned bool) (algorithm.Value, bool) {
+	switch v := v.(type) {
 	case nil:
-		return o, true // NULL
+		return nil, true // NULL
 	case int64:
 		if !unsigned {
-			return o, true
+			return v, true
 		}
 		if v >= 0 {
-			return operand{param: -1, val: uint64(v)}, true
+			return uint64(v), true
 		}
 	case uint64:
 		if unsigned {
-			return o, true
+			return v, true
 		}
 		if v <= math.MaxInt64 {
-			return operand{param: -1, val: int64(v)}, true
+			return int64(v), true
 		}
 	case string:
 		if unsigned {
 			if n, err := strconv.ParseUint(strings.TrimPrefix(v, "+"), 10, 64); err == nil {
-				return operand{param: -1, val: n}, true
+				return n, true
 			}
 		} else if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return operand{param: -1, val: n}, true
+			return n, true
 		}
 	}
-	return operand{}, false
+	return nil, false
+}
+
+// condOperandOf is operandOf for the value a condition compares a
+// sharding column with, where a ? cast to an integer (CAST(? AS SIGNED),
+// CONVERT(?, UNSIGNED)) is an operand too: its bound value routes as the
+// same cast of a literal does, when castValue reads it; otherwise the
+// condition constrains nothing (operand.bound).
+func condOperandOf(e ast.ExprNode) (operand, bool) {
+	for {
+		p, ok := e.(*ast.ParenthesesExpr)
+		if !ok {
+			break
+		}
+		e = p.Expr
+	}
+	if x, ok := e.(*ast.FuncCastExpr); ok {
+		unsigned, isInt := integerCast(x)
+		if o, isOp := operandOf(x.Expr); isInt && isOp && o.param >= 0 {
+			o.cast = castSigned
+			if unsigned {
+				o.cast = castUnsigned
+			}
+			return o, true
+		}
+	}
+	return operandOf(e)
 }
 
 func numeric(v algorithm.Value) (algorithm.Value, bool) {

@@ -82,6 +82,12 @@ type Merge struct {
 	OrderBy []OrderKey `json:"orderBy,omitempty"`
 	// Limit is the client's LIMIT, bound.
 	Limit *Limit `json:"limit,omitempty"`
+	// Unlisted are the names only Hidden columns read, for the error a
+	// client sees when one is unknown (UnlistedColumn). A pointer: each
+	// execution of a merged SELECT copies the Merge, 128 bytes without the
+	// field; the pointer makes it 136 (the 144-byte size class), a slice
+	// header would make it 152 (160).
+	Unlisted *[]UnlistedColumn `json:"unlisted,omitempty"`
 }
 
 // ColumnRef addresses one column of the routes' results: a value >= 0

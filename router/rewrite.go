@@ -152,6 +152,12 @@ const holeDialect holeKind = 'D'
 //     carry the parser's internal names INSERT_FUNC and CHAR_FUNC (1305
 //     FUNCTION does not exist), and CHAR its charset as a last argument
 //     (NULL without USING).
+//   - an unqualified function name is restored upper-cased, as a keyword:
+//     a stored function the client called my_Func then reached MariaDB
+//     as MY_FUNC, and its 1305 named it so. It keeps the client's case
+//     (function names are case-insensitive), when it is a plain word:
+//     the restore writes the marker as a keyword, upper-cased, where the
+//     parser's own switch on the lower-case name still sees the name.
 //   - hexadecimal and bit literals (0x41, X'41', b'1000001') are restored
 //     as X'41', which MariaDB reads as a string even where a number is
 //     wanted (1 | X'04' is 1 there, 1 | 0x04 is 5): they are sent as 0x41,
@@ -272,6 +278,10 @@ func (v *dialectFixer) Enter(n ast.Node) (ast.Node, bool) {
 				writeName(&using, cs.GetString())
 				v.replace = append(v.replace, ", `"+m+"`", using.String())
 			}
+		case x.Tp == ast.FuncCallExprTypeKeyword && name.O != strings.ToUpper(name.O) && plainWord(name.O):
+			m := marker(holeDialect, len(v.replace))
+			x.FnName = ast.CIStr{O: m, L: name.L}
+			v.replace = append(v.replace, strings.ToUpper(m)+"(", name.O+"(")
 		default:
 			return n, false
 		}
@@ -281,6 +291,22 @@ func (v *dialectFixer) Enter(n ast.Node) (ast.Node, bool) {
 }
 
 func (v *dialectFixer) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// plainWord reports whether name needs no quotes as a function name:
+// ASCII letters, digits, _ and $, not only digits.
+func plainWord(name string) bool {
+	letter := false
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_', c == '$':
+			letter = true
+		case c >= '0' && c <= '9':
+		default:
+			return false
+		}
+	}
+	return letter
+}
 
 // quoteNUL quotes a string literal as restoreFlags do, and writes its NUL
 // bytes as \0 (which NO_BACKSLASH_ESCAPES sessions get back as the byte).

@@ -79,6 +79,10 @@ type mergeBuilder struct {
 	// havingParams says it has parameters to bind (planHaving).
 	having       *Expr
 	havingParams bool
+	// clause is the clause being planned (zero: the select list), and
+	// hiddenClauses the clause of each hidden field, in order.
+	clause        Clause
+	hiddenClauses []Clause
 }
 
 // aggSpec is an aggregate being planned.
@@ -137,6 +141,7 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt, lists func(ast.ExprNode) []
 	b.finishGroup(m, total)
 	b.finishComputed(m, total)
 	b.finishHaving(m, total)
+	b.finishUnlisted(m)
 	if len(b.computed) > 0 {
 		if err := b.describe(m, sel); err != nil {
 			return nil, err
@@ -273,6 +278,7 @@ func (b *mergeBuilder) addHidden(e ast.ExprNode) int {
 	b.fields = append(b.fields, &ast.SelectField{Expr: e, AsName: ast.CIStr{O: name, L: name}})
 	t, _ := exprText(e)
 	b.texts = append(b.texts, t)
+	b.hiddenClauses = append(b.hiddenClauses, b.clause)
 	b.hidden++
 	return len(b.fields) - 1
 }

@@ -80,6 +80,8 @@ func (b *mergeBuilder) planGroupKeys() error {
 	if b.sel.GroupBy == nil {
 		return nil
 	}
+	b.clause = ClauseGroupBy
+	defer func() { b.clause = 0 }()
 	for _, it := range b.sel.GroupBy.Items {
 		ref, err := b.keyRef(it.Expr, "group statement", false)
 		if err != nil {
@@ -93,6 +95,8 @@ func (b *mergeBuilder) planGroupKeys() error {
 // planHaving pushes what it can of HAVING down to the routes (under GROUP
 // BY) and plans the rest as the merge's filter.
 func (b *mergeBuilder) planHaving() error {
+	b.clause = ClauseHaving
+	defer func() { b.clause = 0 }()
 	if len(b.groupKeys) > 0 {
 		b.pushHaving(b.sel)
 	}
@@ -112,6 +116,8 @@ func (b *mergeBuilder) planOrder() error {
 	if b.sel.OrderBy == nil {
 		return nil
 	}
+	b.clause = ClauseOrderBy
+	defer func() { b.clause = 0 }()
 	for _, it := range b.sel.OrderBy.Items {
 		if isConstant(it.Expr) {
 			continue

@@ -1,0 +1,97 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// sameError reports how the proxy's error got differs from MariaDB's want
+// for the same statement: number, SQLSTATE and message, the reference
+// database's name read as the logical schema's; "" when they agree.
+func sameError(got, want error) string {
+	var g, w *mysql.MyError
+	if !errors.As(want, &w) {
+		return fmt.Sprintf("MariaDB answered %v, want an error", want)
+	}
+	if !errors.As(got, &g) {
+		return fmt.Sprintf("proxy answered %v, MariaDB %d (%s) %q", got, w.Code, w.State, w.Message)
+	}
+	wantMsg := strings.ReplaceAll(w.Message, diffRefDB, diffLogicalDB)
+	if g.Code != w.Code || g.State != w.State || g.Message != wantMsg {
+		return fmt.Sprintf("proxy %d (%s) %q, MariaDB %d (%s) %q", g.Code, g.State, g.Message, w.Code, w.State, wantMsg)
+	}
+	return ""
+}
+
+// TestUnknownColumnClause: an unknown column of a SELECT over several
+// data nodes is reported as MariaDB reports it for the client's
+// statement, in the clause the client wrote it in, although the routes
+// read ORDER BY, GROUP BY and HAVING names in hidden select-list columns
+// (where MariaDB reports them in 'SELECT'); as text and prepared.
+func TestUnknownColumnClause(t *testing.T) {
+	e := diffEnvironment(t)
+	for _, q := range []string{
+		"SELECT order_id FROM t_order ORDER BY nosuch",
+		"SELECT order_id FROM t_order ORDER BY nosuch DESC LIMIT 3",
+		"SELECT order_id FROM t_order WHERE user_id = 3 ORDER BY NoSuch",
+		"SELECT order_id FROM t_order ORDER BY order_id, nosuch + 1",
+		"SELECT o.order_id FROM t_order o ORDER BY o.nosuch",
+		"SELECT order_id FROM t_order ORDER BY t_order.nosuch",
+		"SELECT COUNT(*) FROM t_order ORDER BY nosuch",
+		"SELECT SUM(qty) FROM t_order GROUP BY user_id ORDER BY nosuch",
+		"SELECT user_id FROM t_order GROUP BY user_id ORDER BY COUNT(nosuch)",
+		"SELECT order_id FROM t_order GROUP BY nosuch",
+		"SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id HAVING nosuch > 1",
+		"SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id HAVING MAX(nosuch) > 1",
+		"SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id HAVING COUNT(*) > 1 ORDER BY nosuch",
+		"SELECT order_id FROM t_order WHERE nosuch = 1",
+		"SELECT order_id FROM t_order WHERE nosuch = 1 ORDER BY nosuch",
+		"SELECT nosuch FROM t_order ORDER BY nosuch",
+		"SELECT order_id, nosuch FROM t_order GROUP BY nosuch",
+	} {
+		t.Run(q, func(t *testing.T) {
+			e.mu.Lock()
+			_, got := e.proxyRaw.Execute(q)
+			_, want := e.refRaw.Execute(q)
+			e.mu.Unlock()
+			if d := sameError(got, want); d != "" {
+				t.Errorf("text: %s", d)
+			}
+			if d := sameError(e.runPrepared(e.proxyRaw, q).err, e.runPrepared(e.refRaw, q).err); d != "" {
+				t.Errorf("prepared: %s", d)
+			}
+		})
+	}
+}
+
+// TestUnknownFunctionCase: a stored function that does not exist, called
+// in a statement on a sharded table, is named in MariaDB's 1305 as the
+// client wrote it, not upper-cased by the restore of the routes' SQL; on
+// one data node and on several, as text and prepared.
+func TestUnknownFunctionCase(t *testing.T) {
+	e := diffEnvironment(t)
+	for _, q := range []string{
+		"SELECT order_id, My_Func(qty) FROM t_order WHERE user_id = 3 AND order_id = 22",
+		"SELECT order_id, my_func(qty) FROM t_order",
+		"SELECT order_id FROM t_order WHERE noSuch_fn(qty) = 1 ORDER BY order_id",
+		"SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id ORDER BY Lookup_Rank(user_id)",
+		"UPDATE t_order SET qty = Next_Qty(qty) WHERE user_id = 3 AND order_id = 22",
+	} {
+		t.Run(q, func(t *testing.T) {
+			e.mu.Lock()
+			_, got := e.proxyRaw.Execute(q)
+			_, want := e.refRaw.Execute(q)
+			e.mu.Unlock()
+			if d := sameError(got, want); d != "" {
+				t.Errorf("text: %s", d)
+			}
+			if d := sameError(e.runPrepared(e.proxyRaw, q).err, e.runPrepared(e.refRaw, q).err); d != "" {
+				t.Errorf("prepared: %s", d)
+			}
+		})
+	}
+}
