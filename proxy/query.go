@@ -136,12 +136,11 @@ func (s *Session) routedPlan(st *statement) (*router.Plan, error) {
 	}
 	s.diag.reset()
 	plan, err := pp.Bind(st.args)
-	var re *router.Error
-	if err != nil && st.args == nil && errors.As(err, &re) && re.Code == router.CodeWrongArgs {
-		// A text query whose parsed tree has placeholders.
-		return nil, placeholderInText(st.sql, s.lexMode())
-	}
 	if err != nil {
+		if st.args == nil && wrongArgs(err) {
+			// A text query whose parsed tree has placeholders.
+			return nil, placeholderInText(st.sql, s.lexMode())
+		}
 		if plan, ok := s.derivedCountPlan(st); ok {
 			// COUNT(*) of a derived table across data nodes, seen with
 			// the arguments (derivedcount.go).
@@ -365,6 +364,14 @@ func schemaOf(n ast.Node) string {
 		}
 	}
 	return schema
+}
+
+// wrongArgs reports the router's error for arguments that do not match
+// the statement's placeholders. Its own function, so that the target of
+// errors.As, which escapes, is allocated only when a bind fails.
+func wrongArgs(err error) bool {
+	var re *router.Error
+	return errors.As(err, &re) && re.Code == router.CodeWrongArgs
 }
 
 // placeholderInText is the error of a text query holding a ? placeholder,
