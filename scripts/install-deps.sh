@@ -4,7 +4,7 @@
 # mysqlclient, the ORM SQLAlchemy and Django (for Debian's /usr/bin/python3), Node.js with the Sequelize,
 # TypeORM and Knex applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj), and PHP's command line with PDO_MySQL and mysqli (the PHP
-# application, proxy/testdata/php). Does nothing when they are all present.
+# application, proxy/testdata/php) and Adminer (served by PHP's built-in web server). Does nothing when they are all present.
 set -euo pipefail
 
 need=()
@@ -31,6 +31,7 @@ command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless) # TestConnector
 [ -f /usr/share/java/mariadb-java-client.jar ] || need+=(libmariadb-java)
 command -v php >/dev/null 2>&1 || need+=(php-cli) # TestPHPApplication
 php -r 'exit(extension_loaded("pdo_mysql") && extension_loaded("mysqli") ? 0 : 1);' >/dev/null 2>&1 || need+=(php-mysql)
+[ -f /usr/share/adminer/adminer.php ] || need+=(adminer) # TestAdminerApplication
 
 # npm_packages installs the Node.js applications' packages (Sequelize;
 # TypeORM, Knex and Drizzle), each pinned by its package-lock.json, once.
