@@ -109,7 +109,20 @@ type adminerClient struct {
 	names *strings.Replacer
 }
 
+// loginAdminer logs in to Adminer in a new browser and checks that the
+// database's overview follows.
 func loginAdminer(t *testing.T, base, server, user, password, db string) *adminerClient {
+	t.Helper()
+	c, page := tryAdminerLogin(t, base, server, user, password, db)
+	if strings.Contains(page, "auth[password]") || hasAdminerError(page) {
+		t.Fatalf("logging in to Adminer as %s on %s:\n%s", user, server, pageText(page))
+	}
+	return c
+}
+
+// tryAdminerLogin posts Adminer's login form in a new browser and returns
+// the page it redirects to.
+func tryAdminerLogin(t *testing.T, base, server, user, password, db string) (*adminerClient, string) {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -127,17 +140,38 @@ func loginAdminer(t *testing.T, base, server, user, password, db string) *admine
 	}
 	c.names = strings.NewReplacer(server, "SERVER", db, "DB")
 	c.do(http.MethodGet, base, nil) // the login form sets the session cookie
-	status, body, _ := c.do(http.MethodPost, base, url.Values{
+	// Adminer redirects, then connects: a refused login shows on the page
+	// it redirects to.
+	status, body := c.follow(c.do(http.MethodPost, base, url.Values{
 		"auth[driver]":   {"server"},
 		"auth[server]":   {server},
 		"auth[username]": {user},
 		"auth[password]": {password},
 		"auth[db]":       {db},
-	})
+	}))
 	if status != http.StatusFound {
 		t.Fatalf("logging in to Adminer as %s on %s: %d\n%s", user, server, status, pageText(body))
 	}
-	return c
+	return c, body
+}
+
+// follow returns the status of a response and its page, or for a
+// redirect the page it redirects to.
+func (c *adminerClient) follow(status int, body, location string) (int, string) {
+	c.t.Helper()
+	if status != http.StatusFound {
+		return status, body
+	}
+	u, err := url.Parse(c.base)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	l, err := u.Parse(location)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	_, body, _ = c.do(http.MethodGet, l.String(), nil)
+	return status, body
 }
 
 // do sends a request and returns the status, the body and, for a
@@ -197,19 +231,7 @@ func (c *adminerClient) post(query string, form url.Values) (int, string) {
 		c.t.Fatalf("no token on %s", query)
 	}
 	form.Set("token", html.UnescapeString(m[1]))
-	status, body, location := c.do(http.MethodPost, c.url(query), form)
-	if status == http.StatusFound {
-		u, err := url.Parse(c.base)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		l, err := u.Parse(location)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		_, body, _ = c.do(http.MethodGet, l.String(), nil)
-	}
-	return status, body
+	return c.follow(c.do(http.MethodPost, c.url(query), form))
 }
 
 var (
@@ -337,6 +359,19 @@ func TestAdminerApplication(t *testing.T) {
 	}
 
 	base := startAdminer(t, php)
+	// Refused logins: a wrong password, a database that does not exist.
+	for _, tt := range []struct{ name, refPassword, refDB, password, db string }{
+		{"a wrong password", "wrong", refDB, "wrong", "sharding_db"},
+		{"an unknown database", refPassword, "nosuchdb", "app-secret", "nosuchdb"},
+	} {
+		ref, want := tryAdminerLogin(t, base, e.backends[0].Addr(), refUser, tt.refPassword, tt.refDB)
+		prx, got := tryAdminerLogin(t, base, e.addr, "app", tt.password, tt.db)
+		w := strings.ReplaceAll(ref.names.Replace(pageText(want)), "'"+refUser+"'@", "'USER'@")
+		g := strings.ReplaceAll(prx.names.Replace(pageText(got)), "'app'@", "'USER'@")
+		if w != g {
+			t.Errorf("logging in with %s: the page through the proxy differs from MariaDB's (- MariaDB, + proxy):\n%s", tt.name, lineDiff(w, g))
+		}
+	}
 	ref := loginAdminer(t, base, e.backends[0].Addr(), refUser, refPassword, refDB)
 	prx := loginAdminer(t, base, e.addr, "app", "app-secret", "sharding_db")
 
@@ -381,6 +416,12 @@ func TestAdminerApplication(t *testing.T) {
 		{"browsing IN on the sharding column", "select=t_order&where[0][col]=user_id&where[0][op]=IN&where[0][val]=1,3,5&order[0]=order_id", nil},
 		{"grouping with group_concat", "select=t_order&columns[0][fun]=group_concat&columns[0][col]=note&columns[1][fun]=&columns[1][col]=user_id&columns[2][fun]=sum&columns[2][col]=amount&order[0]=user_id&desc[0]=1", nil},
 		{"the alter table form", "create=t_order", nil},
+		{"browsing NOT IN, IS NULL and REGEXP", "select=t_order&where[0][col]=user_id&where[0][op]=NOT+IN&where[0][val]=2,4&where[1][col]=note&where[1][op]=IS+NULL&order[0]=order_id", nil},
+		{"browsing REGEXP", "select=t_order&where[0][col]=status&where[0][op]=REGEXP&where[0][val]=^p&order[0]=order_id&desc[0]=1", nil},
+		{"browsing SQL", "select=t_order&where[0][col]=&where[0][op]=SQL&where[0][val]=amount+>+5&order[0]=amount", nil},
+		{"browsing functions", "select=t_order&columns[0][fun]=upper&columns[0][col]=status&columns[1][fun]=round&columns[1][col]=amount&columns[2][fun]=char_length&columns[2][col]=note&order[0]=order_id", nil},
+		{"browsing all rows", "select=t_order&order[0]=user_id&order[1]=order_id&desc[1]=1&limit=", nil},
+		{"a view of grouped max", "select=t_order&columns[0][fun]=max&columns[0][col]=order_id&columns[1][fun]=min&columns[1][col]=note&columns[2][fun]=avg&columns[2][col]=amount&columns[3][col]=user_id&order[0]=user_id&limit=3&page=1", nil},
 		{"the indexes form", "indexes=t_order", nil},
 		{"the database schema", "schema=", nil},
 		{"a new item form", "edit=t_order", nil},
