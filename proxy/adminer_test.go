@@ -334,14 +334,14 @@ func TestAdminerApplication(t *testing.T) {
 	t.Cleanup(func() {
 		e.backends[0].Exec(t, "", drop...)
 		db := e.open(t)
-		for _, q := range []string{"DROP TABLE IF EXISTS t_order", "DROP TABLE IF EXISTS t_dict"} {
+		for _, q := range []string{"DROP TABLE IF EXISTS t_order", "DROP TABLE IF EXISTS t_dict", "DROP VIEW IF EXISTS v_plain", "DROP TABLE IF EXISTS t_plain"} {
 			if _, err := db.Exec(q); err != nil {
 				t.Errorf("%s: %v", q, err)
 			}
 		}
 	})
 	schema := []string{
-		"DROP TABLE IF EXISTS t_order", "DROP TABLE IF EXISTS t_dict",
+		"DROP TABLE IF EXISTS t_order", "DROP TABLE IF EXISTS t_dict", "DROP VIEW IF EXISTS v_plain", "DROP TABLE IF EXISTS t_plain",
 		"CREATE TABLE t_order (order_id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(16) NOT NULL DEFAULT 'new', amount DECIMAL(10,2), note TEXT, KEY idx_user (user_id)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
 		"CREATE TABLE t_dict (code VARCHAR(16) NOT NULL PRIMARY KEY, label VARCHAR(64)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
 		"INSERT INTO t_order (order_id, user_id, status, amount, note) VALUES " +
@@ -508,6 +508,24 @@ func TestAdminerApplication(t *testing.T) {
 	}
 	keys := strings.NewReplacer(wantID, "KEY", gotID, "KEY")
 	same("after inserting an item", keys.Replace(want), keys.Replace(got), sortedLines)
+
+	// DDL from the SQL command page: a column added to the sharded table,
+	// a table without rules, a view.
+	ddl := "ALTER TABLE t_order ADD COLUMN tag VARCHAR(8) NULL AFTER status;\n" +
+		"CREATE TABLE t_plain (id INT NOT NULL PRIMARY KEY, name VARCHAR(20));\n" +
+		"INSERT INTO t_plain VALUES (1, 'one'), (2, 'two');\n" +
+		"CREATE VIEW v_plain AS SELECT id, UPPER(name) AS name FROM t_plain;\n" +
+		"UPDATE t_order SET tag = 'vip' WHERE user_id = 1;\n"
+	_, want = ref.post("sql=", sqlForm(ddl))
+	_, got = prx.post("sql=", sqlForm(ddl))
+	same("DDL on the SQL command page", want, got)
+	for _, q := range []string{"", "script=db", "table=t_order", "table=t_plain", "select=t_plain&order[0]=id", "table=v_plain", "select=v_plain", "view=v_plain", "select=t_order&where[0][col]=tag&where[0][op]=%3D&where[0][val]=vip&order[0]=order_id"} {
+		same("after DDL ("+q+")", ref.get(q), prx.get(q), tableSizes, autoIncrement)
+	}
+	undo := "DROP VIEW v_plain;\nDROP TABLE t_plain;\nALTER TABLE t_order DROP COLUMN tag;\n"
+	_, want = ref.post("sql=", sqlForm(undo))
+	_, got = prx.post("sql=", sqlForm(undo))
+	same("dropping on the SQL command page", want, got)
 
 	// Searching the database's tables from its overview.
 	search := url.Values{"query": {"paid"}, "search": {"Search"}, "tables[]": {"t_order", "t_dict"}}
