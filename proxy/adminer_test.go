@@ -527,6 +527,30 @@ func TestAdminerApplication(t *testing.T) {
 	_, got = prx.post("sql=", sqlForm(undo))
 	same("dropping on the SQL command page", want, got)
 
+	// The sharding column changed from the edit form (the row moves to
+	// the other data source), and an amount increased by Adminer's "+"
+	// function.
+	move := url.Values{
+		"fields[order_id]": {"1002"}, "fields[user_id]": {"2"}, "fields[status]": {"paid"},
+		"fields[amount]": {"1"}, "function[amount]": {"+"}, "fields[note]": {"moved"}, "save": {"Save"},
+	}
+	_, want = ref.post("edit=t_order&where[order_id]=1002", move)
+	_, got = prx.post("edit=t_order&where[order_id]=1002", move)
+	same("moving a row to another user", keys.Replace(want), keys.Replace(got), sortedLines)
+	const moved = "SELECT order_id, user_id, status, amount, note FROM t_order WHERE user_id = 2 ORDER BY order_id"
+	_, want = ref.post("sql=", sqlForm(moved))
+	_, got = prx.post("sql=", sqlForm(moved))
+	same("the moved row", want, got)
+	if !strings.Contains(pageText(got), "| 1002 | 2 | paid | 21.00 | moved") {
+		t.Errorf("the moved row through the proxy:\n%s", pageText(got))
+	}
+	for i, want := range []int{1, 0} { // user 2's rows are on ds_0, order 1002's in t_order_0
+		var n int
+		if err := e.backend(t, i).QueryRow("SELECT COUNT(*) FROM t_order_0 WHERE order_id = 1002").Scan(&n); err != nil || n != want {
+			t.Errorf("ds_%d.t_order_0 holds order 1002 %d times (%v), want %d", i, n, err, want)
+		}
+	}
+
 	// Searching the database's tables from its overview.
 	search := url.Values{"query": {"paid"}, "search": {"Search"}, "tables[]": {"t_order", "t_dict"}}
 	_, want = ref.post("", search)
