@@ -2,10 +2,11 @@
 # Installs the Debian packages the tests start for real: MariaDB servers,
 # mariadb, mysqldump and the other client tools (mariadb-admin, -check, -show, -import), etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
 # mysqlclient, the ORM SQLAlchemy and Django (for Debian's /usr/bin/python3), Node.js with the Sequelize,
-# TypeORM and Knex applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), a JDK with MariaDB Connector/J (the JDBC
+# TypeORM, Knex and Drizzle applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj), PHP's command line with PDO_MySQL and mysqli (the PHP
-# application, proxy/testdata/php), and Ruby's ActiveRecord with mysql2 (the Rails application,
-# proxy/testdata/rails). Does nothing when they are all present.
+# application, proxy/testdata/php) and Adminer (served by PHP's built-in web server), and Ruby's
+# ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails). Does nothing when they
+# are all present.
 set -euo pipefail
 
 need=()
@@ -34,6 +35,7 @@ command -v php >/dev/null 2>&1 || need+=(php-cli) # TestPHPApplication
 php -r 'exit(extension_loaded("pdo_mysql") && extension_loaded("mysqli") ? 0 : 1);' >/dev/null 2>&1 || need+=(php-mysql)
 command -v ruby >/dev/null 2>&1 && ruby -e 'require "active_record"' >/dev/null 2>&1 || need+=(ruby-activerecord) # TestActiveRecordApplication
 ruby -e 'require "mysql2"' >/dev/null 2>&1 || need+=(ruby-mysql2)
+[ -f /usr/share/adminer/adminer.php ] || need+=(adminer) # TestAdminerApplication
 
 # npm_packages installs the Node.js applications' packages (Sequelize;
 # TypeORM, Knex and Drizzle), each pinned by its package-lock.json, once.
