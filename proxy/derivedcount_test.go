@@ -18,7 +18,7 @@ import (
 func TestCountOverDerivedTable(t *testing.T) {
 	e := diffEnvironment(t)
 	ctx := context.Background()
-	proxy, ref := mustConn(t, e.proxy), mustConn(t, e.ref)
+	proxy, ref := oneConn(t, e.proxy), oneConn(t, e.ref)
 	for _, q := range []string{
 		"SELECT COUNT(*) FROM (SELECT 1 AS one FROM t_order LIMIT 10) subquery_for_count",
 		"SELECT COUNT(*) FROM (SELECT 1 AS one FROM t_order WHERE qty > 2 LIMIT 1000 OFFSET 5) subquery_for_count",
@@ -32,7 +32,7 @@ func TestCountOverDerivedTable(t *testing.T) {
 		"COMMIT",
 		"SELECT FOUND_ROWS()",
 	} {
-		got, want := connResult(ctx, proxy, q), connResult(ctx, ref, q)
+		got, want := connResult(t, proxy, q), connResult(t, ref, q)
 		if got != want {
 			t.Errorf("%s\nproxy:\n%sMariaDB:\n%s", q, got, want)
 		}
@@ -75,7 +75,7 @@ func TestCountOverDerivedTable(t *testing.T) {
 		}
 	}
 	q = "SELECT SUM(n) FROM (SELECT status, COUNT(*) AS n FROM t_order GROUP BY status) s"
-	if got := connResult(ctx, proxy, q); !strings.Contains(got, "Error 1235") {
+	if got := connResult(t, proxy, q); !strings.Contains(got, "Error 1235") {
 		t.Errorf("%s: %s", q, got)
 	}
 }

@@ -53,18 +53,7 @@ func TestUnknownColumnClause(t *testing.T) {
 		"SELECT nosuch FROM t_order ORDER BY nosuch",
 		"SELECT order_id, nosuch FROM t_order GROUP BY nosuch",
 	} {
-		t.Run(q, func(t *testing.T) {
-			e.mu.Lock()
-			_, got := e.proxyRaw.Execute(q)
-			_, want := e.refRaw.Execute(q)
-			e.mu.Unlock()
-			if d := sameError(got, want); d != "" {
-				t.Errorf("text: %s", d)
-			}
-			if d := sameError(e.runPrepared(e.proxyRaw, q).err, e.runPrepared(e.refRaw, q).err); d != "" {
-				t.Errorf("prepared: %s", d)
-			}
-		})
+		t.Run(q, func(t *testing.T) { e.sameErrorBothWays(t, q) })
 	}
 }
 
@@ -81,17 +70,22 @@ func TestUnknownFunctionCase(t *testing.T) {
 		"SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id ORDER BY Lookup_Rank(user_id)",
 		"UPDATE t_order SET qty = Next_Qty(qty) WHERE user_id = 3 AND order_id = 22",
 	} {
-		t.Run(q, func(t *testing.T) {
-			e.mu.Lock()
-			_, got := e.proxyRaw.Execute(q)
-			_, want := e.refRaw.Execute(q)
-			e.mu.Unlock()
-			if d := sameError(got, want); d != "" {
-				t.Errorf("text: %s", d)
-			}
-			if d := sameError(e.runPrepared(e.proxyRaw, q).err, e.runPrepared(e.refRaw, q).err); d != "" {
-				t.Errorf("prepared: %s", d)
-			}
-		})
+		t.Run(q, func(t *testing.T) { e.sameErrorBothWays(t, q) })
+	}
+}
+
+// sameErrorBothWays runs q through the proxy and on the reference
+// tables, as text and prepared, and wants the same error each way.
+func (e *diffEnv) sameErrorBothWays(t *testing.T, q string) {
+	t.Helper()
+	e.mu.Lock()
+	_, got := e.proxyRaw.Execute(q)
+	_, want := e.refRaw.Execute(q)
+	e.mu.Unlock()
+	if d := sameError(got, want); d != "" {
+		t.Errorf("text: %s", d)
+	}
+	if d := sameError(e.runPrepared(e.proxyRaw, q).err, e.runPrepared(e.refRaw, q).err); d != "" {
+		t.Errorf("prepared: %s", d)
 	}
 }
