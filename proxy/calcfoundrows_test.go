@@ -11,7 +11,8 @@ import (
 // TestFoundRowsFunction runs statements one after another on one connection
 // through the proxy and on one to MariaDB's reference tables, and
 // compares what each returns: FOUND_ROWS() after a SELECT over every data
-// node (was 0, from whichever pooled connection the proxy took), with and
+// node (was one data node's count, from whichever pooled connection the
+// proxy took), with and
 // without LIMIT, and SQL_CALC_FOUND_ROWS over several data nodes (was
 // 1235) with ORDER BY and an offset, GROUP BY, DISTINCT, HAVING, an
 // aggregate, no rows, on one data node (twice: the second finds the plan
@@ -20,16 +21,7 @@ import (
 func TestFoundRowsFunction(t *testing.T) {
 	e := diffEnvironment(t)
 	ctx := context.Background()
-	proxy, err := e.proxy.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	ref, err := e.ref.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
+	proxy, ref := oneConn(t, e.proxy), oneConn(t, e.ref)
 	const found = "SELECT FOUND_ROWS()"
 	steps := []string{
 		"SELECT order_id FROM t_order ORDER BY order_id", found,

@@ -16,12 +16,7 @@ import (
 // refused over several routes, with the connection usable after.
 func TestExplainRoutes(t *testing.T) {
 	e := diffEnvironment(t)
-	ctx := context.Background()
-	proxy, err := e.proxy.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	proxy := oneConn(t, e.proxy)
 	refCols := connResult(t, oneConn(t, e.ref), "EXPLAIN SELECT * FROM t_order WHERE user_id = 3")
 	refCols = refCols[:strings.IndexByte(refCols, '\n')+1]
 	direct := []*connPair{{db: "mg_0"}, {db: "mg_1"}}
