@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"context"
-	"errors"
-	"io"
 	"strconv"
 	"strings"
 
@@ -122,28 +120,20 @@ func (s *Session) countFoundRows(ctx context.Context, count *foundRowsCount, src
 	if res.rows == nil {
 		return &InternalError{Msg: "the count of SQL_CALC_FOUND_ROWS returned no result set"}
 	}
-	defer res.rows.Close()
-	var n int64
-	for {
-		row, err := res.rows.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if count.rows {
-			n++
-			continue
-		}
-		if len(row) != 1 {
-			return &InternalError{Msg: "the count of SQL_CALC_FOUND_ROWS is not one value"}
-		}
-		if n, err = strconv.ParseInt(string(row[0]), 10, 64); err != nil {
-			return &InternalError{Msg: "the count of SQL_CALC_FOUND_ROWS: " + err.Error()}
-		}
+	if count.rows {
+		count.n, err = streamLength(res.rows)
+		return err
 	}
-	count.n = n
+	all, err := drain(res.rows)
+	if err != nil {
+		return err
+	}
+	if len(all) != 1 || len(all[0]) != 1 {
+		return &InternalError{Msg: "the count of SQL_CALC_FOUND_ROWS is not one value"}
+	}
+	if count.n, err = strconv.ParseInt(string(all[0][0]), 10, 64); err != nil {
+		return &InternalError{Msg: "the count of SQL_CALC_FOUND_ROWS: " + err.Error()}
+	}
 	return nil
 }
 

@@ -112,18 +112,27 @@ func countsRows(e ast.ExprNode) bool {
 
 // countRows reads rows to their end and answers their count instead.
 func (c *rowCounter) countRows(rows RowStream) (RowStream, error) {
+	n, err := streamLength(rows)
+	if err != nil {
+		return nil, err
+	}
+	col := itemInt(c.name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.NOT_NULL_FLAG)
+	return newMemStream([]*mysql.Field{col}, []Row{rowOf(n)}), nil
+}
+
+// streamLength reads rows to their end, closes them, and returns how many
+// there were.
+func streamLength(rows RowStream) (int64, error) {
 	defer rows.Close()
 	var n int64
 	for {
 		_, err := rows.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return n, nil
 		}
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		n++
 	}
-	col := itemInt(c.name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.NOT_NULL_FLAG)
-	return newMemStream([]*mysql.Field{col}, []Row{rowOf(n)}), nil
 }
