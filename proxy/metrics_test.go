@@ -319,8 +319,11 @@ func TestSlowStatementLog(t *testing.T) {
 			t.Errorf("record %s = %v, want %v", k, r[k], v)
 		}
 	}
-	if d, ok := r["duration"].(float64); !ok || time.Duration(d) < 300*time.Millisecond {
-		t.Errorf("record duration %v, want >= 300ms", r["duration"])
+	// The record's duration is the statement's, measured by the proxy: at
+	// least the threshold that made it slow. Not the SLEEP's 300 ms: by
+	// the proxy's clock MariaDB's SLEEP(0.3) once came back after 299.48 ms.
+	if d, ok := r["duration"].(float64); !ok || time.Duration(d) < 200*time.Millisecond {
+		t.Errorf("record duration %v, want >= 200ms (the threshold)", r["duration"])
 	}
 	// The digest names the statement's shape: other literals, same digest.
 	if _, digest := metrics.Fingerprint("select status, sleep(2) from t_order where status in ('a', 'b') and order_id = 7"); r["digest"] != digest {
