@@ -5,11 +5,15 @@ GO ?= go
 
 .PHONY: demo test test-multiplex deps build vet
 
+# The demo's embedded backends are built in only with -tags demo
+# (cmd/shardflake/demo_off.go says why).
 demo:
-	$(GO) run ./cmd/shardflake demo
+	$(GO) run -tags demo ./cmd/shardflake demo
 
 test: deps
 	$(GO) test -race -count=1 -timeout 45m ./...
+	# The demo and the tests of its binary, built with the demo in.
+	$(GO) test -race -count=1 -timeout 15m -tags demo ./cmd/shardflake/
 	# The wire fuzz target, after its seeds ran in the suite above. The
 	# budget is a count of executions (about 10 s on an idle machine), not
 	# a duration: with -fuzztime=10s, go1.26's fuzzing coordinator can
@@ -39,3 +43,4 @@ build:
 vet:
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
 	$(GO) vet ./...
+	$(GO) vet -tags demo ./cmd/shardflake/

@@ -38,7 +38,13 @@ func binary(t *testing.T) string {
 			return
 		}
 		built.path = filepath.Join(built.dir, "shardflake")
-		out, err := exec.Command("go", "build", "-o", built.path, ".").CombinedOutput()
+		args := []string{"build", "-o", built.path}
+		if demoBuilt {
+			// The test binary has the demo (go test -tags demo): so
+			// does the binary its tests run.
+			args = append(args, "-tags", "demo")
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
 			built.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
