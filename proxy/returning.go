@@ -20,7 +20,9 @@ import (
 // of a multi-row INSERT split over data nodes run one after the other and
 // their rows are given back in the client's row order (Route.Rows), so
 // the n-th row returned is the n-th row of the statement, as on MariaDB,
-// generated keys included.
+// generated keys included. A broadcast table's copies each return the
+// same rows: the client gets the first copy's, as its OK counts the
+// first copy's rows (combineOK).
 
 // returningPlan is a planned INSERT whose routes end in a RETURNING
 // clause.
@@ -149,6 +151,10 @@ func (s *Session) runRoutes(ctx context.Context, plan *router.Plan, conns connSo
 		rows, err := drainClone(res.rows)
 		if err != nil {
 			return result{}, err
+		}
+		if i > 0 && plan.Type == router.RouteBroadcast {
+			// Another copy of a broadcast table: the same rows again.
+			continue
 		}
 		perRoute[i] = rows
 		total += len(rows)
