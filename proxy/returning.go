@@ -14,15 +14,17 @@ import (
 
 // INSERT ... RETURNING (MariaDB 10.5+), which ORMs send once the server
 // says it is MariaDB (GORM, Django) to learn the keys of the rows they
-// insert. The SQL parser does not know the clause: the session cuts it off
-// (sqlarg.SplitReturning), plans the INSERT, and appends it to every
-// route's SQL. Each route then returns the rows it inserted; the routes
-// of a multi-row INSERT split over data nodes run one after the other and
-// their rows are given back in the client's row order (Route.Rows), so
-// the n-th row returned is the n-th row of the statement, as on MariaDB,
-// generated keys included. A broadcast table's copies each return the
-// same rows: the client gets the first copy's, as its OK counts the
-// first copy's rows (combineOK).
+// insert, and DELETE ... RETURNING (MariaDB 10.0.5+; bun's Returning on a
+// delete). The SQL parser does not know the clause: the session cuts it
+// off (sqlarg.SplitReturning), plans the INSERT or DELETE, and appends it
+// to every route's SQL. Each route then returns the rows it inserted or
+// deleted; the routes run one after the other. The rows of a multi-row
+// INSERT split over data nodes are given back in the client's row order
+// (Route.Rows), so the n-th row returned is the n-th row of the statement,
+// as on MariaDB, generated keys included; a DELETE's come in data-node
+// order, as a SELECT's without ORDER BY. A broadcast table's copies each
+// return the same rows: the client gets the first copy's, as its OK counts
+// the first copy's rows (combineOK).
 
 // returningPlan is a planned INSERT whose routes end in a RETURNING
 // clause.
@@ -32,19 +34,19 @@ type returningPlan struct {
 }
 
 // withReturning wraps pp for a RETURNING list ("" returns pp itself);
-// only INSERT and REPLACE take one.
+// only INSERT, REPLACE and DELETE take one.
 func withReturning(pp PreparedPlan, list string) (PreparedPlan, error) {
 	if list == "" {
 		return pp, nil
 	}
-	if pp.Kind() != router.KindInsert {
-		return nil, &NotSupportedError{What: "RETURNING on statements other than INSERT and REPLACE"}
+	if k := pp.Kind(); k != router.KindInsert && k != router.KindDelete {
+		return nil, &NotSupportedError{What: "RETURNING on statements other than INSERT, REPLACE and DELETE"}
 	}
 	return returningPlan{PreparedPlan: pp, list: list}, nil
 }
 
-// Bind binds the INSERT and returns a copy of its plan whose routes end
-// in the RETURNING clause (the INSERT's plan may be shared).
+// Bind binds the INSERT or DELETE and returns a copy of its plan whose
+// routes end in the RETURNING clause (the statement's plan may be shared).
 func (p returningPlan) Bind(args []any) (*router.Plan, error) {
 	plan, err := p.PreparedPlan.Bind(args)
 	if err != nil {
@@ -124,9 +126,9 @@ func beforeDot(list string, i int) bool {
 	}
 }
 
-// runRoutes executes plan on conns: runPlanMode, or for an INSERT ...
-// RETURNING each route in turn, its rows buffered and put back in the
-// client's row order.
+// runRoutes executes plan on conns: runPlanMode, or for an INSERT or
+// DELETE ... RETURNING each route in turn, its rows buffered and put back
+// in the client's row order.
 func (s *Session) runRoutes(ctx context.Context, plan *router.Plan, conns connSource, mode backendMode, join *joinScope) (result, error) {
 	if plan.Returning == "" {
 		return runPlanMode(ctx, plan, conns, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, join)
@@ -143,7 +145,7 @@ func (s *Session) runRoutes(ctx context.Context, plan *router.Plan, conns connSo
 			return result{}, err
 		}
 		if res.rows == nil {
-			return result{}, &InternalError{Msg: "INSERT ... RETURNING returned no rows"}
+			return result{}, &InternalError{Msg: "RETURNING returned no rows"}
 		}
 		if cols == nil {
 			cols = res.rows.Columns()
