@@ -198,6 +198,17 @@ func bunApp(t *testing.T, db *bun.DB) []string {
 	n, err := db.NewSelect().Model(&single).Where("user_id = ? AND order_id = ?", 2, 201).Order("item_id").ScanAndCount(ctx)
 	must("scan and count one node", err)
 	say("scan and count without a limit: %d", n)
+	// ScanAndCount over the JOIN of the binding tables (belongs-to),
+	// filtered on the parent.
+	var joinedPage []bunItem
+	joinedTotal, err := db.NewSelect().Model(&joinedPage).Relation("Order").Where("?TableAlias.qty > ?", 1).WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+		return q.Where("order.status = ?", "new").WhereOr("order.user_id = ?", 9)
+	}).Order("i.item_id").Limit(3).Offset(2).ScanAndCount(ctx)
+	must("scan and count join", err)
+	say("scan and count joined: %d in all, page %s", joinedTotal, bunItemList(joinedPage))
+	var distinctUsers int
+	must("distinct", db.NewSelect().Model((*bunItem)(nil)).ColumnExpr("COUNT(DISTINCT user_id)").Scan(ctx, &distinctUsers))
+	say("distinct users with items: %d", distinctUsers)
 	exists, err := db.NewSelect().Model((*bunItem)(nil)).Where("qty > ?", 3).Exists(ctx)
 	must("exists", err)
 	say("an item of more than 3: %v", exists)
@@ -271,6 +282,22 @@ func bunApp(t *testing.T, db *bun.DB) []string {
 	say("upsert: %d rows", rows("upsert")(db.NewInsert().Model(&ups).On("DUPLICATE KEY UPDATE").Set("status = VALUES(status)").Exec(ctx)))
 	ign := []*bunItem{{ItemID: 1000, OrderID: 100, UserID: 1, Qty: 50}, {ItemID: 1030, OrderID: 103, UserID: 1, Qty: 60}, {ItemID: 3030, OrderID: 303, UserID: 3, Qty: 70}}
 	say("insert ignore: %d rows", rows("insert ignore")(db.NewInsert().Model(&ign).Ignore().Exec(ctx)))
+	// Without keys, upserted and ignored: the keys come back by
+	// RETURNING.
+	upFresh := []*bunOrder{{UserID: 2, Status: "up a", Placed: placed}, {UserID: 3, Status: "up b", Placed: placed}}
+	_, err = db.NewInsert().Model(&upFresh).On("DUPLICATE KEY UPDATE").Set("status = VALUES(status)").Exec(ctx)
+	must("upsert fresh", err)
+	ignFresh := []*bunItem{{OrderID: 200, UserID: 2, Qty: 1}, {OrderID: 301, UserID: 3, Qty: 1}}
+	_, err = db.NewInsert().Model(&ignFresh).Ignore().Exec(ctx)
+	must("ignore fresh", err)
+	var backUp []bunOrder
+	must("reload upserted", db.NewSelect().Model(&backUp).Where("order_id IN (?)", bun.In([]int64{upFresh[0].OrderID, upFresh[1].OrderID})).Order("status").Scan(ctx))
+	var backIgn int64
+	backIgn, err = db.NewSelect().Model((*bunItem)(nil)).Where("item_id IN (?)", bun.In([]int64{ignFresh[0].ItemID, ignFresh[1].ItemID})).Count(ctx)
+	must("reload ignored", err)
+	say("fresh upserted %d (%d distinct keys), ignored-in %d", len(backUp), len(map[int64]bool{upFresh[0].OrderID: true, upFresh[1].OrderID: true}), backIgn)
+	say("deleted fresh: %d, %d rows", rows("delete fresh")(db.NewDelete().Model(&upFresh).WherePK().Exec(ctx)),
+		rows("delete fresh items")(db.NewDelete().Model(&ignFresh).WherePK().ForceDelete().Exec(ctx)))
 	var gone []bunItem
 	must("delete returning", db.NewDelete().Model(&gone).Where("qty >= ?", 50).ForceDelete().Returning("item_id, qty").Scan(ctx))
 	slices.SortFunc(gone, func(a, b bunItem) int { return int(a.ItemID - b.ItemID) })
