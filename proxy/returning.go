@@ -26,8 +26,8 @@ import (
 // return the same rows: the client gets the first copy's, as its OK counts
 // the first copy's rows (combineOK).
 
-// returningPlan is a planned INSERT whose routes end in a RETURNING
-// clause.
+// returningPlan is a planned INSERT or DELETE whose routes end in a
+// RETURNING clause.
 type returningPlan struct {
 	PreparedPlan
 	list string
