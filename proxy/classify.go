@@ -56,7 +56,8 @@ func (s *Session) classifyText(st *statement) error {
 			return s.classifyAdmin(st, a)
 		}
 		if base, list, ok := sqlarg.SplitReturning(st.sql); ok {
-			// INSERT ... RETURNING: the parser gets the INSERT (returning.go).
+			// INSERT or DELETE ... RETURNING: the parser gets the statement
+			// without it (returning.go).
 			if stmts, err := s.parse(base); err == nil && len(stmts) == 1 {
 				st.sql, st.node, st.returning, st.whole = base, stmts[0], list, false
 				return nil

@@ -264,13 +264,15 @@ func TestStoredProcedureOnDefault(t *testing.T) {
 
 // TestInsertReturning: INSERT ... RETURNING gives the inserted rows in
 // the statement's row order, as MariaDB does, across data nodes, as text
-// and as a prepared statement, generated keys included.
+// and as a prepared statement, generated keys included, and a broadcast
+// table's rows once.
 func TestInsertReturning(t *testing.T) {
 	e := startEnv(t, envOptions{})
 	createTables(t, e)
 	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS returning_ref", "CREATE DATABASE returning_ref",
 		"CREATE TABLE returning_ref.t_order (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))",
-		"CREATE TABLE returning_ref.t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))")
+		"CREATE TABLE returning_ref.t_plain (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(32))",
+		"CREATE TABLE returning_ref.t_dict (code VARCHAR(16) PRIMARY KEY, label VARCHAR(64))")
 	ref, err := e.backends[0].Open(t, "returning_ref").Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -288,6 +290,8 @@ func TestInsertReturning(t *testing.T) {
 		"INSERT INTO t_order (order_id, user_id, status) VALUES (11, 3, 'j') RETURNING `t_order`.*, 't_order.status'",
 		"REPLACE INTO t_order (order_id, user_id, status) VALUES (7, 7, 'G') RETURNING status",
 		"INSERT INTO t_plain (v) VALUES ('p'), ('q') RETURNING id, v",
+		// A broadcast table: the rows once, not once a data source.
+		"INSERT INTO t_dict (code, label) VALUES ('c', 'C'), ('d', 'D') RETURNING code, label",
 		"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'dup') RETURNING order_id",
 		"INSERT INTO t_order (order_id, user_id) VALUES (8, 8) RETURNING nosuch",
 		"UPDATE t_order SET status = 'x' WHERE order_id = 1 RETURNING order_id",

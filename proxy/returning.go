@@ -14,35 +14,39 @@ import (
 
 // INSERT ... RETURNING (MariaDB 10.5+), which ORMs send once the server
 // says it is MariaDB (GORM, Django) to learn the keys of the rows they
-// insert. The SQL parser does not know the clause: the session cuts it off
-// (sqlarg.SplitReturning), plans the INSERT, and appends it to every
-// route's SQL. Each route then returns the rows it inserted; the routes
-// of a multi-row INSERT split over data nodes run one after the other and
-// their rows are given back in the client's row order (Route.Rows), so
-// the n-th row returned is the n-th row of the statement, as on MariaDB,
-// generated keys included.
+// insert, and DELETE ... RETURNING (MariaDB 10.0.5+; bun's Returning on a
+// delete). The SQL parser does not know the clause: the session cuts it
+// off (sqlarg.SplitReturning), plans the INSERT or DELETE, and appends it
+// to every route's SQL. Each route then returns the rows it inserted or
+// deleted; the routes run one after the other. The rows of a multi-row
+// INSERT split over data nodes are given back in the client's row order
+// (Route.Rows), so the n-th row returned is the n-th row of the statement,
+// as on MariaDB, generated keys included; a DELETE's come in data-node
+// order, as a SELECT's without ORDER BY. A broadcast table's copies each
+// return the same rows: the client gets the first copy's, as its OK counts
+// the first copy's rows (combineOK).
 
-// returningPlan is a planned INSERT whose routes end in a RETURNING
-// clause.
+// returningPlan is a planned INSERT or DELETE whose routes end in a
+// RETURNING clause.
 type returningPlan struct {
 	PreparedPlan
 	list string
 }
 
 // withReturning wraps pp for a RETURNING list ("" returns pp itself);
-// only INSERT and REPLACE take one.
+// only INSERT, REPLACE and DELETE take one.
 func withReturning(pp PreparedPlan, list string) (PreparedPlan, error) {
 	if list == "" {
 		return pp, nil
 	}
-	if pp.Kind() != router.KindInsert {
-		return nil, &NotSupportedError{What: "RETURNING on statements other than INSERT and REPLACE"}
+	if k := pp.Kind(); k != router.KindInsert && k != router.KindDelete {
+		return nil, &NotSupportedError{What: "RETURNING on statements other than INSERT, REPLACE and DELETE"}
 	}
 	return returningPlan{PreparedPlan: pp, list: list}, nil
 }
 
-// Bind binds the INSERT and returns a copy of its plan whose routes end
-// in the RETURNING clause (the INSERT's plan may be shared).
+// Bind binds the INSERT or DELETE and returns a copy of its plan whose
+// routes end in the RETURNING clause (the statement's plan may be shared).
 func (p returningPlan) Bind(args []any) (*router.Plan, error) {
 	plan, err := p.PreparedPlan.Bind(args)
 	if err != nil {
@@ -122,9 +126,9 @@ func beforeDot(list string, i int) bool {
 	}
 }
 
-// runRoutes executes plan on conns: runPlanMode, or for an INSERT ...
-// RETURNING each route in turn, its rows buffered and put back in the
-// client's row order.
+// runRoutes executes plan on conns: runPlanMode, or for an INSERT or
+// DELETE ... RETURNING each route in turn, its rows buffered and put back
+// in the client's row order.
 func (s *Session) runRoutes(ctx context.Context, plan *router.Plan, conns connSource, mode backendMode, join *joinScope) (result, error) {
 	if plan.Returning == "" {
 		return runPlanMode(ctx, plan, conns, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, join)
@@ -141,7 +145,7 @@ func (s *Session) runRoutes(ctx context.Context, plan *router.Plan, conns connSo
 			return result{}, err
 		}
 		if res.rows == nil {
-			return result{}, &InternalError{Msg: "INSERT ... RETURNING returned no rows"}
+			return result{}, &InternalError{Msg: "RETURNING returned no rows"}
 		}
 		if cols == nil {
 			cols = res.rows.Columns()
@@ -149,6 +153,10 @@ func (s *Session) runRoutes(ctx context.Context, plan *router.Plan, conns connSo
 		rows, err := drainClone(res.rows)
 		if err != nil {
 			return result{}, err
+		}
+		if i > 0 && plan.Type == router.RouteBroadcast {
+			// Another copy of a broadcast table: the same rows again.
+			continue
 		}
 		perRoute[i] = rows
 		total += len(rows)

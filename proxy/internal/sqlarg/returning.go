@@ -7,16 +7,16 @@ import (
 )
 
 // SplitReturning cuts the RETURNING clause off an INSERT or REPLACE
-// statement (MariaDB 10.5+), which the SQL parser does not know: base is
-// the statement without it, list its select list. ok is false when sql is
-// not an INSERT or REPLACE or has no RETURNING outside quotes, comments
-// and parentheses.
+// statement (MariaDB 10.5+) or a DELETE (MariaDB 10.0.5+), which the SQL
+// parser does not know: base is the statement without it, list its
+// select list. ok is false when sql is not an INSERT, REPLACE or DELETE
+// or has no RETURNING outside quotes, comments and parentheses.
 func SplitReturning(sql string) (base, list string, ok bool) {
 	if !strings.Contains(strings.ToLower(sql), "returning") {
 		return "", "", false
 	}
 	start, _ := sqllex.SkipSpace(sql, 0, Backslash)
-	if !hasWord(sql, start, "insert") && !hasWord(sql, start, "replace") {
+	if !hasWord(sql, start, "insert") && !hasWord(sql, start, "replace") && !hasWord(sql, start, "delete") {
 		return "", "", false
 	}
 	at := -1
