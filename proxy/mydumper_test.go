@@ -449,3 +449,58 @@ func copyRows(t *testing.T, from, to *sql.DB) {
 		}
 	}
 }
+
+// TestMydumperServerStatements: what mydumper asks of the server before
+// it dumps, answered through the proxy as MariaDB answers an account with
+// privileges on the logical schema only: the global lock and the binary
+// log and replica positions are refused with MariaDB's 1227 naming the
+// privilege, also SHOW ALL SLAVES STATUS (sent when the server has
+// @@default_master_connection), which the parser does not read (was
+// 1064); the connection stays usable.
+func TestMydumperServerStatements(t *testing.T) {
+	e := startEnv(t, envOptions{databases: "mydsrv", rules: dumpToolRules})
+	ref := mariadbtest.Start(t, mariadbtest.Options{Databases: []string{"sharding_db"}, Args: []string{"--log-bin=mariadb-bin", "--server-id=7"}})
+	ref.Exec(t, "", "CREATE USER app@'%' IDENTIFIED BY 'app-secret'", "GRANT ALL ON sharding_db.* TO app@'%'")
+	refApp, err := sql.Open("mysql", "app:app-secret@tcp("+ref.Addr()+")/sharding_db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { refApp.Close() })
+	answer := func(db *sql.DB, q string) string {
+		t.Helper()
+		c := oneConn(t, db)
+		rows, err := c.QueryContext(t.Context(), q)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		out, err := rowStrings(rows, ",")
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		// The connection goes on.
+		if got := queryStrings(t, c, "SELECT 1"); !slices.Equal(got, []string{"1"}) {
+			return fmt.Sprintf("SELECT 1 after it: %q", got)
+		}
+		return fmt.Sprintf("%q", out)
+	}
+	for _, q := range []string{
+		"FLUSH TABLES WITH READ LOCK",
+		"UNLOCK TABLES /* FTWRL */",
+		"SELECT @@tokudb_version",
+		"SHOW MASTER STATUS",
+		"SHOW BINARY LOGS",
+		"show master logs",
+		"SELECT @@default_master_connection",
+		"SHOW SLAVE STATUS",
+		"SHOW ALL SLAVES STATUS",
+		"show all replicas status",
+		"SHOW SLAVE 'm1' STATUS",
+		"SET SESSION wait_timeout = 2147483",
+		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+		"/*!40101 SET NAMES binary*/",
+	} {
+		if got, want := answer(e.open(t), q), answer(refApp, q); got != want {
+			t.Errorf("%s:\nthrough the proxy %s\non MariaDB        %s", q, got, want)
+		}
+	}
+}
