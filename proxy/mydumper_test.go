@@ -49,8 +49,8 @@ var dumpToolTables = []struct{ name, rows string }{
 // (Debian's 0.10) through the proxy and from one MariaDB holding the same
 // logical rows (an account with privileges on that schema only, as the
 // proxy's users have), in the modes operators use: the default, which
-// takes FLUSH TABLES WITH READ LOCK, --no-locks, --lock-all-tables,
-// --trx-consistency-only, and --rows and --chunk-filesize chunking with
+// takes FLUSH TABLES WITH READ LOCK, --lock-all-tables, --no-locks and
+// --trx-consistency-only (with --rows chunks), and --chunk-filesize, with
 // two threads. Each mode must end alike and print the same warnings both
 // ways, write the same files (the same chunks, save their count) whose
 // data rows, sorted, are the same: every logical row once under its
@@ -148,9 +148,7 @@ func TestMydumperApplication(t *testing.T) {
 
 	for i, mode := range [][]string{
 		nil,
-		{"--no-locks"},
 		{"--lock-all-tables"},
-		{"--trx-consistency-only"},
 		{"--no-locks", "--rows", "200", "--threads", "2"},
 		// Through the proxy the chunks are about as many times larger as
 		// the table has data nodes: mydumper reads the row count from
@@ -213,7 +211,11 @@ func TestMydumperApplication(t *testing.T) {
 
 			// myloader back through a proxy over empty data sources: the
 			// rows are routed by their sharding values to the data nodes
-			// they came from.
+			// they came from. Once unchunked and once for each kind of
+			// chunks (the other modes' files hold the same rows, above).
+			if i != 0 && !slices.Contains(mode, "--rows") && !slices.Contains(mode, "--chunk-filesize") {
+				return
+			}
 			dst := startEnv(t, envOptions{databases: "myddst", rules: dumpToolRules})
 			host, port, _ := net.SplitHostPort(dst.addr)
 			if out := runDumpTool(t, myloader, "-h", host, "-P", port, "-u", "app", "-p", "app-secret", "-d", dir, "-t", "2"); out != "" {
