@@ -193,6 +193,30 @@ func TestUnparsedAdminPrivilege(t *testing.T) {
 	}
 }
 
+// TestUnparsedShowPrivilege: only SHOW ALL SLAVES | REPLICAS STATUS,
+// SHOW SLAVE | REPLICA 'name' STATUS and SHOW BINARY | MASTER LOGS are
+// taken for SHOWs about replication; other texts stay syntax errors.
+func TestUnparsedShowPrivilege(t *testing.T) {
+	tests := []struct{ give, want string }{
+		{"SHOW ALL SLAVES STATUS", "SUPER, SLAVE MONITOR"},
+		{"show all replicas status;", "SUPER, SLAVE MONITOR"},
+		{"SHOW SLAVE 'm1' STATUS", "SUPER, SLAVE MONITOR"},
+		{"SHOW REPLICA `m1` STATUS", "SUPER, SLAVE MONITOR"},
+		{"SHOW BINARY LOGS", "SUPER, BINLOG MONITOR"},
+		{"SHOW /*!40101 MASTER */ LOGS", "SUPER, BINLOG MONITOR"},
+		{"SHOW ALL STATUS", ""},
+		{"SHOW ALL SLAVES", ""},
+		{"SHOW SLAVE m1 STATUS", ""},
+		{"SHOW BINARY LOGS x", ""},
+		{"SELECT 1 SHOW BINARY LOGS", ""},
+	}
+	for _, tt := range tests {
+		if got := unparsedShowPrivilege(tt.give, sqllex.Backslash); got != tt.want {
+			t.Errorf("%q: %q, want %q", tt.give, got, tt.want)
+		}
+	}
+}
+
 // TestAccountManagementRefused: SET PASSWORD (also as mariadb-admin
 // password sends it, with sql_log_off after it), ALTER USER, CREATE USER
 // and GRANT get 1235 saying the proxy's users are server.users in the

@@ -83,7 +83,7 @@ func (s *Session) answerSession(ctx context.Context, st *statement) error {
 	case *ast.DeallocateStmt:
 		return s.sqlDeallocate(n, more)
 	case *ast.BeginStmt:
-		if err := s.beginTransaction(n); err != nil {
+		if err := s.beginTransaction(ctx, n, st.sql); err != nil {
 			return err
 		}
 	case *ast.CommitStmt:

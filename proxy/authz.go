@@ -285,6 +285,38 @@ func unparsedAdminPrivilege(sql string, mode sqllex.Mode) string {
 	return ""
 }
 
+// unparsedShowPrivilege is the privilege MariaDB wants for a SHOW about
+// replication that the parser does not read: SHOW ALL SLAVES | REPLICAS
+// STATUS and SHOW SLAVE | REPLICA 'name' STATUS (mydumper's, when the
+// server has @@default_master_connection) want SUPER or SLAVE MONITOR, as
+// SHOW SLAVE STATUS; SHOW BINARY | MASTER LOGS SUPER or BINLOG MONITOR.
+// "" for any other text.
+func unparsedShowPrivilege(sql string, mode sqllex.Mode) string {
+	toks, ok := statementTokens(sql, mode)
+	if !ok || len(toks) < 3 || !toks[0].word || toks[0].text != "SHOW" || !toks[1].word {
+		return ""
+	}
+	last := toks[len(toks)-1]
+	switch {
+	case len(toks) == 3 && (toks[1].text == "BINARY" || toks[1].text == "MASTER") && last.word && last.text == "LOGS":
+		return binlogMonitor
+	case len(toks) == 4 && last.word && last.text == "STATUS":
+		switch {
+		case toks[1].text == "ALL" && toks[2].word && (toks[2].text == "SLAVES" || toks[2].text == "REPLICAS"),
+			(toks[1].text == "SLAVE" || toks[1].text == "REPLICA") && !toks[2].word:
+			return replicaMonitor
+		}
+	}
+	return ""
+}
+
+// The privileges MariaDB's 1227 names for SHOW statements about
+// replication.
+const (
+	replicaMonitor = "SUPER, SLAVE MONITOR"
+	binlogMonitor  = "SUPER, BINLOG MONITOR"
+)
+
 // errAccountManagement answers statements about accounts: the proxy's
 // users are not the data sources' accounts, and their passwords and
 // privileges are server.users in the rules file (RELOAD RULES applies a
@@ -436,9 +468,9 @@ func (a access) authorizeShow(st *ast.ShowStmt, p *config.Privileges) error {
 	case ast.ShowCreateUser:
 		return dbDenied(a.user, "mysql")
 	case ast.ShowMasterStatus, ast.ShowBinlogStatus:
-		return privilegeNeeded("SUPER, BINLOG MONITOR")
+		return privilegeNeeded(binlogMonitor)
 	case ast.ShowReplicaStatus:
-		return privilegeNeeded("SUPER, REPLICA MONITOR")
+		return privilegeNeeded(replicaMonitor)
 	}
 	return privilegeNeeded("PROCESS")
 }

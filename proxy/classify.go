@@ -133,6 +133,10 @@ func (s *Session) classifyUnparsed(st *statement, err error) error {
 	if privilege := unparsedAdminPrivilege(st.sql, s.lexMode()); privilege != "" {
 		return privilegeNeeded(privilege) // authz.go
 	}
+	if privilege := unparsedShowPrivilege(st.sql, s.lexMode()); privilege != "" && !s.privileges().OtherSchemas {
+		// As authorizeShow answers SHOW SLAVE STATUS.
+		return privilegeNeeded(privilege)
+	}
 	if setsPassword(st.sql, s.lexMode()) {
 		// mariadb-admin password's SET PASSWORD = '...', sql_log_off = 0.
 		return errAccountManagement

@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/shardflake/shardflake/config"
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -51,8 +52,10 @@ type txnState struct {
 func (s *Session) inTransaction() bool { return s.txn.active || !s.autocommit }
 
 // beginTransaction starts a transaction; one that is open is committed
-// first, as MySQL does.
-func (s *Session) beginTransaction(st *ast.BeginStmt) error {
+// first, as MySQL does. sql is the statement's text, which alone tells
+// WITH CONSISTENT SNAPSHOT (the parser reads it as a plain START
+// TRANSACTION).
+func (s *Session) beginTransaction(ctx context.Context, st *ast.BeginStmt, sql string) error {
 	if s.txn.active {
 		if err := s.endTransaction(true); err != nil {
 			return err
@@ -64,8 +67,50 @@ func (s *Session) beginTransaction(st *ast.BeginStmt) error {
 			return err
 		}
 	}
-	s.startTxn(beginSQL(st))
+	begin := beginSQL(st)
+	if begin == beginPlain && consistentSnapshot(sql, s.lexMode()) {
+		begin = beginSnapshot
+	}
+	s.startTxn(begin)
+	if begin == beginSnapshot && !s.txn.xa {
+		return s.openSnapshots(ctx)
+	}
 	return nil
+}
+
+// openSnapshots opens a transaction begun WITH CONSISTENT SNAPSHOT on
+// every data source at once, so that each data source's snapshot is
+// taken at the statement, as MariaDB takes it, and not at the first read
+// there. mydumper starts its threads' transactions so while it holds its
+// locks (--lock-all-tables), and mysqldump --single-transaction before
+// it reads: what they read afterwards is as of then on every data source.
+// In xa mode the data sources after the first join with XA START, which
+// takes no snapshot: each is taken at the first read there, as before.
+func (s *Session) openSnapshots(ctx context.Context) error {
+	for _, ds := range s.srv.rules.DataSourceNames() {
+		if _, err := (txnSource{s: s, now: true}).acquire(ctx, ds, 1); err != nil {
+			s.endTransaction(false)
+			return err
+		}
+	}
+	return nil
+}
+
+// consistentSnapshot reports whether sql is START TRANSACTION WITH
+// CONSISTENT SNAPSHOT, in any case and with the clause in an executable
+// comment (/*!40108 WITH CONSISTENT SNAPSHOT */, mydumper's spelling).
+func consistentSnapshot(sql string, mode sqllex.Mode) bool {
+	toks, ok := statementTokens(sql, mode)
+	want := []string{"START", "TRANSACTION", "WITH", "CONSISTENT", "SNAPSHOT"}
+	if !ok || len(toks) != len(want) {
+		return false
+	}
+	for i, w := range want {
+		if !toks[i].word || toks[i].text != w {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Session) startTxn(begin string) {
@@ -84,6 +129,7 @@ func (t *txnState) readOnly() bool { return t.begin == beginReadOnly }
 const (
 	beginReadOnly = "START TRANSACTION READ ONLY"
 	beginPlain    = "START TRANSACTION"
+	beginSnapshot = "START TRANSACTION WITH CONSISTENT SNAPSHOT"
 )
 
 // openPlain and openReadOnly are openSQL's answers when the transaction
@@ -295,6 +341,9 @@ func (s *Session) afterTxnStatement(err error) {
 type txnSource struct {
 	s     *Session
 	write bool
+	// now opens the backend transaction before acquire returns, also
+	// for a read (openSnapshots).
+	now bool
 }
 
 func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendConn, error) {
@@ -328,7 +377,7 @@ func (t txnSource) acquire(ctx context.Context, ds string, n int) ([]*backendCon
 		return nil, err
 	}
 	bc := bcs[0]
-	if !t.write && !s.txn.xa && !s.state.tableLocks[ds] {
+	if !t.write && !t.now && !s.txn.xa && !s.state.tableLocks[ds] {
 		// A read: what opens the transaction here goes out in the same
 		// write as the statement, and its answers are read before the
 		// statement's (readPrefix). A refusal reaches the client as if

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests start for real: MariaDB servers,
-# mariadb, mysqldump and the other client tools (mariadb-admin, -check, -show, -import), etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
+# mariadb, mysqldump and the other client tools (mariadb-admin, -check, -show, -import, -slap), etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
 # mysqlclient, the ORM SQLAlchemy and Django (for Debian's /usr/bin/python3), Node.js with the Sequelize,
 # TypeORM, Knex and Drizzle applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj), PHP's command line with PDO_MySQL and mysqli (the PHP
-# application, proxy/testdata/php) and Adminer (served by PHP's built-in web server), and Ruby's
-# ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails). Does nothing when they
-# are all present.
+# application, proxy/testdata/php) and Adminer (served by PHP's built-in web server), Ruby's
+# ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails), and mydumper with
+# myloader (TestMydumperApplication). Does nothing when they are all present.
 set -euo pipefail
 
 need=()
@@ -14,7 +14,7 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(maria
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 command -v mysqldump >/dev/null 2>&1 || need+=(mariadb-client) # mysqldump, the dump tests' client
 # The client tools the tests drive (mariadb-client ships them all).
-for tool in mariadb-admin mariadb-check mariadb-show mariadb-import; do
+for tool in mariadb-admin mariadb-check mariadb-show mariadb-import mariadb-slap; do
 	command -v "$tool" >/dev/null 2>&1 || need+=(mariadb-client)
 done
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
@@ -36,6 +36,7 @@ php -r 'exit(extension_loaded("pdo_mysql") && extension_loaded("mysqli") ? 0 : 1
 command -v ruby >/dev/null 2>&1 && ruby -e 'require "active_record"' >/dev/null 2>&1 || need+=(ruby-activerecord) # TestActiveRecordApplication
 ruby -e 'require "mysql2"' >/dev/null 2>&1 || need+=(ruby-mysql2)
 [ -f /usr/share/adminer/adminer.php ] || need+=(adminer) # TestAdminerApplication
+command -v mydumper >/dev/null 2>&1 && command -v myloader >/dev/null 2>&1 || need+=(mydumper) # TestMydumperApplication
 
 # npm_packages installs the Node.js applications' packages (Sequelize;
 # TypeORM, Knex and Drizzle), each pinned by its package-lock.json, once.
