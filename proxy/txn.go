@@ -100,6 +100,10 @@ func (s *Session) openSnapshots(ctx context.Context) error {
 // CONSISTENT SNAPSHOT, in any case and with the clause in an executable
 // comment (/*!40108 WITH CONSISTENT SNAPSHOT */, mydumper's spelling).
 func consistentSnapshot(sql string, mode sqllex.Mode) bool {
+	if len(sql) < len(beginSnapshot) {
+		// BEGIN, START TRANSACTION: most transactions, not lexed.
+		return false
+	}
 	toks, ok := statementTokens(sql, mode)
 	want := []string{"START", "TRANSACTION", "WITH", "CONSISTENT", "SNAPSHOT"}
 	if !ok || len(toks) != len(want) {
