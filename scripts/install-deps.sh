@@ -5,7 +5,8 @@
 # TypeORM, Knex and Drizzle applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj), PHP's command line with PDO_MySQL and mysqli (the PHP
 # application, proxy/testdata/php) and Adminer (served by PHP's built-in web server), and Ruby's
-# ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails). Does nothing when they
+# ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails), and Perl's DBI with
+# DBD::MariaDB (the Perl application, proxy/testdata/perl_app.pl). Does nothing when they
 # are all present.
 set -euo pipefail
 
@@ -37,6 +38,7 @@ php -r 'exit(extension_loaded("pdo_mysql") && extension_loaded("mysqli") ? 0 : 1
 command -v ruby >/dev/null 2>&1 && ruby -e 'require "active_record"' >/dev/null 2>&1 || need+=(ruby-activerecord) # TestActiveRecordApplication
 ruby -e 'require "mysql2"' >/dev/null 2>&1 || need+=(ruby-mysql2)
 [ -f /usr/share/adminer/adminer.php ] || need+=(adminer) # TestAdminerApplication
+perl -MDBI -MDBD::MariaDB -e 1 >/dev/null 2>&1 || need+=(libdbd-mariadb-perl) # TestPerlDBIApplication (brings libdbi-perl)
 
 # npm_packages installs the Node.js applications' packages (Sequelize;
 # TypeORM, Knex and Drizzle), each pinned by its package-lock.json, once.
