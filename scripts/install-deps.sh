@@ -6,7 +6,7 @@
 # application, proxy/testdata/connectorj), PHP's command line with PDO_MySQL and mysqli (the PHP
 # application, proxy/testdata/php) and Adminer (served by PHP's built-in web server), and Ruby's
 # ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails), and Perl's DBI with
-# DBD::MariaDB (the Perl application, proxy/testdata/perl_app.pl). Does nothing when they
+# DBD::MariaDB (the Perl application, proxy/testdata/perl_app.pl), and mycli. Does nothing when they
 # are all present.
 set -euo pipefail
 
@@ -39,6 +39,7 @@ command -v ruby >/dev/null 2>&1 && ruby -e 'require "active_record"' >/dev/null 
 ruby -e 'require "mysql2"' >/dev/null 2>&1 || need+=(ruby-mysql2)
 [ -f /usr/share/adminer/adminer.php ] || need+=(adminer) # TestAdminerApplication
 perl -MDBI -MDBD::MariaDB -e 1 >/dev/null 2>&1 || need+=(libdbd-mariadb-perl) # TestPerlDBIApplication (brings libdbi-perl)
+command -v mycli >/dev/null 2>&1 || need+=(mycli) # TestMycliApplication
 
 # npm_packages installs the Node.js applications' packages (Sequelize;
 # TypeORM, Knex and Drizzle), each pinned by its package-lock.json, once.
