@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -131,5 +132,40 @@ func TestORMBindingJoin(t *testing.T) {
 	}
 	if _, err := db.QueryContext(context.Background(), "SELECT COUNT(*) FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id"); errCode(err) != 1235 {
 		t.Errorf("a join on user_id alone (no parent key): %v, want 1235", err)
+	}
+}
+
+// bindingRowsPlaced checks, on each data source directly, that every row
+// of the binding tables t_order and t_order_item is on the data node of
+// its user_id and order_id (the items beside their orders) and that the
+// data nodes hold as many rows in all as database ref on MariaDB.
+func bindingRowsPlaced(t *testing.T, e *testEnv, ref string) {
+	t.Helper()
+	var orders, items int
+	for i := range e.backends {
+		for j := range 2 {
+			for _, table := range []string{"t_order", "t_order_item"} {
+				var n, misplaced int
+				q := fmt.Sprintf("SELECT COUNT(*), COALESCE(SUM(user_id %% 2 <> %d OR order_id %% 2 <> %d), 0) FROM %s_%d", i, j, table, j)
+				if err := e.backend(t, i).QueryRow(q).Scan(&n, &misplaced); err != nil {
+					t.Fatal(err)
+				}
+				if misplaced != 0 {
+					t.Errorf("ds_%d.%s_%d holds %d rows of another data node", i, table, j, misplaced)
+				}
+				if table == "t_order" {
+					orders += n
+				} else {
+					items += n
+				}
+			}
+		}
+	}
+	var wantOrders, wantItems int
+	if err := e.backends[0].Open(t, ref).QueryRow("SELECT (SELECT COUNT(*) FROM t_order), (SELECT COUNT(*) FROM t_order_item)").Scan(&wantOrders, &wantItems); err != nil {
+		t.Fatal(err)
+	}
+	if orders != wantOrders || items != wantItems {
+		t.Errorf("the data nodes hold %d orders and %d items, MariaDB %d and %d", orders, items, wantOrders, wantItems)
 	}
 }

@@ -80,7 +80,7 @@ func (s *Session) classifyText(st *statement) error {
 	case len(stmts) == 0:
 		// Only comments and spaces: MySQL answers OK, as for a statement
 		// that did nothing; nothing at all is an error.
-		if strings.TrimSpace(st.sql) == "" {
+		if emptyQuery(st.sql) {
 			return ErrEmptyQuery
 		}
 		st.kind = planEmpty
@@ -319,3 +319,15 @@ func (s *Session) cachedText(st *statement) bool {
 
 // trimmedText is a statement's own text within a multi-statement query.
 func trimmedText(n ast.StmtNode) string { return strings.TrimSpace(n.Text()) }
+
+// emptyQuery reports whether MariaDB finds nothing at all in sql, which it
+// answers with 1065 Query was empty: it drops the spaces before a query
+// and the spaces and semicolons after it (alloc_query) before it parses,
+// so ";" and " ; ;" are as empty as "", while a comment is a query that
+// does nothing (OK).
+func emptyQuery(sql string) bool {
+	return strings.TrimRight(strings.TrimLeft(sql, mariaDBSpace), mariaDBSpace+";") == ""
+}
+
+// mariaDBSpace are the bytes MariaDB's my_isspace takes for spaces.
+const mariaDBSpace = " \t\n\v\f\r"

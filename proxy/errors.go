@@ -27,8 +27,9 @@ var (
 	ErrShuttingDown = errors.New("shardflake is shutting down")
 	// ErrMultiStatementsOff: a query holds several statements but the
 	// client did not enable CLIENT_MULTI_STATEMENTS.
-	// ErrEmptyQuery: a query with no text at all (one that is only a
-	// comment is answered with OK, as by MySQL).
+	// ErrEmptyQuery: a query with no text at all but spaces and
+	// semicolons (one that is only a comment is answered with OK, as by
+	// MySQL), text or prepared.
 	ErrEmptyQuery         = errors.New("Query was empty")
 	ErrMultiStatementsOff = errors.New("the query holds several statements but the client did not enable multi-statements (CLIENT_MULTI_STATEMENTS, e.g. multiStatements=true); nothing was run")
 )

@@ -12,6 +12,7 @@ import (
 	// The parser needs a driver for its literal values.
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver"
 
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/router"
 )
@@ -62,8 +63,59 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 		if show := diagnosticsLimit(sql, s.lexMode()); show != nil {
 			return []ast.StmtNode{show}, nil
 		}
+		// DESCRIBE t 'pattern' (DBD::MariaDB's column_info).
+		if describe := s.describeWild(sql); describe != nil {
+			return []ast.StmtNode{describe}, nil
+		}
 	}
 	return stmts, err
+}
+
+// describeWild reads MariaDB's {DESCRIBE | DESC | EXPLAIN} t 'wild', the
+// columns of t whose names are LIKE the string, which the parser does not
+// (it knows a column name there, not a string): nil for any other text.
+// What precedes the string must parse as DESCRIBE t; the string becomes
+// that statement's LIKE pattern, as in SHOW COLUMNS FROM t LIKE 'wild'.
+func (s *Session) describeWild(sql string) *ast.ExplainStmt {
+	mode := s.lexMode()
+	var toks []sqllex.Token
+	for sc := sqllex.NewScanner(sql, mode); ; {
+		t, more := sc.Next()
+		if !more {
+			break
+		}
+		if t.Kind != sqllex.Space && !t.Kind.Comment() {
+			toks = append(toks, t)
+		}
+	}
+	if n := len(toks); n > 0 && toks[n-1].Kind == sqllex.Punct && toks[n-1].Text(sql) == ";" {
+		toks = toks[:n-1]
+	}
+	if len(toks) < 3 {
+		return nil
+	}
+	wild := toks[len(toks)-1]
+	if wild.Kind != sqllex.String || wild.Unterminated {
+		return nil
+	}
+	stmts, _, err := s.parser.Parse(sql[:wild.Start], "", "")
+	if err != nil || len(stmts) != 1 {
+		return nil
+	}
+	explain, ok := stmts[0].(*ast.ExplainStmt)
+	if !ok {
+		return nil
+	}
+	show, ok := explain.Stmt.(*ast.ShowStmt)
+	if !ok || show.Tp != ast.ShowColumns || show.Column != nil {
+		return nil
+	}
+	show.Pattern = &ast.PatternLikeOrIlikeExpr{
+		Pattern: ast.NewValueExpr(sqllex.Unquote(sql, wild, mode), "", ""),
+		Escape:  '\\',
+		IsLike:  true,
+	}
+	return explain
 }
 
 // answer sends err unless the client already has it.

@@ -102,6 +102,18 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	if err != nil {
 		return nil, &ParseError{Err: err}
 	}
+	if len(stmts) == 0 {
+		if emptyQuery(parsed) {
+			return nil, ErrEmptyQuery
+		}
+		// Only comments: MariaDB prepares it, and each execute does
+		// nothing (OK), as the text query (executeStmt).
+		ps := &preparedStmt{sql: sql, parsed: parsed, snap: s.srv.snapshot, db: s.db}
+		s.nextStmtID++
+		ps.id = s.nextStmtID
+		s.stmts[ps.id] = ps
+		return ps, nil
+	}
 	if len(stmts) != 1 {
 		return nil, &ParseError{Err: fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))}
 	}
@@ -255,6 +267,10 @@ func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
 		return &InternalError{Msg: err.Error()}
 	}
 	stmts, err := s.parse(sql)
+	if err == nil && len(stmts) == 0 {
+		// Only comments (prepare): answered OK as the text query is.
+		return s.runStatement(&statement{sql: sql, client: sql, out: out, whole: true})
+	}
 	if err == nil && len(stmts) != 1 {
 		err = fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))
 	}

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests start for real: MariaDB servers,
 # mariadb, mysqldump and the other client tools (mariadb-admin, -check, -show, -import, -slap), etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
-# mysqlclient, the ORM SQLAlchemy and Django (for Debian's /usr/bin/python3), Node.js with the Sequelize,
+# mysqlclient, the ORMs SQLAlchemy, Django and peewee (for Debian's /usr/bin/python3), Node.js with the Sequelize,
 # TypeORM, Knex and Drizzle applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj), PHP's command line with PDO_MySQL and mysqli (the PHP
 # application, proxy/testdata/php) and Adminer (served by PHP's built-in web server), Ruby's
-# ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails), and mydumper with
+# ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails), Perl's DBI with
+# DBD::MariaDB (the Perl application, proxy/testdata/perl_app.pl), mycli, and mydumper with
 # myloader (TestMydumperApplication). Does nothing when they are all present.
 set -euo pipefail
 
@@ -27,6 +28,7 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 /usr/bin/python3 -c 'import MySQLdb' >/dev/null 2>&1 || need+=(python3-mysqldb)
 /usr/bin/python3 -c 'import sqlalchemy' >/dev/null 2>&1 || need+=(python3-sqlalchemy) # TestSQLAlchemyApplication
 /usr/bin/python3 -c 'import django' >/dev/null 2>&1 || need+=(python3-django) # TestDjangoApplication
+/usr/bin/python3 -c 'import peewee' >/dev/null 2>&1 || need+=(python3-peewee) # TestPeeweeApplication
 command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication, TestTypeORMApplication, TestKnexApplication, TestDrizzleApplication
 command -v npm >/dev/null 2>&1 || need+=(npm)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless) # TestConnectorJApplication
@@ -37,6 +39,8 @@ command -v ruby >/dev/null 2>&1 && ruby -e 'require "active_record"' >/dev/null 
 ruby -e 'require "mysql2"' >/dev/null 2>&1 || need+=(ruby-mysql2)
 [ -f /usr/share/adminer/adminer.php ] || need+=(adminer) # TestAdminerApplication
 command -v mydumper >/dev/null 2>&1 && command -v myloader >/dev/null 2>&1 || need+=(mydumper) # TestMydumperApplication
+perl -MDBI -MDBD::MariaDB -e 1 >/dev/null 2>&1 || need+=(libdbd-mariadb-perl) # TestPerlDBIApplication (brings libdbi-perl)
+command -v mycli >/dev/null 2>&1 || need+=(mycli) # TestMycliApplication
 
 # npm_packages installs the Node.js applications' packages (Sequelize;
 # TypeORM, Knex and Drizzle), each pinned by its package-lock.json, once.
