@@ -57,11 +57,7 @@ func (a nodeApp) sameThroughProxy(t *testing.T, e *testEnv, ref *mariadbtest.Ser
 	t.Helper()
 	run := a.runner(t)
 	want := run(ref.Host(), fmt.Sprint(ref.Port()), "root", "", refDB)
-	for _, step := range steps {
-		if !strings.Contains(strings.Join(want, "\n"), step) {
-			t.Fatalf("directly on MariaDB %s printed\n%s\nwithout %s: the reference is not what this test assumes", a.script, strings.Join(want, "\n"), step)
-		}
-	}
+	referencePrinted(t, a.script, want, steps...)
 	host, port, _ := strings.Cut(e.addr, ":")
 	sameSteps(t, run(host, port, "app", "app-secret", "sharding_db"), want)
 }

@@ -56,6 +56,19 @@ func TestSQLAlchemyApplication(t *testing.T) {
 	}
 }
 
+// referencePrinted stops the test unless an application's output directly
+// on MariaDB (want, a line a step) holds each of steps: the comparison
+// through the proxy is only as good as the reference it is compared with.
+func referencePrinted(t *testing.T, app string, want []string, steps ...string) {
+	t.Helper()
+	all := strings.Join(want, "\n")
+	for _, step := range steps {
+		if !strings.Contains(all, step) {
+			t.Fatalf("directly on MariaDB %s printed\n%s\nwithout %q: the reference is not what this test assumes", app, all, step)
+		}
+	}
+}
+
 // sameSteps compares an application's output through the proxy with its
 // output on MariaDB, line by line (a line a step), and reports each step
 // that differs.
