@@ -80,25 +80,8 @@ func (r *bunRecorder) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 func bunApp(t *testing.T, db *bun.DB) []string {
 	t.Helper()
 	ctx := context.Background()
-	var out []string
-	say := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	must := func(step string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-	}
-	// rows(step)(query.Exec(ctx)) is the number of rows the statement
-	// changed.
-	rows := func(step string) func(sql.Result, error) int64 {
-		return func(res sql.Result, err error) int64 {
-			t.Helper()
-			must(step, err)
-			n, err := res.RowsAffected()
-			must(step, err)
-			return n
-		}
-	}
+	app := &stepLog{t: t}
+	say, must, rows := app.say, app.must, app.rows
 	hook := &bunRecorder{}
 	db.AddQueryHook(hook)
 
@@ -370,7 +353,7 @@ func bunApp(t *testing.T, db *bun.DB) []string {
 	hook.mu.Lock()
 	say("hook: %d queries, failed %v", hook.queries, hook.failed)
 	hook.mu.Unlock()
-	return out
+	return app.out
 }
 
 func bunOrderList(orders []bunOrder) string {

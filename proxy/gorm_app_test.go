@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -52,18 +53,43 @@ type gormItem struct {
 
 func (gormItem) TableName() string { return "t_order_item" }
 
+// stepLog is what a Go application test (GORM, bun, sqlx) saw, one line
+// a step, and how it stops on an error it did not expect.
+type stepLog struct {
+	t   *testing.T
+	out []string
+}
+
+// say records one step.
+func (l *stepLog) say(format string, args ...any) {
+	l.out = append(l.out, fmt.Sprintf(format, args...))
+}
+
+// must stops the test on err, naming the step.
+func (l *stepLog) must(step string, err error) {
+	l.t.Helper()
+	if err != nil {
+		l.t.Fatalf("%s: %v", step, err)
+	}
+}
+
+// rows(step)(stmt.Exec(...)) is the number of rows the statement changed.
+func (l *stepLog) rows(step string) func(sql.Result, error) int64 {
+	return func(res sql.Result, err error) int64 {
+		l.t.Helper()
+		l.must(step, err)
+		n, err := res.RowsAffected()
+		l.must(step, err)
+		return n
+	}
+}
+
 // gormApp runs the application on db and returns what it saw, one line a
 // step.
 func gormApp(t *testing.T, db *gorm.DB) []string {
 	t.Helper()
-	var out []string
-	say := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	must := func(step string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-	}
+	app := &stepLog{t: t}
+	say, must := app.say, app.must
 	m := db.Migrator()
 	for _, tbl := range []string{"t_order_item", "t_order", "gorm_users"} {
 		must("drop "+tbl, m.DropTable(tbl))
@@ -187,7 +213,7 @@ func gormApp(t *testing.T, db *gorm.DB) []string {
 	var left int64
 	db.Model(&gormItem{}).Count(&left)
 	say("items left: %d", left)
-	return out
+	return app.out
 }
 
 // TestGORMApplication runs the GORM application through the proxy (users

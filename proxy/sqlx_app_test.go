@@ -95,23 +95,8 @@ func (o sqlxOrder) String() string {
 // step.
 func sqlxApp(t *testing.T, db *sqlx.DB, multi bool) []string {
 	t.Helper()
-	var out []string
-	say := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	must := func(step string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-	}
-	rows := func(step string) func(sql.Result, error) int64 {
-		return func(res sql.Result, err error) int64 {
-			t.Helper()
-			must(step, err)
-			n, err := res.RowsAffected()
-			must(step, err)
-			return n
-		}
-	}
+	app := &stepLog{t: t}
+	say, must, rows := app.say, app.must, app.rows
 	if multi {
 		// As sqlx's README loads its schema: one Exec of several
 		// statements.
@@ -326,7 +311,7 @@ func sqlxApp(t *testing.T, db *sqlx.DB, multi bool) []string {
 	var total int
 	must("total", db.Get(&total, "SELECT COUNT(*) FROM t_order_item"))
 	say("eve %d, items %d", n, total)
-	return out
+	return app.out
 }
 
 // sqlxValue prints a value of MapScan: bytes as text.
