@@ -13,18 +13,28 @@ import (
 )
 
 // TestDoctrineApplication runs a small Doctrine DBAL application
-// (testdata/doctrine/doctrine_app.php, Debian's php-doctrine-dbal) through
+// (testdata/doctrine/doctrine_app.php, Debian's php-doctrine-dbal) and then
+// a Doctrine ORM one on its tables (doctrine_orm.php, php-doctrine-orm) through
 // the proxy over binding tables and unsharded ones, and directly on one
 // MariaDB, once with each of Doctrine's MySQL drivers (pdo_mysql and
 // mysqli). Both runs print the same, step by step: the schema migrated
 // from an introspected one (information_schema), the SchemaManager's
 // columns, indexes and foreign keys, inserts whose keys the proxy
 // generates, the QueryBuilder's pages and IN lists, transactions committed,
-// rolled back and nested with savepoints, and the unique violations.
+// rolled back and nested with savepoints, the unique violations; the
+// ORM's persist, find, DQL pages, the Paginator (with its tree walkers: its
+// output walkers' nested derived tables are refused across data nodes),
+// and the unit of work's updates, removes and rollback.
 func TestDoctrineApplication(t *testing.T) {
 	php := requirePHP(t)
-	if _, err := os.Stat("/usr/share/php/Doctrine/DBAL/autoload.php"); err != nil {
-		mariadbtest.Require(t, fmt.Errorf("Doctrine DBAL (scripts/install-deps.sh installs php-doctrine-dbal): %v", err))
+	for file, pkg := range map[string]string{
+		"Doctrine/DBAL/autoload.php":           "php-doctrine-dbal",
+		"Doctrine/ORM/autoload.php":            "php-doctrine-orm",
+		"Symfony/Component/Cache/autoload.php": "php-symfony-cache",
+	} {
+		if _, err := os.Stat(filepath.Join("/usr/share/php", file)); err != nil {
+			mariadbtest.Require(t, fmt.Errorf("%s (scripts/install-deps.sh installs it): %v", pkg, err))
+		}
 	}
 	e := startEnv(t, envOptions{rules: bindingTestRules, databases: "doctrine"})
 	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS doctrine_ref") })
@@ -33,14 +43,18 @@ func TestDoctrineApplication(t *testing.T) {
 			e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS doctrine_ref", "CREATE DATABASE doctrine_ref")
 			run := func(host, port, user, password, db string) ([]string, string) {
 				t.Helper()
-				cmd := exec.Command(php, filepath.Join("testdata", "doctrine", "doctrine_app.php"), driver, host, port, user, password, db)
+				var lines []string
 				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil {
-					t.Fatalf("the application against %s:%s: %v\n%s\n%s", host, port, err, out, stderr.String())
+				for _, app := range []string{"doctrine_app.php", "doctrine_orm.php"} {
+					cmd := exec.Command(php, filepath.Join("testdata", "doctrine", app), driver, host, port, user, password, db)
+					cmd.Stderr = &stderr
+					out, err := cmd.Output()
+					if err != nil {
+						t.Fatalf("%s against %s:%s: %v\n%s\n%s", app, host, port, err, out, stderr.String())
+					}
+					lines = append(lines, strings.Split(strings.TrimSpace(string(out)), "\n")...)
 				}
-				return strings.Split(strings.TrimSpace(string(out)), "\n"), stderr.String()
+				return lines, stderr.String()
 			}
 			want, _ := run(e.backends[0].Host(), fmt.Sprint(e.backends[0].Port()), "root", "", "doctrine_ref")
 			all := strings.Join(want, "\n")
@@ -49,6 +63,7 @@ func TestDoctrineApplication(t *testing.T) {
 				`up to date | []`,
 				`duplicate unique | ["unique violation","23000",1062,`,
 				`transactional rollback | ["changed my mind",false,`,
+				`paginator | [3,[`,
 			} {
 				if !strings.Contains(all, step) {
 					t.Fatalf("directly on MariaDB the application printed\n%s\nwithout %q: the reference is not what this test assumes", all, step)
@@ -96,8 +111,8 @@ func TestDoctrineApplication(t *testing.T) {
 					t.Errorf("ds_%d holds %d doc_category tables, want %d", i, categories, want)
 				}
 			}
-			if orders != 16 || items != 22 {
-				t.Errorf("the data nodes hold %d orders and %d items, want 16 and 22", orders, items)
+			if orders != 19 || items != 26 {
+				t.Errorf("the data nodes hold %d orders and %d items, want 19 and 26", orders, items)
 			}
 		})
 	}

@@ -77,6 +77,7 @@ function wanted(bool $withNote): Schema
     $item->addColumn('qty', 'integer', ['default' => 1]);
     $item->setPrimaryKey(['item_id']);
     $item->addIndex(['order_id'], 'idx_item_order');
+    $item->addForeignKeyConstraint('t_order', ['order_id'], ['order_id'], [], 'fk_item_order');
 
     $category = $schema->createTable('doc_category');
     $category->addColumn('id', 'integer', ['autoincrement' => true]);
