@@ -4,7 +4,8 @@
 # mysqlclient, the ORMs SQLAlchemy, Django and peewee (for Debian's /usr/bin/python3), Node.js with the Sequelize,
 # TypeORM, Knex and Drizzle applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj), PHP's command line with PDO_MySQL and mysqli (the PHP
-# application, proxy/testdata/php) and Adminer (served by PHP's built-in web server), Ruby's
+# application, proxy/testdata/php), Doctrine DBAL and ORM with Symfony's cache (the Doctrine application,
+# proxy/testdata/doctrine) and Adminer (served by PHP's built-in web server), Ruby's
 # ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails), Perl's DBI with
 # DBD::MariaDB (the Perl application, proxy/testdata/perl_app.pl), mycli, and mydumper with
 # myloader (TestMydumperApplication). Does nothing when they are all present.
@@ -35,6 +36,9 @@ command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless) # TestConnector
 [ -f /usr/share/java/mariadb-java-client.jar ] || need+=(libmariadb-java)
 command -v php >/dev/null 2>&1 || need+=(php-cli) # TestPHPApplication
 php -r 'exit(extension_loaded("pdo_mysql") && extension_loaded("mysqli") ? 0 : 1);' >/dev/null 2>&1 || need+=(php-mysql)
+[ -f /usr/share/php/Doctrine/DBAL/autoload.php ] || need+=(php-doctrine-dbal) # TestDoctrineApplication
+[ -f /usr/share/php/Doctrine/ORM/autoload.php ] || need+=(php-doctrine-orm)
+[ -f /usr/share/php/Symfony/Component/Cache/autoload.php ] || need+=(php-symfony-cache) # the ORM's metadata cache
 command -v ruby >/dev/null 2>&1 && ruby -e 'require "active_record"' >/dev/null 2>&1 || need+=(ruby-activerecord) # TestActiveRecordApplication
 ruby -e 'require "mysql2"' >/dev/null 2>&1 || need+=(ruby-mysql2)
 [ -f /usr/share/adminer/adminer.php ] || need+=(adminer) # TestAdminerApplication
