@@ -77,9 +77,14 @@ func (h *authHandler) OnAuthSuccess(c *server.Conn) error {
 }
 
 // OnAuthFailure logs the failed login (never the password) and counts a
-// wrong password against the client's address.
+// wrong password against the client's address. A session's handler
+// (sessionAuth) logs it under the id its greeting announced instead.
 func (h *authHandler) OnAuthFailure(c *server.Conn, err error) {
-	h.log.Info("login failed", "conn", c.ConnectionID(), "user", c.GetUser(), "remote", c.RemoteAddr().String(), "err", errLine(err))
+	h.loginFailed(c, c.ConnectionID(), err)
+}
+
+func (h *authHandler) loginFailed(c *server.Conn, id uint32, err error) {
+	h.log.Info("login failed", "conn", id, "user", c.GetUser(), "remote", c.RemoteAddr().String(), "err", errLine(err))
 	var my *mysql.MyError
 	if errors.As(err, &my) && my.Code == mysql.ER_ACCESS_DENIED_ERROR && h.failures != nil {
 		h.failures.failed(hostOf(c.RemoteAddr()))

@@ -72,6 +72,13 @@ type sessionAuth struct {
 	s *Session
 }
 
+// OnAuthFailure logs the failed login under the connection id the
+// greeting announced (go-mysql's server.Conn counts ids of its own, which
+// nothing else shows).
+func (a sessionAuth) OnAuthFailure(c *server.Conn, err error) {
+	a.loginFailed(c, a.s.id, err)
+}
+
 func (a sessionAuth) OnAuthSuccess(c *server.Conn) error {
 	a.s.user = c.GetUser()
 	a.s.priv = nil

@@ -128,7 +128,8 @@ func sameErrors(failed []NodeError) bool {
 // message reads as from one MySQL server: "Table 'ds_0.nosuch' doesn't
 // exist" becomes "Table 'sharding_db.nosuch' doesn't exist". Number and
 // SQLSTATE stay. Errors that name data nodes on purpose (DDLError,
-// CommitError) keep them, with the backend message inside mapped.
+// CommitError) keep them, with the backend message inside mapped; a data
+// source that is unavailable is named with its database as it is.
 func (srv *Server) clientError(err error) *mysql.MyError {
 	m := mysqlError(err)
 	if m.Code == mysql.ER_PARSE_ERROR && strings.Contains(m.Message, mysqlManual) && isMariaDB(srv.version()) {
@@ -142,7 +143,7 @@ func (srv *Server) clientError(err error) *mysql.MyError {
 	}
 	var ce *CommitError
 	var my *mysql.MyError
-	if errors.As(err, &ce) || !errors.As(err, &my) {
+	if errors.As(err, &ce) || !errors.As(err, &my) || unavailable(err) != nil {
 		return m
 	}
 	if msg := srv.logicalNames(m.Message); msg != m.Message {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 func mysqlErr(err error) *mysql.MySQLError {
@@ -91,5 +93,31 @@ func TestDDLFailingOnSomeDataNodes(t *testing.T) {
 	_, err = c.ExecContext(context.Background(), "ALTER TABLE t_order ADD COLUMN x INT")
 	if me := mysqlErr(err); me == nil || me.Number != 1060 || me.Message != "Duplicate column name 'x'" {
 		t.Errorf("DDL failing on every data node alike: got %v, want 1060 Duplicate column name 'x'", err)
+	}
+}
+
+// TestDataSourceRefusingLoginNamed: a data source whose server refuses the
+// proxy's login (here its database does not exist) fails the statements
+// that need it with 1105 naming the data source and the backend's reason,
+// as one that does not answer; not with the backend's 1049 mapped to read
+// "Unknown database 'sharding_db'", the schema the client is using.
+func TestDataSourceRefusingLoginNamed(t *testing.T) {
+	backends := sharedServers(t)
+	yaml := strings.Replace(rulesYAML(backends, "", ""), backends[1].Addr()+"/ds_1", backends[1].Addr()+"/shardflake_no_such_db", 1)
+	rules, err := config.Parse([]byte(yaml), "test-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := startEnv(t, envOptions{rulesFile: rules})
+	c := e.conn(t)
+	_, err = c.ExecContext(context.Background(), "SELECT * FROM t_order WHERE user_id = 1")
+	me := mysqlErr(err)
+	want := "data source ds_1 is unavailable: Unknown database 'shardflake_no_such_db'"
+	if me == nil || me.Number != 1105 || !strings.Contains(me.Message, want) {
+		t.Fatalf("got %v, want 1105 %q", err, want)
+	}
+	// The connection stays usable, and ds_0 (the default) serves.
+	if _, err := c.ExecContext(context.Background(), "SELECT 1"); err != nil {
+		t.Fatalf("a statement on ds_0: %v", err)
 	}
 }

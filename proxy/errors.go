@@ -58,10 +58,17 @@ type DataSourceError struct {
 }
 
 func (e *DataSourceError) Error() string {
-	if e.Lost {
-		return fmt.Sprintf("Lost connection to data source %s during query: %v", e.DataSource, e.Err)
+	// A server's answer reads as it: its message and number, without
+	// the client library's call path (handleAuthResult: ...).
+	cause := e.Err.Error()
+	var my *mysql.MyError
+	if errors.As(e.Err, &my) {
+		cause = fmt.Sprintf("%s (%d)", my.Message, my.Code)
 	}
-	return fmt.Sprintf("data source %s is unavailable: %v", e.DataSource, e.Err)
+	if e.Lost {
+		return fmt.Sprintf("Lost connection to data source %s during query: %s", e.DataSource, cause)
+	}
+	return fmt.Sprintf("data source %s is unavailable: %s", e.DataSource, cause)
 }
 
 func (e *DataSourceError) Unwrap() error { return e.Err }
@@ -195,6 +202,24 @@ func wrapperError(err error) *mysql.MyError {
 			m.Code = mysql.ER_ERROR_DURING_COMMIT
 		}
 		return &mysql.MyError{Code: m.Code, State: m.State, Message: ce.Error()}
+	}
+	if unavailable(err) != nil {
+		// A data source that refused the proxy's login (1045, 1049,
+		// 1040 ...) is down like one that does not answer: 1105 naming
+		// it, not the backend's number about the proxy's own account or
+		// database, which the client would read as about its own.
+		return &mysql.MyError{Code: mysql.ER_UNKNOWN_ERROR, State: "HY000", Message: err.Error()}
+	}
+	return nil
+}
+
+// unavailable is err's DataSourceError when no connection to its data
+// source could be had (not a connection lost mid-statement); nil
+// otherwise.
+func unavailable(err error) *DataSourceError {
+	var dse *DataSourceError
+	if errors.As(err, &dse) && !dse.Lost {
+		return dse
 	}
 	return nil
 }

@@ -1,9 +1,16 @@
 package proxy
 
 import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
+
+	"github.com/go-mysql-org/go-mysql/client"
 )
 
 // TestDebugLogMasksFailingStatements: at debug level a failing statement
@@ -55,4 +62,62 @@ func TestMaskQuoted(t *testing.T) {
 			t.Errorf("maskQuoted(%q) = %q, want %q", tt.give, got, tt.want)
 		}
 	}
+}
+
+// TestFailedLoginLogsAnnouncedConnID: the "login failed" line names the
+// connection by the id its greeting announced (which CONNECTION_ID(),
+// SHOW PROCESSLIST and KILL use), not go-mysql's own counter.
+func TestFailedLoginLogsAnnouncedConnID(t *testing.T) {
+	var logs lockedBuffer
+	e := startEnv(t, envOptions{logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var greeting []byte
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &recordConn{Conn: nc, first: &greeting}, nil
+	}
+	if c, err := client.ConnectWithDialer(context.Background(), "tcp", e.addr, "app", "wrong", "sharding_db", dial); err == nil {
+		c.Close()
+		t.Fatal("logged in with a wrong password")
+	}
+	// The greeting: a 4-byte header, protocol 10, the NUL-terminated
+	// version, then the connection id.
+	if len(greeting) < 5 {
+		t.Fatalf("no greeting read: %x", greeting)
+	}
+	body := greeting[4:]
+	nul := bytes.IndexByte(body, 0)
+	if nul < 0 || len(body) < nul+5 {
+		t.Fatalf("greeting too short: %x", greeting)
+	}
+	id := binary.LittleEndian.Uint32(body[nul+1:])
+	var line string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, `msg="login failed"`) {
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatalf("no login failed line in:\n%s", logs.String())
+	}
+	if want := fmt.Sprintf(" conn=%d ", id); !strings.Contains(line, want) {
+		t.Errorf("the greeting announced connection %d; the log says:\n%s", id, line)
+	}
+}
+
+// recordConn keeps the first 64 bytes it reads (the server's greeting
+// begins them).
+type recordConn struct {
+	net.Conn
+	first *[]byte
+}
+
+func (r *recordConn) Read(p []byte) (int, error) {
+	n, err := r.Conn.Read(p)
+	if k := min(n, 64-len(*r.first)); k > 0 {
+		*r.first = append(*r.first, p[:k]...)
+	}
+	return n, err
 }

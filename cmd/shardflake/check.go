@@ -98,8 +98,8 @@ func (c *checker) warnf(format string, args ...any) {
 
 func (c *checker) report() error {
 	r := c.rules
-	c.printf("%s: valid: database %s, %d data sources, %d sharded tables, %d broadcast tables\n",
-		r.File, r.DatabaseName, len(r.DataSources), len(r.Tables), len(r.BroadcastTables))
+	c.printf("%s: valid: database %s, %s, %s, %s\n", r.File, r.DatabaseName,
+		counted(len(r.DataSources), "data source"), counted(len(r.Tables), "sharded table"), counted(len(r.BroadcastTables), "broadcast table"))
 	for _, w := range r.Warnings {
 		c.printf("warning: %v\n", w)
 	}
@@ -266,4 +266,12 @@ func describeStrategy(s *algorithm.Strategy) string {
 		desc += " " + expr
 	}
 	return desc + ")"
+}
+
+// counted is n and noun, plural unless n is 1: "1 broadcast table".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -45,6 +45,7 @@ func TestCheckExample(t *testing.T) {
 	}
 	out := stdout.String()
 	for _, want := range []string{
+		"valid: database sharding_db, 2 data sources, 2 sharded tables, 1 broadcast table\n",
 		"table t_order: 8 data nodes",
 		"database strategy: standard on user_id, algorithm db_inline (INLINE ds_${user_id % 2})",
 		"key: order_id from key generator snowflake",
