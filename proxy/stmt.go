@@ -108,11 +108,7 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 		}
 		// Only comments: MariaDB prepares it, and each execute does
 		// nothing (OK), as the text query (executeStmt).
-		ps := &preparedStmt{sql: sql, parsed: parsed, snap: s.srv.snapshot, db: s.db}
-		s.nextStmtID++
-		ps.id = s.nextStmtID
-		s.stmts[ps.id] = ps
-		return ps, nil
+		return s.keepStmt(&preparedStmt{sql: sql, parsed: parsed, snap: s.srv.snapshot, db: s.db}), nil
 	}
 	if len(stmts) != 1 {
 		return nil, &ParseError{Err: fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))}
@@ -166,10 +162,15 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 			return nil, err
 		}
 	}
+	return s.keepStmt(ps), nil
+}
+
+// keepStmt keeps ps under the session's next statement id.
+func (s *Session) keepStmt(ps *preparedStmt) *preparedStmt {
 	s.nextStmtID++
 	ps.id = s.nextStmtID
 	s.stmts[ps.id] = ps
-	return ps, nil
+	return ps
 }
 
 // replan plans ps again when the rules were reloaded since it was
