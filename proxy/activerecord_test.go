@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/shardflake/shardflake/idgen"
-	"github.com/shardflake/shardflake/internal/mariadbtest"
 )
 
 // requireActiveRecord returns the Ruby interpreter after checking that it
@@ -19,18 +18,8 @@ import (
 // does not.
 func requireActiveRecord(t *testing.T) string {
 	t.Helper()
-	ruby, err := exec.LookPath("ruby")
-	if err == nil {
-		var out []byte
-		out, err = exec.Command(ruby, "-e", `require "active_record"; require "mysql2"`).CombinedOutput()
-		if err != nil {
-			err = fmt.Errorf("%v: %s", err, out)
-		}
-	}
-	if err != nil {
-		mariadbtest.Require(t, fmt.Errorf("ruby with ActiveRecord and mysql2 (scripts/install-deps.sh installs ruby-activerecord and ruby-mysql2): %v", err))
-	}
-	return ruby
+	return requireCommand(t, "ruby", "ruby with ActiveRecord and mysql2 (scripts/install-deps.sh installs ruby-activerecord and ruby-mysql2)",
+		"-e", `require "active_record"; require "mysql2"`)
 }
 
 // activeRecordRules are the default test rules with range conditions on

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -295,3 +296,22 @@ func (d directPlan) Bind(args []any) (*router.Plan, error) {
 
 // toDefault is a planner that sends everything to the default data source.
 func toDefault(r *config.Rules) Planner { return directPlanner{ds: r.DefaultDataSource} }
+
+// requireCommand returns the path of command after checking that it runs
+// check (its arguments) with success, skipping (or failing under CI=true)
+// when it does not; what names what the test needs and where
+// scripts/install-deps.sh gets it.
+func requireCommand(t *testing.T, command, what string, check ...string) string {
+	t.Helper()
+	path, err := exec.LookPath(command)
+	if err == nil {
+		var out []byte
+		if out, err = exec.Command(path, check...).CombinedOutput(); err != nil {
+			err = fmt.Errorf("%v: %s", err, out)
+		}
+	}
+	if err != nil {
+		mariadbtest.Require(t, fmt.Errorf("%s: %v", what, err))
+	}
+	return path
+}

@@ -7,26 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/shardflake/shardflake/internal/mariadbtest"
 )
 
 // requirePerlDBI returns Debian's perl after checking that it has DBI with
 // DBD::MariaDB, skipping (or failing under CI=true) when it has not.
 func requirePerlDBI(t *testing.T) string {
 	t.Helper()
-	perl, err := exec.LookPath("perl")
-	if err == nil {
-		var out []byte
-		out, err = exec.Command(perl, "-MDBI", "-MDBD::MariaDB", "-MJSON::PP", "-e", "1").CombinedOutput()
-		if err != nil {
-			err = fmt.Errorf("%v: %s", err, out)
-		}
-	}
-	if err != nil {
-		mariadbtest.Require(t, fmt.Errorf("perl with DBI and DBD::MariaDB (scripts/install-deps.sh installs libdbd-mariadb-perl): %v", err))
-	}
-	return perl
+	return requireCommand(t, "perl", "perl with DBI and DBD::MariaDB (scripts/install-deps.sh installs libdbd-mariadb-perl)",
+		"-MDBI", "-MDBD::MariaDB", "-MJSON::PP", "-e", "1")
 }
 
 // TestPerlDBIApplication runs a small Perl DBI application

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/shardflake/shardflake/internal/mariadbtest"
 )
 
 // requirePHP returns the PHP command line interpreter after checking that
@@ -17,18 +15,8 @@ import (
 // has not.
 func requirePHP(t *testing.T) string {
 	t.Helper()
-	php, err := exec.LookPath("php")
-	if err == nil {
-		var out []byte
-		out, err = exec.Command(php, "-r", `exit(extension_loaded("pdo_mysql") && extension_loaded("mysqli") ? 0 : 1);`).CombinedOutput()
-		if err != nil {
-			err = fmt.Errorf("no pdo_mysql or mysqli: %v: %s", err, out)
-		}
-	}
-	if err != nil {
-		mariadbtest.Require(t, fmt.Errorf("php with pdo_mysql and mysqli (scripts/install-deps.sh installs php-cli and php-mysql): %v", err))
-	}
-	return php
+	return requireCommand(t, "php", "php with pdo_mysql and mysqli (scripts/install-deps.sh installs php-cli and php-mysql)",
+		"-r", `exit(extension_loaded("pdo_mysql") && extension_loaded("mysqli") ? 0 : 1);`)
 }
 
 // TestPHPApplication runs a small PHP application
