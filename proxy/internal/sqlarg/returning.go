@@ -12,11 +12,13 @@ import (
 // select list. ok is false when sql is not an INSERT, REPLACE or DELETE
 // or has no RETURNING outside quotes, comments and parentheses.
 func SplitReturning(sql string) (base, list string, ok bool) {
-	if !strings.Contains(strings.ToLower(sql), "returning") {
-		return "", "", false
-	}
+	// The first word first: a SELECT or UPDATE is not lowered (a copy
+	// of its text) to look for the clause.
 	start, _ := sqllex.SkipSpace(sql, 0, Backslash)
 	if !hasWord(sql, start, "insert") && !hasWord(sql, start, "replace") && !hasWord(sql, start, "delete") {
+		return "", "", false
+	}
+	if !strings.Contains(strings.ToLower(sql), "returning") {
 		return "", "", false
 	}
 	at := -1
