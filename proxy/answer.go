@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -26,6 +27,11 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 			// mariadb-admin variables names the server mariadb-admin
 			// version names.
 			st.out.variables = map[string]string{"version": s.srv.version(), "version_comment": versionComment}
+		}
+		if n.Tp == ast.ShowStatus && !n.GlobalScope {
+			// The default data source's session is not the client's:
+			// a client checks its own connection's encryption here.
+			st.out.variables = s.clientTLSStatus()
 		}
 		return s.handleShow(ctx, n, st.sql, &st.out)
 	case *ast.ExplainStmt:
@@ -139,4 +145,32 @@ func (srv sessionServer) callPlan(st *statement) (*router.Plan, error) {
 		return nil, err
 	}
 	return srv.dataSourcePlan("", text, router.KindOther), nil
+}
+
+// clientTLSStatus is the session's Ssl_cipher and Ssl_version as MariaDB
+// shows them: the TLS of the client's connection to the proxy, empty for
+// a plain one (whatever the backend connection uses).
+func (s *Session) clientTLSStatus() map[string]string {
+	status := map[string]string{"ssl_cipher": "", "ssl_version": ""}
+	if tc, ok := s.nc.(*tls.Conn); ok {
+		cs := tc.ConnectionState()
+		status["ssl_cipher"] = tls.CipherSuiteName(cs.CipherSuite)
+		status["ssl_version"] = tlsVersionName(cs.Version)
+	}
+	return status
+}
+
+// tlsVersionName names a TLS version as OpenSSL and MariaDB do.
+func tlsVersionName(v uint16) string {
+	switch v {
+	case tls.VersionTLS10:
+		return "TLSv1"
+	case tls.VersionTLS11:
+		return "TLSv1.1"
+	case tls.VersionTLS12:
+		return "TLSv1.2"
+	case tls.VersionTLS13:
+		return "TLSv1.3"
+	}
+	return ""
 }

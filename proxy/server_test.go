@@ -122,6 +122,72 @@ func TestTLSIsReallyUsed(t *testing.T) {
 	}
 }
 
+// TestSslStatusIsTheClients: SHOW STATUS LIKE 'Ssl%' is how a client
+// checks that its connection is encrypted (MariaDB's KB, MySQL's manual);
+// the proxy answers it with the TLS of the client's own connection, not
+// the default data source's session (plain here: empty before).
+func TestSslStatusIsTheClients(t *testing.T) {
+	cert, key := writeCert(t)
+	var mu sync.Mutex
+	var state tls.ConnectionState
+	mysql.RegisterTLSConfig("shardflake-ssl-status", &tls.Config{InsecureSkipVerify: true, VerifyConnection: func(cs tls.ConnectionState) error {
+		mu.Lock()
+		state = cs
+		mu.Unlock()
+		return nil
+	}})
+	e := startEnv(t, envOptions{server: fmt.Sprintf("tls: { cert: %s, key: %s }", cert, key), planner: toDefault})
+	status := func(db *sql.DB, q string) map[string]string {
+		t.Helper()
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		got := map[string]string{}
+		for rows.Next() {
+			var name, value string
+			if err := rows.Scan(&name, &value); err != nil {
+				t.Fatal(err)
+			}
+			got[name] = value
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	tlsDB, err := sql.Open("mysql", e.dsn("app", "app-secret", "tls=shardflake-ssl-status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tlsDB.Close()
+	tlsDB.SetMaxOpenConns(1)
+	for _, q := range []string{"SHOW STATUS LIKE 'Ssl%'", "SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_cipher', 'Ssl_version')"} {
+		got := status(tlsDB, q)
+		mu.Lock()
+		want := map[string]string{"Ssl_cipher": tls.CipherSuiteName(state.CipherSuite), "Ssl_version": map[uint16]string{tls.VersionTLS12: "TLSv1.2", tls.VersionTLS13: "TLSv1.3"}[state.Version]}
+		mu.Unlock()
+		for k, v := range want {
+			if v == "" || got[k] != v {
+				t.Errorf("%s over TLS: %s = %q, want %q", q, k, got[k], v)
+			}
+		}
+	}
+	// A plain connection shows them empty, as MariaDB does.
+	plain := e.open(t)
+	got := status(plain, "SHOW STATUS LIKE 'Ssl_%'")
+	for _, k := range []string{"Ssl_cipher", "Ssl_version"} {
+		if v, ok := got[k]; !ok || v != "" {
+			t.Errorf("plain connection: %s = %q (listed %v), want empty", k, v, ok)
+		}
+	}
+	direct := status(e.backends[0].Open(t, ""), "SHOW STATUS LIKE 'Ssl_%'")
+	if len(direct) != len(got) {
+		t.Errorf("proxy lists %d Ssl_ status variables, MariaDB %d", len(got), len(direct))
+	}
+}
+
 func TestConnectionLimitAndIDs(t *testing.T) {
 	e := startEnv(t, envOptions{server: "maxConnections: 3", planner: toDefault})
 	db := e.open(t)
