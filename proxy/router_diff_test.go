@@ -59,6 +59,18 @@ var routerDiffQueries = []diffCase{
 	{sql: "SELECT COUNT(*) FROM (SELECT o.order_id FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE i.qty > 1) t"},
 	{sql: "SELECT sub.user_id, COUNT(*) FROM (SELECT user_id FROM t_order WHERE qty IS NOT NULL) sub GROUP BY sub.user_id ORDER BY sub.user_id", ordered: true},
 	{sql: "SELECT COUNT(*) FROM (SELECT order_id FROM t_order WHERE user_id = 3) sub"},
+	// The same read as a common table expression named once: a derived
+	// table written first (SQLAlchemy's cte(), jOOQ, Laravel's WITH).
+	{sql: "WITH sub AS (SELECT order_id FROM t_order WHERE status = 'new') SELECT COUNT(*) FROM sub"},
+	{sql: "WITH sub AS (SELECT amount, status, qty FROM t_order WHERE flag = 0) SELECT COUNT(*), SUM(sub.amount), MIN(sub.amount), MAX(sub.status), AVG(sub.qty) FROM sub", fold: map[int]string{3: gci}},
+	{sql: "WITH paid (id, amt) AS (SELECT order_id, amount FROM t_order WHERE status = 'paid') SELECT p.id, p.amt FROM paid AS p ORDER BY p.amt DESC, p.id LIMIT 5", ordered: true},
+	{sql: "WITH t AS (SELECT o.order_id, i.qty FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE i.qty > 1) SELECT qty, COUNT(*) FROM t GROUP BY qty ORDER BY qty", ordered: true},
+	{sql: "with Sub as (select user_id from t_order where qty is not null) select Sub.user_id, count(*) from Sub group by Sub.user_id order by 1", ordered: true},
+	{sql: "WITH sub AS (SELECT order_id FROM t_order WHERE user_id = 3) SELECT * FROM sub ORDER BY order_id", ordered: true},
+	// Read twice, grouped, or recursive: not a derived table read once.
+	{sql: "WITH sub AS (SELECT order_id FROM t_order) SELECT COUNT(*) FROM sub WHERE order_id IN (SELECT order_id FROM sub)", wantErr: 1235},
+	{sql: "WITH sub AS (SELECT user_id FROM t_order GROUP BY user_id) SELECT MAX(user_id) FROM sub", wantErr: 1235},
+	{sql: "WITH RECURSIVE sub AS (SELECT order_id FROM t_order) SELECT COUNT(*) FROM sub", wantErr: 1235},
 	// COUNT(*) alone over a derived table that groups or limits: the
 	// proxy runs the derived table's query and counts its rows
 	// (derivedcount.go); any other use of it stays 1235.

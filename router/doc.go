@@ -84,7 +84,8 @@
 //     tables anywhere. Across data nodes also three ORM shapes whose inner
 //     block returns rows (no GROUP BY, HAVING, DISTINCT, aggregates,
 //     window functions or LIMIT): a SELECT from one derived table (SELECT
-//     COUNT(*) FROM (SELECT ... FROM t_order WHERE ...) sub), which every
+//     COUNT(*) FROM (SELECT ... FROM t_order WHERE ...) sub, or WITH sub
+//     AS (SELECT ...) SELECT ... FROM sub reading the CTE once), which every
 //     route runs whole and the outer query's merge combines; SELECT
 //     [NOT] EXISTS (SELECT ... [LIMIT n]), the OR (AND) of the routes'
 //     answers; and TypeORM's exists(), a constant row kept by WHERE

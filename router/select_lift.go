@@ -82,7 +82,9 @@ func (a *analysis) lift(sel *ast.SelectStmt) liftKind {
 	return kind
 }
 
-// derivedSource returns the SELECT of the one derived table sel reads.
+// derivedSource returns the SELECT of the one derived table sel reads:
+// FROM (SELECT ...) alias, or FROM name where name is a common table
+// expression of sel's own WITH clause (cteQuery).
 func derivedSource(sel *ast.SelectStmt) *ast.SelectStmt {
 	if sel.From == nil || sel.From.TableRefs == nil || sel.From.TableRefs.Right != nil {
 		return nil
@@ -91,9 +93,56 @@ func derivedSource(sel *ast.SelectStmt) *ast.SelectStmt {
 	if !ok {
 		return nil
 	}
-	inner, _ := ts.Source.(*ast.SelectStmt)
-	return inner
+	switch src := ts.Source.(type) {
+	case *ast.SelectStmt:
+		return src
+	case *ast.TableName:
+		return cteQuery(sel, src)
+	}
+	return nil
 }
+
+// cteQuery returns the SELECT of the common table expression tn names in
+// sel's WITH clause, when the statement names it nowhere else: WITH x AS
+// (SELECT ...) SELECT ... FROM x reads x once, as a derived table written
+// first (SQLAlchemy's cte(), Laravel's and jOOQ's WITH builders). A
+// recursive WITH, or a CTE read twice, is not a derived table: each
+// route would join or repeat its own data nodes' rows only.
+func cteQuery(sel *ast.SelectStmt, tn *ast.TableName) *ast.SelectStmt {
+	if sel.With == nil || sel.With.IsRecursive || tn.Schema.L != "" {
+		return nil
+	}
+	var q *ast.SelectStmt
+	for _, cte := range sel.With.CTEs {
+		if cte.Name.L == tn.Name.L && cte.Query != nil {
+			q, _ = cte.Query.Query.(*ast.SelectStmt)
+		}
+	}
+	if q == nil {
+		return nil
+	}
+	c := tableNameCounter{name: tn.Name.L}
+	sel.Accept(&c)
+	if c.n != 1 {
+		return nil
+	}
+	return q
+}
+
+// tableNameCounter counts the unqualified table names equal to name.
+type tableNameCounter struct {
+	name string
+	n    int
+}
+
+func (c *tableNameCounter) Enter(n ast.Node) (ast.Node, bool) {
+	if tn, ok := n.(*ast.TableName); ok && tn.Schema.L == "" && tn.Name.L == c.name {
+		c.n++
+	}
+	return n, false
+}
+
+func (c *tableNameCounter) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // existsSource returns the subquery of SELECT [NOT] EXISTS (subquery),
 // a SELECT with no other field and no other clause.
