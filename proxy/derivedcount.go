@@ -66,7 +66,7 @@ func (s *Session) derivedCount(sql string) (inner, name string, ok bool) {
 	sel, isSelect := stmts[0].(*ast.SelectStmt)
 	if !isSelect || sel.Kind != ast.SelectStmtKindSelect || sel.Where != nil || sel.GroupBy != nil || sel.Having != nil ||
 		sel.OrderBy != nil || sel.Limit != nil || sel.LockInfo != nil || sel.Distinct || sel.WindowSpecs != nil ||
-		sel.With != nil || sel.SelectIntoOpt != nil || sel.Fields == nil || len(sel.Fields.Fields) != 1 {
+		sel.SelectIntoOpt != nil || sel.Fields == nil || len(sel.Fields.Fields) != 1 {
 		return "", "", false
 	}
 	field := sel.Fields.Fields[0]
@@ -80,13 +80,24 @@ func (s *Session) derivedCount(sql string) (inner, name string, ok bool) {
 	if !isSource {
 		return "", "", false
 	}
-	switch src.Source.(type) {
+	query := src.Source
+	if tn, isName := query.(*ast.TableName); isName {
+		// WITH sub AS (SELECT ...) SELECT COUNT(*) FROM sub: the only
+		// common table expression, read once.
+		if sel.With == nil || len(sel.With.CTEs) != 1 {
+			return "", "", false
+		}
+		query = router.CTERead(sel, tn)
+	} else if sel.With != nil {
+		return "", "", false
+	}
+	switch query.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 	default:
 		return "", "", false
 	}
 	var b strings.Builder
-	if err := src.Source.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
+	if err := query.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
 		return "", "", false
 	}
 	return b.String(), fieldName(field), true

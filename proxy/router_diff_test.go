@@ -70,6 +70,10 @@ var routerDiffQueries = []diffCase{
 	// Read twice, grouped, or recursive: not a derived table read once.
 	{sql: "WITH sub AS (SELECT order_id FROM t_order) SELECT COUNT(*) FROM sub WHERE order_id IN (SELECT order_id FROM sub)", wantErr: 1235},
 	{sql: "WITH sub AS (SELECT user_id FROM t_order GROUP BY user_id) SELECT MAX(user_id) FROM sub", wantErr: 1235},
+	{sql: "WITH sub AS (SELECT user_id FROM t_order GROUP BY user_id) SELECT COUNT(*) FROM sub"},
+	{sql: "WITH sub AS (SELECT DISTINCT status FROM t_order) SELECT COUNT(*) AS n FROM sub AS s"},
+	{sql: "WITH sub AS (SELECT order_id FROM t_order ORDER BY order_id LIMIT 10) SELECT COUNT(*) FROM sub"},
+	{sql: "WITH a AS (SELECT user_id FROM t_order), sub AS (SELECT user_id FROM a GROUP BY user_id) SELECT COUNT(*) FROM sub", wantErr: 1235},
 	{sql: "WITH RECURSIVE sub AS (SELECT order_id FROM t_order) SELECT COUNT(*) FROM sub", wantErr: 1235},
 	// COUNT(*) alone over a derived table that groups or limits: the
 	// proxy runs the derived table's query and counts its rows

@@ -103,19 +103,27 @@ func derivedSource(sel *ast.SelectStmt) *ast.SelectStmt {
 }
 
 // cteQuery returns the SELECT of the common table expression tn names in
-// sel's WITH clause, when the statement names it nowhere else: WITH x AS
-// (SELECT ...) SELECT ... FROM x reads x once, as a derived table written
-// first (SQLAlchemy's cte(), Laravel's and jOOQ's WITH builders). A
-// recursive WITH, or a CTE read twice, is not a derived table: each
-// route would join or repeat its own data nodes' rows only.
+// sel's WITH clause, when the statement reads it once (CTERead).
 func cteQuery(sel *ast.SelectStmt, tn *ast.TableName) *ast.SelectStmt {
+	q, _ := CTERead(sel, tn).(*ast.SelectStmt)
+	return q
+}
+
+// CTERead returns the query (a SELECT or a set operation) of the common
+// table expression tn names in sel's WITH clause, when the statement
+// names it nowhere else, or nil: WITH x AS (SELECT ...) SELECT ... FROM x
+// reads x once, as a derived table written first (SQLAlchemy's cte(),
+// Laravel's and jOOQ's WITH builders). A recursive WITH, or a CTE read
+// twice, is not a derived table: each route would join or repeat its own
+// data nodes' rows only.
+func CTERead(sel *ast.SelectStmt, tn *ast.TableName) ast.ResultSetNode {
 	if sel.With == nil || sel.With.IsRecursive || tn.Schema.L != "" {
 		return nil
 	}
-	var q *ast.SelectStmt
+	var q ast.ResultSetNode
 	for _, cte := range sel.With.CTEs {
 		if cte.Name.L == tn.Name.L && cte.Query != nil {
-			q, _ = cte.Query.Query.(*ast.SelectStmt)
+			q = cte.Query.Query
 		}
 	}
 	if q == nil {
