@@ -72,6 +72,13 @@ var diffQueries = []diffCase{
 	{sql: "SELECT MIN(note), MAX(note), MIN(code), MAX(code), MIN(city), MAX(city) FROM t_order", fold: map[int]string{0: uci, 1: uci, 2: bin, 3: bin, 4: swe, 5: swe}},
 	{sql: "SELECT COUNT(*), SUM(qty), AVG(qty), MIN(qty), MAX(amount) FROM t_order WHERE qty > 1000"},
 	{sql: "SELECT COUNT(*), SUM(amount), AVG(amount) FROM t_order WHERE user_id = 5"},
+	// BIT_OR, BIT_AND, BIT_XOR: BIGINT UNSIGNED, folded from the routes'
+	// partial values; over no rows 0, all ones and 0.
+	{sql: "SELECT BIT_OR(qty), BIT_AND(qty), BIT_XOR(qty), BIT_OR(big), BIT_AND(big), BIT_XOR(big) FROM t_order"},
+	{sql: "SELECT BIT_OR(order_id), BIT_AND(order_id + 1), BIT_XOR(user_id), BIT_OR(amount) FROM t_order WHERE qty > 1"},
+	{sql: "SELECT BIT_OR(qty), BIT_AND(qty), BIT_XOR(qty), COUNT(*) FROM t_order WHERE qty > 1000"},
+	{sql: "SELECT user_id % 3 AS g, BIT_OR(qty), BIT_AND(qty), BIT_XOR(order_id) FROM t_order GROUP BY g ORDER BY g", ordered: true},
+	{sql: "SELECT status, BIT_XOR(qty) AS x FROM t_order GROUP BY status HAVING BIT_OR(qty) > 2 ORDER BY x, status", ordered: true, fold: map[int]string{0: gci}},
 	// Expressions over aggregates: computed from the merged aggregates,
 	// with the route's own column for metadata (issue 5, merge review 2).
 	{sql: "SELECT SUM(amount) / COUNT(*) AS mean FROM t_order"},

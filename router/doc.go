@@ -62,7 +62,8 @@
 //     data node and a Merge for ORDER BY (any mix of columns, expressions,
 //     aliases, positions; keys not selected become hidden columns), LIMIT
 //     and OFFSET (routes get LIMIT offset+count), COUNT, SUM, MIN, MAX, AVG
-//     (with hidden SUM and COUNT), COUNT/SUM/AVG(DISTINCT), GROUP BY
+//     (with hidden SUM and COUNT), BIT_OR, BIT_AND, BIT_XOR,
+//     COUNT/SUM/AVG(DISTINCT), GROUP BY
 //     (streamed when the order allows), HAVING (evaluated after merging)
 //     and DISTINCT.
 //   - Joins: binding tables (and a table joined with itself) pair data
@@ -195,9 +196,9 @@
 // joins of unrelated sharded tables (binding tables too, unless the join
 // equates all their sharding columns) and uncorrelated subqueries across
 // data nodes (an UPDATE's or DELETE's IN (SELECT ...) the proxy evaluates
-// first, with InSubqueries and ReplaceInSubqueries); UNION, INTERSECT, EXCEPT and CTEs across data nodes; across
-// data nodes also window functions, GROUP BY ... WITH ROLLUP,
-// aggregates beyond the five and GROUP_CONCAT (of several expressions, or
+// first, with InSubqueries and ReplaceInSubqueries); UNION, INTERSECT, EXCEPT, recursive CTEs and CTEs read twice
+// across data nodes; across data nodes also window functions, GROUP BY ... WITH ROLLUP,
+// aggregates other than the five, the BIT_ three and GROUP_CONCAT (and GROUP_CONCAT of several expressions, or
 // ordered by another expression than its argument), aggregates inside
 // expressions (SUM(x)/COUNT(*)), HAVING with functions, SQL_CALC_FOUND_ROWS
 // (the proxy takes it out of the statement and counts the rows itself)

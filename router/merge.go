@@ -150,6 +150,9 @@ const (
 	AggMax
 	AggAvg
 	AggGroupConcat
+	AggBitOr
+	AggBitAnd
+	AggBitXor
 )
 
 // String returns the SQL name of the function.
@@ -167,6 +170,12 @@ func (f AggregateFunc) String() string {
 		return "AVG"
 	case AggGroupConcat:
 		return "GROUP_CONCAT"
+	case AggBitOr:
+		return "BIT_OR"
+	case AggBitAnd:
+		return "BIT_AND"
+	case AggBitXor:
+		return "BIT_XOR"
 	}
 	return "UNKNOWN"
 }
@@ -180,6 +189,9 @@ func (f AggregateFunc) MarshalText() ([]byte, error) { return []byte(f.String())
 //     their sum (0 when there are none).
 //   - SUM: the sum of the non-NULL partial sums, NULL when all are NULL.
 //   - MIN, MAX: the least/greatest non-NULL partial value.
+//   - BIT_OR, BIT_AND, BIT_XOR: the OR, AND, XOR of the partial values
+//     (BIGINT UNSIGNED; a route with no row gives the identity, 0 or all
+//     ones, so the merged value of no rows is too).
 //   - AVG: Column holds the route's own AVG (its value is replaced; its
 //     metadata is what the client sees); Sum and Count are hidden columns
 //     with the partial SUM and COUNT of the same argument. The merged

@@ -330,6 +330,12 @@ func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error)
 		fn = AggMax
 	case ast.AggFuncAvg:
 		fn = AggAvg
+	case ast.AggFuncBitOr:
+		fn = AggBitOr
+	case ast.AggFuncBitAnd:
+		fn = AggBitAnd
+	case ast.AggFuncBitXor:
+		fn = AggBitXor
 	case ast.AggFuncGroupConcat:
 		return b.groupConcat(agg, j, text)
 	default:

@@ -78,7 +78,7 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 			s.distinct = false
 		}
 		switch a.Func {
-		case router.AggCount, router.AggSum:
+		case router.AggCount, router.AggSum, router.AggBitOr, router.AggBitAnd, router.AggBitXor:
 		case router.AggMin, router.AggMax:
 			// MariaDB compares ENUM and SET values by their text here
 			// (unlike ORDER BY).
@@ -112,7 +112,8 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 
 // aggState is one aggregate's running value within one group.
 type aggState struct {
-	n     int64 // COUNT, AVG's count
+	n     int64  // COUNT, AVG's count
+	bits  uint64 // BIT_OR, BIT_AND, BIT_XOR so far (has: a partial was seen)
 	dec   sqlvalue.Decimal
 	float float64
 	has   bool   // a non-NULL SUM/AVG partial was seen
@@ -148,6 +149,8 @@ func (s *aggSpec) add(st *aggState, row rows.Row, mem *Budget, key []byte) ([]by
 		}
 		st.n += v
 		return key, s.addSum(st, row[s.sum], s.out)
+	case router.AggBitOr, router.AggBitAnd, router.AggBitXor:
+		return key, s.addBits(st, row[s.col])
 	case router.AggMin, router.AggMax:
 		v := row[s.col]
 		if v == nil {
@@ -168,6 +171,27 @@ func (s *aggSpec) add(st *aggState, row rows.Row, mem *Budget, key []byte) ([]by
 		}
 	}
 	return key, nil
+}
+
+// addBits folds a partial BIT_OR, BIT_AND or BIT_XOR (a BIGINT
+// UNSIGNED, never NULL) into st.
+func (s *aggSpec) addBits(st *aggState, v []byte) error {
+	b, err := strconv.ParseUint(string(v), 10, 64)
+	if err != nil {
+		return &InternalError{Msg: fmt.Sprintf("partial %s %q is not a BIGINT UNSIGNED", s.fn, v)}
+	}
+	switch {
+	case !st.has:
+		st.bits = b
+	case s.fn == router.AggBitOr:
+		st.bits |= b
+	case s.fn == router.AggBitAnd:
+		st.bits &= b
+	default:
+		st.bits ^= b
+	}
+	st.has = true
+	return nil
 }
 
 // addSum adds a partial sum v (NULL skipped), read as the type of its
@@ -254,6 +278,13 @@ func (s *aggSpec) result(st *aggState, dst []byte) ([]byte, bool) {
 			return dst, false
 		}
 		return append(dst, st.best...), true
+	case router.AggBitOr, router.AggBitAnd, router.AggBitXor:
+		bits := st.bits
+		if !st.has && s.fn == router.AggBitAnd {
+			// BIT_AND of no rows: every bit set.
+			bits = ^uint64(0)
+		}
+		return strconv.AppendUint(dst, bits, 10), true
 	}
 	return dst, false
 }
