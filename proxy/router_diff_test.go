@@ -59,6 +59,25 @@ var routerDiffQueries = []diffCase{
 	{sql: "SELECT COUNT(*) FROM (SELECT o.order_id FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id WHERE i.qty > 1) t"},
 	{sql: "SELECT sub.user_id, COUNT(*) FROM (SELECT user_id FROM t_order WHERE qty IS NOT NULL) sub GROUP BY sub.user_id ORDER BY sub.user_id", ordered: true},
 	{sql: "SELECT COUNT(*) FROM (SELECT order_id FROM t_order WHERE user_id = 3) sub"},
+	// A UNION of SELECTs of the same sharded table: every route runs the
+	// whole UNION on one data node, the merge combines them.
+	{sql: "SELECT order_id FROM t_order WHERE status = 'new' UNION ALL SELECT order_id FROM t_order WHERE qty > 3"},
+	{sql: "SELECT order_id, qty FROM t_order WHERE qty < 2 UNION ALL SELECT order_id, qty FROM t_order WHERE qty > 2 ORDER BY qty DESC, order_id LIMIT 3, 7", ordered: true},
+	{sql: "SELECT user_id FROM t_order WHERE qty < 2 UNION SELECT user_id FROM t_order WHERE amount > 5 ORDER BY user_id", ordered: true},
+	{sql: "SELECT status AS s FROM t_order WHERE user_id = 3 UNION SELECT status FROM t_order WHERE qty > 1 ORDER BY s DESC LIMIT 4", ordered: true, fold: map[int]string{0: gci}},
+	{sql: "SELECT amount, order_id FROM t_order WHERE user_id IN (2, 5) UNION ALL SELECT qty, order_id FROM t_order WHERE user_id = 4 ORDER BY 1, 2", ordered: true},
+	{sql: "(SELECT order_id FROM t_order WHERE qty = 1) UNION DISTINCT (SELECT order_id FROM t_order WHERE qty = 1) UNION DISTINCT (SELECT order_id FROM t_order WHERE qty = 2) ORDER BY order_id LIMIT 5", ordered: true},
+	{sql: "SELECT id, w FROM t_range WHERE grp = 1 UNION ALL SELECT id, w FROM t_range WHERE v IS NULL ORDER BY id, w", ordered: true},
+	{sql: "SELECT id FROM t_range WHERE id < 0 UNION SELECT id FROM t_range WHERE id >= 5 ORDER BY id LIMIT 4", ordered: true},
+	// Not one table's rows on each data node: a join, a grouped branch, a
+	// branch without the sharded table, INTERSECT, mixed operators.
+	{sql: "SELECT order_id FROM t_order UNION ALL SELECT order_id FROM t_order_item", wantErr: 1235},
+	{sql: "SELECT o.order_id FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id UNION ALL SELECT order_id FROM t_order", wantErr: 1235},
+	{sql: "SELECT user_id FROM t_order GROUP BY user_id UNION ALL SELECT user_id FROM t_order WHERE qty = 1", wantErr: 1235},
+	{sql: "SELECT order_id FROM t_order WHERE qty = 1 UNION ALL SELECT 7", wantErr: 1235},
+	{sql: "SELECT order_id FROM t_order WHERE qty = 1 INTERSECT SELECT order_id FROM t_order WHERE qty < 3", wantErr: 1235},
+	{sql: "SELECT order_id FROM t_order WHERE qty = 1 UNION ALL SELECT order_id FROM t_order WHERE qty = 2 UNION SELECT order_id FROM t_order WHERE qty = 1", wantErr: 1235},
+	{sql: "SELECT order_id FROM t_order WHERE qty = 1 UNION ALL SELECT order_id FROM t_order WHERE qty = 2 ORDER BY order_id + 1", wantErr: 1235},
 	// The same read as a common table expression named once: a derived
 	// table written first (SQLAlchemy's cte(), jOOQ, Laravel's WITH).
 	{sql: "WITH sub AS (SELECT order_id FROM t_order WHERE status = 'new') SELECT COUNT(*) FROM sub"},

@@ -85,6 +85,10 @@ type analysis struct {
 	sharded []*tableRef               // refs with a hole, in hole order
 	// setOp marks UNION/INTERSECT/EXCEPT: branches are nested blocks.
 	setOp bool
+	// unionLift: a UNION whose branches each read one sharded table, the
+	// same one (liftUnion); its references are top-level and every route
+	// runs the whole UNION on one data node.
+	unionLift bool
 	// system marks a statement on information_schema, mysql,
 	// performance_schema or sys: the proxy's to answer.
 	system bool

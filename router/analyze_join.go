@@ -21,6 +21,9 @@ import (
 // declares which tables pair; a join on other columns (or none) must not
 // pair them, or rows joining across data nodes would be lost.
 func (a *analysis) alignedRefs() bool {
+	if a.unionLift {
+		return true
+	}
 	if a.setOp || len(a.sharded) == 0 {
 		return false
 	}

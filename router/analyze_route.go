@@ -446,6 +446,11 @@ func (rt *routing) alignedUnits(sets []nodeSet) []unit {
 	}
 	prim := a.sharded[rt.primary].info
 	slots := fullNodeSet(len(prim.slotToNode))
+	if a.unionLift {
+		// A UNION's branches do not join: a data node is needed when
+		// any branch reads it.
+		slots = newNodeSet(len(prim.slotToNode))
+	}
 	for h, ref := range a.sharded {
 		if ref.nested {
 			continue
@@ -457,7 +462,11 @@ func (rt *routing) alignedUnits(sets []nodeSet) []unit {
 				ss.add(ti.slot[node])
 			}
 		}
-		slots.intersect(ss)
+		if a.unionLift {
+			slots.union(ss)
+		} else {
+			slots.intersect(ss)
+		}
 	}
 	var units []unit
 	for slot := range prim.slotToNode {
@@ -569,7 +578,7 @@ func (rt *routing) notPairable(h int) error {
 	a := rt.a
 	ref := a.sharded[h]
 	if a.setOp {
-		return errNotSupported("UNION, INTERSECT and EXCEPT over sharded table %s are supported only when every branch reaches the same single data node", ref.name)
+		return errNotSupported("UNION, INTERSECT and EXCEPT over sharded table %s are supported only when every branch reaches the same single data node, or for a UNION (all ALL or all DISTINCT) of plain SELECTs that each read %s alone", ref.name, ref.name)
 	}
 	for _, o := range a.sharded {
 		if o.nested && o.follows < 0 {

@@ -196,7 +196,8 @@
 // joins of unrelated sharded tables (binding tables too, unless the join
 // equates all their sharding columns) and uncorrelated subqueries across
 // data nodes (an UPDATE's or DELETE's IN (SELECT ...) the proxy evaluates
-// first, with InSubqueries and ReplaceInSubqueries); UNION, INTERSECT, EXCEPT, recursive CTEs and CTEs read twice
+// first, with InSubqueries and ReplaceInSubqueries); INTERSECT, EXCEPT, a UNION other than
+// of plain SELECTs each reading the same one sharded table (setop_lift.go), recursive CTEs and CTEs read twice
 // across data nodes; across data nodes also window functions, GROUP BY ... WITH ROLLUP,
 // aggregates other than the five, the BIT_ three and GROUP_CONCAT (and GROUP_CONCAT of several expressions, or
 // ordered by another expression than its argument), aggregates inside

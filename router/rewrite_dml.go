@@ -77,6 +77,8 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 		}
 		if sel, ok := s.(*ast.SelectStmt); ok && !a.system {
 			lifted = a.lift(sel)
+		} else if so, ok := s.(*ast.SetOprStmt); ok && !a.system {
+			a.liftUnion(so)
 		}
 	case *ast.UpdateStmt:
 		var err error
@@ -136,6 +138,9 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 		default:
 			d.multi, d.multiErr = a.prepareMerge(sel, d.inListItems)
 		}
+	}
+	if so, ok := stmt.(*ast.SetOprStmt); ok && a.unionLift && !fixedSingle {
+		d.multi, d.multiErr = prepareUnionMerge(so)
 	}
 	p.b = d
 	if p.params == 0 {
