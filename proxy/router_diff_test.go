@@ -69,6 +69,14 @@ var routerDiffQueries = []diffCase{
 	{sql: "(SELECT order_id FROM t_order WHERE qty = 1) UNION DISTINCT (SELECT order_id FROM t_order WHERE qty = 1) UNION DISTINCT (SELECT order_id FROM t_order WHERE qty = 2) ORDER BY order_id LIMIT 5", ordered: true},
 	{sql: "SELECT id, w FROM t_range WHERE grp = 1 UNION ALL SELECT id, w FROM t_range WHERE v IS NULL ORDER BY id, w", ordered: true},
 	{sql: "SELECT id FROM t_range WHERE id < 0 UNION SELECT id FROM t_range WHERE id >= 5 ORDER BY id LIMIT 4", ordered: true},
+	// Read as a derived table: a UNION ALL's rows are each data node's
+	// rows together; a UNION's COUNT(*) is the proxy's (derivedcount.go).
+	{sql: "SELECT COUNT(*) FROM (SELECT order_id FROM t_order WHERE qty = 1 UNION ALL SELECT order_id FROM t_order WHERE qty > 2) u"},
+	{sql: "SELECT u.user_id, COUNT(*) FROM (SELECT user_id FROM t_order WHERE qty < 2 UNION ALL SELECT user_id FROM t_order WHERE status = 'paid') u GROUP BY u.user_id ORDER BY u.user_id", ordered: true},
+	{sql: "SELECT * FROM ((SELECT order_id FROM t_order WHERE qty < 1) UNION ALL (SELECT order_id FROM t_order WHERE qty = 3)) AS u ORDER BY order_id LIMIT 5", ordered: true},
+	{sql: "SELECT COUNT(*) FROM (SELECT user_id FROM t_order WHERE qty < 2 UNION SELECT user_id FROM t_order WHERE qty > 2) u"},
+	{sql: "SELECT MAX(user_id) FROM (SELECT user_id FROM t_order WHERE qty < 2 UNION SELECT user_id FROM t_order WHERE qty > 2) u", wantErr: 1235},
+	{sql: "SELECT COUNT(*) FROM (SELECT order_id FROM t_order UNION ALL SELECT order_id FROM t_order ORDER BY 1 LIMIT 3) u"},
 	// Not one table's rows on each data node: a join, a grouped branch, a
 	// branch without the sharded table, INTERSECT, mixed operators.
 	{sql: "SELECT order_id FROM t_order UNION ALL SELECT order_id FROM t_order_item", wantErr: 1235},

@@ -46,7 +46,16 @@ func (k liftKind) String() string {
 // lift recognises the shapes above in sel (already walked) and marks the
 // sharded references of the inner block as top-level ones.
 func (a *analysis) lift(sel *ast.SelectStmt) liftKind {
-	if a.setOp || len(a.sharded) == 0 || sel.Kind != ast.SelectStmtKindSelect {
+	if len(a.sharded) == 0 || sel.Kind != ast.SelectStmtKindSelect {
+		return liftNone
+	}
+	if a.setOp {
+		// SELECT ... FROM (SELECT ... UNION ALL SELECT ...) u: the
+		// derived table's rows are the union of its rows on each data
+		// node as a SELECT's are (setop_lift.go).
+		if so := derivedUnionAll(sel); so != nil && a.liftUnion(so) {
+			return liftDerived
+		}
 		return liftNone
 	}
 	// TypeORM's shape reads a derived table too, one without tables.

@@ -87,6 +87,29 @@ func (a *analysis) liftUnion(so *ast.SetOprStmt) bool {
 	return true
 }
 
+// derivedUnionAll returns the UNION ALL that sel reads as its one derived
+// table, when it has no ORDER BY or LIMIT of its own (with them, or with
+// UNION DISTINCT, its rows are not each data node's rows together).
+func derivedUnionAll(sel *ast.SelectStmt) *ast.SetOprStmt {
+	if sel.With != nil || sel.From == nil || sel.From.TableRefs == nil || sel.From.TableRefs.Right != nil {
+		return nil
+	}
+	ts, ok := sel.From.TableRefs.Left.(*ast.TableSource)
+	if !ok {
+		return nil
+	}
+	so, ok := ts.Source.(*ast.SetOprStmt)
+	if !ok || so.OrderBy != nil || so.Limit != nil || so.SelectList == nil || len(so.SelectList.Selects) < 2 {
+		return nil
+	}
+	for _, n := range so.SelectList.Selects[1:] {
+		if _, op := unionBranchSelect(n); op == nil || *op != ast.UnionAll {
+			return nil
+		}
+	}
+	return so
+}
+
 // unionBranchSelect returns the SELECT of a UNION branch and the
 // operator before it: a SELECT, or one in parentheses, (SELECT ...) as
 // Laravel writes every branch, which the parser reads as a list of one.
