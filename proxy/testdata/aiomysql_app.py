@@ -1,0 +1,286 @@
+# A small asyncio application on aiomysql (Debian's python3-aiomysql 0.1,
+# with its defaults: autocommit off, so every statement runs in a
+# transaction the application commits or rolls back) and on SQLAlchemy's
+# asyncio engine over it (mysql+aiomysql://), run by
+# TestAiomysqlApplication through the proxy over binding tables and
+# against one MariaDB: a pool, concurrent tasks inserting without keys
+# (cursor.lastrowid is the key the proxy generated), executemany, selects
+# by key, by the sharding column, ranges, ordering and pages, aggregates,
+# DictCursor, an SSCursor streaming a large result (and one left unread),
+# transactions with conn.begin() committed and rolled back, the implicit
+# transaction of autocommit off committed and rolled back (another
+# connection does not see it before), a duplicate key, an unknown column,
+# conn.ping(); then an AsyncSession with models. It prints one line per
+# step; the two runs must print the same.
+#
+# Keys differ by nature (AUTO_INCREMENT on MariaDB, Snowflake keys through
+# the proxy), so no key is printed: what a key finds is.
+import asyncio
+import sys
+import warnings
+
+import aiomysql
+import pymysql
+from sqlalchemy import BigInteger, Column, Integer, String, func, select, text
+from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
+from sqlalchemy.orm import declarative_base
+
+host, port, user, password, database, prefix = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+
+
+def step(*a):
+    print(a, flush=True)
+
+
+def error(e):
+    return (type(e).__name__, e.args[0] if e.args else None)
+
+
+SCHEMA = [
+    "DROP TABLE IF EXISTS t_order_item",
+    "DROP TABLE IF EXISTS t_order",
+    "DROP TABLE IF EXISTS %scustomer" % prefix,
+    "CREATE TABLE t_order (order_id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(16) NOT NULL, amount INT NOT NULL)",
+    "CREATE TABLE t_order_item (item_id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, order_id BIGINT NOT NULL, user_id INT NOT NULL, sku VARCHAR(20) NOT NULL, qty INT NOT NULL)",
+    "CREATE TABLE %scustomer (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, name VARCHAR(40) NOT NULL UNIQUE, tier INT NOT NULL DEFAULT 0)" % prefix,
+]
+
+
+async def place_order(pool, n):
+    """place_order inserts an order without a key on a connection of its
+    own, and checks what its lastrowid finds before it commits."""
+    async with pool.acquire() as conn:
+        async with conn.cursor() as cur:
+            await cur.execute("INSERT INTO t_order (user_id, status, amount) VALUES (%s, %s, %s)", (1 + n % 4, "NEW", 10 * n))
+            key = cur.lastrowid
+            await cur.execute("SELECT user_id, amount FROM t_order WHERE order_id = %s", (key,))
+            found = await cur.fetchone()
+            await cur.execute("SELECT LAST_INSERT_ID()")
+            (last,) = await cur.fetchone()
+        await conn.commit()
+        return key, (n, key > 0, found == (1 + n % 4, 10 * n), last == key)
+
+
+async def count(pool, where="1=1", args=()):
+    async with pool.acquire() as conn:
+        async with conn.cursor() as cur:
+            await cur.execute("SELECT COUNT(*) FROM t_order WHERE " + where, args)
+            (n,) = await cur.fetchone()
+        await conn.commit()
+        return n
+
+
+async def driver():
+    pool = await aiomysql.create_pool(host=host, port=port, user=user, password=password, db=database, minsize=2, maxsize=6)
+    async with pool.acquire() as conn:
+        step("connected", conn.get_autocommit(), pool.minsize, pool.maxsize)
+        async with conn.cursor() as cur:
+            for q in SCHEMA:
+                await cur.execute(q)
+            await cur.execute("SELECT @@autocommit, @@session.autocommit, DATABASE() = %s", (database,))
+            step("session", await cur.fetchone())
+        await conn.commit()
+
+    # Concurrent tasks, each with a connection of the pool.
+    placed = await asyncio.gather(*(place_order(pool, n) for n in range(12)))
+    keys = {n: key for key, (n, *_) in placed}
+    step("concurrent inserts", [p for _, p in placed], len(set(keys.values())))
+
+    async with pool.acquire() as conn:
+        async with conn.cursor() as cur:
+            # executemany: aiomysql sends one multi-row INSERT; lastrowid is
+            # its first key, the others follow it.
+            items = [(keys[i % 12], 1 + (i % 12) % 4, "s%d" % i, i) for i in range(30)]
+            n = await cur.executemany("INSERT INTO t_order_item (order_id, user_id, sku, qty) VALUES (%s, %s, %s, %s)", items)
+            first = cur.lastrowid
+            await cur.execute("SELECT MIN(item_id), COUNT(*) FROM t_order_item")
+            low, total = await cur.fetchone()
+            step("executemany", n, cur.rowcount, first == low, total)
+            await conn.commit()
+
+            # Selects.
+            await cur.execute("SELECT user_id, status, amount FROM t_order WHERE order_id = %s", (keys[3],))
+            step("by key", await cur.fetchone())
+            await cur.execute("SELECT amount FROM t_order WHERE user_id = %s ORDER BY order_id", (2,))
+            step("by user", await cur.fetchall())
+            await cur.execute("SELECT amount FROM t_order WHERE amount BETWEEN %s AND %s ORDER BY amount DESC", (30, 80))
+            step("range", [r[0] for r in await cur.fetchall()])
+            await cur.execute("SELECT order_id FROM t_order WHERE order_id IN %s ORDER BY amount", ([keys[1], keys[5], keys[9]],))
+            step("in", [r[0] for r in await cur.fetchall()] == [keys[1], keys[5], keys[9]])
+            for page in range(3):
+                await cur.execute("SELECT amount FROM t_order ORDER BY amount DESC LIMIT %s OFFSET %s", (5, 5 * page))
+                step("page", page, [r[0] for r in await cur.fetchall()])
+            await cur.execute("SELECT user_id, COUNT(*), SUM(amount), MAX(amount) FROM t_order GROUP BY user_id ORDER BY user_id")
+            step("group", [tuple(int(x) for x in r) for r in await cur.fetchall()])
+            await cur.execute("SELECT o.amount, COUNT(i.item_id), SUM(i.qty) FROM t_order o JOIN t_order_item i ON i.order_id = o.order_id WHERE o.user_id = %s GROUP BY o.order_id, o.amount ORDER BY o.amount", (3,))
+            step("join", [tuple(int(x) for x in r) for r in await cur.fetchall()])
+        async with conn.cursor(aiomysql.DictCursor) as cur:
+            await cur.execute("SELECT user_id, status, amount FROM t_order WHERE user_id IN (%s, %s) ORDER BY amount LIMIT 4", (1, 4))
+            step("dict", await cur.fetchall(), [d[0] for d in cur.description])
+        await conn.commit()
+
+        # Transactions with begin(): committed, and rolled back.
+        await conn.begin()
+        async with conn.cursor() as cur:
+            await cur.execute("INSERT INTO t_order (user_id, status, amount) VALUES (%s, 'TX', 1), (%s, 'TX', 2)", (2, 3))
+            await cur.execute("UPDATE t_order SET status = 'PAID' WHERE order_id = %s", (keys[0],))
+            step("in begin", cur.rowcount, await count(pool, "status IN ('TX', 'PAID')"))
+        await conn.commit()
+        step("committed", await count(pool, "status IN ('TX', 'PAID')"))
+        await conn.begin()
+        async with conn.cursor() as cur:
+            await cur.execute("INSERT INTO t_order (user_id, status, amount) VALUES (%s, 'GONE', 3)", (4,))
+            await cur.execute("DELETE FROM t_order WHERE order_id = %s", (keys[1],))
+            await cur.execute("SELECT COUNT(*) FROM t_order WHERE status = 'GONE' OR order_id = %s", (keys[1],))
+            step("before rollback", await cur.fetchone())
+        await conn.rollback()
+        step("rolled back", await count(pool, "status = 'GONE'"), await count(pool, "order_id = %s", (keys[1],)))
+
+        # autocommit off without begin(): the first statement opens the
+        # transaction, commit() and rollback() end it.
+        async with conn.cursor() as cur:
+            await cur.execute("INSERT INTO t_order (user_id, status, amount) VALUES (%s, 'IMPLICIT', 4)", (1,))
+            step("implicit, unseen by others", await count(pool, "status = 'IMPLICIT'"))
+        await conn.rollback()
+        step("implicit rolled back", await count(pool, "status = 'IMPLICIT'"))
+        async with conn.cursor() as cur:
+            await cur.execute("INSERT INTO t_order (user_id, status, amount) VALUES (%s, 'IMPLICIT', 5)", (2,))
+            await cur.execute("UPDATE t_order SET amount = amount + 1 WHERE user_id = %s AND status = 'NEW'", (3,))
+            updated = cur.rowcount
+        await conn.commit()
+        step("implicit committed", updated, await count(pool, "status = 'IMPLICIT'"))
+
+        # A large result streamed with SSCursor.
+        async with conn.cursor() as cur:
+            rows = [(keys[i % 12], 1 + (i % 12) % 4, "bulk%d" % i, i % 7) for i in range(3000)]
+            for k in range(0, len(rows), 500):
+                await cur.executemany("INSERT INTO t_order_item (order_id, user_id, sku, qty) VALUES (%s, %s, %s, %s)", rows[k:k + 500])
+        await conn.commit()
+        async with conn.cursor(aiomysql.SSCursor) as cur:
+            await cur.execute("SELECT item_id, qty FROM t_order_item ORDER BY item_id")
+            n, total, last, ordered = 0, 0, 0, True
+            while True:
+                batch = await cur.fetchmany(250)
+                if not batch:
+                    break
+                for key, qty in batch:
+                    ordered = ordered and key > last
+                    n, total, last = n + 1, total + qty, key
+            step("streamed", n, total, ordered)
+        async with conn.cursor(aiomysql.SSDictCursor) as cur:
+            await cur.execute("SELECT sku, qty FROM t_order_item WHERE user_id = %s AND qty > %s", (2, 3))
+            first = await cur.fetchone()
+            # Left unread: closing the cursor reads the rest.
+        async with conn.cursor() as cur:
+            await cur.execute("SELECT COUNT(*), SUM(qty) FROM t_order_item WHERE user_id = %s AND qty > %s", (2, 3))
+            step("after unread stream", sorted(first), tuple(int(x) for x in await cur.fetchone()))
+        await conn.commit()
+
+        # Errors, and the connection after each.
+        async with conn.cursor() as cur:
+            try:
+                await cur.execute("INSERT INTO t_order (order_id, user_id, status, amount) VALUES (%s, %s, 'DUP', 0)", (keys[2], 3))
+            except pymysql.err.IntegrityError as e:
+                step("duplicate key", *error(e))
+            await cur.execute("INSERT INTO %scustomer (name) VALUES ('ann'), ('bob')" % prefix)
+            try:
+                await cur.execute("INSERT INTO %scustomer (name, tier) VALUES ('ann', 2)" % prefix)
+            except pymysql.err.IntegrityError as e:
+                step("duplicate name", *error(e))
+            await conn.commit()
+            await conn.begin()
+            await cur.execute("INSERT INTO t_order (user_id, status, amount) VALUES (1, 'HALF', 6)")
+            try:
+                await cur.execute("INSERT INTO t_order (order_id, user_id, status, amount) VALUES (%s, %s, 'DUP', 0)", (keys[4], 1))
+            except pymysql.err.IntegrityError as e:
+                step("duplicate in transaction", *error(e))
+            await conn.rollback()
+            try:
+                await cur.execute("SELECT nope FROM t_order")
+            except pymysql.err.OperationalError as e:
+                step("unknown column", *error(e))
+            await cur.execute("SELECT COUNT(*) FROM t_order WHERE status IN ('HALF', 'DUP')")
+            step("after errors", await cur.fetchone(), await count(pool))
+        await conn.ping()
+        async with conn.cursor() as cur:
+            await cur.execute("SELECT 1")
+            step("ping", await cur.fetchone())
+        await conn.commit()
+    step("pool", pool.size <= pool.maxsize, pool.freesize == pool.size)
+    pool.close()
+    await pool.wait_closed()
+
+
+Base = declarative_base()
+# MariaDB's notes (DROP TABLE IF EXISTS) and SQLAlchemy's identity-conflict
+# warning of the failing flush.
+warnings.simplefilter("ignore")
+
+
+class Order(Base):
+    __tablename__ = "t_order"
+    order_id = Column(BigInteger, primary_key=True)
+    user_id = Column(Integer, nullable=False)
+    status = Column(String(16), nullable=False)
+    amount = Column(Integer, nullable=False)
+
+
+class Item(Base):
+    __tablename__ = "t_order_item"
+    item_id = Column(BigInteger, primary_key=True)
+    order_id = Column(BigInteger, nullable=False)
+    user_id = Column(Integer, nullable=False)
+    sku = Column(String(20), nullable=False)
+    qty = Column(Integer, nullable=False)
+
+
+async def orm():
+    """orm runs SQLAlchemy's asyncio engine over aiomysql."""
+    engine = create_async_engine("mysql+aiomysql://%s:%s@%s:%d/%s" % (user, password, host, port, database), pool_size=3)
+    async with engine.connect() as conn:
+        step("engine", (await conn.execute(text("SELECT COUNT(*) FROM t_order WHERE status = 'NEW'"))).scalar())
+        tables = await conn.run_sync(lambda c: sorted(t for t in c.dialect.get_table_names(c) if t.startswith(("t_order", prefix))))
+        step("reflected", tables)
+    async with AsyncSession(engine, expire_on_commit=False) as s:
+        orders = [Order(user_id=1 + i % 4, status="ORM", amount=500 + i) for i in range(6)]
+        s.add_all(orders)
+        await s.flush()
+        ids = [o.order_id for o in orders]
+        step("flushed", all(ids), len(set(ids)))
+        s.add_all([Item(order_id=o.order_id, user_id=o.user_id, sku="orm%d" % o.amount, qty=1) for o in orders])
+        await s.commit()
+        got = await s.get(Order, ids[2])
+        step("get", got.user_id, got.amount)
+        r = await s.execute(select(Order.amount).where(Order.status == "ORM").order_by(Order.amount.desc()).limit(3).offset(1))
+        step("page", r.scalars().all())
+        r = await s.execute(select(Order.user_id, func.count(), func.sum(Order.amount)).where(Order.status == "ORM").group_by(Order.user_id).order_by(Order.user_id))
+        step("group", [tuple(int(x) for x in row) for row in r])
+        r = await s.execute(select(Item.sku, Order.amount).join(Order, Order.order_id == Item.order_id).where(Item.user_id == 2, Item.sku.like("orm%")).order_by(Item.sku))
+        step("join", [tuple(row) for row in r])
+        stream = await s.stream(select(Item.qty).where(Item.sku.like("bulk%")).order_by(Item.item_id))
+        n = 0
+        async for qty in stream.scalars():
+            n += qty
+        step("stream", n)
+        async with s.begin_nested():
+            s.add(Order(user_id=3, status="NESTED", amount=1))
+        try:
+            async with s.begin_nested():
+                s.add(Order(order_id=ids[0], user_id=1, status="DUP", amount=0))
+        except Exception as e:
+            step("nested failed", type(e).__name__, e.orig.args[0])
+        await s.commit()
+        got.status = "SHIPPED"
+        s.add(Order(user_id=4, status="ORM-GONE", amount=2))
+        await s.flush()
+        await s.rollback()
+        r = await s.execute(select(Order.status, func.count()).where(Order.status.in_(["NESTED", "DUP", "ORM-GONE", "SHIPPED"])).group_by(Order.status).order_by(Order.status))
+        step("after rollback", [tuple(row) for row in r])
+        await s.delete(await s.get(Order, ids[5]))
+        await s.commit()
+        step("deleted", await s.scalar(select(func.count()).select_from(Order).where(Order.status == "ORM")))
+    await engine.dispose()
+
+
+asyncio.run(driver())
+asyncio.run(orm())
