@@ -4,13 +4,15 @@
 # testdata/alembic (python3 -m alembic, what /usr/bin/alembic runs) on a
 # copy in a work directory: upgrade to a revision and to head (a table
 # without rules, two sharded bound tables with a foreign key, a column
-# added, an index, a column's type and a server default altered, a data
-# migration with op.bulk_insert and op.execute), current and history,
-# autogenerate against models that match the migrated schema (it must
-# find nothing to do), downgrade -1 twice, what autogenerate finds then,
-# and upgrade head again. After each step it prints what the CLI said,
-# the schema as SQLAlchemy's inspector reflects it and the rows; the two
-# runs must print the same, line by line.
+# added and one renamed, an ENUM, a CURRENT_TIMESTAMP default, an index, a
+# column's type and a server default altered, comments, the foreign key
+# made again with ON DELETE CASCADE, a unique constraint, data migrations
+# with op.bulk_insert and op.execute), current and history, autogenerate
+# against models that match the migrated schema (it must find nothing to
+# do), downgrade -1 three times, what autogenerate finds then, and upgrade
+# head again. After each step it prints what the CLI said, the schema as
+# SQLAlchemy's inspector reflects it and the rows; the two runs must print
+# the same, line by line.
 #
 # Keys differ by nature (AUTO_INCREMENT on MariaDB, Snowflake keys through
 # the proxy): rows are printed without them, and the keys are checked to
@@ -54,20 +56,24 @@ def schema():
     names = [t for t in insp.get_table_names() if t in tables]
     step("tables", names)
     for t in names:
-        step("columns", t, [(c["name"], str(c["type"]), c["nullable"], c.get("default"), c.get("autoincrement")) for c in insp.get_columns(t)])
+        step("columns", t, insp.get_table_comment(t)["text"],
+             [(c["name"], str(c["type"]), c["nullable"], c.get("default"), c.get("autoincrement"), c.get("comment")) for c in insp.get_columns(t)])
         step("keys", t, insp.get_pk_constraint(t)["constrained_columns"],
              sorted((i["name"], tuple(i["column_names"]), bool(i["unique"])) for i in insp.get_indexes(t)),
              sorted((u["name"], tuple(u["column_names"])) for u in insp.get_unique_constraints(t)),
-             [(f["name"], f["constrained_columns"], f["referred_table"], f["referred_columns"]) for f in insp.get_foreign_keys(t)])
+             [(f["name"], f["constrained_columns"], f["referred_table"], f["referred_columns"], f["options"]) for f in insp.get_foreign_keys(t)])
 
 
 def rows():
+    insp = inspect(engine)
+    columns = [c["name"] for c in insp.get_columns("t_order") if c["name"] not in ("order_id", "created_at")]
     with engine.connect() as c:
         step("customers", [tuple(r) for r in c.execute(text("SELECT name, tier FROM al_customer ORDER BY id"))])
-        if "note" in [col["name"] for col in inspect(engine).get_columns("t_order")]:
-            orders = c.execute(text("SELECT order_id, user_id, status, amount, note FROM t_order ORDER BY order_id")).all()
-            # The keys grow in the order of the bulk insert (amount 0, 10, ...).
-            step("orders", [tuple(r[1:]) for r in orders], [r.amount for r in orders] == sorted(r.amount for r in orders))
+        orders = c.execute(text("SELECT order_id, %s FROM t_order ORDER BY order_id" % ", ".join(columns))).all()
+        # The keys grow in the order of the bulk insert (amount 0, 10, ...).
+        step("orders", columns, [tuple(r[1:]) for r in orders], [r.amount for r in orders] == sorted(r.amount for r in orders))
+        step("items", c.execute(text("SELECT o.amount, i.sku, i.qty, i.user_id = o.user_id FROM t_order_item i JOIN t_order o ON o.order_id = i.order_id"
+                                     " ORDER BY o.amount, i.item_id")).all())
         step("version", c.execute(text("SELECT version_num FROM alembic_version")).scalars().all())
 
 
@@ -115,9 +121,12 @@ alembic("current")
 alembic("history")
 schema()
 rows()
-autogenerate("0004")
+autogenerate("0005")
 alembic("downgrade", "-1")
 alembic("current")
+schema()
+rows()
+alembic("downgrade", "-1")
 rows()
 alembic("downgrade", "-1")
 alembic("current")

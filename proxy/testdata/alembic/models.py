@@ -1,7 +1,7 @@
 # The models of the schema the migrations make (what autogenerate
 # compares the database with): al_customer without sharding rules (the
 # default data source), t_order and t_order_item sharded and bound.
-from sqlalchemy import BigInteger, Column, ForeignKey, Index, Integer, MetaData, String, Table, UniqueConstraint
+from sqlalchemy import BigInteger, Column, DateTime, Enum, ForeignKey, Index, Integer, MetaData, String, Table, UniqueConstraint, text
 
 metadata = MetaData()
 
@@ -11,6 +11,7 @@ customer = Table(
     Column("name", String(40), nullable=False),
     Column("tier", Integer, nullable=False, server_default="1"),
     UniqueConstraint("name", name="uq_al_customer_name"),
+    UniqueConstraint("tier", "name", name="uq_al_customer_tier_name"),
 )
 
 order = Table(
@@ -19,14 +20,17 @@ order = Table(
     Column("user_id", Integer, nullable=False),
     Column("status", String(32), nullable=False),
     Column("amount", Integer, nullable=False, server_default="0"),
-    Column("note", String(64)),
+    Column("remark", String(64), comment="what the customer asked for"),
+    Column("priority", Enum("low", "normal", "high", name="priority"), nullable=False, server_default="normal"),
+    Column("created_at", DateTime, nullable=False, server_default=text("CURRENT_TIMESTAMP")),
     Index("ix_t_order_status", "status"),
+    comment="orders, sharded by user_id",
 )
 
 item = Table(
     "t_order_item", metadata,
     Column("item_id", BigInteger, primary_key=True),
-    Column("order_id", BigInteger, ForeignKey("t_order.order_id", name="fk_item_order"), nullable=False),
+    Column("order_id", BigInteger, ForeignKey("t_order.order_id", name="fk_item_order", ondelete="CASCADE"), nullable=False),
     Column("user_id", Integer, nullable=False),
     Column("sku", String(20), nullable=False),
     Column("qty", Integer, nullable=False),
