@@ -14,10 +14,12 @@ import (
 // through the proxy over binding tables whose keys the proxy generates,
 // and against one MariaDB: a pool and concurrent tasks inserting without
 // keys (cursor.lastrowid finds the row), executemany, selects, pages,
-// aggregates, a join of the binding tables, DictCursor, an SSCursor
-// streaming 3000 rows and one left unread, transactions begun, committed
-// and rolled back, the implicit transaction of autocommit off, duplicate
-// keys and an unknown column, conn.ping(), and an AsyncSession with
+// aggregates with their DECIMAL and DATETIME values as the driver decodes
+// them, a join of the binding tables, DictCursor, an SSCursor streaming
+// 3000 rows and one left unread, transactions begun, committed and rolled
+// back, the implicit transaction of autocommit off, an upsert, several
+// statements in one query, duplicate keys and an unknown column,
+// conn.ping(), and an AsyncSession with isolation levels, AUTOCOMMIT,
 // flush, get, stream, begin_nested and rollback. Both runs print the
 // same, step by step.
 func TestAiomysqlApplication(t *testing.T) {
@@ -56,6 +58,9 @@ func TestAiomysqlApplication(t *testing.T) {
 		"('duplicate in transaction', 'IntegrityError', 1062)",
 		"('nested failed', 'IntegrityError', 1062)",
 		"('after rollback', [('NESTED', 1)])",
+		"('upsert', 2, True, 2)",
+		"('multi write', 1, True, 1, None)",
+		"('read committed', 'READ COMMITTED', 'READ-COMMITTED')",
 	)
 	host, port, _ := strings.Cut(e.addr, ":")
 	sameSteps(t, run(host, port, "app", "app-secret", "sharding_db"), want)

@@ -5,23 +5,27 @@
 # TestAiomysqlApplication through the proxy over binding tables and
 # against one MariaDB: a pool, concurrent tasks inserting without keys
 # (cursor.lastrowid is the key the proxy generated), executemany, selects
-# by key, by the sharding column, ranges, ordering and pages, aggregates,
-# DictCursor, an SSCursor streaming a large result (and one left unread),
-# transactions with conn.begin() committed and rolled back, the implicit
-# transaction of autocommit off committed and rolled back (another
-# connection does not see it before), a duplicate key, an unknown column,
-# conn.ping(); then an AsyncSession with models. It prints one line per
-# step; the two runs must print the same.
+# by key, by the sharding column, ranges, ordering and pages, aggregates
+# (DECIMAL and DATETIME values as the driver decodes them), DictCursor,
+# an SSCursor streaming a large result (and one left unread), transactions
+# with conn.begin() committed and rolled back, the implicit transaction of
+# autocommit off committed and rolled back (another connection does not
+# see it before), an upsert, several statements in one query, a duplicate
+# key, an unknown column, conn.ping(); then SQLAlchemy's asyncio engine:
+# isolation levels, AUTOCOMMIT, and an AsyncSession with models. It prints
+# one line per step; the two runs must print the same.
 #
 # Keys differ by nature (AUTO_INCREMENT on MariaDB, Snowflake keys through
 # the proxy), so no key is printed: what a key finds is.
 import asyncio
 import sys
+from datetime import datetime
+from decimal import Decimal
 import warnings
 
 import aiomysql
 import pymysql
-from sqlalchemy import BigInteger, Column, Integer, String, func, select, text
+from sqlalchemy import BigInteger, Column, DateTime, Integer, Numeric, String, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from sqlalchemy.orm import declarative_base
 
@@ -40,7 +44,8 @@ SCHEMA = [
     "DROP TABLE IF EXISTS t_order_item",
     "DROP TABLE IF EXISTS t_order",
     "DROP TABLE IF EXISTS %scustomer" % prefix,
-    "CREATE TABLE t_order (order_id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(16) NOT NULL, amount INT NOT NULL)",
+    "CREATE TABLE t_order (order_id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, user_id INT NOT NULL, status VARCHAR(16) NOT NULL, amount INT NOT NULL,"
+    " price DECIMAL(10, 2) NOT NULL DEFAULT 0, placed DATETIME(3) NULL)",
     "CREATE TABLE t_order_item (item_id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, order_id BIGINT NOT NULL, user_id INT NOT NULL, sku VARCHAR(20) NOT NULL, qty INT NOT NULL)",
     "CREATE TABLE %scustomer (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, name VARCHAR(40) NOT NULL UNIQUE, tier INT NOT NULL DEFAULT 0)" % prefix,
 ]
@@ -51,7 +56,8 @@ async def place_order(pool, n):
     own, and checks what its lastrowid finds before it commits."""
     async with pool.acquire() as conn:
         async with conn.cursor() as cur:
-            await cur.execute("INSERT INTO t_order (user_id, status, amount) VALUES (%s, %s, %s)", (1 + n % 4, "NEW", 10 * n))
+            await cur.execute("INSERT INTO t_order (user_id, status, amount, price, placed) VALUES (%s, %s, %s, %s, %s)",
+                              (1 + n % 4, "NEW", 10 * n, Decimal(n) + Decimal("0.25"), datetime(2026, 1, 1 + n, 12, 30, 0, 125000)))
             key = cur.lastrowid
             await cur.execute("SELECT user_id, amount FROM t_order WHERE order_id = %s", (key,))
             found = await cur.fetchone()
@@ -110,12 +116,16 @@ async def driver():
             for page in range(3):
                 await cur.execute("SELECT amount FROM t_order ORDER BY amount DESC LIMIT %s OFFSET %s", (5, 5 * page))
                 step("page", page, [r[0] for r in await cur.fetchall()])
-            await cur.execute("SELECT user_id, COUNT(*), SUM(amount), MAX(amount) FROM t_order GROUP BY user_id ORDER BY user_id")
-            step("group", [tuple(int(x) for x in r) for r in await cur.fetchall()])
+            # The values as the driver decodes them by their column types
+            # (SUM of INT and AVG are DECIMAL, COUNT a BIGINT).
+            await cur.execute("SELECT user_id, COUNT(*), SUM(amount), MAX(amount), AVG(amount), SUM(price), MIN(placed) FROM t_order GROUP BY user_id ORDER BY user_id")
+            step("group", await cur.fetchall())
+            await cur.execute("SELECT COUNT(*), SUM(amount), AVG(price), MAX(placed), COUNT(DISTINCT user_id) FROM t_order")
+            step("totals", await cur.fetchone())
             await cur.execute("SELECT o.amount, COUNT(i.item_id), SUM(i.qty) FROM t_order o JOIN t_order_item i ON i.order_id = o.order_id WHERE o.user_id = %s GROUP BY o.order_id, o.amount ORDER BY o.amount", (3,))
-            step("join", [tuple(int(x) for x in r) for r in await cur.fetchall()])
+            step("join", await cur.fetchall())
         async with conn.cursor(aiomysql.DictCursor) as cur:
-            await cur.execute("SELECT user_id, status, amount FROM t_order WHERE user_id IN (%s, %s) ORDER BY amount LIMIT 4", (1, 4))
+            await cur.execute("SELECT user_id, status, amount, price, placed FROM t_order WHERE user_id IN (%s, %s) ORDER BY amount LIMIT 4", (1, 4))
             step("dict", await cur.fetchall(), [d[0] for d in cur.description])
         await conn.commit()
 
@@ -173,7 +183,24 @@ async def driver():
             # Left unread: closing the cursor reads the rest.
         async with conn.cursor() as cur:
             await cur.execute("SELECT COUNT(*), SUM(qty) FROM t_order_item WHERE user_id = %s AND qty > %s", (2, 3))
-            step("after unread stream", sorted(first), tuple(int(x) for x in await cur.fetchone()))
+            step("after unread stream", sorted(first), await cur.fetchone())
+        await conn.commit()
+
+        # An upsert by key, and several statements in one query (PyMySQL's
+        # and so aiomysql's client flags ask for multi-statements).
+        async with conn.cursor() as cur:
+            n = await cur.execute("INSERT INTO t_order (order_id, user_id, status, amount) VALUES (%s, %s, 'UPSERT', 0) ON DUPLICATE KEY UPDATE amount = amount + 1000",
+                                  (keys[6], 3))
+            step("upsert", n, cur.lastrowid in (0, keys[6]), conn.affected_rows())
+            await cur.execute("SELECT amount, status FROM t_order WHERE order_id = %s", (keys[6],))
+            step("upserted", await cur.fetchone())
+            await cur.execute("SELECT COUNT(*) FROM t_order WHERE user_id = 1; SELECT status, COUNT(*) FROM t_order GROUP BY status ORDER BY status")
+            sets = [await cur.fetchall()]
+            while await cur.nextset():
+                sets.append(await cur.fetchall())
+            step("multi", sets)
+            await cur.execute("INSERT INTO t_order (user_id, status, amount) VALUES (4, 'MULTI', 7); UPDATE t_order SET amount = 8 WHERE status = 'MULTI'")
+            step("multi write", cur.rowcount, await cur.nextset(), cur.rowcount, await cur.nextset())
         await conn.commit()
 
         # Errors, and the connection after each.
@@ -223,6 +250,8 @@ class Order(Base):
     user_id = Column(Integer, nullable=False)
     status = Column(String(16), nullable=False)
     amount = Column(Integer, nullable=False)
+    price = Column(Numeric(10, 2), nullable=False, default=0)
+    placed = Column(DateTime, nullable=True)
 
 
 class Item(Base):
@@ -238,11 +267,21 @@ async def orm():
     """orm runs SQLAlchemy's asyncio engine over aiomysql."""
     engine = create_async_engine("mysql+aiomysql://%s:%s@%s:%d/%s" % (user, password, host, port, database), pool_size=3)
     async with engine.connect() as conn:
-        step("engine", (await conn.execute(text("SELECT COUNT(*) FROM t_order WHERE status = 'NEW'"))).scalar())
+        step("engine", (await conn.execute(text("SELECT COUNT(*) FROM t_order WHERE status = 'NEW'"))).scalar(), await conn.get_isolation_level())
+    async with engine.connect() as conn:
+        conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+        await conn.execute(text("UPDATE t_order SET status = 'AUTO' WHERE status = 'MULTI'"))
+        await conn.rollback()  # autocommit: nothing to roll back
+        step("autocommit", await conn.get_isolation_level(), (await conn.execute(text("SELECT COUNT(*) FROM t_order WHERE status = 'AUTO'"))).scalar())
+    rc = create_async_engine("mysql+aiomysql://%s:%s@%s:%d/%s" % (user, password, host, port, database), isolation_level="READ COMMITTED", pool_pre_ping=True)
+    async with rc.connect() as conn:
+        step("read committed", await conn.get_isolation_level(), (await conn.execute(text("SELECT @@tx_isolation"))).scalar())
+    await rc.dispose()
+    async with engine.connect() as conn:
         tables = await conn.run_sync(lambda c: sorted(t for t in c.dialect.get_table_names(c) if t.startswith(("t_order", prefix))))
         step("reflected", tables)
     async with AsyncSession(engine, expire_on_commit=False) as s:
-        orders = [Order(user_id=1 + i % 4, status="ORM", amount=500 + i) for i in range(6)]
+        orders = [Order(user_id=1 + i % 4, status="ORM", amount=500 + i, price=Decimal("9.99") * i, placed=datetime(2026, 2, 1 + i)) for i in range(6)]
         s.add_all(orders)
         await s.flush()
         ids = [o.order_id for o in orders]
@@ -250,11 +289,11 @@ async def orm():
         s.add_all([Item(order_id=o.order_id, user_id=o.user_id, sku="orm%d" % o.amount, qty=1) for o in orders])
         await s.commit()
         got = await s.get(Order, ids[2])
-        step("get", got.user_id, got.amount)
+        step("get", got.user_id, got.amount, got.price, got.placed)
         r = await s.execute(select(Order.amount).where(Order.status == "ORM").order_by(Order.amount.desc()).limit(3).offset(1))
         step("page", r.scalars().all())
-        r = await s.execute(select(Order.user_id, func.count(), func.sum(Order.amount)).where(Order.status == "ORM").group_by(Order.user_id).order_by(Order.user_id))
-        step("group", [tuple(int(x) for x in row) for row in r])
+        r = await s.execute(select(Order.user_id, func.count(), func.sum(Order.amount), func.sum(Order.price), func.max(Order.placed)).where(Order.status == "ORM").group_by(Order.user_id).order_by(Order.user_id))
+        step("group", [tuple(row) for row in r])
         r = await s.execute(select(Item.sku, Order.amount).join(Order, Order.order_id == Item.order_id).where(Item.user_id == 2, Item.sku.like("orm%")).order_by(Item.sku))
         step("join", [tuple(row) for row in r])
         stream = await s.stream(select(Item.qty).where(Item.sku.like("bulk%")).order_by(Item.item_id))
