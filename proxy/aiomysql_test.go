@@ -17,10 +17,14 @@ import (
 // aggregates with their DECIMAL and DATETIME values as the driver decodes
 // them, a join of the binding tables, DictCursor, an SSCursor streaming
 // 3000 rows and one left unread, transactions begun, committed and rolled
-// back, the implicit transaction of autocommit off, an upsert, several
-// statements in one query, duplicate keys and an unknown column,
-// conn.ping(), and an AsyncSession with isolation levels, AUTOCOMMIT,
-// flush, get, stream, begin_nested and rollback. Both runs print the
+// back, the implicit transaction of autocommit off, upserts (one, and
+// executemany's multi-row one), several statements in one query,
+// duplicate keys, an unknown column and a too long value, conn.ping(), a
+// lock wait timeout between two connections, KILL QUERY of a running
+// statement, a statement the client gives up; and SQLAlchemy's asyncio
+// engine: isolation levels, AUTOCOMMIT, create_all and reflect through
+// run_sync, an AsyncSession's flush, get, stream, begin_nested and
+// rollback. Both runs print the
 // same, step by step.
 func TestAiomysqlApplication(t *testing.T) {
 	requirePython(t, "pymysql", "python3-pymysql")
@@ -31,7 +35,7 @@ func TestAiomysqlApplication(t *testing.T) {
 	t.Cleanup(func() {
 		e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS am_ref")
 		db := e.open(t)
-		for _, q := range []string{"DROP TABLE IF EXISTS t_order_item", "DROP TABLE IF EXISTS t_order", "DROP TABLE IF EXISTS am_customer"} {
+		for _, q := range []string{"DROP TABLE IF EXISTS t_order_item", "DROP TABLE IF EXISTS t_order", "DROP TABLE IF EXISTS am_customer", "DROP TABLE IF EXISTS am_note"} {
 			if _, err := db.Exec(q); err != nil {
 				t.Errorf("%s: %v", q, err)
 			}
@@ -61,6 +65,10 @@ func TestAiomysqlApplication(t *testing.T) {
 		"('upsert', 2, True, 2)",
 		"('multi write', 1, True, 1, None)",
 		"('read committed', 'READ COMMITTED', 'READ-COMMITTED')",
+		"('upserted many', 6, ",
+		"('lock wait', (80,), 'OperationalError', 1205)",
+		"('killed', 'OperationalError', 1317)",
+		"('given up', True)",
 	)
 	host, port, _ := strings.Cut(e.addr, ":")
 	sameSteps(t, run(host, port, "app", "app-secret", "sharding_db"), want)

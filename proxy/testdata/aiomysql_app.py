@@ -10,9 +10,11 @@
 # an SSCursor streaming a large result (and one left unread), transactions
 # with conn.begin() committed and rolled back, the implicit transaction of
 # autocommit off committed and rolled back (another connection does not
-# see it before), an upsert, several statements in one query, a duplicate
-# key, an unknown column, conn.ping(); then SQLAlchemy's asyncio engine:
-# isolation levels, AUTOCOMMIT, and an AsyncSession with models. It prints
+# see it before), upserts, several statements in one query, a duplicate
+# key, an unknown column, a too long value, conn.ping(), a lock wait
+# timeout, KILL QUERY, a statement given up by the client; then
+# SQLAlchemy's asyncio engine: isolation levels, AUTOCOMMIT, create_all
+# and reflect through run_sync, and an AsyncSession with models. It prints
 # one line per step; the two runs must print the same.
 #
 # Keys differ by nature (AUTO_INCREMENT on MariaDB, Snowflake keys through
@@ -25,7 +27,7 @@ import warnings
 
 import aiomysql
 import pymysql
-from sqlalchemy import BigInteger, Column, DateTime, Integer, Numeric, String, func, select, text
+from sqlalchemy import BigInteger, Column, DateTime, Integer, MetaData, Numeric, String, Table, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from sqlalchemy.orm import declarative_base
 
@@ -194,6 +196,13 @@ async def driver():
             step("upsert", n, cur.lastrowid in (0, keys[6]), conn.affected_rows())
             await cur.execute("SELECT amount, status FROM t_order WHERE order_id = %s", (keys[6],))
             step("upserted", await cur.fetchone())
+            # executemany of an upsert: one multi-row statement, split by
+            # data node through the proxy.
+            n = await cur.executemany("INSERT INTO t_order (order_id, user_id, status, amount) VALUES (%s, %s, %s, %s)"
+                                      " ON DUPLICATE KEY UPDATE status = VALUES(status)",
+                                      [(keys[i], 1 + i % 4, "UPSERTED", 0) for i in (7, 10, 11)])
+            await cur.execute("SELECT user_id, status, amount FROM t_order WHERE status = 'UPSERTED' ORDER BY amount")
+            step("upserted many", n, await cur.fetchall())
             await cur.execute("SELECT COUNT(*) FROM t_order WHERE user_id = 1; SELECT status, COUNT(*) FROM t_order GROUP BY status ORDER BY status")
             sets = [await cur.fetchall()]
             while await cur.nextset():
@@ -228,10 +237,66 @@ async def driver():
                 step("unknown column", *error(e))
             await cur.execute("SELECT COUNT(*) FROM t_order WHERE status IN ('HALF', 'DUP')")
             step("after errors", await cur.fetchone(), await count(pool))
+            try:
+                await cur.execute("INSERT INTO t_order (user_id, status, amount) VALUES (1, %s, 0)", ("x" * 40,))
+            except pymysql.err.DataError as e:
+                step("too long", *error(e))
+            await conn.rollback()
         await conn.ping()
         async with conn.cursor() as cur:
-            await cur.execute("SELECT 1")
-            step("ping", await cur.fetchone())
+            await cur.execute("SELECT CONNECTION_ID()")
+            step("ping", (await cur.fetchone())[0] == conn.thread_id())
+        await conn.commit()
+
+        # Row locks between two connections: a FOR UPDATE holds the row,
+        # the other's update waits innodb_lock_wait_timeout and gives up.
+        async with pool.acquire() as other:
+            async with conn.cursor() as cur, other.cursor() as ocur:
+                await ocur.execute("SET SESSION innodb_lock_wait_timeout = 1")
+                await conn.begin()
+                await cur.execute("SELECT amount FROM t_order WHERE order_id = %s FOR UPDATE", (keys[8],))
+                locked = await cur.fetchone()
+                try:
+                    await ocur.execute("UPDATE t_order SET amount = 0 WHERE order_id = %s", (keys[8],))
+                except pymysql.err.OperationalError as e:
+                    step("lock wait", locked, *error(e))
+                await other.rollback()
+                await cur.execute("UPDATE t_order SET amount = amount + 1 WHERE order_id = %s", (keys[8],))
+                await conn.commit()
+                await ocur.execute("SELECT amount FROM t_order WHERE order_id = %s", (keys[8],))
+                step("after lock", await ocur.fetchone())
+            await other.commit()
+
+        # KILL QUERY from another connection stops a running statement; a
+        # statement given up by the client (asyncio.wait_for) closes its
+        # connection, and the pool makes another.
+        async with pool.acquire() as other:
+            async with other.cursor() as ocur:
+                async def kill_later():
+                    await asyncio.sleep(0.5)
+                    await ocur.execute("KILL QUERY %s" % conn.thread_id())
+                async with conn.cursor() as cur:
+                    killer = asyncio.ensure_future(kill_later())
+                    try:
+                        await cur.execute("SELECT SLEEP(5) FROM t_order WHERE order_id = %s", (keys[9],))
+                        step("killed", await cur.fetchall())
+                    except pymysql.err.OperationalError as e:
+                        step("killed", *error(e))
+                    await killer
+                    await cur.execute("SELECT COUNT(*) FROM t_order WHERE user_id = 2")
+                    step("after kill", await cur.fetchone())
+            await other.commit()
+        await conn.commit()
+    async with pool.acquire() as gone:
+        try:
+            cur = await gone.cursor()
+            await asyncio.wait_for(cur.execute("SELECT SLEEP(3)"), 0.5)
+        except asyncio.TimeoutError:
+            step("given up", gone.closed)
+    async with pool.acquire() as conn:
+        async with conn.cursor() as cur:
+            await cur.execute("SELECT COUNT(*) FROM t_order")
+            step("pool after give-up", await cur.fetchone())
         await conn.commit()
     step("pool", pool.size <= pool.maxsize, pool.freesize == pool.size)
     pool.close()
@@ -280,6 +345,20 @@ async def orm():
     async with engine.connect() as conn:
         tables = await conn.run_sync(lambda c: sorted(t for t in c.dialect.get_table_names(c) if t.startswith(("t_order", prefix))))
         step("reflected", tables)
+    # DDL through run_sync, as applications create their tables at start.
+    notes = Table(prefix + "note", MetaData(), Column("id", Integer, primary_key=True), Column("body", String(100), nullable=False))
+    async with engine.begin() as conn:
+        await conn.run_sync(notes.metadata.drop_all)
+        await conn.run_sync(notes.metadata.create_all)
+        await conn.run_sync(notes.metadata.create_all)  # checkfirst: nothing to do
+        await conn.execute(notes.insert(), [{"body": "first"}, {"body": "second"}])
+    async with engine.connect() as conn:
+        reflected = MetaData()
+        await conn.run_sync(reflected.reflect, only=[prefix + "note", "t_order"])
+        step("reflect", sorted((t.name, tuple(c.name for c in t.columns)) for t in reflected.sorted_tables),
+             (await conn.execute(select(notes.c.body).order_by(notes.c.id))).scalars().all())
+    async with engine.begin() as conn:
+        await conn.run_sync(notes.metadata.drop_all)
     async with AsyncSession(engine, expire_on_commit=False) as s:
         orders = [Order(user_id=1 + i % 4, status="ORM", amount=500 + i, price=Decimal("9.99") * i, placed=datetime(2026, 2, 1 + i)) for i in range(6)]
         s.add_all(orders)
