@@ -21,11 +21,12 @@ import (
 // executemany's multi-row one), several statements in one query,
 // duplicate keys, an unknown column and a too long value, conn.ping(), a
 // lock wait timeout between two connections, KILL QUERY of a running
-// statement, a statement the client gives up; and SQLAlchemy's asyncio
+// statement, a statement the client gives up, a connection of its own
+// with autocommit on and an init_command setting ANSI_QUOTES
+// (double-quoted names), SQL_CALC_FOUND_ROWS; and SQLAlchemy's asyncio
 // engine: isolation levels, AUTOCOMMIT, create_all and reflect through
 // run_sync, an AsyncSession's flush, get, stream, begin_nested and
-// rollback. Both runs print the
-// same, step by step.
+// rollback. Both runs print the same, step by step.
 func TestAiomysqlApplication(t *testing.T) {
 	requirePython(t, "pymysql", "python3-pymysql")
 	requirePython(t, "sqlalchemy.ext.asyncio", "python3-sqlalchemy")
@@ -69,6 +70,7 @@ func TestAiomysqlApplication(t *testing.T) {
 		"('lock wait', (80,), 'OperationalError', 1205)",
 		"('killed', 'OperationalError', 1317)",
 		"('given up', True)",
+		"('init_command', (1, 1))",
 	)
 	host, port, _ := strings.Cut(e.addr, ":")
 	sameSteps(t, run(host, port, "app", "app-secret", "sharding_db"), want)

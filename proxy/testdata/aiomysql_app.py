@@ -6,13 +6,14 @@
 # against one MariaDB: a pool, concurrent tasks inserting without keys
 # (cursor.lastrowid is the key the proxy generated), executemany, selects
 # by key, by the sharding column, ranges, ordering and pages, aggregates
-# (DECIMAL and DATETIME values as the driver decodes them), DictCursor,
-# an SSCursor streaming a large result (and one left unread), transactions
+# (DECIMAL and DATETIME values as the driver decodes them), DictCursor, an
+# SSCursor streaming a large result (and one left unread), transactions
 # with conn.begin() committed and rolled back, the implicit transaction of
 # autocommit off committed and rolled back (another connection does not
 # see it before), upserts, several statements in one query, a duplicate
 # key, an unknown column, a too long value, conn.ping(), a lock wait
-# timeout, KILL QUERY, a statement given up by the client; then
+# timeout, KILL QUERY, a statement given up by the client, a connection
+# with autocommit on and an init_command (ANSI_QUOTES), FOUND_ROWS(); then
 # SQLAlchemy's asyncio engine: isolation levels, AUTOCOMMIT, create_all
 # and reflect through run_sync, and an AsyncSession with models. It prints
 # one line per step; the two runs must print the same.
@@ -298,6 +299,25 @@ async def driver():
             await cur.execute("SELECT COUNT(*) FROM t_order")
             step("pool after give-up", await cur.fetchone())
         await conn.commit()
+    # A connection of its own, autocommit on, with an init_command: the
+    # session's sql_mode with ANSI_QUOTES, where "..." names columns and
+    # tables.
+    conn = await aiomysql.connect(host=host, port=port, user=user, password=password, db=database, autocommit=True, charset="utf8mb4",
+                                  init_command="SET SESSION sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES')")
+    async with conn.cursor() as cur:
+        await cur.execute("SELECT @@autocommit, FIND_IN_SET('ANSI_QUOTES', @@sql_mode) > 0")
+        step("init_command", await cur.fetchone())
+        await cur.execute('SELECT "user_id", COUNT(*) FROM "t_order" WHERE "status" = %s GROUP BY "user_id" ORDER BY "user_id"', ("NEW",))
+        step("ansi quotes", await cur.fetchall())
+        await cur.execute('INSERT INTO "t_order" ("user_id", "status", "amount") VALUES (%s, %s, %s)', (3, "日本語", 9))
+        await cur.execute('SELECT "amount", CHAR_LENGTH("status") FROM "t_order" WHERE "order_id" = %s', (cur.lastrowid,))
+        step("autocommitted", await cur.fetchone(), await count(pool, "status = %s", ("日本語",)))
+        await cur.execute("SELECT SQL_CALC_FOUND_ROWS amount FROM t_order WHERE user_id IN (1, 2) ORDER BY amount DESC LIMIT 3")
+        page = await cur.fetchall()
+        await cur.execute("SELECT FOUND_ROWS()")
+        step("found rows", page, await cur.fetchone())
+    conn.close()
+
     step("pool", pool.size <= pool.maxsize, pool.freesize == pool.size)
     pool.close()
     await pool.wait_closed()
