@@ -110,7 +110,8 @@ async def driver():
             # Selects.
             await cur.execute("SELECT user_id, status, amount FROM t_order WHERE order_id = %s", (keys[3],))
             step("by key", await cur.fetchone())
-            await cur.execute("SELECT amount FROM t_order WHERE user_id = %s ORDER BY order_id", (2,))
+            # By amount: the concurrent tasks' keys come in no set order.
+            await cur.execute("SELECT amount FROM t_order WHERE user_id = %s ORDER BY amount", (2,))
             step("by user", await cur.fetchall())
             await cur.execute("SELECT amount FROM t_order WHERE amount BETWEEN %s AND %s ORDER BY amount DESC", (30, 80))
             step("range", [r[0] for r in await cur.fetchall()])
@@ -274,7 +275,14 @@ async def driver():
         async with pool.acquire() as other:
             async with other.cursor() as ocur:
                 async def kill_later():
-                    await asyncio.sleep(0.5)
+                    # Once the statement runs, as SHOW PROCESSLIST shows.
+                    running, tries = False, 0
+                    while not running and tries < 200:
+                        tries += 1
+                        await asyncio.sleep(0.05)
+                        await ocur.execute("SHOW FULL PROCESSLIST")
+                        running = any(r[0] == conn.thread_id() and (r[7] or "").startswith("SELECT SLEEP") for r in await ocur.fetchall())
+                        await other.commit()
                     await ocur.execute("KILL QUERY %s" % conn.thread_id())
                 async with conn.cursor() as cur:
                     killer = asyncio.ensure_future(kill_later())
