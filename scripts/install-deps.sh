@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests start for real: MariaDB servers,
 # mariadb, mysqldump and the other client tools (mariadb-admin, -check, -show, -import, -slap), etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
-# mysqlclient, the ORMs SQLAlchemy, Django and peewee (for Debian's /usr/bin/python3), Node.js with the Sequelize,
+# mysqlclient, the ORMs SQLAlchemy, Django and peewee, Alembic, aiomysql (for Debian's /usr/bin/python3), Node.js with the Sequelize,
 # TypeORM, Knex and Drizzle applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj), PHP's command line with PDO_MySQL and mysqli (the PHP
 # application, proxy/testdata/php), Doctrine DBAL and ORM with Symfony's cache (the Doctrine application,
@@ -30,6 +30,8 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 /usr/bin/python3 -c 'import sqlalchemy' >/dev/null 2>&1 || need+=(python3-sqlalchemy) # TestSQLAlchemyApplication
 /usr/bin/python3 -c 'import django' >/dev/null 2>&1 || need+=(python3-django) # TestDjangoApplication
 /usr/bin/python3 -c 'import peewee' >/dev/null 2>&1 || need+=(python3-peewee) # TestPeeweeApplication
+/usr/bin/python3 -c 'import alembic' >/dev/null 2>&1 || need+=(python3-alembic) # TestAlembicApplication
+/usr/bin/python3 -c 'import aiomysql' >/dev/null 2>&1 || need+=(python3-aiomysql) # TestAiomysqlApplication (and SQLAlchemy's asyncio engine over it)
 command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication, TestTypeORMApplication, TestKnexApplication, TestDrizzleApplication
 command -v npm >/dev/null 2>&1 || need+=(npm)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless) # TestConnectorJApplication
