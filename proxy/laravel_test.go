@@ -50,13 +50,15 @@ const laravelRules = `  - !SHARDING
 // TestLaravelApplication runs a small Laravel application
 // (testdata/laravel/laravel_app.php: Debian's php-laravel-framework, its
 // Eloquent and query builder through Capsule, pdo_mysql with Laravel's
-// defaults) through the proxy over binding tables and an unsharded one,
-// and directly on one MariaDB. Both runs print the same, step by step:
-// the Migrator's migrations (Schema::create with id(), timestamps(),
-// softDeletes(), indexes and a foreign key, Schema::table adding a column,
-// change() and renameColumn() through Doctrine DBAL, a rollback, hasTable
-// and hasColumn), models whose keys the proxy generates, finds, pages
-// (paginate, simplePaginate, chunk, chunkById, cursor, lazyById),
+// defaults, then with emulated prepares) through the proxy over binding
+// tables and an unsharded one, and directly on one MariaDB. Both runs
+// print the same, step by step: the Migrator's migrations
+// (Schema::create with id(), timestamps(), softDeletes(), indexes and a
+// foreign key, Schema::table adding a column, change() and renameColumn()
+// through Doctrine DBAL, a rollback, migrate:fresh's dropAllTables,
+// hasTable and hasColumn), models whose keys the proxy generates, finds,
+// pages (paginate, simplePaginate, cursorPaginate, chunk, chunkById,
+// cursor, lazyById),
 // increment, upsert, insertOrIgnore, firstOrCreate, updateOrCreate, a
 // model moved to another user's data node, relations (with, whereHas,
 // has, withCount, withSum), soft deletes, transactions committed and
@@ -73,11 +75,19 @@ func TestLaravelApplication(t *testing.T) {
 		}
 	}
 	e := startEnv(t, envOptions{rules: laravelRules, databases: "laravel"})
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS laravel_ref", "CREATE DATABASE laravel_ref")
 	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS laravel_ref") })
+	for _, prepares := range []string{"native", "emulated"} {
+		t.Run(prepares, func(t *testing.T) { testLaravel(t, e, php, prepares) })
+	}
+}
+
+// testLaravel runs the application with PDO's prepares native or
+// emulated.
+func testLaravel(t *testing.T, e *testEnv, php, prepares string) {
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS laravel_ref", "CREATE DATABASE laravel_ref")
 	run := func(host, port, user, password, db string) []string {
 		t.Helper()
-		cmd := exec.Command(php, filepath.Join("testdata", "laravel", "laravel_app.php"), host, port, user, password, db)
+		cmd := exec.Command(php, filepath.Join("testdata", "laravel", "laravel_app.php"), host, port, user, password, db, prepares)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()

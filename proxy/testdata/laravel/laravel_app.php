@@ -18,7 +18,9 @@
 // step; both runs must print the same. Generated keys and timestamps are
 // not printed, only that the rows they name are found.
 //
-// Usage: php laravel_app.php host port user password database
+// Usage: php laravel_app.php host port user password database prepares
+// (prepares: native, Laravel's default, or emulated, as applications set
+// PDO::ATTR_EMULATE_PREPARES behind a pooler)
 
 require_once 'Illuminate/Database/autoload.php';
 require_once 'Illuminate/Pagination/autoload.php';
@@ -37,7 +39,7 @@ use Illuminate\Support\Facades\DB;
 use Illuminate\Support\Facades\Facade;
 use Illuminate\Support\Facades\Schema;
 
-[, $host, $port, $user, $password, $database] = $argv;
+[, $host, $port, $user, $password, $database, $prepares] = $argv;
 
 function out(string $step, $value): void
 {
@@ -126,6 +128,7 @@ $capsule->addConnection([
     'prefix' => '',
     'strict' => true,
     'engine' => null,
+    'options' => [PDO::ATTR_EMULATE_PREPARES => $prepares === 'emulated'],
 ]);
 $capsule->setAsGlobal();
 $capsule->bootEloquent();
@@ -134,7 +137,8 @@ $container->instance('db', $capsule->getDatabaseManager());
 Facade::setFacadeApplication($container);
 
 step('connect', fn () => [DB::selectOne('select 1 as one')->one, message(DB::getDatabaseName()),
-    DB::selectOne('select @@session.sql_mode as m')->m, DB::selectOne('select @@character_set_client as c')->c]);
+    DB::selectOne('select @@session.sql_mode as m')->m, DB::selectOne('select @@character_set_client as c')->c,
+    DB::selectOne('select @@collation_connection as c')->c, DB::connection()->isMaria()]);
 
 // php artisan migrate: the migrations table, then each migration in a
 // batch; a second run finds nothing to do; a rollback undoes the last
@@ -163,6 +167,15 @@ step('column listing', fn () => [Schema::getColumnListing('orders'), Schema::get
 step('column types', fn () => [Schema::getColumnType('orders', 'amount'), Schema::getColumnType('orders', 'id')]);
 step('rollback', fn () => [$ran($migrator->rollback([$migrations])), Schema::hasTable('orders'), Schema::hasTable('migrations')]);
 step('migrate after rollback', fn () => [$ran($migrator->run([$migrations])), Schema::hasColumn('orders', 'note'), $repository->getLastBatchNumber()]);
+// php artisan migrate:fresh: drop every table (SHOW FULL TABLES, then one
+// DROP TABLE of them all with foreign key checks off), migrate again.
+step('migrate fresh', function () use ($migrator, $repository, $migrations, $ran) {
+    $before = array_map(fn ($r) => array_values((array) $r)[0], Schema::getAllTables());
+    Schema::dropAllTables();
+    $dropped = Schema::getAllTables();
+    $repository->createRepository();
+    return [$before, $dropped, $ran($migrator->run([$migrations]))];
+});
 step('show create', fn () => array_map('trim', explode("\n", preg_replace('/ AUTO_INCREMENT=\d+/', '', DB::selectOne('show create table order_items')->{'Create Table'}))));
 
 // Users (unsharded) and their orders (keys from the proxy's generator).
@@ -235,6 +248,16 @@ step('chunk', function () {
     });
     return $chunks;
 });
+step('cursor paginate', function () {
+    $pages = [];
+    $cursor = null;
+    do {
+        $page = Order::where('status', 'new')->orderBy('id')->cursorPaginate(3, ['*'], 'cursor', $cursor);
+        $pages[] = pick($page->items(), 'amount');
+        $cursor = $page->nextCursor();
+    } while ($cursor !== null);
+    return $pages;
+});
 step('chunk by id', function () {
     $chunks = [];
     Order::where('status', 'new')->chunkById(3, function ($chunk) use (&$chunks) {
@@ -291,6 +314,16 @@ step('update or create', function () {
     $a = Order::updateOrCreate(['user_id' => 5, 'status' => 'wish'], ['amount' => '7.77', 'note' => 'updated']);
     $b = Order::updateOrCreate(['user_id' => 6, 'status' => 'wish'], ['amount' => '8.88']);
     return [$a->wasRecentlyCreated, $b->wasRecentlyCreated, pick(Order::whereIn('user_id', [5, 6])->orderBy('user_id')->get(), 'user_id', 'amount', 'note')];
+});
+step('update or insert', fn () => [
+    DB::table('users')->updateOrInsert(['email' => 'eve@example.com'], ['name' => 'eve adams']),
+    DB::table('users')->updateOrInsert(['email' => 'kim@example.com'], ['name' => 'kim']),
+    DB::table('users')->orderBy('id')->pluck('name')->all(),
+]);
+step('replicate', function () use (&$orders) {
+    $copy = Order::find($orders[10]->id)->replicate()->fill(['status' => 'copy']);
+    $copy->save();
+    return [$copy->id !== $orders[10]->id, pick(Order::where('status', 'copy')->get(), 'user_id', 'amount'), Order::find($copy->id)->status];
 });
 step('save', function () use (&$orders) {
     $o = Order::find($orders[7]->id);
@@ -416,6 +449,8 @@ step('aggregates', fn () => [Order::count(), Order::sum('amount'), Order::max('a
 step('aggregates where', fn () => [Order::where('status', 'new')->count(), Order::whereIn('user_id', [1, 2])->sum('amount'),
     OrderItem::where('user_id', 3)->avg('qty'), Order::withTrashed()->max('user_id')]);
 step('group by', fn () => pick(Order::selectRaw('user_id, count(*) as n, sum(amount) as total')->groupBy('user_id')->havingRaw('count(*) > ?', [1])->orderBy('user_id')->get(), 'user_id', 'n', 'total'));
+step('order by aggregate', fn () => pick(Order::select('status')->selectRaw('avg(amount) as avg_amount, count(*) as n')->groupBy('status')->orderByDesc('avg_amount')->get(), 'status', 'avg_amount', 'n'));
+step('where date', fn () => [Order::whereDate('created_at', '>=', '2000-01-01')->count(), Order::whereYear('created_at', '<', 2000)->count(), Order::whereNull('note')->count()]);
 step('exists', fn () => [Order::where('status', 'paid')->exists(), Order::where('status', 'nope')->doesntExist()]);
 step('pluck', fn () => DB::table('orders')->where('user_id', 1)->orderBy('amount')->pluck('status', 'amount')->all());
 step('distinct', fn () => DB::table('orders')->distinct()->orderBy('status')->pluck('status')->all());
@@ -461,5 +496,14 @@ step('after errors', fn () => [User::count(), Order::withTrashed()->count(), Ord
 step('delete cascade', function () use (&$orders) {
     Order::withTrashed()->find($orders[9]->id)->forceDelete();
     return [OrderItem::where('user_id', 4)->count(), Order::withTrashed()->where('user_id', 4)->count()];
+});
+step('truncate', function () {
+    DB::table('order_items')->where('user_id', 9)->delete();
+    Schema::disableForeignKeyConstraints();
+    OrderItem::truncate();
+    Schema::enableForeignKeyConstraints();
+    $n = OrderItem::count();
+    Order::where('user_id', 3)->orderBy('amount')->first()->items()->create(['user_id' => 3, 'code' => 'AGAIN', 'price' => '3.00']);
+    return [$n, OrderItem::count(), Order::withTrashed()->count()];
 });
 step('tables end', fn () => array_map(fn ($r) => array_values((array) $r)[0], DB::select('show tables')));
