@@ -154,8 +154,10 @@ func testLaravel(t *testing.T, e *testEnv, php, prepares string) {
 
 	// What the application avoids, as SQL Laravel writes it: a foreign
 	// key from orders (on every data source) to users (on the default
-	// one only), and User::whereHas('orders') and User::has('orders'),
-	// whose subqueries join users with orders on every data source. The
+	// one only); User::whereHas('orders'), User::has('orders') and
+	// Order::whereHas('user'), whose subqueries join users with orders on
+	// every data source; and a join of orders with users where the orders
+	// lie on another data source than users (user 1's on ds_1). The
 	// proxy refuses each with 1235, changing nothing, and the connection
 	// stays usable.
 	db := e.open(t)
@@ -168,8 +170,10 @@ func testLaravel(t *testing.T, e *testEnv, php, prepares string) {
 		"alter table `orders` add constraint `orders_user_id_foreign` foreign key (`user_id`) references `users` (`id`)",
 		"select * from `users` where exists (select * from `orders` where `users`.`id` = `orders`.`user_id` and `orders`.`deleted_at` is null)",
 		"select * from `users` where (select count(*) from `orders` where `users`.`id` = `orders`.`user_id` and `orders`.`deleted_at` is null) >= 1",
+		"select * from `orders` where exists (select * from `users` where `orders`.`user_id` = `users`.`id` and `name` = ?) and `orders`.`deleted_at` is null",
+		"select `orders`.*, `users`.`name` from `orders` inner join `users` on `users`.`id` = `orders`.`user_id` where `orders`.`user_id` = 1",
 	} {
-		_, err := conn.ExecContext(t.Context(), q)
+		_, err := conn.ExecContext(t.Context(), strings.Replace(q, "?", "'bob'", 1))
 		var myErr *mysql.MySQLError
 		if !errors.As(err, &myErr) || myErr.Number != 1235 {
 			t.Errorf("%s through the proxy: %v, want 1235", q, err)
