@@ -286,6 +286,48 @@ func TestDropTablesDifferential(t *testing.T) {
 	}
 }
 
+// TestConstraintNamesInErrors: the errors of a foreign key (1452 for an
+// orphan, 1451 for a parent with children) and of a CHECK (4025) name the
+// constraint as the client named it, named or InnoDB's unnamed
+// <table>_ibfk_N, as on one MariaDB. Before, they named the physical
+// table's own constraint (fk_item_order_fk_item_1, fk_item_0_ibfk_1) in
+// messages that otherwise read logical (`sharding_db`.`fk_item`), which
+// Laravel prints in its QueryException.
+func TestConstraintNamesInErrors(t *testing.T) {
+	e := startEnv(t, envOptions{rules: fkRules, databases: "fkerr"})
+	db := e.open(t)
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS fkerr_ref", "CREATE DATABASE fkerr_ref")
+	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS fkerr_ref") })
+	ref := e.backends[0].Open(t, "fkerr_ref")
+	execBoth(t, db, ref,
+		"CREATE TABLE fk_order (order_id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, CONSTRAINT chk_order CHECK (order_id < 100))",
+		"CREATE TABLE fk_item (item_id BIGINT NOT NULL PRIMARY KEY, order_id BIGINT NOT NULL, user_id INT NOT NULL, CONSTRAINT fk_item_order FOREIGN KEY (order_id) REFERENCES fk_order (order_id))",
+		"ALTER TABLE fk_item ADD COLUMN parent BIGINT, ADD FOREIGN KEY (parent) REFERENCES fk_order (order_id)",
+		"INSERT INTO fk_order (order_id, user_id) VALUES (3, 1), (4, 2)",
+		"INSERT INTO fk_item (item_id, order_id, user_id) VALUES (10, 3, 1), (11, 4, 2)",
+	)
+	for _, tt := range []struct {
+		give string
+		code uint16
+	}{
+		{"INSERT INTO fk_item (item_id, order_id, user_id) VALUES (12, 7, 1)", 1452},
+		{"INSERT INTO fk_item (item_id, order_id, user_id, parent) VALUES (13, 4, 2, 6)", 1452},
+		{"DELETE FROM fk_order WHERE user_id = 1 AND order_id = 3", 1451},
+		{"UPDATE fk_order SET order_id = 8 WHERE user_id = 2 AND order_id = 4", 1451},
+		{"INSERT INTO fk_order (order_id, user_id) VALUES (105, 1)", 4025},
+	} {
+		_, perr := db.Exec(tt.give)
+		_, rerr := ref.Exec(tt.give)
+		if errCode(perr) != tt.code || errCode(rerr) != tt.code {
+			t.Errorf("%s: proxy %v, reference %v; want %d from both", tt.give, perr, rerr, tt.code)
+			continue
+		}
+		if got, want := perr.Error(), strings.ReplaceAll(rerr.Error(), "fkerr_ref", "sharding_db"); got != want {
+			t.Errorf("%s:\nproxy:     %s\nreference: %s", tt.give, got, want)
+		}
+	}
+}
+
 // execBoth runs each statement through the proxy (db) and on the
 // reference (ref), failing the test at the first error.
 func execBoth(t *testing.T, db, ref *sql.DB, stmts ...string) {

@@ -160,10 +160,13 @@ const (
 )
 
 // logicalNames replaces, in a backend's message, every word that is a
-// data source's database or a physical table with the logical name.
+// data source's database or a physical table with the logical name, and
+// a constraint's physical name after CONSTRAINT (in the messages of
+// foreign keys, 1451 and 1452, and CHECK, 4025) with the client's.
 func (srv *Server) logicalNames(msg string) string {
 	var b strings.Builder
 	changed := false
+	var last string // the word before this one
 	for i := 0; i < len(msg); {
 		if !sqllex.IsWordByte(msg[i]) {
 			b.WriteByte(msg[i])
@@ -176,6 +179,9 @@ func (srv *Server) logicalNames(msg string) string {
 		}
 		word := msg[i:j]
 		switch {
+		case strings.EqualFold(last, "CONSTRAINT") && srv.current().messageConstraint(msg, word) != word:
+			b.WriteString(srv.current().messageConstraint(msg, word))
+			changed = true
 		case srv.current().physicalDB[word]:
 			b.WriteString(srv.current().rules.DatabaseName)
 			changed = true
@@ -185,6 +191,7 @@ func (srv *Server) logicalNames(msg string) string {
 		default:
 			b.WriteString(word)
 		}
+		last = word
 		i = j
 	}
 	if !changed {

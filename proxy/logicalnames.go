@@ -30,6 +30,27 @@ func (s *snapshot) logicalConstraint(physical, name string) string {
 	return name
 }
 
+// messageConstraint returns the name the client gave the constraint
+// that a backend's message msg calls name: the physical table the message
+// names (`order_items_0`) is the one whose constraint names carry it,
+// <name>_<physical table> as the router names a sharded table's
+// constraints, or InnoDB's <physical table>_ibfk_N.
+func (s *snapshot) messageConstraint(msg, name string) string {
+	for k := 1; k < len(name)-1; k++ {
+		if name[k] != '_' {
+			continue
+		}
+		for _, physical := range []string{name[k+1:], name[:k]} {
+			if _, ok := s.physicalTable[physical]; ok && strings.Contains(msg, "`"+physical+"`") {
+				if l := s.logicalConstraint(physical, name); l != name {
+					return l
+				}
+			}
+		}
+	}
+	return name
+}
+
 // logicalTableName returns the logical table of a physical table name,
 // or name itself.
 func (s *snapshot) logicalTableName(name string) string {

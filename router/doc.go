@@ -192,7 +192,9 @@
 // col = VALUES(col); an
 // INSERT without a column list into a sharded table (unless
 // WithTableColumns knows the columns), or with an expression as sharding
-// value; UPDATE or DELETE with ORDER BY or LIMIT on several data nodes;
+// value; UPDATE or DELETE with ORDER BY or LIMIT on several data nodes
+// of a sharded table (a broadcast table's copies, which hold the same
+// rows, each take it as it is);
 // joins of unrelated sharded tables (binding tables too, unless the join
 // equates all their sharding columns) and uncorrelated subqueries across
 // data nodes (an UPDATE's or DELETE's IN (SELECT ...) the proxy evaluates

@@ -39,7 +39,7 @@ type dmlBinder struct {
 	// when it does).
 	multiErr error
 	// orderLimit is the ORDER BY/LIMIT of an UPDATE or DELETE, which
-	// cannot run on several data nodes alike.
+	// cannot run on several data nodes of a sharded table alike.
 	orderLimit bool
 	inLists    []*inList
 	keyChanges []keyChange
@@ -570,7 +570,10 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 			return nil, errNotSupported("no data node can hold a row this statement touches")
 		}
 		tmpl = d.empty
-	case len(units) > 1 && d.orderLimit:
+	case len(units) > 1 && d.orderLimit && !d.rt.broadcastW:
+		// A broadcast table's data sources hold the same rows, so each
+		// keeps the order and the row count; a sharded table's data nodes
+		// hold parts of it, where they would be per data node.
 		return nil, errNotSupported("%s with ORDER BY or LIMIT reaches %d data nodes, where it cannot keep MySQL's meaning (the order and the row count are per data node); add conditions on the sharding columns that pick one data node", strings.ToUpper(d.kind.String()), len(units))
 	case len(units) > 1 && d.kind == KindSelect:
 		if d.multiErr != nil {

@@ -5,7 +5,7 @@
 # TypeORM, Knex and Drizzle applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj), PHP's command line with PDO_MySQL and mysqli (the PHP
 # application, proxy/testdata/php), Doctrine DBAL and ORM with Symfony's cache (the Doctrine application,
-# proxy/testdata/doctrine) and Adminer (served by PHP's built-in web server), Ruby's
+# proxy/testdata/doctrine), Laravel's Eloquent (the Laravel application, proxy/testdata/laravel) and Adminer (served by PHP's built-in web server), Ruby's
 # ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails), Perl's DBI with
 # DBD::MariaDB (the Perl application, proxy/testdata/perl_app.pl), mycli, and mydumper with
 # myloader (TestMydumperApplication). Does nothing when they are all present.
@@ -41,6 +41,7 @@ php -r 'exit(extension_loaded("pdo_mysql") && extension_loaded("mysqli") ? 0 : 1
 [ -f /usr/share/php/Doctrine/DBAL/autoload.php ] || need+=(php-doctrine-dbal) # TestDoctrineApplication
 [ -f /usr/share/php/Doctrine/ORM/autoload.php ] || need+=(php-doctrine-orm)
 [ -f /usr/share/php/Symfony/Component/Cache/autoload.php ] || need+=(php-symfony-cache) # the ORM's metadata cache
+[ -f /usr/share/php/Illuminate/Database/autoload.php ] || need+=(php-laravel-framework) # TestLaravelApplication
 command -v ruby >/dev/null 2>&1 && ruby -e 'require "active_record"' >/dev/null 2>&1 || need+=(ruby-activerecord) # TestActiveRecordApplication
 ruby -e 'require "mysql2"' >/dev/null 2>&1 || need+=(ruby-mysql2)
 [ -f /usr/share/adminer/adminer.php ] || need+=(adminer) # TestAdminerApplication
