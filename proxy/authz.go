@@ -158,10 +158,12 @@ const privilegeHint = "HINT"
 // FILES (empty for InnoDB on MariaDB), PARTITIONS and TRIGGERS (the triggers the
 // backend account may see, which an application created through the
 // proxy) are what mysqldump reads by default; MariaDB lets any user read
-// both, and refusing them stopped every default dump.
+// both, and refusing them stopped every default dump. PLUGINS and
+// ALL_PLUGINS hold what SHOW PLUGINS shows (pt-mysql-summary looks for
+// keyring plugins in PLUGINS).
 var safeInfoTables = map[string]bool{
 	"character_sets": true, "collations": true, "collation_character_set_applicability": true,
-	"engines": true, "keywords": true, "sql_functions": true,
+	"engines": true, "keywords": true, "sql_functions": true, "plugins": true, "all_plugins": true,
 	"files": true, "triggers": true, "partitions": true,
 }
 
