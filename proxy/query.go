@@ -63,6 +63,12 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 		if show := diagnosticsLimit(sql, s.lexMode()); show != nil {
 			return []ast.StmtNode{show}, nil
 		}
+		// EXPLAIN PARTITIONS (explain.go).
+		if plain, ok := explainPartitions(sql, s.lexMode()); ok {
+			if st, _, perr := s.parser.Parse(plain, "", ""); perr == nil {
+				return st, nil
+			}
+		}
 		// DESCRIBE t 'pattern' (DBD::MariaDB's column_info).
 		if describe := s.describeWild(sql); describe != nil {
 			return []ast.StmtNode{describe}, nil
