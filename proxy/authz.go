@@ -298,8 +298,9 @@ func unparsedAdminPrivilege(sql string, mode sqllex.Mode) string {
 // replication that the parser does not read: SHOW ALL SLAVES | REPLICAS
 // STATUS and SHOW SLAVE | REPLICA 'name' STATUS (mydumper's, when the
 // server has @@default_master_connection) want SUPER or SLAVE MONITOR, as
-// SHOW SLAVE STATUS; SHOW BINARY | MASTER LOGS SUPER or BINLOG MONITOR.
-// "" for any other text.
+// SHOW SLAVE STATUS; SHOW BINARY | MASTER LOGS SUPER or BINLOG MONITOR;
+// SHOW SLAVE | REPLICA HOSTS (pt-online-schema-change's look for
+// replicas) REPLICATION MASTER ADMIN. "" for any other text.
 func unparsedShowPrivilege(sql string, mode sqllex.Mode) string {
 	toks, ok := statementTokens(sql, mode)
 	if !ok || len(toks) < 3 || !toks[0].word || toks[0].text != "SHOW" || !toks[1].word {
@@ -309,6 +310,8 @@ func unparsedShowPrivilege(sql string, mode sqllex.Mode) string {
 	switch {
 	case len(toks) == 3 && (toks[1].text == "BINARY" || toks[1].text == "MASTER") && last.word && last.text == "LOGS":
 		return binlogMonitor
+	case len(toks) == 3 && (toks[1].text == "SLAVE" || toks[1].text == "REPLICA") && last.word && last.text == "HOSTS":
+		return replicationMasterAdmin
 	case len(toks) == 4 && last.word && last.text == "STATUS":
 		switch {
 		case toks[1].text == "ALL" && toks[2].word && (toks[2].text == "SLAVES" || toks[2].text == "REPLICAS"),
@@ -324,6 +327,9 @@ func unparsedShowPrivilege(sql string, mode sqllex.Mode) string {
 const (
 	replicaMonitor = "SUPER, SLAVE MONITOR"
 	binlogMonitor  = "SUPER, BINLOG MONITOR"
+	// replicationMasterAdmin is the one privilege MariaDB 10.11's 1227
+	// names for SHOW SLAVE HOSTS.
+	replicationMasterAdmin = "REPLICATION MASTER ADMIN"
 )
 
 // errAccountManagement answers statements about accounts: the proxy's
