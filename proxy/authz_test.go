@@ -211,6 +211,10 @@ func TestPrivilegeMatrix(t *testing.T) {
 		{"nobody", "SELECT 1"},
 		{"ops", "SELECT COUNT(*) FROM mysql.user"},
 		{"ops", "SELECT COUNT(*) FROM information_schema.PROCESSLIST"},
+		// Replication SHOWs the parser does not read, on the default data
+		// source (pt-online-schema-change's look for replicas).
+		{"ops", "SHOW SLAVE HOSTS"},
+		{"ops", "SHOW ALL SLAVES STATUS"},
 		{"ops", "/* SHARDINGSPHERE_HINT: DATA_SOURCE_NAME=ds_0 */ SELECT COUNT(*) FROM t_order_0"},
 		{"ops", "SELECT LOAD_FILE('/etc/hostname')"},
 		{"ops", "SHOW GRANTS FOR root@localhost"},
