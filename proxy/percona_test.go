@@ -474,17 +474,21 @@ var killLine = regexp.MustCompile(`KILL \d+ \(Query \d+ sec\)`)
 
 // perconaSummary is pt-mysql-summary's report without what describes the
 // server's own state rather than what the client sees: the status
-// counters' section, times, the version, paths, connection counts, cache
-// usage, and the processlist's State column (a busy session's stage
+// counters' section and what it reads from them, times, the version,
+// paths, connection counts, cache usage, and the processlist's State column (a busy session's stage
 // inside MariaDB, which the proxy does not know: MariaDB shows "starting"
 // for the session running SHOW PROCESSLIST, the proxy nothing).
 func perconaSummary(out string) string {
 	var kept []string
-	skip, state, processes := false, false, false
+	skip, state, processes, counted := false, false, false, false
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, "# ") {
 			skip = strings.HasPrefix(l, "# Status Counters")
 			processes = strings.HasPrefix(l, "# Processlist")
+			// Read from the server's counters since its start (Com_lock_tables,
+			// Com_xa_*, Com_stmt_prepare), which the other clients of a data
+			// source move.
+			counted = strings.HasPrefix(l, "# Noteworthy Technologies")
 		}
 		if processes {
 			// The connections' seconds are the test's timing.
@@ -499,7 +503,7 @@ func perconaSummary(out string) string {
 			continue
 		}
 		label, _, found := strings.Cut(l, " | ")
-		if found && summaryVarying[strings.TrimSpace(label)] {
+		if found && (counted || summaryVarying[strings.TrimSpace(label)]) {
 			l = label + " | ?"
 		}
 		kept = append(kept, l)
@@ -514,7 +518,6 @@ var processSeconds = regexp.MustCompile(`^(.*\s\d+\s+\d+\s+)\d+\s+\d+$`)
 var summaryVarying = map[string]bool{
 	"System time": true, "Time": true, "Started": true, "Version": true, "Datadir": true, "Pidfile": true,
 	"Processes": true, "log_error": true, "Usage": true, "Pct Used": true, "Unflushed": true, "HitToInsertRatio": true,
-	"Prepared statement count": true,
 }
 
 // perconaSlowLog is a slow query log of two statements for
