@@ -194,7 +194,8 @@ func TestUnparsedAdminPrivilege(t *testing.T) {
 }
 
 // TestUnparsedShowPrivilege: only SHOW ALL SLAVES | REPLICAS STATUS,
-// SHOW SLAVE | REPLICA 'name' STATUS and SHOW BINARY | MASTER LOGS are
+// SHOW SLAVE | REPLICA 'name' STATUS, SHOW BINARY | MASTER LOGS and SHOW
+// SLAVE | REPLICA HOSTS (pt-online-schema-change's, 1064 before) are
 // taken for SHOWs about replication; other texts stay syntax errors.
 func TestUnparsedShowPrivilege(t *testing.T) {
 	tests := []struct{ give, want string }{
@@ -204,6 +205,9 @@ func TestUnparsedShowPrivilege(t *testing.T) {
 		{"SHOW REPLICA `m1` STATUS", "SUPER, SLAVE MONITOR"},
 		{"SHOW BINARY LOGS", "SUPER, BINLOG MONITOR"},
 		{"SHOW /*!40101 MASTER */ LOGS", "SUPER, BINLOG MONITOR"},
+		{"SHOW SLAVE HOSTS", "REPLICATION MASTER ADMIN"},
+		{"show replica hosts;", "REPLICATION MASTER ADMIN"},
+		{"SHOW SLAVE HOSTS x", ""},
 		{"SHOW ALL STATUS", ""},
 		{"SHOW ALL SLAVES", ""},
 		{"SHOW SLAVE m1 STATUS", ""},

@@ -39,7 +39,7 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 			// DESCRIBE t and EXPLAIN t are SHOW COLUMNS.
 			return s.handleShow(ctx, show, st.sql, &st.out)
 		}
-		return nil, s.explain(ctx, n, st.out) // explain.go
+		return nil, s.explain(ctx, n, st.sql, st.out) // explain.go
 	case *ast.CreateDatabaseStmt:
 		// Only of the logical schema (classifyNode), which exists. It
 		// commits an open transaction first, as MariaDB's does even

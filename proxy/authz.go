@@ -158,10 +158,12 @@ const privilegeHint = "HINT"
 // FILES (empty for InnoDB on MariaDB), PARTITIONS and TRIGGERS (the triggers the
 // backend account may see, which an application created through the
 // proxy) are what mysqldump reads by default; MariaDB lets any user read
-// both, and refusing them stopped every default dump.
+// both, and refusing them stopped every default dump. PLUGINS and
+// ALL_PLUGINS hold what SHOW PLUGINS shows (pt-mysql-summary looks for
+// keyring plugins in PLUGINS).
 var safeInfoTables = map[string]bool{
 	"character_sets": true, "collations": true, "collation_character_set_applicability": true,
-	"engines": true, "keywords": true, "sql_functions": true,
+	"engines": true, "keywords": true, "sql_functions": true, "plugins": true, "all_plugins": true,
 	"files": true, "triggers": true, "partitions": true,
 }
 
@@ -296,8 +298,9 @@ func unparsedAdminPrivilege(sql string, mode sqllex.Mode) string {
 // replication that the parser does not read: SHOW ALL SLAVES | REPLICAS
 // STATUS and SHOW SLAVE | REPLICA 'name' STATUS (mydumper's, when the
 // server has @@default_master_connection) want SUPER or SLAVE MONITOR, as
-// SHOW SLAVE STATUS; SHOW BINARY | MASTER LOGS SUPER or BINLOG MONITOR.
-// "" for any other text.
+// SHOW SLAVE STATUS; SHOW BINARY | MASTER LOGS SUPER or BINLOG MONITOR;
+// SHOW SLAVE | REPLICA HOSTS (pt-online-schema-change's look for
+// replicas) REPLICATION MASTER ADMIN. "" for any other text.
 func unparsedShowPrivilege(sql string, mode sqllex.Mode) string {
 	toks, ok := statementTokens(sql, mode)
 	if !ok || len(toks) < 3 || !toks[0].word || toks[0].text != "SHOW" || !toks[1].word {
@@ -307,6 +310,8 @@ func unparsedShowPrivilege(sql string, mode sqllex.Mode) string {
 	switch {
 	case len(toks) == 3 && (toks[1].text == "BINARY" || toks[1].text == "MASTER") && last.word && last.text == "LOGS":
 		return binlogMonitor
+	case len(toks) == 3 && (toks[1].text == "SLAVE" || toks[1].text == "REPLICA") && last.word && last.text == "HOSTS":
+		return replicationMasterAdmin
 	case len(toks) == 4 && last.word && last.text == "STATUS":
 		switch {
 		case toks[1].text == "ALL" && toks[2].word && (toks[2].text == "SLAVES" || toks[2].text == "REPLICAS"),
@@ -322,6 +327,9 @@ func unparsedShowPrivilege(sql string, mode sqllex.Mode) string {
 const (
 	replicaMonitor = "SUPER, SLAVE MONITOR"
 	binlogMonitor  = "SUPER, BINLOG MONITOR"
+	// replicationMasterAdmin is the one privilege MariaDB 10.11's 1227
+	// names for SHOW SLAVE HOSTS.
+	replicationMasterAdmin = "REPLICATION MASTER ADMIN"
 )
 
 // errAccountManagement answers statements about accounts: the proxy's

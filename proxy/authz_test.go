@@ -192,6 +192,9 @@ func TestPrivilegeMatrix(t *testing.T) {
 		{"app", "SELECT COUNT(*) FROM t_order"},
 		{"app", "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sharding_db'"},
 		{"app", "SELECT COUNT(*) FROM information_schema.COLLATIONS"},
+		// pt-mysql-summary's look for keyring plugins.
+		{"ro", `SELECT PLUGIN_NAME, PLUGIN_STATUS FROM INFORMATION_SCHEMA.PLUGINS WHERE PLUGIN_NAME LIKE "keyring%"`},
+		{"ro", "SELECT COUNT(*) FROM information_schema.ALL_PLUGINS"},
 		{"app", "SHOW TABLES"},
 		{"app", "SHOW PROCESSLIST"},
 		{"app", "CREATE TABLE t_scratch (id INT PRIMARY KEY)"},
@@ -208,6 +211,10 @@ func TestPrivilegeMatrix(t *testing.T) {
 		{"nobody", "SELECT 1"},
 		{"ops", "SELECT COUNT(*) FROM mysql.user"},
 		{"ops", "SELECT COUNT(*) FROM information_schema.PROCESSLIST"},
+		// Replication SHOWs the parser does not read, on the default data
+		// source (pt-online-schema-change's look for replicas).
+		{"ops", "SHOW SLAVE HOSTS"},
+		{"ops", "SHOW ALL SLAVES STATUS"},
 		{"ops", "/* SHARDINGSPHERE_HINT: DATA_SOURCE_NAME=ds_0 */ SELECT COUNT(*) FROM t_order_0"},
 		{"ops", "SELECT LOAD_FILE('/etc/hostname')"},
 		{"ops", "SHOW GRANTS FOR root@localhost"},

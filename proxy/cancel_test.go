@@ -102,6 +102,57 @@ func TestKillQueryStopsTheBackends(t *testing.T) {
 	}
 }
 
+// TestKillQuotedID: KILL with the id as a quoted string, as DBD::mysql
+// sends pt-kill's KILL ? (KILL '4194305'), kills as KILL 4194305 does,
+// as on MariaDB, which reads an expression there; it was 1064 from the
+// parser, and pt-kill --kill left its victims running. An id no session
+// has is 1094 both ways.
+func TestKillQuotedID(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	ctx := context.Background()
+	victim := e.conn(t)
+	var id int64
+	if err := victim.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	sleep := func() chan error {
+		errc := make(chan error, 1)
+		go func() {
+			var v int
+			errc <- victim.QueryRowContext(ctx, "SELECT SLEEP(20) AS killed_by_quoted_id").Scan(&v)
+		}()
+		waitFor(t, func() bool { return backendRunning(t, e, "killed_by_quoted_id") == 1 })
+		return errc
+	}
+	killer := e.conn(t)
+	errc := sleep()
+	if _, err := killer.ExecContext(ctx, fmt.Sprintf("KILL QUERY '%d'", id)); err != nil {
+		t.Fatalf("KILL QUERY '%d': %v", id, err)
+	}
+	if err := <-errc; errCode(err) != 1317 {
+		t.Errorf("the statement KILL QUERY '%d' killed: %v, want 1317", id, err)
+	}
+	errc = sleep()
+	if _, err := killer.ExecContext(ctx, fmt.Sprintf("/* pt-kill */ KILL CONNECTION \"%d\" ;", id)); err != nil {
+		t.Fatalf("KILL CONNECTION \"%d\": %v", id, err)
+	}
+	if err := <-errc; err == nil {
+		t.Error("the statement of the connection KILL CONNECTION killed ended well")
+	}
+	var one int
+	if err := victim.QueryRowContext(ctx, "SELECT 1").Scan(&one); err == nil {
+		t.Error("the killed connection still answers")
+	}
+	ref := e.backend(t, 0)
+	for _, q := range []string{"KILL '999999'", "KILL QUERY '999999'"} {
+		_, got := killer.ExecContext(ctx, q)
+		_, want := ref.Exec(q)
+		if errCode(got) != 1094 || errCode(want) != 1094 {
+			t.Errorf("%s: proxy %v, MariaDB %v; want 1094", q, got, want)
+		}
+	}
+}
+
 func TestStatementTimeout(t *testing.T) {
 	e := startEnv(t, envOptions{server: "statementTimeout: 500ms"})
 	seedSlow(t, e)

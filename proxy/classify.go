@@ -106,7 +106,7 @@ func (s *Session) classifyText(st *statement) error {
 // alone or a CREATE whose body's semicolons are its own; SHOW PACKAGE
 // STATUS and SHOW CREATE TRIGGER (routineshow.go); table maintenance
 // statements (maintenance.go); MariaDB's FLUSH, START and STOP SLAVE
-// forms (authz.go); SET PASSWORD with other assignments; a
+// forms and SHOWs about replication (authz.go); SET PASSWORD with other assignments; a
 // multi-statement query, whose statements
 // MySQL parses one at a time, so those before the one that does not parse
 // still run; else the syntax error.
@@ -133,9 +133,14 @@ func (s *Session) classifyUnparsed(st *statement, err error) error {
 	if privilege := unparsedAdminPrivilege(st.sql, s.lexMode()); privilege != "" {
 		return privilegeNeeded(privilege) // authz.go
 	}
-	if privilege := unparsedShowPrivilege(st.sql, s.lexMode()); privilege != "" && !s.privileges().OtherSchemas {
-		// As authorizeShow answers SHOW SLAVE STATUS.
-		return privilegeNeeded(privilege)
+	if privilege := unparsedShowPrivilege(st.sql, s.lexMode()); privilege != "" {
+		if !s.privileges().OtherSchemas {
+			// As authorizeShow answers SHOW SLAVE STATUS.
+			return privilegeNeeded(privilege)
+		}
+		// The default data source answers, as it does SHOW SLAVE STATUS.
+		st.kind = planDataSource
+		return nil
 	}
 	if setsPassword(st.sql, s.lexMode()) {
 		// mariadb-admin password's SET PASSWORD = '...', sql_log_off = 0.

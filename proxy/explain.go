@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -21,16 +22,18 @@ import (
 // PREVIEW says which data node each route reads. EXPLAIN FORMAT=JSON
 // answers one document, so it is refused for a statement of several
 // routes; so are the statements that run in steps (an UPDATE that may
-// move rows, an IN subquery evaluated first).
-func (s *Session) explain(ctx context.Context, n *ast.ExplainStmt, out output) error {
+// move rows, an IN subquery evaluated first). EXPLAIN PARTITIONS, in sql
+// (the statement's text), explains each route so.
+func (s *Session) explain(ctx context.Context, n *ast.ExplainStmt, sql string, out output) error {
 	if n.Stmt == nil {
 		return &NotSupportedError{What: "this EXPLAIN"}
 	}
+	_, partitions := explainPartitions(sql, s.lexMode())
 	var b strings.Builder
 	if err := n.Stmt.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
 		return &InternalError{Msg: "restore EXPLAIN's statement: " + err.Error()}
 	}
-	sql := b.String()
+	sql = b.String()
 	stmts, err := s.parse(sql)
 	if err != nil || len(stmts) != 1 {
 		return &InternalError{Msg: "EXPLAIN's statement does not parse again"}
@@ -55,6 +58,9 @@ func (s *Session) explain(ctx context.Context, n *ast.ExplainStmt, out output) e
 	prefix := "EXPLAIN "
 	if n.Analyze {
 		prefix += "ANALYZE "
+	}
+	if partitions {
+		prefix += "PARTITIONS "
 	}
 	switch f := strings.ToLower(n.Format); f {
 	case "", "row", "traditional":
@@ -88,4 +94,35 @@ func (s *Session) explain(ctx context.Context, n *ast.ExplainStmt, out output) e
 		rows = append(rows, got...)
 	}
 	return s.writeRows(newMemStream(cols, rows), out)
+}
+
+// explainPartitions reads MariaDB's EXPLAIN PARTITIONS (pt-visual-explain
+// writes EXPLAIN /*!50115 PARTITIONS*/ SELECT ...; DESCRIBE and DESC
+// too), whose word the parser does not know: it returns the text without
+// that word, executable comments opened, for the parser, and whether sql
+// is such a statement.
+func explainPartitions(sql string, mode sqllex.Mode) (string, bool) {
+	text := sqllex.ExecutableText(sql, mode)
+	word := func(i int) (sqllex.Token, bool) {
+		i, _ = sqllex.SkipSpace(text, i, mode)
+		if i == len(text) {
+			return sqllex.Token{}, false
+		}
+		t := sqllex.At(text, i, mode)
+		return t, t.Kind == sqllex.Word
+	}
+	verb, ok := word(0)
+	if !ok {
+		return "", false
+	}
+	switch strings.ToUpper(verb.Text(text)) {
+	case "EXPLAIN", "DESCRIBE", "DESC":
+	default:
+		return "", false
+	}
+	w, ok := word(verb.End)
+	if !ok || !strings.EqualFold(w.Text(text), "PARTITIONS") {
+		return "", false
+	}
+	return text[:w.Start] + text[w.End:], true
 }

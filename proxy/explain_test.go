@@ -14,11 +14,12 @@ import (
 // columns MariaDB's EXPLAIN has for the reference table. A write is
 // explained, not run; FORMAT=JSON answers one route's document and is
 // refused over several routes, with the connection usable after.
+// MariaDB's EXPLAIN PARTITIONS (pt-visual-explain's EXPLAIN /*!50115
+// PARTITIONS*/, 1064 from the parser before) answers the same way, with
+// MariaDB's partitions column.
 func TestExplainRoutes(t *testing.T) {
 	e := diffEnvironment(t)
 	proxy := oneConn(t, e.proxy)
-	refCols := connResult(t, oneConn(t, e.ref), "EXPLAIN SELECT * FROM t_order WHERE user_id = 3")
-	refCols = refCols[:strings.IndexByte(refCols, '\n')+1]
 	direct := []*connPair{{db: "mg_0"}, {db: "mg_1"}}
 	for i, d := range direct {
 		db, err := e.backends[i].DB(d.db)
@@ -28,34 +29,42 @@ func TestExplainRoutes(t *testing.T) {
 		defer db.Close()
 		d.conn = oneConn(t, db)
 	}
-	for _, q := range []string{
-		"SELECT * FROM t_order WHERE user_id = 3",
-		"SELECT * FROM t_order WHERE user_id = 3 AND order_id = 22",
-		"SELECT status, COUNT(*) FROM t_order GROUP BY status ORDER BY status LIMIT 2",
-		"SELECT o.order_id, i.item_id FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id AND o.user_id = i.user_id WHERE o.user_id = 4",
-		"UPDATE t_order SET status = 'explained' WHERE user_id = 3",
-		"DELETE FROM t_order WHERE order_id = 22",
+	for _, explain := range []struct{ give, routes string }{
+		{"EXPLAIN ", "EXPLAIN "},
+		{"EXPLAIN PARTITIONS ", "EXPLAIN PARTITIONS "},
+		{"explain /*!50115 PARTITIONS*/ ", "EXPLAIN PARTITIONS "},
 	} {
-		var want strings.Builder
-		want.WriteString(refCols)
-		routes := previewRoutes(t, proxy, q)
-		for _, r := range routes {
-			var ds int
-			if _, err := fmt.Sscanf(r.dataSource, "ds_%d", &ds); err != nil {
-				t.Fatalf("PREVIEW %s: data source %q", q, r.dataSource)
+		refCols := connResult(t, oneConn(t, e.ref), explain.give+"SELECT * FROM t_order WHERE user_id = 3")
+		refCols = refCols[:strings.IndexByte(refCols, '\n')+1]
+		for _, q := range []string{
+			"SELECT * FROM t_order WHERE user_id = 3",
+			"SELECT * FROM t_order WHERE user_id = 3 AND order_id = 22",
+			"SELECT status, COUNT(*) FROM t_order GROUP BY status ORDER BY status LIMIT 2",
+			"SELECT o.order_id, i.item_id FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id AND o.user_id = i.user_id WHERE o.user_id = 4",
+			"UPDATE t_order SET status = 'explained' WHERE user_id = 3",
+			"DELETE FROM t_order WHERE order_id = 22",
+		} {
+			var want strings.Builder
+			want.WriteString(refCols)
+			routes := previewRoutes(t, proxy, q)
+			for _, r := range routes {
+				var ds int
+				if _, err := fmt.Sscanf(r.dataSource, "ds_%d", &ds); err != nil {
+					t.Fatalf("PREVIEW %s: data source %q", q, r.dataSource)
+				}
+				_, rows, _ := strings.Cut(connResult(t, direct[ds].conn, explain.routes+r.sql), "\n")
+				want.WriteString(rows)
 			}
-			_, rows, _ := strings.Cut(connResult(t, direct[ds].conn, "EXPLAIN "+r.sql), "\n")
-			want.WriteString(rows)
-		}
-		got := connResult(t, proxy, "EXPLAIN "+q)
-		if got != want.String() {
-			t.Errorf("EXPLAIN %s (%d routes):\nproxy:\n%sdata sources:\n%s", q, len(routes), got, want.String())
-		}
-		if strings.Count(got, "\n") < len(routes)+1 {
-			t.Errorf("EXPLAIN %s: %d routes but\n%s", q, len(routes), got)
-		}
-		if strings.HasPrefix(q, "SELECT * FROM t_order") && strings.Count(got, `"SIMPLE" "t_order"`) != len(routes) {
-			t.Errorf("EXPLAIN %s: the table column is not the logical table's name:\n%s", q, got)
+			got := connResult(t, proxy, explain.give+q)
+			if got != want.String() {
+				t.Errorf("%s%s (%d routes):\nproxy:\n%sdata sources:\n%s", explain.give, q, len(routes), got, want.String())
+			}
+			if strings.Count(got, "\n") < len(routes)+1 {
+				t.Errorf("%s%s: %d routes but\n%s", explain.give, q, len(routes), got)
+			}
+			if strings.HasPrefix(q, "SELECT * FROM t_order") && strings.Count(got, `"SIMPLE" "t_order"`) != len(routes) {
+				t.Errorf("%s%s: the table column is not the logical table's name:\n%s", explain.give, q, got)
+			}
 		}
 	}
 	if got := connResult(t, proxy, "SELECT COUNT(*) FROM t_order WHERE status = 'explained'"); !strings.Contains(got, "\n\"0\" \n") {

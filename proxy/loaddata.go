@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
 
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
@@ -55,9 +56,30 @@ func (s *Session) loadLocalPlan(st *ast.LoadDataStmt, sql string) (*router.Plan,
 		}
 		return plan, nil
 	}
+	if st.Table.Schema.O != "" {
+		// The data source knows its own database, not the logical one.
+		unqualified, err := loadSQLUnqualified(st)
+		if err != nil {
+			return nil, err
+		}
+		sql = unqualified
+	}
 	plan := s.srv.dataSourcePlan("", sql, router.KindInsert)
 	plan.Tables = []string{strings.ToLower(name)}
 	return plan, nil
+}
+
+// loadSQLUnqualified is LOAD DATA st restored with its table's schema
+// dropped; st is left as it is.
+func loadSQLUnqualified(st *ast.LoadDataStmt) (string, error) {
+	c, tn := *st, *st.Table
+	tn.Schema = ast.CIStr{}
+	c.Table = &tn
+	var b strings.Builder
+	if err := c.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
 
 // runLoadLocal is the execute stage of LOAD DATA LOCAL INFILE st

@@ -157,3 +157,46 @@ func BenchmarkLoadDataLocal(b *testing.B) {
 		})
 	}
 }
+
+// TestLoadDataLocalQualifiedUnsharded: LOAD DATA LOCAL INFILE into an
+// unsharded table qualified with the logical schema (pt-archiver's
+// --bulk-insert writes `sharding_db`.`t_plain`) loads the file into the
+// default data source's table, as the unqualified statement does; it got
+// 1146 'Table 'sharding_db.t_plain' doesn't exist' from the data source,
+// which has no such database. The file's name, with a quote and a
+// backslash, is still the one the client is asked for.
+func TestLoadDataLocalQualifiedUnsharded(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	path := filepath.Join(t.TempDir(), `it's \ rows.txt`)
+	if err := os.WriteFile(path, []byte("1\tone\n2\ttwo\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("mysql", e.dsn("app", "app-secret", "allowAllFiles=true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	file := strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(path)
+	for i, table := range []string{"sharding_db.t_plain", "`sharding_db`.`t_plain`"} {
+		load := fmt.Sprintf("LOAD DATA LOCAL INFILE '%s' IGNORE INTO TABLE %s CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n' (id, v) SET v = CONCAT(v, '%d')", file, table, i)
+		if _, err := db.Exec("DELETE FROM t_plain"); err != nil {
+			t.Fatal(err)
+		}
+		res, err := db.Exec(load)
+		if err != nil {
+			t.Errorf("%s: %v", load, err)
+			continue
+		}
+		if n, _ := res.RowsAffected(); n != 2 {
+			t.Errorf("%s: %d rows affected, want 2", load, n)
+		}
+		want := []string{fmt.Sprintf("1 one%d", i), fmt.Sprintf("2 two%d", i)}
+		if got := queryStrings(t, db, "SELECT CONCAT(id, ' ', v) FROM t_plain ORDER BY id"); !slices.Equal(got, want) {
+			t.Errorf("%s: rows %q, want %q", load, got, want)
+		}
+	}
+	if _, err := db.Exec(fmt.Sprintf("LOAD DATA LOCAL INFILE '%s' INTO TABLE other_db.t_plain (id, v)", file)); errCode(err) != 1142 {
+		t.Errorf("into another schema: %v, want 1142, as MariaDB answers an account with privileges on one schema", err)
+	}
+}

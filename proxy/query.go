@@ -63,9 +63,19 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 		if show := diagnosticsLimit(sql, s.lexMode()); show != nil {
 			return []ast.StmtNode{show}, nil
 		}
+		// EXPLAIN PARTITIONS (explain.go).
+		if plain, ok := explainPartitions(sql, s.lexMode()); ok {
+			if st, _, perr := s.parser.Parse(plain, "", ""); perr == nil {
+				return st, nil
+			}
+		}
 		// DESCRIBE t 'pattern' (DBD::MariaDB's column_info).
 		if describe := s.describeWild(sql); describe != nil {
 			return []ast.StmtNode{describe}, nil
+		}
+		// KILL '123' (DBD::mysql's KILL ? with 123 bound).
+		if kill := s.killQuotedID(sql); kill != nil {
+			return []ast.StmtNode{kill}, nil
 		}
 	}
 	return stmts, err
@@ -116,6 +126,43 @@ func (s *Session) describeWild(sql string) *ast.ExplainStmt {
 		IsLike:  true,
 	}
 	return explain
+}
+
+// killQuotedID reads KILL [CONNECTION | QUERY] 'id', the id a quoted
+// string of digits, which MariaDB takes (it reads an expression there and
+// DBD::mysql binds pt-kill's KILL ? so) and the parser does not (it knows
+// a number there): nil for any other text.
+func (s *Session) killQuotedID(sql string) *ast.KillStmt {
+	mode := s.lexMode()
+	var id sqllex.Token
+	for sc := sqllex.NewScanner(sql, mode); ; {
+		t, more := sc.Next()
+		if !more {
+			break
+		}
+		if t.Kind == sqllex.String {
+			if id.Kind != 0 {
+				return nil
+			}
+			id = t
+		}
+	}
+	if id.Kind == 0 || id.Unterminated {
+		return nil
+	}
+	digits := sqllex.Unquote(sql, id, mode)
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return nil
+	}
+	stmts, _, err := s.parser.Parse(sql[:id.Start]+digits+sql[id.End:], "", "")
+	if err != nil || len(stmts) != 1 {
+		return nil
+	}
+	kill, ok := stmts[0].(*ast.KillStmt)
+	if !ok || kill.Expr != nil || kill.TiDBExtension {
+		return nil
+	}
+	return kill
 }
 
 // answer sends err unless the client already has it.

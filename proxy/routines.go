@@ -77,6 +77,8 @@ func (s *Session) routinePlan(ctx context.Context, kind routineKind, sql string)
 		return nil, privilegeNeeded("TRIGGER")
 	}
 	rules := s.srv.rules
+	// The data sources know their own databases, not the logical one.
+	sql = withoutSchema(sql, rules.DatabaseName, s.lexMode())
 	text := sqllex.ExecutableText(sql, sqllex.Backslash)
 	everywhere := false
 	switch kind {
@@ -119,4 +121,50 @@ func (s *Session) routinePlan(ctx context.Context, kind routineKind, sql string)
 		plan.Routes = append(plan.Routes, router.Route{DataSource: ds.Name, SQL: sql})
 	}
 	return plan, nil
+}
+
+// withoutSchema is sql with every name qualified by schema unqualified
+// (`sharding_db`.`t_plain` and sharding_db.t_plain become `t_plain` and
+// t_plain), in executable comments too; strings and other comments stay
+// as they are. pt-online-schema-change qualifies every table of its
+// triggers so.
+func withoutSchema(sql, schema string, mode sqllex.Mode) string {
+	var b strings.Builder
+	last := 0
+	sc := sqllex.NewScanner(sql, mode)
+	for {
+		t, more := sc.Next()
+		if !more {
+			break
+		}
+		switch t.Kind {
+		case sqllex.Executable:
+			body := t.Body(sql)
+			start := t.End - len(body)
+			if !t.Unterminated {
+				start -= 2
+			}
+			if inner := withoutSchema(body, schema, mode); inner != body {
+				b.WriteString(sql[last:start])
+				b.WriteString(inner)
+				last = start + len(body)
+			}
+		case sqllex.Word, sqllex.QuotedName:
+			name := t.Text(sql)
+			if t.Kind == sqllex.QuotedName {
+				name = sqllex.Unquote(sql, t, mode)
+			}
+			if name != schema || t.End >= len(sql) || sql[t.End] != '.' {
+				continue
+			}
+			b.WriteString(sql[last:t.Start])
+			sc.Next() // the dot
+			last = t.End + 1
+		}
+	}
+	if last == 0 {
+		return sql
+	}
+	b.WriteString(sql[last:])
+	return b.String()
 }

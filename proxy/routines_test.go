@@ -164,3 +164,46 @@ func TestCallResultSets(t *testing.T) {
 		t.Errorf("after the CALLs: %q", got)
 	}
 }
+
+// TestTriggerQualifiedWithLogicalSchema: a trigger whose table and body
+// name tables qualified with the logical schema, as
+// pt-online-schema-change writes them (ON `sharding_db`.`t_plain` ...
+// DELETE IGNORE FROM `sharding_db`.`_t_plain_new`), is created on the
+// default data source with those names unqualified, and fires there; DROP
+// TRIGGER qualified so drops it. The data source has no database
+// sharding_db: the statements got its 1146 'Table 'sharding_db.t_plain'
+// doesn't exist' before. A string that spells the schema stays as it is.
+func TestTriggerQualifiedWithLogicalSchema(t *testing.T) {
+	e := startEnv(t, envOptions{server: authzUsers})
+	createTables(t, e)
+	ops, err := sql.Open("mysql", e.dsn("ops", "ops-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ops.Close()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := ops.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec("DROP TABLE IF EXISTS _t_plain_new")
+	exec("CREATE TABLE _t_plain_new (id INT PRIMARY KEY, v VARCHAR(32))")
+	t.Cleanup(func() {
+		ops.Exec("DROP TRIGGER IF EXISTS rt_q_ins")
+		ops.Exec("DROP TRIGGER IF EXISTS rt_q_del")
+		ops.Exec("DROP TABLE IF EXISTS _t_plain_new")
+	})
+	exec("CREATE TRIGGER `rt_q_ins` AFTER INSERT ON `sharding_db`.`t_plain` FOR EACH ROW REPLACE INTO `sharding_db`.`_t_plain_new` (`id`, `v`) VALUES (NEW.`id`, CONCAT(NEW.`v`, ' sharding_db.x'))")
+	exec("CREATE TRIGGER rt_q_del AFTER DELETE ON sharding_db.t_plain FOR EACH ROW BEGIN DELETE IGNORE FROM sharding_db._t_plain_new WHERE sharding_db._t_plain_new.id <=> OLD.id; END")
+	exec("INSERT INTO t_plain (v) VALUES ('one'), ('two')")
+	exec("DELETE FROM t_plain WHERE v = 'one'")
+	if got := queryStrings(t, ops, "SELECT v FROM _t_plain_new ORDER BY id"); !slices.Equal(got, []string{"two sharding_db.x"}) {
+		t.Errorf("the triggers' table: %q, want [two sharding_db.x]", got)
+	}
+	exec("DROP TRIGGER IF EXISTS `sharding_db`.`rt_q_ins`")
+	exec("DROP TRIGGER sharding_db.rt_q_del")
+	if got := queryStrings(t, e.backend(t, 0), "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME LIKE 'rt\\_q\\_%'"); len(got) != 0 {
+		t.Errorf("triggers left: %q", got)
+	}
+}

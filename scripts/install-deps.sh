@@ -7,8 +7,9 @@
 # application, proxy/testdata/php), Doctrine DBAL and ORM with Symfony's cache (the Doctrine application,
 # proxy/testdata/doctrine), Laravel's Eloquent (the Laravel application, proxy/testdata/laravel) and Adminer (served by PHP's built-in web server), Ruby's
 # ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails), Perl's DBI with
-# DBD::MariaDB (the Perl application, proxy/testdata/perl_app.pl), mycli, and mydumper with
-# myloader (TestMydumperApplication). Does nothing when they are all present.
+# DBD::MariaDB (the Perl application, proxy/testdata/perl_app.pl), mycli, mydumper with
+# myloader (TestMydumperApplication), and Percona Toolkit (TestPerconaToolkitApplication).
+# Does nothing when they are all present.
 set -euo pipefail
 
 need=()
@@ -48,6 +49,7 @@ ruby -e 'require "mysql2"' >/dev/null 2>&1 || need+=(ruby-mysql2)
 command -v mydumper >/dev/null 2>&1 && command -v myloader >/dev/null 2>&1 || need+=(mydumper) # TestMydumperApplication
 perl -MDBI -MDBD::MariaDB -e 1 >/dev/null 2>&1 || need+=(libdbd-mariadb-perl) # TestPerlDBIApplication (brings libdbi-perl)
 command -v mycli >/dev/null 2>&1 || need+=(mycli) # TestMycliApplication
+command -v pt-archiver >/dev/null 2>&1 || need+=(percona-toolkit) # TestPerconaToolkitApplication
 
 # npm_packages installs the Node.js applications' packages (Sequelize;
 # TypeORM, Knex and Drizzle), each pinned by its package-lock.json, once.
