@@ -15,9 +15,12 @@ import (
 
 // greetingCapabilities are what the proxy offers in its greeting beyond
 // go-mysql's defaults (which it does not let a server add): MariaDB and
-// MySQL offer CLIENT_MULTI_STATEMENTS, and go-sql-driver from v1.10 only
-// uses multiStatements=true when the server offers it.
-const greetingCapabilities = mysql.CLIENT_MULTI_STATEMENTS
+// MySQL offer CLIENT_MULTI_STATEMENTS and CLIENT_FOUND_ROWS, and
+// go-sql-driver from v1.10 asks only for the capabilities the server
+// offers, so multiStatements=true and clientFoundRows=true need them
+// there (the session reads CLIENT_FOUND_ROWS from the client's answer and
+// takes backend connections logged in with it).
+const greetingCapabilities = mysql.CLIENT_MULTI_STATEMENTS | mysql.CLIENT_FOUND_ROWS
 
 // mariaDBCompatPrefix is what MariaDB puts before its version in the
 // greeting, so that clients that only know MySQL read a 5.5 server rather

@@ -1,0 +1,3 @@
+DROP TABLE t_dict;
+DROP TABLE t_order;
+DROP TABLE migrate_users;

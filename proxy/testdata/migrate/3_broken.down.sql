@@ -1,0 +1,1 @@
+ALTER TABLE t_order DROP COLUMN shipped;
