@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -45,13 +44,7 @@ func TestAiomysqlApplication(t *testing.T) {
 	run := func(host, port, user, password, database string) []string {
 		t.Helper()
 		cmd := exec.Command(py, "testdata/aiomysql_app.py", host, port, user, password, database, "am_")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("the application against %s:%s: %v\n%s\n%s", host, port, err, out, stderr.String())
-		}
-		return strings.Split(strings.TrimSpace(string(out)), "\n")
+		return appOutput(t, cmd, host+":"+port, false)
 	}
 	want := run(e.backends[0].Host(), fmt.Sprint(e.backends[0].Port()), "root", "", "am_ref")
 	referencePrinted(t, "the application", want,

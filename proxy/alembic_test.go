@@ -1,10 +1,8 @@
 package proxy
 
 import (
-	"bytes"
 	"fmt"
 	"os/exec"
-	"strings"
 	"testing"
 )
 
@@ -39,13 +37,7 @@ func TestAlembicApplication(t *testing.T) {
 	run := func(url string) []string {
 		t.Helper()
 		cmd := exec.Command(py, "testdata/alembic_app.py", url, t.TempDir())
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("the application against %s: %v\n%s\n%s", url, err, out, stderr.String())
-		}
-		return strings.Split(strings.TrimSpace(string(out)), "\n")
+		return appOutput(t, cmd, url, false)
 	}
 	want := run(fmt.Sprintf("mysql+pymysql://root@%s/al_ref", e.backends[0].Addr()))
 	referencePrinted(t, "the application", want,

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -62,13 +61,7 @@ func TestConnectorJApplication(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", connectorJJar+string(os.PathListSeparator)+classes,
 			"ConnectorJApp", host, port, user, password, db)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("the application against %s:%s: %v\n%s\n%s", host, port, err, out, stderr.String())
-		}
-		return strings.Split(strings.TrimSpace(string(out)), "\n")
+		return appOutput(t, cmd, host+":"+port, false)
 	}
 	want := run(e.backends[0].Host(), fmt.Sprint(e.backends[0].Port()), "root", "", "cj_ref")
 	referencePrinted(t, "the application", want,

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -107,13 +106,7 @@ func testLaravel(t *testing.T, e *testEnv, php, prepares string, broadcast bool)
 	run := func(host, port, user, password, db string) []string {
 		t.Helper()
 		cmd := exec.Command(php, filepath.Join("testdata", "laravel", "laravel_app.php"), host, port, user, password, db, prepares)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil || stderr.Len() > 0 {
-			t.Fatalf("the application against %s:%s: %v\n%s\n%s", host, port, err, out, stderr.String())
-		}
-		return strings.Split(strings.TrimSpace(string(out)), "\n")
+		return appOutput(t, cmd, host+":"+port, true)
 	}
 	want := run(e.backends[0].Host(), fmt.Sprint(e.backends[0].Port()), "root", "", "laravel_ref")
 	referencePrinted(t, "the application", want,

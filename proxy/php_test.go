@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -46,13 +45,7 @@ func TestPHPApplication(t *testing.T) {
 	run := func(host, port, user, password, db string) []string {
 		t.Helper()
 		cmd := exec.Command(php, filepath.Join("testdata", "php", "php_app.php"), host, port, user, password, db)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil || stderr.Len() > 0 {
-			t.Fatalf("the application against %s:%s: %v\n%s\n%s", host, port, err, out, stderr.String())
-		}
-		return strings.Split(strings.TrimSpace(string(out)), "\n")
+		return appOutput(t, cmd, host+":"+port, true)
 	}
 	want := run(e.backends[0].Host(), fmt.Sprint(e.backends[0].Port()), "root", "", "php_ref")
 	referencePrinted(t, "the application", want,

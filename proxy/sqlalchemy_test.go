@@ -56,6 +56,20 @@ func TestSQLAlchemyApplication(t *testing.T) {
 	}
 }
 
+// appOutput runs a test application and returns the lines it printed; the
+// test fails when it exits non-zero or, strict, when it wrote anything to
+// standard error. target names the server it ran against.
+func appOutput(t *testing.T, cmd *exec.Cmd, target string, strict bool) []string {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || strict && stderr.Len() > 0 {
+		t.Fatalf("the application against %s: %v\n%s\n%s", target, err, out, stderr.String())
+	}
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
 // referencePrinted stops the test unless an application's output directly
 // on MariaDB (want, a line a step) holds each of steps: the comparison
 // through the proxy is only as good as the reference it is compared with.
