@@ -22,13 +22,13 @@ import (
 // PREVIEW says which data node each route reads. EXPLAIN FORMAT=JSON
 // answers one document, so it is refused for a statement of several
 // routes; so are the statements that run in steps (an UPDATE that may
-// move rows, an IN subquery evaluated first). EXPLAIN PARTITIONS, in sql
-// (the statement's text), explains each route so.
+// move rows, an IN subquery evaluated first). EXPLAIN PARTITIONS or
+// EXTENDED, in sql (the statement's text), explains each route so.
 func (s *Session) explain(ctx context.Context, n *ast.ExplainStmt, sql string, out output) error {
 	if n.Stmt == nil {
 		return &NotSupportedError{What: "this EXPLAIN"}
 	}
-	_, partitions := explainPartitions(sql, s.lexMode())
+	_, word := explainWord(sql, s.lexMode())
 	var b strings.Builder
 	if err := n.Stmt.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
 		return &InternalError{Msg: "restore EXPLAIN's statement: " + err.Error()}
@@ -59,8 +59,8 @@ func (s *Session) explain(ctx context.Context, n *ast.ExplainStmt, sql string, o
 	if n.Analyze {
 		prefix += "ANALYZE "
 	}
-	if partitions {
-		prefix += "PARTITIONS "
+	if word != "" {
+		prefix += word + " "
 	}
 	switch f := strings.ToLower(n.Format); f {
 	case "", "row", "traditional":
@@ -96,12 +96,13 @@ func (s *Session) explain(ctx context.Context, n *ast.ExplainStmt, sql string, o
 	return s.writeRows(newMemStream(cols, rows), out)
 }
 
-// explainPartitions reads MariaDB's EXPLAIN PARTITIONS (pt-visual-explain
-// writes EXPLAIN /*!50115 PARTITIONS*/ SELECT ...; DESCRIBE and DESC
-// too), whose word the parser does not know: it returns the text without
-// that word, executable comments opened, for the parser, and whether sql
-// is such a statement.
-func explainPartitions(sql string, mode sqllex.Mode) (string, bool) {
+// explainWord reads MariaDB's EXPLAIN PARTITIONS (pt-visual-explain
+// writes EXPLAIN /*!50115 PARTITIONS*/ SELECT ...) and EXPLAIN EXTENDED
+// (its filtered column; DESCRIBE and DESC too), whose words the parser
+// does not know: it returns the text without the word, executable
+// comments opened, for the parser, and the word in capitals, "" when sql
+// is not such a statement.
+func explainWord(sql string, mode sqllex.Mode) (string, string) {
 	text := sqllex.ExecutableText(sql, mode)
 	word := func(i int) (sqllex.Token, bool) {
 		i, _ = sqllex.SkipSpace(text, i, mode)
@@ -113,16 +114,20 @@ func explainPartitions(sql string, mode sqllex.Mode) (string, bool) {
 	}
 	verb, ok := word(0)
 	if !ok {
-		return "", false
+		return "", ""
 	}
 	switch strings.ToUpper(verb.Text(text)) {
 	case "EXPLAIN", "DESCRIBE", "DESC":
 	default:
-		return "", false
+		return "", ""
 	}
 	w, ok := word(verb.End)
-	if !ok || !strings.EqualFold(w.Text(text), "PARTITIONS") {
-		return "", false
+	if !ok {
+		return "", ""
 	}
-	return text[:w.Start] + text[w.End:], true
+	switch kw := strings.ToUpper(w.Text(text)); kw {
+	case "PARTITIONS", "EXTENDED":
+		return text[:w.Start] + text[w.End:], kw
+	}
+	return "", ""
 }

@@ -15,8 +15,9 @@ import (
 // explained, not run; FORMAT=JSON answers one route's document and is
 // refused over several routes, with the connection usable after.
 // MariaDB's EXPLAIN PARTITIONS (pt-visual-explain's EXPLAIN /*!50115
-// PARTITIONS*/, 1064 from the parser before) answers the same way, with
-// MariaDB's partitions column.
+// PARTITIONS*/, 1064 from the parser before) and EXPLAIN EXTENDED (1064
+// before too) answer the same way, with MariaDB's partitions or filtered
+// column.
 func TestExplainRoutes(t *testing.T) {
 	e := diffEnvironment(t)
 	proxy := oneConn(t, e.proxy)
@@ -33,6 +34,8 @@ func TestExplainRoutes(t *testing.T) {
 		{"EXPLAIN ", "EXPLAIN "},
 		{"EXPLAIN PARTITIONS ", "EXPLAIN PARTITIONS "},
 		{"explain /*!50115 PARTITIONS*/ ", "EXPLAIN PARTITIONS "},
+		{"EXPLAIN EXTENDED ", "EXPLAIN EXTENDED "},
+		{"describe extended ", "EXPLAIN EXTENDED "},
 	} {
 		refCols := connResult(t, oneConn(t, e.ref), explain.give+"SELECT * FROM t_order WHERE user_id = 3")
 		refCols = refCols[:strings.IndexByte(refCols, '\n')+1]

@@ -63,8 +63,8 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 		if show := diagnosticsLimit(sql, s.lexMode()); show != nil {
 			return []ast.StmtNode{show}, nil
 		}
-		// EXPLAIN PARTITIONS (explain.go).
-		if plain, ok := explainPartitions(sql, s.lexMode()); ok {
+		// EXPLAIN PARTITIONS and EXTENDED (explain.go).
+		if plain, word := explainWord(sql, s.lexMode()); word != "" {
 			if st, _, perr := s.parser.Parse(plain, "", ""); perr == nil {
 				return st, nil
 			}
