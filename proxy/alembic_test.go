@@ -25,10 +25,16 @@ func TestAlembicApplication(t *testing.T) {
 	py := requirePython(t, "alembic", "python3-alembic")
 	e := startEnv(t, envOptions{rules: bindingTestRules})
 	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS al_ref", "CREATE DATABASE al_ref")
+	// Another application's table in the logical schema, as the suite's
+	// other tests leave theirs: autogenerate must keep to the models'
+	// tables (include_object), on the proxy as on the empty reference.
+	if _, err := e.open(t).Exec("CREATE TABLE IF NOT EXISTS zz_other_app (id INT NOT NULL PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS al_ref")
 		db := e.open(t)
-		for _, q := range []string{"DROP TABLE IF EXISTS t_order_item", "DROP TABLE IF EXISTS t_order", "DROP TABLE IF EXISTS al_customer", "DROP TABLE IF EXISTS alembic_version"} {
+		for _, q := range []string{"DROP TABLE IF EXISTS t_order_item", "DROP TABLE IF EXISTS t_order", "DROP TABLE IF EXISTS al_customer", "DROP TABLE IF EXISTS alembic_version", "DROP TABLE IF EXISTS zz_other_app"} {
 			if _, err := db.Exec(q); err != nil {
 				t.Errorf("%s: %v", q, err)
 			}

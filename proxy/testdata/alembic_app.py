@@ -96,7 +96,7 @@ def diff():
     sys.path.insert(0, project)
     import models
     with engine.connect() as c:
-        found = compare_metadata(MigrationContext.configure(c, opts={"compare_type": True, "compare_server_default": True}), models.metadata)
+        found = compare_metadata(MigrationContext.configure(c, opts={"compare_type": True, "compare_server_default": True, "include_object": models.include_object}), models.metadata)
     step("differences", sorted(map(repr, map(describe, found))))
 
 
