@@ -78,16 +78,7 @@ func (m *maintenanceStmt) sql(name string) string {
 // text.
 func matchMaintenance(sql string, mode sqllex.Mode) (maintenanceStmt, bool) {
 	text := sqllex.ExecutableText(sql, mode)
-	var toks []sqllex.Token
-	for sc := sqllex.NewScanner(text, mode); ; {
-		t, ok := sc.Next()
-		if !ok {
-			break
-		}
-		if t.Kind != sqllex.Space && !t.Kind.Comment() {
-			toks = append(toks, t)
-		}
-	}
+	toks := sqllex.CodeTokens(text, mode)
 	for len(toks) > 0 && toks[len(toks)-1].Text(text) == ";" {
 		toks = toks[:len(toks)-1]
 	}

@@ -88,16 +88,7 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 // that statement's LIKE pattern, as in SHOW COLUMNS FROM t LIKE 'wild'.
 func (s *Session) describeWild(sql string) *ast.ExplainStmt {
 	mode := s.lexMode()
-	var toks []sqllex.Token
-	for sc := sqllex.NewScanner(sql, mode); ; {
-		t, more := sc.Next()
-		if !more {
-			break
-		}
-		if t.Kind != sqllex.Space && !t.Kind.Comment() {
-			toks = append(toks, t)
-		}
-	}
+	toks := sqllex.CodeTokens(sql, mode)
 	if n := len(toks); n > 0 && toks[n-1].Kind == sqllex.Punct && toks[n-1].Text(sql) == ";" {
 		toks = toks[:n-1]
 	}

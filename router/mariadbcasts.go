@@ -49,7 +49,7 @@ func castEdits(sql string, mode sqllex.Mode) []textEdit {
 	if !containsFold(sql, "int") {
 		return nil
 	}
-	code := codeTokens(sql, mode)
+	code := sqllex.CodeTokens(sql, mode)
 	var (
 		edits []textEdit
 		calls []string // per open parenthesis, the word before it (lower case)

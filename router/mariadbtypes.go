@@ -69,7 +69,7 @@ func typeEdits(sql string, mode sqllex.Mode) ([]textEdit, []ColumnType) {
 	if !containsFold(sql, "uuid") && !containsFold(sql, "inet") {
 		return nil, nil
 	}
-	code := codeTokens(sql, mode)
+	code := sqllex.CodeTokens(sql, mode)
 	var (
 		edits []textEdit
 		types []ColumnType
@@ -113,21 +113,6 @@ func typeEdits(sql string, mode sqllex.Mode) ([]textEdit, []ColumnType) {
 		edits = append(edits, textEdit{start: w.Start, end: end, text: stand})
 	}
 	return edits, types
-}
-
-// codeTokens returns the tokens of sql that are neither space nor
-// comments.
-func codeTokens(sql string, mode sqllex.Mode) []sqllex.Token {
-	var code []sqllex.Token
-	for s := sqllex.NewScanner(sql, mode); ; {
-		t, ok := s.Next()
-		if !ok {
-			return code
-		}
-		if t.Kind != sqllex.Space && !t.Kind.Comment() {
-			code = append(code, t)
-		}
-	}
 }
 
 // typeLength returns how many of code's tokens a length ("(3)" or

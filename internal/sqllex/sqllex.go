@@ -302,6 +302,22 @@ func (s *Scanner) Next() (t Token, ok bool) {
 // Pos returns the index of the next token.
 func (s *Scanner) Pos() int { return s.pos }
 
+// CodeTokens returns the tokens of sql that are neither space nor comments
+// of any form (executable comments included: open them first with
+// ExecutableText to read their code).
+func CodeTokens(sql string, mode Mode) []Token {
+	var code []Token
+	for s := NewScanner(sql, mode); ; {
+		t, ok := s.Next()
+		if !ok {
+			return code
+		}
+		if t.Kind != Space && !t.Kind.Comment() {
+			code = append(code, t)
+		}
+	}
+}
+
 // Unquote returns the name a `quoted name` token stands for (a doubled
 // backquote is one), or a string literal's bytes with its escapes read as
 // mode says.
