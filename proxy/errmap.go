@@ -167,6 +167,7 @@ func (srv *Server) logicalNames(msg string) string {
 	var b strings.Builder
 	changed := false
 	var last string // the word before this one
+	snap := srv.current()
 	for i := 0; i < len(msg); {
 		if !sqllex.IsWordByte(msg[i]) {
 			b.WriteByte(msg[i])
@@ -178,15 +179,19 @@ func (srv *Server) logicalNames(msg string) string {
 			j++
 		}
 		word := msg[i:j]
+		constraint := word
+		if strings.EqualFold(last, "CONSTRAINT") {
+			constraint = snap.messageConstraint(msg, word)
+		}
 		switch {
-		case strings.EqualFold(last, "CONSTRAINT") && srv.current().messageConstraint(msg, word) != word:
-			b.WriteString(srv.current().messageConstraint(msg, word))
+		case constraint != word:
+			b.WriteString(constraint)
 			changed = true
-		case srv.current().physicalDB[word]:
-			b.WriteString(srv.current().rules.DatabaseName)
+		case snap.physicalDB[word]:
+			b.WriteString(snap.rules.DatabaseName)
 			changed = true
-		case srv.current().physicalTable[word] != "":
-			b.WriteString(srv.current().physicalTable[word])
+		case snap.physicalTable[word] != "":
+			b.WriteString(snap.physicalTable[word])
 			changed = true
 		default:
 			b.WriteString(word)
