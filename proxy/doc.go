@@ -26,7 +26,9 @@
 //	                                         COM_STMT_EXECUTE runs as backend
 //	                                         prepared statements (backendstmt.go);
 //	                                         a write over several routes all or
-//	                                         nothing (stmtatomic.go); connections
+//	                                         nothing (stmtatomic.go), its LIMIT
+//	                                         spent route after route (rowlimit.go);
+//	                                         connections
 //	                                         that hold session state pinned (pin.go);
 //	                                         a SELECT's routes on one data source
 //	                                         joined with UNION ALL (union.go);

@@ -196,7 +196,7 @@ func (s *Session) subqueriesFirst(ctx context.Context, first *router.SubqueriesF
 	if plan.Move != nil {
 		return s.moveRows(ctx, plan, conns)
 	}
-	return runPlanMode(ctx, plan, conns, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, backendText, nil)
+	return s.runRoutes(ctx, plan, conns, backendText, nil)
 }
 
 // subqueryValues runs a subquery's SELECT and returns its distinct

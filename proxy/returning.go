@@ -56,14 +56,24 @@ func (p returningPlan) Bind(args []any) (*router.Plan, error) {
 	out.Returning = p.list
 	out.Routes = make([]router.Route, len(plan.Routes))
 	for i, r := range plan.Routes {
-		list := p.list
-		if len(r.Nodes) == 1 && len(plan.Tables) > 0 {
-			list = returningFor(list, plan.Tables[0], r.Nodes[0].Table)
-		}
-		r.SQL += " RETURNING " + list
+		r.SQL += returningTail(&out, r)
 		out.Routes[i] = r
 	}
 	return &out, nil
+}
+
+// returningTail is what a route of plan ends with for its RETURNING
+// clause: " RETURNING " and the list, with the route's physical table
+// for the logical one.
+func returningTail(plan *router.Plan, r router.Route) string {
+	if plan.Returning == "" {
+		return ""
+	}
+	list := plan.Returning
+	if len(r.Nodes) == 1 && len(plan.Tables) > 0 {
+		list = returningFor(list, plan.Tables[0], r.Nodes[0].Table)
+	}
+	return " RETURNING " + list
 }
 
 // returningFor returns a RETURNING list for a route that inserts into
@@ -130,6 +140,10 @@ func beforeDot(list string, i int) bool {
 // DELETE ... RETURNING each route in turn, its rows buffered and put back
 // in the client's row order.
 func (s *Session) runRoutes(ctx context.Context, plan *router.Plan, conns connSource, mode backendMode, join *joinScope) (result, error) {
+	if plan.RowLimit != nil {
+		// An UPDATE or DELETE ... LIMIT over several data nodes (rowlimit.go).
+		return s.runRowLimit(ctx, plan, conns, mode)
+	}
 	if plan.Returning == "" {
 		return runPlanMode(ctx, plan, conns, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, mode, join)
 	}

@@ -130,6 +130,14 @@ type Plan struct {
 	// pointer: every statement's plan carries the field, and only a DROP
 	// TABLE sets it.
 	Drop *DroppedTables `json:"drop,omitempty"`
+	// RowLimit is set for an UPDATE or DELETE with LIMIT and no ORDER BY
+	// over several data nodes of a sharded table: the LIMIT is of the
+	// whole statement, any rows up to that many, not of each data node.
+	// Each route's SQL ends with " LIMIT " and the count; the proxy runs
+	// the routes one after another in one atomic write, each with the
+	// count less the rows the routes before it matched, and stops when
+	// none are left.
+	RowLimit *int64 `json:"rowLimit,omitempty"`
 }
 
 // DroppedTables are the tables of a DROP TABLE of several tables, in the

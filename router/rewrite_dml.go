@@ -41,6 +41,12 @@ type dmlBinder struct {
 	// orderLimit is the ORDER BY/LIMIT of an UPDATE or DELETE, which
 	// cannot run on several data nodes of a sharded table alike.
 	orderLimit bool
+	// rowLimit is the LIMIT count of an UPDATE or DELETE without ORDER
+	// BY, and limited the statement with that count a hole: over several
+	// data nodes of a sharded table the proxy runs it node after node,
+	// each taking what the ones before left of the count (Plan.RowLimit).
+	rowLimit   *operand
+	limited    *sqlTemplate
 	inLists    []*inList
 	keyChanges []keyChange
 	// wherePins are the values top-level col = v conjuncts of a
@@ -119,6 +125,9 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 		return err
 	}
 	if err := d.buildEmpty(stmt); err != nil {
+		return err
+	}
+	if err := d.buildLimited(stmt); err != nil {
 		return err
 	}
 	if u, ok := stmt.(*ast.UpdateStmt); ok && len(d.keyChanges) > 0 {
@@ -546,6 +555,40 @@ func falseTemplate(stmt ast.StmtNode) (*sqlTemplate, error) {
 	return buildTemplate(stmt)
 }
 
+// buildLimited builds, for an UPDATE or DELETE with LIMIT and no ORDER
+// BY that may reach several data nodes of a sharded table, the statement
+// with its LIMIT count a hole (rowLimit, limited).
+func (d *dmlBinder) buildLimited(stmt ast.StmtNode) error {
+	if len(d.a.sharded) == 0 {
+		return nil
+	}
+	var limit **ast.Limit
+	switch s := stmt.(type) {
+	case *ast.UpdateStmt:
+		if s.Order == nil {
+			limit = &s.Limit
+		}
+	case *ast.DeleteStmt:
+		if s.Order == nil {
+			limit = &s.Limit
+		}
+	}
+	if limit == nil || *limit == nil || (*limit).Offset != nil {
+		return nil
+	}
+	keep := *limit
+	o, ok := limitOperand(keep.Count)
+	if !ok {
+		return nil
+	}
+	*limit = &ast.Limit{Count: markerExpr(holeLimit, 0)}
+	var err error
+	d.limited, err = buildTemplate(stmt)
+	*limit = keep
+	d.rowLimit = &o
+	return err
+}
+
 func andFalse(where, f ast.ExprNode) ast.ExprNode {
 	if where == nil {
 		return f
@@ -561,6 +604,7 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 	tmpl := d.single
 	var merge *Merge
 	var limit int64 = -1
+	var rowLimit *int64
 	switch {
 	case empty:
 		if d.empty == nil {
@@ -570,11 +614,19 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 			return nil, errNotSupported("no data node can hold a row this statement touches")
 		}
 		tmpl = d.empty
+	case len(units) > 1 && d.orderLimit && !d.rt.broadcastW && d.limited != nil:
+		// LIMIT without ORDER BY: any rows up to the count, which the
+		// proxy takes node after node (Plan.RowLimit).
+		count, err := limitValue(d.rowLimit.value(args))
+		if err != nil {
+			return nil, err
+		}
+		tmpl, limit, rowLimit = d.limited, count, &count
 	case len(units) > 1 && d.orderLimit && !d.rt.broadcastW:
 		// A broadcast table's data sources hold the same rows, so each
 		// keeps the order and the row count; a sharded table's data nodes
-		// hold parts of it, where they would be per data node.
-		return nil, errNotSupported("%s with ORDER BY or LIMIT reaches %d data nodes, where it cannot keep MySQL's meaning (the order and the row count are per data node); add conditions on the sharding columns that pick one data node", strings.ToUpper(d.kind.String()), len(units))
+		// hold parts of it, where the order would be per data node.
+		return nil, errNotSupported("%s with ORDER BY reaches %d data nodes, where it cannot keep MySQL's meaning (the order is per data node); add conditions on the sharding columns that pick one data node, or leave out the ORDER BY (a LIMIT alone is taken across data nodes)", strings.ToUpper(d.kind.String()), len(units))
 	case len(units) > 1 && d.kind == KindSelect:
 		if d.multiErr != nil {
 			return nil, d.multiErr
@@ -625,7 +677,7 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 		}
 		routes = append(routes, Route{DataSource: units[i].ds, Nodes: d.nodes(&units[i]), SQL: sql, Args: rargs})
 	}
-	*plan = Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge}
+	*plan = Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge, RowLimit: rowLimit}
 	if merge != nil {
 		plan.Unionable = d.multi.unionable
 	}
