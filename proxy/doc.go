@@ -27,7 +27,9 @@
 //	                                         prepared statements (backendstmt.go);
 //	                                         a write over several routes all or
 //	                                         nothing (stmtatomic.go), its LIMIT
-//	                                         spent route after route (rowlimit.go);
+//	                                         spent route after route (rowlimit.go),
+//	                                         an INSERT ... SELECT read first
+//	                                         (insertselect.go);
 //	                                         connections
 //	                                         that hold session state pinned (pin.go);
 //	                                         a SELECT's routes on one data source

@@ -52,8 +52,8 @@ func (s *Session) explain(ctx context.Context, n *ast.ExplainStmt, sql string, o
 	if err != nil {
 		return err
 	}
-	if plan.Move != nil || plan.First != nil {
-		return &NotSupportedError{What: "EXPLAIN of a statement the proxy runs in steps (an UPDATE that may move rows between data nodes, an IN subquery evaluated first)"}
+	if plan.Move != nil || plan.First != nil || plan.Fill != nil {
+		return &NotSupportedError{What: "EXPLAIN of a statement the proxy runs in steps (an UPDATE that may move rows between data nodes, an IN subquery evaluated first, an INSERT ... SELECT read first)"}
 	}
 	prefix := "EXPLAIN "
 	if n.Analyze {

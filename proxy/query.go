@@ -201,6 +201,10 @@ func (s *Session) routedPlan(st *statement) (*router.Plan, error) {
 				// (derivedcount.go).
 				return plan, nil
 			}
+			if plan, ok, ferr := s.insertFillPlan(st, err); ok {
+				// INSERT ... SELECT read first (insertselect.go).
+				return plan, ferr
+			}
 			// An IN subquery across data nodes (insubquery.go).
 			return s.subqueriesFirstPlan(st, err)
 		}
@@ -235,6 +239,10 @@ func (s *Session) routedPlan(st *statement) (*router.Plan, error) {
 			// COUNT(*) of a derived table across data nodes, seen with
 			// the arguments (derivedcount.go).
 			return plan, nil
+		}
+		if plan, ok, ferr := s.insertFillPlan(st, err); ok {
+			// INSERT ... SELECT read first, seen with the arguments.
+			return plan, ferr
 		}
 		// An IN subquery across data nodes, seen with the arguments.
 		return s.subqueriesFirstPlan(st, err)
@@ -341,6 +349,10 @@ func (s *Session) executePlan(ctx context.Context, plan *router.Plan, src connSo
 	var join *joinScope
 	if s.srv.rules.Server.UnionRoutes && plan.Kind == router.KindSelect && len(plan.Routes) > 1 {
 		join = &joinScope{cache: s.srv.joins, settings: s.vars.sql()}
+	}
+	if plan.Fill != nil {
+		// An INSERT ... SELECT whose SELECT is read first (insertselect.go).
+		return s.runInsertFill(ctx, plan, src, inTxn)
 	}
 	if plan.First != nil {
 		// An UPDATE or DELETE whose IN subqueries run first (insubquery.go).

@@ -133,14 +133,15 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	// (calcfoundrows.go).
 	if routed(stmts[0]) && !calcFoundRows(stmts[0]) {
 		if ps.pp, err = s.srv.planner.Prepare(stmts[0], parsed, s.db); err != nil {
-			if _, _, ok := s.inSubqueries(parsed, err); (!ok || returning != "") && !s.isDerivedCount(parsed, into) {
+			if _, _, ok := s.inSubqueries(parsed, err); (!ok || returning != "") && !s.isDerivedCount(parsed, into) && !s.isInsertFill(parsed, returning, err) {
 				return nil, err
 			}
-			// An IN subquery across data nodes, or COUNT(*) of a derived
-			// table across data nodes: each execute runs the statement
-			// as text, its arguments written in, and the subquery first
-			// (insubquery.go) or the derived table's query counted
-			// (derivedcount.go).
+			// An IN subquery across data nodes, COUNT(*) of a derived
+			// table across data nodes, or an INSERT ... SELECT read
+			// first: each execute runs the statement as text, its
+			// arguments written in, and the subquery first
+			// (insubquery.go), the derived table's query counted
+			// (derivedcount.go) or the SELECT read (insertselect.go).
 			ps.pp = nil
 			if stmts, err = s.parse(parsed); err != nil {
 				return nil, &ParseError{Err: err}

@@ -100,7 +100,9 @@
 //     node and a multi-row INSERT splits by data node. INSERT ... SELECT
 //     works when the target's sharding columns come from the same sharding
 //     columns of a binding table (or the same table), or are literals and
-//     everything reaches one data source.
+//     everything reaches one data source; the proxy runs other INSERT ...
+//     SELECTs into a sharded table in two steps (InsertSelectParts,
+//     Plan.Fill).
 //   - UPDATE, DELETE, also multi-table on binding tables. A write to a
 //     broadcast table reaches every data source.
 //   - DDL: CREATE/ALTER/DROP/TRUNCATE TABLE and CREATE/DROP INDEX run on

@@ -1,6 +1,8 @@
 package router
 
 import (
+	"strings"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
@@ -186,4 +188,40 @@ func sortAtoms(g []atom) {
 			g[j], g[j-1] = g[j-1], g[j]
 		}
 	}
+}
+
+// InsertSelectParts splits an INSERT ... SELECT for the proxy to run in
+// two steps when the data nodes cannot run it as it is (InsertFill): the
+// SELECT as a statement of its own, a locking read (LOCK IN SHARE MODE,
+// as MariaDB reads the rows an INSERT ... SELECT inserts), and the INSERT
+// up to its rows, "INSERT INTO `t` (`a`,`b`) VALUES ". ok is false for
+// other statements, for an INSERT without a column list, and for one
+// with ON DUPLICATE KEY UPDATE, whose expressions may name the SELECT's
+// columns. It changes stmt: parse again to use the statement elsewhere.
+func InsertSelectParts(stmt ast.StmtNode) (sel, head string, ok bool) {
+	s, isInsert := stmt.(*ast.InsertStmt)
+	if !isInsert || s.Select == nil || len(s.Columns) == 0 || len(s.OnDuplicate) > 0 || s.Setlist {
+		return "", "", false
+	}
+	if x, isSelect := s.Select.(*ast.SelectStmt); isSelect && x.LockInfo == nil && x.From != nil {
+		x.LockInfo = &ast.SelectLockInfo{LockType: ast.SelectLockForShare}
+	}
+	sel, err := restoreSQL(s.Select)
+	if err != nil {
+		return "", "", false
+	}
+	row := make([]ast.ExprNode, len(s.Columns))
+	for i := range row {
+		row[i] = ast.NewValueExpr(nil, "", "")
+	}
+	s.Select, s.Lists = nil, [][]ast.ExprNode{row}
+	text, err := restoreSQL(s)
+	if err != nil {
+		return "", "", false
+	}
+	i := strings.LastIndex(text, " VALUES (")
+	if i < 0 {
+		return "", "", false
+	}
+	return sel, text[:i] + " VALUES ", true
 }

@@ -114,6 +114,11 @@ type Plan struct {
 	// proxy evaluates before it routes the statement (insubquery.go);
 	// Routes are then one per data source it may reach, with no SQL.
 	First *SubqueriesFirst `json:"subqueriesFirst,omitempty"`
+	// Fill is set for an INSERT ... SELECT into a sharded table that the
+	// data nodes cannot run as it is: the proxy reads the SELECT's rows
+	// first and inserts them as INSERT ... VALUES (insertselect.go);
+	// Routes are then one per data source it may reach, with no SQL.
+	Fill *InsertFill `json:"insertFill,omitempty"`
 	// Returning is the select list of an INSERT ... RETURNING, which the
 	// proxy appends to each route's SQL; the routes then return rows,
 	// given back in the client's row order (Route.Rows).
@@ -162,6 +167,19 @@ type SubqueriesFirst struct {
 	Selects []*Plan `json:"selects"`
 	// Statement is the UPDATE or DELETE's text, to parse again.
 	Statement string `json:"statement"`
+}
+
+// InsertFill is an INSERT ... SELECT the proxy runs in two steps, in one
+// atomic write: Select, then the rows it read appended to Head as
+// literal rows, planned as an INSERT ... VALUES (keys generated for the
+// rows that lack them, each row routed to its data node).
+type InsertFill struct {
+	// Select is the plan of the SELECT, a locking read (LOCK IN SHARE
+	// MODE, as MariaDB reads the rows it inserts).
+	Select *Plan `json:"select"`
+	// Head is the INSERT up to its rows: "INSERT INTO `t` (`a`,`b`)
+	// VALUES ".
+	Head string `json:"head"`
 }
 
 // Route is one data source and the SQL to run on it.

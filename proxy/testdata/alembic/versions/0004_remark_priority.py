@@ -13,9 +13,6 @@ down_revision = "0003"
 branch_labels = None
 depends_on = None
 
-item = sa.table("t_order_item", sa.column("order_id", sa.BigInteger), sa.column("user_id", sa.Integer),
-                sa.column("sku", sa.String), sa.column("qty", sa.Integer))
-
 
 def upgrade():
     op.alter_column("t_order", "note", new_column_name="remark", existing_type=sa.String(length=64), existing_nullable=True,
@@ -26,13 +23,10 @@ def upgrade():
     op.drop_constraint("fk_item_order", "t_order_item", type_="foreignkey")
     op.create_foreign_key("fk_item_order", "t_order_item", "t_order", ["order_id"], ["order_id"], ondelete="CASCADE")
     op.create_unique_constraint("uq_al_customer_tier_name", "al_customer", ["tier", "name"])
-    # A gift item for each big order, read and bulk-inserted without keys
-    # (AUTO_INCREMENT on MariaDB, the proxy's key generator through it).
-    # Not INSERT INTO t_order_item (order_id, ...) SELECT ... FROM t_order:
-    # the proxy cannot generate keys for rows a SELECT makes on the data
-    # nodes, and refuses such an INSERT without item_id (1235).
-    big = op.get_bind().execute(sa.text("SELECT order_id, user_id FROM t_order WHERE amount >= 70 ORDER BY amount")).all()
-    op.bulk_insert(item, [{"order_id": o, "user_id": u, "sku": "gift", "qty": 1} for o, u in big])
+    # A gift item for each big order, without keys (AUTO_INCREMENT on
+    # MariaDB, the proxy's key generator through it, which reads the
+    # SELECT's rows first and inserts them).
+    op.execute("INSERT INTO t_order_item (order_id, user_id, sku, qty) SELECT order_id, user_id, 'gift', 1 FROM t_order WHERE amount >= 70")
     op.execute("UPDATE t_order SET priority = 'high' WHERE amount >= 80")
 
 
