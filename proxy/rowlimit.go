@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"errors"
+	"io"
 	"strconv"
 	"strings"
 
@@ -12,34 +14,59 @@ import (
 
 // runRowLimit runs an UPDATE or DELETE whose LIMIT is of the whole
 // statement over several data nodes (plan.RowLimit): route after route,
-// in data-node order, each with LIMIT the count less the rows the routes
-// before it matched, until none are left. MariaDB's LIMIT without ORDER
-// BY takes any rows up to the count; so does this, one data node's rows
-// after another's. conns is the statement's atomic write (stmtGuard), so
-// a route's error undoes the routes before it. A DELETE ... RETURNING
-// gives back the rows of every route it ran, in that order.
+// in data-node order. Without ORDER BY (MariaDB then takes any rows up to
+// the count) each route gets LIMIT the count less the rows the routes
+// before it matched, until none are left. With ORDER BY, plan.RowOrder
+// reads and locks each route's first rows in that order first; merged,
+// they say how many of the statement's first rows each route holds, and
+// each route takes that many (ORDER BY ... LIMIT its share). conns is the
+// statement's atomic write (stmtGuard), so a route's error undoes the
+// routes before it. A DELETE ... RETURNING gives back the rows of every
+// route it ran, in that order.
 func (s *Session) runRowLimit(ctx context.Context, plan *router.Plan, conns connSource, mode backendMode) (result, error) {
+	conns = sharedConn{conns}
 	full := *plan.RowLimit
 	limit := " LIMIT " + strconv.FormatInt(full, 10)
+	var shares []int64
+	var sequence []int // the route of each of the statement's rows, in its order
+	if plan.RowOrder != nil {
+		var err error
+		if sequence, err = s.rowSequence(ctx, plan.RowOrder, conns, len(plan.Routes)); err != nil {
+			return result{}, err
+		}
+		shares = make([]int64, len(plan.Routes))
+		for _, i := range sequence {
+			shares[i]++
+		}
+	}
 	left := full
 	ran := *plan
-	ran.RowLimit = nil
-	ran.Routes = plan.Routes[:0:0]
+	ran.RowLimit, ran.RowOrder = nil, nil
 	var (
-		oks  []wire.OK
-		cols []*mysql.Field
-		rows []Row
+		oks     []wire.OK
+		cols    []*mysql.Field
+		rows    []Row
+		byRoute = make([][]Row, len(plan.Routes))
 	)
 	for i, r := range plan.Routes {
-		if i > 0 && left == 0 {
-			break
+		n := left
+		if shares != nil {
+			n = shares[i]
+		}
+		// The first route always runs, for the answer's form (an
+		// UPDATE's Rows matched: 0 when nothing matched).
+		if i > 0 && n == 0 {
+			if shares == nil {
+				break
+			}
+			continue
 		}
 		tail := returningTail(plan, r)
 		if !strings.HasSuffix(r.SQL, limit+tail) {
 			return result{}, &InternalError{Msg: "a route of an UPDATE or DELETE with LIMIT does not end with its LIMIT"}
 		}
-		if left != full {
-			r.SQL = r.SQL[:len(r.SQL)-len(limit+tail)] + " LIMIT " + strconv.FormatInt(left, 10) + tail
+		if n != full {
+			r.SQL = r.SQL[:len(r.SQL)-len(limit+tail)] + " LIMIT " + strconv.FormatInt(n, 10) + tail
 		}
 		one := ran
 		one.Type = router.RouteSingle
@@ -48,7 +75,6 @@ func (s *Session) runRowLimit(ctx context.Context, plan *router.Plan, conns conn
 		if err != nil {
 			return result{}, err
 		}
-		ran.Routes = plan.Routes[:i+1]
 		if res.rows == nil {
 			oks = append(oks, res.ok)
 			left -= min(left, matchedRows(plan.Kind, res.ok))
@@ -63,13 +89,53 @@ func (s *Session) runRowLimit(ctx context.Context, plan *router.Plan, conns conn
 			return result{}, err
 		}
 		rows = append(rows, got...)
+		byRoute[i] = got
 		left -= min(left, int64(len(got)))
 	}
 	if plan.Returning != "" {
+		if sequence != nil && len(rows) == len(sequence) {
+			// In the statement's order, as MariaDB returns the rows it
+			// deleted: each route's rows come in that order, and the
+			// sequence says whose row is next.
+			rows = rows[:0]
+			for _, i := range sequence {
+				rows = append(rows, byRoute[i][0])
+				byRoute[i] = byRoute[i][1:]
+			}
+		}
 		return result{rows: newMemStream(cols, rows)}, nil
 	}
 	ok, _ := combineOK(&ran, oks)
 	return result{ok: ok}, nil
+}
+
+// rowSequence runs order, a RowOrder SELECT ... FOR UPDATE on conns (the
+// statement's atomic write), and returns, for each merged row, the route
+// of the n that holds it: the statement's first rows in its order.
+func (s *Session) rowSequence(ctx context.Context, order *router.Plan, conns connSource, n int) ([]int, error) {
+	res, err := runPlanMode(ctx, order, conns, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, backendText, nil)
+	if err != nil {
+		return nil, err
+	}
+	if res.rows == nil {
+		return nil, &InternalError{Msg: "the ordered read of an UPDATE or DELETE with ORDER BY and LIMIT returned no result set"}
+	}
+	defer res.rows.Close()
+	sequence := []int{}
+	for {
+		row, err := res.rows.Next()
+		if errors.Is(err, io.EOF) {
+			return sequence, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		i, err := strconv.Atoi(string(row[len(row)-1]))
+		if err != nil || i < 0 || i >= n {
+			return nil, &InternalError{Msg: "the ordered read of an UPDATE or DELETE with ORDER BY and LIMIT names no route"}
+		}
+		sequence = append(sequence, i)
+	}
 }
 
 // matchedRows is the number of rows a route's UPDATE or DELETE counted
@@ -87,3 +153,20 @@ func matchedRows(kind router.StatementKind, ok wire.OK) int64 {
 	}
 	return int64(ok.AffectedRows)
 }
+
+// sharedConn hands out, for each data source, only the first connection
+// its source gives (a stmtGuard holds one per route, each in a
+// transaction of its own): the ordered read and the writes of an UPDATE
+// or DELETE with LIMIT then share one transaction per data source, and
+// each write finds the rows its read locked instead of waiting for them.
+type sharedConn struct{ connSource }
+
+func (c sharedConn) acquire(ctx context.Context, ds string, n int) ([]*backendConn, error) {
+	bcs, err := c.connSource.acquire(ctx, ds, 1)
+	if len(bcs) > 1 {
+		bcs = bcs[:1]
+	}
+	return bcs, err
+}
+
+func (c sharedConn) statusSink() *statusSink { return sinkOf(c.connSource) }

@@ -12,13 +12,14 @@ import (
 	"github.com/shardflake/shardflake/internal/mariadbtest"
 )
 
-// TestRowLimitAcrossDataNodes: an UPDATE or DELETE with LIMIT and no
-// ORDER BY over several data nodes of t_order takes at most LIMIT rows in
-// all, as the same statement on one MariaDB table does (pt-archiver
-// --bulk-delete sends DELETE ... LIMIT over a range of keys). Which rows
-// it takes is MariaDB's choice in both, so the test compares what does
-// not depend on it: the rows affected and matched, and counts of what is
-// left, against the same table on one MariaDB.
+// TestRowLimitAcrossDataNodes: an UPDATE or DELETE with LIMIT over
+// several data nodes of t_order takes at most LIMIT rows in all, as the
+// same statement on one MariaDB table does (pt-archiver --bulk-delete
+// sends DELETE ... LIMIT over a range of keys). Without ORDER BY which
+// rows it takes is MariaDB's choice in both, so the test compares what
+// does not depend on it: the rows affected and matched, and counts of
+// what is left; with an ORDER BY on a unique key, the rows left
+// themselves; against the same table on one MariaDB.
 func TestRowLimitAcrossDataNodes(t *testing.T) {
 	e := startEnv(t, envOptions{})
 	createTables(t, e)
@@ -72,6 +73,11 @@ func TestRowLimitAcrossDataNodes(t *testing.T) {
 		{"UPDATE", "UPDATE %s SET status = 'c' WHERE status = 'a' LIMIT 10", nil, "SELECT status, COUNT(*) FROM %s GROUP BY status ORDER BY status"},
 		{"prepared DELETE with LIMIT ?", "DELETE FROM %s WHERE user_id = ? LIMIT ?", []any{1, 7}, "SELECT user_id, COUNT(*) FROM %s GROUP BY user_id ORDER BY user_id"},
 		{"DELETE whose IN subquery the proxy runs first", "DELETE FROM %[1]s WHERE user_id IN (SELECT user_id FROM %[1]s WHERE status = 'b') LIMIT 13", nil, "SELECT COUNT(*) FROM %s"},
+		{"DELETE ORDER BY ... LIMIT takes the first rows in that order", "DELETE FROM %s WHERE user_id = 1 ORDER BY order_id DESC LIMIT 5", nil, "SELECT order_id, status FROM %s ORDER BY order_id"},
+		{"DELETE ORDER BY two columns over both data sources", "DELETE FROM %s ORDER BY status DESC, order_id LIMIT 11", nil, "SELECT order_id, status FROM %s ORDER BY order_id"},
+		{"UPDATE ORDER BY ... LIMIT", "UPDATE %s SET status = 'z' WHERE status = 'a' ORDER BY user_id DESC, order_id LIMIT 9", nil, "SELECT order_id, status FROM %s ORDER BY order_id"},
+		{"prepared UPDATE ORDER BY ... LIMIT ?", "UPDATE %s SET status = ? WHERE status <> ? ORDER BY order_id LIMIT ?", []any{"p", "b", 14}, "SELECT order_id, status FROM %s ORDER BY order_id"},
+		{"ORDER BY ... LIMIT above the rows that match", "DELETE FROM %s WHERE status = 'b' ORDER BY order_id LIMIT 50", nil, "SELECT order_id, status FROM %s ORDER BY order_id"},
 		{"prepared UPDATE with LIMIT ?", "UPDATE %s SET status = ? WHERE user_id = ? LIMIT ?", []any{"z", 2, 9}, "SELECT user_id, SUM(status = 'z'), COUNT(*) FROM %s GROUP BY user_id ORDER BY user_id"},
 	}
 	for _, tt := range tests {
@@ -137,6 +143,18 @@ func TestRowLimitAcrossDataNodes(t *testing.T) {
 		}
 		if n := counts(t, proxyDB, "SELECT COUNT(*) FROM t_order WHERE user_id = 1"); n != "4" {
 			t.Errorf("user 1's rows left: %s, want 4", n)
+		}
+	})
+
+	// With ORDER BY the rows come back in that order, as MariaDB
+	// returns the rows it deletes.
+	t.Run("DELETE ORDER BY ... LIMIT ... RETURNING", func(t *testing.T) {
+		reset(t)
+		q := "DELETE FROM %s WHERE status = 'a' ORDER BY user_id DESC, order_id DESC LIMIT 9 RETURNING order_id, user_id"
+		got := queryStrings(t, proxyDB, fmt.Sprintf(q, "t_order"))
+		want := queryStrings(t, direct, fmt.Sprintf(q, ref))
+		if strings.Join(got, ";") != strings.Join(want, ";") {
+			t.Errorf("RETURNING rows:\n got %v\nwant %v", got, want)
 		}
 	})
 

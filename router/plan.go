@@ -143,6 +143,14 @@ type Plan struct {
 	// count less the rows the routes before it matched, and stops when
 	// none are left.
 	RowLimit *int64 `json:"rowLimit,omitempty"`
+	// RowOrder is set with RowLimit when the statement has ORDER BY: a
+	// SELECT ... FOR UPDATE of each route's first RowLimit rows in that
+	// order, whose last column is the route's position in Routes, merged
+	// in that order and cut at RowLimit. The proxy runs it first; route i
+	// then takes as many rows as the merged rows name i (ORDER BY and
+	// LIMIT that many), so the rows changed are the statement's first in
+	// its order over all data nodes.
+	RowOrder *Plan `json:"rowOrder,omitempty"`
 }
 
 // DroppedTables are the tables of a DROP TABLE of several tables, in the

@@ -37,6 +37,7 @@ const (
 	holeLimit holeKind = 'L' // the LIMIT count sent to every route
 	holeRows  holeKind = 'V' // the rows of an INSERT
 	holeName  holeKind = 'N' // a constraint name made unique per physical table
+	holeRoute holeKind = 'R' // the route's position among the plan's routes
 )
 
 // markerPrefix starts every marker. A marker is restored as a back-quoted

@@ -41,12 +41,17 @@ type dmlBinder struct {
 	// orderLimit is the ORDER BY/LIMIT of an UPDATE or DELETE, which
 	// cannot run on several data nodes of a sharded table alike.
 	orderLimit bool
-	// rowLimit is the LIMIT count of an UPDATE or DELETE without ORDER
-	// BY, and limited the statement with that count a hole: over several
-	// data nodes of a sharded table the proxy runs it node after node,
-	// each taking what the ones before left of the count (Plan.RowLimit).
+	// rowLimit is the LIMIT count of an UPDATE or DELETE, and limited
+	// the statement with that count a hole: over several data nodes of a
+	// sharded table the proxy runs it node after node, each taking what
+	// the ones before left of the count (Plan.RowLimit). ordered is, for
+	// such a statement with ORDER BY, the SELECT of the first rows each
+	// data node would take, ordered, with the route's position last
+	// (Plan.RowOrder); orderKeys sort its rows.
 	rowLimit   *operand
 	limited    *sqlTemplate
+	ordered    *sqlTemplate
+	orderKeys  []OrderKey
 	inLists    []*inList
 	keyChanges []keyChange
 	// wherePins are the values top-level col = v conjuncts of a
@@ -555,37 +560,71 @@ func falseTemplate(stmt ast.StmtNode) (*sqlTemplate, error) {
 	return buildTemplate(stmt)
 }
 
-// buildLimited builds, for an UPDATE or DELETE with LIMIT and no ORDER
-// BY that may reach several data nodes of a sharded table, the statement
-// with its LIMIT count a hole (rowLimit, limited).
+// buildLimited builds, for an UPDATE or DELETE with LIMIT that may reach
+// several data nodes of a sharded table, the statement with its LIMIT
+// count a hole (rowLimit, limited) and, when it has ORDER BY, the SELECT
+// that finds how many rows each data node takes (ordered).
 func (d *dmlBinder) buildLimited(stmt ast.StmtNode) error {
 	if len(d.a.sharded) == 0 {
 		return nil
 	}
-	var limit **ast.Limit
+	var (
+		limit *ast.Limit
+		order *ast.OrderByClause
+		refs  *ast.TableRefsClause
+		where ast.ExprNode
+		set   func(*ast.Limit)
+	)
 	switch s := stmt.(type) {
 	case *ast.UpdateStmt:
-		if s.Order == nil {
-			limit = &s.Limit
-		}
+		limit, order, refs, where = s.Limit, s.Order, s.TableRefs, s.Where
+		set = func(l *ast.Limit) { s.Limit = l }
 	case *ast.DeleteStmt:
-		if s.Order == nil {
-			limit = &s.Limit
+		if s.IsMultiTable {
+			return nil
 		}
-	}
-	if limit == nil || *limit == nil || (*limit).Offset != nil {
+		limit, order, refs, where = s.Limit, s.Order, s.TableRefs, s.Where
+		set = func(l *ast.Limit) { s.Limit = l }
+	default:
 		return nil
 	}
-	keep := *limit
-	o, ok := limitOperand(keep.Count)
+	if limit == nil || limit.Offset != nil {
+		return nil
+	}
+	o, ok := limitOperand(limit.Count)
 	if !ok {
 		return nil
 	}
-	*limit = &ast.Limit{Count: markerExpr(holeLimit, 0)}
+	set(&ast.Limit{Count: markerExpr(holeLimit, 0)})
+	defer set(limit)
 	var err error
-	d.limited, err = buildTemplate(stmt)
-	*limit = keep
+	if d.limited, err = buildTemplate(stmt); err != nil {
+		return err
+	}
 	d.rowLimit = &o
+	if order == nil {
+		return nil
+	}
+	// SELECT <order expressions>, <route> FROM ... WHERE ... ORDER BY ...
+	// LIMIT <count> FOR UPDATE: a data node's first rows in the
+	// statement's order, locked as the statement will change them.
+	sel := &ast.SelectStmt{
+		SelectStmtOpts: &ast.SelectStmtOpts{SQLCache: true},
+		Kind:           ast.SelectStmtKindSelect,
+		Fields:         &ast.FieldList{},
+		From:           refs,
+		Where:          where,
+		OrderBy:        &ast.OrderByClause{Items: order.Items},
+		Limit:          &ast.Limit{Count: markerExpr(holeLimit, 0)},
+		LockInfo:       &ast.SelectLockInfo{LockType: ast.SelectLockForUpdate},
+	}
+	d.orderKeys = nil
+	for i, it := range order.Items {
+		sel.Fields.Fields = append(sel.Fields.Fields, &ast.SelectField{Expr: it.Expr})
+		d.orderKeys = append(d.orderKeys, OrderKey{Column: ColumnRef(i), Desc: it.Desc})
+	}
+	sel.Fields.Fields = append(sel.Fields.Fields, &ast.SelectField{Expr: markerExpr(holeRoute, 0)})
+	d.ordered, err = buildTemplate(sel)
 	return err
 }
 
@@ -615,8 +654,9 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 		}
 		tmpl = d.empty
 	case len(units) > 1 && d.orderLimit && !d.rt.broadcastW && d.limited != nil:
-		// LIMIT without ORDER BY: any rows up to the count, which the
-		// proxy takes node after node (Plan.RowLimit).
+		// LIMIT: rows up to the count, which the proxy takes node after
+		// node (Plan.RowLimit), in the statement's order when it has
+		// one (Plan.RowOrder).
 		count, err := limitValue(d.rowLimit.value(args))
 		if err != nil {
 			return nil, err
@@ -626,7 +666,7 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 		// A broadcast table's data sources hold the same rows, so each
 		// keeps the order and the row count; a sharded table's data nodes
 		// hold parts of it, where the order would be per data node.
-		return nil, errNotSupported("%s with ORDER BY reaches %d data nodes, where it cannot keep MySQL's meaning (the order is per data node); add conditions on the sharding columns that pick one data node, or leave out the ORDER BY (a LIMIT alone is taken across data nodes)", strings.ToUpper(d.kind.String()), len(units))
+		return nil, errNotSupported("%s with ORDER BY and no LIMIT reaches %d data nodes, where it cannot keep MySQL's meaning (the order is per data node); add conditions on the sharding columns that pick one data node, or leave out the ORDER BY", strings.ToUpper(d.kind.String()), len(units))
 	case len(units) > 1 && d.kind == KindSelect:
 		if d.multiErr != nil {
 			return nil, d.multiErr
@@ -678,6 +718,11 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 		routes = append(routes, Route{DataSource: units[i].ds, Nodes: d.nodes(&units[i]), SQL: sql, Args: rargs})
 	}
 	*plan = Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge, RowLimit: rowLimit}
+	if rowLimit != nil && d.ordered != nil {
+		if plan.RowOrder, err = d.rowOrder(units, f, args, *rowLimit); err != nil {
+			return nil, err
+		}
+	}
 	if merge != nil {
 		plan.Unionable = d.multi.unionable
 	}
@@ -685,6 +730,24 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 		return nil, err
 	}
 	return plan, nil
+}
+
+// rowOrder plans the SELECT of an UPDATE or DELETE with ORDER BY and
+// LIMIT over several data nodes (Plan.RowOrder): on each, its first count
+// rows in the statement's order and the route's position; merged in that
+// order and cut at count, the rows say how many rows each route takes.
+func (d *dmlBinder) rowOrder(units []unit, f *unitFiller, args []any, count int64) (*Plan, error) {
+	routes := make([]Route, len(units))
+	for i := range units {
+		f.u, f.route = &units[i], i
+		sql, rargs, err := d.ordered.render(f, args)
+		if err != nil {
+			return nil, err
+		}
+		routes[i] = Route{DataSource: units[i].ds, Nodes: d.nodes(&units[i]), SQL: sql, Args: rargs}
+	}
+	return &Plan{Kind: KindSelect, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Access: AccessLockingRead,
+		Merge: &Merge{Sort: d.orderKeys, Limit: &Limit{Count: count, Pushed: true}}}, nil
 }
 
 // oneRoutePlan is a plan of one route with its route and the filler that
@@ -743,6 +806,7 @@ type unitFiller struct {
 	items [][]nodeSet
 	limit int64
 	bind  []any
+	route int // the route's position, for holeRoute
 }
 
 func (f *unitFiller) fill(b *strings.Builder, k holeKind, id int, out []any) ([]any, error) {
@@ -754,6 +818,8 @@ func (f *unitFiller) fill(b *strings.Builder, k holeKind, id int, out []any) ([]
 		f.d.a.fillName(b, id, f.u.nodes)
 	case holeLimit:
 		b.WriteString(strconv.FormatInt(f.limit, 10))
+	case holeRoute:
+		b.WriteString(strconv.Itoa(f.route))
 	case holeIn:
 		l := f.d.inLists[id]
 		var keep []bool
