@@ -1,0 +1,22 @@
+# The binding tables t_order and t_order_item, sharded by user_id and
+# order_id; their AUTO_INCREMENT keys are what the proxy's key generator
+# fills.
+Sequel.migration do
+  change do
+    create_table(:t_order) do
+      primary_key :order_id, type: :Bignum
+      Integer :user_id, null: false
+      String :status, size: 16
+      BigDecimal :amount, size: [12, 2]
+      index :user_id
+    end
+    create_table(:t_order_item) do
+      primary_key :item_id, type: :Bignum
+      Bignum :order_id, null: false
+      Integer :user_id, null: false
+      String :sku, size: 20
+      Integer :qty, null: false, default: 1
+      index :order_id
+    end
+  end
+end
