@@ -30,8 +30,11 @@ var sequelRules = strings.Replace(bindingTestRules,
 // offset, by key filter), stream, aggregates with group_and_count,
 // transactions committed, rolled back by Sequel::Rollback and nested with
 // a savepoint, for_update, insert_ignore and on_duplicate_key_update,
-// Sequel::UniqueConstraintViolation, native prepared statements, updates,
-// deletes and an error after which the connection goes on.
+// Sequel::UniqueConstraintViolation, native prepared statements,
+// find_or_create, lock!, refresh, a limited dataset update and delete
+// (UPDATE/DELETE ... LIMIT over every data node), Model#save of a new and
+// of an existing row (UPDATE ... WHERE pk LIMIT 1, over two data nodes),
+// updates, deletes and an error after which the connection goes on.
 func TestSequelApplication(t *testing.T) {
 	ruby := requireCommand(t, "ruby", "ruby with Sequel and mysql2 (scripts/install-deps.sh installs ruby-sequel and ruby-mysql2)",
 		"-e", `require "sequel"; require "mysql2"`)
@@ -56,6 +59,10 @@ func TestSequelApplication(t *testing.T) {
 		`savepoint | [2,0]`,
 		`error in transaction | ["Sequel::UniqueConstraintViolation",1062,0,false]`,
 		"duplicate key | Sequel::UniqueConstraintViolation 1062 23000 Duplicate entry 'o1' for key 'PRIMARY'",
+		`lock! | "locked"`,
+		`refresh | ["m3","behind"]`,
+		`limited update | [2,2]`,
+		`limited delete | [1,1]`,
 		`model save | ["saved",d0.0]`,
 		`unknown column | Sequel::DatabaseError 1054 42S22`,
 	)

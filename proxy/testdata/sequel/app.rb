@@ -239,6 +239,17 @@ end
 step("prepared first") { DB[:t_order].where(order_id: :$k).prepare(:first, :order_by_key).call(k: first.order_id)[:status] }
 step("prepared update") { DB[:t_order].where(order_id: :$k).prepare(:update, :set_note, note: :$n).call(k: first.order_id, n: "prepared") }
 
+# Model and dataset paths with LIMIT and locks: lock! reads the row FOR
+# UPDATE, refresh reloads it (SELECT ... LIMIT 1), a limited dataset
+# update or delete is UPDATE/DELETE ... LIMIT over every data node.
+step("find_or_create") { c = Customer.find_or_create(name: "eve") { |n| n.tier = 7 }; [c.id, c.tier, Customer.find_or_create(name: "eve").id == c.id] }
+step("lock!") { DB.transaction { r = Order[first.order_id]; r.lock!; r.update(note: "locked"); Order[first.order_id].note } }
+step("refresh") { r = Order[orders.keys[4]]; DB[:t_order].where(order_id: orders.keys[4]).update(note: "behind"); [r.note, r.refresh.note] }
+step("limited update") { [DB[:t_order].where(status: "new").limit(2).update(note: "lim"), DB[:t_order].where(note: "lim").count] }
+step("limited delete") { [DB[:t_order].where(status: "ret").limit(1).delete, DB[:t_order].where(status: "ret").count] }
+step("isolation") { DB.transaction(isolation: :serializable) { Order.where(user_id: 1).count } }
+step("new save") { r = Order.new(user_id: 2, status: "saved", amount: 1); r.save; learn(:t_order, :order_id, "o"); [o(r.order_id), r.exists?, Order.where(status: "saved").count] }
+
 # Updates and deletes.
 step("update") { [Order.where(user_id: 1).update(status: "one"), Order.where(user_id: 1, status: "one").count] }
 step("model save") { r = Order[orders.keys[2]]; r.update(note: "saved", amount: 0); Order[orders.keys[2]].values.values_at(:note, :amount) }
