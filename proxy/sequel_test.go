@@ -22,15 +22,17 @@ var sequelRules = strings.Replace(bindingTestRules,
 // on one MariaDB. Both runs print the same, step by step: Sequel.connect's
 // setup (SET NAMES, wait_timeout, SQL_AUTO_IS_NULL, sql_mode, the server's
 // version), the integer Migrator up, again, down one and up (schema_info,
-// create_table with indexes, alter_table), DB.tables, DB.schema and
-// DB.indexes, create_table?, Sequel::Model with associations lazy, eager
+// create_table with indexes and a foreign key between the binding tables,
+// alter_table), DB.tables, DB.schema, DB.indexes and DB.foreign_key_list,
+// create_table?, Sequel::Model with associations lazy, eager
 // and eager_graph, Model.create, dataset insert, multi_insert and import
 // (with slices and return: :primary_key) without keys, where, order,
 // limit and offset, paginate and each_page, paged_each (streamed, by
 // offset, by key filter), stream, aggregates with group_and_count,
 // transactions committed, rolled back by Sequel::Rollback and nested with
 // a savepoint, for_update, insert_ignore and on_duplicate_key_update,
-// Sequel::UniqueConstraintViolation, native prepared statements,
+// Sequel::UniqueConstraintViolation, ForeignKeyConstraintViolation (1451
+// with the logical names), native prepared statements,
 // find_or_create, lock!, refresh, a limited dataset update and delete
 // (UPDATE/DELETE ... LIMIT over every data node), Model#save of a new and
 // of an existing row (UPDATE ... WHERE pk LIMIT 1, over two data nodes),
@@ -62,7 +64,8 @@ func TestSequelApplication(t *testing.T) {
 		`lock! | "locked"`,
 		`refresh | ["m3","behind"]`,
 		`limited update | [2,2]`,
-		`limited delete | [1,1]`,
+		"parent row | Sequel::ForeignKeyConstraintViolation 1451 23000 Cannot delete or update a parent row: a foreign key constraint fails (`DB`.`t_order_item`, CONSTRAINT `t_order_item_order_fk` FOREIGN KEY (`order_id`) REFERENCES `t_order` (`order_id`))",
+		`limited delete | [3,1,1]`,
 		`model save | ["saved",d0.0]`,
 		`unknown column | Sequel::DatabaseError 1054 42S22`,
 	)

@@ -1,6 +1,6 @@
 # The binding tables t_order and t_order_item, sharded by user_id and
-# order_id; their AUTO_INCREMENT keys are what the proxy's key generator
-# fills.
+# order_id, an item's foreign key to its order (on the same data node);
+# their AUTO_INCREMENT keys are what the proxy's key generator fills.
 Sequel.migration do
   change do
     create_table(:t_order) do
@@ -12,11 +12,10 @@ Sequel.migration do
     end
     create_table(:t_order_item) do
       primary_key :item_id, type: :Bignum
-      Bignum :order_id, null: false
+      foreign_key :order_id, :t_order, type: :Bignum, key: :order_id, null: false, foreign_key_constraint_name: :t_order_item_order_fk
       Integer :user_id, null: false
       String :sku, size: 20
       Integer :qty, null: false, default: 1
-      index :order_id
     end
   end
 end
