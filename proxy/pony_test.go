@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -22,11 +23,13 @@ var ponyRules = bindingTestRules + `  - !BROADCAST
 // (information_schema, CREATE TABLE with foreign keys and indexes, with
 // foreign_key_checks off), entities with Required, Optional and Set
 // relations, keys commit() and flush() read back, select() generators
-// with order_by(), page() and slices, get, count, sum, max, grouping and
-// HAVING, db_session committed, rolled back and abandoned by an
+// with order_by(), page() and slices, get, count, sum, max, avg, grouping
+// and HAVING, select_by_sql, get_for_update, db_session committed, rolled back and abandoned by an
 // exception, TransactionIntegrityError on duplicate keys, Pony's
 // optimistic checks, deletes and an error after which the connection goes
-// on. Both runs print the same, step by step.
+// on. Both runs print the same, step by step. Pony's exists() over a
+// relation from the broadcast side is left out of the application: the
+// proxy refuses it across data nodes (1235), and the connection goes on.
 func TestPonyApplication(t *testing.T) {
 	requirePython(t, "pymysql", "python3-pymysql")
 	requirePython(t, "MySQLdb", "python3-mysqldb")
@@ -62,6 +65,20 @@ func TestPonyApplication(t *testing.T) {
 			host, port, _ := strings.Cut(e.addr, ":")
 			sameSteps(t, run(host, port, "app", "app-secret", "sharding_db"), want)
 			bindingRowsPlaced(t, e, "pn_ref")
+
+			// What the application leaves out: Pony's exists() over a
+			// relation, a subquery on t_order correlated with the
+			// broadcast pn_customer, refused across data nodes (1235);
+			// the connection goes on.
+			conn := e.conn(t)
+			exists := "SELECT DISTINCT `c`.`name` FROM `pn_customer` `c` WHERE EXISTS (SELECT 1 FROM `t_order` `x` WHERE `c`.`id` = `x`.`user_id` AND `x`.`amount` > 100)"
+			if _, err := conn.ExecContext(context.Background(), exists); errCode(err) != 1235 {
+				t.Errorf("%s: %v, want 1235", exists, err)
+			}
+			var n int
+			if err := conn.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM t_order WHERE amount > 100").Scan(&n); err != nil || n == 0 {
+				t.Errorf("after the 1235: %d orders above 100, %v", n, err)
+			}
 		})
 	}
 }

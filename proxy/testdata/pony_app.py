@@ -28,7 +28,7 @@ if driver == "pymysql":
 
 from decimal import Decimal  # noqa: E402
 from pony.orm import (Database, PrimaryKey, Required, Optional, Set, db_session, select, commit,  # noqa: E402
-                      rollback, count, sum as psum, max as pmax, desc, flush, TransactionIntegrityError, IntegrityError,
+                      rollback, count, sum as psum, max as pmax, avg, desc, flush, TransactionIntegrityError, IntegrityError,
                       ObjectNotFound, MultipleObjectsFoundError, OptimisticCheckError)
 import pony.orm.dbproviders.mysql as pony_mysql  # noqa: E402
 
@@ -186,6 +186,17 @@ with db_session:
     step("having", sorted(select((x.customer.id, psum(x.amount)) for x in Order if psum(x.amount) > 150)))
     step("customer counts", sorted((c.name, count(c.orders)) for c in Customer.select()))
     step("distinct", sorted(select(x.status for x in Order).distinct()))
+    step("avg", round(avg(x.amount for x in Order if x.customer.id == 3), 4), count(x.status for x in Order if x.amount > 0))
+    step("customer aggregate", sorted(select((c.name, count(c.orders), psum(c.orders.amount)) for c in Customer)))
+    step("having count", sorted(select(c.name for c in Customer if count(c.orders) > 3)))
+    step("select_by_sql", [o(x.order_id) for x in Order.select_by_sql("SELECT * FROM t_order WHERE user_id = $u ORDER BY order_id", globals={"u": 2})])
+    step("get_for_update", o(Order.get_for_update(note="n4").order_id))
+    # Not run: customers with an order above 100 as Pony writes it,
+    # select(c for c in Customer if exists(x for x in c.orders if ...)),
+    # is a subquery on t_order correlated with pn_customer, which the
+    # proxy refuses across data nodes (1235, as ShardingSphere without
+    # SQL federation); the orders can name their customers instead.
+    step("customers of orders", sorted(select(x.customer.name for x in Order if x.amount > 100).distinct()))
 
 # Transactions: committed, rolled back, and an error at commit.
 with db_session:
