@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests start for real: MariaDB servers,
 # mariadb, mysqldump and the other client tools (mariadb-admin, -check, -show, -import, -slap), etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
-# mysqlclient, the ORMs SQLAlchemy, Django and peewee, Alembic, aiomysql (for Debian's /usr/bin/python3), Node.js with the Sequelize,
+# mysqlclient, the ORMs SQLAlchemy, Django, peewee and Pony, Alembic, aiomysql (for Debian's /usr/bin/python3), Node.js with the Sequelize,
 # TypeORM, Knex and Drizzle applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj), PHP's command line with PDO_MySQL and mysqli (the PHP
 # application, proxy/testdata/php), Doctrine DBAL and ORM with Symfony's cache (the Doctrine application,
 # proxy/testdata/doctrine), Laravel's Eloquent (the Laravel application, proxy/testdata/laravel) and Adminer (served by PHP's built-in web server), Ruby's
-# ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails), Perl's DBI with
+# ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails), Sequel (proxy/testdata/sequel), Perl's DBI with
 # DBD::MariaDB (the Perl application, proxy/testdata/perl_app.pl), mycli, mydumper with
 # myloader (TestMydumperApplication), and Percona Toolkit (TestPerconaToolkitApplication).
 # Does nothing when they are all present.
@@ -33,6 +33,7 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 /usr/bin/python3 -c 'import peewee' >/dev/null 2>&1 || need+=(python3-peewee) # TestPeeweeApplication
 /usr/bin/python3 -c 'import alembic' >/dev/null 2>&1 || need+=(python3-alembic) # TestAlembicApplication
 /usr/bin/python3 -c 'import aiomysql' >/dev/null 2>&1 || need+=(python3-aiomysql) # TestAiomysqlApplication (and SQLAlchemy's asyncio engine over it)
+/usr/bin/python3 -c 'import pony' >/dev/null 2>&1 || need+=(python3-pony) # TestPonyApplication
 command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication, TestTypeORMApplication, TestKnexApplication, TestDrizzleApplication
 command -v npm >/dev/null 2>&1 || need+=(npm)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless) # TestConnectorJApplication
@@ -45,6 +46,7 @@ php -r 'exit(extension_loaded("pdo_mysql") && extension_loaded("mysqli") ? 0 : 1
 [ -f /usr/share/php/Illuminate/Database/autoload.php ] || need+=(php-laravel-framework) # TestLaravelApplication
 command -v ruby >/dev/null 2>&1 && ruby -e 'require "active_record"' >/dev/null 2>&1 || need+=(ruby-activerecord) # TestActiveRecordApplication
 ruby -e 'require "mysql2"' >/dev/null 2>&1 || need+=(ruby-mysql2)
+ruby -e 'require "sequel"' >/dev/null 2>&1 || need+=(ruby-sequel) # TestSequelApplication
 [ -f /usr/share/adminer/adminer.php ] || need+=(adminer) # TestAdminerApplication
 command -v mydumper >/dev/null 2>&1 && command -v myloader >/dev/null 2>&1 || need+=(mydumper) # TestMydumperApplication
 perl -MDBI -MDBD::MariaDB -e 1 >/dev/null 2>&1 || need+=(libdbd-mariadb-perl) # TestPerlDBIApplication (brings libdbi-perl)
