@@ -98,7 +98,7 @@ func TestActiveRecordApplication(t *testing.T) {
 				`insert_all! | ActiveRecord::RecordNotUnique 1062 23000 Duplicate entry '902' for key 'PRIMARY'`,
 				`after bulk | [[i901,i1,"up",d10.0],[i902,i2,"bulk",d2.0],[i903,i3,"bulk",d3.0],[i904,i0,"up",d4.0]]`,
 				`in_batches | [[i901,i902,i903],[i904,i1001,i1002],[i1003,i1004,i1005],[i1006,G0,G1],[G2,G3,G4],[G5,G6]]`,
-				`stale object | ["ActiveRecord::StaleObjectError","update",["first",i3]]`,
+				`stale object | ["ActiveRecord::StaleObjectError","update",["first",i2]]`,
 				`rollback | [i0,i0,"first"]`,
 				`savepoint | [i955,i957]`,
 				`rollback by error | ["ActiveRecord::RecordNotUnique",i1062,i0]`,
