@@ -52,9 +52,9 @@ func TestExplain(t *testing.T) {
 		},
 		{
 			name:       "rejected statement",
-			give:       []string{"--config", explainRules, "UPDATE t_order SET order_id = 2 WHERE user_id = 1 ORDER BY order_id LIMIT 1"},
+			give:       []string{"--config", explainRules, "UPDATE t_order SET status = 'x' WHERE user_id = 1 ORDER BY order_id"},
 			wantCode:   1,
-			wantStderr: "error 1235 (42000): UPDATE with ORDER BY or LIMIT reaches",
+			wantStderr: "error 1235 (42000): UPDATE with ORDER BY and no LIMIT reaches",
 		},
 		{
 			name:       "syntax error",
