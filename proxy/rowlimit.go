@@ -51,15 +51,20 @@ func (s *Session) runRowLimit(ctx context.Context, plan *router.Plan, conns conn
 	for i, r := range plan.Routes {
 		n := left
 		if shares != nil {
-			n = shares[i]
-		}
-		// The first route always runs, for the answer's form (an
-		// UPDATE's Rows matched: 0 when nothing matched).
-		if i > 0 && n == 0 {
-			if shares == nil {
-				break
+			switch {
+			case shares[i] > 0:
+				n = shares[i]
+			case i == 0 && len(sequence) == 0:
+				// Nothing to take: the first route runs with the whole
+				// LIMIT and matches nothing, for the answer's form (an
+				// UPDATE's "Rows matched: 0", which LIMIT 0 does not say).
+			default:
+				continue
 			}
-			continue
+		} else if i > 0 && n == 0 {
+			// Without ORDER BY the first route always runs, for the
+			// answer's form; the others while rows are left to take.
+			break
 		}
 		tail := returningTail(plan, r)
 		if !strings.HasSuffix(r.SQL, limit+tail) {

@@ -129,6 +129,22 @@ func TestRowLimitAcrossDataNodes(t *testing.T) {
 		if g == nil || w == nil || g[1] != w[1] {
 			t.Errorf("proxy:\n%s\nMariaDB:\n%s", out, dout)
 		}
+		// With ORDER BY, and when nothing matches (MariaDB's answer to
+		// an UPDATE ... LIMIT 0 has no info string: no route may run so).
+		info := regexp.MustCompile(`Rows matched: .*`)
+		for _, q := range []string{
+			"UPDATE %s SET status = 'o' WHERE status = 'a' ORDER BY user_id, order_id DESC LIMIT 6",
+			"UPDATE %s SET status = 'o' WHERE status = 'none' ORDER BY order_id LIMIT 3",
+		} {
+			out, err := mariadbCLI(t, e, fmt.Sprintf(q, "t_order"), "-vvv")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			dout := directCLI(t, e.backends[0], "ds_0", fmt.Sprintf(q, ref))
+			if g, w := info.FindString(out), info.FindString(dout); g == "" || g != w {
+				t.Errorf("%s:\nproxy:\n%s\nMariaDB:\n%s", q, out, dout)
+			}
+		}
 		if n := counts(t, proxyDB, "SELECT COUNT(*) FROM t_order WHERE user_id = 1 AND status = 'b'"); n != "8" {
 			t.Errorf("user 1's 'b' rows: %s, want 8 (the 6 even and 2 odd ones: the LIMIT was spent on the first data node)", n)
 		}
