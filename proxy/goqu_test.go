@@ -23,6 +23,15 @@ import (
 // the application runs both ways. It runs through the proxy and against
 // one MariaDB database, and the two transcripts must be equal.
 
+// goquDefaultOrder is an order whose zero key goqu writes as DEFAULT.
+type goquDefaultOrder struct {
+	OrderID int64     `db:"order_id" goqu:"defaultifempty"`
+	UserID  int64     `db:"user_id"`
+	Status  string    `db:"status"`
+	Amount  int       `db:"amount"`
+	Placed  time.Time `db:"placed"`
+}
+
 // goquOrder is a row of t_order; goqu leaves the key out of an INSERT.
 type goquOrder struct {
 	OrderID int64          `db:"order_id" goqu:"skipinsert,skipupdate"`
@@ -103,6 +112,16 @@ func goquApp(t *testing.T, db *goqu.Database, prepared bool) []string {
 	byNote, err = from("t_order").Where(goqu.C("note").Eq(odd)).Count()
 	must("by note", err)
 	say("odd note: found %v, same %v, by note %d, read back %q", found, oddBack.Note.String == odd, byNote, oddBack.Note.String)
+	// DEFAULT for the zero keys, a key given for the third.
+	res, err = insert("t_order").Rows(goquDefaultOrder{UserID: 1, Status: "default", Amount: 1, Placed: placed},
+		goquDefaultOrder{UserID: 4, Status: "default", Amount: 2, Placed: placed},
+		goquDefaultOrder{OrderID: 900001, UserID: 3, Status: "default", Amount: 3, Placed: placed}).Executor().Exec()
+	must("insert default", err)
+	var defaulted []goquOrder
+	must("defaulted", from("t_order").Where(goqu.Ex{"status": "default"}).Order(goqu.C("amount").Asc()).ScanStructs(&defaulted))
+	say("default keys: %d rows, %s, keys set %v, given key %d", rows("default")(res, nil), goquOrderList(defaulted),
+		defaulted[0].OrderID != 0 && defaulted[1].OrderID != 0, defaulted[2].OrderID)
+	say("deleted: %d", rows("delete default")(del("t_order").Where(goqu.Ex{"status": "default"}).Executor().Exec()))
 	_, err = insert("t_dict").Cols("id", "label").Vals(goqu.Vals{1, "new"}, goqu.Vals{2, "paid"}, goqu.Vals{3, "sent"}).Executor().Exec()
 	must("insert dict", err)
 
@@ -163,6 +182,11 @@ func goquApp(t *testing.T, db *goqu.Database, prepared bool) []string {
 		Join(goqu.T("t_dict").As("d"), goqu.On(goqu.Ex{"d.label": goqu.I("o.status")})).
 		Where(goqu.I("o.user_id").In(1, 4), goqu.I("d.id").Gt(1)).Order(goqu.I("o.amount").Asc()).ScanStructs(&joined))
 	say("joined: %+v", joined)
+	// UNION ALL of two selects over every data node, ordered.
+	var union []int
+	must("union", from("t_order").Select("amount").Where(goqu.C("amount").Lt(12)).
+		UnionAll(from("t_order").Select("amount").Where(goqu.C("amount").Gt(41))).Order(goqu.C("amount").Desc()).ScanVals(&union))
+	say("union: %v", union)
 	var names []string
 	must("names", from("goqu_users").Select("name").Where(goqu.Ex{"active": true}).Order(goqu.C("id").Desc()).ScanVals(&names))
 	say("active users: %v", names)
@@ -265,6 +289,14 @@ func goquApp(t *testing.T, db *goqu.Database, prepared bool) []string {
 	left, err := from("t_order").Count()
 	must("left", err)
 	say("orders left: %d", left)
+	_, err = db.Truncate("t_order").Executor().Exec()
+	must("truncate", err)
+	empty, err := from("t_order").Count()
+	must("empty", err)
+	// The next day's orders.
+	res, err = insert("t_order").Rows(goquOrder{UserID: 2, Status: "new", Amount: 1, Placed: placed}, goquOrder{UserID: 3, Status: "new", Amount: 2, Placed: placed}).Executor().Exec()
+	must("again", err)
+	say("after truncate: %d, then %d rows", empty, rows("again")(res, nil))
 	return app.out
 }
 
