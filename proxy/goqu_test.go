@@ -317,7 +317,10 @@ func goquOrderList(orders []goquOrder) string {
 // proxy (goqu_users unsharded, t_order sharded with its key generated,
 // t_dict broadcast) and against MariaDB directly, with values in the SQL
 // text (goqu's default) and with Prepared(true), and requires the same
-// transcript.
+// transcript. What the application leaves out, refused with 1235 as the
+// test checks: UPDATE and DELETE with Order and Limit over one user's
+// orders (two data nodes), an IN subquery on goqu_users (another data
+// source) and a range on the INLINE-sharded user_id.
 func TestGoquApplication(t *testing.T) {
 	e := startEnv(t, envOptions{databases: "goquapp"})
 	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS goqu_ref", "CREATE DATABASE goqu_ref")
@@ -350,6 +353,14 @@ func TestGoquApplication(t *testing.T) {
 			_, err = db.Delete("t_order").Prepared(prepared).Where(goqu.Ex{"user_id": 3}).Order(goqu.C("amount").Asc()).Limit(1).Executor().Exec()
 			if errCode(err) != 1235 {
 				t.Errorf("DELETE ... ORDER BY ... LIMIT on t_order: %v, want 1235", err)
+			}
+			// So is a SELECT of the orders with an IN subquery on
+			// goqu_users, whose only copy is on the default data source.
+			var ofActive []int
+			err = db.From("t_order").Prepared(prepared).Select("amount").
+				Where(goqu.C("user_id").In(db.From("goqu_users").Select("id").Where(goqu.Ex{"active": true}))).ScanVals(&ofActive)
+			if errCode(err) != 1235 {
+				t.Errorf("SELECT ... IN (SELECT ... FROM goqu_users): %v, want 1235", err)
 			}
 			if n, err := db.From("t_order").Where(goqu.Ex{"user_id": 3}).Count(); err != nil || n == 0 {
 				t.Errorf("after the refused statements: %d orders of user 3, %v", n, err)
