@@ -147,7 +147,7 @@ func (s *Session) moveRow(ctx context.Context, move *router.KeyMove, kr keyMoveR
 	if err != nil || len(stmts) != 1 {
 		return &InternalError{Msg: fmt.Sprintf("moving a row of %s: %v", table, err)}
 	}
-	pp, err := s.srv.planner.Prepare(stmts[0], insertSQL, s.db, s.prepareOptions())
+	pp, err := s.srv.planner.Prepare(stmts[0], insertSQL, s.db)
 	if err != nil {
 		return err
 	}

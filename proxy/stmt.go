@@ -132,7 +132,7 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	// runs it as text, its arguments written in, counted by the proxy
 	// (calcfoundrows.go).
 	if routed(stmts[0]) && !calcFoundRows(stmts[0]) {
-		if ps.pp, err = s.srv.planner.Prepare(stmts[0], parsed, s.db, s.prepareOptions()); err != nil {
+		if ps.pp, err = s.srv.planner.Prepare(stmts[0], parsed, s.db); err != nil {
 			if _, _, ok := s.inSubqueries(parsed, err); (!ok || returning != "") && !s.isDerivedCount(parsed, into) {
 				return nil, err
 			}
@@ -183,7 +183,7 @@ func (s *Session) replan(ps *preparedStmt) error {
 	if err != nil {
 		return &ParseError{Err: err}
 	}
-	pp, err := s.srv.planner.Prepare(stmts[0], ps.parsed, ps.db, s.prepareOptions())
+	pp, err := s.srv.planner.Prepare(stmts[0], ps.parsed, ps.db)
 	if err != nil {
 		return err
 	}

@@ -77,8 +77,7 @@ type joinCond struct {
 // analysis is what Prepare learns about one statement's tables.
 type analysis struct {
 	r       *Router
-	db      string  // session schema, lower-case
-	zeroKey ZeroKey // what a 0 for a generated key column means
+	db      string // session schema, lower-case
 	refs    []*tableRef
 	scopes  []*scope
 	ctes    map[string]bool

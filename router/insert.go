@@ -58,7 +58,7 @@ type insertRow struct {
 	ops    []operand // sharding value operands by shardCol; param -2 marks the generated key
 	keyOp  operand   // the key column's operand when the client gave one
 	keyOK  bool      // keyOp is a literal or ?
-	keyGen bool      // the client's key value is NULL, DEFAULT or (as the session's sql_mode has it) 0: generate
+	keyGen bool      // the client's key value is NULL or DEFAULT: generate
 }
 
 const generatedKey = -2
@@ -317,7 +317,7 @@ func (b *insertBinder) row(i int, row []ast.ExprNode) (insertRow, error) {
 		ir.keyOp, ir.keyOK = rowOperand(row[b.keyIdx])
 		if _, isDefault := row[b.keyIdx].(*ast.DefaultExpr); isDefault && b.gen != nil {
 			ir.keyGen = true
-		} else if ir.keyOK && ir.keyOp.param < 0 && b.generatesFor(ir.keyOp.val) && b.gen != nil {
+		} else if ir.keyOK && ir.keyOp.param < 0 && ir.keyOp.val == nil && b.gen != nil {
 			ir.keyGen = true
 		}
 	}
@@ -507,26 +507,9 @@ func (b *insertBinder) generatedKeys(args []any) (keys, rowKeys []algorithm.Valu
 }
 
 // needsKey reports whether row r gets a generated key: the router adds
-// the key column, or the client's value is NULL, DEFAULT or 0.
+// the key column, or the client's value is NULL or DEFAULT.
 func (b *insertBinder) needsKey(r *insertRow, args []any) bool {
-	return b.keyIdx < 0 || r.keyGen || (r.keyOK && r.keyOp.param >= 0 && b.generatesFor(argValue(args[r.keyOp.param])))
-}
-
-// generatesFor reports whether the client's key value v asks for a
-// generated key, as MariaDB's AUTO_INCREMENT reads it: NULL does, and a
-// numeric 0 unless the session's sql_mode has NO_AUTO_VALUE_ON_ZERO.
-func (b *insertBinder) generatesFor(v algorithm.Value) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case int64:
-		return x == 0 && b.a.zeroKey == ZeroKeyGenerates
-	case uint64:
-		return x == 0 && b.a.zeroKey == ZeroKeyGenerates
-	case float64:
-		return x == 0 && b.a.zeroKey == ZeroKeyGenerates
-	}
-	return false
+	return b.keyIdx < 0 || r.keyGen || (r.keyOK && r.keyOp.param >= 0 && argValue(args[r.keyOp.param]) == nil)
 }
 
 // generatedFor is row i's generated key, nil when it gets none.

@@ -364,42 +364,6 @@ func (p *Prepared) Bind(args []any) (*Plan, error) {
 // USE, BEGIN, SHOW TABLES, statements on information_schema, ...) give a
 // Prepared of KindOther and no error.
 func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, error) {
-	return r.PrepareWith(stmt, sql, db, PrepareOptions{})
-}
-
-// PrepareOptions are the session's settings that change a plan besides
-// its schema; the proxy caches plans by the sql_mode they come from.
-type PrepareOptions struct {
-	// ZeroKey is what a 0 given for a generated key column means.
-	ZeroKey ZeroKey
-}
-
-// ZeroKey is what a 0 given for a table's keyGenerateStrategy column
-// means, as MariaDB reads a 0 given for an AUTO_INCREMENT column. Its zero
-// value is MariaDB's default sql_mode, so that PrepareOptions{} plans as
-// a session that set none.
-type ZeroKey uint8
-
-const (
-	// ZeroKeyGenerates: the row gets a generated key, as for NULL or
-	// DEFAULT.
-	ZeroKeyGenerates ZeroKey = iota
-	// ZeroKeyStored: sql_mode NO_AUTO_VALUE_ON_ZERO; 0 is the row's key.
-	ZeroKeyStored
-)
-
-func (z ZeroKey) String() string {
-	switch z {
-	case ZeroKeyGenerates:
-		return "generates"
-	case ZeroKeyStored:
-		return "stored"
-	}
-	return fmt.Sprintf("ZeroKey(%d)", uint8(z))
-}
-
-// PrepareWith is Prepare under the session's options.
-func (r *Router) PrepareWith(stmt ast.StmtNode, sql string, db string, opts PrepareOptions) (*Prepared, error) {
 	if err := checkUTF8(sql); err != nil {
 		return nil, err
 	}
@@ -412,7 +376,6 @@ func (r *Router) PrepareWith(stmt ast.StmtNode, sql string, db string, opts Prep
 	}
 	p := &Prepared{sql: sql}
 	a := r.newAnalysis(db)
-	a.zeroKey = opts.ZeroKey
 	a.collectParams(stmt)
 	p.params = len(a.params)
 	kind := statementKind(stmt)
