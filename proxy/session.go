@@ -102,7 +102,8 @@ type Session struct {
 
 	stmts      map[uint32]*preparedStmt
 	nextStmtID uint32
-	longData   int // bytes of COM_STMT_SEND_LONG_DATA held (limits.go)
+	lastStmt   uint32 // the id wire.LastStmtID names; 0 after a failed prepare or its close
+	longData   int    // bytes of COM_STMT_SEND_LONG_DATA held (limits.go)
 
 	// state is what the session left on backend connections it pinned
 	// (temporary tables, named locks; pin.go).
@@ -259,8 +260,10 @@ func (s *Session) startCommand(p []byte) bool {
 		}
 		if p[0] == mysql.COM_STMT_EXECUTE {
 			// As MariaDB, the prepared statement's text.
-			if id, err := wire.StmtID(p[1:]); err == nil && s.stmts[id] != nil {
-				s.shown.info = s.stmts[id].sql
+			if id, err := wire.StmtID(p[1:]); err == nil {
+				if ps, ok := s.stmt(id); ok {
+					s.shown.info = ps.sql
+				}
 			}
 		}
 	}
