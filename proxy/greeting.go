@@ -123,15 +123,32 @@ type announceConn struct {
 	id       uint32
 	extended uint32
 	done     bool
+	// scrambles are those the login sent, the greeting's and an
+	// authentication switch's, one of which a COM_CHANGE_USER answers
+	// (changeuser.go: clients differ on which); loggedIn: the login's
+	// OK or error went out.
+	scrambles [][]byte
+	loggedIn  bool
 }
 
 // Write rewrites the greeting (it arrives whole: go-mysql writes a packet
-// in one call) and passes everything else through.
+// in one call) and passes everything else through, noting the scramble
+// of an authentication switch until the login ends.
 func (g *announceConn) Write(b []byte) (int, error) {
 	if g.done {
+		if !g.loggedIn && len(b) > 4 {
+			if scramble, ok := wire.AuthSwitchScramble(b[4:]); ok {
+				g.scrambles = append(g.scrambles, scramble)
+			} else if b[4] == wire.HeaderOK || b[4] == wire.HeaderErr {
+				g.loggedIn = true
+			}
+		}
 		return g.Conn.Write(b)
 	}
 	g.done = true
+	if scramble, ok := wire.GreetingScramble(b[min(4, len(b)):]); ok {
+		g.scrambles = append(g.scrambles, scramble)
+	}
 	out, ok := rewriteGreeting(b, g.version, g.id, g.extended)
 	if !ok {
 		return g.Conn.Write(b)
