@@ -2,7 +2,8 @@
 # Installs the Debian packages the tests start for real: MariaDB servers,
 # mariadb, mysqldump and the other client tools (mariadb-admin, -check, -show, -import, -slap), etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
 # mysqlclient, the ORMs SQLAlchemy, Django and peewee, Alembic, aiomysql (for Debian's /usr/bin/python3), Node.js with the Sequelize,
-# TypeORM, Knex and Drizzle applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), a JDK with MariaDB Connector/J (the JDBC
+# TypeORM, Knex and Drizzle applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), MariaDB's Node.js
+# connector and mysqljs (proxy/testdata/nodedrivers), a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj), PHP's command line with PDO_MySQL and mysqli (the PHP
 # application, proxy/testdata/php), Doctrine DBAL and ORM with Symfony's cache (the Doctrine application,
 # proxy/testdata/doctrine), Laravel's Eloquent (the Laravel application, proxy/testdata/laravel) and Adminer (served by PHP's built-in web server), Ruby's
@@ -33,7 +34,7 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 /usr/bin/python3 -c 'import peewee' >/dev/null 2>&1 || need+=(python3-peewee) # TestPeeweeApplication
 /usr/bin/python3 -c 'import alembic' >/dev/null 2>&1 || need+=(python3-alembic) # TestAlembicApplication
 /usr/bin/python3 -c 'import aiomysql' >/dev/null 2>&1 || need+=(python3-aiomysql) # TestAiomysqlApplication (and SQLAlchemy's asyncio engine over it)
-command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication, TestTypeORMApplication, TestKnexApplication, TestDrizzleApplication
+command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication, TestTypeORMApplication, TestKnexApplication, TestDrizzleApplication, TestMariadbNodeApplication, TestMysqljsApplication
 command -v npm >/dev/null 2>&1 || need+=(npm)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless) # TestConnectorJApplication
 [ -f /usr/share/java/mariadb-java-client.jar ] || need+=(libmariadb-java)
@@ -52,11 +53,12 @@ command -v mycli >/dev/null 2>&1 || need+=(mycli) # TestMycliApplication
 command -v pt-archiver >/dev/null 2>&1 || need+=(percona-toolkit) # TestPerconaToolkitApplication
 
 # npm_packages installs the Node.js applications' packages (Sequelize;
-# TypeORM, Knex and Drizzle), each pinned by its package-lock.json, once.
+# TypeORM, Knex and Drizzle; mariadb and mysql), each pinned by its
+# package-lock.json, once.
 npm_packages() {
 	local root app
 	root="$(cd "$(dirname "$0")/.." && pwd)/proxy/testdata"
-	for app in sequelize/sequelize typeorm/typeorm typeorm/knex typeorm/drizzle-orm; do
+	for app in sequelize/sequelize typeorm/typeorm typeorm/knex typeorm/drizzle-orm nodedrivers/mariadb nodedrivers/mysql; do
 		if [ ! -d "$root/${app%%/*}/node_modules/${app#*/}" ]; then
 			echo "install-deps: npm ci in $root/${app%%/*}" >&2
 			npm ci --prefix "$root/${app%%/*}" --no-audit --no-fund --loglevel=error
