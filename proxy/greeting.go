@@ -125,8 +125,8 @@ type announceConn struct {
 	done     bool
 	// scrambles are those the login sent, the greeting's and an
 	// authentication switch's, one of which a COM_CHANGE_USER answers
-	// (changeuser.go: clients differ on which); loggedIn: the login's
-	// OK or error went out.
+	// (changeuser.go: clients differ on which); loggedIn: the write
+	// after the greeting went out, past which none is looked for.
 	scrambles [][]byte
 	loggedIn  bool
 }
@@ -136,11 +136,14 @@ type announceConn struct {
 // of an authentication switch until the login ends.
 func (g *announceConn) Write(b []byte) (int, error) {
 	if g.done {
-		if !g.loggedIn && len(b) > 4 {
-			if scramble, ok := wire.AuthSwitchScramble(b[4:]); ok {
-				g.scrambles = append(g.scrambles, scramble)
-			} else if b[4] == wire.HeaderOK || b[4] == wire.HeaderErr {
-				g.loggedIn = true
+		if !g.loggedIn {
+			// One switch at most, as a packet of its own; anything else
+			// (the login's answer, a TLS handshake) ends the watch.
+			g.loggedIn = true
+			if len(b) > 4 && int(b[0])|int(b[1])<<8|int(b[2])<<16 == len(b)-4 {
+				if scramble, ok := wire.AuthSwitchScramble(b[4:]); ok {
+					g.scrambles = append(g.scrambles, scramble)
+				}
 			}
 		}
 		return g.Conn.Write(b)
