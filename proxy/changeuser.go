@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"cmp"
 	"crypto/subtle"
 	"fmt"
 
@@ -26,8 +25,12 @@ func (s *Session) changeUser(data []byte) error {
 	if err != nil {
 		return mysql.NewError(mysql.ER_MALFORMED_PACKET, "Malformed communication packet")
 	}
-	if len(s.scrambles) == 0 || cu.Plugin != "" && cu.Plugin != mysql.AUTH_NATIVE_PASSWORD {
-		return &NotSupportedError{What: fmt.Sprintf("COM_CHANGE_USER with %q (mysql_native_password only)", cmp.Or(cu.Plugin, "no greeting scramble"))}
+	if len(s.scrambles) == 0 {
+		// Over TLS the greeting went by under the encryption.
+		return &NotSupportedError{What: "COM_CHANGE_USER on a connection whose login scramble the proxy did not see (TLS)"}
+	}
+	if cu.Plugin != "" && cu.Plugin != mysql.AUTH_NATIVE_PASSWORD {
+		return &NotSupportedError{What: fmt.Sprintf("COM_CHANGE_USER answered for %s (mysql_native_password only)", cu.Plugin)}
 	}
 	s.resetConnection()
 	if !s.passwordMatches(cu.User, cu.Auth) {
