@@ -15,7 +15,7 @@ import (
 // shape (README).
 func TestMariadbNodeApplication(t *testing.T) {
 	runNodeDriverApplication(t, "mariadb_app.js", "mariadb", bindingTestRules,
-		`"connected" true true`, `"pipelined failure" ["ER_DUP_ENTRY",1062,"23000"`, `"batch" 400`, `"batch without bulk" true 300 300 true`, `"batch duplicate" ["ER_DUP_ENTRY",1062`, `"after reset" {"m":null,"mode":1} ["ER_UNKNOWN_STMT_HANDLER",1243`)
+		`"connected" true true`, `"pipelined failure" ["ER_DUP_ENTRY",1062,"23000"`, `"batch" 400`, `"batch without bulk" true 300 300 true`, `"batch duplicate" ["ER_DUP_ENTRY",1062`, `"batch duplicate in transaction" ["ER_DUP_ENTRY",1062,"23000","Duplicate entry 'N' for key 'PRIMARY'"] "n0"`, `"after reset" {"m":null,"mode":1} ["ER_UNKNOWN_STMT_HANDLER",1243`)
 }
 
 // runNodeDriverApplication runs testdata/nodedrivers/script (which needs

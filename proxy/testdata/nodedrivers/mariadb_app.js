@@ -118,6 +118,12 @@ const settle = p => p.then(r => r, e => ({ failed: failure(e) }));
   // (README), a difference this step leaves out.
   const b4 = await settle(conn.batch({ sql: 'INSERT INTO t_order_item (item_id, order_id, user_id, qty) VALUES (?, ?, ?, ?)', bulk: false }, [[7777777, one.insertId, 47, 1], [7777777, one.insertId, 47, 2]]));
   out('batch duplicate', b4.failed);
+  // The same with the defaults, inside a transaction rolled back on the
+  // error: nothing is left either way (README).
+  await conn.beginTransaction();
+  const b4t = await settle(conn.batch('INSERT INTO t_order_item (item_id, order_id, user_id, qty) VALUES (?, ?, ?, ?)', [[7777778, one.insertId, 48, 1], [7777778, one.insertId, 48, 2]]));
+  await conn.rollback();
+  out('batch duplicate in transaction', b4t.failed, (await conn.query('SELECT COUNT(*) AS n FROM t_order_item WHERE user_id = 48'))[0].n);
   out('batch rows', (await conn.query('SELECT user_id, COUNT(*) AS n, SUM(qty) AS q FROM t_order_item GROUP BY user_id ORDER BY user_id')).map(r => [r.user_id, r.n, r.q]));
   out('batch update', affected(await conn.batch('UPDATE t_order_item SET qty = qty + 1 WHERE user_id = ? AND qty = ?', [[40, 0], [41, 1], [42, 2]])));
 
