@@ -2,14 +2,15 @@
 # Installs the Debian packages the tests start for real: MariaDB servers,
 # mariadb, mysqldump and the other client tools (mariadb-admin, -check, -show, -import, -slap), etcd, sysbench, HAProxy, Prometheus, and the Python drivers PyMySQL and
 # mysqlclient, the ORMs SQLAlchemy, Django and peewee, Alembic, aiomysql (for Debian's /usr/bin/python3), Node.js with the Sequelize,
-# TypeORM, Knex and Drizzle applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), MariaDB's Node.js
-# connector and mysqljs (proxy/testdata/nodedrivers), a JDK with MariaDB Connector/J (the JDBC
+# TypeORM, Knex and Drizzle applications' npm packages (proxy/testdata/sequelize, proxy/testdata/typeorm), a JDK with MariaDB Connector/J (the JDBC
 # application, proxy/testdata/connectorj), PHP's command line with PDO_MySQL and mysqli (the PHP
 # application, proxy/testdata/php), Doctrine DBAL and ORM with Symfony's cache (the Doctrine application,
 # proxy/testdata/doctrine), Laravel's Eloquent (the Laravel application, proxy/testdata/laravel) and Adminer (served by PHP's built-in web server), Ruby's
 # ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails), Perl's DBI with
 # DBD::MariaDB (the Perl application, proxy/testdata/perl_app.pl), mycli, mydumper with
 # myloader (TestMydumperApplication), and Percona Toolkit (TestPerconaToolkitApplication).
+# Node.js's packages include MariaDB's Node.js connector and mysqljs
+# (proxy/testdata/nodedrivers, TestMariadbNodeApplication, TestMysqljsApplication).
 # Does nothing when they are all present.
 set -euo pipefail
 
