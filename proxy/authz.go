@@ -80,7 +80,7 @@ func (a sessionAuth) OnAuthFailure(c *server.Conn, err error) {
 }
 
 func (a sessionAuth) OnAuthSuccess(c *server.Conn) error {
-	a.s.user = c.GetUser()
+	a.s.setUser(c.GetUser())
 	a.s.priv = nil
 	// The login schema is checked, existence first, once the password
 	// is (loginConn.admit).

@@ -149,7 +149,7 @@ func (srv *Server) killLocal(from *Session, id uint64, query bool, user string, 
 	if target == nil {
 		return &UnknownThreadError{ID: id}
 	}
-	if target.user != user && !admin {
+	if target.shownUser() != user && !admin {
 		return &KillDeniedError{ID: id}
 	}
 	if query {

@@ -123,15 +123,35 @@ type announceConn struct {
 	id       uint32
 	extended uint32
 	done     bool
+	// scrambles are those the login sent, the greeting's and an
+	// authentication switch's, one of which a COM_CHANGE_USER answers
+	// (changeuser.go: clients differ on which); loggedIn: the write
+	// after the greeting went out, past which none is looked for.
+	scrambles [][]byte
+	loggedIn  bool
 }
 
 // Write rewrites the greeting (it arrives whole: go-mysql writes a packet
-// in one call) and passes everything else through.
+// in one call) and passes everything else through, noting the scramble
+// of an authentication switch until the login ends.
 func (g *announceConn) Write(b []byte) (int, error) {
 	if g.done {
+		if !g.loggedIn {
+			// One switch at most, as a packet of its own; anything else
+			// (the login's answer, a TLS handshake) ends the watch.
+			g.loggedIn = true
+			if len(b) > 4 && int(b[0])|int(b[1])<<8|int(b[2])<<16 == len(b)-4 {
+				if scramble, ok := wire.AuthSwitchScramble(b[4:]); ok {
+					g.scrambles = append(g.scrambles, scramble)
+				}
+			}
+		}
 		return g.Conn.Write(b)
 	}
 	g.done = true
+	if scramble, ok := wire.GreetingScramble(b[min(4, len(b)):]); ok {
+		g.scrambles = append(g.scrambles, scramble)
+	}
 	out, ok := rewriteGreeting(b, g.version, g.id, g.extended)
 	if !ok {
 		return g.Conn.Write(b)

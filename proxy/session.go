@@ -36,7 +36,9 @@ type Session struct {
 	nc       net.Conn
 	id       uint32
 	user     string
-	log      *slog.Logger
+	// scrambles are the login's, for COM_CHANGE_USER (greeting.go).
+	scrambles [][]byte
+	log       *slog.Logger
 
 	clientFlags  uint32
 	sessionTrack bool
@@ -102,7 +104,8 @@ type Session struct {
 
 	stmts      map[uint32]*preparedStmt
 	nextStmtID uint32
-	longData   int // bytes of COM_STMT_SEND_LONG_DATA held (limits.go)
+	lastStmt   uint32 // the id wire.LastStmtID names; 0 after a failed prepare or its close
+	longData   int    // bytes of COM_STMT_SEND_LONG_DATA held (limits.go)
 
 	// state is what the session left on backend connections it pinned
 	// (temporary tables, named locks; pin.go).
@@ -152,6 +155,9 @@ func (s *Session) attach(sc *server.Conn) {
 // attachHandler learns the connection's identity and capabilities, for a
 // session that go-mysql's command loop drives through server.Handler.
 func (s *Session) attachHandler(sc *server.Conn) {
+	if a, ok := sc.Conn.Conn.(*announceConn); ok {
+		s.scrambles = a.scrambles
+	}
 	s.nc = unwrapGreeting(sc.Conn.Conn)
 	// The login's OK said AUTOCOMMIT (OnAuthSuccess); from now on the
 	// session's own state says what the flags are (status).
@@ -160,7 +166,7 @@ func (s *Session) attachHandler(sc *server.Conn) {
 		// Sessions the proxy's listener made have their id (announce).
 		s.id = sc.ConnectionID()
 	}
-	s.user = sc.GetUser()
+	s.setUser(sc.GetUser())
 	s.log = s.srv.log.With("conn", s.id, "user", s.user)
 	s.clientFlags = sc.Capability()
 	offered := s.srv.mysql.Capability()
@@ -259,8 +265,10 @@ func (s *Session) startCommand(p []byte) bool {
 		}
 		if p[0] == mysql.COM_STMT_EXECUTE {
 			// As MariaDB, the prepared statement's text.
-			if id, err := wire.StmtID(p[1:]); err == nil && s.stmts[id] != nil {
-				s.shown.info = s.stmts[id].sql
+			if id, err := wire.StmtID(p[1:]); err == nil {
+				if ps, ok := s.stmt(id); ok {
+					s.shown.info = ps.sql
+				}
 			}
 		}
 	}
@@ -377,6 +385,8 @@ func (s *Session) dispatch(p []byte) {
 	case mysql.COM_STMT_SEND_LONG_DATA:
 		s.handleStmtSendLongData(data)
 		return
+	case mysql.COM_CHANGE_USER:
+		err = s.changeUser(data)
 	case mysql.COM_RESET_CONNECTION:
 		s.resetConnection()
 		err = s.writeOK(wire.OK{}, false)
@@ -444,6 +454,7 @@ func (s *Session) resetConnection() {
 	s.sqlMode = 0
 	s.dropAllLongData()
 	s.stmts = map[uint32]*preparedStmt{}
+	s.prepared = nil // PREPARE's statements, as MariaDB drops them
 }
 
 // statementContext makes the context of one statement: KILL QUERY, the

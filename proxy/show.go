@@ -528,6 +528,9 @@ func likeMatch(pattern, s string, escape byte) bool {
 
 // shownState is what SHOW PROCESSLIST shows of a session.
 type shownState struct {
+	// user is the session's user as other sessions see it (a
+	// COM_CHANGE_USER changes it).
+	user  string
 	db    string
 	since time.Time // when its command started, or its last one ended
 	// command is the command it runs (0 when idle), info the text of
@@ -568,9 +571,7 @@ func (srv *Server) processList(user string, full bool) RowStream {
 	srv.mu.Lock()
 	sessions := make([]*Session, 0, len(srv.sessions))
 	for _, s := range srv.sessions {
-		if user == "" || s.user == user {
-			sessions = append(sessions, s)
-		}
+		sessions = append(sessions, s)
 	}
 	srv.mu.Unlock()
 	slices.SortFunc(sessions, func(a, b *Session) int { return int(a.id) - int(b.id) })
@@ -578,6 +579,10 @@ func (srv *Server) processList(user string, full bool) RowStream {
 	var rows []Row
 	for _, s := range sessions {
 		s.mu.Lock()
+		if user != "" && s.shown.user != user {
+			s.mu.Unlock()
+			continue
+		}
 		cmd, state := "Sleep", ""
 		var db, info any
 		if s.shown.db != "" {
@@ -604,8 +609,9 @@ func (srv *Server) processList(user string, full bool) RowStream {
 		if s.shown.since.IsZero() {
 			secs = 0
 		}
+		shownUser := s.shown.user
 		s.mu.Unlock()
-		rows = append(rows, rowOf(uint64(s.id), s.user, s.nc.RemoteAddr().String(), db, cmd, secs, state, info, "0.000"))
+		rows = append(rows, rowOf(uint64(s.id), shownUser, s.nc.RemoteAddr().String(), db, cmd, secs, state, info, "0.000"))
 	}
 	return newMemStream(cols, rows)
 }

@@ -58,6 +58,9 @@ type preparedStmt struct {
 func (s *Session) handleStmtPrepare(sql string) error {
 	ps, err := s.prepare(s.clientSQL(sql))
 	if err != nil {
+		// As MariaDB: an execute of the last statement pipelined behind
+		// a failed prepare must not run the one prepared before.
+		s.lastStmt = 0
 		return err
 	}
 	if err := s.writePacket(wire.AppendPrepareOK(s.wc.Scratch(), ps.id, uint16(len(ps.columns)), uint16(ps.params), 0)); err != nil {
@@ -171,7 +174,18 @@ func (s *Session) keepStmt(ps *preparedStmt) *preparedStmt {
 	s.nextStmtID++
 	ps.id = s.nextStmtID
 	s.stmts[ps.id] = ps
+	s.lastStmt = ps.id
 	return ps
+}
+
+// stmt returns the prepared statement a command names by id, the last
+// one prepared for wire.LastStmtID.
+func (s *Session) stmt(id uint32) (*preparedStmt, bool) {
+	if id == wire.LastStmtID {
+		id = s.lastStmt
+	}
+	ps, ok := s.stmts[id]
+	return ps, ok
 }
 
 // replan plans ps again when the rules were reloaded since it was
@@ -206,7 +220,7 @@ func (s *Session) stmtExecute(data []byte) error {
 	if err != nil {
 		return err
 	}
-	ps, ok := s.stmts[id]
+	ps, ok := s.stmt(id)
 	if !ok {
 		return &UnknownStmtError{ID: id, Command: "mysqld_stmt_execute"}
 	}
@@ -285,9 +299,12 @@ func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
 // handleStmtClose answers COM_STMT_CLOSE (no response).
 func (s *Session) handleStmtClose(data []byte) {
 	if id, err := wire.StmtID(data); err == nil {
-		if ps, ok := s.stmts[id]; ok {
+		if ps, ok := s.stmt(id); ok {
 			s.dropLongData(ps)
-			delete(s.stmts, id)
+			delete(s.stmts, ps.id)
+			if ps.id == s.lastStmt {
+				s.lastStmt = 0
+			}
 		}
 	}
 }
@@ -298,7 +315,7 @@ func (s *Session) handleStmtReset(data []byte) error {
 	if err != nil {
 		return err
 	}
-	ps, ok := s.stmts[id]
+	ps, ok := s.stmt(id)
 	if !ok {
 		return &UnknownStmtError{ID: id, Command: "mysqld_stmt_reset"}
 	}
@@ -314,7 +331,7 @@ func (s *Session) handleStmtSendLongData(data []byte) {
 	if err != nil {
 		return
 	}
-	ps, ok := s.stmts[ld.StmtID]
+	ps, ok := s.stmt(ld.StmtID)
 	if !ok {
 		return
 	}

@@ -9,6 +9,8 @@
 # ActiveRecord with mysql2 (the Rails application, proxy/testdata/rails), Sequel (proxy/testdata/sequel), Perl's DBI with
 # DBD::MariaDB (the Perl application, proxy/testdata/perl_app.pl), mycli, mydumper with
 # myloader (TestMydumperApplication), and Percona Toolkit (TestPerconaToolkitApplication).
+# Node.js's packages include MariaDB's Node.js connector and mysqljs
+# (proxy/testdata/nodedrivers, TestMariadbNodeApplication, TestMysqljsApplication).
 # Does nothing when they are all present.
 set -euo pipefail
 
@@ -35,7 +37,7 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 /usr/bin/python3 -c 'import aiomysql' >/dev/null 2>&1 || need+=(python3-aiomysql) # TestAiomysqlApplication (and SQLAlchemy's asyncio engine over it)
 /usr/bin/python3 -c 'import pony' >/dev/null 2>&1 || need+=(python3-pony) # TestPonyApplication
 command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication, TestTypeORMApplication, TestKnexApplication, TestDrizzleApplication
-command -v npm >/dev/null 2>&1 || need+=(npm)
+command -v npm >/dev/null 2>&1 || need+=(npm) # and TestMariadbNodeApplication, TestMysqljsApplication (npm_packages)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless) # TestConnectorJApplication
 [ -f /usr/share/java/mariadb-java-client.jar ] || need+=(libmariadb-java)
 command -v php >/dev/null 2>&1 || need+=(php-cli) # TestPHPApplication
@@ -54,11 +56,12 @@ command -v mycli >/dev/null 2>&1 || need+=(mycli) # TestMycliApplication
 command -v pt-archiver >/dev/null 2>&1 || need+=(percona-toolkit) # TestPerconaToolkitApplication
 
 # npm_packages installs the Node.js applications' packages (Sequelize;
-# TypeORM, Knex and Drizzle), each pinned by its package-lock.json, once.
+# TypeORM, Knex and Drizzle; mariadb and mysql), each pinned by its
+# package-lock.json, once.
 npm_packages() {
 	local root app
 	root="$(cd "$(dirname "$0")/.." && pwd)/proxy/testdata"
-	for app in sequelize/sequelize typeorm/typeorm typeorm/knex typeorm/drizzle-orm; do
+	for app in sequelize/sequelize typeorm/typeorm typeorm/knex typeorm/drizzle-orm nodedrivers/mariadb nodedrivers/mysql; do
 		if [ ! -d "$root/${app%%/*}/node_modules/${app#*/}" ]; then
 			echo "install-deps: npm ci in $root/${app%%/*}" >&2
 			npm ci --prefix "$root/${app%%/*}" --no-audit --no-fund --loglevel=error

@@ -20,6 +20,12 @@ func AppendPrepareOK(dst []byte, stmtID uint32, columns, params uint16, warnings
 	return binary.LittleEndian.AppendUint16(dst, warnings)
 }
 
+// LastStmtID is the statement id that names the statement the session
+// prepared last, as MariaDB reads it: its connectors send COM_STMT_PREPARE
+// and COM_STMT_EXECUTE together, before the prepare's answer tells them
+// the id.
+const LastStmtID = 0xffffffff
+
 // StmtID returns the statement id that starts the payload of
 // COM_STMT_EXECUTE, COM_STMT_CLOSE, COM_STMT_RESET and
 // COM_STMT_SEND_LONG_DATA (p excludes the command byte).
