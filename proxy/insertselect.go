@@ -130,13 +130,9 @@ func (s *Session) isInsertFill(sql, returning string, planErr error) bool {
 // runInsertFill runs plan, whose Fill is set, in its own atomic write
 // over the data sources of plan's routes.
 func (s *Session) runInsertFill(ctx context.Context, plan *router.Plan, src connSource, inTxn bool) (result, error) {
-	guard := newStmtGuard(s, src, inTxn)
-	var res result
-	err := guard.begin(ctx, plan)
-	if err == nil {
-		res, err = s.insertFill(ctx, plan.Fill, guard)
-	}
-	return res, guard.finish(err)
+	return s.atomically(ctx, plan, src, inTxn, func(conns connSource) (result, error) {
+		return s.insertFill(ctx, plan.Fill, conns)
+	})
 }
 
 func (s *Session) insertFill(ctx context.Context, fill *router.InsertFill, conns connSource) (result, error) {

@@ -19,10 +19,7 @@ func TestInsertSelectReadFirst(t *testing.T) {
 	// t_plain lives on the default data source, ds_0: MariaDB's side
 	// reads the same table.
 	const ref = "fill_ref"
-	if _, err := direct.Exec("CREATE OR REPLACE TABLE " + ref + " (order_id BIGINT NOT NULL AUTO_INCREMENT, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { direct.Exec("DROP TABLE IF EXISTS " + ref) })
+	sides := orderRef(t, proxyDB, direct, ref, "AUTO_INCREMENT")
 	reset := func(t *testing.T) {
 		t.Helper()
 		for _, q := range []string{
@@ -72,10 +69,7 @@ func TestInsertSelectReadFirst(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			reset(t)
 			var affected [2]int64
-			for i, side := range []struct {
-				db    *sql.DB
-				table string
-			}{{proxyDB, "t_order"}, {direct, ref}} {
+			for i, side := range sides {
 				q := strings.Replace(tt.give, "%s", side.table, 1)
 				if side.table == ref {
 					q = strings.ReplaceAll(q, "FROM t_order", "FROM "+ref)

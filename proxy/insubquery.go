@@ -163,13 +163,9 @@ func (s *Session) planRead(sql string) (*router.Plan, error) {
 // runSubqueriesFirst runs plan, whose First is set, in its own atomic
 // write over the data sources of plan's routes.
 func (s *Session) runSubqueriesFirst(ctx context.Context, plan *router.Plan, src connSource, inTxn bool) (result, error) {
-	guard := newStmtGuard(s, src, inTxn)
-	var res result
-	err := guard.begin(ctx, plan)
-	if err == nil {
-		res, err = s.subqueriesFirst(ctx, plan.First, guard)
-	}
-	return res, guard.finish(err)
+	return s.atomically(ctx, plan, src, inTxn, func(conns connSource) (result, error) {
+		return s.subqueriesFirst(ctx, plan.First, conns)
+	})
 }
 
 func (s *Session) subqueriesFirst(ctx context.Context, first *router.SubqueriesFirst, conns connSource) (result, error) {

@@ -30,13 +30,9 @@ type keyMoveRow struct {
 
 // runKeyMove runs plan, whose Move is set, in its own atomic write.
 func (s *Session) runKeyMove(ctx context.Context, plan *router.Plan, src connSource, inTxn bool) (result, error) {
-	guard := newStmtGuard(s, src, inTxn)
-	var res result
-	err := guard.begin(ctx, keyMoveGuardPlan(plan))
-	if err == nil {
-		res, err = s.moveRows(ctx, plan, guard)
-	}
-	return res, guard.finish(err)
+	return s.atomically(ctx, keyMoveGuardPlan(plan), src, inTxn, func(conns connSource) (result, error) {
+		return s.moveRows(ctx, plan, conns)
+	})
 }
 
 // keyMoveGuardPlan is the plan the guard takes connections for: one

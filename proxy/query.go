@@ -364,13 +364,9 @@ func (s *Session) executePlan(ctx context.Context, plan *router.Plan, src connSo
 	}
 	if needsGuard(plan) {
 		// A write over several routes is all-or-nothing (stmtatomic.go).
-		guard := newStmtGuard(s, src, inTxn)
-		var res result
-		err := guard.begin(ctx, plan)
-		if err == nil {
-			res, err = s.runRoutes(ctx, plan, guard, mode, join)
-		}
-		return res, guard.finish(err)
+		return s.atomically(ctx, plan, src, inTxn, func(conns connSource) (result, error) {
+			return s.runRoutes(ctx, plan, conns, mode, join)
+		})
 	}
 	res, err := s.runRoutes(ctx, plan, src, mode, join)
 	if rs, ok := src.(*rwSource); ok && rs.retryable(err) {

@@ -25,10 +25,7 @@ func TestRowLimitAcrossDataNodes(t *testing.T) {
 	createTables(t, e)
 	proxyDB, direct := e.open(t), e.backend(t, 0)
 	const ref = "rl_ref"
-	if _, err := direct.Exec("CREATE OR REPLACE TABLE " + ref + " (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { direct.Exec("DROP TABLE IF EXISTS " + ref) })
+	sides := orderRef(t, proxyDB, direct, ref, "")
 	// Orders 1-12 belong to user 1 (ds_1, both tables), 13-24 to user 2
 	// (ds_0, both tables); every third is 'b', the others 'a'.
 	var values []string
@@ -44,10 +41,7 @@ func TestRowLimitAcrossDataNodes(t *testing.T) {
 	}
 	reset := func(t *testing.T) {
 		t.Helper()
-		for _, side := range []struct {
-			db    *sql.DB
-			table string
-		}{{proxyDB, "t_order"}, {direct, ref}} {
+		for _, side := range sides {
 			for _, q := range []string{"DELETE FROM " + side.table, "INSERT INTO " + side.table + " (order_id, user_id, status) VALUES " + strings.Join(values, ", ")} {
 				if _, err := side.db.Exec(q); err != nil {
 					t.Fatalf("%s: %v", q, err)
@@ -84,10 +78,7 @@ func TestRowLimitAcrossDataNodes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			reset(t)
 			var affected [2]int64
-			for i, side := range []struct {
-				db    *sql.DB
-				table string
-			}{{proxyDB, "t_order"}, {direct, ref}} {
+			for i, side := range sides {
 				res, err := side.db.Exec(fmt.Sprintf(tt.give, side.table), tt.args...)
 				if err != nil {
 					t.Fatalf("%s on %s: %v", tt.give, side.table, err)
@@ -231,4 +222,25 @@ func directCLI(t *testing.T, s *mariadbtest.Server, db, sql string) string {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	return string(out)
+}
+
+// tableSide is a table the same statements run on: t_order through the
+// proxy, or its reference on one MariaDB.
+type tableSide struct {
+	db    *sql.DB
+	table string
+}
+
+// orderRef creates on direct, one MariaDB, a table name shaped as
+// createTables' t_order, for the statements a test runs through the
+// proxy to run there too, and drops it when the test ends; key is what
+// order_id's definition adds (AUTO_INCREMENT or nothing). It returns the
+// two sides, the proxy's first.
+func orderRef(t *testing.T, proxyDB, direct *sql.DB, name, key string) []tableSide {
+	t.Helper()
+	if _, err := direct.Exec("CREATE OR REPLACE TABLE " + name + " (order_id BIGINT NOT NULL " + key + ", user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { direct.Exec("DROP TABLE IF EXISTS " + name) })
+	return []tableSide{{proxyDB, "t_order"}, {direct, name}}
 }

@@ -64,6 +64,19 @@ func newStmtGuard(s *Session, inner connSource, inTxn bool) *stmtGuard {
 	return &stmtGuard{s: s, inner: inner, inTxn: inTxn, byDS: map[string][]*backendConn{}}
 }
 
+// atomically runs run as one all-or-nothing write: on a stmtGuard over
+// src that takes the connections plan needs before run and ends their
+// transactions (or savepoints) with run's error after it.
+func (s *Session) atomically(ctx context.Context, plan *router.Plan, src connSource, inTxn bool, run func(conns connSource) (result, error)) (result, error) {
+	guard := newStmtGuard(s, src, inTxn)
+	var res result
+	err := guard.begin(ctx, plan)
+	if err == nil {
+		res, err = run(guard)
+	}
+	return res, guard.finish(err)
+}
+
 // begin takes the connections plan's execution will use (as many per
 // data source as execution.assign asks for, in data-source name order)
 // and starts the statement's transaction or savepoint on each. On error
