@@ -389,8 +389,7 @@ func TestBunApplication(t *testing.T) {
 	// Other tests list the shared data sources' tables.
 	cleanup := e.open(t)
 	t.Cleanup(func() { cleanup.Exec("DROP TABLE IF EXISTS t_order_item, bun_users") })
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS bun_ref", "CREATE DATABASE bun_ref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS bun_ref") })
+	refDatabase(t, e.backends[0], "bun_ref")
 	open := func(dsn string) *bun.DB {
 		sqldb, err := sql.Open("mysql", dsn)
 		if err != nil {

@@ -197,8 +197,7 @@ func dbrOrderList(orders []dbrOrder) string {
 // MariaDB directly, and requires the same transcript.
 func TestDbrApplication(t *testing.T) {
 	e := startEnv(t, envOptions{databases: "dbrapp", rules: dbrRules})
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS dbr_ref", "CREATE DATABASE dbr_ref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS dbr_ref") })
+	refDatabase(t, e.backends[0], "dbr_ref")
 	open := func(dsn string) *dbr.Session {
 		conn, err := dbr.Open("mysql", dsn, nil)
 		if err != nil {

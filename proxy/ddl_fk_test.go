@@ -296,8 +296,7 @@ func TestDropTablesDifferential(t *testing.T) {
 func TestConstraintNamesInErrors(t *testing.T) {
 	e := startEnv(t, envOptions{rules: fkRules, databases: "fkerr"})
 	db := e.open(t)
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS fkerr_ref", "CREATE DATABASE fkerr_ref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS fkerr_ref") })
+	refDatabase(t, e.backends[0], "fkerr_ref")
 	ref := e.backends[0].Open(t, "fkerr_ref")
 	execBoth(t, db, ref,
 		"CREATE TABLE fk_order (order_id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, CONSTRAINT chk_order CHECK (order_id < 100))",

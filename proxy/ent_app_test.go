@@ -281,8 +281,7 @@ func entSelect(ctx context.Context, drv *entsql.Driver, v any, s *entsql.Selecto
 // twice finds nothing left to change.
 func TestEntApplication(t *testing.T) {
 	e := startEnv(t, envOptions{databases: "entapp"})
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS ent_ref", "CREATE DATABASE ent_ref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS ent_ref") })
+	refDatabase(t, e.backends[0], "ent_ref")
 	open := func(dsn string) *entsql.Driver {
 		drv, err := entsql.Open(dialect.MySQL, dsn)
 		if err != nil {

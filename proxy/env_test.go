@@ -315,3 +315,12 @@ func requireCommand(t *testing.T, command, what string, check ...string) string 
 	}
 	return path
 }
+
+// refDatabase creates database name afresh on server s, for the
+// reference side of an application test (the same program directly on
+// MariaDB), and drops it when the test ends.
+func refDatabase(t *testing.T, s *mariadbtest.Server, name string) {
+	t.Helper()
+	s.Exec(t, "", "DROP DATABASE IF EXISTS "+name, "CREATE DATABASE "+name)
+	t.Cleanup(func() { s.Exec(t, "", "DROP DATABASE IF EXISTS "+name) })
+}

@@ -15,8 +15,7 @@ import (
 func TestEventsLikeMariaDB(t *testing.T) {
 	e := startEnv(t, envOptions{databases: "evt"})
 	db := e.open(t)
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS evtref", "CREATE DATABASE evtref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS evtref") })
+	refDatabase(t, e.backends[0], "evtref")
 	ref := e.backends[0].Open(t, "evtref")
 	events := []string{
 		"CREATE EVENT ev_a ON SCHEDULE EVERY 1 DAY STARTS '2030-01-01 00:00:00' DISABLE COMMENT 'a' DO SELECT 1",

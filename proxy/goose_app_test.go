@@ -189,8 +189,7 @@ func TestGooseApplication(t *testing.T) {
 	// needs the TRIGGER privilege, the proxy's user needs otherSchemas
 	// (a trigger runs with the backend account's rights).
 	e := startEnv(t, envOptions{databases: "gooseapp", server: "users: [{ user: app, password: app-secret, otherSchemas: true }]"})
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS goose_ref", "CREATE DATABASE goose_ref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS goose_ref") })
+	refDatabase(t, e.backends[0], "goose_ref")
 	// goose reads goose_db_version's tstamp into a time.Time.
 	direct, err := sql.Open("mysql", e.backends[0].DSN("goose_ref")+"&parseTime=true")
 	if err != nil {

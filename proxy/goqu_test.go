@@ -326,8 +326,7 @@ func goquOrderList(orders []goquOrder) string {
 // range on the INLINE-sharded user_id.
 func TestGoquApplication(t *testing.T) {
 	e := startEnv(t, envOptions{databases: "goquapp"})
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS goqu_ref", "CREATE DATABASE goqu_ref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS goqu_ref") })
+	refDatabase(t, e.backends[0], "goqu_ref")
 	open := func(dsn string) *goqu.Database {
 		sqldb, err := sql.Open("mysql", dsn)
 		if err != nil {

@@ -21,8 +21,7 @@ func TestMariaDBColumnTypes(t *testing.T) {
 	e := startEnv(t, envOptions{rules: typesRules, databases: "mdbt"})
 	db := e.open(t)
 	db.SetMaxOpenConns(1)
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS mdbtref", "CREATE DATABASE mdbtref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS mdbtref") })
+	refDatabase(t, e.backends[0], "mdbtref")
 	ref := e.backends[0].Open(t, "mdbtref")
 	ref.SetMaxOpenConns(1)
 

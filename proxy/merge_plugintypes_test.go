@@ -20,8 +20,7 @@ import (
 func TestMergePluginTypesLikeMariaDB(t *testing.T) {
 	e := startEnv(t, envOptions{rules: byIDRules("t_plug"), databases: "mplug"})
 	db := e.open(t)
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS mplugref", "CREATE DATABASE mplugref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS mplugref") })
+	refDatabase(t, e.backends[0], "mplugref")
 	ref := e.backends[0].Open(t, "mplugref")
 
 	const create = "CREATE TABLE t_plug (id BIGINT PRIMARY KEY, ip INET6, u UUID, ip4 INET4, g INT)"

@@ -208,8 +208,7 @@ func migrateApp(t *testing.T, url string, db *sql.DB, dbName string) []string {
 // live on the default data source.
 func TestGolangMigrateApplication(t *testing.T) {
 	e := startEnv(t, envOptions{databases: "migrateapp"})
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS migrate_ref", "CREATE DATABASE migrate_ref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS migrate_ref") })
+	refDatabase(t, e.backends[0], "migrate_ref")
 	directDSN := e.backends[0].DSN("migrate_ref")
 	direct, err := sql.Open("mysql", directDSN)
 	if err != nil {

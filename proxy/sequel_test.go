@@ -44,8 +44,7 @@ func TestSequelApplication(t *testing.T) {
 		t.Fatal("the rules allow no range query on order_id: bindingTestRules changed")
 	}
 	e := startEnv(t, envOptions{databases: "sq", rules: sequelRules})
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS sq_ref", "CREATE DATABASE sq_ref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS sq_ref") })
+	refDatabase(t, e.backends[0], "sq_ref")
 	run := func(host, port, user, password, database string) []string {
 		t.Helper()
 		cmd := exec.Command(ruby, filepath.Join("testdata", "sequel", "app.rb"), host, port, user, password, database)

@@ -335,8 +335,7 @@ func TestSQLxApplication(t *testing.T) {
 	// Other tests list the shared data sources' tables.
 	cleanup := e.open(t)
 	t.Cleanup(func() { cleanup.Exec("DROP TABLE IF EXISTS t_order_item, sqlx_users") })
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS sqlx_ref", "CREATE DATABASE sqlx_ref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS sqlx_ref") })
+	refDatabase(t, e.backends[0], "sqlx_ref")
 	connect := func(t *testing.T, dsn string) *sqlx.DB {
 		db, err := sqlx.Connect("mysql", dsn)
 		if err != nil {

@@ -476,8 +476,7 @@ func xormOrderList(orders []xormOrder) string {
 // nothing left to change, and again after a new version of a struct.
 func TestXormApplication(t *testing.T) {
 	e := startEnv(t, envOptions{databases: "xormapp"})
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS xorm_ref", "CREATE DATABASE xorm_ref")
-	t.Cleanup(func() { e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS xorm_ref") })
+	refDatabase(t, e.backends[0], "xorm_ref")
 	open := func(dsn string) *xorm.Engine {
 		engine, err := xorm.NewEngine("mysql", dsn)
 		if err != nil {
