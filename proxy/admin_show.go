@@ -133,7 +133,7 @@ func (s *Session) previewPlan(stmt ast.StmtNode, sql string) (*router.Plan, erro
 		}
 	}
 	toDefault := defaultable(stmt)
-	pp, err := s.srv.planner.Prepare(stmt, sql, s.db)
+	pp, err := s.srv.planner.Prepare(stmt, sql, s.db, s.prepareOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -266,7 +266,7 @@ func asMySQL(err error, me **mysql.MySQLError) bool {
 // stands in for the router in tests of the server itself.
 type directPlanner struct{ ds string }
 
-func (p directPlanner) Prepare(stmt ast.StmtNode, sql, db string) (PreparedPlan, error) {
+func (p directPlanner) Prepare(stmt ast.StmtNode, sql, db string, _ router.PrepareOptions) (PreparedPlan, error) {
 	kind := router.KindOther
 	switch stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:

@@ -144,7 +144,7 @@ func (s *Session) planText(sql string) (*router.Plan, error) {
 	if len(stmts) != 1 {
 		return nil, &InternalError{Msg: "the proxy's own statement is not one statement"}
 	}
-	pp, err := s.srv.planner.Prepare(stmts[0], sql, s.db)
+	pp, err := s.srv.planner.Prepare(stmts[0], sql, s.db, s.prepareOptions())
 	if err != nil {
 		return nil, err
 	}

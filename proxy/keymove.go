@@ -143,7 +143,7 @@ func (s *Session) moveRow(ctx context.Context, move *router.KeyMove, kr keyMoveR
 	if err != nil || len(stmts) != 1 {
 		return &InternalError{Msg: fmt.Sprintf("moving a row of %s: %v", table, err)}
 	}
-	pp, err := s.srv.planner.Prepare(stmts[0], insertSQL, s.db)
+	pp, err := s.srv.planner.Prepare(stmts[0], insertSQL, s.db, s.prepareOptions())
 	if err != nil {
 		return err
 	}

@@ -175,7 +175,7 @@ func (s *Session) planShape(norm string) PreparedPlan {
 	if err != nil || len(stmts) != 1 || !routed(stmts[0]) || calcFoundRows(stmts[0]) || s.access().authorize(stmts[0], norm) != nil {
 		return noPlan{}
 	}
-	pp, err := s.srv.planner.Prepare(stmts[0], norm, s.db)
+	pp, err := s.srv.planner.Prepare(stmts[0], norm, s.db, s.prepareOptions())
 	if err != nil || pp.Kind() == router.KindOther || pp.Kind() == router.KindDDL {
 		return noPlan{}
 	}
@@ -195,7 +195,7 @@ func (s *Session) routedPlan(st *statement) (*router.Plan, error) {
 	if pp == nil {
 		toDefault := defaultable(st.node) // the planner consumes the tree
 		var err error
-		if pp, err = s.srv.planner.Prepare(st.node, st.sql, s.db); err != nil {
+		if pp, err = s.srv.planner.Prepare(st.node, st.sql, s.db, s.prepareOptions()); err != nil {
 			if plan, ok := s.derivedCountPlan(st); ok {
 				// COUNT(*) of a derived table over several data nodes
 				// (derivedcount.go).

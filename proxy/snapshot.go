@@ -68,7 +68,7 @@ type snapshot struct {
 	// routes are joined per data source (union.go).
 	joins     *joinCache
 	columnsMu sync.Mutex
-	columns   map[string][]string // logical table -> column names
+	columns   map[string]tableShape // logical table -> its columns
 
 	// rw is read/write splitting's groups (readwrite.go); nil without
 	// !READWRITE_SPLITTING.
@@ -98,7 +98,7 @@ func (srv *Server) newSnapshot(rules *config.Rules, digest string, prev *snapsho
 		cache:         newPlanCache(srv.planCacheSize),
 		stmtMeta:      newStmtMetaCache(),
 		joins:         newJoinCache(),
-		columns:       map[string][]string{},
+		columns:       map[string]tableShape{},
 	}
 	sn.users.Store(1)
 	for _, ds := range rules.DataSources {
@@ -110,7 +110,7 @@ func (srv *Server) newSnapshot(rules *config.Rules, digest string, prev *snapsho
 	}
 	sn.planner = srv.fixedPlanner
 	if sn.planner == nil {
-		rt, err := router.New(rules, srv.keys, router.WithTableColumns(sn.tableColumns))
+		rt, err := router.New(rules, srv.keys, router.WithTableColumns(sn.tableColumns), router.WithAutoIncrement(sn.autoIncrement))
 		if err != nil {
 			return nil, err
 		}
@@ -290,17 +290,40 @@ func (sn *snapshot) pool(ds string, foundRows bool) (*pool, error) {
 	return fp, nil
 }
 
+// tableShape is what the snapshot knows of a logical table's columns:
+// their names in table order, and which is AUTO_INCREMENT ("" for none).
+type tableShape struct {
+	cols    []string
+	autoInc string
+}
+
 // tableColumns returns a logical table's columns in table order, read
 // from its first data node once and cached until the next DDL; the router
 // needs them for an INSERT without a column list. nil when the table
 // cannot be read.
 func (sn *snapshot) tableColumns(table string) []string {
+	return sn.shape(table).cols
+}
+
+// autoIncrement reports whether a sharded table's key column is
+// AUTO_INCREMENT on its first data node (read as tableColumns reads the
+// columns): the router generates a key for a 0 given to it, as MariaDB
+// makes one.
+func (sn *snapshot) autoIncrement(table string) bool {
+	t := sn.rules.Table(table)
+	auto := sn.shape(table).autoInc
+	return t != nil && auto != "" && strings.EqualFold(auto, t.KeyColumn)
+}
+
+// shape reads a logical table's columns (SHOW COLUMNS of its first data
+// node), once until the next DDL; the zero shape when it cannot.
+func (sn *snapshot) shape(table string) tableShape {
 	key := strings.ToLower(table)
 	sn.columnsMu.Lock()
-	cols, ok := sn.columns[key]
+	shape, ok := sn.columns[key]
 	sn.columnsMu.Unlock()
 	if ok {
-		return cols
+		return shape
 	}
 	ds, physical := sn.rules.DefaultDataSource, table
 	if t := sn.rules.Table(table); t != nil && len(t.DataNodes) > 0 {
@@ -308,25 +331,29 @@ func (sn *snapshot) tableColumns(table string) []string {
 	}
 	p, err := sn.pool(ds, false)
 	if err != nil {
-		return nil
+		return tableShape{}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.connectTimeout)
 	defer cancel()
 	bcs, err := p.get(ctx, 1)
 	if err != nil {
-		return nil
+		return tableShape{}
 	}
 	bc := bcs[0]
 	defer p.put(bc)
 	if err := bc.apply(""); err != nil {
-		return nil
+		return tableShape{}
 	}
 	if err := bc.send(mysql.COM_QUERY, "SHOW COLUMNS FROM `"+strings.ReplaceAll(physical, "`", "``")+"`"); err != nil {
-		return nil
+		return tableShape{}
 	}
 	h, err := bc.readHead()
 	if err != nil || h.columns == nil {
-		return nil
+		return tableShape{}
+	}
+	if len(h.columns) < 6 {
+		bc.broken = true // its rows are still unread
+		return tableShape{}
 	}
 	for {
 		p, err := bc.readRow()
@@ -334,25 +361,29 @@ func (sn *snapshot) tableColumns(table string) []string {
 			break
 		}
 		if err != nil {
-			return nil
+			return tableShape{}
 		}
 		row, err := wire.SplitTextRow(p, len(h.columns), nil)
 		if err != nil {
 			bc.broken = true
-			return nil
+			return tableShape{}
 		}
-		cols = append(cols, string(row[0]))
+		shape.cols = append(shape.cols, string(row[0]))
+		// Field, Type, Null, Key, Default, Extra.
+		if strings.Contains(strings.ToLower(string(row[5])), "auto_increment") {
+			shape.autoInc = string(row[0])
+		}
 	}
 	sn.columnsMu.Lock()
-	sn.columns[key] = cols
+	sn.columns[key] = shape
 	sn.columnsMu.Unlock()
-	return cols
+	return shape
 }
 
 // forget empties the snapshot's caches (schemaChanged).
 func (sn *snapshot) forget() {
 	sn.columnsMu.Lock()
-	sn.columns = map[string][]string{}
+	sn.columns = map[string]tableShape{}
 	sn.columnsMu.Unlock()
 	sn.cache.clear()
 	sn.stmtMeta.clear()

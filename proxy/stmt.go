@@ -135,7 +135,7 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	// runs it as text, its arguments written in, counted by the proxy
 	// (calcfoundrows.go).
 	if routed(stmts[0]) && !calcFoundRows(stmts[0]) {
-		if ps.pp, err = s.srv.planner.Prepare(stmts[0], parsed, s.db); err != nil {
+		if ps.pp, err = s.srv.planner.Prepare(stmts[0], parsed, s.db, s.prepareOptions()); err != nil {
 			if _, _, ok := s.inSubqueries(parsed, err); (!ok || returning != "") && !s.isDerivedCount(parsed, into) && !s.isInsertFill(parsed, returning, err) {
 				return nil, err
 			}
@@ -198,7 +198,7 @@ func (s *Session) replan(ps *preparedStmt) error {
 	if err != nil {
 		return &ParseError{Err: err}
 	}
-	pp, err := s.srv.planner.Prepare(stmts[0], ps.parsed, ps.db)
+	pp, err := s.srv.planner.Prepare(stmts[0], ps.parsed, ps.db, s.prepareOptions())
 	if err != nil {
 		return err
 	}

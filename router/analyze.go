@@ -77,7 +77,8 @@ type joinCond struct {
 // analysis is what Prepare learns about one statement's tables.
 type analysis struct {
 	r       *Router
-	db      string // session schema, lower-case
+	db      string  // session schema, lower-case
+	zeroKey ZeroKey // what a 0 for a generated key column means
 	refs    []*tableRef
 	scopes  []*scope
 	ctes    map[string]bool

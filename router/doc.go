@@ -95,8 +95,10 @@
 //     FROM; no aggregate in its select list), the row of any route that
 //     returns one.
 //   - INSERT, REPLACE, INSERT ... SET, ON DUPLICATE KEY UPDATE: keys are
-//     generated before routing (for a missing key column, NULL or DEFAULT),
-//     so a generated key can be a sharding column; each row goes to its data
+//     generated before routing (for a missing key column, NULL, DEFAULT,
+//     or 0 when WithAutoIncrement says the column is AUTO_INCREMENT and
+//     PrepareOptions do not say NO_AUTO_VALUE_ON_ZERO), so a generated
+//     key can be a sharding column; each row goes to its data
 //     node and a multi-row INSERT splits by data node. INSERT ... SELECT
 //     works when the target's sharding columns come from the same sharding
 //     columns of a binding table (or the same table), or are literals and

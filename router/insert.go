@@ -42,7 +42,10 @@ type insertBinder struct {
 	keyIdx int
 	keyCol string
 	gen    idgen.KeyGenerator
-	shard  []shardCol
+	// zeroGen: a 0 given for the key column asks for a generated key (the
+	// column is AUTO_INCREMENT and the session's sql_mode lets a 0 do so).
+	zeroGen bool
+	shard   []shardCol
 }
 
 // shardCol is one sharding column: its position in the rows, -1 when it
@@ -58,7 +61,7 @@ type insertRow struct {
 	ops    []operand // sharding value operands by shardCol; param -2 marks the generated key
 	keyOp  operand   // the key column's operand when the client gave one
 	keyOK  bool      // keyOp is a literal or ?
-	keyGen bool      // the client's key value is NULL or DEFAULT: generate
+	keyGen bool      // the client's key value is NULL, DEFAULT or (as the session's sql_mode has it) 0: generate
 }
 
 const generatedKey = -2
@@ -260,6 +263,9 @@ func (b *insertBinder) columns(s *ast.InsertStmt) error {
 	if ti.rule.KeyColumn != "" {
 		b.keyCol = strings.ToLower(ti.rule.KeyColumn)
 		b.gen = ti.keyGen
+		// Asked only when the client gives the key column: the answer
+		// may cost the proxy a metadata read.
+		b.zeroGen = b.keyIdx >= 0 && b.a.zeroKey == ZeroKeyGenerates && b.r.autoIncrement != nil && b.r.autoIncrement(b.target.name)
 	}
 	for _, col := range ti.rule.ShardingColumns() {
 		idx := -1
@@ -317,7 +323,7 @@ func (b *insertBinder) row(i int, row []ast.ExprNode) (insertRow, error) {
 		ir.keyOp, ir.keyOK = rowOperand(row[b.keyIdx])
 		if _, isDefault := row[b.keyIdx].(*ast.DefaultExpr); isDefault && b.gen != nil {
 			ir.keyGen = true
-		} else if ir.keyOK && ir.keyOp.param < 0 && ir.keyOp.val == nil && b.gen != nil {
+		} else if ir.keyOK && ir.keyOp.param < 0 && b.generatesFor(ir.keyOp.val) && b.gen != nil {
 			ir.keyGen = true
 		}
 	}
@@ -507,9 +513,28 @@ func (b *insertBinder) generatedKeys(args []any) (keys, rowKeys []algorithm.Valu
 }
 
 // needsKey reports whether row r gets a generated key: the router adds
-// the key column, or the client's value is NULL or DEFAULT.
+// the key column, or the client's value is NULL, DEFAULT or 0.
 func (b *insertBinder) needsKey(r *insertRow, args []any) bool {
-	return b.keyIdx < 0 || r.keyGen || (r.keyOK && r.keyOp.param >= 0 && argValue(args[r.keyOp.param]) == nil)
+	return b.keyIdx < 0 || r.keyGen || (r.keyOK && r.keyOp.param >= 0 && b.generatesFor(argValue(args[r.keyOp.param])))
+}
+
+// generatesFor reports whether the client's key value v asks for a
+// generated key, as MariaDB reads a key column's value: NULL does, and a
+// numeric 0 when the column is AUTO_INCREMENT and the session's sql_mode
+// has no NO_AUTO_VALUE_ON_ZERO (zeroGen); a 0 given to another column is
+// stored as 0.
+func (b *insertBinder) generatesFor(v algorithm.Value) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case int64:
+		return x == 0 && b.zeroGen
+	case uint64:
+		return x == 0 && b.zeroGen
+	case float64:
+		return x == 0 && b.zeroGen
+	}
+	return false
 }
 
 // generatedFor is row i's generated key, nil when it gets none.

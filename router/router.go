@@ -24,6 +24,9 @@ type Router struct {
 	tables    map[string]*tableInfo
 	defaultDS string
 	columns   func(table string) []string
+	// autoIncrement reports whether a sharded table's key column is
+	// AUTO_INCREMENT on its data nodes (WithAutoIncrement).
+	autoIncrement func(table string) bool
 	// physical maps the lower-case name of every physical table of a
 	// sharded table (in its actualDataNodes) that is not itself a logical
 	// table to that logical table: such names are not logical tables.
@@ -39,6 +42,15 @@ type Option func(*Router)
 // use. Without it such INSERTs into sharded tables fail with 1235.
 func WithTableColumns(fn func(table string) []string) Option {
 	return func(r *Router) { r.columns = fn }
+}
+
+// WithAutoIncrement tells the router whether a sharded table's key column
+// is AUTO_INCREMENT on its data nodes: MariaDB makes a key for a 0 given
+// to such a column (unless sql_mode has NO_AUTO_VALUE_ON_ZERO) and stores
+// a 0 given to any other, so the router generates a key for a 0 only
+// there. fn must be safe for concurrent use; without it a 0 is stored.
+func WithAutoIncrement(fn func(table string) bool) Option {
+	return func(r *Router) { r.autoIncrement = fn }
 }
 
 // tableInfo is what routing needs of one sharded table, precomputed.
@@ -364,6 +376,42 @@ func (p *Prepared) Bind(args []any) (*Plan, error) {
 // USE, BEGIN, SHOW TABLES, statements on information_schema, ...) give a
 // Prepared of KindOther and no error.
 func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, error) {
+	return r.PrepareWith(stmt, sql, db, PrepareOptions{})
+}
+
+// PrepareOptions are the session's settings that change a plan besides
+// its schema; the proxy caches plans by the sql_mode they come from.
+type PrepareOptions struct {
+	// ZeroKey is what a 0 given for a generated key column means.
+	ZeroKey ZeroKey
+}
+
+// ZeroKey is what a 0 given for a table's keyGenerateStrategy column
+// means, as MariaDB reads a 0 given for an AUTO_INCREMENT column. Its zero
+// value is MariaDB's default sql_mode, so that PrepareOptions{} plans as
+// a session that set none.
+type ZeroKey uint8
+
+const (
+	// ZeroKeyGenerates: the row gets a generated key, as for NULL or
+	// DEFAULT.
+	ZeroKeyGenerates ZeroKey = iota
+	// ZeroKeyStored: sql_mode NO_AUTO_VALUE_ON_ZERO; 0 is the row's key.
+	ZeroKeyStored
+)
+
+func (z ZeroKey) String() string {
+	switch z {
+	case ZeroKeyGenerates:
+		return "generates"
+	case ZeroKeyStored:
+		return "stored"
+	}
+	return fmt.Sprintf("ZeroKey(%d)", uint8(z))
+}
+
+// PrepareWith is Prepare under the session's options.
+func (r *Router) PrepareWith(stmt ast.StmtNode, sql string, db string, opts PrepareOptions) (*Prepared, error) {
 	if err := checkUTF8(sql); err != nil {
 		return nil, err
 	}
@@ -376,6 +424,7 @@ func (r *Router) Prepare(stmt ast.StmtNode, sql string, db string) (*Prepared, e
 	}
 	p := &Prepared{sql: sql}
 	a := r.newAnalysis(db)
+	a.zeroKey = opts.ZeroKey
 	a.collectParams(stmt)
 	p.params = len(a.params)
 	kind := statementKind(stmt)
