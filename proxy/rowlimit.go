@@ -16,7 +16,7 @@ import (
 // statement over several data nodes (plan.RowLimit): route after route,
 // in data-node order. Without ORDER BY (MariaDB then takes any rows up to
 // the count) each route gets LIMIT the count less the rows the routes
-// before it matched, until none are left. With ORDER BY, plan.RowOrder
+// before it matched, until none are left. With ORDER BY, plan.RowLimit.Order
 // reads and locks each route's first rows in that order first; merged,
 // they say how many of the statement's first rows each route holds, and
 // each route takes that many (ORDER BY ... LIMIT its share). conns is the
@@ -25,13 +25,13 @@ import (
 // route it ran, in that order.
 func (s *Session) runRowLimit(ctx context.Context, plan *router.Plan, conns connSource, mode backendMode) (result, error) {
 	conns = sharedConn{conns}
-	full := *plan.RowLimit
+	full := plan.RowLimit.Count
 	limit := " LIMIT " + strconv.FormatInt(full, 10)
 	var shares []int64
 	var sequence []int // the route of each of the statement's rows, in its order
-	if plan.RowOrder != nil {
+	if plan.RowLimit.Order != nil {
 		var err error
-		if sequence, err = s.rowSequence(ctx, plan.RowOrder, conns, len(plan.Routes)); err != nil {
+		if sequence, err = s.rowSequence(ctx, plan.RowLimit.Order, conns, len(plan.Routes)); err != nil {
 			return result{}, err
 		}
 		shares = make([]int64, len(plan.Routes))
@@ -41,7 +41,7 @@ func (s *Session) runRowLimit(ctx context.Context, plan *router.Plan, conns conn
 	}
 	left := full
 	ran := *plan
-	ran.RowLimit, ran.RowOrder = nil, nil
+	ran.RowLimit = nil
 	var (
 		oks     []wire.OK
 		cols    []*mysql.Field
@@ -114,7 +114,7 @@ func (s *Session) runRowLimit(ctx context.Context, plan *router.Plan, conns conn
 	return result{ok: ok}, nil
 }
 
-// rowSequence runs order, a RowOrder SELECT ... FOR UPDATE on conns (the
+// rowSequence runs order, a RowLimit.Order SELECT ... FOR UPDATE on conns (the
 // statement's atomic write), and returns, for each merged row, the route
 // of the n that holds it: the statement's first rows in its order.
 func (s *Session) rowSequence(ctx context.Context, order *router.Plan, conns connSource, n int) ([]int, error) {

@@ -198,7 +198,7 @@
 // WithTableColumns knows the columns), or with an expression as sharding
 // value; UPDATE or DELETE with ORDER BY and no LIMIT on several data
 // nodes of a sharded table (a LIMIT is the proxy's to spend node after
-// node, Plan.RowLimit, in the ORDER BY's order read first, Plan.RowOrder;
+// node, Plan.RowLimit, in the ORDER BY's order read first, RowLimit.Order;
 // a broadcast table's copies, which hold the same rows, each take ORDER
 // BY and LIMIT as they are);
 // joins of unrelated sharded tables (binding tables too, unless the join

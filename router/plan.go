@@ -5,7 +5,7 @@ import (
 )
 
 // StatementKind classifies a statement for routing, transactions and metrics.
-type StatementKind int
+type StatementKind uint8
 
 // Statement kinds.
 const (
@@ -50,7 +50,7 @@ func (k StatementKind) String() string {
 func (k StatementKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // RouteType says how many data nodes a plan reaches.
-type RouteType int
+type RouteType uint8
 
 // Route types.
 const (
@@ -135,22 +135,10 @@ type Plan struct {
 	// pointer: every statement's plan carries the field, and only a DROP
 	// TABLE sets it.
 	Drop *DroppedTables `json:"drop,omitempty"`
-	// RowLimit is set for an UPDATE or DELETE with LIMIT and no ORDER BY
-	// over several data nodes of a sharded table: the LIMIT is of the
-	// whole statement, any rows up to that many, not of each data node.
-	// Each route's SQL ends with " LIMIT " and the count; the proxy runs
-	// the routes one after another in one atomic write, each with the
-	// count less the rows the routes before it matched, and stops when
-	// none are left.
-	RowLimit *int64 `json:"rowLimit,omitempty"`
-	// RowOrder is set with RowLimit when the statement has ORDER BY: a
-	// SELECT ... FOR UPDATE of each route's first RowLimit rows in that
-	// order, whose last column is the route's position in Routes, merged
-	// in that order and cut at RowLimit. The proxy runs it first; route i
-	// then takes as many rows as the merged rows name i (ORDER BY and
-	// LIMIT that many), so the rows changed are the statement's first in
-	// its order over all data nodes.
-	RowOrder *Plan `json:"rowOrder,omitempty"`
+	// RowLimit is set for an UPDATE or DELETE with LIMIT over several
+	// data nodes of a sharded table: the LIMIT is of the whole statement,
+	// not of each data node.
+	RowLimit *RowLimit `json:"rowLimit,omitempty"`
 }
 
 // DroppedTables are the tables of a DROP TABLE of several tables, in the
@@ -175,6 +163,23 @@ type SubqueriesFirst struct {
 	Selects []*Plan `json:"selects"`
 	// Statement is the UPDATE or DELETE's text, to parse again.
 	Statement string `json:"statement"`
+}
+
+// RowLimit is the LIMIT of an UPDATE or DELETE over several data nodes.
+// Each route's SQL ends with " LIMIT " and Count; the proxy runs the
+// routes one after another in one atomic write. Without Order, each gets
+// Count less the rows the routes before it matched, until none are left
+// (any rows up to Count, as MariaDB takes them without ORDER BY).
+type RowLimit struct {
+	Count int64 `json:"count"`
+	// Order is set when the statement has ORDER BY: a SELECT ... FOR
+	// UPDATE of each route's first Count rows in that order, whose last
+	// column is the route's position in Routes, merged in that order and
+	// cut at Count. The proxy runs it first; route i then takes as many
+	// rows as the merged rows name i (ORDER BY and LIMIT that many), so
+	// the rows changed are the statement's first in its order over all
+	// data nodes.
+	Order *Plan `json:"order,omitempty"`
 }
 
 // InsertFill is an INSERT ... SELECT the proxy runs in two steps, in one

@@ -6,7 +6,7 @@ import "github.com/pingcap/tidb/pkg/parser/ast"
 // the router knows it from the statement's tree, so the proxy never reads
 // the SQL text again to find out. The zero value (a plan the proxy built
 // itself, or rules without !READWRITE_SPLITTING) means the primary.
-type Access int
+type Access uint8
 
 // Accesses. Only AccessRead may go to a replica.
 const (

@@ -47,7 +47,7 @@ type dmlBinder struct {
 	// the ones before left of the count (Plan.RowLimit). ordered is, for
 	// such a statement with ORDER BY, the SELECT of the first rows each
 	// data node would take, ordered, with the route's position last
-	// (Plan.RowOrder); orderKeys sort its rows.
+	// (RowLimit.Order); orderKeys sort its rows.
 	rowLimit   *operand
 	limited    *sqlTemplate
 	ordered    *sqlTemplate
@@ -643,7 +643,7 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 	tmpl := d.single
 	var merge *Merge
 	var limit int64 = -1
-	var rowLimit *int64
+	var rowLimit *RowLimit
 	switch {
 	case empty:
 		if d.empty == nil {
@@ -656,12 +656,12 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 	case len(units) > 1 && d.orderLimit && !d.rt.broadcastW && d.limited != nil:
 		// LIMIT: rows up to the count, which the proxy takes node after
 		// node (Plan.RowLimit), in the statement's order when it has
-		// one (Plan.RowOrder).
+		// one (RowLimit.Order).
 		count, err := limitValue(d.rowLimit.value(args))
 		if err != nil {
 			return nil, err
 		}
-		tmpl, limit, rowLimit = d.limited, count, &count
+		tmpl, limit, rowLimit = d.limited, count, &RowLimit{Count: count}
 	case len(units) > 1 && d.orderLimit && !d.rt.broadcastW:
 		// A broadcast table's data sources hold the same rows, so each
 		// keeps the order and the row count; a sharded table's data nodes
@@ -719,7 +719,7 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 	}
 	*plan = Plan{Kind: d.kind, Type: d.rt.routeType(units), Tables: d.tables, Routes: routes, Merge: merge, RowLimit: rowLimit}
 	if rowLimit != nil && d.ordered != nil {
-		if plan.RowOrder, err = d.rowOrder(units, f, args, *rowLimit); err != nil {
+		if rowLimit.Order, err = d.rowOrder(units, f, args, rowLimit.Count); err != nil {
 			return nil, err
 		}
 	}
@@ -733,14 +733,14 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 }
 
 // rowOrder plans the SELECT of an UPDATE or DELETE with ORDER BY and
-// LIMIT over several data nodes (Plan.RowOrder): on each, its first count
+// LIMIT over several data nodes (RowLimit.Order): on each, its first count
 // rows in the statement's order and the route's position; merged in that
 // order and cut at count, the rows say how many rows each route takes.
 func (d *dmlBinder) rowOrder(units []unit, f *unitFiller, args []any, count int64) (*Plan, error) {
 	routes := make([]Route, len(units))
 	for i := range units {
-		f.u, f.route = &units[i], i
-		sql, rargs, err := d.ordered.render(f, args)
+		f.u = &units[i]
+		sql, rargs, err := d.ordered.render(routeFiller{f, i}, args)
 		if err != nil {
 			return nil, err
 		}
@@ -806,7 +806,21 @@ type unitFiller struct {
 	items [][]nodeSet
 	limit int64
 	bind  []any
-	route int // the route's position, for holeRoute
+}
+
+// routeFiller fills the holes of one route of a RowLimit's Order: the
+// route's position, and what unitFiller fills.
+type routeFiller struct {
+	*unitFiller
+	route int
+}
+
+func (f routeFiller) fill(b *strings.Builder, k holeKind, id int, out []any) ([]any, error) {
+	if k == holeRoute {
+		b.WriteString(strconv.Itoa(f.route))
+		return out, nil
+	}
+	return f.unitFiller.fill(b, k, id, out)
 }
 
 func (f *unitFiller) fill(b *strings.Builder, k holeKind, id int, out []any) ([]any, error) {
@@ -818,8 +832,6 @@ func (f *unitFiller) fill(b *strings.Builder, k holeKind, id int, out []any) ([]
 		f.d.a.fillName(b, id, f.u.nodes)
 	case holeLimit:
 		b.WriteString(strconv.FormatInt(f.limit, 10))
-	case holeRoute:
-		b.WriteString(strconv.Itoa(f.route))
 	case holeIn:
 		l := f.d.inLists[id]
 		var keep []bool
