@@ -100,6 +100,11 @@ type Plan struct {
 	// variables: the proxy may send a data source's routes as one
 	// statement (proxy/union.go). Set only with Merge.
 	Unionable bool `json:"unionable,omitempty"`
+	// Access says whether a read/write group's replica may answer the
+	// plan (readwrite_access.go); zero, the primary, when the rules have
+	// no !READWRITE_SPLITTING. Beside Unionable, so that the two share a
+	// word: a plan is allocated per execution.
+	Access Access `json:"access,omitempty"`
 	// Keys describes the keys the router generated for an INSERT; nil when
 	// it generated none.
 	Keys *GeneratedKeys `json:"keys,omitempty"`
@@ -123,10 +128,6 @@ type Plan struct {
 	// proxy appends to each route's SQL; the routes then return rows,
 	// given back in the client's row order (Route.Rows).
 	Returning string `json:"returning,omitempty"`
-	// Access says whether a read/write group's replica may answer the
-	// plan (readwrite_access.go); zero, the primary, when the rules have
-	// no !READWRITE_SPLITTING.
-	Access Access `json:"access,omitempty"`
 	// Drop is, for a DROP TABLE of several tables, the tables in the
 	// client's order with the data nodes each one's DROP reaches: the
 	// proxy names the tables none of whose data nodes existed in one
