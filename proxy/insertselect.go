@@ -183,20 +183,17 @@ func (s *Session) insertFill(ctx context.Context, fill *router.InsertFill, conns
 // fillRows runs an INSERT ... SELECT's SELECT and returns its rows, each
 // written as a row of literals, "(1,'a',NULL)".
 func (s *Session) fillRows(ctx context.Context, sel *router.Plan, conns connSource) ([][]byte, error) {
-	res, err := runPlanMode(ctx, sel, conns, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, backendText, nil)
+	rows, err := s.readRows(ctx, sel, conns, "the SELECT of an INSERT ... SELECT")
 	if err != nil {
 		return nil, err
 	}
-	if res.rows == nil {
-		return nil, &InternalError{Msg: "the SELECT of an INSERT ... SELECT returned no result set"}
-	}
-	defer res.rows.Close()
-	cols := res.rows.Columns()
+	defer rows.Close()
+	cols := rows.Columns()
 	mode := s.lexMode()
 	var out [][]byte
 	size := 0
 	for {
-		row, err := res.rows.Next()
+		row, err := rows.Next()
 		if errors.Is(err, io.EOF) {
 			return out, nil
 		}

@@ -195,10 +195,25 @@ func (s *Session) subqueriesFirst(ctx context.Context, first *router.SubqueriesF
 	return s.runRoutes(ctx, plan, conns, backendText, nil)
 }
 
+// readRows runs a read of the proxy's own (a plan of SELECTs) on conns,
+// as text, under the merge's memory budget, and returns its rows for the
+// caller to read and close; what names the read in the error when it
+// returns no result set.
+func (s *Session) readRows(ctx context.Context, plan *router.Plan, conns connSource, what string) (RowStream, error) {
+	res, err := runPlanMode(ctx, plan, conns, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, backendText, nil)
+	if err != nil {
+		return nil, err
+	}
+	if res.rows == nil {
+		return nil, &InternalError{Msg: what + " returned no result set"}
+	}
+	return res.rows, nil
+}
+
 // subqueryValues runs a subquery's SELECT and returns its distinct
 // values, NULL included.
 func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, conns connSource) ([]any, error) {
-	res, err := runPlanMode(ctx, sel, conns, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, backendText, nil)
+	rows, err := s.readRows(ctx, sel, conns, "an IN subquery")
 	var my *mysql.MyError
 	if errors.As(err, &my) && my.Code == mysql.ER_BAD_FIELD_ERROR {
 		// An unqualified column of the statement around it: the
@@ -208,11 +223,8 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, conns co
 	if err != nil {
 		return nil, err
 	}
-	if res.rows == nil {
-		return nil, &InternalError{Msg: "an IN subquery returned no result set"}
-	}
-	defer res.rows.Close()
-	cols := res.rows.Columns()
+	defer rows.Close()
+	cols := rows.Columns()
 	if len(cols) != 1 {
 		return nil, mysql.NewError(mysql.ER_OPERAND_COLUMNS, "Operand should contain 1 column(s)")
 	}
@@ -220,7 +232,7 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, conns co
 	values := []any{}
 	size := 0
 	for {
-		row, err := res.rows.Next()
+		row, err := rows.Next()
 		if errors.Is(err, io.EOF) {
 			return values, nil
 		}

@@ -118,17 +118,14 @@ func (s *Session) runRowLimit(ctx context.Context, plan *router.Plan, conns conn
 // statement's atomic write), and returns, for each merged row, the route
 // of the n that holds it: the statement's first rows in its order.
 func (s *Session) rowSequence(ctx context.Context, order *router.Plan, conns connSource, n int) ([]int, error) {
-	res, err := runPlanMode(ctx, order, conns, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, backendText, nil)
+	rows, err := s.readRows(ctx, order, conns, "the ordered read of an UPDATE or DELETE with ORDER BY and LIMIT")
 	if err != nil {
 		return nil, err
 	}
-	if res.rows == nil {
-		return nil, &InternalError{Msg: "the ordered read of an UPDATE or DELETE with ORDER BY and LIMIT returned no result set"}
-	}
-	defer res.rows.Close()
+	defer rows.Close()
 	sequence := []int{}
 	for {
-		row, err := res.rows.Next()
+		row, err := rows.Next()
 		if errors.Is(err, io.EOF) {
 			return sequence, nil
 		}
