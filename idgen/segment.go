@@ -26,8 +26,9 @@ type SegmentStore interface {
 
 // Guard returns the largest key the tables a generator fills already
 // hold (MAX(key) over every physical table), 0 when they are empty. A
-// SEGMENT or TICKET generator calls it before issuing its first key and
-// refuses to issue while a table holds a key at or above the next one.
+// SEGMENT generator calls it before issuing its first key and refuses to
+// issue while a table holds a key at or above the next one (a TICKET
+// generator has its own, per server: TicketGuard).
 type Guard func(ctx context.Context) (int64, error)
 
 // SEGMENT props beyond the data source's.
@@ -137,16 +138,22 @@ func (e *StoreError) Unwrap() error { return e.Err }
 
 // AdoptError says that a table holds keys the generator could issue.
 type AdoptError struct {
-	Type      string
-	TableMax  int64
-	Next      int64
-	CheckWith string
+	Type     string
+	TableMax int64
+	Next     int64
+	// Class is a TICKET server's residue class ("id % 2 = 1"): only
+	// its keys were counted.
+	Class string
 }
 
 // Error describes the cause and the remedy.
 func (e *AdoptError) Error() string {
-	return fmt.Sprintf("%s: refusing to issue: the table already holds keys up to %d and the next key would be %d; run ADOPT SHARDING KEY GENERATOR FOR <table> to move the generator above it",
-		strings.ToLower(e.Type), e.TableMax, e.Next)
+	among := ""
+	if e.Class != "" {
+		among = " among the keys with " + e.Class
+	}
+	return fmt.Sprintf("%s: refusing to issue: the table already holds keys up to %d%s and the next key would be %d; run ADOPT SHARDING KEY GENERATOR FOR <table> to move the generator above it",
+		strings.ToLower(e.Type), e.TableMax, among, e.Next)
 }
 
 // Is makes an AdoptError match ErrBelowTable.

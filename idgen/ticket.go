@@ -23,6 +23,9 @@ type TicketServer interface {
 	Tickets(ctx context.Context, dst []int64) error
 	// Raise makes the server's next ticket above floor.
 	Raise(ctx context.Context, floor int64) error
+	// NextTicket returns a lower bound of the server's next ticket (its
+	// table's AUTO_INCREMENT), 0 when it does not know one.
+	NextTicket(ctx context.Context) (int64, error)
 	// Addr names the server for errors and state.
 	Addr() string
 }
@@ -166,23 +169,29 @@ type ticketServer struct {
 type Ticket struct {
 	cfg     TicketConfig
 	servers []*ticketServer
-	guard   Guard
+	guard   TicketGuard
 	rr      atomic.Uint64
 	// residueMu serialises reading and checking residue classes.
 	residueMu sync.Mutex
 
-	mu       sync.Mutex
-	floor    int64
-	tableMax int64
-	guarded  bool
-	closed   bool
-	waited   time.Duration
+	mu     sync.Mutex
+	floor  int64
+	closed bool
+	waited time.Duration
 }
+
+// TicketGuard returns the largest key at or above from among the keys
+// of the residue class id % inc = off % inc that the tables a TICKET
+// generator fills already hold, 0 when there is none. Only those keys
+// can meet a server's tickets: with several proxies sharing the
+// servers, the other classes' keys run ahead of a server's next ticket
+// without ever colliding with it.
+type TicketGuard func(ctx context.Context, from, inc, off int64) (int64, error)
 
 // NewTicket builds a TICKET generator. It reads every server's residue
 // class and refuses (a *ResidueError) when two overlap or one is
 // unusable; a server that does not answer is checked when it first does.
-func NewTicket(ctx context.Context, cfg TicketConfig, servers []TicketServer, guard Guard) (*Ticket, error) {
+func NewTicket(ctx context.Context, cfg TicketConfig, servers []TicketServer, guard TicketGuard) (*Ticket, error) {
 	g := &Ticket{cfg: cfg, guard: guard}
 	for _, s := range servers {
 		g.servers = append(g.servers, &ticketServer{srv: s})
@@ -365,24 +374,36 @@ func (g *Ticket) take(s *ticketServer, dst []int64) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Store.FetchTimeout)
 	defer cancel()
-	if err := g.guardOnce(ctx); err != nil {
-		return err
-	}
 	g.mu.Lock()
-	floor, tableMax := g.floor, g.tableMax
+	floor := g.floor
 	g.mu.Unlock()
+	s.mu.Lock()
+	inc, off, checked := s.inc, s.off, s.checked
+	s.mu.Unlock()
+	// A server's first tickets must not meet a key of its class that the
+	// tables already hold (the server was reset, or keys were written
+	// behind the generator's back). The tables are read before the
+	// tickets are taken: keys that other proxies write afterwards came
+	// from this server after these tickets and lie above them. The
+	// server's AUTO_INCREMENT bounds the read from below.
+	from, classMax := int64(0), int64(0)
+	if !checked && g.guard != nil {
+		var err error
+		if from, err = s.srv.NextTicket(ctx); err != nil {
+			return g.storeFailed(s, err)
+		}
+		if classMax, err = g.guard(ctx, from, inc, off); err != nil {
+			return fmt.Errorf("ticket: checking the tables' keys before %s's first ticket: %w", s.srv.Addr(), err)
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		terr := s.srv.Tickets(ctx, dst)
 		s.mu.Lock()
 		s.trips++
 		if terr != nil {
-			s.fails++
-			err := &StoreError{Type: TypeTicket, Addr: s.srv.Addr(), Err: terr}
-			s.err, s.errAt = err, time.Now()
 			s.mu.Unlock()
-			return err
+			return g.storeFailed(s, terr)
 		}
-		inc, off := s.inc, s.off
 		for _, id := range dst {
 			if id%inc != off%inc {
 				// The server's settings changed under its connections:
@@ -398,11 +419,19 @@ func (g *Ticket) take(s *ticketServer, dst []int64) error {
 			low = min(low, id)
 		}
 		if low > floor {
-			if !s.checked && g.guard != nil && low <= tableMax {
-				s.refused = &AdoptError{Type: TypeTicket, TableMax: tableMax, Next: low}
-				err := s.refused
-				s.mu.Unlock()
-				return err
+			if !checked && g.guard != nil {
+				if low < from {
+					// The counter went below what it said just before:
+					// the read did not cover these tickets.
+					s.mu.Unlock()
+					return &StoreError{Type: TypeTicket, Addr: s.srv.Addr(), Err: fmt.Errorf("ticket %d below the table's AUTO_INCREMENT %d read just before", low, from)}
+				}
+				if classMax >= low {
+					s.refused = &AdoptError{Type: TypeTicket, TableMax: classMax, Next: low, Class: fmt.Sprintf("id %% %d = %d", inc, off%inc)}
+					err := s.refused
+					s.mu.Unlock()
+					return err
+				}
 			}
 			s.checked = true
 			s.issued += uint64(len(dst))
@@ -419,25 +448,14 @@ func (g *Ticket) take(s *ticketServer, dst []int64) error {
 	}
 }
 
-// guardOnce reads the tables' largest key before the first ticket.
-func (g *Ticket) guardOnce(ctx context.Context) error {
-	if g.guard == nil {
-		return nil
-	}
-	g.mu.Lock()
-	done := g.guarded
-	g.mu.Unlock()
-	if done {
-		return nil
-	}
-	m, err := g.guard(ctx)
-	if err != nil {
-		return fmt.Errorf("ticket: checking the table's largest key before the first ticket: %w", err)
-	}
-	g.mu.Lock()
-	g.tableMax, g.guarded = max(g.tableMax, m), true
-	g.mu.Unlock()
-	return nil
+// storeFailed marks s failed with err and returns it as a StoreError.
+func (g *Ticket) storeFailed(s *ticketServer, err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fails++
+	se := &StoreError{Type: TypeTicket, Addr: s.srv.Addr(), Err: err}
+	s.err, s.errAt = se, time.Now()
+	return se
 }
 
 // Adopt moves every server's next ticket above floor. A server that does
@@ -445,9 +463,6 @@ func (g *Ticket) guardOnce(ctx context.Context) error {
 func (g *Ticket) Adopt(floor int64) error {
 	g.mu.Lock()
 	g.floor = max(g.floor, floor)
-	// floor is the tables' largest key as ADOPT read it just now: rows
-	// deleted since the guard ran no longer count.
-	g.tableMax = floor
 	g.mu.Unlock()
 	var errs []error
 	for _, s := range g.servers {

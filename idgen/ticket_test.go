@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -48,6 +49,15 @@ func (m *memTicketServer) Tickets(_ context.Context, dst []int64) error {
 		dst[i] = next
 	}
 	return nil
+}
+
+func (m *memTicketServer) NextTicket(context.Context) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.down {
+		return 0, errors.New("connection refused")
+	}
+	return m.last + 1, nil
 }
 
 func (m *memTicketServer) Raise(_ context.Context, floor int64) error {
@@ -194,17 +204,42 @@ func TestTicketResidueCheckedWhenServerComesUp(t *testing.T) {
 	}
 }
 
+// tableKeys is a table's keys as a TicketGuard reads them.
+type tableKeys struct {
+	mu   sync.Mutex
+	keys []int64
+}
+
+func (tk *tableKeys) set(keys ...int64) {
+	tk.mu.Lock()
+	tk.keys = keys
+	tk.mu.Unlock()
+}
+
+func (tk *tableKeys) guard(_ context.Context, from, inc, off int64) (int64, error) {
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	var best int64
+	for _, k := range tk.keys {
+		if k >= from && k%inc == off%inc {
+			best = max(best, k)
+		}
+	}
+	return best, nil
+}
+
 func TestTicketGuardAndAdopt(t *testing.T) {
 	a := &memTicketServer{name: "a", inc: 2, off: 1}
 	b := &memTicketServer{name: "b", inc: 2, off: 2}
-	guard := func(context.Context) (int64, error) { return 1000, nil }
-	g, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{a, b}, guard)
+	table := &tableKeys{keys: []int64{999, 1000}}
+	g, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{a, b}, table.guard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = g.NextKeys(make([]int64, 1))
-	if !errors.Is(err, ErrBelowTable) {
-		t.Fatalf("got %v, want ErrBelowTable", err)
+	if !errors.Is(err, ErrBelowTable) || !strings.Contains(err.Error(), "up to 999 among the keys with id % 2 = 1 and the next key would be 1") ||
+		!strings.Contains(err.Error(), "up to 1000 among the keys with id % 2 = 0 and the next key would be 2") {
+		t.Fatalf("got %v, want ErrBelowTable from both servers", err)
 	}
 	if err := g.Adopt(1000); err != nil {
 		t.Fatal(err)
@@ -217,6 +252,110 @@ func TestTicketGuardAndAdopt(t *testing.T) {
 		for _, id := range dst {
 			if id <= 1000 {
 				t.Fatalf("ticket %d after adopting 1000", id)
+			}
+		}
+	}
+}
+
+// TestTicketGuardCountsTheServersClass: two proxies share an odd and an
+// even server; the other proxy's even keys run ahead of the odd server's
+// next ticket but can never meet it, so the odd server issues. A key of
+// its own class at or above its next ticket still refuses it.
+func TestTicketGuardCountsTheServersClass(t *testing.T) {
+	a := &memTicketServer{name: "a", inc: 2, off: 1}
+	b := &memTicketServer{name: "b", inc: 2, off: 2, last: 6}
+	table := &tableKeys{keys: []int64{2, 4, 6}}
+	g, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{a, b}, table.guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for i := 0; i < 6; i++ {
+		dst := make([]int64, 1)
+		if err := g.NextKeys(dst); err != nil {
+			t.Fatalf("ticket %d: %v", i, err)
+		}
+		seen[dst[0]%2] = true
+	}
+	if !seen[0] || !seen[1] {
+		t.Fatalf("residues issued %v, want both servers", seen)
+	}
+
+	// A fresh generator over a reset odd server, the table holding an
+	// odd key above its next ticket: the odd server is refused, the even
+	// one keeps issuing.
+	a2 := &memTicketServer{name: "a", inc: 2, off: 1}
+	b2 := &memTicketServer{name: "b", inc: 2, off: 2, last: 6}
+	table.set(2, 4, 6, 7)
+	g2, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{a2, b2}, table.guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		dst := make([]int64, 1)
+		if err := g2.NextKeys(dst); err != nil || dst[0]%2 != 0 {
+			t.Fatalf("ticket %d: %d, %v; want even keys only", i, dst[0], err)
+		}
+	}
+	st := g2.State()
+	if st.Servers[0].Healthy || !strings.Contains(st.Servers[0].Err, "up to 7 among the keys with id % 2 = 1") {
+		t.Fatalf("odd server's state %+v, want refused naming key 7", st.Servers[0])
+	}
+}
+
+// TestTicketGuardWithTwoGeneratorsWriting: two generators (two proxies)
+// share the servers and write every key they issue while both start,
+// the even server ahead of the odd one; neither refuses a server and no
+// key is issued twice.
+func TestTicketGuardWithTwoGeneratorsWriting(t *testing.T) {
+	a := &memTicketServer{name: "a", inc: 2, off: 1}
+	b := &memTicketServer{name: "b", inc: 2, off: 2, last: 40}
+	table := &tableKeys{}
+	for k := int64(2); k <= 40; k += 2 {
+		table.keys = append(table.keys, k)
+	}
+	var gens []*Ticket
+	for range 2 {
+		g, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{a, b}, table.guard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gens = append(gens, g)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				dst := make([]int64, 1+i%3)
+				if err := gens[i%2].NextKeys(dst); err != nil {
+					errs <- err
+					return
+				}
+				table.mu.Lock()
+				table.keys = append(table.keys, dst...)
+				table.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for _, k := range table.keys {
+		if seen[k] {
+			t.Fatalf("key %d issued twice", k)
+		}
+		seen[k] = true
+	}
+	for i, g := range gens {
+		for _, st := range g.State().Servers {
+			if !st.Healthy {
+				t.Fatalf("generator %d: server %+v refused", i, st)
 			}
 		}
 	}
@@ -391,17 +530,16 @@ func TestTicketUnresponsiveServerCostsNoCaller(t *testing.T) {
 // for TICKET.
 func TestTicketAdoptAfterTheTableShrank(t *testing.T) {
 	a := &memTicketServer{name: "a", inc: 2, off: 1, last: 300}
-	tableMax := int64(1 << 40)
-	guard := func(context.Context) (int64, error) { return tableMax, nil }
-	g, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{a}, guard)
+	table := &tableKeys{keys: []int64{1<<40 + 1}}
+	g, err := NewTicket(context.Background(), ticketConfig(), []TicketServer{a}, table.guard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := g.NextKeys(make([]int64, 1)); !errors.Is(err, ErrBelowTable) {
 		t.Fatalf("got %v, want ErrBelowTable", err)
 	}
-	tableMax = 250
-	if err := g.Adopt(tableMax); err != nil {
+	table.set(249)
+	if err := g.Adopt(250); err != nil {
 		t.Fatal(err)
 	}
 	dst := make([]int64, 1)

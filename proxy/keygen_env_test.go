@@ -411,6 +411,59 @@ func TestSegmentKeysTwoProxiesStoreDown(t *testing.T) {
 	}
 }
 
+// TestTicketGuardCountsTheServersClass: a proxy whose odd ticket server
+// is behind keys another proxy took from the even one (here written with
+// the even key) still issues, since only odd keys can meet its tickets;
+// an odd key at or above its next ticket refuses it until ADOPT. CI saw
+// the first case once in TestTicketKeysTwoProxiesFailover: one proxy
+// refused the odd server for good after the other proxy had written key
+// 2 before its first odd ticket.
+func TestTicketGuardCountsTheServersClass(t *testing.T) {
+	ticket := mariadbtest.Start(t, mariadbtest.Options{Databases: []string{"tickets"},
+		Args: []string{"--auto-increment-increment=2", "--auto-increment-offset=1"}})
+	gen := fmt.Sprintf(`{ type: TICKET, props: { urls: "jdbc:mysql://%s/tickets", username: root } }`, ticket.Addr())
+	e := startEnv(t, envOptions{rules: keygenRules("t_tc", gen)})
+	createKeyTable(t, e, "t_tc")
+	db := e.open(t)
+	if _, err := db.Exec("INSERT INTO t_tc (id, user_id) VALUES (1000, 1)"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Exec("INSERT INTO t_tc (user_id) VALUES (2)")
+	if err != nil {
+		t.Fatalf("first odd ticket with an even key 1000 in the table: %v", err)
+	}
+	if id, _ := res.LastInsertId(); id != 1 {
+		t.Fatalf("first ticket %d, want 1", id)
+	}
+
+	if _, err := db.Exec("INSERT INTO t_tc (id, user_id) VALUES (2001, 3)"); err != nil {
+		t.Fatal(err)
+	}
+	e2 := startEnv(t, envOptions{rules: keygenRules("t_tc", gen)})
+	db2 := e2.open(t)
+	db2.SetMaxOpenConns(1)
+	_, err = db2.Exec("INSERT INTO t_tc (user_id) VALUES (4)")
+	if errCode(err) != 1105 || !strings.Contains(err.Error(), "up to 2001 among the keys with id % 2 = 1 and the next key would be 3") {
+		t.Fatalf("a proxy started behind odd key 2001: %v, want 1105 naming 2001 and the class", err)
+	}
+	var n int
+	if err := db2.QueryRow("SELECT COUNT(*) FROM t_tc").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("after the refusal: %d rows, %v; want 3 and the connection usable", n, err)
+	}
+	var name, typ, tables string
+	var adopted int64
+	if err := db2.QueryRow("ADOPT SHARDING KEY GENERATOR FOR t_tc").Scan(&name, &typ, &tables, &adopted); err != nil || adopted != 2001 {
+		t.Fatalf("ADOPT: %d, %v", adopted, err)
+	}
+	res, err = db2.Exec("INSERT INTO t_tc (user_id) VALUES (5)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := res.LastInsertId(); id <= 2001 || id%2 != 1 {
+		t.Fatalf("ticket %d after ADOPT of 2001", id)
+	}
+}
+
 func TestAdoptExistingTable(t *testing.T) {
 	seg := mariadbtest.Start(t, mariadbtest.Options{Databases: []string{"ids"}})
 	gen := fmt.Sprintf(`{ type: SEGMENT, props: { url: "jdbc:mysql://%s/ids", username: root, step: 10, retry-after-milliseconds: 0 } }`, seg.Addr())

@@ -5,7 +5,7 @@
 // must start above (MAX of the key column over the tables it serves).
 //
 //	keygen.go   Open (one builder per type), Tables, TableMax,
-//	            OpenDataSource
+//	            ClassMax (a ticket server's guard), OpenDataSource
 //	segment.go  the SEGMENT generator's table (idgen.SegmentStore)
 //	ticket.go   TICKET's ticket servers (idgen.TicketServer)
 //

@@ -167,6 +167,28 @@ func Tables(rules *config.Rules, generator string) []*config.TableRule {
 // 0 when all are empty. A physical table that does not exist yet counts as
 // empty.
 func TableMax(ctx context.Context, rules *config.Rules, tables []*config.TableRule) (int64, error) {
+	return largestKey(ctx, rules, tables, func(col, table string) string {
+		return "SELECT MAX(" + col + ") FROM " + table
+	})
+}
+
+// ClassMax returns the largest key at or above from with key % inc =
+// off % inc over every physical table of tables, 0 when there is none:
+// what a TICKET server's first tickets must stay clear of. The index on
+// the key is read downwards from its top and stops at the first key of
+// the class, so it reads only the keys above from that belong to other
+// classes.
+func ClassMax(ctx context.Context, rules *config.Rules, tables []*config.TableRule, from, inc, off int64) (int64, error) {
+	return largestKey(ctx, rules, tables, func(col, table string) string {
+		return fmt.Sprintf("SELECT %s FROM %s WHERE %s >= %d AND MOD(%s, %d) = %d ORDER BY %s DESC LIMIT 1",
+			col, table, col, from, col, inc, off%inc, col)
+	})
+}
+
+// largestKey runs query (of the quoted key column and physical table) on
+// every physical table of tables and returns the largest value it
+// answered, 0 for no row, NULL or a table that does not exist yet.
+func largestKey(ctx context.Context, rules *config.Rules, tables []*config.TableRule, query func(col, table string) string) (int64, error) {
 	dbs := map[string]*sql.DB{}
 	defer func() {
 		for _, db := range dbs {
@@ -189,13 +211,13 @@ func TableMax(ctx context.Context, rules *config.Rules, tables []*config.TableRu
 				dbs[dn.DataSource] = db
 			}
 			var v sql.NullInt64
-			err := db.QueryRowContext(ctx, "SELECT MAX("+quoteName(t.KeyColumn)+") FROM "+quoteName(dn.Table)).Scan(&v)
+			err := db.QueryRowContext(ctx, query(quoteName(t.KeyColumn), quoteName(dn.Table))).Scan(&v)
 			var me *mysql.MySQLError
-			if errors.As(err, &me) && me.Number == 1146 {
+			if errors.As(err, &me) && me.Number == 1146 || errors.Is(err, sql.ErrNoRows) {
 				continue
 			}
 			if err != nil {
-				return 0, fmt.Errorf("MAX(%s) of %s: %w", t.KeyColumn, dn, err)
+				return 0, fmt.Errorf("the largest %s of %s: %w", t.KeyColumn, dn, err)
 			}
 			if v.Valid && v.Int64 > best {
 				best = v.Int64
@@ -222,6 +244,19 @@ func tableGuard(rules *config.Rules, generator string) idgen.Guard {
 		return nil
 	}
 	return func(ctx context.Context) (int64, error) { return TableMax(ctx, rules, tables) }
+}
+
+// ticketGuard is the idgen.TicketGuard of a TICKET generator: the
+// largest key of a server's class over the tables it fills, nil when no
+// table uses it.
+func ticketGuard(rules *config.Rules, generator string) idgen.TicketGuard {
+	tables := Tables(rules, generator)
+	if len(tables) == 0 {
+		return nil
+	}
+	return func(ctx context.Context, from, inc, off int64) (int64, error) {
+		return ClassMax(ctx, rules, tables, from, inc, off)
+	}
 }
 
 // quoteName quotes a table or column name for SQL.

@@ -53,9 +53,9 @@ func buildTicket(b keygenBuild) (idgen.KeyGenerator, func() error, error) {
 			return nil, nil, err
 		}
 		dbs = append(dbs, db)
-		servers = append(servers, &ticketServer{db: db, addr: addr, table: quoteName(cfg.Table), stub: cfg.Stub})
+		servers = append(servers, &ticketServer{db: db, addr: addr, table: quoteName(cfg.Table), name: cfg.Table, stub: cfg.Stub})
 	}
-	g, err := idgen.NewTicket(b.ctx, cfg, servers, tableGuard(b.rules, b.name))
+	g, err := idgen.NewTicket(b.ctx, cfg, servers, ticketGuard(b.rules, b.name))
 	if err != nil {
 		closeAll()
 		return nil, nil, err
@@ -70,6 +70,7 @@ type ticketServer struct {
 	db          *sql.DB
 	addr        string
 	table, stub string
+	name        string // the table's name unquoted
 
 	mu    sync.Mutex
 	ready bool
@@ -163,6 +164,18 @@ func (s *ticketServer) Raise(ctx context.Context, floor int64) error {
 	}
 	_, err := s.db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d", s.table, floor+1))
 	return err
+}
+
+func (s *ticketServer) NextTicket(ctx context.Context) (int64, error) {
+	if err := s.ensure(ctx); err != nil {
+		return 0, err
+	}
+	var next sql.NullInt64
+	err := s.db.QueryRowContext(ctx, "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", s.name).Scan(&next)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return next.Int64, err
 }
 
 func (s *ticketServer) Addr() string { return s.addr }
