@@ -22,14 +22,18 @@ import (
 // each route takes that many (ORDER BY ... LIMIT its share). conns is the
 // statement's atomic write (stmtGuard), so a route's error undoes the
 // routes before it. A DELETE ... RETURNING gives back the rows of every
-// route it ran, in that order.
+// route it ran, in that order. ORDER BY without LIMIT (RowLimit.Unbounded)
+// runs the same way with a count no table reaches.
 func (s *Session) runRowLimit(ctx context.Context, plan *router.Plan, conns connSource, mode backendMode) (result, error) {
 	conns = sharedConn{conns}
 	full := plan.RowLimit.Count
 	limit := " LIMIT " + strconv.FormatInt(full, 10)
 	var shares []int64
 	var sequence []int // the route of each of the statement's rows, in its order
-	if plan.RowLimit.Order != nil {
+	// ORDER BY without LIMIT takes every row, each route in its order:
+	// the order over all routes is read only for the rows a RETURNING
+	// gives back.
+	if plan.RowLimit.Order != nil && (!plan.RowLimit.Unbounded || plan.Returning != "") {
 		var err error
 		if sequence, err = s.rowSequence(ctx, plan.RowLimit.Order, conns, len(plan.Routes)); err != nil {
 			return result{}, err

@@ -73,6 +73,11 @@ func TestRowLimitAcrossDataNodes(t *testing.T) {
 		{"prepared UPDATE ORDER BY ... LIMIT ?", "UPDATE %s SET status = ? WHERE status <> ? ORDER BY order_id LIMIT ?", []any{"p", "b", 14}, "SELECT order_id, status FROM %s ORDER BY order_id"},
 		{"ORDER BY ... LIMIT above the rows that match", "DELETE FROM %s WHERE status = 'b' ORDER BY order_id LIMIT 50", nil, "SELECT order_id, status FROM %s ORDER BY order_id"},
 		{"prepared UPDATE with LIMIT ?", "UPDATE %s SET status = ? WHERE user_id = ? LIMIT ?", []any{"z", 2, 9}, "SELECT user_id, SUM(status = 'z'), COUNT(*) FROM %s GROUP BY user_id ORDER BY user_id"},
+		// ORDER BY without LIMIT (Rails' update_all and delete_all under
+		// a default_scope with an order): every row that matches.
+		{"UPDATE ORDER BY without LIMIT", "UPDATE %s SET status = 'o' WHERE status = 'a' ORDER BY order_id DESC", nil, "SELECT order_id, status FROM %s ORDER BY order_id"},
+		{"DELETE ORDER BY without LIMIT", "DELETE FROM %s WHERE status = 'b' OR user_id = 2 ORDER BY user_id, order_id", nil, "SELECT order_id, status FROM %s ORDER BY order_id"},
+		{"prepared UPDATE ORDER BY without LIMIT", "UPDATE %s SET status = ? WHERE status <> ? ORDER BY status, order_id", []any{"r", "b"}, "SELECT order_id, status FROM %s ORDER BY order_id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,6 +167,30 @@ func TestRowLimitAcrossDataNodes(t *testing.T) {
 		want := queryStrings(t, direct, fmt.Sprintf(q, ref))
 		if strings.Join(got, ";") != strings.Join(want, ";") {
 			t.Errorf("RETURNING rows:\n got %v\nwant %v", got, want)
+		}
+	})
+
+	t.Run("UPDATE ORDER BY without LIMIT: rows matched and changed", func(t *testing.T) {
+		reset(t)
+		q := "UPDATE %s SET status = 'b' WHERE status <> 'x' ORDER BY order_id"
+		out, err := mariadbCLI(t, e, fmt.Sprintf(q, "t_order"), "-vvv")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		dout := directCLI(t, e.backends[0], "ds_0", fmt.Sprintf(q, ref))
+		info := regexp.MustCompile(`Rows matched: .*`)
+		if g, w := info.FindString(out), info.FindString(dout); g == "" || g != w {
+			t.Errorf("proxy:\n%s\nMariaDB:\n%s", out, dout)
+		}
+	})
+
+	t.Run("DELETE ORDER BY without LIMIT ... RETURNING", func(t *testing.T) {
+		reset(t)
+		q := "DELETE FROM %s WHERE status = 'a' ORDER BY status, order_id DESC RETURNING order_id, user_id"
+		got := queryStrings(t, proxyDB, fmt.Sprintf(q, "t_order"))
+		want := queryStrings(t, direct, fmt.Sprintf(q, ref))
+		if strings.Join(got, ";") != strings.Join(want, ";") || len(got) != 16 {
+			t.Errorf("RETURNING rows:\n got %v\nwant %v (16 rows)", got, want)
 		}
 	})
 

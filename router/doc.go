@@ -196,11 +196,12 @@
 // col = VALUES(col); an
 // INSERT without a column list into a sharded table (unless
 // WithTableColumns knows the columns), or with an expression as sharding
-// value; UPDATE or DELETE with ORDER BY and no LIMIT on several data
-// nodes of a sharded table (a LIMIT is the proxy's to spend node after
-// node, Plan.RowLimit, in the ORDER BY's order read first, RowLimit.Order;
-// a broadcast table's copies, which hold the same rows, each take ORDER
-// BY and LIMIT as they are);
+// value; UPDATE or DELETE with a LIMIT other than an integer or a
+// parameter on several data nodes of a sharded table (a LIMIT is the
+// proxy's to spend node after node, Plan.RowLimit, in the ORDER BY's
+// order read first, RowLimit.Order; ORDER BY alone takes every row,
+// RowLimit.Unbounded; a broadcast table's copies, which hold the same
+// rows, each take ORDER BY and LIMIT as they are);
 // joins of unrelated sharded tables (binding tables too, unless the join
 // equates all their sharding columns) and uncorrelated subqueries across
 // data nodes (an UPDATE's or DELETE's IN (SELECT ...) the proxy evaluates

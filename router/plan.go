@@ -173,6 +173,11 @@ type SubqueriesFirst struct {
 // (any rows up to Count, as MariaDB takes them without ORDER BY).
 type RowLimit struct {
 	Count int64 `json:"count"`
+	// Unbounded is set for ORDER BY without LIMIT, whose Count is
+	// MaxInt64: every route takes all its rows, in the order the route
+	// keeps, and Order (read only for a RETURNING) interleaves the rows
+	// given back.
+	Unbounded bool `json:"unbounded,omitempty"`
 	// Order is set when the statement has ORDER BY: a SELECT ... FOR
 	// UPDATE of each route's first Count rows in that order, whose last
 	// column is the route's position in Routes, merged in that order and

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -49,6 +50,7 @@ type dmlBinder struct {
 	// data node would take, ordered, with the route's position last
 	// (RowLimit.Order); orderKeys sort its rows.
 	rowLimit   *operand
+	unbounded  bool // ORDER BY without LIMIT: rowLimit is MaxInt64
 	limited    *sqlTemplate
 	ordered    *sqlTemplate
 	orderKeys  []OrderKey
@@ -588,12 +590,21 @@ func (d *dmlBinder) buildLimited(stmt ast.StmtNode) error {
 	default:
 		return nil
 	}
-	if limit == nil || limit.Offset != nil {
+	var o operand
+	switch {
+	case limit == nil && order != nil:
+		// ORDER BY without LIMIT: every row the WHERE clause matches, in
+		// that order, which each data node keeps for its own rows; the
+		// order over all of them matters only to the rows a RETURNING
+		// gives back, which the ordered read (below) interleaves.
+		o, d.unbounded = operand{param: -1, val: int64(math.MaxInt64)}, true
+	case limit == nil || limit.Offset != nil:
 		return nil
-	}
-	o, ok := limitOperand(limit.Count)
-	if !ok {
-		return nil
+	default:
+		var ok bool
+		if o, ok = limitOperand(limit.Count); !ok {
+			return nil
+		}
 	}
 	set(&ast.Limit{Count: markerExpr(holeLimit, 0)})
 	defer set(limit)
@@ -656,17 +667,18 @@ func (d *dmlBinder) bind(args []any) (*Plan, error) {
 	case len(units) > 1 && d.orderLimit && !d.rt.broadcastW && d.limited != nil:
 		// LIMIT: rows up to the count, which the proxy takes node after
 		// node (Plan.RowLimit), in the statement's order when it has
-		// one (RowLimit.Order).
+		// one (RowLimit.Order); ORDER BY alone: every row, each node in
+		// that order (RowLimit.Unbounded).
 		count, err := limitValue(d.rowLimit.value(args))
 		if err != nil {
 			return nil, err
 		}
-		tmpl, limit, rowLimit = d.limited, count, &RowLimit{Count: count}
+		tmpl, limit, rowLimit = d.limited, count, &RowLimit{Count: count, Unbounded: d.unbounded}
 	case len(units) > 1 && d.orderLimit && !d.rt.broadcastW:
 		// A broadcast table's data sources hold the same rows, so each
 		// keeps the order and the row count; a sharded table's data nodes
 		// hold parts of it, where the order would be per data node.
-		return nil, errNotSupported("%s with ORDER BY and no LIMIT reaches %d data nodes, where it cannot keep MySQL's meaning (the order is per data node); add conditions on the sharding columns that pick one data node, or leave out the ORDER BY", strings.ToUpper(d.kind.String()), len(units))
+		return nil, errNotSupported("%s with this ORDER BY or LIMIT reaches %d data nodes, where the proxy takes a LIMIT only as an integer or a parameter; add conditions on the sharding columns that pick one data node", strings.ToUpper(d.kind.String()), len(units))
 	case len(units) > 1 && d.kind == KindSelect:
 		if d.multiErr != nil {
 			return nil, d.multiErr

@@ -52,9 +52,9 @@ func TestExplain(t *testing.T) {
 		},
 		{
 			name:       "rejected statement",
-			give:       []string{"--config", explainRules, "UPDATE t_order SET status = 'x' WHERE user_id = 1 ORDER BY order_id"},
+			give:       []string{"--config", explainRules, "SELECT ROW_NUMBER() OVER (ORDER BY order_id) FROM t_order"},
 			wantCode:   1,
-			wantStderr: "error 1235 (42000): UPDATE with ORDER BY and no LIMIT reaches",
+			wantStderr: "error 1235 (42000): window functions over several data nodes",
 		},
 		{
 			name:       "syntax error",

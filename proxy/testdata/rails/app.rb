@@ -106,6 +106,13 @@ class Order < ApplicationRecord
   scope :paid, -> { where(status: "paid") }
 end
 
+# A model whose default scope orders it: update_all and delete_all send
+# its ORDER BY without LIMIT (every matching row, over every data node).
+class OrderedOrder < ApplicationRecord
+  self.table_name = "t_order"
+  default_scope { order(:order_id) }
+end
+
 conn = ActiveRecord::Base.connection
 
 # The adapter's own setup: SET NAMES, sql_mode, sql_auto_is_null, wait_timeout.
@@ -271,6 +278,8 @@ step("json") { Order.where(order_id: 1003).update_all(meta: { "a" => [1, "ü"] }
 # that order first, and each takes its share of the first two.
 step("update order limit") { Order.order(order_id: :desc).limit(2).update_all(note: "first two") }
 step("after order limit") { Order.where(note: "first two").order(:order_id).pluck(:order_id) }
+step("update_all under an ordered default scope") { OrderedOrder.where(note: "first two").update_all(note: "ordered") }
+step("after ordered update_all") { Order.where(note: "ordered").order(:order_id).pluck(:order_id) }
 step("user variables") { conn.execute("SET @ar_x = 41"); conn.select_value("SELECT @ar_x + 1") }
 
 # The adapter connects with CLIENT_FOUND_ROWS: an UPDATE counts the rows it
