@@ -247,7 +247,7 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 	for !failed.Load() && rd.Read(&rec, t.items) {
 		row++
 		var key algorithm.Value
-		if t.gen != nil || (t.nullKey >= 0 && t.nullKey < rec.Len() && isNullField(&rec, t.nullKey)) {
+		if t.gen != nil || t.keyless(&rec) {
 			if len(keys) == 0 {
 				gen := s.srv.keys[t.rule.KeyGenerator]
 				if err := router.AppendKeys(gen, min(gen.MaxBatch(), 1024), &keys); err != nil {
@@ -308,7 +308,7 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 		}
 		for i := range rec.Len() {
 			v, null := rec.Field(i)
-			if i == t.nullKey && null && key != nil {
+			if i == t.nullKey && key != nil {
 				v, null = keyText, false
 			}
 			b.data = loadfile.AppendField(b.data, v, null, firstField, t.format.CharLen)
@@ -324,9 +324,18 @@ func (s *Session) routeRows(t *loadTarget, file *clientFile, pending []*loadBatc
 	return rd.Err()
 }
 
-func isNullField(rec *loadfile.Record, i int) bool {
-	_, null := rec.Field(i)
-	return null
+// keyless reports whether rec's key column field asks for a generated
+// key: NULL, or a 0 when t.zeroKey.
+func (t *loadTarget) keyless(rec *loadfile.Record) bool {
+	if t.nullKey < 0 || t.nullKey >= rec.Len() {
+		return false
+	}
+	f, null := rec.Field(t.nullKey)
+	if null || !t.zeroKey {
+		return null
+	}
+	n, err := strconv.ParseInt(string(f), 10, 64)
+	return err == nil && n == 0
 }
 
 // shardValue is a field as the router routes it: an integer column's

@@ -14,6 +14,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
+	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/loadfile"
@@ -73,8 +74,12 @@ type loadTarget struct {
 	gen    idgen.KeyGenerator
 	keyCol string
 	// nullKey is the field of the key column when the statement gives
-	// it, -1 otherwise: a NULL there gets a generated key, as in INSERT.
+	// it, -1 otherwise: a NULL there gets a generated key, as in INSERT,
+	// and so does a 0 when zeroKey is set (an AUTO_INCREMENT key column
+	// and a sql_mode without NO_AUTO_VALUE_ON_ZERO, as MariaDB's LOAD
+	// DATA gives such a 0 the next value).
 	nullKey int
+	zeroKey bool
 	nodes   map[config.DataNode]int
 	// head and tail wrap the physical table's name in each node's LOAD
 	// DATA statement.
@@ -227,6 +232,7 @@ func (s *Session) prepareLoad(ctx context.Context, st *ast.LoadDataStmt, rule *c
 		if _, inSet := set[keyCol]; !inSet {
 			if i := fieldIndex(names, keyCol); i >= 0 {
 				t.nullKey = i
+				t.zeroKey = s.sqlMode&tidbmysql.ModeNoAutoValueOnZero == 0 && s.srv.current().autoIncrement(rule.Name)
 			} else if gen := s.srv.keys[rule.KeyGenerator]; gen != nil {
 				t.gen, t.keyCol = gen, keyCol
 			}

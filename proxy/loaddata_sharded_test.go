@@ -396,6 +396,40 @@ func TestLoadDataShardedKeysAtomic(t *testing.T) {
 		}
 	})
 
+	// A 0 in an AUTO_INCREMENT key column gets a generated key, as
+	// MariaDB's LOAD DATA gives it the next value (mysqldump's files set
+	// NO_AUTO_VALUE_ON_ZERO, which keeps the 0); a key column without
+	// AUTO_INCREMENT keeps it either way.
+	t.Run("a 0 key", func(t *testing.T) {
+		const withKeys = "LOAD DATA LOCAL INFILE {FILE} INTO TABLE t_ld FIELDS TERMINATED BY ',' (id, user_id, name)"
+		content := "0,1,zero\n\\N,2,null\n7,3,seven\n"
+		for _, tt := range []struct {
+			name, table, mode string
+			zeros             int
+		}{
+			{"AUTO_INCREMENT", " AUTO_INCREMENT", "", 0},
+			{"NO_AUTO_VALUE_ON_ZERO", " AUTO_INCREMENT", "NO_AUTO_VALUE_ON_ZERO", 1},
+			{"no AUTO_INCREMENT", "", "", 1},
+		} {
+			exec("DROP TABLE IF EXISTS t_ld")
+			exec("CREATE TABLE t_ld " + fmt.Sprintf(loadTable, tt.table))
+			exec("SET SESSION sql_mode = '" + tt.mode + "'")
+			n, err := load(withKeys, content)
+			exec("SET SESSION sql_mode = DEFAULT")
+			if err != nil || n != 3 {
+				t.Fatalf("%s: %d rows, %v", tt.name, n, err)
+			}
+			if got := queryStrings(t, c, "SELECT COUNT(*) FROM t_ld WHERE id = 0"); !slices.Equal(got, []string{fmt.Sprint(tt.zeros)}) {
+				t.Errorf("%s: rows with key 0: %v, want %d", tt.name, got, tt.zeros)
+			}
+			if got := queryStrings(t, c, "SELECT name FROM t_ld WHERE id = 7"); !slices.Equal(got, []string{"seven"}) {
+				t.Errorf("%s: key 7: %v", tt.name, got)
+			}
+			checkLoadPlacement(t, e)
+		}
+		reset()
+	})
+
 	t.Run("one data node fails", func(t *testing.T) {
 		reset()
 		e.backend(t, 1).Exec("DROP TABLE t_ld_1")
