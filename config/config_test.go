@@ -250,6 +250,9 @@ func TestValidationErrors(t *testing.T) {
 		{"server multiplex max wait zero", func(t *testing.T) string {
 			return edit(t, "server:\n", "server:\n  multiplexMaxWait: 0s # ERR\n")
 		}, `server.multiplexMaxWait must be positive`},
+		{"server connections per query", func(t *testing.T) string {
+			return edit(t, "server:\n", "server:\n  maxConnectionsPerQuery: 9 # ERR\n")
+		}, `server.maxConnectionsPerQuery 9: want 1 to 8`},
 		{"server lock wait zero", func(t *testing.T) string {
 			return edit(t, "server:\n", "server:\n  lockWaitTimeout: 0s # ERR\n")
 		}, `server.lockWaitTimeout must be at least 1s`},
@@ -432,7 +435,7 @@ func TestServerDefaults(t *testing.T) {
 	}
 	want := Server{
 		Listen: "127.0.0.1:3307", MetricsListen: "127.0.0.1:9307", Users: []User{appUser("app", "pw", "db")},
-		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024,
+		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024, MaxConnectionsPerQuery: 8,
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
 		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: "",
 		UnionRoutes: true, MultiplexConnections: 1, MultiplexMaxWait: 10 * time.Millisecond, MoveUpdatedRows: true, TransactionMode: TransactionLocal,
@@ -463,6 +466,7 @@ func TestServerSettings(t *testing.T) {
   tls: {cert: /etc/sf/cert.pem, key: /etc/sf/key.pem}
   authPlugin: caching_sha2_password
   maxConnections: 50
+  maxConnectionsPerQuery: 2
   handshakeTimeout: 2s
   statementTimeout: 1m30s
   multiSourceTransactions: reject
@@ -491,7 +495,7 @@ func TestServerSettings(t *testing.T) {
 	want := Server{
 		Listen: "0.0.0.0:13307", MetricsListen: "[::1]:19307", Users: []User{appUser("app", "pw", "db"), appUser("ops", "", "db")},
 		DefaultDataSource: "ds_1", TLSCert: "/etc/sf/cert.pem", TLSKey: "/etc/sf/key.pem",
-		AuthPlugin: AuthCachingSHA2, MaxConnections: 50, HandshakeTimeout: 2 * time.Second,
+		AuthPlugin: AuthCachingSHA2, MaxConnections: 50, MaxConnectionsPerQuery: 2, HandshakeTimeout: 2 * time.Second,
 		StatementTimeout: 90 * time.Second, MultiSourceTransactions: MultiSourceReject,
 		SlowStatementThreshold: 250 * time.Millisecond, MaxScatterRows: 100000, MergeMemoryBytes: 16 << 20,
 		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second, MoveUpdatedRows: true,

@@ -30,6 +30,13 @@ type Server struct {
 	AuthPlugin AuthPlugin
 	// MaxConnections caps client connections (default 1024).
 	MaxConnections int
+	// MaxConnectionsPerQuery caps the backend connections one statement
+	// takes from one data source (1 to 8, default 8): routes beyond it
+	// share them. With 1, as ShardingSphere's max-connections-size-per-query
+	// default, a statement's routes on one data source run one after
+	// another on one connection, and a write over several of its tables is
+	// one backend transaction there.
+	MaxConnectionsPerQuery int
 	// HandshakeTimeout bounds the login handshake (default 10s).
 	HandshakeTimeout time.Duration
 	// StatementTimeout cancels a statement running longer (default 0: none).
@@ -151,6 +158,7 @@ const (
 	DefaultListen                 = "127.0.0.1:3307"
 	DefaultMetricsListen          = "127.0.0.1:9307"
 	DefaultMaxConnections         = 1024
+	DefaultMaxConnectionsPerQuery = 8
 	DefaultHandshakeTimeout       = 10 * time.Second
 	DefaultSlowStatementThreshold = time.Second
 	DefaultMergeMemoryBytes       = 64 << 20
@@ -210,7 +218,7 @@ func (m MultiSourceTransactions) String() string {
 // serverKeys are the keys of the server: section.
 func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
-		"maxConnections", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
+		"maxConnections", "maxConnectionsPerQuery", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
 		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
 		"unionRoutes", "multiplex", "multiplexConnections", "multiplexMaxWait", "moveUpdatedRows", "bindingJoins", "cpuScheduling", "traffic", "transactionMode", "cluster"}
 }
@@ -260,6 +268,10 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 	s.MaxConnections = int(d.integer(f.get("maxConnections"), "server.maxConnections", DefaultMaxConnections))
 	if s.MaxConnections <= 0 {
 		d.errorf(f.get("maxConnections"), "server.maxConnections must be positive")
+	}
+	s.MaxConnectionsPerQuery = int(d.integer(f.get("maxConnectionsPerQuery"), "server.maxConnectionsPerQuery", DefaultMaxConnectionsPerQuery))
+	if s.MaxConnectionsPerQuery < 1 || s.MaxConnectionsPerQuery > DefaultMaxConnectionsPerQuery {
+		d.errorf(f.get("maxConnectionsPerQuery"), "server.maxConnectionsPerQuery %d: want 1 to %d", s.MaxConnectionsPerQuery, DefaultMaxConnectionsPerQuery)
 	}
 	s.HandshakeTimeout = d.duration(f.get("handshakeTimeout"), "server.handshakeTimeout", DefaultHandshakeTimeout)
 	if s.HandshakeTimeout == 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/shardflake/shardflake/config"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
@@ -18,8 +19,20 @@ import (
 
 // maxConnsPerDataSource caps the connections one statement takes from one
 // data source; routes beyond it share connections (their results are
-// buffered only if the merge reads them out of order).
-const maxConnsPerDataSource = 8
+// buffered only if the merge reads them out of order). The pools' sources
+// lower it to server.maxConnectionsPerQuery (connsPerQuery).
+const maxConnsPerDataSource = config.DefaultMaxConnectionsPerQuery
+
+// connsPerQuery lowers n, the connections a statement asks of one data
+// source, to server.maxConnectionsPerQuery.
+func (srv *Server) connsPerQuery(n int) int {
+	if n > 1 {
+		if max := srv.current().rules.Server.MaxConnectionsPerQuery; max > 0 && n > max {
+			return max
+		}
+	}
+	return n
+}
 
 // maxParallelLanes bounds the goroutines one statement starts.
 const maxParallelLanes = 16

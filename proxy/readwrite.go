@@ -262,7 +262,7 @@ func (rs *rwSource) acquire(ctx context.Context, ds string, n int) ([]*backendCo
 		return rs.inner.acquire(ctx, ds, n)
 	}
 	if rs.plan.Access == router.AccessRead {
-		bcs, ok, err := rs.fromReplica(ctx, g, n)
+		bcs, ok, err := rs.fromReplica(ctx, g, rs.s.srv.connsPerQuery(n))
 		if ok {
 			return bcs, err
 		}

@@ -518,6 +518,7 @@ func (ps poolSource) acquire(ctx context.Context, ds string, n int) ([]*backendC
 	if s.state.pinNext {
 		n = 1
 	}
+	n = s.srv.connsPerQuery(n)
 	bcs, err := p.get(ctx, n)
 	if err != nil {
 		return nil, err
