@@ -71,6 +71,10 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if rules == nil {
 		return code
 	}
+	// An embedded backend runs one transaction at a time (serialBackend):
+	// a write over several tables of one data source must be one backend
+	// transaction there, not one per table, each waiting for the others.
+	rules.Server.MaxConnectionsPerQuery = 1
 	backends, err := startDemoBackends(rules, *rf.log.level == "debug")
 	if err != nil {
 		fmt.Fprintln(stderr, "shardflake demo:", err)

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,7 +140,18 @@ func (b *serialBackend) run(ctx context.Context, c *mysql.Conn, statement func(c
 }
 
 func (b *serialBackend) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
+	if sessionOnly(query) {
+		return b.Handler.ComQuery(ctx, c, query, callback)
+	}
 	return b.run(ctx, c, func(cb mysql.ResultSpoolFn) error { return b.Handler.ComQuery(ctx, c, query, cb) }, callback)
+}
+
+// sessionOnly reports whether query is a SET of session variables that
+// reads no table (the proxy's connection baseline, its probe's
+// character_set_results): it runs without the backend, as a prepare does.
+func sessionOnly(query string) bool {
+	q := strings.ToUpper(strings.TrimSpace(query))
+	return strings.HasPrefix(q, "SET ") && !strings.Contains(q, "SELECT") && !strings.Contains(q, "TRANSACTION")
 }
 
 func (b *serialBackend) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
@@ -152,11 +164,13 @@ func (b *serialBackend) ComMultiQuery(ctx context.Context, c *mysql.Conn, query 
 	return rest, err
 }
 
+// ComPrepare runs without the backend: a prepare reads no rows and
+// commits nothing, so it cannot undo another connection's writes. The
+// proxy prepares a route on a connection of its own to learn its
+// columns' collations before it merges rows (probe.go), also while its
+// statement's transaction holds the backend on another connection; held
+// there, the prepare waited for that transaction, which waited for it.
 func (b *serialBackend) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
-	if err := b.enter(ctx, c); err != nil {
-		return nil, err
-	}
-	defer b.leave(c)
 	return b.Handler.ComPrepare(ctx, c, query, prepare)
 }
 

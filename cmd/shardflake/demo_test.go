@@ -76,6 +76,30 @@ func TestDemo(t *testing.T) {
 
 	checkDemoStringMerges(t, db)
 
+	// Writes over several tables of a data source: each data source's
+	// part is one backend transaction (the embedded backend runs one at
+	// a time; one per table waited for each other and failed with 1205).
+	for _, tt := range []struct {
+		give string
+		want int64
+	}{
+		{"UPDATE t_order SET status = 'seen' WHERE status = 'new'", -1},
+		{"UPDATE t_order SET status = 'first' ORDER BY order_id LIMIT 2", 2},
+		{"UPDATE t_order_item SET quantity = quantity + 1", 8},
+		{"DELETE FROM t_order WHERE status = 'seen' ORDER BY order_id", -1},
+	} {
+		res, err := db.Exec(tt.give)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.give, err)
+		}
+		if n, _ := res.RowsAffected(); tt.want >= 0 && n != tt.want {
+			t.Errorf("%s: %d rows, want %d", tt.give, n, tt.want)
+		}
+	}
+	if _, err := db.Exec("INSERT INTO t_order (user_id, status) VALUES (?, ?)", 42, "new"); err != nil {
+		t.Fatal(err)
+	}
+
 	bin := mariadbtest.RequireBinary(t, "mariadb")
 	host, port, _ := net.SplitHostPort(addr)
 	out, err := exec.Command(bin, "--no-defaults", "-h"+host, "-P"+port, "-uapp", "-papp-secret", "sharding_db", "--batch", "--skip-column-names",
