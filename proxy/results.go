@@ -72,6 +72,12 @@ func (s *Session) writePacket(p []byte) error {
 // writeOK writes an OK packet with the session's status.
 func (s *Session) writeOK(ok wire.OK, more bool) error {
 	ok.Status = s.status(more)
+	if s.schemaChanged {
+		if !s.schemaTrackingOff {
+			ok.Schema = s.db
+		}
+		s.schemaChanged = false
+	}
 	s.written = int64(ok.AffectedRows)
 	if s.capture != nil {
 		s.capture.ok(ok)

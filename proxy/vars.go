@@ -119,6 +119,8 @@ type setPlan struct {
 	next        settings // the session's settings after it
 	assignments []string // what the data sources are sent
 	autocommit  *bool
+	// schemaTracking is SET session_track_schema's value.
+	schemaTracking *bool
 	// readOnlyNext is SET TRANSACTION READ ONLY / READ WRITE.
 	readOnlyNext *bool
 	txnMode      *config.TransactionMode
@@ -197,6 +199,17 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 			return err
 		}
 		p.selectLimit = &limit
+	case a.IsSystem && name == "session_track_schema":
+		// The proxy writes the OK packets that report the schema (a
+		// backend connection tracks nothing); the data sources check
+		// the value.
+		if on, err := boolSetting(a.Value); err == nil {
+			p.schemaTracking = &on
+		} else if v, _ := restoreExpr(a.Value); strings.EqualFold(v, "DEFAULT") {
+			on := true // MariaDB's default
+			p.schemaTracking = &on
+		}
+		return p.assignSystem(ctx, s, name, a)
 	case a.IsSystem:
 		return p.assignSystem(ctx, s, name, a)
 	default:
@@ -275,6 +288,9 @@ func (p *setPlan) apply(ctx context.Context, s *Session) error {
 	}
 	if p.isolation != "" {
 		s.txn.isolation = p.isolation
+	}
+	if p.schemaTracking != nil {
+		s.schemaTrackingOff = !*p.schemaTracking
 	}
 	if p.readOnlyNext != nil {
 		s.txn.readOnlyNext = *p.readOnlyNext

@@ -25,21 +25,41 @@ type OK struct {
 	Status       uint16
 	Warnings     uint16
 	Info         string
+	// Schema, when set, is the schema a USE or COM_INIT_DB switched to,
+	// sent as session state (SESSION_TRACK_SCHEMA) to a client that
+	// negotiated CLIENT_SESSION_TRACK, as MariaDB sends it.
+	Schema string
 }
+
+// sessionTrackSchema is the session state type of a changed schema
+// (enum_session_state_type's SESSION_TRACK_SCHEMA).
+const sessionTrackSchema = 1
 
 // AppendOK appends an OK packet. sessionTrack is whether the client
 // negotiated CLIENT_SESSION_TRACK, which changes how the info string is
 // written.
 func AppendOK(dst []byte, ok OK, sessionTrack bool) []byte {
+	status := ok.Status &^ mysql.SERVER_SESSION_STATE_CHANGED
+	tracked := sessionTrack && ok.Schema != ""
+	if tracked {
+		status |= mysql.SERVER_SESSION_STATE_CHANGED
+	}
 	dst = append(dst, HeaderOK)
 	dst = AppendLenEncInt(dst, ok.AffectedRows)
 	dst = AppendLenEncInt(dst, ok.InsertID)
-	dst = binary.LittleEndian.AppendUint16(dst, ok.Status&^mysql.SERVER_SESSION_STATE_CHANGED)
+	dst = binary.LittleEndian.AppendUint16(dst, status)
 	dst = binary.LittleEndian.AppendUint16(dst, ok.Warnings)
 	if sessionTrack || ok.Info != "" {
 		// MySQL and MariaDB write the message length-encoded with or
 		// without session tracking, and libmysqlclient reads it so.
-		return AppendLenEncString(dst, []byte(ok.Info))
+		dst = AppendLenEncString(dst, []byte(ok.Info))
+	}
+	if tracked {
+		// The session state: its length, then one entry: type, the
+		// entry's length, the schema's name length-encoded.
+		name := AppendLenEncString(nil, []byte(ok.Schema))
+		entry := AppendLenEncInt([]byte{sessionTrackSchema}, uint64(len(name)))
+		dst = AppendLenEncString(dst, append(entry, name...))
 	}
 	return dst
 }
