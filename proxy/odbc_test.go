@@ -30,9 +30,11 @@ func requireMariaDBODBC(t *testing.T) string {
 // SQLColumns, SQLPrimaryKeys, SQLStatistics, SQLGetTypeInfo), inserts
 // without keys with ? parameters, executemany with and without
 // fast_executemany's parameter arrays, LAST_INSERT_ID(), reads by key,
-// ranges sorted and paged, aggregates, NULLs, DECIMAL, DATETIME, unicode
-// text and BLOBs, pyodbc's default autocommit off with commit and
-// rollback, and errors with SQLSTATE and native code. Both runs print the
+// ranges sorted and paged, aggregates, NULLs, DECIMAL, DATETIME, DATE,
+// TIME, BIGINT UNSIGNED, unicode text, BLOBs sent as data at execution,
+// ODBC escapes ({d}, {ts}, {fn}, {oj}), pyodbc's default autocommit off
+// with commit and rollback, the isolation level through
+// SQLSetConnectAttr, and errors with SQLSTATE and native code. Both runs print the
 // same, step by step; then the data nodes hold the rows MariaDB holds,
 // none of the rolled-back ones.
 func TestODBCApplication(t *testing.T) {

@@ -104,7 +104,8 @@ for q in (
     "DROP TABLE IF EXISTS t_order_item",
     "DROP TABLE IF EXISTS t_order",
     "CREATE TABLE t_order (order_id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, user_id INT NOT NULL, "
-    "status VARCHAR(16) NOT NULL, amount DECIMAL(10,2), note VARCHAR(64), created DATETIME, payload BLOB, "
+    "status VARCHAR(16) NOT NULL, amount DECIMAL(10,2), note VARCHAR(64), created DATETIME, payload MEDIUMBLOB, "
+    "due DATE, at_time TIME, urgent TINYINT(1), big BIGINT UNSIGNED, ratio DOUBLE, "
     "KEY idx_user (user_id)) DEFAULT CHARSET=utf8mb4",
     "CREATE TABLE t_order_item (item_id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, order_id BIGINT NOT NULL, "
     "user_id INT NOT NULL, sku VARCHAR(20) NOT NULL, qty INT NOT NULL, UNIQUE KEY uk_sku (order_id, sku), "
@@ -181,11 +182,41 @@ out("unicode", [n for (n,) in cur.execute("SELECT note FROM t_order WHERE note L
 out("blob", [(label(k), p) for k, p in cur.execute(
     "SELECT order_id, payload FROM t_order WHERE payload IS NOT NULL ORDER BY order_id LIMIT 3").fetchall()],
     cur.execute("SELECT COUNT(*) FROM t_order WHERE payload = ?", bytes([3, 0, 255, 39, 92])).fetchval())
-blob = bytes(range(256)) * 40
-cur.execute("UPDATE t_order SET payload = ? WHERE order_id = ?", blob, ids[0])
+# A value longer than pyodbc binds in place goes as data at execution
+# (SQLPutData), which the driver sends in pieces (COM_STMT_SEND_LONG_DATA).
+for size in (10240, 300000):
+    blob = bytes(range(256)) * (size // 256)
+    cur.execute("UPDATE t_order SET payload = ? WHERE order_id = ?", blob, ids[0])
+    n = cur.rowcount
+    conn.commit()
+    out("long blob", size, n, cur.execute("SELECT payload FROM t_order WHERE order_id = ?", ids[0]).fetchval() == blob,
+        cur.execute("SELECT LENGTH(payload), MD5(payload) FROM t_order WHERE order_id = ?", ids[0]).fetchone())
+# Too long for the column, sent as data at execution too.
+failed("long text", lambda: cur.execute("UPDATE t_order SET note = ? WHERE order_id = ?", "x" * 5000, ids[0]).rowcount)
+conn.rollback()
+
+# More types, as parameters and read back: DATE, TIME, a boolean,
+# BIGINT UNSIGNED past the signed range (a Decimal: pyodbc binds no larger
+# int), DOUBLE.
+for k, args in ((ids[1], (datetime.date(2024, 2, 29), datetime.time(23, 59, 58), True, decimal.Decimal(2**63 + 5), -2.5)),
+                (ids[2], (datetime.date(1999, 12, 31), datetime.time(0, 0, 1), False, 7, 1e-3))):
+    cur.execute("UPDATE t_order SET due = ?, at_time = ?, urgent = ?, big = ?, ratio = ? WHERE order_id = ?", *args, k)
 conn.commit()
-out("long blob", cur.rowcount, cur.execute("SELECT payload FROM t_order WHERE order_id = ?", ids[0]).fetchval() == blob,
-    cur.execute("SELECT LENGTH(payload) FROM t_order WHERE order_id = ?", ids[0]).fetchval())
+out("types", [(label(r[0]),) + tuple(r[1:]) for r in cur.execute(
+    "SELECT order_id, due, at_time, urgent, big, ratio FROM t_order WHERE due IS NOT NULL ORDER BY due").fetchall()],
+    [(d[0], d[1].__name__) for d in cur.description])
+out("types where", [label(k) for (k,) in cur.execute(
+    "SELECT order_id FROM t_order WHERE big > ? AND urgent = ? AND due BETWEEN ? AND ?", decimal.Decimal(2**63), True,
+    datetime.date(2024, 1, 1), datetime.date(2024, 12, 31)).fetchall()])
+
+# ODBC escape sequences, which report writers and query builders send:
+# date and timestamp literals, scalar functions, an outer join.
+out("escapes", tuple(cur.execute("SELECT {d '2024-01-02'}, {ts '2024-01-02 03:04:05'}, {fn UCASE('abc')}, {fn CONCAT('a', 'b')}").fetchone()))
+out("escape where", [label(k) for (k,) in cur.execute(
+    "SELECT order_id FROM t_order WHERE created >= {ts '2024-01-10 00:00:00'} AND {fn LCASE(status)} = ? ORDER BY order_id", "new").fetchall()])
+out("outer join escape", [(label(k), n) for k, n in cur.execute(
+    "SELECT o.order_id, COUNT(i.item_id) FROM {oj t_order o LEFT OUTER JOIN t_order_item i ON i.order_id = o.order_id AND i.user_id = o.user_id} "
+    "WHERE o.user_id = ? GROUP BY o.order_id ORDER BY o.order_id", 4).fetchall()])
 
 # Aggregates over every data node.
 out("group by", [tuple(r) for r in cur.execute(
@@ -238,8 +269,14 @@ failed("executemany duplicate", lambda: cur.executemany(item, [(ids[3], 4, "new"
 failed("syntax", lambda: cur.execute("SELEC 1").fetchall())
 failed("unknown column", lambda: cur.execute("SELECT nope FROM t_order WHERE user_id = ?", 1).fetchall())
 failed("unknown table", lambda: cur.execute("SELECT * FROM t_nope").fetchall())
+failed("two statements", lambda: cur.execute("SELECT 1; SELECT 2").fetchall())
 failed("too long", lambda: cur.execute("INSERT INTO t_order (user_id, status) VALUES (?, ?)", 1, "x" * 40).rowcount)
 conn.rollback()
+# The isolation level through SQLSetConnectAttr (SET SESSION TRANSACTION
+# ISOLATION LEVEL), then a read in that level.
+conn.set_attr(pyodbc.SQL_ATTR_TXN_ISOLATION, pyodbc.SQL_TXN_READ_COMMITTED)
+out("isolation", cur.execute("SELECT @@tx_isolation").fetchval(), cur.execute("SELECT COUNT(*) FROM t_order WHERE user_id = ?", 2).fetchval())
+conn.commit()
 out("after errors", tuple(cur.execute("SELECT COUNT(*), SUM(user_id) FROM t_order").fetchone()),
     cur.execute("SELECT COUNT(*) FROM t_order_item WHERE sku = ?", "new").fetchval())
 conn.close()
