@@ -78,6 +78,15 @@ func (s *Session) writeOK(ok wire.OK, more bool) error {
 		}
 		s.schemaChanged = false
 	}
+	if s.autocommitSet {
+		if !s.autocommitUntracked {
+			ok.Variable = wire.TrackedVariable{Name: "autocommit", Value: "OFF"}
+			if s.autocommit {
+				ok.Variable.Value = "ON"
+			}
+		}
+		s.autocommitSet = false
+	}
 	s.written = int64(ok.AffectedRows)
 	if s.capture != nil {
 		s.capture.ok(ok)

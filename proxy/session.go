@@ -47,6 +47,12 @@ type Session struct {
 	// OK, which tells a client that tracks the schema (wire.OK.Schema).
 	schemaTrackingOff bool
 	schemaChanged     bool
+	// autocommitUntracked: SET session_track_system_variables left
+	// autocommit out of the list (MariaDB's default list holds it);
+	// autocommitSet: a SET autocommit since the last OK, which reports
+	// the value to a client that tracks it.
+	autocommitUntracked bool
+	autocommitSet       bool
 	// offeredExtended are the MariaDB extended capabilities the greeting
 	// offered (announce); extendedMetadata: the client took
 	// MARIADB_CLIENT_EXTENDED_METADATA, so every column definition it
@@ -453,6 +459,7 @@ func (s *Session) resetConnection() {
 	s.vars = settings{}
 	s.selectLimitVar = ""
 	s.schemaTrackingOff = false
+	s.autocommitUntracked = false
 	s.autocommit = true
 	s.lastInsertID = 0
 	s.rowCount = 0

@@ -119,8 +119,11 @@ type setPlan struct {
 	next        settings // the session's settings after it
 	assignments []string // what the data sources are sent
 	autocommit  *bool
-	// schemaTracking is SET session_track_schema's value.
-	schemaTracking *bool
+	// schemaTracking is SET session_track_schema's value;
+	// autocommitTracking: whether SET session_track_system_variables'
+	// list holds autocommit.
+	schemaTracking     *bool
+	autocommitTracking *bool
 	// readOnlyNext is SET TRANSACTION READ ONLY / READ WRITE.
 	readOnlyNext *bool
 	txnMode      *config.TransactionMode
@@ -210,6 +213,19 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 			p.schemaTracking = &on
 		}
 		return p.assignSystem(ctx, s, name, a)
+	case a.IsSystem && name == "session_track_system_variables":
+		// Of the variables tracked, the proxy reports autocommit, the
+		// session's own.
+		on := true // DEFAULT: MariaDB's list holds autocommit
+		if v, err := restoreExpr(a.Value); err == nil && !strings.EqualFold(v, "DEFAULT") {
+			on = false
+			for _, name := range strings.Split(strings.Trim(v, "'\""), ",") {
+				name = strings.ToLower(strings.TrimSpace(name))
+				on = on || name == "autocommit" || name == "*"
+			}
+		}
+		p.autocommitTracking = &on
+		return p.assignSystem(ctx, s, name, a)
 	case a.IsSystem:
 		return p.assignSystem(ctx, s, name, a)
 	default:
@@ -292,6 +308,9 @@ func (p *setPlan) apply(ctx context.Context, s *Session) error {
 	if p.schemaTracking != nil {
 		s.schemaTrackingOff = !*p.schemaTracking
 	}
+	if p.autocommitTracking != nil {
+		s.autocommitUntracked = !*p.autocommitTracking
+	}
 	if p.readOnlyNext != nil {
 		s.txn.readOnlyNext = *p.readOnlyNext
 	}
@@ -303,6 +322,7 @@ func (p *setPlan) apply(ctx context.Context, s *Session) error {
 			}
 		}
 		s.autocommit = *p.autocommit
+		s.autocommitSet = true
 	}
 	return nil
 }
