@@ -219,9 +219,9 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 		on := true // DEFAULT: MariaDB's list holds autocommit
 		if v, err := restoreExpr(a.Value); err == nil && !strings.EqualFold(v, "DEFAULT") {
 			on = false
-			for _, name := range strings.Split(strings.Trim(v, "'\""), ",") {
-				name = strings.ToLower(strings.TrimSpace(name))
-				on = on || name == "autocommit" || name == "*"
+			for _, listed := range strings.Split(strings.Trim(v, "'\""), ",") {
+				listed = strings.ToLower(strings.TrimSpace(listed))
+				on = on || listed == "autocommit" || listed == "*"
 			}
 		}
 		p.autocommitTracking = &on
