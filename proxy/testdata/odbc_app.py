@@ -115,8 +115,12 @@ for q in (
 conn.commit()
 
 # The catalog functions tools call to show tables and columns.
-out("tables", sorted((plain(r.table_cat), r.table_name, r.table_type) for r in cur.tables(table="t_order%")))
-out("tables by type", sorted(r.table_name for r in cur.tables(tableType="TABLE") if r.table_name.startswith("t_order")))
+# Named with the current catalog, as a tool lists the database it shows:
+# without one the driver lists every database's tables the account sees
+# (on MariaDB the other tests' databases too, through the proxy the
+# logical schema's).
+out("tables", sorted((plain(r.table_cat), r.table_name, r.table_type) for r in cur.tables(table="t_order%", catalog=database)))
+out("tables by type", sorted(r.table_name for r in cur.tables(catalog=database, tableType="TABLE") if r.table_name.startswith("t_order")))
 out("columns", [(r.column_name, r.data_type, r.type_name, r.column_size, r.decimal_digits, r.nullable, r.ordinal_position)
                 for r in cur.columns(table="t_order")])
 out("column", [(r.column_name, r.type_name, r.is_nullable) for r in cur.columns(table="t_order_item", column="qty")])
