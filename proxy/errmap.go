@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/shardflake/shardflake/internal/sqllex"
+	"github.com/shardflake/shardflake/router"
 )
 
 // DDLError: DDL that runs on several data nodes failed on some of them.
@@ -134,7 +135,19 @@ func (srv *Server) clientError(err error) *mysql.MyError {
 	m := mysqlError(err)
 	if m.Code == mysql.ER_PARSE_ERROR && strings.Contains(m.Message, mysqlManual) && isMariaDB(srv.version()) {
 		// The proxy's own syntax errors read as its data sources' do:
-		// MariaDB points to its own manual.
+		// MariaDB points to its own manual and cuts a long text with
+		// "...", from the parser's own words where they are at hand.
+		var pe *ParseError
+		var re *router.Error
+		var parsed string
+		if errors.As(err, &pe) {
+			parsed = pe.Err.Error()
+		} else if errors.As(err, &re) && re.Err != nil {
+			parsed = re.Err.Error()
+		}
+		if msg := router.MariaDBSyntaxMessage(parsed); msg != parsed {
+			return &mysql.MyError{Code: m.Code, State: m.State, Message: msg}
+		}
 		return &mysql.MyError{Code: m.Code, State: m.State, Message: strings.Replace(m.Message, mysqlManual, mariaDBManual, 1)}
 	}
 	var ddl *DDLError

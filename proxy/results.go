@@ -72,6 +72,21 @@ func (s *Session) writePacket(p []byte) error {
 // writeOK writes an OK packet with the session's status.
 func (s *Session) writeOK(ok wire.OK, more bool) error {
 	ok.Status = s.status(more)
+	if s.schemaChanged {
+		if !s.schemaTrackingOff {
+			ok.Schema = s.db
+		}
+		s.schemaChanged = false
+	}
+	if s.autocommitSet {
+		if !s.autocommitUntracked {
+			ok.Variable = wire.TrackedVariable{Name: "autocommit", Value: "OFF"}
+			if s.autocommit {
+				ok.Variable.Value = "ON"
+			}
+		}
+		s.autocommitSet = false
+	}
 	s.written = int64(ok.AffectedRows)
 	if s.capture != nil {
 		s.capture.ok(ok)

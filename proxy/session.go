@@ -42,6 +42,17 @@ type Session struct {
 
 	clientFlags  uint32
 	sessionTrack bool
+	// schemaTrackingOff is SET session_track_schema = OFF (MariaDB's
+	// default is ON); schemaChanged: a USE or COM_INIT_DB since the last
+	// OK, which tells a client that tracks the schema (wire.OK.Schema).
+	schemaTrackingOff bool
+	schemaChanged     bool
+	// autocommitUntracked: SET session_track_system_variables left
+	// autocommit out of the list (MariaDB's default list holds it);
+	// autocommitSet: a SET autocommit since the last OK, which reports
+	// the value to a client that tracks it.
+	autocommitUntracked bool
+	autocommitSet       bool
 	// offeredExtended are the MariaDB extended capabilities the greeting
 	// offered (announce); extendedMetadata: the client took
 	// MARIADB_CLIENT_EXTENDED_METADATA, so every column definition it
@@ -363,6 +374,7 @@ func (s *Session) dispatch(p []byte) {
 		err = s.writeOK(wire.OK{}, false)
 	case mysql.COM_INIT_DB:
 		if err = s.UseDB(string(data)); err == nil {
+			s.schemaChanged = true
 			err = s.writeOK(wire.OK{}, false)
 		}
 	case mysql.COM_QUERY:
@@ -446,6 +458,8 @@ func (s *Session) resetConnection() {
 	s.unpinAll()       // temporary tables and locks are gone, as in MySQL
 	s.vars = settings{}
 	s.selectLimitVar = ""
+	s.schemaTrackingOff = false
+	s.autocommitUntracked = false
 	s.autocommit = true
 	s.lastInsertID = 0
 	s.rowCount = 0

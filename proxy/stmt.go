@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
@@ -114,7 +116,7 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 		return s.keepStmt(&preparedStmt{sql: sql, parsed: parsed, snap: s.srv.snapshot, db: s.db}), nil
 	}
 	if len(stmts) != 1 {
-		return nil, &ParseError{Err: fmt.Errorf("a prepared statement must hold exactly one statement, not %d", len(stmts))}
+		return nil, severalStatements(parsed, s.lexMode())
 	}
 	params := countParams(stmts[0])
 	if params > math.MaxUint16 {
@@ -294,6 +296,18 @@ func (s *Session) executeStmt(ps *preparedStmt, args []any) error {
 		return &ParseError{Err: err}
 	}
 	return s.runStatement(&statement{sql: sql, node: stmts[0], out: out})
+}
+
+// severalStatements is MariaDB's answer to a prepared text that holds
+// more than one statement: its parser stops at the second one, so the
+// syntax error is near that statement's text (and what follows it), at
+// its line.
+func severalStatements(sql string, mode sqlarg.Mode) error {
+	_, rest := sqlarg.SplitFirst(sql, mode)
+	i, _ := sqllex.SkipSpace(rest, 0, mode)
+	near := rest[i:]
+	line := 1 + strings.Count(sql[:len(sql)-len(near)], "\n")
+	return &ParseError{Err: fmt.Errorf("line %d column 0 near \"%s\"", line, near)}
 }
 
 // handleStmtClose answers COM_STMT_CLOSE (no response).

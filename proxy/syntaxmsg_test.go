@@ -28,3 +28,30 @@ func TestSyntaxErrorNamesTheServer(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareSeveralStatementsAsMariaDB: a prepared text that holds more
+// than one statement (MariaDB Connector/ODBC prepares what an application
+// executes, "SELECT 1; SELECT 2" among it, unless told the server takes
+// multi-statements) gets MariaDB's 1064, near the second statement's text
+// at its line, where the proxy's said "a prepared statement must hold
+// exactly one statement, not 2".
+func TestPrepareSeveralStatementsAsMariaDB(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	proxy := e.open(t)
+	direct := e.backends[0].Open(t, "ds_0")
+	for _, q := range []string{
+		"SELECT 1; SELECT 2",
+		"SELECT order_id FROM t_order WHERE user_id = ?;\n  /* next */ SELECT COUNT(*) FROM t_order; SELECT 3",
+		"INSERT INTO t_order (order_id, user_id) VALUES (?, ?);\nDELETE FROM t_order WHERE order_id = 'a long text that goes on past the eighty bytes MariaDB quotes of it'",
+	} {
+		_, perr := proxy.Prepare(q)
+		_, derr := direct.Prepare(q)
+		if errCode(derr) != 1064 {
+			t.Fatalf("%s: MariaDB %v; the test assumes 1064", q, derr)
+		}
+		if perr == nil || perr.Error() != derr.Error() {
+			t.Errorf("%q:\nproxy:   %v\nMariaDB: %v", q, perr, derr)
+		}
+	}
+}

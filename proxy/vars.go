@@ -119,6 +119,11 @@ type setPlan struct {
 	next        settings // the session's settings after it
 	assignments []string // what the data sources are sent
 	autocommit  *bool
+	// schemaTracking is SET session_track_schema's value;
+	// autocommitTracking: whether SET session_track_system_variables'
+	// list holds autocommit.
+	schemaTracking     *bool
+	autocommitTracking *bool
 	// readOnlyNext is SET TRANSACTION READ ONLY / READ WRITE.
 	readOnlyNext *bool
 	txnMode      *config.TransactionMode
@@ -197,6 +202,30 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 			return err
 		}
 		p.selectLimit = &limit
+	case a.IsSystem && name == "session_track_schema":
+		// The proxy writes the OK packets that report the schema (a
+		// backend connection tracks nothing); the data sources check
+		// the value.
+		if on, err := boolSetting(a.Value); err == nil {
+			p.schemaTracking = &on
+		} else if v, _ := restoreExpr(a.Value); strings.EqualFold(v, "DEFAULT") {
+			on := true // MariaDB's default
+			p.schemaTracking = &on
+		}
+		return p.assignSystem(ctx, s, name, a)
+	case a.IsSystem && name == "session_track_system_variables":
+		// Of the variables tracked, the proxy reports autocommit, the
+		// session's own.
+		on := true // DEFAULT: MariaDB's list holds autocommit
+		if v, err := restoreExpr(a.Value); err == nil && !strings.EqualFold(v, "DEFAULT") {
+			on = false
+			for _, listed := range strings.Split(strings.Trim(v, "'\""), ",") {
+				listed = strings.ToLower(strings.TrimSpace(listed))
+				on = on || listed == "autocommit" || listed == "*"
+			}
+		}
+		p.autocommitTracking = &on
+		return p.assignSystem(ctx, s, name, a)
 	case a.IsSystem:
 		return p.assignSystem(ctx, s, name, a)
 	default:
@@ -276,6 +305,12 @@ func (p *setPlan) apply(ctx context.Context, s *Session) error {
 	if p.isolation != "" {
 		s.txn.isolation = p.isolation
 	}
+	if p.schemaTracking != nil {
+		s.schemaTrackingOff = !*p.schemaTracking
+	}
+	if p.autocommitTracking != nil {
+		s.autocommitUntracked = !*p.autocommitTracking
+	}
 	if p.readOnlyNext != nil {
 		s.txn.readOnlyNext = *p.readOnlyNext
 	}
@@ -287,6 +322,7 @@ func (p *setPlan) apply(ctx context.Context, s *Session) error {
 			}
 		}
 		s.autocommit = *p.autocommit
+		s.autocommitSet = true
 	}
 	return nil
 }

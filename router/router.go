@@ -294,27 +294,55 @@ func ParseWith(p *parser.Parser, sql string) (stmt ast.StmtNode, err error) {
 // "You have an error in your SQL syntax; ... near 'TEXT' at line L", the
 // text cut at 80 bytes), or returns msg unchanged when it is not one.
 func SyntaxMessage(msg string) string {
-	rest, ok := strings.CutPrefix(msg, "line ")
+	near, line, ok := syntaxError(msg)
 	if !ok {
 		return msg
 	}
-	line, rest, ok := strings.Cut(rest, " column ")
-	if !ok || line == "" || strings.Trim(line, "0123456789") != "" {
+	if len(near) > 80 {
+		near = validPrefix(near, 80)
+	}
+	return fmt.Sprintf("You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s' at line %s", near, line)
+}
+
+// MariaDBSyntaxMessage words the parser's syntax error as MariaDB does:
+// its manual, and a text longer than 80 bytes cut to 77 and "..." (its
+// %-.80T); msg unchanged when it is not one.
+func MariaDBSyntaxMessage(msg string) string {
+	near, line, ok := syntaxError(msg)
+	if !ok {
 		return msg
+	}
+	if len(near) > 80 {
+		near = validPrefix(near, 77) + "..."
+	}
+	return fmt.Sprintf("You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near '%s' at line %s", near, line)
+}
+
+// syntaxError reads the parser's `line L column C near "TEXT"EXTRA`.
+func syntaxError(msg string) (near, line string, ok bool) {
+	rest, ok := strings.CutPrefix(msg, "line ")
+	if !ok {
+		return "", "", false
+	}
+	line, rest, ok = strings.Cut(rest, " column ")
+	if !ok || line == "" || strings.Trim(line, "0123456789") != "" {
+		return "", "", false
 	}
 	_, rest, ok = strings.Cut(rest, ` near "`)
 	end := strings.LastIndexByte(rest, '"')
 	if !ok || end < 0 {
-		return msg
+		return "", "", false
 	}
-	near := rest[:end]
-	if len(near) > 80 {
-		near = near[:80]
-		for !utf8.ValidString(near) {
-			near = near[:len(near)-1]
-		}
+	return rest[:end], line, true
+}
+
+// validPrefix is s cut to at most n bytes, never inside a UTF-8 character.
+func validPrefix(s string, n int) string {
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
 	}
-	return fmt.Sprintf("You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s' at line %s", near, line)
+	return s
 }
 
 // Prepared is the analysis of one statement text: what Bind needs to plan

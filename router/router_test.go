@@ -320,6 +320,29 @@ func TestParseSyntaxErrorMessage(t *testing.T) {
 	}
 }
 
+// TestMariaDBSyntaxMessage: MariaDB's 1064 names its manual and cuts a
+// text longer than 80 bytes to 77 and "..." (its %-.80T), never inside a
+// UTF-8 sequence; MySQL's cuts at 80.
+func TestMariaDBSyntaxMessage(t *testing.T) {
+	const prefix = "You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near "
+	eighty := strings.Repeat("x", 80)
+	tests := []struct {
+		give string
+		want string
+	}{
+		{give: `line 2 column 5 near "SELECT 2"`, want: prefix + "'SELECT 2' at line 2"},
+		{give: `line 1 column 0 near "` + eighty + `"`, want: prefix + "'" + eighty + "' at line 1"},
+		{give: `line 1 column 0 near "` + eighty + `y"`, want: prefix + "'" + eighty[:77] + "...' at line 1"},
+		{give: `line 1 column 0 near "` + strings.Repeat("x", 76) + `äyyyy"`, want: prefix + "'" + strings.Repeat("x", 76) + "...' at line 1"},
+		{give: "not a parser error", want: "not a parser error"},
+	}
+	for _, tt := range tests {
+		if got := MariaDBSyntaxMessage(tt.give); got != tt.want {
+			t.Errorf("MariaDBSyntaxMessage(%q):\n got %s\nwant %s", tt.give, got, tt.want)
+		}
+	}
+}
+
 // A string literal may hold any bytes, the marker prefix NUL 's' 'f'
 // included (a random 16 MB blob holds it about once): it reaches every
 // route with its bytes intact, written with \0 for NUL, never as a marker.

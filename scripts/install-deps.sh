@@ -11,6 +11,8 @@
 # myloader (TestMydumperApplication), and Percona Toolkit (TestPerconaToolkitApplication).
 # Node.js's packages include MariaDB's Node.js connector and mysqljs
 # (proxy/testdata/nodedrivers, TestMariadbNodeApplication, TestMysqljsApplication).
+# pyodbc with MariaDB Connector/ODBC under unixODBC (proxy/testdata/odbc_app.py,
+# TestODBCApplication).
 # Does nothing when they are all present.
 set -euo pipefail
 
@@ -54,6 +56,8 @@ command -v mydumper >/dev/null 2>&1 && command -v myloader >/dev/null 2>&1 || ne
 perl -MDBI -MDBD::MariaDB -e 1 >/dev/null 2>&1 || need+=(libdbd-mariadb-perl) # TestPerlDBIApplication (brings libdbi-perl)
 command -v mycli >/dev/null 2>&1 || need+=(mycli) # TestMycliApplication
 command -v pt-archiver >/dev/null 2>&1 || need+=(percona-toolkit) # TestPerconaToolkitApplication
+/usr/bin/python3 -c 'import pyodbc' >/dev/null 2>&1 || need+=(python3-pyodbc) # TestODBCApplication (brings unixODBC's libodbc2)
+compgen -G '/usr/lib/*/odbc/libmaodbc.so' >/dev/null || need+=(odbc-mariadb) # MariaDB Connector/ODBC, the driver it loads
 
 # npm_packages installs the Node.js applications' packages (Sequelize;
 # TypeORM, Knex and Drizzle; mariadb and mysql), each pinned by its

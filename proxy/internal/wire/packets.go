@@ -25,21 +25,61 @@ type OK struct {
 	Status       uint16
 	Warnings     uint16
 	Info         string
+	// Schema, when set, is the schema a USE or COM_INIT_DB switched to,
+	// sent as session state (SESSION_TRACK_SCHEMA) to a client that
+	// negotiated CLIENT_SESSION_TRACK, as MariaDB sends it.
+	Schema string
+	// Variable, when named, is a system variable the statement set and
+	// the client tracks (SESSION_TRACK_SYSTEM_VARIABLES), with its value
+	// as SHOW VARIABLES shows it.
+	Variable TrackedVariable
 }
+
+// TrackedVariable is a system variable's name and value, as session state.
+type TrackedVariable struct{ Name, Value string }
+
+// The session state types of a changed system variable and schema
+// (enum_session_state_type's SESSION_TRACK_SYSTEM_VARIABLES and
+// SESSION_TRACK_SCHEMA).
+const (
+	sessionTrackVariables = 0
+	sessionTrackSchema    = 1
+)
 
 // AppendOK appends an OK packet. sessionTrack is whether the client
 // negotiated CLIENT_SESSION_TRACK, which changes how the info string is
 // written.
 func AppendOK(dst []byte, ok OK, sessionTrack bool) []byte {
+	status := ok.Status &^ mysql.SERVER_SESSION_STATE_CHANGED
+	tracked := sessionTrack && (ok.Schema != "" || ok.Variable.Name != "")
+	if tracked {
+		status |= mysql.SERVER_SESSION_STATE_CHANGED
+	}
 	dst = append(dst, HeaderOK)
 	dst = AppendLenEncInt(dst, ok.AffectedRows)
 	dst = AppendLenEncInt(dst, ok.InsertID)
-	dst = binary.LittleEndian.AppendUint16(dst, ok.Status&^mysql.SERVER_SESSION_STATE_CHANGED)
+	dst = binary.LittleEndian.AppendUint16(dst, status)
 	dst = binary.LittleEndian.AppendUint16(dst, ok.Warnings)
 	if sessionTrack || ok.Info != "" {
 		// MySQL and MariaDB write the message length-encoded with or
 		// without session tracking, and libmysqlclient reads it so.
-		return AppendLenEncString(dst, []byte(ok.Info))
+		dst = AppendLenEncString(dst, []byte(ok.Info))
+	}
+	if tracked {
+		// The session state: its length, then its entries, in MariaDB's
+		// order (variables, schema), each its type, its length and its
+		// data: the variable's name and value, the schema's name, each
+		// length-encoded.
+		var state []byte
+		if v := ok.Variable; v.Name != "" {
+			data := AppendLenEncString(AppendLenEncString(nil, []byte(v.Name)), []byte(v.Value))
+			state = append(AppendLenEncInt(append(state, sessionTrackVariables), uint64(len(data))), data...)
+		}
+		if ok.Schema != "" {
+			data := AppendLenEncString(nil, []byte(ok.Schema))
+			state = append(AppendLenEncInt(append(state, sessionTrackSchema), uint64(len(data))), data...)
+		}
+		dst = AppendLenEncString(dst, state)
 	}
 	return dst
 }

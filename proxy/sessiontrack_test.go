@@ -1,0 +1,118 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// TestSessionTrackSchema: a client that negotiates CLIENT_SESSION_TRACK
+// (libmariadb always does; MariaDB Connector/ODBC then sends SET
+// session_track_schema = ON and reads the schema in use from the OK
+// packets, for SQLGetInfo(SQL_DATABASE_NAME) and its catalog functions)
+// is told of each USE and COM_INIT_DB in its OK packet, as MariaDB tells
+// it, and of none while session_track_schema is OFF. Before, the proxy's
+// OK packets never carried session state, and the driver went on
+// reporting the schema it logged in to.
+func TestSessionTrackSchema(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	refDatabase(t, e.backends[0], "track_ref")
+	track := func(c *client.Conn) error { return c.SetCapability(mysql.CLIENT_SESSION_TRACK) }
+	run := func(addr, user, password, db string) []string {
+		t.Helper()
+		c, err := client.Connect(addr, user, password, db, track)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var out []string
+		report := func(what string, r *mysql.Result) {
+			schema := "-"
+			if r.SessionTracking != nil {
+				schema = strings.ReplaceAll(r.SessionTracking.Schema, db, "DB")
+			}
+			out = append(out, fmt.Sprintf("%s: changed=%t schema=%s", strings.ReplaceAll(what, db, "DB"),
+				r.Status&mysql.SERVER_SESSION_STATE_CHANGED != 0, schema))
+		}
+		for _, q := range []string{
+			"SELECT 1",
+			"USE information_schema",
+			"USE " + db,
+			"USE " + db,
+			"SET session_track_schema = OFF",
+			"USE information_schema",
+			"SET session_track_schema = ON",
+			"USE " + db,
+		} {
+			r, err := c.Execute(q)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			report(q, r)
+		}
+		// COM_INIT_DB, as mysql_select_db and SQL_ATTR_CURRENT_CATALOG send it.
+		for _, name := range []string{"information_schema", db} {
+			r, err := c.UseDBWithResult(name)
+			if err != nil {
+				t.Fatalf("COM_INIT_DB %s: %v", name, err)
+			}
+			report("COM_INIT_DB "+name, r)
+		}
+		return out
+	}
+	want := run(e.backends[0].Addr(), "root", "", "track_ref")
+	referencePrinted(t, "MariaDB", want, "USE information_schema: changed=true schema=information_schema")
+	sameSteps(t, run(e.addr, "app", "app-secret", "sharding_db"), want)
+}
+
+// TestSessionTrackAutocommit: SET autocommit reports the variable's new
+// value to a client that tracks it (MariaDB's default
+// session_track_system_variables holds autocommit; MariaDB
+// Connector/ODBC sets 'autocommit,tx_isolation' and keeps its
+// SQL_ATTR_AUTOCOMMIT from what it is told), each time it is set, and
+// not once the list leaves it out. Before, the proxy reported nothing.
+func TestSessionTrackAutocommit(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	refDatabase(t, e.backends[0], "track_ref")
+	track := func(c *client.Conn) error { return c.SetCapability(mysql.CLIENT_SESSION_TRACK) }
+	run := func(addr, user, password, db string) []string {
+		t.Helper()
+		c, err := client.Connect(addr, user, password, db, track)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var out []string
+		for _, q := range []string{
+			"SET autocommit = 0",
+			"SET autocommit = 0",
+			"SET autocommit = ON",
+			"SET session_track_system_variables = 'autocommit,tx_isolation'",
+			"SET @@session.autocommit = 0, @x = 1",
+			"COMMIT",
+			"SET session_track_system_variables = 'tx_isolation'",
+			"SET autocommit = 1",
+			"SET session_track_system_variables = 'time_zone, AUTOCOMMIT'",
+			"SET autocommit = 0",
+			"SET session_track_system_variables = DEFAULT",
+			"SET autocommit = 1",
+		} {
+			r, err := c.Execute(q)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			var vars map[string]string
+			if r.SessionTracking != nil {
+				vars = r.SessionTracking.Variables
+			}
+			out = append(out, fmt.Sprintf("%s: changed=%t %v", q, r.Status&mysql.SERVER_SESSION_STATE_CHANGED != 0, vars))
+		}
+		return out
+	}
+	want := run(e.backends[0].Addr(), "root", "", "track_ref")
+	referencePrinted(t, "MariaDB", want, "SET autocommit = 0: changed=true map[autocommit:OFF]")
+	sameSteps(t, run(e.addr, "app", "app-secret", "sharding_db"), want)
+}
