@@ -142,6 +142,7 @@ func (s *Session) insertFill(ctx context.Context, fill *router.InsertFill, conns
 	}
 	var oks []wire.OK
 	var insertID uint64
+	var dup router.Duplicates
 	for len(rows) > 0 {
 		b := []byte(fill.Head)
 		n := 0
@@ -167,6 +168,7 @@ func (s *Session) insertFill(ctx context.Context, fill *router.InsertFill, conns
 		if insertID == 0 {
 			insertID = res.ok.InsertID
 		}
+		dup = plan.Duplicates
 		oks = append(oks, res.ok)
 	}
 	ok := wire.OK{InsertID: insertID, Info: "Records: 0  Duplicates: 0  Warnings: 0"}
@@ -175,7 +177,7 @@ func (s *Session) insertFill(ctx context.Context, fill *router.InsertFill, conns
 		ok.Warnings += o.Warnings
 	}
 	if len(oks) > 0 {
-		ok.Info = sumInfo(router.KindInsert, oks)
+		ok.Info = sumInfo(router.KindInsert, dup, oks)
 	}
 	return result{ok: ok}, nil
 }
