@@ -234,8 +234,9 @@ type RowLimit struct {
 
 // InsertFill is an INSERT ... SELECT the proxy runs in two steps, in one
 // atomic write: Select, then the rows it read appended to Head as
-// literal rows, planned as an INSERT ... VALUES (keys generated for the
-// rows that lack them, each row routed to its data node).
+// literal rows and followed by Tail, planned as an INSERT ... VALUES
+// (keys generated for the rows that lack them, each row routed to its
+// data node).
 type InsertFill struct {
 	// Select is the plan of the SELECT, a locking read (LOCK IN SHARE
 	// MODE, as MariaDB reads the rows it inserts).
@@ -243,6 +244,12 @@ type InsertFill struct {
 	// Head is the INSERT up to its rows: "INSERT INTO `t` (`a`,`b`)
 	// VALUES ".
 	Head string `json:"head"`
+	// Tail follows the rows: the statement's ON DUPLICATE KEY UPDATE
+	// clause, or "".
+	Tail string `json:"tail,omitempty"`
+	// Columns is how many columns the SELECT must return: one per column
+	// of Head (else 1136, as MariaDB answers before it reads a row).
+	Columns int `json:"columns"`
 }
 
 // Route is one data source and the SQL to run on it.
