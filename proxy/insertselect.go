@@ -149,11 +149,12 @@ func (s *Session) insertFillParts(sql string, planErr error) (target *config.Tab
 // fillColumns gives the columns of a table of the logical schema, for
 // router.InsertSelectParts; nil for a table of another schema or one
 // that cannot be read.
-func (s *Session) fillColumns(schema, table string) []string {
+func (s *Session) fillColumns(schema, table string) (insert, all []string) {
 	if schema != "" && !strings.EqualFold(schema, s.db) {
-		return nil
+		return nil, nil
 	}
-	return s.srv.snapshot.tableColumns(table)
+	shape := s.srv.snapshot.shape(table)
+	return shape.cols, shape.all
 }
 
 // isInsertFill reports whether a statement being prepared, which the

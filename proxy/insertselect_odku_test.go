@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -269,4 +270,60 @@ func cliAnswer(t *testing.T, e *testEnv, proxied bool, q string) string {
 		t.Fatalf("%s: the client printed no answer:\n%s", q, out)
 	}
 	return answer
+}
+
+// TestInsertWithoutColumnListSkipsInvisibleColumns: an INSERT without a
+// column list fills the visible columns, as MariaDB does (an INVISIBLE
+// column takes its default), through INSERT ... VALUES and INSERT ...
+// SELECT read first alike, and ON DUPLICATE KEY UPDATE may name the
+// INVISIBLE column.
+func TestInsertWithoutColumnListSkipsInvisibleColumns(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	proxyDB, direct := e.open(t), e.backend(t, 0)
+	const ref = "invisible_ref"
+	sides := orderRef(t, proxyDB, direct, ref, "")
+	// The proxy's SQL parser knows no INVISIBLE: the column is added on
+	// each physical table, as an operator would, before the proxy reads
+	// the table's columns.
+	const add = " ADD COLUMN note VARCHAR(16) INVISIBLE DEFAULT 'n'"
+	for i := range e.backends {
+		for j := range 2 {
+			if _, err := e.backend(t, i).Exec(fmt.Sprintf("ALTER TABLE t_order_%d%s", j, add)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, q := range []string{
+		"ALTER TABLE " + ref + add,
+		"DELETE FROM t_plain",
+		"INSERT INTO t_plain (id, v) VALUES (1, 'a'), (2, 'b'), (3, NULL)",
+	} {
+		if _, err := direct.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	rows := func(db *sql.DB, table string) string {
+		return strings.Join(queryStrings(t, db, "SELECT order_id, user_id, status, note FROM "+table+" ORDER BY user_id, order_id"), "; ")
+	}
+	for _, q := range []string{
+		"INSERT INTO %s VALUES (1, 1, 'a')",
+		"INSERT INTO %s SELECT id + 10, id, v FROM t_plain",
+		"INSERT INTO %s SELECT id + 10, id, 'again' FROM t_plain WHERE id <= 2 ON DUPLICATE KEY UPDATE note = CONCAT(note, '+', VALUES(status))",
+	} {
+		var affected [2]int64
+		for i, side := range sides {
+			res, err := side.db.Exec(strings.ReplaceAll(q, "%s", side.table))
+			if err != nil {
+				t.Fatalf("%s on %s: %v", q, side.table, err)
+			}
+			affected[i], _ = res.RowsAffected()
+		}
+		if affected[0] != affected[1] {
+			t.Errorf("%s: rows affected: proxy %d, MariaDB %d", q, affected[0], affected[1])
+		}
+		if got, want := rows(proxyDB, "t_order"), rows(direct, ref); got != want {
+			t.Fatalf("%s: rows:\n got %s\nwant %s", q, got, want)
+		}
+	}
 }

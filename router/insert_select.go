@@ -208,9 +208,11 @@ type InsertSelectText struct {
 	Columns int
 }
 
-// TableColumns gives a table's columns in table order, nil when they are
-// unknown; schema is "" when the statement does not name one.
-type TableColumns func(schema, table string) []string
+// TableColumns gives a table's columns in table order: the ones an
+// INSERT without a column list fills (MariaDB leaves INVISIBLE ones out)
+// and all of them, which a statement may name; nil when they are
+// unknown. schema is "" when the statement does not name one.
+type TableColumns func(schema, table string) (insert, all []string)
 
 // InsertSelectParts splits an INSERT ... SELECT for the proxy to run in
 // two steps when the data nodes cannot run it as it is (InsertFill).
@@ -230,15 +232,15 @@ func InsertSelectParts(stmt ast.StmtNode, columns TableColumns) (parts InsertSel
 	if tn == nil {
 		return parts, false, nil
 	}
-	var targetCols []string
+	var insertCols, targetCols []string
 	if columns != nil {
-		targetCols = columns(tn.Schema.O, tn.Name.O)
+		insertCols, targetCols = columns(tn.Schema.O, tn.Name.O)
 	}
 	if len(s.Columns) == 0 {
-		if targetCols == nil {
+		if insertCols == nil {
 			return parts, false, errNotSupported("INSERT ... SELECT into %s without a column list: the proxy cannot read the table's columns", tn.Name.O)
 		}
-		for _, c := range targetCols {
+		for _, c := range insertCols {
 			s.Columns = append(s.Columns, &ast.ColumnName{Name: ast.NewCIStr(c)})
 		}
 	}
@@ -342,7 +344,7 @@ func joinSources(n ast.ResultSetNode, columns TableColumns, ctes map[string]bool
 				src.name = tn.Name.L
 			}
 			if columns != nil && !(tn.Schema.L == "" && ctes[tn.Name.L]) {
-				src.cols = columns(tn.Schema.O, tn.Name.O)
+				_, src.cols = columns(tn.Schema.O, tn.Name.O)
 			}
 		}
 		out = append(out, src)

@@ -9,15 +9,20 @@ import (
 )
 
 func TestInsertSelectParts(t *testing.T) {
-	columns := func(schema, table string) []string {
+	columns := func(schema, table string) (insert, all []string) {
 		if schema != "" {
-			return nil
+			return nil, nil
 		}
-		return map[string][]string{
+		insert = map[string][]string{
 			"t_order": {"order_id", "user_id", "status"},
 			"t_plain": {"id", "v"},
 			"t_src":   {"order_id", "user_id", "status", "cnt"},
 		}[table]
+		all = insert
+		if table == "t_order" {
+			all = append(all[:len(all):len(all)], "note") // INVISIBLE
+		}
+		return insert, all
 	}
 	tests := []struct {
 		name string
@@ -45,6 +50,11 @@ func TestInsertSelectParts(t *testing.T) {
 			name: "ODKU naming the target, no FROM",
 			give: "INSERT INTO t_order SELECT 1, 2, 'x' ON DUPLICATE KEY UPDATE status = t_order.status",
 			want: InsertSelectText{Select: "SELECT 1,2,'x'", Head: "INSERT INTO `t_order` (`order_id`,`user_id`,`status`) VALUES ", Tail: " ON DUPLICATE KEY UPDATE `status`=`t_order`.`status`", Columns: 3},
+		},
+		{
+			name: "ODKU naming the target's INVISIBLE column",
+			give: "INSERT INTO t_order SELECT id, id, v FROM t_plain ON DUPLICATE KEY UPDATE note = CONCAT(note, '+')",
+			want: InsertSelectText{Select: "SELECT `id`,`id`,`v` FROM `t_plain` LOCK IN SHARE MODE", Head: "INSERT INTO `t_order` (`order_id`,`user_id`,`status`) VALUES ", Tail: " ON DUPLICATE KEY UPDATE `note`=CONCAT(`note`, '+')", Columns: 3},
 		},
 		{name: "ODKU naming a column only the SELECT has", give: "INSERT INTO t_order SELECT order_id, user_id, status FROM t_src ON DUPLICATE KEY UPDATE status = cnt", code: CodeNotSupported},
 		{name: "ODKU naming the SELECT's table", give: "INSERT INTO t_order SELECT s.order_id, s.user_id, s.status FROM t_src s ON DUPLICATE KEY UPDATE status = s.status", code: CodeNotSupported},
