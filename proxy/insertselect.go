@@ -27,9 +27,17 @@ import (
 // IN SHARE MODE, as MariaDB reads the rows it inserts), is read to its
 // end; then its rows, written as literals, are planned as INSERT ...
 // VALUES, which generates the keys they lack and routes each row to its
-// data node. A failure or a ROLLBACK undoes it all. An INSERT ... SELECT
-// with ON DUPLICATE KEY UPDATE (whose expressions may name the SELECT's
-// columns) or without a column list keeps the router's 1235.
+// data node. A failure or a ROLLBACK undoes it all. Without a column list
+// the rows fill the table's columns in table order (SHOW COLUMNS of its
+// first data node, as for an INSERT ... VALUES without one); a SELECT
+// with another number of columns gets MariaDB's 1136 before a row is
+// read. ON DUPLICATE KEY UPDATE follows each INSERT ... VALUES, where
+// VALUES(col) and the table's columns mean what they meant; a clause that
+// may name a column of the SELECT's tables, which MariaDB's clause sees
+// and rows of literals do not have, keeps 1235 (router.InsertSelectParts),
+// as does one the router refuses for INSERT ... VALUES (a sharding column
+// assigned other than col = VALUES(col)): both are checked before the
+// SELECT runs.
 
 // Bounds of the rows held between the two steps: past either, the
 // statement is refused (1235) and nothing changes. Each INSERT ... VALUES
@@ -57,9 +65,12 @@ func (s *Session) insertFillPlan(st *statement, planErr error) (plan *router.Pla
 			return nil, false, nil
 		}
 	}
-	target, sel, head, ok := s.insertFillParts(sql, planErr)
+	target, parts, ok, err := s.insertFillParts(sql, planErr)
 	if !ok {
 		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
 	}
 	switch {
 	case len(s.state.tableLocks) > 0:
@@ -67,7 +78,7 @@ func (s *Session) insertFillPlan(st *statement, planErr error) (plan *router.Pla
 	case s.stmtVars.assignments != "":
 		return nil, true, &NotSupportedError{What: "SET STATEMENT ... FOR an INSERT ... SELECT that the data nodes cannot run as it is"}
 	}
-	read, err := s.planRead(sel)
+	read, err := s.planRead(parts.Select)
 	if err != nil {
 		return nil, true, &NotSupportedError{What: fmt.Sprintf("INSERT ... SELECT into %s (%s); the proxy reads such a SELECT first, and cannot read this one: %s", target.Name, errLine(planErr), errLine(err))}
 	}
@@ -80,7 +91,7 @@ func (s *Session) insertFillPlan(st *statement, planErr error) (plan *router.Pla
 	}
 	s.diag.reset()
 	plan = &router.Plan{Kind: router.KindInsert, Type: router.RouteMulti, Tables: []string{target.Name}, Access: router.AccessWrite,
-		Fill: &router.InsertFill{Select: read, Head: head}}
+		Fill: &router.InsertFill{Select: read, Head: parts.Head, Tail: parts.Tail, Columns: parts.Columns}}
 	for _, ds := range slices.Sorted(maps.Keys(dss)) {
 		plan.Routes = append(plan.Routes, router.Route{DataSource: ds})
 	}
@@ -90,41 +101,72 @@ func (s *Session) insertFillPlan(st *statement, planErr error) (plan *router.Pla
 // insertFillParts returns the target's rule and the parts of sql
 // (router.InsertSelectParts) when sql is an INSERT ... SELECT into a
 // sharded table of the logical schema that the router refused with
-// planErr as not supported.
-func (s *Session) insertFillParts(sql string, planErr error) (target *config.TableRule, sel, head string, ok bool) {
+// planErr as not supported; err, with ok, when the proxy cannot run it
+// in two steps either.
+func (s *Session) insertFillParts(sql string, planErr error) (target *config.TableRule, parts router.InsertSelectText, ok bool, err error) {
 	var rerr *router.Error
 	if !errors.As(planErr, &rerr) || rerr.Code != router.CodeNotSupported || router.HasRoutingHint(sql) {
-		return nil, "", "", false
+		return nil, parts, false, nil
 	}
 	stmts, err := s.parse(sql)
 	if err != nil || len(stmts) != 1 {
-		return nil, "", "", false
+		return nil, parts, false, nil
 	}
 	ins, isInsert := stmts[0].(*ast.InsertStmt)
 	if !isInsert || ins.Select == nil || ins.Table == nil || ins.Table.TableRefs == nil {
-		return nil, "", "", false
+		return nil, parts, false, nil
 	}
 	ts, isSource := ins.Table.TableRefs.Left.(*ast.TableSource)
 	if !isSource {
-		return nil, "", "", false
+		return nil, parts, false, nil
 	}
 	tn, isName := ts.Source.(*ast.TableName)
 	if !isName || (tn.Schema.L != "" && tn.Schema.L != strings.ToLower(s.db)) {
-		return nil, "", "", false
+		return nil, parts, false, nil
 	}
 	if target = s.srv.rules.Table(tn.Name.O); target == nil {
-		return nil, "", "", false
+		return nil, parts, false, nil
 	}
-	sel, head, ok = router.InsertSelectParts(ins)
-	return target, sel, head, ok
+	parts, ok, err = router.InsertSelectParts(ins, s.fillColumns)
+	if err != nil {
+		return target, parts, true, err
+	}
+	if ok && parts.Tail != "" {
+		// The router's rules for ON DUPLICATE KEY UPDATE on INSERT ...
+		// VALUES, checked on rows of placeholders before anything runs.
+		probe := parts.Head + "(" + strings.Repeat("?,", parts.Columns-1) + "?)" + parts.Tail
+		stmts, err := s.parse(probe)
+		if err != nil || len(stmts) != 1 {
+			return target, parts, false, nil
+		}
+		if _, err := s.srv.planner.Prepare(stmts[0], probe, s.db, s.prepareOptions()); err != nil {
+			return target, parts, true, err
+		}
+	}
+	return target, parts, ok, nil
+}
+
+// fillColumns gives the columns of a table of the logical schema, for
+// router.InsertSelectParts; nil for a table of another schema or one
+// that cannot be read.
+func (s *Session) fillColumns(schema, table string) (insert, all []string) {
+	if schema != "" && !strings.EqualFold(schema, s.db) {
+		return nil, nil
+	}
+	shape := s.srv.snapshot.shape(table)
+	return shape.cols, shape.all
 }
 
 // isInsertFill reports whether a statement being prepared, which the
 // router refused with planErr, is an INSERT ... SELECT each execute runs
-// in two steps, as text with its arguments written in.
-func (s *Session) isInsertFill(sql, returning string, planErr error) bool {
-	_, _, _, ok := s.insertFillParts(sql, planErr)
-	return ok && returning == ""
+// in two steps, as text with its arguments written in; err when it is
+// one that cannot run so either.
+func (s *Session) isInsertFill(sql, returning string, planErr error) (bool, error) {
+	_, _, ok, err := s.insertFillParts(sql, planErr)
+	if !ok || returning != "" {
+		return false, nil
+	}
+	return true, err
 }
 
 // runInsertFill runs plan, whose Fill is set, in its own atomic write
@@ -136,12 +178,13 @@ func (s *Session) runInsertFill(ctx context.Context, plan *router.Plan, src conn
 }
 
 func (s *Session) insertFill(ctx context.Context, fill *router.InsertFill, conns connSource) (result, error) {
-	rows, err := s.fillRows(ctx, fill.Select, conns)
+	rows, err := s.fillRows(ctx, fill, conns)
 	if err != nil {
 		return result{}, err
 	}
 	var oks []wire.OK
 	var insertID uint64
+	var dup router.Duplicates
 	for len(rows) > 0 {
 		b := []byte(fill.Head)
 		n := 0
@@ -153,6 +196,7 @@ func (s *Session) insertFill(ctx context.Context, fill *router.InsertFill, conns
 			n++
 		}
 		rows = rows[n:]
+		b = append(b, fill.Tail...)
 		plan, err := s.planText(string(b))
 		if err != nil {
 			return result{}, err
@@ -167,6 +211,7 @@ func (s *Session) insertFill(ctx context.Context, fill *router.InsertFill, conns
 		if insertID == 0 {
 			insertID = res.ok.InsertID
 		}
+		dup = plan.Duplicates
 		oks = append(oks, res.ok)
 	}
 	ok := wire.OK{InsertID: insertID, Info: "Records: 0  Duplicates: 0  Warnings: 0"}
@@ -175,20 +220,24 @@ func (s *Session) insertFill(ctx context.Context, fill *router.InsertFill, conns
 		ok.Warnings += o.Warnings
 	}
 	if len(oks) > 0 {
-		ok.Info = sumInfo(router.KindInsert, oks)
+		ok.Info = sumInfo(router.KindInsert, dup, oks)
 	}
 	return result{ok: ok}, nil
 }
 
 // fillRows runs an INSERT ... SELECT's SELECT and returns its rows, each
 // written as a row of literals, "(1,'a',NULL)".
-func (s *Session) fillRows(ctx context.Context, sel *router.Plan, conns connSource) ([][]byte, error) {
-	rows, err := s.readRows(ctx, sel, conns, "the SELECT of an INSERT ... SELECT")
+func (s *Session) fillRows(ctx context.Context, fill *router.InsertFill, conns connSource) ([][]byte, error) {
+	rows, err := s.readRows(ctx, fill.Select, conns, "the SELECT of an INSERT ... SELECT")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	cols := rows.Columns()
+	if len(cols) != fill.Columns {
+		// MariaDB counts the SELECT's columns before it reads a row.
+		return nil, mysql.NewError(mysql.ER_WRONG_VALUE_COUNT_ON_ROW, "Column count doesn't match value count at row 1")
+	}
 	mode := s.lexMode()
 	var out [][]byte
 	size := 0

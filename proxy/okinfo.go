@@ -52,7 +52,7 @@ func combineOK(plan *router.Plan, oks []wire.OK) (ok wire.OK, copies []uint64) {
 			ok.InsertID = o.InsertID
 		}
 	}
-	ok.Info = sumInfo(plan.Kind, oks)
+	ok.Info = sumInfo(plan.Kind, plan.Duplicates, oks)
 	return ok, nil
 }
 
@@ -101,10 +101,9 @@ func (c infoCounts) String() string {
 // sumInfo adds up the routes' info strings when they have the same form.
 // A single-row INSERT reports none, where the statement as a whole (a
 // multi-row INSERT split by data node) reports Records: its route counts
-// one record, a duplicate when it did not insert exactly one row (INSERT
-// IGNORE skipped it, ON DUPLICATE KEY UPDATE or REPLACE changed an
-// existing one). "" when there is nothing to report or the forms differ.
-func sumInfo(kind router.StatementKind, oks []wire.OK) string {
+// one record, and its duplicates as MariaDB counts them (singleDuplicates).
+// "" when there is nothing to report or the forms differ.
+func sumInfo(kind router.StatementKind, dup router.Duplicates, oks []wire.OK) string {
 	var sum infoCounts
 	have := false
 	for _, o := range oks {
@@ -112,11 +111,7 @@ func sumInfo(kind router.StatementKind, oks []wire.OK) string {
 		switch {
 		case ok:
 		case o.Info == "" && kind == router.KindInsert:
-			var dup uint64
-			if o.AffectedRows != 1 {
-				dup = 1
-			}
-			c = infoCounts{labels: []string{"Records", "Duplicates", "Warnings"}, values: []uint64{1, dup, uint64(o.Warnings)}}
+			c = infoCounts{labels: []string{"Records", "Duplicates", "Warnings"}, values: []uint64{1, singleDuplicates(dup, o.AffectedRows), uint64(o.Warnings)}}
 		default:
 			return ""
 		}
@@ -135,4 +130,28 @@ func sumInfo(kind router.StatementKind, oks []wire.OK) string {
 		return ""
 	}
 	return sum.String()
+}
+
+// singleDuplicates is what MariaDB's "Duplicates: M" counts of one row
+// that affected rows: INSERT IGNORE a row it skipped (0); REPLACE the
+// rows it deleted (beyond the one inserted); ON DUPLICATE KEY UPDATE a
+// row it changed (2), not one it left as it was (0, or 1 under
+// CLIENT_FOUND_ROWS); INSERT IGNORE ... ON DUPLICATE KEY UPDATE a row it
+// left as it was (0), not one it changed.
+func singleDuplicates(dup router.Duplicates, affected uint64) uint64 {
+	switch dup {
+	case router.DuplicatesSkipped, router.DuplicatesSkippedOrUpdated:
+		if affected == 0 {
+			return 1
+		}
+	case router.DuplicatesReplaced:
+		if affected > 1 {
+			return affected - 1
+		}
+	case router.DuplicatesUpdated:
+		if affected == 2 {
+			return 1
+		}
+	}
+	return 0
 }

@@ -46,9 +46,31 @@ func TestCombineOK(t *testing.T) {
 		},
 		{
 			name: "INSERT IGNORE that skipped a row on one data node",
-			plan: &router.Plan{Kind: router.KindInsert, Type: router.RouteMulti},
+			plan: &router.Plan{Kind: router.KindInsert, Type: router.RouteMulti, Duplicates: router.DuplicatesSkipped},
 			give: []wire.OK{{AffectedRows: 0, Warnings: 1}, {AffectedRows: 1}},
 			want: wire.OK{AffectedRows: 1, Warnings: 1, Info: "Records: 2  Duplicates: 1  Warnings: 1"},
+		},
+		{
+			// MariaDB counts the row ON DUPLICATE KEY UPDATE changed, not
+			// the one it left as it was.
+			name: "ON DUPLICATE KEY UPDATE: single rows inserted, updated, unchanged",
+			plan: &router.Plan{Kind: router.KindInsert, Type: router.RouteMulti, Duplicates: router.DuplicatesUpdated},
+			give: []wire.OK{{AffectedRows: 1}, {AffectedRows: 2}, {AffectedRows: 0}},
+			want: wire.OK{AffectedRows: 3, Info: "Records: 3  Duplicates: 1  Warnings: 0"},
+		},
+		{
+			// With IGNORE, it counts records less the rows copied: the
+			// unchanged one.
+			name: "INSERT IGNORE ... ON DUPLICATE KEY UPDATE: single rows inserted, updated, unchanged",
+			plan: &router.Plan{Kind: router.KindInsert, Type: router.RouteMulti, Duplicates: router.DuplicatesSkippedOrUpdated},
+			give: []wire.OK{{AffectedRows: 1}, {AffectedRows: 2}, {AffectedRows: 0}},
+			want: wire.OK{AffectedRows: 3, Info: "Records: 3  Duplicates: 1  Warnings: 0"},
+		},
+		{
+			name: "REPLACE of a row in the way of two",
+			plan: &router.Plan{Kind: router.KindInsert, Type: router.RouteMulti, Duplicates: router.DuplicatesReplaced},
+			give: []wire.OK{{AffectedRows: 3}, {AffectedRows: 1}},
+			want: wire.OK{AffectedRows: 4, Info: "Records: 2  Duplicates: 2  Warnings: 0"},
 		},
 		{
 			name: "INSERT ... SELECT over data nodes",
@@ -139,6 +161,9 @@ func TestWriteCountsAsOneServer(t *testing.T) {
 		{"UPDATE t_order SET status = 'c'", "Rows matched: 4  Changed: 2  Warnings: 0"},
 		{"INSERT INTO t_order (order_id, user_id, status) VALUES (5, 0, 'd'), (6, 1, 'd'), (7, 0, 'd')", "Records: 3  Duplicates: 0  Warnings: 0"},
 		{"INSERT IGNORE INTO t_order (order_id, user_id, status) VALUES (5, 0, 'e'), (8, 1, 'e')", "Records: 2  Duplicates: 1  Warnings: 1"},
+		// One row on each of two data nodes: 5 as it was, 8 changed. MariaDB
+		// counts the changed one.
+		{"INSERT INTO t_order (order_id, user_id, status) VALUES (5, 0, 'd'), (8, 1, 'f') ON DUPLICATE KEY UPDATE status = VALUES(status)", "Records: 2  Duplicates: 1  Warnings: 0"},
 	} {
 		out, err := mariadbCLI(t, e, tt.give, "-vvv")
 		if err != nil {

@@ -291,16 +291,19 @@ func (sn *snapshot) pool(ds string, foundRows bool) (*pool, error) {
 }
 
 // tableShape is what the snapshot knows of a logical table's columns:
-// their names in table order, and which is AUTO_INCREMENT ("" for none).
+// their names in table order, the ones an INSERT without a column list
+// fills (INVISIBLE ones left out, as MariaDB leaves them), and which is
+// AUTO_INCREMENT ("" for none).
 type tableShape struct {
+	all     []string
 	cols    []string
 	autoInc string
 }
 
-// tableColumns returns a logical table's columns in table order, read
-// from its first data node once and cached until the next DDL; the router
-// needs them for an INSERT without a column list. nil when the table
-// cannot be read.
+// tableColumns returns the columns a logical table's INSERT without a
+// column list fills, in table order, read from its first data node once
+// and cached until the next DDL; the router needs them for such an
+// INSERT. nil when the table cannot be read.
 func (sn *snapshot) tableColumns(table string) []string {
 	return sn.shape(table).cols
 }
@@ -368,9 +371,13 @@ func (sn *snapshot) shape(table string) tableShape {
 			bc.broken = true
 			return tableShape{}
 		}
-		shape.cols = append(shape.cols, string(row[0]))
 		// Field, Type, Null, Key, Default, Extra.
-		if strings.Contains(strings.ToLower(string(row[5])), "auto_increment") {
+		extra := strings.ToLower(string(row[5]))
+		shape.all = append(shape.all, string(row[0]))
+		if !strings.Contains(extra, "invisible") {
+			shape.cols = append(shape.cols, string(row[0]))
+		}
+		if strings.Contains(extra, "auto_increment") {
 			shape.autoInc = string(row[0])
 		}
 	}

@@ -138,7 +138,11 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 	// (calcfoundrows.go).
 	if routed(stmts[0]) && !calcFoundRows(stmts[0]) {
 		if ps.pp, err = s.srv.planner.Prepare(stmts[0], parsed, s.db, s.prepareOptions()); err != nil {
-			if _, _, ok := s.inSubqueries(parsed, err); (!ok || returning != "") && !s.isDerivedCount(parsed, into) && !s.isInsertFill(parsed, returning, err) {
+			fill, ferr := s.isInsertFill(parsed, returning, err)
+			if ferr != nil {
+				return nil, ferr
+			}
+			if _, _, ok := s.inSubqueries(parsed, err); (!ok || returning != "") && !s.isDerivedCount(parsed, into) && !fill {
 				return nil, err
 			}
 			// An IN subquery across data nodes, COUNT(*) of a derived

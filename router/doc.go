@@ -104,7 +104,10 @@
 //     columns of a binding table (or the same table), or are literals and
 //     everything reaches one data source; the proxy runs other INSERT ...
 //     SELECTs into a sharded table in two steps (InsertSelectParts,
-//     Plan.Fill).
+//     Plan.Fill), also without a column list (the table's columns, from
+//     the proxy) and with ON DUPLICATE KEY UPDATE, whose clause follows
+//     the rows when it names the target's columns and VALUES(col) only
+//     (a column of the SELECT's tables or a subquery: 1235).
 //   - UPDATE, DELETE, also multi-table on binding tables. A write to a
 //     broadcast table reaches every data source.
 //   - DDL: CREATE/ALTER/DROP/TRUNCATE TABLE and CREATE/DROP INDEX run on
@@ -196,12 +199,16 @@
 // col = VALUES(col); an
 // INSERT without a column list into a sharded table (unless
 // WithTableColumns knows the columns), or with an expression as sharding
-// value; UPDATE or DELETE with a LIMIT other than an integer or a
-// parameter on several data nodes of a sharded table (a LIMIT is the
-// proxy's to spend node after node, Plan.RowLimit, in the ORDER BY's
-// order read first, RowLimit.Order; ORDER BY alone takes every row,
-// RowLimit.Unbounded; a broadcast table's copies, which hold the same
-// rows, each take ORDER BY and LIMIT as they are);
+// value; an INSERT ... SELECT the proxy runs in two steps whose ON
+// DUPLICATE KEY UPDATE may name a column of the SELECT's tables (one they
+// have, a derived table's or a CTE's) or holds a subquery
+// (InsertSelectParts: rows of literals have no such columns); UPDATE or
+// DELETE with a LIMIT other than an integer or a parameter on several
+// data nodes of a sharded table (a LIMIT is the proxy's to spend node
+// after node, Plan.RowLimit, in the ORDER BY's order read first,
+// RowLimit.Order; ORDER BY alone takes every row, RowLimit.Unbounded; a
+// broadcast table's copies, which hold the same rows, each take ORDER BY
+// and LIMIT as they are);
 // joins of unrelated sharded tables (binding tables too, unless the join
 // equates all their sharding columns) and uncorrelated subqueries across
 // data nodes (an UPDATE's or DELETE's IN (SELECT ...) the proxy evaluates

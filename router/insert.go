@@ -45,7 +45,9 @@ type insertBinder struct {
 	// zeroGen: a 0 given for the key column asks for a generated key (the
 	// column is AUTO_INCREMENT and the session's sql_mode lets a 0 do so).
 	zeroGen bool
-	shard   []shardCol
+	// dup is what the statement does with a row whose key is taken.
+	dup   Duplicates
+	shard []shardCol
 }
 
 // shardCol is one sharding column: its position in the rows, -1 when it
@@ -107,7 +109,7 @@ func (r *Router) prepareInsert(p *Prepared, a *analysis, s *ast.InsertStmt, h *h
 		// default data source.
 		return r.prepareWhole(p, a, s, h, true)
 	}
-	b := &insertBinder{r: r, a: a, target: target, keyIdx: -1, tables: a.tables()}
+	b := &insertBinder{r: r, a: a, target: target, keyIdx: -1, tables: a.tables(), dup: duplicatesOf(s)}
 	if err := b.columns(s); err != nil {
 		return err
 	}
@@ -153,6 +155,21 @@ func (r *Router) prepareInsert(p *Prepared, a *analysis, s *ast.InsertStmt, h *h
 		p.static = plan
 	}
 	return nil
+}
+
+// duplicatesOf reads what an INSERT does with a row whose key is taken.
+func duplicatesOf(s *ast.InsertStmt) Duplicates {
+	switch {
+	case s.IsReplace:
+		return DuplicatesReplaced
+	case s.IgnoreErr && len(s.OnDuplicate) > 0:
+		return DuplicatesSkippedOrUpdated
+	case s.IgnoreErr:
+		return DuplicatesSkipped
+	case len(s.OnDuplicate) > 0:
+		return DuplicatesUpdated
+	}
+	return 0
 }
 
 // flatInsert is tmpl with the rows written into it, for rows whose values
@@ -422,7 +439,7 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 			return nil, err
 		}
 		one.routes[0] = Route{DataSource: dn.DataSource, Nodes: ti.rule.DataNodes[first : first+1 : first+1], SQL: sql, Args: rargs}
-		one.plan = Plan{Kind: KindInsert, Type: RouteSingle, Tables: b.tables, Routes: one.routes[:]}
+		one.plan = Plan{Kind: KindInsert, Type: RouteSingle, Duplicates: b.dup, Tables: b.tables, Routes: one.routes[:]}
 		if n > 0 {
 			b.setKeys(&one.plan, &one.keys, keys, n)
 		}
@@ -450,7 +467,7 @@ func (b *insertBinder) bind(args []any) (*Plan, error) {
 		}
 		routes = append(routes, Route{DataSource: dn.DataSource, Nodes: ti.rule.DataNodes[node : node+1 : node+1], SQL: sql, Args: rargs, Rows: byNode[node]})
 	}
-	plan := &Plan{Kind: KindInsert, Type: RouteMulti, Tables: b.tables, Routes: routes}
+	plan := &Plan{Kind: KindInsert, Type: RouteMulti, Duplicates: b.dup, Tables: b.tables, Routes: routes}
 	if n > 0 {
 		b.setKeys(plan, new(GeneratedKeys), keys, n)
 	}

@@ -78,14 +78,63 @@ func (t RouteType) String() string {
 // MarshalText writes the type by name, so plans print readably.
 func (t RouteType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
+// Duplicates says what an INSERT does with a row whose key is taken; the
+// zero value, a plain INSERT's, fails the statement.
+type Duplicates uint8
+
+// What an INSERT does with a row whose key is taken, and which rows
+// MariaDB's info string counts as duplicates.
+const (
+	// DuplicatesSkipped is INSERT IGNORE's: the row is skipped and
+	// counts (0 rows affected).
+	DuplicatesSkipped Duplicates = iota + 1
+	// DuplicatesReplaced is REPLACE's: the rows in the way are deleted
+	// and count (rows affected beyond the one inserted).
+	DuplicatesReplaced
+	// DuplicatesUpdated is ON DUPLICATE KEY UPDATE's: a row it changes
+	// counts (2 rows affected), an unchanged one does not (0, or 1 under
+	// CLIENT_FOUND_ROWS).
+	DuplicatesUpdated
+	// DuplicatesSkippedOrUpdated is INSERT IGNORE ... ON DUPLICATE KEY
+	// UPDATE's: an unchanged row counts (0 rows affected), a changed one
+	// does not.
+	DuplicatesSkippedOrUpdated
+)
+
+// String returns the lower-case name used in explain output.
+func (d Duplicates) String() string {
+	switch d {
+	case 0:
+		return "fail"
+	case DuplicatesSkipped:
+		return "skipped"
+	case DuplicatesReplaced:
+		return "replaced"
+	case DuplicatesUpdated:
+		return "updated"
+	case DuplicatesSkippedOrUpdated:
+		return "skipped-or-updated"
+	}
+	return "unknown"
+}
+
+// MarshalText writes the handling by name, so plans print readably.
+func (d Duplicates) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
 // Plan is one bound statement: the routes to run and how to combine their
 // results. A Plan is immutable; the proxy executes it and never changes it.
 // Bind may return the same *Plan to many callers (a statement without
 // parameters is planned once, at Prepare).
 type Plan struct {
-	Kind   StatementKind `json:"kind"`
-	Type   RouteType     `json:"type"`
-	Tables []string      `json:"tables,omitempty"` // logical tables the statement names
+	Kind StatementKind `json:"kind"`
+	Type RouteType     `json:"type"`
+	// Duplicates is, for an INSERT over data nodes, what it does with a
+	// row whose key is taken: the proxy counts a route of one row, whose
+	// answer has no info string, into the statement's "Duplicates: M"
+	// from its rows affected. Beside Kind and Type, in the word they
+	// leave.
+	Duplicates Duplicates `json:"duplicates,omitempty"`
+	Tables     []string   `json:"tables,omitempty"` // logical tables the statement names
 	// Routes are the statements to run, in data-node order. There is
 	// always at least one. Several routes may name the same data source
 	// (one per data node); they are independent statements.
@@ -190,8 +239,9 @@ type RowLimit struct {
 
 // InsertFill is an INSERT ... SELECT the proxy runs in two steps, in one
 // atomic write: Select, then the rows it read appended to Head as
-// literal rows, planned as an INSERT ... VALUES (keys generated for the
-// rows that lack them, each row routed to its data node).
+// literal rows and followed by Tail, planned as an INSERT ... VALUES
+// (keys generated for the rows that lack them, each row routed to its
+// data node).
 type InsertFill struct {
 	// Select is the plan of the SELECT, a locking read (LOCK IN SHARE
 	// MODE, as MariaDB reads the rows it inserts).
@@ -199,6 +249,12 @@ type InsertFill struct {
 	// Head is the INSERT up to its rows: "INSERT INTO `t` (`a`,`b`)
 	// VALUES ".
 	Head string `json:"head"`
+	// Tail follows the rows: the statement's ON DUPLICATE KEY UPDATE
+	// clause, or "".
+	Tail string `json:"tail,omitempty"`
+	// Columns is how many columns the SELECT must return: one per column
+	// of Head (else 1136, as MariaDB answers before it reads a row).
+	Columns int `json:"columns"`
 }
 
 // Route is one data source and the SQL to run on it.
