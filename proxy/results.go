@@ -69,23 +69,31 @@ func (s *Session) writePacket(p []byte) error {
 	return err
 }
 
+// trackedState is the session state the next OK reports (a USE, a SET
+// autocommit since the last OK), nil when the client tracks none of it.
+func (s *Session) trackedState() *wire.SessionState {
+	var st wire.SessionState
+	if s.schemaChanged && !s.schemaTrackingOff {
+		st.Schema = s.db
+	}
+	if s.autocommitSet && !s.autocommitUntracked {
+		st.Variable = wire.TrackedVariable{Name: "autocommit", Value: "OFF"}
+		if s.autocommit {
+			st.Variable.Value = "ON"
+		}
+	}
+	s.schemaChanged, s.autocommitSet = false, false
+	if st == (wire.SessionState{}) {
+		return nil
+	}
+	return &st
+}
+
 // writeOK writes an OK packet with the session's status.
 func (s *Session) writeOK(ok wire.OK, more bool) error {
 	ok.Status = s.status(more)
-	if s.schemaChanged {
-		if !s.schemaTrackingOff {
-			ok.Schema = s.db
-		}
-		s.schemaChanged = false
-	}
-	if s.autocommitSet {
-		if !s.autocommitUntracked {
-			ok.Variable = wire.TrackedVariable{Name: "autocommit", Value: "OFF"}
-			if s.autocommit {
-				ok.Variable.Value = "ON"
-			}
-		}
-		s.autocommitSet = false
+	if s.schemaChanged || s.autocommitSet {
+		ok.State = s.trackedState()
 	}
 	s.written = int64(ok.AffectedRows)
 	if s.capture != nil {

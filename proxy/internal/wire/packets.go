@@ -25,9 +25,17 @@ type OK struct {
 	Status       uint16
 	Warnings     uint16
 	Info         string
-	// Schema, when set, is the schema a USE or COM_INIT_DB switched to,
-	// sent as session state (SESSION_TRACK_SCHEMA) to a client that
-	// negotiated CLIENT_SESSION_TRACK, as MariaDB sends it.
+	// State, when set, is session state a client that negotiated
+	// CLIENT_SESSION_TRACK hears with the OK, as MariaDB sends it. A
+	// pointer: every statement's OK (and route result) carries the field,
+	// and only a USE or a SET of a tracked variable fills it.
+	State *SessionState
+}
+
+// SessionState is what an OK packet reports of the session's changes.
+type SessionState struct {
+	// Schema, when set, is the schema a USE or COM_INIT_DB switched to
+	// (SESSION_TRACK_SCHEMA).
 	Schema string
 	// Variable, when named, is a system variable the statement set and
 	// the client tracks (SESSION_TRACK_SYSTEM_VARIABLES), with its value
@@ -51,7 +59,8 @@ const (
 // written.
 func AppendOK(dst []byte, ok OK, sessionTrack bool) []byte {
 	status := ok.Status &^ mysql.SERVER_SESSION_STATE_CHANGED
-	tracked := sessionTrack && (ok.Schema != "" || ok.Variable.Name != "")
+	st := ok.State
+	tracked := sessionTrack && st != nil && (st.Schema != "" || st.Variable.Name != "")
 	if tracked {
 		status |= mysql.SERVER_SESSION_STATE_CHANGED
 	}
@@ -71,12 +80,12 @@ func AppendOK(dst []byte, ok OK, sessionTrack bool) []byte {
 		// data: the variable's name and value, the schema's name, each
 		// length-encoded.
 		var state []byte
-		if v := ok.Variable; v.Name != "" {
+		if v := st.Variable; v.Name != "" {
 			data := AppendLenEncString(AppendLenEncString(nil, []byte(v.Name)), []byte(v.Value))
 			state = append(AppendLenEncInt(append(state, sessionTrackVariables), uint64(len(data))), data...)
 		}
-		if ok.Schema != "" {
-			data := AppendLenEncString(nil, []byte(ok.Schema))
+		if st.Schema != "" {
+			data := AppendLenEncString(nil, []byte(st.Schema))
 			state = append(AppendLenEncInt(append(state, sessionTrackSchema), uint64(len(data))), data...)
 		}
 		dst = AppendLenEncString(dst, state)

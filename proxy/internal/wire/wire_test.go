@@ -81,7 +81,7 @@ func TestOKErrEOF(t *testing.T) {
 	// A USE's OK as MariaDB sends it to a client that tracks the schema
 	// (SESSION_STATE_CHANGED, then the state: one SESSION_TRACK_SCHEMA
 	// entry), and to one that does not.
-	use := OK{Status: mysql.SERVER_STATUS_AUTOCOMMIT, Schema: "information_schema"}
+	use := OK{Status: mysql.SERVER_STATUS_AUTOCOMMIT, State: &SessionState{Schema: "information_schema"}}
 	want := append([]byte{HeaderOK, 0, 0, 0x02, 0x40, 0, 0, 0, 21, 1, 19, 18}, "information_schema"...)
 	if p := AppendOK(nil, use, true); !bytes.Equal(p, want) {
 		t.Errorf("AppendOK(%+v, tracked) = %q, want %q", use, p, want)
@@ -92,7 +92,7 @@ func TestOKErrEOF(t *testing.T) {
 
 	// SET autocommit = 0's, as MariaDB sends it to a client that tracks
 	// autocommit: one SESSION_TRACK_SYSTEM_VARIABLES entry.
-	set := OK{Variable: TrackedVariable{Name: "autocommit", Value: "OFF"}}
+	set := OK{State: &SessionState{Variable: TrackedVariable{Name: "autocommit", Value: "OFF"}}}
 	want = append(append([]byte{HeaderOK, 0, 0, 0x00, 0x40, 0, 0, 0, 17, 0, 15, 10}, "autocommit"...), 3, 'O', 'F', 'F')
 	if p := AppendOK(nil, set, true); !bytes.Equal(p, want) {
 		t.Errorf("AppendOK(%+v, tracked) = %q, want %q", set, p, want)
