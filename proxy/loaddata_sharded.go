@@ -14,7 +14,6 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
-	tidbmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/shardflake/shardflake/idgen"
 	"github.com/shardflake/shardflake/proxy/internal/loadfile"
@@ -232,7 +231,7 @@ func (s *Session) prepareLoad(ctx context.Context, st *ast.LoadDataStmt, rule *c
 		if _, inSet := set[keyCol]; !inSet {
 			if i := fieldIndex(names, keyCol); i >= 0 {
 				t.nullKey = i
-				t.zeroKey = s.sqlMode&tidbmysql.ModeNoAutoValueOnZero == 0 && s.srv.current().autoIncrement(rule.Name)
+				t.zeroKey = s.prepareOptions().ZeroKey == router.ZeroKeyGenerates && s.srv.current().autoIncrement(rule.Name)
 			} else if gen := s.srv.keys[rule.KeyGenerator]; gen != nil {
 				t.gen, t.keyCol = gen, keyCol
 			}
