@@ -28,16 +28,9 @@ func TestMaxConnectionsPerQuery(t *testing.T) {
 				}
 			}
 			for i := range 2 {
-				b := e.backend(t, i)
-				for _, q := range []string{
-					"CREATE TABLE cpq_log (conn BIGINT NOT NULL)",
+				execAll(t, e.backend(t, i), "CREATE TABLE cpq_log (conn BIGINT NOT NULL)",
 					"CREATE TRIGGER cpq_log_0 AFTER UPDATE ON t_order_0 FOR EACH ROW INSERT INTO cpq_log VALUES (CONNECTION_ID())",
-					"CREATE TRIGGER cpq_log_1 AFTER UPDATE ON t_order_1 FOR EACH ROW INSERT INTO cpq_log VALUES (CONNECTION_ID())",
-				} {
-					if _, err := b.Exec(q); err != nil {
-						t.Fatalf("%s: %v", q, err)
-					}
-				}
+					"CREATE TRIGGER cpq_log_1 AFTER UPDATE ON t_order_1 FOR EACH ROW INSERT INTO cpq_log VALUES (CONNECTION_ID())")
 			}
 			res, err := db.Exec("UPDATE t_order SET status = 'b'")
 			if err != nil {

@@ -28,39 +28,15 @@ func TestInsertSelectReadFirstNoColumnsAndDuplicateUpdate(t *testing.T) {
 	// MariaDB's side reads the same tables.
 	const ref = "odku_ref"
 	sides := orderRef(t, proxyDB, direct, ref, "AUTO_INCREMENT")
-	for _, q := range []string{
-		"DROP TABLE IF EXISTS t_stage",
-		"CREATE TABLE t_stage (order_id BIGINT NULL, user_id INT NULL, status VARCHAR(32))",
-	} {
-		if _, err := proxyDB.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	execAll(t, proxyDB, "DROP TABLE IF EXISTS t_stage", "CREATE TABLE t_stage (order_id BIGINT NULL, user_id INT NULL, status VARCHAR(32))")
 	t.Cleanup(func() { direct.Exec("DROP TABLE IF EXISTS t_stage") })
 	reset := func(t *testing.T) {
 		t.Helper()
-		for _, q := range []string{
-			"DELETE FROM t_plain",
-			`INSERT INTO t_plain (id, v) VALUES (1, 'a'), (2, 'b'), (3, 'it''s \\ here'), (4, NULL), (5, 'a')`,
-			"DELETE FROM t_stage",
-			"INSERT INTO t_stage VALUES (10, 1, 'stage-a'), (20, 2, 'stage-b'), (NULL, 3, 'stage-new'), (21, 1, NULL), (11, 1, 'b')",
-			"DELETE FROM t_order",
-			"INSERT INTO t_order (order_id, user_id, status) VALUES (10, 1, 'a'), (11, 1, 'b'), (12, 2, 'a'), (13, 3, 'c')",
-		} {
-			if _, err := proxyDB.Exec(q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-		for _, q := range []string{
-			"DELETE FROM " + ref,
-			// Keys MariaDB makes are above the ones the statements give.
-			"ALTER TABLE " + ref + " AUTO_INCREMENT = 1000000",
-			"INSERT INTO " + ref + " (order_id, user_id, status) VALUES (10, 1, 'a'), (11, 1, 'b'), (12, 2, 'a'), (13, 3, 'c')",
-		} {
-			if _, err := direct.Exec(q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
+		execAll(t, proxyDB, "DELETE FROM t_plain", fillPlainRows,
+			"DELETE FROM t_stage", "INSERT INTO t_stage VALUES (10, 1, 'stage-a'), (20, 2, 'stage-b'), (NULL, 3, 'stage-new'), (21, 1, NULL), (11, 1, 'b')",
+			"DELETE FROM t_order", "INSERT INTO t_order "+fillOrderRows)
+		// Keys MariaDB makes are above the ones the statements give.
+		execAll(t, direct, "DELETE FROM "+ref, "ALTER TABLE "+ref+" AUTO_INCREMENT = 1000000", "INSERT INTO "+ref+" "+fillOrderRows)
 	}
 	// The rows, a key either side generated shown as "new".
 	rowsOf := func(t *testing.T, db *sql.DB, table string) string {

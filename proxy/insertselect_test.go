@@ -6,6 +6,13 @@ import (
 	"testing"
 )
 
+// The rows the INSERT ... SELECT tests start from: t_plain's, and
+// t_order's (and its reference's) after "INSERT INTO t ".
+const (
+	fillPlainRows = `INSERT INTO t_plain (id, v) VALUES (1, 'a'), (2, 'b'), (3, 'it''s \\ here'), (4, NULL), (5, 'a')`
+	fillOrderRows = "(order_id, user_id, status) VALUES (10, 1, 'a'), (11, 1, 'b'), (12, 2, 'a'), (13, 3, 'c')"
+)
+
 // TestInsertSelectReadFirst: an INSERT ... SELECT into the sharded
 // t_order that the data nodes cannot run as it is (the rows need keys
 // the proxy generates, or are read on other data nodes than theirs)
@@ -22,24 +29,8 @@ func TestInsertSelectReadFirst(t *testing.T) {
 	sides := orderRef(t, proxyDB, direct, ref, "AUTO_INCREMENT")
 	reset := func(t *testing.T) {
 		t.Helper()
-		for _, q := range []string{
-			"DELETE FROM t_plain",
-			`INSERT INTO t_plain (id, v) VALUES (1, 'a'), (2, 'b'), (3, 'it''s \\ here'), (4, NULL), (5, 'a')`,
-			"DELETE FROM t_order",
-			"INSERT INTO t_order (order_id, user_id, status) VALUES (10, 1, 'a'), (11, 1, 'b'), (12, 2, 'a'), (13, 3, 'c')",
-		} {
-			if _, err := proxyDB.Exec(q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-		for _, q := range []string{
-			"DELETE FROM " + ref,
-			"INSERT INTO " + ref + " (order_id, user_id, status) VALUES (10, 1, 'a'), (11, 1, 'b'), (12, 2, 'a'), (13, 3, 'c')",
-		} {
-			if _, err := direct.Exec(q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
+		execAll(t, proxyDB, "DELETE FROM t_plain", fillPlainRows, "DELETE FROM t_order", "INSERT INTO t_order "+fillOrderRows)
+		execAll(t, direct, "DELETE FROM "+ref, "INSERT INTO "+ref+" "+fillOrderRows)
 	}
 	rowsOf := func(t *testing.T, db *sql.DB, table string) string {
 		t.Helper()

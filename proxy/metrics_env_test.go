@@ -245,8 +245,11 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// exec runs statements on one connection, failing the test on an error.
-func execAll(t *testing.T, c *sql.Conn, stmts ...string) {
+// execAll runs statements in turn on c (a connection or a pool), failing
+// the test on an error.
+func execAll(t *testing.T, c interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, stmts ...string) {
 	t.Helper()
 	for _, q := range stmts {
 		if _, err := c.ExecContext(context.Background(), q); err != nil {

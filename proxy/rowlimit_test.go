@@ -42,11 +42,7 @@ func TestRowLimitAcrossDataNodes(t *testing.T) {
 	reset := func(t *testing.T) {
 		t.Helper()
 		for _, side := range sides {
-			for _, q := range []string{"DELETE FROM " + side.table, "INSERT INTO " + side.table + " (order_id, user_id, status) VALUES " + strings.Join(values, ", ")} {
-				if _, err := side.db.Exec(q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
+			execAll(t, side.db, "DELETE FROM "+side.table, "INSERT INTO "+side.table+" (order_id, user_id, status) VALUES "+strings.Join(values, ", "))
 		}
 	}
 	counts := func(t *testing.T, db *sql.DB, q string) string {

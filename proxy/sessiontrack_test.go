@@ -20,14 +20,9 @@ import (
 func TestSessionTrackSchema(t *testing.T) {
 	e := startEnv(t, envOptions{})
 	refDatabase(t, e.backends[0], "track_ref")
-	track := func(c *client.Conn) error { return c.SetCapability(mysql.CLIENT_SESSION_TRACK) }
 	run := func(addr, user, password, db string) []string {
 		t.Helper()
-		c, err := client.Connect(addr, user, password, db, track)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := trackingConn(t, addr, user, password, db)
 		var out []string
 		report := func(what string, r *mysql.Result) {
 			schema := "-"
@@ -77,14 +72,9 @@ func TestSessionTrackSchema(t *testing.T) {
 func TestSessionTrackAutocommit(t *testing.T) {
 	e := startEnv(t, envOptions{})
 	refDatabase(t, e.backends[0], "track_ref")
-	track := func(c *client.Conn) error { return c.SetCapability(mysql.CLIENT_SESSION_TRACK) }
 	run := func(addr, user, password, db string) []string {
 		t.Helper()
-		c, err := client.Connect(addr, user, password, db, track)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := trackingConn(t, addr, user, password, db)
 		var out []string
 		for _, q := range []string{
 			"SET autocommit = 0",
@@ -115,4 +105,16 @@ func TestSessionTrackAutocommit(t *testing.T) {
 	want := run(e.backends[0].Addr(), "root", "", "track_ref")
 	referencePrinted(t, "MariaDB", want, "SET autocommit = 0: changed=true map[autocommit:OFF]")
 	sameSteps(t, run(e.addr, "app", "app-secret", "sharding_db"), want)
+}
+
+// trackingConn logs in to addr with go-mysql's client, negotiating
+// CLIENT_SESSION_TRACK; the connection closes when the test ends.
+func trackingConn(t *testing.T, addr, user, password, db string) *client.Conn {
+	t.Helper()
+	c, err := client.Connect(addr, user, password, db, func(c *client.Conn) error { return c.SetCapability(mysql.CLIENT_SESSION_TRACK) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
