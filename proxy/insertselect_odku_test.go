@@ -4,13 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/shardflake/shardflake/internal/mariadbtest"
 )
 
 // TestInsertSelectReadFirstNoColumnsAndDuplicateUpdate: an INSERT ...
@@ -236,10 +233,7 @@ func cliAnswer(t *testing.T, e *testEnv, proxied bool, q string) string {
 	if proxied {
 		out, _ = mariadbCLI(t, e, q, "-vvv")
 	} else {
-		s := e.backends[0]
-		bin := mariadbtest.RequireBinary(t, "mariadb")
-		b, _ := exec.CommandContext(context.Background(), bin, "--no-defaults", "-h"+s.Host(), "-P"+strconv.Itoa(s.Port()), "-u"+s.User(), "-vvv", "ds_0", "-e", q).CombinedOutput()
-		out = string(b)
+		out, _ = directCLIOutput(t, e.backends[0], "ds_0", q)
 	}
 	answer := strings.Join(cliAnswerLine.FindAllString(out, -1), "; ")
 	if answer == "" {

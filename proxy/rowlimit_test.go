@@ -241,12 +241,20 @@ func TestRowLimitAcrossDataNodes(t *testing.T) {
 // s, verbosely (-vvv: the OK's info string), and returns its output.
 func directCLI(t *testing.T, s *mariadbtest.Server, db, sql string) string {
 	t.Helper()
-	bin := mariadbtest.RequireBinary(t, "mariadb")
-	out, err := exec.Command(bin, "--no-defaults", "-h"+s.Host(), "-P"+strconv.Itoa(s.Port()), "-u"+s.User(), "-vvv", db, "-e", sql).CombinedOutput()
+	out, err := directCLIOutput(t, s, db, sql)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	return string(out)
+	return out
+}
+
+// directCLIOutput is directCLI for a statement that may fail: the
+// client's output, the error with it.
+func directCLIOutput(t *testing.T, s *mariadbtest.Server, db, sql string) (string, error) {
+	t.Helper()
+	bin := mariadbtest.RequireBinary(t, "mariadb")
+	out, err := exec.Command(bin, "--no-defaults", "-h"+s.Host(), "-P"+strconv.Itoa(s.Port()), "-u"+s.User(), "-vvv", db, "-e", sql).CombinedOutput()
+	return string(out), err
 }
 
 // tableSide is a table the same statements run on: t_order through the
