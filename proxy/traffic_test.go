@@ -233,26 +233,28 @@ func TestTrafficConcurrencyQueue(t *testing.T) {
 }
 
 func TestTrafficWaitStopsAtTheStatementTimeout(t *testing.T) {
-	e := startEnv(t, envOptions{server: "statementTimeout: 300ms\ntraffic:\n" +
-		"- {name: slow_lane, match: {users: [app], kinds: [select]}, limit: {type: LEAKY_BUCKET, rate: 4}, onLimit: wait, maxWait: 5s}"})
+	e := startEnv(t, envOptions{server: "statementTimeout: 800ms\ntraffic:\n" +
+		"- {name: slow_lane, match: {users: [app], kinds: [select]}, limit: {type: LEAKY_BUCKET, rate: 2}, onLimit: wait, maxWait: 5s}"})
 	db := e.open(t)
 	q := func() error {
 		var one int
 		return db.QueryRow("SELECT 1 FROM dual WHERE 1 = ?", 1).Scan(&one)
 	}
-	// Slots every 250ms: the second statement waits for its slot, within
-	// the 300ms the statement timeout leaves it.
+	// Slots every 500ms: the second statement waits for its slot, within
+	// the 800ms of the statement timeout, and has 300ms left to run (a
+	// loaded machine took more than the 50ms that 250ms of 300 left).
 	start := time.Now()
 	for i := range 2 {
 		if err := q(); err != nil {
 			t.Fatalf("statement %d: %v", i, err)
 		}
 	}
-	if took := time.Since(start); took < 200*time.Millisecond {
-		t.Errorf("two statements at 4/s took %v, want the second to wait about 250ms", took)
+	if took := time.Since(start); took < 400*time.Millisecond {
+		t.Errorf("two statements at 2/s took %v, want the second to wait about 500ms", took)
 	}
-	// Three more at once: the third's slot is 500ms away, past the
-	// statement timeout though within maxWait, so it is refused at once.
+	// Three more at once: the first waits about 500ms; the next slots are
+	// 1s and 1.5s away, past the statement timeout though within maxWait,
+	// so they are refused at once.
 	errs := make(chan error, 3)
 	for range 3 {
 		go func() { errs <- q() }()
