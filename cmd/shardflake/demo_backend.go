@@ -37,13 +37,14 @@ type serialBackend struct {
 	mysql.Handler
 	turn chan struct{} // holds one token while a connection runs
 
-	mu      sync.Mutex
-	holder  uint32 // the connection holding the turn, if holding
-	holding bool
+	mu       sync.Mutex
+	holder   uint32 // the connection holding the turn, if holding
+	holding  bool
+	journals map[uint32]*journal // open transactions, for savepoints (demo_savepoint.go)
 }
 
 func newSerialBackend(h mysql.Handler) (mysql.Handler, error) {
-	return &serialBackend{Handler: h, turn: make(chan struct{}, 1)}, nil
+	return &serialBackend{Handler: h, turn: make(chan struct{}, 1), journals: map[uint32]*journal{}}, nil
 }
 
 // enter takes the backend for c unless c already holds it (an open
@@ -117,8 +118,9 @@ func keep(res *sqltypes.Result) *sqltypes.Result {
 }
 
 // run runs one command's statement holding the backend, gathering what
-// it sends to callback, and then sends it.
-func (b *serialBackend) run(ctx context.Context, c *mysql.Conn, statement func(callback mysql.ResultSpoolFn) error, callback mysql.ResultSpoolFn) error {
+// it sends to callback, and then sends it. replay runs the statement
+// again for a rollback to a savepoint (record).
+func (b *serialBackend) run(ctx context.Context, c *mysql.Conn, statement func(callback mysql.ResultSpoolFn) error, replay func(context.Context) error, callback mysql.ResultSpoolFn) error {
 	if err := b.enter(ctx, c); err != nil {
 		return err
 	}
@@ -127,6 +129,9 @@ func (b *serialBackend) run(ctx context.Context, c *mysql.Conn, statement func(c
 		out = append(out, spooled{keep(res), more})
 		return nil
 	})
+	if err == nil {
+		b.record(c, replay)
+	}
 	b.leave(c)
 	if err != nil {
 		return err
@@ -143,7 +148,13 @@ func (b *serialBackend) ComQuery(ctx context.Context, c *mysql.Conn, query strin
 	if sessionOnly(query) {
 		return b.Handler.ComQuery(ctx, c, query, callback)
 	}
-	return b.run(ctx, c, func(cb mysql.ResultSpoolFn) error { return b.Handler.ComQuery(ctx, c, query, cb) }, callback)
+	if verb, name, ok := parseSavepoint(query); ok {
+		if err := b.savepoint(ctx, c, verb, name); err != nil {
+			return err
+		}
+		return callback(&sqltypes.Result{}, false)
+	}
+	return b.run(ctx, c, func(cb mysql.ResultSpoolFn) error { return b.Handler.ComQuery(ctx, c, query, cb) }, b.replayQuery(c, query, false), callback)
 }
 
 // sessionOnly reports whether query is a SET of session variables that
@@ -155,12 +166,19 @@ func sessionOnly(query string) bool {
 }
 
 func (b *serialBackend) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
+	first, after := firstStatement(query)
+	if verb, name, ok := parseSavepoint(first); ok {
+		if err := b.savepoint(ctx, c, verb, name); err != nil {
+			return "", err
+		}
+		return after, callback(&sqltypes.Result{}, after != "")
+	}
 	var rest string
 	err := b.run(ctx, c, func(cb mysql.ResultSpoolFn) error {
 		var err error
 		rest, err = b.Handler.ComMultiQuery(ctx, c, query, cb)
 		return err
-	}, callback)
+	}, b.replayQuery(c, query, true), callback)
 	return rest, err
 }
 
@@ -177,11 +195,12 @@ func (b *serialBackend) ComPrepare(ctx context.Context, c *mysql.Conn, query str
 func (b *serialBackend) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	return b.run(ctx, c, func(cb mysql.ResultSpoolFn) error {
 		return b.Handler.ComStmtExecute(ctx, c, prepare, func(res *sqltypes.Result) error { return cb(res, false) })
-	}, func(res *sqltypes.Result, _ bool) error { return callback(res) })
+	}, b.replayExecute(c, prepare), func(res *sqltypes.Result, _ bool) error { return callback(res) })
 }
 
 func (b *serialBackend) ComResetConnection(c *mysql.Conn) error {
 	err := b.Handler.ComResetConnection(c)
+	b.forget(c)
 	b.leave(c)
 	return err
 }
@@ -190,5 +209,6 @@ func (b *serialBackend) ComResetConnection(c *mysql.Conn) error {
 // drops it with the session.
 func (b *serialBackend) ConnectionClosed(c *mysql.Conn) {
 	b.Handler.ConnectionClosed(c)
+	b.forget(c)
 	b.release(c)
 }

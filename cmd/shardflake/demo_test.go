@@ -96,6 +96,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("%s: %d rows, want %d", tt.give, n, tt.want)
 		}
 	}
+	checkDemoTransactions(t, db)
 	if _, err := db.Exec("INSERT INTO t_order (user_id, status) VALUES (?, ?)", 42, "new"); err != nil {
 		t.Fatal(err)
 	}
