@@ -70,20 +70,23 @@ func (s *Session) writePacket(p []byte) error {
 }
 
 // trackedState is the session state the next OK reports (a USE, a SET
-// autocommit since the last OK), nil when the client tracks none of it.
+// of tracked variables since the last OK), nil when the client tracks
+// none of it.
 func (s *Session) trackedState() *wire.SessionState {
 	var st wire.SessionState
 	if s.schemaChanged && !s.schemaTrackingOff {
 		st.Schema = s.db
 	}
-	if s.autocommitSet && !s.autocommitUntracked {
-		st.Variable = wire.TrackedVariable{Name: "autocommit", Value: "OFF"}
+	st.Variables = s.trackedVars
+	if s.autocommitSet && s.tracks("autocommit") {
+		v := wire.TrackedVariable{Name: "autocommit", Value: "OFF"}
 		if s.autocommit {
-			st.Variable.Value = "ON"
+			v.Value = "ON"
 		}
+		st.Variables = append(st.Variables, v)
 	}
-	s.schemaChanged, s.autocommitSet = false, false
-	if st == (wire.SessionState{}) {
+	s.schemaChanged, s.autocommitSet, s.trackedVars = false, false, nil
+	if st.Schema == "" && len(st.Variables) == 0 {
 		return nil
 	}
 	return &st
@@ -92,7 +95,7 @@ func (s *Session) trackedState() *wire.SessionState {
 // writeOK writes an OK packet with the session's status.
 func (s *Session) writeOK(ok wire.OK, more bool) error {
 	ok.Status = s.status(more)
-	if s.schemaChanged || s.autocommitSet {
+	if s.schemaChanged || s.autocommitSet || s.trackedVars != nil {
 		ok.State = s.trackedState()
 	}
 	s.written = int64(ok.AffectedRows)

@@ -47,12 +47,15 @@ type Session struct {
 	// OK, which tells a client that tracks the schema (wire.OK.Schema).
 	schemaTrackingOff bool
 	schemaChanged     bool
-	// autocommitUntracked: SET session_track_system_variables left
-	// autocommit out of the list (MariaDB's default list holds it);
-	// autocommitSet: a SET autocommit since the last OK, which reports
-	// the value to a client that tracks it.
-	autocommitUntracked bool
-	autocommitSet       bool
+	// trackVars is SET session_track_system_variables' list, lower case
+	// (trackVarsSet false: MariaDB's default list, trackedByDefault);
+	// trackedVars: the tracked variables SETs assigned since the last
+	// OK, with their values, and autocommitSet a SET autocommit, which
+	// the OK reports to a client that tracks them.
+	trackVars     []string
+	trackVarsSet  bool
+	trackedVars   []wire.TrackedVariable
+	autocommitSet bool
 	// offeredExtended are the MariaDB extended capabilities the greeting
 	// offered (announce); extendedMetadata: the client took
 	// MARIADB_CLIENT_EXTENDED_METADATA, so every column definition it
@@ -459,7 +462,7 @@ func (s *Session) resetConnection() {
 	s.vars = settings{}
 	s.selectLimitVar = ""
 	s.schemaTrackingOff = false
-	s.autocommitUntracked = false
+	s.trackVars, s.trackVarsSet, s.trackedVars = nil, false, nil
 	s.autocommit = true
 	s.lastInsertID = 0
 	s.rowCount = 0

@@ -118,3 +118,58 @@ func trackingConn(t *testing.T, addr, user, password, db string) *client.Conn {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// TestSessionTrackCharsetAndTimeZone: MariaDB's default
+// session_track_system_variables also names character_set_client,
+// character_set_connection, character_set_results and time_zone, and
+// libmariadb takes the client character set it escapes strings in from
+// the tracked character_set_client. (MariaDB 10.11 reports none for
+// SET @@time_zone = ..., the unqualified @@ form, though it sets the
+// session's value as @@SESSION.time_zone does; the proxy reports both
+// forms, and the steps write the qualified one.)
+func TestSessionTrackCharsetAndTimeZone(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	refDatabase(t, e.backends[0], "track_ref")
+	run := func(addr, user, password, db string) []string {
+		t.Helper()
+		c := trackingConn(t, addr, user, password, db)
+		var out []string
+		for _, q := range []string{
+			"SET NAMES latin1",
+			"SET NAMES latin1",
+			"SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci",
+			"SET CHARACTER SET utf8",
+			"SET character_set_results = NULL",
+			"SET character_set_client = utf8mb4, time_zone = '+01:00'",
+			"SET time_zone = '+01:00'",
+			"SET @@SESSION.time_zone = 'SYSTEM', autocommit = 0",
+			"SET time_zone = 'SYSTEM'",
+			"SET time_zone = 'SYSTEM'",
+			"SET @@session.time_zone = '+4:00', autocommit = 1",
+			"SET time_zone = '+05:00', autocommit = 1",
+			"SET autocommit = 1, time_zone = '+06:00'",
+			"SET character_set_results = binary, character_set_connection = latin1",
+			"SET collation_connection = utf8mb4_bin",
+			"SET sql_mode = ''",
+			"SET session_track_system_variables = 'time_zone'",
+			"SET NAMES latin1, time_zone = '-02:00'",
+			"SET session_track_system_variables = DEFAULT",
+			"SET NAMES DEFAULT",
+		} {
+			r, err := c.Execute(q)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			var vars map[string]string
+			if r.SessionTracking != nil {
+				vars = r.SessionTracking.Variables
+			}
+			out = append(out, fmt.Sprintf("%s: changed=%t %v", q, r.Status&mysql.SERVER_SESSION_STATE_CHANGED != 0, vars))
+		}
+		return out
+	}
+	want := run(e.backends[0].Addr(), "root", "", "track_ref")
+	referencePrinted(t, "MariaDB", want, "SET NAMES latin1: changed=true map[character_set_client:latin1 character_set_connection:latin1 character_set_results:latin1]",
+		"SET time_zone = '+01:00': changed=true map[time_zone:+01:00]")
+	sameSteps(t, run(e.addr, "app", "app-secret", "sharding_db"), want)
+}

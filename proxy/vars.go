@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -120,10 +121,12 @@ type setPlan struct {
 	assignments []string // what the data sources are sent
 	autocommit  *bool
 	// schemaTracking is SET session_track_schema's value;
-	// autocommitTracking: whether SET session_track_system_variables'
-	// list holds autocommit.
-	schemaTracking     *bool
-	autocommitTracking *bool
+	// trackVars: SET session_track_system_variables' list (nil in it
+	// for DEFAULT); tracked: the variables the SET assigns that the
+	// session tracks, whose values its OK reports.
+	schemaTracking *bool
+	trackVars      *[]string
+	tracked        []string
 	// readOnlyNext is SET TRANSACTION READ ONLY / READ WRITE.
 	readOnlyNext *bool
 	txnMode      *config.TransactionMode
@@ -156,6 +159,7 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 		}
 		p.next.setNames(cs, collation)
 		p.assignments = append(p.assignments, "NAMES "+cs+collateSuffix(collation))
+		p.track(s, charsetVars...)
 	case a.Name == ast.SetCharset:
 		cs, err := restoreExpr(a.Value)
 		if err != nil {
@@ -164,6 +168,7 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 		p.next.remove("names")
 		p.next.set("charset", "CHARACTER SET "+cs)
 		p.assignments = append(p.assignments, "CHARACTER SET "+cs)
+		p.track(s, charsetVars...)
 	case isTransactionModeVar(name):
 		mode, err := s.transactionModeValue(a.Value)
 		if err != nil {
@@ -214,17 +219,19 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 		}
 		return p.assignSystem(ctx, s, name, a)
 	case a.IsSystem && name == "session_track_system_variables":
-		// Of the variables tracked, the proxy reports autocommit, the
+		// The proxy reports the tracked variables a SET assigns (the
+		// data sources' OKs are not the client's), and autocommit, the
 		// session's own.
-		on := true // DEFAULT: MariaDB's list holds autocommit
+		var list []string // DEFAULT
 		if v, err := restoreExpr(a.Value); err == nil && !strings.EqualFold(v, "DEFAULT") {
-			on = false
+			list = []string{}
 			for _, listed := range strings.Split(strings.Trim(v, "'\""), ",") {
-				listed = strings.ToLower(strings.TrimSpace(listed))
-				on = on || listed == "autocommit" || listed == "*"
+				if listed = strings.ToLower(strings.TrimSpace(listed)); listed != "" {
+					list = append(list, listed)
+				}
 			}
 		}
-		p.autocommitTracking = &on
+		p.trackVars = &list
 		return p.assignSystem(ctx, s, name, a)
 	case a.IsSystem:
 		return p.assignSystem(ctx, s, name, a)
@@ -281,15 +288,43 @@ func (p *setPlan) assignSystem(ctx context.Context, s *Session, name string, a *
 	sql := "@@SESSION." + name + " = " + val
 	p.next.set("@@"+name, sql)
 	p.assignments = append(p.assignments, sql)
+	p.track(s, name)
 	return nil
+}
+
+// charsetVars are the variables SET NAMES and SET CHARACTER SET assign
+// that MariaDB's default session_track_system_variables names.
+var charsetVars = []string{"character_set_client", "character_set_connection", "character_set_results"}
+
+// trackedByDefault is MariaDB's default session_track_system_variables.
+var trackedByDefault = []string{"autocommit", "character_set_client", "character_set_connection", "character_set_results", "time_zone"}
+
+// tracks reports whether the session's session_track_system_variables
+// names the variable.
+func (s *Session) tracks(name string) bool {
+	if !s.trackVarsSet {
+		return slices.Contains(trackedByDefault, name)
+	}
+	return slices.Contains(s.trackVars, name) || slices.Contains(s.trackVars, "*")
+}
+
+// track notes the variables the SET assigns that the session tracks.
+func (p *setPlan) track(s *Session, names ...string) {
+	for _, name := range names {
+		if s.tracks(name) && !slices.Contains(p.tracked, name) {
+			p.tracked = append(p.tracked, name)
+		}
+	}
 }
 
 // apply makes the SET's changes: on the data sources, then the session's.
 func (p *setPlan) apply(ctx context.Context, s *Session) error {
 	if len(p.assignments) > 0 {
-		if err := s.applySet(ctx, "SET "+strings.Join(p.assignments, ", "), p.next); err != nil {
+		vals, err := s.applySet(ctx, "SET "+strings.Join(p.assignments, ", "), p.next, p.tracked)
+		if err != nil {
 			return err
 		}
+		s.trackedVars = append(s.trackedVars, vals...)
 	}
 	if p.txnMode != nil && *p.txnMode != s.txnMode {
 		if s.inTransaction() && len(s.txn.conns) > 0 {
@@ -308,8 +343,8 @@ func (p *setPlan) apply(ctx context.Context, s *Session) error {
 	if p.schemaTracking != nil {
 		s.schemaTrackingOff = !*p.schemaTracking
 	}
-	if p.autocommitTracking != nil {
-		s.autocommitUntracked = !*p.autocommitTracking
+	if p.trackVars != nil {
+		s.trackVars, s.trackVarsSet = *p.trackVars, *p.trackVars != nil
 	}
 	if p.readOnlyNext != nil {
 		s.txn.readOnlyNext = *p.readOnlyNext
@@ -329,69 +364,79 @@ func (p *setPlan) apply(ctx context.Context, s *Session) error {
 
 // applySet runs a SET on a default data source connection (that is the
 // check that the values are valid) and on the connections an open
-// transaction pinned.
-func (s *Session) applySet(ctx context.Context, set string, next settings) error {
+// transaction pinned. It returns the values the SET left in the tracked
+// variables, as that connection reads them.
+func (s *Session) applySet(ctx context.Context, set string, next settings, tracked []string) ([]wire.TrackedVariable, error) {
 	src := poolSource{s}
 	bcs, err := src.acquire(ctx, s.srv.rules.DefaultDataSource, 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bc := bcs[0]
-	ok, err := bc.exec(set)
+	var vals []string
+	if _, err = bc.exec(set); err == nil {
+		vals, err = sessionValues(bc, append([]string{"sql_mode"}, tracked...))
+	}
 	if err != nil {
 		// The connection may hold part of the SET; make it reset.
 		bc.applied = "\x00unknown"
 		src.release(bc)
-		return err
+		return nil, err
 	}
-	if err := s.followSQLMode(bc, ok); err != nil {
-		bc.applied = "\x00unknown"
-		src.release(bc)
-		return err
-	}
+	s.followSQLMode(vals[0])
 	bc.applied = next.sql()
 	s.carryMode(bc)
 	src.release(bc)
 	for _, ds := range s.txn.order {
 		pinned := s.txn.conns[ds]
 		if _, err := pinned.exec(set); err != nil {
-			return err
+			return nil, err
 		}
 		pinned.applied = next.sql()
 		s.carryMode(pinned)
 	}
-	return nil
+	var out []wire.TrackedVariable
+	for i, name := range tracked {
+		out = append(out, wire.TrackedVariable{Name: name, Value: vals[i+1]})
+	}
+	return out, nil
 }
 
-// followSQLMode makes the session's parser read SQL as the session's
-// sql_mode says (ANSI_QUOTES, PIPES_AS_CONCAT, ...), reading the mode a
-// SET left on bc. Under NO_BACKSLASH_ESCAPES the client's text is turned
-// into the backslash form as it arrives (noBackslashText), so the parser
-// reads that form: the session's sqlMode keeps the flag, the parser's
-// does not.
-func (s *Session) followSQLMode(bc *backendConn, ok wire.OK) error {
-	if err := bc.send(mysql.COM_QUERY, "SELECT @@SESSION.sql_mode"); err != nil {
-		return err
+// sessionValues reads session variables on bc, as text ("" for NULL).
+func sessionValues(bc *backendConn, names []string) ([]string, error) {
+	q := "SELECT @@SESSION." + strings.Join(names, ", @@SESSION.")
+	if err := bc.send(mysql.COM_QUERY, q); err != nil {
+		return nil, err
 	}
 	h, err := bc.readHead()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if h.columns == nil {
-		return &InternalError{Msg: "SELECT @@sql_mode returned no rows"}
+	if len(h.columns) != len(names) {
+		return nil, &InternalError{Msg: q + " returned no row"}
 	}
 	p, err := bc.readRow()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	row, err := wire.SplitTextRow(p, 1, nil)
+	row, err := wire.SplitTextRow(p, len(names), nil)
 	if err != nil {
-		return bc.lost(err)
+		return nil, bc.lost(err)
 	}
-	text := string(row[0])
-	if err := bc.discardRows(); err != nil {
-		return err
+	vals := make([]string, len(names))
+	for i, v := range row {
+		vals[i] = string(v)
 	}
+	return vals, bc.discardRows()
+}
+
+// followSQLMode makes the session's parser read SQL as the session's
+// sql_mode says (ANSI_QUOTES, PIPES_AS_CONCAT, ...), text being the mode
+// a SET left. Under NO_BACKSLASH_ESCAPES the client's text is turned
+// into the backslash form as it arrives (noBackslashText), so the parser
+// reads that form: the session's sqlMode keeps the flag, the parser's
+// does not.
+func (s *Session) followSQLMode(text string) {
 	mode, err := tidbmysql.GetSQLMode(text)
 	if err != nil {
 		// A mode TiDB does not know (MariaDB's own) changes no parsing.
@@ -404,7 +449,6 @@ func (s *Session) followSQLMode(bc *backendConn, ok wire.OK) error {
 	}
 	s.parser.SetSQLMode(mode &^ tidbmysql.ModeNoBackslashEscapes)
 	s.sqlMode = mode
-	return nil
 }
 
 // userVarValue evaluates a user variable's value once, on the default

@@ -37,10 +37,10 @@ type SessionState struct {
 	// Schema, when set, is the schema a USE or COM_INIT_DB switched to
 	// (SESSION_TRACK_SCHEMA).
 	Schema string
-	// Variable, when named, is a system variable the statement set and
-	// the client tracks (SESSION_TRACK_SYSTEM_VARIABLES), with its value
-	// as SHOW VARIABLES shows it.
-	Variable TrackedVariable
+	// Variables are the system variables the statement set and the
+	// client tracks (SESSION_TRACK_SYSTEM_VARIABLES), with their values
+	// as SHOW VARIABLES shows them.
+	Variables []TrackedVariable
 }
 
 // TrackedVariable is a system variable's name and value, as session state.
@@ -60,7 +60,7 @@ const (
 func AppendOK(dst []byte, ok OK, sessionTrack bool) []byte {
 	status := ok.Status &^ mysql.SERVER_SESSION_STATE_CHANGED
 	st := ok.State
-	tracked := sessionTrack && st != nil && (st.Schema != "" || st.Variable.Name != "")
+	tracked := sessionTrack && st != nil && (st.Schema != "" || len(st.Variables) > 0)
 	if tracked {
 		status |= mysql.SERVER_SESSION_STATE_CHANGED
 	}
@@ -80,7 +80,7 @@ func AppendOK(dst []byte, ok OK, sessionTrack bool) []byte {
 		// data: the variable's name and value, the schema's name, each
 		// length-encoded.
 		var state []byte
-		if v := st.Variable; v.Name != "" {
+		for _, v := range st.Variables {
 			data := AppendLenEncString(AppendLenEncString(nil, []byte(v.Name)), []byte(v.Value))
 			state = append(AppendLenEncInt(append(state, sessionTrackVariables), uint64(len(data))), data...)
 		}

@@ -92,7 +92,7 @@ func TestOKErrEOF(t *testing.T) {
 
 	// SET autocommit = 0's, as MariaDB sends it to a client that tracks
 	// autocommit: one SESSION_TRACK_SYSTEM_VARIABLES entry.
-	set := OK{State: &SessionState{Variable: TrackedVariable{Name: "autocommit", Value: "OFF"}}}
+	set := OK{State: &SessionState{Variables: []TrackedVariable{{Name: "autocommit", Value: "OFF"}}}}
 	want = append(append([]byte{HeaderOK, 0, 0, 0x00, 0x40, 0, 0, 0, 17, 0, 15, 10}, "autocommit"...), 3, 'O', 'F', 'F')
 	if p := AppendOK(nil, set, true); !bytes.Equal(p, want) {
 		t.Errorf("AppendOK(%+v, tracked) = %q, want %q", set, p, want)
