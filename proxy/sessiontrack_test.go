@@ -70,41 +70,20 @@ func TestSessionTrackSchema(t *testing.T) {
 // SQL_ATTR_AUTOCOMMIT from what it is told), each time it is set, and
 // not once the list leaves it out. Before, the proxy reported nothing.
 func TestSessionTrackAutocommit(t *testing.T) {
-	e := startEnv(t, envOptions{})
-	refDatabase(t, e.backends[0], "track_ref")
-	run := func(addr, user, password, db string) []string {
-		t.Helper()
-		c := trackingConn(t, addr, user, password, db)
-		var out []string
-		for _, q := range []string{
-			"SET autocommit = 0",
-			"SET autocommit = 0",
-			"SET autocommit = ON",
-			"SET session_track_system_variables = 'autocommit,tx_isolation'",
-			"SET @@session.autocommit = 0, @x = 1",
-			"COMMIT",
-			"SET session_track_system_variables = 'tx_isolation'",
-			"SET autocommit = 1",
-			"SET session_track_system_variables = 'time_zone, AUTOCOMMIT'",
-			"SET autocommit = 0",
-			"SET session_track_system_variables = DEFAULT",
-			"SET autocommit = 1",
-		} {
-			r, err := c.Execute(q)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			var vars map[string]string
-			if r.SessionTracking != nil {
-				vars = r.SessionTracking.Variables
-			}
-			out = append(out, fmt.Sprintf("%s: changed=%t %v", q, r.Status&mysql.SERVER_SESSION_STATE_CHANGED != 0, vars))
-		}
-		return out
-	}
-	want := run(e.backends[0].Addr(), "root", "", "track_ref")
-	referencePrinted(t, "MariaDB", want, "SET autocommit = 0: changed=true map[autocommit:OFF]")
-	sameSteps(t, run(e.addr, "app", "app-secret", "sharding_db"), want)
+	sameTrackedVariables(t, []string{
+		"SET autocommit = 0",
+		"SET autocommit = 0",
+		"SET autocommit = ON",
+		"SET session_track_system_variables = 'autocommit,tx_isolation'",
+		"SET @@session.autocommit = 0, @x = 1",
+		"COMMIT",
+		"SET session_track_system_variables = 'tx_isolation'",
+		"SET autocommit = 1",
+		"SET session_track_system_variables = 'time_zone, AUTOCOMMIT'",
+		"SET autocommit = 0",
+		"SET session_track_system_variables = DEFAULT",
+		"SET autocommit = 1",
+	}, "SET autocommit = 0: changed=true map[autocommit:OFF]")
 }
 
 // trackingConn logs in to addr with go-mysql's client, negotiating
@@ -128,34 +107,47 @@ func trackingConn(t *testing.T, addr, user, password, db string) *client.Conn {
 // session's value as @@SESSION.time_zone does; the proxy reports both
 // forms, and the steps write the qualified one.)
 func TestSessionTrackCharsetAndTimeZone(t *testing.T) {
+	sameTrackedVariables(t, []string{
+		"SET NAMES latin1",
+		"SET NAMES latin1",
+		"SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci",
+		"SET CHARACTER SET utf8",
+		"SET character_set_results = NULL",
+		"SET character_set_client = utf8mb4, time_zone = '+01:00'",
+		"SET time_zone = '+01:00'",
+		"SET @@SESSION.time_zone = 'SYSTEM', autocommit = 0",
+		"SET time_zone = 'SYSTEM'",
+		"SET time_zone = 'SYSTEM'",
+		"SET @@session.time_zone = '+4:00', autocommit = 1",
+		"SET time_zone = '+05:00', autocommit = 1",
+		"SET autocommit = 1, time_zone = '+06:00'",
+		"SET character_set_results = binary, character_set_connection = latin1",
+		"SET collation_connection = utf8mb4_bin",
+		"SET sql_mode = ''",
+		"SET session_track_system_variables = 'time_zone'",
+		"SET NAMES latin1, time_zone = '-02:00'",
+		"SET session_track_system_variables = '*'",
+		"SET sql_mode = 'ANSI_QUOTES', max_statement_time = 5, @u = 1",
+		"SET sql_mode = DEFAULT, max_statement_time = DEFAULT",
+		"SET session_track_system_variables = DEFAULT",
+		"SET NAMES DEFAULT",
+	}, "SET NAMES latin1: changed=true map[character_set_client:latin1 character_set_connection:latin1 character_set_results:latin1]",
+		"SET time_zone = '+01:00': changed=true map[time_zone:+01:00]")
+}
+
+// sameTrackedVariables runs queries in turn on MariaDB and through the
+// proxy, each on a connection that tracks session state, and compares
+// per statement whether the state changed and the variables reported;
+// MariaDB's lines must include ref.
+func sameTrackedVariables(t *testing.T, queries []string, ref ...string) {
+	t.Helper()
 	e := startEnv(t, envOptions{})
 	refDatabase(t, e.backends[0], "track_ref")
 	run := func(addr, user, password, db string) []string {
 		t.Helper()
 		c := trackingConn(t, addr, user, password, db)
 		var out []string
-		for _, q := range []string{
-			"SET NAMES latin1",
-			"SET NAMES latin1",
-			"SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci",
-			"SET CHARACTER SET utf8",
-			"SET character_set_results = NULL",
-			"SET character_set_client = utf8mb4, time_zone = '+01:00'",
-			"SET time_zone = '+01:00'",
-			"SET @@SESSION.time_zone = 'SYSTEM', autocommit = 0",
-			"SET time_zone = 'SYSTEM'",
-			"SET time_zone = 'SYSTEM'",
-			"SET @@session.time_zone = '+4:00', autocommit = 1",
-			"SET time_zone = '+05:00', autocommit = 1",
-			"SET autocommit = 1, time_zone = '+06:00'",
-			"SET character_set_results = binary, character_set_connection = latin1",
-			"SET collation_connection = utf8mb4_bin",
-			"SET sql_mode = ''",
-			"SET session_track_system_variables = 'time_zone'",
-			"SET NAMES latin1, time_zone = '-02:00'",
-			"SET session_track_system_variables = DEFAULT",
-			"SET NAMES DEFAULT",
-		} {
+		for _, q := range queries {
 			r, err := c.Execute(q)
 			if err != nil {
 				t.Fatalf("%s: %v", q, err)
@@ -169,7 +161,6 @@ func TestSessionTrackCharsetAndTimeZone(t *testing.T) {
 		return out
 	}
 	want := run(e.backends[0].Addr(), "root", "", "track_ref")
-	referencePrinted(t, "MariaDB", want, "SET NAMES latin1: changed=true map[character_set_client:latin1 character_set_connection:latin1 character_set_results:latin1]",
-		"SET time_zone = '+01:00': changed=true map[time_zone:+01:00]")
+	referencePrinted(t, "MariaDB", want, ref...)
 	sameSteps(t, run(e.addr, "app", "app-secret", "sharding_db"), want)
 }

@@ -122,11 +122,12 @@ type setPlan struct {
 	autocommit  *bool
 	// schemaTracking is SET session_track_schema's value;
 	// trackVars: SET session_track_system_variables' list (nil in it
-	// for DEFAULT); tracked: the variables the SET assigns that the
-	// session tracks, whose values its OK reports.
+	// for DEFAULT); assigned: the system variables the SET assigns, whose
+	// values its OK reports when the session tracks them (by the list
+	// as the SET leaves it, as MariaDB reads it).
 	schemaTracking *bool
 	trackVars      *[]string
-	tracked        []string
+	assigned       []string
 	// readOnlyNext is SET TRANSACTION READ ONLY / READ WRITE.
 	readOnlyNext *bool
 	txnMode      *config.TransactionMode
@@ -159,7 +160,7 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 		}
 		p.next.setNames(cs, collation)
 		p.assignments = append(p.assignments, "NAMES "+cs+collateSuffix(collation))
-		p.track(s, charsetVars...)
+		p.assigned = append(p.assigned, charsetVars...)
 	case a.Name == ast.SetCharset:
 		cs, err := restoreExpr(a.Value)
 		if err != nil {
@@ -168,7 +169,7 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 		p.next.remove("names")
 		p.next.set("charset", "CHARACTER SET "+cs)
 		p.assignments = append(p.assignments, "CHARACTER SET "+cs)
-		p.track(s, charsetVars...)
+		p.assigned = append(p.assigned, charsetVars...)
 	case isTransactionModeVar(name):
 		mode, err := s.transactionModeValue(a.Value)
 		if err != nil {
@@ -288,7 +289,7 @@ func (p *setPlan) assignSystem(ctx context.Context, s *Session, name string, a *
 	sql := "@@SESSION." + name + " = " + val
 	p.next.set("@@"+name, sql)
 	p.assignments = append(p.assignments, sql)
-	p.track(s, name)
+	p.assigned = append(p.assigned, name)
 	return nil
 }
 
@@ -302,25 +303,38 @@ var trackedByDefault = []string{"autocommit", "character_set_client", "character
 // tracks reports whether the session's session_track_system_variables
 // names the variable.
 func (s *Session) tracks(name string) bool {
-	if !s.trackVarsSet {
-		return slices.Contains(trackedByDefault, name)
-	}
-	return slices.Contains(s.trackVars, name) || slices.Contains(s.trackVars, "*")
+	return listTracks(s.trackVars, s.trackVarsSet, name)
 }
 
-// track notes the variables the SET assigns that the session tracks.
-func (p *setPlan) track(s *Session, names ...string) {
-	for _, name := range names {
-		if s.tracks(name) && !slices.Contains(p.tracked, name) {
-			p.tracked = append(p.tracked, name)
+// listTracks reports whether a session_track_system_variables list
+// names the variable (set false: the default list).
+func listTracks(list []string, set bool, name string) bool {
+	if !set {
+		return slices.Contains(trackedByDefault, name)
+	}
+	return slices.Contains(list, name) || slices.Contains(list, "*")
+}
+
+// tracked returns the variables the SET assigns that the session tracks
+// once the SET's own session_track_system_variables took effect.
+func (p *setPlan) tracked(s *Session) []string {
+	list, set := s.trackVars, s.trackVarsSet
+	if p.trackVars != nil {
+		list, set = *p.trackVars, *p.trackVars != nil
+	}
+	var out []string
+	for _, name := range p.assigned {
+		if listTracks(list, set, name) && !slices.Contains(out, name) {
+			out = append(out, name)
 		}
 	}
+	return out
 }
 
 // apply makes the SET's changes: on the data sources, then the session's.
 func (p *setPlan) apply(ctx context.Context, s *Session) error {
 	if len(p.assignments) > 0 {
-		vals, err := s.applySet(ctx, "SET "+strings.Join(p.assignments, ", "), p.next, p.tracked)
+		vals, err := s.applySet(ctx, "SET "+strings.Join(p.assignments, ", "), p.next, p.tracked(s))
 		if err != nil {
 			return err
 		}
