@@ -102,6 +102,9 @@ type analysis struct {
 	// shareHoles gives every mention of one sharded table the same hole
 	// (DDL names a table several times, as one table).
 	shareHoles bool
+	// windowErr says why a derived table (or CTE) was not lifted: its
+	// windows may span data nodes (rowwise).
+	windowErr error
 	// names are the constraint names a sharded table's DDL gives each
 	// physical table (ddl_names.go), by name hole.
 	names []constraintName

@@ -586,6 +586,9 @@ func (rt *routing) notPairable(h int) error {
 			break
 		}
 	}
+	if ref.nested && a.windowErr != nil {
+		return a.windowErr
+	}
 	if ref.nested {
 		return errNotSupported("a subquery or derived table on sharded table %s must reach the same single data node as the rest of the statement, or be correlated with a binding table on all its sharding columns (%s: equal to the outer table's, or pinned to the same literal in both)", ref.name, strings.Join(ref.info.rule.ShardingColumns(), ","))
 	}

@@ -65,7 +65,13 @@
 //     (with hidden SUM and COUNT), BIT_OR, BIT_AND, BIT_XOR,
 //     COUNT/SUM/AVG(DISTINCT), GROUP BY
 //     (streamed when the order allows), HAVING (evaluated after merging)
-//     and DISTINCT.
+//     and DISTINCT. Window functions run on each data node when every
+//     window's PARTITION BY names all sharding columns (database and
+//     table) of a sharded table of the block, outside an outer join's
+//     nullable side, and the block does not group: each partition lives
+//     on one data node (select_window.go). The rows then merge as a plain
+//     SELECT's, also inside a derived table or CTE the outer block reads
+//     (top N per key: WHERE rn <= N).
 //   - Joins: binding tables (and a table joined with itself) pair data
 //     node by data node, never a Cartesian product, when the join equates
 //     all their sharding columns (o.user_id = i.user_id AND o.order_id =
@@ -83,8 +89,8 @@
 //     IN (SELECT ...) on the sharding columns; a column pinned to the same
 //     literal in both blocks, user_id = 13, counts as equated); broadcast
 //     tables anywhere. Across data nodes also three ORM shapes whose inner
-//     block returns rows (no GROUP BY, HAVING, DISTINCT, aggregates,
-//     window functions or LIMIT): a SELECT from one derived table (SELECT
+//     block returns rows (no GROUP BY, HAVING, DISTINCT, aggregates or
+//     LIMIT; window functions only as below): a SELECT from one derived table (SELECT
 //     COUNT(*) FROM (SELECT ... FROM t_order WHERE ...) sub, or WITH sub
 //     AS (SELECT ...) SELECT ... FROM sub reading the CTE once), which every
 //     route runs whole and the outer query's merge combines; SELECT
@@ -214,7 +220,9 @@
 // data nodes (an UPDATE's or DELETE's IN (SELECT ...) the proxy evaluates
 // first, with InSubqueries and ReplaceInSubqueries); INTERSECT, EXCEPT, a UNION other than
 // of plain SELECTs each reading the same one sharded table (setop_lift.go), recursive CTEs and CTEs read twice
-// across data nodes; across data nodes also window functions, GROUP BY ... WITH ROLLUP,
+// across data nodes; across data nodes also window functions whose
+// PARTITION BY does not name every sharding column of a sharded table of
+// their block, or in a block that groups (select_window.go), GROUP BY ... WITH ROLLUP,
 // aggregates other than the five, the BIT_ three and GROUP_CONCAT (and GROUP_CONCAT of several expressions, or
 // ordered by another expression than its argument), aggregates inside
 // expressions (SUM(x)/COUNT(*)), HAVING with functions, SQL_CALC_FOUND_ROWS

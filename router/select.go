@@ -102,7 +102,7 @@ type aggSpec struct {
 // means the SELECT cannot be answered correctly across data nodes; it is
 // returned only when an execution reaches several.
 func (a *analysis) prepareMerge(sel *ast.SelectStmt, lists func(ast.ExprNode) []operand) (*selectMerge, error) {
-	if err := unmergeable(sel); err != nil {
+	if err := a.unmergeable(sel); err != nil {
 		return nil, err
 	}
 	b := &mergeBuilder{a: a, sel: sel, fields: sel.Fields.Fields, visible: len(sel.Fields.Fields), wildLo: -1, wildHi: -1}
@@ -187,7 +187,7 @@ func (b *mergeBuilder) describe(m *selectMerge, sel *ast.SelectStmt) error {
 
 // unmergeable rejects SELECT features whose results cannot be combined
 // from several data nodes.
-func unmergeable(sel *ast.SelectStmt) error {
+func (a *analysis) unmergeable(sel *ast.SelectStmt) error {
 	switch {
 	case sel.Kind != ast.SelectStmtKindSelect:
 		return errNotSupported("TABLE and VALUES statements over several data nodes are not supported")
@@ -197,8 +197,18 @@ func unmergeable(sel *ast.SelectStmt) error {
 		return errNotSupported("SQL_CALC_FOUND_ROWS over several data nodes is not supported")
 	case sel.GroupBy != nil && sel.GroupBy.Rollup:
 		return errNotSupported("GROUP BY ... WITH ROLLUP over several data nodes is not supported")
-	case len(sel.WindowSpecs) > 0:
-		return errNotSupported("window functions over several data nodes are not supported: a window spans rows of every data node")
+	}
+	if hasWindows(sel) {
+		return a.windowsAcross(sel)
+	}
+	return nil
+}
+
+// hasWindows reports a window function or WINDOW clause in block sel,
+// outside subqueries.
+func hasWindows(sel *ast.SelectStmt) bool {
+	if len(sel.WindowSpecs) > 0 {
+		return true
 	}
 	var w windowFinder
 	for _, f := range sel.Fields.Fields {
@@ -209,10 +219,7 @@ func unmergeable(sel *ast.SelectStmt) error {
 	if sel.OrderBy != nil {
 		sel.OrderBy.Accept(&w)
 	}
-	if w.found {
-		return errNotSupported("window functions over several data nodes are not supported: a window spans rows of every data node")
-	}
-	return nil
+	return w.found
 }
 
 type windowFinder struct{ found bool }

@@ -66,7 +66,7 @@ func (a *analysis) lift(sel *ast.SelectStmt) liftKind {
 	if inner == nil {
 		kind, inner = liftExists, existsSource(sel)
 	}
-	if inner == nil || !rowwise(inner, kind) {
+	if inner == nil || !a.rowwise(inner, kind) {
 		return liftNone
 	}
 	s := a.scopeOf[inner]
@@ -257,30 +257,31 @@ func existsOf(e ast.ExprNode) (ex *ast.ExistsSubqueryExpr, not bool) {
 }
 
 // rowwise reports whether block sel's rows are the union of its rows on
-// each data node: no grouping, aggregates, DISTINCT, window functions or
-// LIMIT (an EXISTS may keep a LIMIT without OFFSET, which does not change
-// whether a row exists).
-func rowwise(sel *ast.SelectStmt, kind liftKind) bool {
+// each data node: no grouping, aggregates, DISTINCT or LIMIT (an EXISTS
+// may keep a LIMIT without OFFSET, which does not change whether a row
+// exists), and window functions only over partitions that live on one
+// data node each (windowsAcross).
+func (a *analysis) rowwise(sel *ast.SelectStmt, kind liftKind) bool {
 	if sel.Kind != ast.SelectStmtKindSelect || sel.GroupBy != nil || sel.Having != nil || sel.Distinct ||
-		sel.SelectIntoOpt != nil || len(sel.WindowSpecs) > 0 || sel.With != nil || sel.Fields == nil {
+		sel.SelectIntoOpt != nil || sel.With != nil || sel.Fields == nil {
 		return false
 	}
 	if sel.Limit != nil && (kind == liftDerived || sel.Limit.Offset != nil) {
 		return false
 	}
-	var w windowFinder
 	for _, f := range sel.Fields.Fields {
-		if f.Expr != nil {
-			if containsAggregate(f.Expr) {
-				return false
-			}
-			f.Expr.Accept(&w)
+		if f.Expr != nil && containsAggregate(f.Expr) {
+			return false
 		}
 	}
-	if sel.OrderBy != nil {
-		sel.OrderBy.Accept(&w)
+	if !hasWindows(sel) {
+		return true
 	}
-	return !w.found
+	if err := a.windowsAcross(sel); err != nil {
+		a.windowErr = err
+		return false
+	}
+	return true
 }
 
 // within reports whether block s is b or nested inside it.

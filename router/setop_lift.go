@@ -33,7 +33,7 @@ func (a *analysis) liftUnion(so *ast.SetOprStmt) bool {
 	var first *ast.SelectStmt
 	for i, n := range so.SelectList.Selects {
 		sel, op := unionBranchSelect(n)
-		if sel == nil || !rowwise(sel, liftDerived) || sel.LockInfo != nil {
+		if sel == nil || !a.rowwise(sel, liftDerived) || hasWindows(sel) || sel.LockInfo != nil {
 			return false
 		}
 		if i == 0 {
