@@ -62,7 +62,9 @@
 //     data node and a Merge for ORDER BY (any mix of columns, expressions,
 //     aliases, positions; keys not selected become hidden columns), LIMIT
 //     and OFFSET (routes get LIMIT offset+count), COUNT, SUM, MIN, MAX, AVG
-//     (with hidden SUM and COUNT), BIT_OR, BIT_AND, BIT_XOR,
+//     (with hidden SUM and COUNT), BIT_OR, BIT_AND, BIT_XOR, VAR_POP,
+//     VAR_SAMP, STDDEV_POP, STDDEV_SAMP (and STD, STDDEV, VARIANCE; with
+//     hidden COUNT, SUM and VAR_POP),
 //     COUNT/SUM/AVG(DISTINCT), GROUP BY
 //     (streamed when the order allows), HAVING (evaluated after merging)
 //     and DISTINCT.
@@ -215,7 +217,8 @@
 // first, with InSubqueries and ReplaceInSubqueries); INTERSECT, EXCEPT, a UNION other than
 // of plain SELECTs each reading the same one sharded table (setop_lift.go), recursive CTEs and CTEs read twice
 // across data nodes; across data nodes also window functions, GROUP BY ... WITH ROLLUP,
-// aggregates other than the five, the BIT_ three and GROUP_CONCAT (and GROUP_CONCAT of several expressions, or
+// aggregates other than the five, the BIT_ three, the variance family and GROUP_CONCAT
+// (JSON_ARRAYAGG and JSON_OBJECTAGG among them; and GROUP_CONCAT of several expressions, or
 // ordered by another expression than its argument), aggregates inside
 // expressions (SUM(x)/COUNT(*)), HAVING with functions, SQL_CALC_FOUND_ROWS
 // (the proxy takes it out of the statement and counts the rows itself)

@@ -153,7 +153,15 @@ const (
 	AggBitOr
 	AggBitAnd
 	AggBitXor
+	AggVarPop
+	AggVarSamp
+	AggStddevPop
+	AggStddevSamp
 )
+
+// AggLast is the last aggregate this version of the router writes; a
+// merge that meets a larger one refuses it.
+const AggLast = AggStddevSamp
 
 // String returns the SQL name of the function.
 func (f AggregateFunc) String() string {
@@ -176,6 +184,14 @@ func (f AggregateFunc) String() string {
 		return "BIT_AND"
 	case AggBitXor:
 		return "BIT_XOR"
+	case AggVarPop:
+		return "VAR_POP"
+	case AggVarSamp:
+		return "VAR_SAMP"
+	case AggStddevPop:
+		return "STDDEV_POP"
+	case AggStddevSamp:
+		return "STDDEV_SAMP"
 	}
 	return "UNKNOWN"
 }
@@ -197,6 +213,14 @@ func (f AggregateFunc) MarshalText() ([]byte, error) { return []byte(f.String())
 //     with the partial SUM and COUNT of the same argument. The merged
 //     value is total SUM / total COUNT with the AVG column's decimals
 //     (NULL when the total COUNT is 0).
+//   - VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP (and their other
+//     names STD, STDDEV, VARIANCE): Column holds the route's own value (its
+//     metadata is the client's, a DOUBLE); Count, Sum and VarPop are hidden
+//     columns with the route's COUNT, SUM and VAR_POP of the argument. The
+//     merge combines the routes' (count, mean, VAR_POP*count) with the
+//     parallel-variance formula, which keeps the precision that
+//     SUM(x*x) - SUM(x)^2/n would lose to cancellation; the result is NULL
+//     for no rows, and for one row under VAR_SAMP and STDDEV_SAMP.
 //   - Distinct (COUNT(DISTINCT ...), SUM(DISTINCT ...)): routes group by
 //     the argument values too and return them in the hidden Args columns;
 //     the merge collects, per group, the distinct argument values (tuples
@@ -209,6 +233,9 @@ type Aggregate struct {
 	Args     []ColumnRef   `json:"args,omitempty"`
 	Sum      ColumnRef     `json:"sum,omitempty"`
 	Count    ColumnRef     `json:"count,omitempty"`
+	// VarPop is the route's VAR_POP of the argument, for the variance
+	// family.
+	VarPop ColumnRef `json:"varPop,omitempty"`
 	// Concat describes a GROUP_CONCAT (see GroupConcat).
 	Concat *GroupConcat `json:"concat,omitempty"`
 }

@@ -95,6 +95,7 @@ type aggSpec struct {
 	count    mref
 	text     string
 	concat   *groupConcatSpec // GROUP_CONCAT only
+	varPop   mref             // the variance family only
 }
 
 // prepareMerge rewrites sel (already carrying table and parameter holes)
@@ -338,6 +339,8 @@ func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error)
 		fn = AggBitXor
 	case ast.AggFuncGroupConcat:
 		return b.groupConcat(agg, j, text)
+	case ast.AggFuncVarPop, ast.AggFuncVarSamp, ast.AggFuncStddevPop, ast.AggFuncStddevSamp:
+		return b.variance(agg, j, text)
 	default:
 		return 0, errNotSupported("aggregate function %s over several data nodes is not supported", strings.ToUpper(agg.F))
 	}

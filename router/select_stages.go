@@ -267,6 +267,9 @@ func (b *mergeBuilder) finishGroup(m *selectMerge, total int) {
 		if s.fn == AggAvg && !s.distinct {
 			ag.Sum, ag.Count = b.colRef(s.sum, total), b.colRef(s.count, total)
 		}
+		if s.fn.Variance() {
+			ag.Sum, ag.Count, ag.VarPop = b.colRef(s.sum, total), b.colRef(s.count, total), b.colRef(s.varPop, total)
+		}
 		if s.concat != nil {
 			b.finishGroupConcat(&ag, s, total)
 		}

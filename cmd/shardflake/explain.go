@@ -289,6 +289,8 @@ func printMerge(b *bytes.Buffer, m *router.Merge) {
 				fmt.Fprintf(b, "(DISTINCT values of %s)", refList(a.Args))
 			case a.Func == router.AggAvg:
 				fmt.Fprintf(b, " = SUM(col[%s]) / SUM(col[%s])", a.Sum, a.Count)
+			case a.VarPop != 0:
+				fmt.Fprintf(b, " combining the routes' COUNT col[%s], SUM col[%s] and VAR_POP col[%s]", a.Count, a.Sum, a.VarPop)
 			default:
 				fmt.Fprintf(b, " of the routes' col[%s]", a.Column)
 			}

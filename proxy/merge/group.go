@@ -18,7 +18,8 @@ type aggSpec struct {
 	col      int // the aggregate's column; its value is replaced
 	distinct bool
 	args     []int // DISTINCT: the argument columns
-	sum, cnt int   // AVG: the partial SUM and COUNT columns
+	sum, cnt int   // AVG, the variance family: the partial SUM and COUNT columns
+	varPop   int   // the variance family: the partial VAR_POP column
 	out      sqlvalue.Type
 	argTypes []sqlvalue.Type
 	// exact: SUM and AVG computed as DECIMAL (their column is DECIMAL),
@@ -45,6 +46,13 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 				return nil, err
 			}
 			s.distinct = false
+			out[i] = s
+			continue
+		}
+		if a.VarPop != 0 {
+			if err := p.varianceSpec(&s, a); err != nil {
+				return nil, err
+			}
 			out[i] = s
 			continue
 		}
@@ -112,12 +120,13 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 
 // aggState is one aggregate's running value within one group.
 type aggState struct {
-	n     int64  // COUNT, AVG's count
+	n     int64  // COUNT, AVG's and the variance family's count
 	bits  uint64 // BIT_OR, BIT_AND, BIT_XOR so far (has: a partial was seen)
 	dec   sqlvalue.Decimal
-	float float64
-	has   bool   // a non-NULL SUM/AVG partial was seen
-	best  []byte // MIN/MAX so far (owned)
+	float float64 // a DOUBLE SUM or AVG's sum; the variance family's mean
+	m2    float64 // the variance family: the sum of squared deviations
+	has   bool    // a non-NULL SUM/AVG partial was seen
+	best  []byte  // MIN/MAX so far (owned)
 	seen  map[string]struct{}
 	// values are GROUP_CONCAT's values so far, by key, and limit its
 	// group_concat_max_len (0: not read yet, -1: none).
@@ -132,6 +141,9 @@ func (s *aggSpec) add(st *aggState, row rows.Row, mem *Budget, key []byte) ([]by
 	}
 	if s.distinct {
 		return s.addDistinct(st, row, mem, key)
+	}
+	if s.fn.Variance() {
+		return key, s.addVariance(st, row)
 	}
 	switch s.fn {
 	case router.AggCount:
@@ -253,6 +265,8 @@ func (s *aggSpec) result(st *aggState, dst []byte) ([]byte, bool) {
 	switch s.fn {
 	case router.AggGroupConcat:
 		return s.concatResult(st, dst)
+	case router.AggVarPop, router.AggVarSamp, router.AggStddevPop, router.AggStddevSamp:
+		return s.varianceResult(st, dst)
 	case router.AggCount:
 		return strconv.AppendInt(dst, st.n, 10), true
 	case router.AggSum:

@@ -58,7 +58,7 @@ func (m *ResultMerger) MergeCheck(plan *router.Plan) error {
 	}
 	if g := spec.Group; g != nil {
 		for _, a := range g.Aggregates {
-			if a.Func < router.AggCount || a.Func > router.AggBitXor {
+			if a.Func < router.AggCount || a.Func > router.AggLast {
 				return &NotSupportedError{What: fmt.Sprintf("the aggregate %s across data nodes", a.Func)}
 			}
 		}

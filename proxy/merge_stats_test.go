@@ -1,0 +1,108 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// statsQueries are the variance family across data nodes (they got 1235):
+// every name MariaDB knows, with and without GROUP BY, over DECIMAL, INT,
+// DOUBLE and BIGINT UNSIGNED columns (99999999.99 and 1e20 among the
+// values, where SUM(x*x) - SUM(x)^2/n would cancel), NULLs, no rows,
+// groups of one row (the _SAMP forms are NULL), HAVING, ORDER BY and
+// arithmetic over them. Each has an ORDER BY that makes its order total:
+// the comparison goes row by row.
+var statsQueries = []string{
+	"SELECT STDDEV(amount), STD(qty), STDDEV_POP(score), STDDEV_SAMP(amount), VARIANCE(qty), VAR_POP(amount), VAR_SAMP(score) FROM t_order",
+	"SELECT user_id, STDDEV(amount), STD(qty), STDDEV_POP(score), STDDEV_SAMP(amount), VARIANCE(qty), VAR_POP(amount), VAR_SAMP(score), COUNT(*) FROM t_order GROUP BY user_id ORDER BY user_id",
+	"SELECT VAR_POP(big), STDDEV_SAMP(big), VAR_SAMP(order_id) FROM t_order",
+	"SELECT STDDEV(amount), VAR_SAMP(qty) FROM t_order WHERE qty > 1000",
+	"SELECT user_id, STDDEV(amount), VAR_SAMP(qty) FROM t_order WHERE qty > 1000 GROUP BY user_id ORDER BY user_id",
+	"SELECT STDDEV(amount), VAR_SAMP(amount), STDDEV_SAMP(qty) FROM t_order WHERE amount IS NULL",
+	"SELECT order_id, VAR_SAMP(amount), STDDEV_SAMP(qty), VAR_POP(qty), STDDEV_POP(score) FROM t_order GROUP BY order_id ORDER BY order_id",
+	"SELECT user_id % 5 AS k, STDDEV_SAMP(qty) AS s, VARIANCE(amount) FROM t_order GROUP BY k HAVING s > 2 ORDER BY VARIANCE(amount) DESC, k",
+	"SELECT user_id, ROUND(STDDEV(amount), 2), VAR_SAMP(qty) * 2 + 1 FROM t_order GROUP BY user_id ORDER BY user_id",
+	"SELECT user_id FROM t_order GROUP BY user_id HAVING VAR_POP(qty) < 5 ORDER BY user_id",
+	"SELECT VAR_SAMP(price), STDDEV(qty), AVG(price) FROM t_order_item",
+	"SELECT user_id, STD(qty), STDDEV_POP(qty), VAR_POP(qty) FROM t_order WHERE user_id = 3 GROUP BY user_id ORDER BY user_id",
+}
+
+func TestVarianceDifferential(t *testing.T) {
+	e := diffEnvironment(t)
+	ctx := context.Background()
+	for _, q := range statsQueries {
+		got, want := e.run(ctx, e.proxyRaw, e.proxy, q), e.run(ctx, e.refRaw, e.ref, q)
+		if d := compareStats(got, want); d != "" {
+			t.Errorf("%s\n%s", q, d)
+		}
+		got, want = e.runPrepared(e.proxyRaw, q), e.runPrepared(e.refRaw, q)
+		if d := compareStats(got, want); d != "" {
+			t.Errorf("%s (prepared)\n%s", q, d)
+		}
+	}
+	// A route to one data node is sent the statement as it is: the
+	// variance is MariaDB's own, digit for digit.
+	for _, q := range []string{
+		"SELECT STDDEV(amount), VAR_SAMP(qty) FROM t_order WHERE user_id = 3 AND order_id = 22",
+		"SELECT user_id, VARIANCE(score) FROM t_order WHERE user_id = 4 AND order_id IN (29, 393) GROUP BY user_id",
+	} {
+		e.check(t, diffCase{sql: q, ordered: true})
+	}
+}
+
+// compareStats compares two answers exactly except for DOUBLE values,
+// which agree to a relative 1e-9 (plus one unit of the last printed
+// decimal, when the column prints a fixed number of them): MariaDB's
+// variance is a running (Welford) computation whose last bits depend on
+// the order it reads the rows in, and the proxy's combines the data
+// nodes' partial values in another order.
+func compareStats(got, want diffResult) string {
+	if got.err != nil || want.err != nil {
+		return fmt.Sprintf("error: proxy %v, reference %v", got.err, want.err)
+	}
+	if d := compareFields(got.fields, want.fields, 0, false); d != "" {
+		return d
+	}
+	if d := compareColumnTypes(got.colTypes, want.colTypes); d != "" {
+		return d
+	}
+	if len(got.rows) != len(want.rows) {
+		return fmt.Sprintf("%d rows, reference %d", len(got.rows), len(want.rows))
+	}
+	for i := range want.rows {
+		for j := range want.rows[i] {
+			g, w := got.rows[i][j], want.rows[i][j]
+			if g == nil || w == nil {
+				if g != w {
+					return fmt.Sprintf("row %d column %d: proxy %v, reference %v", i, j, deref(g), deref(w))
+				}
+				continue
+			}
+			if *g == *w {
+				continue
+			}
+			if want.types[j] != mysql.MYSQL_TYPE_DOUBLE || !closeDoubles(*g, *w, want.fields[j].Decimal) {
+				return fmt.Sprintf("row %d column %d: proxy %q, reference %q", i, j, *g, *w)
+			}
+		}
+	}
+	return ""
+}
+
+func closeDoubles(g, w string, decimals uint8) bool {
+	gf, gerr := strconv.ParseFloat(g, 64)
+	wf, werr := strconv.ParseFloat(w, 64)
+	if gerr != nil || werr != nil {
+		return false
+	}
+	tol := 1e-9 * math.Max(math.Abs(gf), math.Abs(wf))
+	if decimals < 31 {
+		tol += math.Pow10(-int(decimals))
+	}
+	return math.Abs(gf-wf) <= tol
+}
