@@ -66,7 +66,8 @@
 //     VAR_SAMP, STDDEV_POP, STDDEV_SAMP (and STD, STDDEV, VARIANCE; with
 //     hidden COUNT, SUM and VAR_POP),
 //     COUNT/SUM/AVG(DISTINCT), GROUP BY
-//     (streamed when the order allows), HAVING (evaluated after merging)
+//     (streamed when the order allows; WITH ROLLUP's super-aggregate rows
+//     added by the merge, Group.Rollup), HAVING (evaluated after merging)
 //     and DISTINCT.
 //   - Joins: binding tables (and a table joined with itself) pair data
 //     node by data node, never a Cartesian product, when the join equates
@@ -216,7 +217,8 @@
 // data nodes (an UPDATE's or DELETE's IN (SELECT ...) the proxy evaluates
 // first, with InSubqueries and ReplaceInSubqueries); INTERSECT, EXCEPT, a UNION other than
 // of plain SELECTs each reading the same one sharded table (setop_lift.go), recursive CTEs and CTEs read twice
-// across data nodes; across data nodes also window functions, GROUP BY ... WITH ROLLUP,
+// across data nodes; across data nodes also window functions, GROUP BY ... WITH ROLLUP
+// beside DISTINCT, an expression of a group key or HAVING key IS [NOT] NULL,
 // aggregates other than the five, the BIT_ three, the variance family and GROUP_CONCAT
 // (JSON_ARRAYAGG and JSON_OBJECTAGG among them; and GROUP_CONCAT of several expressions, or
 // ordered by another expression than its argument), aggregates inside

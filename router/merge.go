@@ -135,7 +135,14 @@ type Group struct {
 	// Streamed means Sort makes rows of one group adjacent (the routes
 	// are ordered by the group key), so groups can be emitted one at a
 	// time; otherwise group in memory, then OrderBy sorts.
-	Streamed   bool        `json:"streamed,omitempty"`
+	Streamed bool `json:"streamed,omitempty"`
+	// Rollup is GROUP BY ... WITH ROLLUP, which the routes are not sent:
+	// the groups arrive in key order (Streamed), and after the last group
+	// of each prefix of the Keys the merge adds its super-aggregate row,
+	// the prefix's aggregates with the Keys past it NULL, longest prefix
+	// first, the grand total last (none over no rows), as MariaDB orders
+	// them. Every other column is an aggregate's.
+	Rollup     bool        `json:"rollup,omitempty"`
 	Aggregates []Aggregate `json:"aggregates,omitempty"`
 }
 

@@ -97,7 +97,9 @@ func (b *mergeBuilder) planGroupKeys() error {
 func (b *mergeBuilder) planHaving() error {
 	b.clause = ClauseHaving
 	defer func() { b.clause = 0 }()
-	if len(b.groupKeys) > 0 {
+	if len(b.groupKeys) > 0 && !b.sel.GroupBy.Rollup {
+		// Under ROLLUP, HAVING filters the super-aggregate rows too,
+		// which a WHERE on the routes would change instead.
 		b.pushHaving(b.sel)
 	}
 	if b.sel.Having == nil {

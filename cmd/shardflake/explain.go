@@ -282,6 +282,9 @@ func printMerge(b *bytes.Buffer, m *router.Merge) {
 		default:
 			fmt.Fprintf(b, "  group by %s, in memory\n", refList(g.Keys))
 		}
+		if g.Rollup {
+			b.WriteString("  WITH ROLLUP: a super-aggregate row after each prefix of the group keys\n")
+		}
 		for _, a := range g.Aggregates {
 			fmt.Fprintf(b, "    col[%s] = %s", a.Column, a.Func)
 			switch {

@@ -355,6 +355,12 @@ func (p *pipeline) newGrouper(src stage, g *router.Group, sorted []int) (stage, 
 		return nil, err
 	}
 	gr.aggs = aggs
+	if g.Rollup {
+		if len(gr.keys) == 0 || len(sorted) < len(gr.keys) || !slices.Equal(sorted[:len(gr.keys)], gr.keys) {
+			return nil, &NotSupportedError{What: "GROUP BY ... WITH ROLLUP across data nodes without the routes sorted by the group keys"}
+		}
+		return &rollupGrouper{grouper: gr}, nil
+	}
 	if g.Streamed && len(gr.keys) > 0 && groupsAdjacent(gr.keys, sorted) {
 		return &streamGrouper{grouper: gr}, nil
 	}
