@@ -164,11 +164,12 @@ const (
 	AggVarSamp
 	AggStddevPop
 	AggStddevSamp
+	AggJSONObjectAgg
 )
 
 // AggLast is the last aggregate this version of the router writes; a
 // merge that meets a larger one refuses it.
-const AggLast = AggStddevSamp
+const AggLast = AggJSONObjectAgg
 
 // String returns the SQL name of the function.
 func (f AggregateFunc) String() string {
@@ -199,6 +200,8 @@ func (f AggregateFunc) String() string {
 		return "STDDEV_POP"
 	case AggStddevSamp:
 		return "STDDEV_SAMP"
+	case AggJSONObjectAgg:
+		return "JSON_OBJECTAGG"
 	}
 	return "UNKNOWN"
 }
@@ -228,6 +231,10 @@ func (f AggregateFunc) MarshalText() ([]byte, error) { return []byte(f.String())
 //     parallel-variance formula, which keeps the precision that
 //     SUM(x*x) - SUM(x)^2/n would lose to cancellation; the result is NULL
 //     for no rows, and for one row under VAR_SAMP and STDDEV_SAMP.
+//   - JSON_OBJECTAGG: the routes' objects, their members joined with ", "
+//     in one object, as MariaDB writes them (rows with a NULL key add no
+//     member; NULL when no route has a member). MariaDB's member order is
+//     the order it reads the rows in, unspecified.
 //   - Distinct (COUNT(DISTINCT ...), SUM(DISTINCT ...)): routes group by
 //     the argument values too and return them in the hidden Args columns;
 //     the merge collects, per group, the distinct argument values (tuples

@@ -357,6 +357,10 @@ func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error)
 		return b.groupConcat(agg, j, text)
 	case ast.AggFuncVarPop, ast.AggFuncVarSamp, ast.AggFuncStddevPop, ast.AggFuncStddevSamp:
 		return b.variance(agg, j, text)
+	case ast.AggFuncJsonObjectAgg:
+		fn = AggJSONObjectAgg
+	case ast.AggFuncJsonArrayagg:
+		return 0, errNotSupported("JSON_ARRAYAGG over several data nodes is not supported: MariaDB cuts it at group_concat_max_len, with a warning naming the row, which the routes' partial arrays do not tell")
 	default:
 		return 0, errNotSupported("aggregate function %s over several data nodes is not supported", strings.ToUpper(agg.F))
 	}

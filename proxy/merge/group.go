@@ -86,7 +86,7 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 			s.distinct = false
 		}
 		switch a.Func {
-		case router.AggCount, router.AggSum, router.AggBitOr, router.AggBitAnd, router.AggBitXor:
+		case router.AggCount, router.AggSum, router.AggBitOr, router.AggBitAnd, router.AggBitXor, router.AggJSONObjectAgg:
 		case router.AggMin, router.AggMax:
 			// MariaDB compares ENUM and SET values by their text here
 			// (unlike ORDER BY).
@@ -163,6 +163,8 @@ func (s *aggSpec) add(st *aggState, row rows.Row, mem *Budget, key []byte) ([]by
 		return key, s.addSum(st, row[s.sum], s.out)
 	case router.AggBitOr, router.AggBitAnd, router.AggBitXor:
 		return key, s.addBits(st, row[s.col])
+	case router.AggJSONObjectAgg:
+		return key, addObject(st, row[s.col], mem)
 	case router.AggMin, router.AggMax:
 		v := row[s.col]
 		if v == nil {
@@ -183,6 +185,32 @@ func (s *aggSpec) add(st *aggState, row rows.Row, mem *Budget, key []byte) ([]by
 		}
 	}
 	return key, nil
+}
+
+// addObject adds the members of a route's JSON_OBJECTAGG v (NULL when
+// the route had none) to the object in st.best, which holds "{" and the
+// members so far.
+func addObject(st *aggState, v []byte, mem *Budget) error {
+	if len(v) < 2 || v[0] != '{' || v[len(v)-1] != '}' {
+		if v == nil {
+			return nil
+		}
+		return &InternalError{Msg: fmt.Sprintf("partial JSON_OBJECTAGG %.40q is not an object", v)}
+	}
+	members := v[1 : len(v)-1]
+	if len(members) == 0 {
+		return nil
+	}
+	if err := mem.Take(int64(len(members)+2), "JSON_OBJECTAGG"); err != nil {
+		return err
+	}
+	if st.best == nil {
+		st.best = append(st.best, '{')
+	} else {
+		st.best = append(st.best, ", "...)
+	}
+	st.best = append(st.best, members...)
+	return nil
 }
 
 // addBits folds a partial BIT_OR, BIT_AND or BIT_XOR (a BIGINT
@@ -292,6 +320,11 @@ func (s *aggSpec) result(st *aggState, dst []byte) ([]byte, bool) {
 			return dst, false
 		}
 		return append(dst, st.best...), true
+	case router.AggJSONObjectAgg:
+		if st.best == nil {
+			return dst, false
+		}
+		return append(append(dst, st.best...), '}'), true
 	case router.AggBitOr, router.AggBitAnd, router.AggBitXor:
 		bits := st.bits
 		if !st.has && s.fn == router.AggBitAnd {
