@@ -167,6 +167,11 @@ func (s *Session) routedColumns(ctx context.Context, ps *preparedStmt) ([]*mysql
 		if cols, err = s.backendColumns(ctx, r.DataSource, r.SQL); err != nil {
 			return nil, err
 		}
+		if m.Group != nil && m.Group.Rollup && len(desc) == len(cols) && m.Hidden >= 0 && m.Hidden < len(cols) {
+			// WITH ROLLUP: every visible column as the describing route
+			// (the statement WITH ROLLUP) describes it.
+			copy(cols, desc[:len(cols)-m.Hidden])
+		}
 		for _, c := range m.Compute {
 			i := c.Column.Index(len(cols))
 			if i < 0 || i >= len(cols) || i >= len(desc) {

@@ -62,9 +62,12 @@
 //     data node and a Merge for ORDER BY (any mix of columns, expressions,
 //     aliases, positions; keys not selected become hidden columns), LIMIT
 //     and OFFSET (routes get LIMIT offset+count), COUNT, SUM, MIN, MAX, AVG
-//     (with hidden SUM and COUNT), BIT_OR, BIT_AND, BIT_XOR,
+//     (with hidden SUM and COUNT), BIT_OR, BIT_AND, BIT_XOR, VAR_POP,
+//     VAR_SAMP, STDDEV_POP, STDDEV_SAMP (and STD, STDDEV, VARIANCE; with
+//     hidden COUNT, SUM and VAR_POP), JSON_OBJECTAGG,
 //     COUNT/SUM/AVG(DISTINCT), GROUP BY
-//     (streamed when the order allows), HAVING (evaluated after merging)
+//     (streamed when the order allows; WITH ROLLUP's super-aggregate rows
+//     added by the merge, Group.Rollup), HAVING (evaluated after merging)
 //     and DISTINCT. Window functions run on each data node when every
 //     window's PARTITION BY names all sharding columns (database and
 //     table) of a sharded table of the block, outside an outer join's
@@ -222,8 +225,10 @@
 // of plain SELECTs each reading the same one sharded table (setop_lift.go), recursive CTEs and CTEs read twice
 // across data nodes; across data nodes also window functions whose
 // PARTITION BY does not name every sharding column of a sharded table of
-// their block, or in a block that groups (select_window.go), GROUP BY ... WITH ROLLUP,
-// aggregates other than the five, the BIT_ three and GROUP_CONCAT (and GROUP_CONCAT of several expressions, or
+// their block, or in a block that groups (select_window.go), GROUP BY ... WITH ROLLUP
+// beside DISTINCT, an expression of a group key or HAVING key IS [NOT] NULL,
+// aggregates other than the five, the BIT_ three, the variance family, GROUP_CONCAT and
+// JSON_OBJECTAGG (JSON_ARRAYAGG among them; and GROUP_CONCAT of several expressions, or
 // ordered by another expression than its argument), aggregates inside
 // expressions (SUM(x)/COUNT(*)), HAVING with functions, SQL_CALC_FOUND_ROWS
 // (the proxy takes it out of the statement and counts the rows itself)

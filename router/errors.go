@@ -43,6 +43,7 @@ const (
 	CodeBadNull        uint16 = 1048 // ER_BAD_NULL_ERROR, 23000
 	CodeTooLongIdent   uint16 = 1059 // ER_TOO_LONG_IDENT, 42000
 	CodeWrongFieldSpec uint16 = 1063 // ER_WRONG_FIELD_SPEC, 42000
+	CodeWrongUsage     uint16 = 1221 // ER_WRONG_USAGE, HY000
 )
 
 // StateOf returns the SQLSTATE of a code in the router's catalog, and
@@ -50,7 +51,7 @@ const (
 // error against it.
 func StateOf(code uint16) (string, bool) {
 	switch code {
-	case CodeUnknown, CodeWrongArgs:
+	case CodeUnknown, CodeWrongArgs, CodeWrongUsage:
 		return "HY000", true
 	case CodeParse, CodeNotSupported, CodeBadDB, CodeFieldTwice, CodeNonUniqTable, CodeTooLongIdent, CodeWrongFieldSpec:
 		return "42000", true

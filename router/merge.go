@@ -135,7 +135,14 @@ type Group struct {
 	// Streamed means Sort makes rows of one group adjacent (the routes
 	// are ordered by the group key), so groups can be emitted one at a
 	// time; otherwise group in memory, then OrderBy sorts.
-	Streamed   bool        `json:"streamed,omitempty"`
+	Streamed bool `json:"streamed,omitempty"`
+	// Rollup is GROUP BY ... WITH ROLLUP, which the routes are not sent:
+	// the groups arrive in key order (Streamed), and after the last group
+	// of each prefix of the Keys the merge adds its super-aggregate row,
+	// the prefix's aggregates with the Keys past it NULL, longest prefix
+	// first, the grand total last (none over no rows), as MariaDB orders
+	// them. Every other column is an aggregate's.
+	Rollup     bool        `json:"rollup,omitempty"`
 	Aggregates []Aggregate `json:"aggregates,omitempty"`
 }
 
@@ -153,7 +160,16 @@ const (
 	AggBitOr
 	AggBitAnd
 	AggBitXor
+	AggVarPop
+	AggVarSamp
+	AggStddevPop
+	AggStddevSamp
+	AggJSONObjectAgg
 )
+
+// AggLast is the last aggregate this version of the router writes; a
+// merge that meets a larger one refuses it.
+const AggLast = AggJSONObjectAgg
 
 // String returns the SQL name of the function.
 func (f AggregateFunc) String() string {
@@ -176,6 +192,16 @@ func (f AggregateFunc) String() string {
 		return "BIT_AND"
 	case AggBitXor:
 		return "BIT_XOR"
+	case AggVarPop:
+		return "VAR_POP"
+	case AggVarSamp:
+		return "VAR_SAMP"
+	case AggStddevPop:
+		return "STDDEV_POP"
+	case AggStddevSamp:
+		return "STDDEV_SAMP"
+	case AggJSONObjectAgg:
+		return "JSON_OBJECTAGG"
 	}
 	return "UNKNOWN"
 }
@@ -197,6 +223,18 @@ func (f AggregateFunc) MarshalText() ([]byte, error) { return []byte(f.String())
 //     with the partial SUM and COUNT of the same argument. The merged
 //     value is total SUM / total COUNT with the AVG column's decimals
 //     (NULL when the total COUNT is 0).
+//   - VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP (and their other
+//     names STD, STDDEV, VARIANCE): Column holds the route's own value (its
+//     metadata is the client's, a DOUBLE); Count, Sum and VarPop are hidden
+//     columns with the route's COUNT, SUM and VAR_POP of the argument. The
+//     merge combines the routes' (count, mean, VAR_POP*count) with the
+//     parallel-variance formula, which keeps the precision that
+//     SUM(x*x) - SUM(x)^2/n would lose to cancellation; the result is NULL
+//     for no rows, and for one row under VAR_SAMP and STDDEV_SAMP.
+//   - JSON_OBJECTAGG: the routes' objects, their members joined with ", "
+//     in one object, as MariaDB writes them (rows with a NULL key add no
+//     member; NULL when no route has a member). MariaDB's member order is
+//     the order it reads the rows in, unspecified.
 //   - Distinct (COUNT(DISTINCT ...), SUM(DISTINCT ...)): routes group by
 //     the argument values too and return them in the hidden Args columns;
 //     the merge collects, per group, the distinct argument values (tuples
@@ -209,6 +247,9 @@ type Aggregate struct {
 	Args     []ColumnRef   `json:"args,omitempty"`
 	Sum      ColumnRef     `json:"sum,omitempty"`
 	Count    ColumnRef     `json:"count,omitempty"`
+	// VarPop is the route's VAR_POP of the argument, for the variance
+	// family.
+	VarPop ColumnRef `json:"varPop,omitempty"`
 	// Concat describes a GROUP_CONCAT (see GroupConcat).
 	Concat *GroupConcat `json:"concat,omitempty"`
 }

@@ -95,6 +95,7 @@ type aggSpec struct {
 	count    mref
 	text     string
 	concat   *groupConcatSpec // GROUP_CONCAT only
+	varPop   mref             // the variance family only
 }
 
 // prepareMerge rewrites sel (already carrying table and parameter holes)
@@ -131,7 +132,13 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt, lists func(ast.ExprNode) []
 	if m.limit, err = limitOperandsOf(sel.Limit); err != nil {
 		return nil, err
 	}
+	if err := checkRollup(sel); err != nil {
+		return nil, err
+	}
 	if err := b.planShape(m); err != nil {
+		return nil, err
+	}
+	if err := b.planRollup(m); err != nil {
 		return nil, err
 	}
 	b.rewriteRoutes(m)
@@ -142,7 +149,7 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt, lists func(ast.ExprNode) []
 	b.finishComputed(m, total)
 	b.finishHaving(m, total)
 	b.finishUnlisted(m)
-	if len(b.computed) > 0 {
+	if len(b.computed) > 0 || m.merge.Group != nil && m.merge.Group.Rollup {
 		if err := b.describe(m, sel); err != nil {
 			return nil, err
 		}
@@ -167,11 +174,23 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt, lists func(ast.ExprNode) []
 // route would compute them from its own partial aggregates, for groups
 // HAVING or LIMIT may drop, and could fail where MariaDB does not (BIGINT
 // UNSIGNED value is out of range).
+//
+// Under ROLLUP it describes every visible column, WITH ROLLUP kept:
+// MariaDB describes a ROLLUP's columns as its temporary table holds them
+// (COUNT's BINARY flag, no NUM flag on an integer key), not as the
+// routes' plain GROUP BY does.
 func (b *mergeBuilder) describe(m *selectMerge, sel *ast.SelectStmt) error {
 	limit, orderBy := sel.Limit, sel.OrderBy
 	sel.Limit, sel.OrderBy = &ast.Limit{Count: ast.NewValueExpr(0, "", "")}, nil
+	rollup := m.merge.Group != nil && m.merge.Group.Rollup
+	if rollup {
+		sel.GroupBy.Rollup = true
+	}
 	t, err := buildTemplate(sel)
 	sel.Limit, sel.OrderBy = limit, orderBy
+	if rollup {
+		sel.GroupBy.Rollup = false
+	}
 	if err != nil {
 		return err
 	}
@@ -195,8 +214,6 @@ func (a *analysis) unmergeable(sel *ast.SelectStmt) error {
 		return errNotSupported("SELECT ... INTO over several data nodes is not supported")
 	case sel.SelectStmtOpts != nil && sel.SelectStmtOpts.CalcFoundRows:
 		return errNotSupported("SQL_CALC_FOUND_ROWS over several data nodes is not supported")
-	case sel.GroupBy != nil && sel.GroupBy.Rollup:
-		return errNotSupported("GROUP BY ... WITH ROLLUP over several data nodes is not supported")
 	}
 	if hasWindows(sel) {
 		return a.windowsAcross(sel)
@@ -345,6 +362,12 @@ func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error)
 		fn = AggBitXor
 	case ast.AggFuncGroupConcat:
 		return b.groupConcat(agg, j, text)
+	case ast.AggFuncVarPop, ast.AggFuncVarSamp, ast.AggFuncStddevPop, ast.AggFuncStddevSamp:
+		return b.variance(agg, j, text)
+	case ast.AggFuncJsonObjectAgg:
+		fn = AggJSONObjectAgg
+	case ast.AggFuncJsonArrayagg:
+		return 0, errNotSupported("JSON_ARRAYAGG over several data nodes is not supported: MariaDB cuts it at group_concat_max_len, with a warning naming the row, which the routes' partial arrays do not tell")
 	default:
 		return 0, errNotSupported("aggregate function %s over several data nodes is not supported", strings.ToUpper(agg.F))
 	}

@@ -97,7 +97,9 @@ func (b *mergeBuilder) planGroupKeys() error {
 func (b *mergeBuilder) planHaving() error {
 	b.clause = ClauseHaving
 	defer func() { b.clause = 0 }()
-	if len(b.groupKeys) > 0 {
+	if len(b.groupKeys) > 0 && !b.sel.GroupBy.Rollup {
+		// Under ROLLUP, HAVING filters the super-aggregate rows too,
+		// which a WHERE on the routes would change instead.
 		b.pushHaving(b.sel)
 	}
 	if b.sel.Having == nil {
@@ -266,6 +268,9 @@ func (b *mergeBuilder) finishGroup(m *selectMerge, total int) {
 		}
 		if s.fn == AggAvg && !s.distinct {
 			ag.Sum, ag.Count = b.colRef(s.sum, total), b.colRef(s.count, total)
+		}
+		if s.fn.Variance() {
+			ag.Sum, ag.Count, ag.VarPop = b.colRef(s.sum, total), b.colRef(s.count, total), b.colRef(s.varPop, total)
 		}
 		if s.concat != nil {
 			b.finishGroupConcat(&ag, s, total)

@@ -282,6 +282,9 @@ func printMerge(b *bytes.Buffer, m *router.Merge) {
 		default:
 			fmt.Fprintf(b, "  group by %s, in memory\n", refList(g.Keys))
 		}
+		if g.Rollup {
+			b.WriteString("  WITH ROLLUP: a super-aggregate row after each prefix of the group keys\n")
+		}
 		for _, a := range g.Aggregates {
 			fmt.Fprintf(b, "    col[%s] = %s", a.Column, a.Func)
 			switch {
@@ -289,6 +292,8 @@ func printMerge(b *bytes.Buffer, m *router.Merge) {
 				fmt.Fprintf(b, "(DISTINCT values of %s)", refList(a.Args))
 			case a.Func == router.AggAvg:
 				fmt.Fprintf(b, " = SUM(col[%s]) / SUM(col[%s])", a.Sum, a.Count)
+			case a.VarPop != 0:
+				fmt.Fprintf(b, " combining the routes' COUNT col[%s], SUM col[%s] and VAR_POP col[%s]", a.Count, a.Sum, a.VarPop)
 			default:
 				fmt.Fprintf(b, " of the routes' col[%s]", a.Column)
 			}

@@ -18,7 +18,8 @@ type aggSpec struct {
 	col      int // the aggregate's column; its value is replaced
 	distinct bool
 	args     []int // DISTINCT: the argument columns
-	sum, cnt int   // AVG: the partial SUM and COUNT columns
+	sum, cnt int   // AVG, the variance family: the partial SUM and COUNT columns
+	varPop   int   // the variance family: the partial VAR_POP column
 	out      sqlvalue.Type
 	argTypes []sqlvalue.Type
 	// exact: SUM and AVG computed as DECIMAL (their column is DECIMAL),
@@ -45,6 +46,13 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 				return nil, err
 			}
 			s.distinct = false
+			out[i] = s
+			continue
+		}
+		if a.VarPop != 0 {
+			if err := p.varianceSpec(&s, a); err != nil {
+				return nil, err
+			}
 			out[i] = s
 			continue
 		}
@@ -78,7 +86,7 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 			s.distinct = false
 		}
 		switch a.Func {
-		case router.AggCount, router.AggSum, router.AggBitOr, router.AggBitAnd, router.AggBitXor:
+		case router.AggCount, router.AggSum, router.AggBitOr, router.AggBitAnd, router.AggBitXor, router.AggJSONObjectAgg:
 		case router.AggMin, router.AggMax:
 			// MariaDB compares ENUM and SET values by their text here
 			// (unlike ORDER BY).
@@ -112,12 +120,13 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 
 // aggState is one aggregate's running value within one group.
 type aggState struct {
-	n     int64  // COUNT, AVG's count
+	n     int64  // COUNT, AVG's and the variance family's count
 	bits  uint64 // BIT_OR, BIT_AND, BIT_XOR so far (has: a partial was seen)
 	dec   sqlvalue.Decimal
-	float float64
-	has   bool   // a non-NULL SUM/AVG partial was seen
-	best  []byte // MIN/MAX so far (owned)
+	float float64 // a DOUBLE SUM or AVG's sum; the variance family's mean
+	m2    float64 // the variance family: the sum of squared deviations
+	has   bool    // a non-NULL SUM/AVG partial was seen
+	best  []byte  // MIN/MAX so far (owned)
 	seen  map[string]struct{}
 	// values are GROUP_CONCAT's values so far, by key, and limit its
 	// group_concat_max_len (0: not read yet, -1: none).
@@ -132,6 +141,9 @@ func (s *aggSpec) add(st *aggState, row rows.Row, mem *Budget, key []byte) ([]by
 	}
 	if s.distinct {
 		return s.addDistinct(st, row, mem, key)
+	}
+	if s.fn.Variance() {
+		return key, s.addVariance(st, row)
 	}
 	switch s.fn {
 	case router.AggCount:
@@ -151,6 +163,8 @@ func (s *aggSpec) add(st *aggState, row rows.Row, mem *Budget, key []byte) ([]by
 		return key, s.addSum(st, row[s.sum], s.out)
 	case router.AggBitOr, router.AggBitAnd, router.AggBitXor:
 		return key, s.addBits(st, row[s.col])
+	case router.AggJSONObjectAgg:
+		return key, addObject(st, row[s.col], mem)
 	case router.AggMin, router.AggMax:
 		v := row[s.col]
 		if v == nil {
@@ -171,6 +185,32 @@ func (s *aggSpec) add(st *aggState, row rows.Row, mem *Budget, key []byte) ([]by
 		}
 	}
 	return key, nil
+}
+
+// addObject adds the members of a route's JSON_OBJECTAGG v (NULL when
+// the route had none) to the object in st.best, which holds "{" and the
+// members so far.
+func addObject(st *aggState, v []byte, mem *Budget) error {
+	if len(v) < 2 || v[0] != '{' || v[len(v)-1] != '}' {
+		if v == nil {
+			return nil
+		}
+		return &InternalError{Msg: fmt.Sprintf("partial JSON_OBJECTAGG %.40q is not an object", v)}
+	}
+	members := v[1 : len(v)-1]
+	if len(members) == 0 {
+		return nil
+	}
+	if err := mem.Take(int64(len(members)+2), "JSON_OBJECTAGG"); err != nil {
+		return err
+	}
+	if st.best == nil {
+		st.best = append(st.best, '{')
+	} else {
+		st.best = append(st.best, ", "...)
+	}
+	st.best = append(st.best, members...)
+	return nil
 }
 
 // addBits folds a partial BIT_OR, BIT_AND or BIT_XOR (a BIGINT
@@ -253,6 +293,8 @@ func (s *aggSpec) result(st *aggState, dst []byte) ([]byte, bool) {
 	switch s.fn {
 	case router.AggGroupConcat:
 		return s.concatResult(st, dst)
+	case router.AggVarPop, router.AggVarSamp, router.AggStddevPop, router.AggStddevSamp:
+		return s.varianceResult(st, dst)
 	case router.AggCount:
 		return strconv.AppendInt(dst, st.n, 10), true
 	case router.AggSum:
@@ -278,6 +320,11 @@ func (s *aggSpec) result(st *aggState, dst []byte) ([]byte, bool) {
 			return dst, false
 		}
 		return append(dst, st.best...), true
+	case router.AggJSONObjectAgg:
+		if st.best == nil {
+			return dst, false
+		}
+		return append(append(dst, st.best...), '}'), true
 	case router.AggBitOr, router.AggBitAnd, router.AggBitXor:
 		bits := st.bits
 		if !st.has && s.fn == router.AggBitAnd {
@@ -341,6 +388,12 @@ func (p *pipeline) newGrouper(src stage, g *router.Group, sorted []int) (stage, 
 		return nil, err
 	}
 	gr.aggs = aggs
+	if g.Rollup {
+		if len(gr.keys) == 0 || len(sorted) < len(gr.keys) || !slices.Equal(sorted[:len(gr.keys)], gr.keys) {
+			return nil, &NotSupportedError{What: "GROUP BY ... WITH ROLLUP across data nodes without the routes sorted by the group keys"}
+		}
+		return &rollupGrouper{grouper: gr}, nil
+	}
 	if g.Streamed && len(gr.keys) > 0 && groupsAdjacent(gr.keys, sorted) {
 		return &streamGrouper{grouper: gr}, nil
 	}

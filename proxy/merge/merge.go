@@ -58,7 +58,7 @@ func (m *ResultMerger) MergeCheck(plan *router.Plan) error {
 	}
 	if g := spec.Group; g != nil {
 		for _, a := range g.Aggregates {
-			if a.Func < router.AggCount || a.Func > router.AggBitXor {
+			if a.Func < router.AggCount || a.Func > router.AggLast {
 				return &NotSupportedError{What: fmt.Sprintf("the aggregate %s across data nodes", a.Func)}
 			}
 		}
@@ -370,11 +370,17 @@ func (p *pipeline) splitCompute(spec *router.Merge) (early, late []router.Comput
 // the first route that returns rows (the describing route's LIMIT 0 may
 // run another plan, with other key and group flags).
 func describedFields(spec *router.Merge, streams []rows.Stream) ([]*mysql.Field, error) {
-	if len(streams) < 2 || len(spec.Compute) == 0 {
+	rollup := spec.Group != nil && spec.Group.Rollup
+	if len(streams) < 2 || len(spec.Compute) == 0 && !rollup {
 		return nil, &InternalError{Msg: fmt.Sprintf("a describing route with %d routes and %d computed columns", len(streams), len(spec.Compute))}
 	}
 	desc := streams[0].Columns()
 	fields := slices.Clone(streams[1].Columns())
+	if rollup && len(desc) == len(fields) && spec.Hidden >= 0 && spec.Hidden < len(fields) {
+		// Every visible column as the statement WITH ROLLUP describes
+		// it; the hidden ones as the routes return them.
+		copy(fields, desc[:len(fields)-spec.Hidden])
+	}
 	for _, c := range spec.Compute {
 		i := c.Column.Index(len(fields))
 		if i < 0 || i >= len(fields) {
