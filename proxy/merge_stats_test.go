@@ -32,6 +32,12 @@ var statsQueries = []string{
 	"SELECT user_id, ROUND(STDDEV(amount), 2), VAR_SAMP(qty) * 2 + 1 FROM t_order GROUP BY user_id ORDER BY user_id",
 	"SELECT user_id FROM t_order GROUP BY user_id HAVING VAR_POP(qty) < 5 ORDER BY user_id",
 	"SELECT VAR_SAMP(price), STDDEV(qty), AVG(price) FROM t_order_item",
+	// An expression or HAVING reads the DOUBLE, not its value printed
+	// with the column's 4 decimals (the proxy said 42.243000 for
+	// ROUND(STDDEV(k), 6) where MariaDB says 42.242967).
+	"SELECT STDDEV(qty), ROUND(STDDEV(qty), 6), STDDEV(qty) * 1000000, VAR_POP(qty) * 1000000 FROM t_order",
+	"SELECT user_id, STDDEV(qty) s FROM t_order GROUP BY user_id HAVING s * 1000000 > 1 ORDER BY user_id",
+	"SELECT user_id, ROUND(VAR_SAMP(qty) * 7, 8) FROM t_order GROUP BY user_id ORDER BY user_id",
 	"SELECT user_id, STD(qty), STDDEV_POP(qty), VAR_POP(qty) FROM t_order WHERE user_id = 3 GROUP BY user_id ORDER BY user_id",
 }
 

@@ -329,7 +329,10 @@ func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error)
 		// repeats another, since the merge replaces only the columns its
 		// entries name.
 		for _, s := range b.aggs {
-			if s.text == text {
+			// Not a visible variance: it prints rounded to its column's
+			// decimals, where an expression reads the DOUBLE itself
+			// (a hidden one prints every digit, proxy/merge).
+			if s.text == text && !(s.fn.Variance() && s.field < b.visible) {
 				return s.field, nil
 			}
 		}

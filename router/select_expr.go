@@ -196,7 +196,7 @@ func (b *mergeBuilder) nameExpr(n *ast.ColumnNameExpr, ctx exprContext) (*Expr, 
 				return x, c.params, nil
 			}
 		}
-		if agg, ok := b.fields[j].Expr.(*ast.AggregateFuncExpr); ok && strings.ToLower(agg.F) == ast.AggFuncAvg {
+		if agg, ok := b.fields[j].Expr.(*ast.AggregateFuncExpr); ok && (strings.ToLower(agg.F) == ast.AggFuncAvg || varianceName(agg.F)) {
 			return b.aggregateExpr(agg)
 		}
 	}

@@ -13,6 +13,16 @@ func (f AggregateFunc) Variance() bool {
 	return f >= AggVarPop && f <= AggStddevSamp
 }
 
+// varianceName reports an aggregate function name of the variance
+// family, as the parser writes it.
+func varianceName(f string) bool {
+	switch strings.ToLower(f) {
+	case ast.AggFuncVarPop, ast.AggFuncVarSamp, ast.AggFuncStddevPop, ast.AggFuncStddevSamp:
+		return true
+	}
+	return false
+}
+
 // variance plans VAR_POP, VAR_SAMP, STDDEV_POP or STDDEV_SAMP (STD,
 // STDDEV and VARIANCE are parsed as their _POP forms) at field j (-1:
 // hidden). Each route also returns COUNT, SUM and VAR_POP of the argument,

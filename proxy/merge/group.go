@@ -53,6 +53,14 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 			if err := p.varianceSpec(&s, a); err != nil {
 				return nil, err
 			}
+			if col >= p.visible {
+				// A hidden one feeds an expression or HAVING, which
+				// MariaDB computes on the DOUBLE itself, not on its
+				// value printed with the column's decimals:
+				// ROUND(STDDEV(k), 6) of an INT k is 42.242967, not
+				// the 42.2430 STDDEV(k) prints rounded again.
+				s.out.Decimals = sqlvalue.NotFixedDecimals
+			}
 			out[i] = s
 			continue
 		}
