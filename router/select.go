@@ -224,10 +224,17 @@ func (a *analysis) unmergeable(sel *ast.SelectStmt) error {
 // hasWindows reports a window function or WINDOW clause in block sel,
 // outside subqueries.
 func hasWindows(sel *ast.SelectStmt) bool {
-	if len(sel.WindowSpecs) > 0 {
-		return true
+	return len(blockWindows(sel, false)) > 0
+}
+
+// blockWindows returns the windows of block sel: its WINDOW clause's and
+// those of the window functions in its select list and ORDER BY (not in
+// subqueries, which are blocks of their own); only the first unless all.
+func blockWindows(sel *ast.SelectStmt, all bool) []*ast.WindowSpec {
+	w := windowFinder{all: all}
+	for i := range sel.WindowSpecs {
+		w.specs = append(w.specs, &sel.WindowSpecs[i])
 	}
-	var w windowFinder
 	for _, f := range sel.Fields.Fields {
 		if f.Expr != nil {
 			f.Expr.Accept(&w)
@@ -236,19 +243,27 @@ func hasWindows(sel *ast.SelectStmt) bool {
 	if sel.OrderBy != nil {
 		sel.OrderBy.Accept(&w)
 	}
-	return w.found
+	return w.specs
 }
 
-type windowFinder struct{ found bool }
+// windowFinder gathers the window functions' windows of the nodes it
+// visits, outside subqueries; it stops at the first unless all.
+type windowFinder struct {
+	all   bool
+	specs []*ast.WindowSpec
+}
 
 func (w *windowFinder) Enter(n ast.Node) (ast.Node, bool) {
-	switch n.(type) {
+	if !w.all && len(w.specs) > 0 {
+		return n, true
+	}
+	switch x := n.(type) {
 	case *ast.WindowFuncExpr:
-		w.found = true
+		w.specs = append(w.specs, &x.Spec)
 	case *ast.SubqueryExpr:
 		return n, true
 	}
-	return n, w.found
+	return n, false
 }
 
 func (w *windowFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }

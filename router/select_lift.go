@@ -233,7 +233,7 @@ func oneRow(fields *ast.FieldList) bool {
 		}
 		f.Expr.Accept(&w)
 	}
-	return !w.found
+	return len(w.specs) == 0
 }
 
 // existsOf unwraps [NOT] EXISTS (subquery); not reports the negation.

@@ -44,7 +44,7 @@ func (a *analysis) windowsAcross(sel *ast.SelectStmt) error {
 	if len(refs) == 0 {
 		return errNotSupported("window functions over several data nodes are supported only when their PARTITION BY names every sharding column of a sharded table of their own query block, read outside the nullable side of an outer join: a window spans rows of every data node")
 	}
-	specs := windowSpecs(sel)
+	specs := blockWindows(sel, true)
 	for _, spec := range specs {
 		items := partitionItems(spec, sel.WindowSpecs)
 		if !a.partitionsOneNode(sel, s, refs, items) {
@@ -182,39 +182,6 @@ func partitionItems(spec *ast.WindowSpec, named []ast.WindowSpec) []*ast.ByItem 
 	}
 	return nil // a cycle, which MariaDB refuses
 }
-
-// windowSpecs returns every window of block sel: the WINDOW clause's and
-// those of the window functions in its select list and ORDER BY (not in
-// subqueries, which are blocks of their own).
-func windowSpecs(sel *ast.SelectStmt) []*ast.WindowSpec {
-	var w windowCollector
-	for i := range sel.WindowSpecs {
-		w.specs = append(w.specs, &sel.WindowSpecs[i])
-	}
-	for _, f := range sel.Fields.Fields {
-		if f.Expr != nil {
-			f.Expr.Accept(&w)
-		}
-	}
-	if sel.OrderBy != nil {
-		sel.OrderBy.Accept(&w)
-	}
-	return w.specs
-}
-
-type windowCollector struct{ specs []*ast.WindowSpec }
-
-func (w *windowCollector) Enter(n ast.Node) (ast.Node, bool) {
-	switch x := n.(type) {
-	case *ast.WindowFuncExpr:
-		w.specs = append(w.specs, &x.Spec)
-	case *ast.SubqueryExpr:
-		return n, true
-	}
-	return n, false
-}
-
-func (w *windowCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // blockAggregates reports an aggregate in block sel's select list or
 // ORDER BY (outside subqueries): the block groups its rows.
