@@ -14,6 +14,7 @@ import (
 
 	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/merge"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -167,17 +168,8 @@ func (s *Session) routedColumns(ctx context.Context, ps *preparedStmt) ([]*mysql
 		if cols, err = s.backendColumns(ctx, r.DataSource, r.SQL); err != nil {
 			return nil, err
 		}
-		if m.Group != nil && m.Group.Rollup && len(desc) == len(cols) && m.Hidden >= 0 && m.Hidden < len(cols) {
-			// WITH ROLLUP: every visible column as the describing route
-			// (the statement WITH ROLLUP) describes it.
-			copy(cols, desc[:len(cols)-m.Hidden])
-		}
-		for _, c := range m.Compute {
-			i := c.Column.Index(len(cols))
-			if i < 0 || i >= len(cols) || i >= len(desc) {
-				return nil, fmt.Errorf("the merge computes column %s of %d", c.Column, len(cols))
-			}
-			cols[i] = desc[i]
+		if err := merge.Describe(m, desc, cols); err != nil {
+			return nil, err
 		}
 	}
 	if len(plan.Routes) > 1 && plan.Merge != nil && plan.Merge.Hidden > 0 {

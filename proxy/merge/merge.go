@@ -374,21 +374,30 @@ func describedFields(spec *router.Merge, streams []rows.Stream) ([]*mysql.Field,
 	if len(streams) < 2 || len(spec.Compute) == 0 && !rollup {
 		return nil, &InternalError{Msg: fmt.Sprintf("a describing route with %d routes and %d computed columns", len(streams), len(spec.Compute))}
 	}
-	desc := streams[0].Columns()
 	fields := slices.Clone(streams[1].Columns())
-	if rollup && len(desc) == len(fields) && spec.Hidden >= 0 && spec.Hidden < len(fields) {
-		// Every visible column as the statement WITH ROLLUP describes
-		// it; the hidden ones as the routes return them.
-		copy(fields, desc[:len(fields)-spec.Hidden])
-	}
-	for _, c := range spec.Compute {
-		i := c.Column.Index(len(fields))
-		if i < 0 || i >= len(fields) {
-			return nil, &InternalError{Msg: fmt.Sprintf("merge computes column %s of %d", c.Column, len(fields))}
-		}
-		fields[i] = desc[i]
+	if err := Describe(spec, streams[0].Columns(), fields); err != nil {
+		return nil, err
 	}
 	return fields, nil
+}
+
+// Describe puts into cols, the column definitions of a route that runs
+// the statement as sent, those of desc, the describing route's, where
+// the merged result differs: the computed columns, and under WITH ROLLUP
+// every visible column (the hidden ones stay as the routes return them).
+// A prepare describes its result so too (proxy's routedColumns).
+func Describe(spec *router.Merge, desc, cols []*mysql.Field) error {
+	if spec.Group != nil && spec.Group.Rollup && len(desc) == len(cols) && spec.Hidden >= 0 && spec.Hidden < len(cols) {
+		copy(cols, desc[:len(cols)-spec.Hidden])
+	}
+	for _, c := range spec.Compute {
+		i := c.Column.Index(len(cols))
+		if i < 0 || i >= len(cols) || i >= len(desc) {
+			return &InternalError{Msg: fmt.Sprintf("merge computes column %s of %d", c.Column, len(cols))}
+		}
+		cols[i] = desc[i]
+	}
+	return nil
 }
 
 // stage is one step of the merge pipeline. The row next returns is valid
