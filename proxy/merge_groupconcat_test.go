@@ -54,19 +54,8 @@ func TestGroupConcatDifferential(t *testing.T) {
 	}
 
 	// group_concat_max_len is the session's.
-	set := func(v string) {
-		for _, c := range []*diffEnv{e} {
-			e.mu.Lock()
-			_, perr := c.proxyRaw.Execute("SET SESSION group_concat_max_len = " + v)
-			_, rerr := c.refRaw.Execute("SET SESSION group_concat_max_len = " + v)
-			e.mu.Unlock()
-			if perr != nil || rerr != nil {
-				t.Fatalf("SET group_concat_max_len: %v, %v", perr, rerr)
-			}
-		}
-	}
-	set("7")
-	defer set("DEFAULT")
+	e.setBoth(t, "group_concat_max_len", "7")
+	defer e.setBoth(t, "group_concat_max_len", "DEFAULT")
 	for _, sql := range []string{
 		"SELECT user_id, GROUP_CONCAT(order_id ORDER BY order_id DESC) FROM t_order GROUP BY user_id ORDER BY user_id",
 		"SELECT GROUP_CONCAT(DISTINCT HEX(status) ORDER BY HEX(status)) FROM t_order",
@@ -75,5 +64,18 @@ func TestGroupConcatDifferential(t *testing.T) {
 		if d := compareResults(diffCase{sql: sql, ordered: true}, g, w); d != "" {
 			t.Errorf("group_concat_max_len = 7: %s\n%s", sql, d)
 		}
+	}
+}
+
+// setBoth sets a session variable on the raw connections to the proxy and
+// to the reference.
+func (e *diffEnv) setBoth(t *testing.T, name, value string) {
+	t.Helper()
+	e.mu.Lock()
+	_, perr := e.proxyRaw.Execute("SET SESSION " + name + " = " + value)
+	_, rerr := e.refRaw.Execute("SET SESSION " + name + " = " + value)
+	e.mu.Unlock()
+	if perr != nil || rerr != nil {
+		t.Fatalf("SET %s = %s: proxy %v, reference %v", name, value, perr, rerr)
 	}
 }
