@@ -64,7 +64,8 @@
 //     and OFFSET (routes get LIMIT offset+count), COUNT, SUM, MIN, MAX, AVG
 //     (with hidden SUM and COUNT), BIT_OR, BIT_AND, BIT_XOR, VAR_POP,
 //     VAR_SAMP, STDDEV_POP, STDDEV_SAMP (and STD, STDDEV, VARIANCE; with
-//     hidden COUNT, SUM and VAR_POP), JSON_OBJECTAGG,
+//     hidden COUNT, SUM and VAR_POP), JSON_OBJECTAGG, JSON_ARRAYAGG (with
+//     hidden group_concat_max_len),
 //     COUNT/SUM/AVG(DISTINCT), GROUP BY
 //     (streamed when the order allows; WITH ROLLUP's super-aggregate rows
 //     added by the merge, Group.Rollup), HAVING (evaluated after merging)
@@ -227,8 +228,8 @@
 // PARTITION BY does not name every sharding column of a sharded table of
 // their block, or in a block that groups (select_window.go), GROUP BY ... WITH ROLLUP
 // beside DISTINCT, an expression of a group key or HAVING key IS [NOT] NULL,
-// aggregates other than the five, the BIT_ three, the variance family, GROUP_CONCAT and
-// JSON_OBJECTAGG (JSON_ARRAYAGG among them; and GROUP_CONCAT of several expressions, or
+// aggregates other than the five, the BIT_ three, the variance family, GROUP_CONCAT,
+// JSON_OBJECTAGG and JSON_ARRAYAGG (and GROUP_CONCAT of several expressions, or
 // ordered by another expression than its argument), aggregates inside
 // expressions (SUM(x)/COUNT(*)), HAVING with functions, SQL_CALC_FOUND_ROWS
 // (the proxy takes it out of the statement and counts the rows itself)

@@ -165,11 +165,12 @@ const (
 	AggStddevPop
 	AggStddevSamp
 	AggJSONObjectAgg
+	AggJSONArrayAgg
 )
 
 // AggLast is the last aggregate this version of the router writes; a
 // merge that meets a larger one refuses it.
-const AggLast = AggJSONObjectAgg
+const AggLast = AggJSONArrayAgg
 
 // String returns the SQL name of the function.
 func (f AggregateFunc) String() string {
@@ -202,6 +203,8 @@ func (f AggregateFunc) String() string {
 		return "STDDEV_SAMP"
 	case AggJSONObjectAgg:
 		return "JSON_OBJECTAGG"
+	case AggJSONArrayAgg:
+		return "JSON_ARRAYAGG"
 	}
 	return "UNKNOWN"
 }
@@ -235,6 +238,15 @@ func (f AggregateFunc) MarshalText() ([]byte, error) { return []byte(f.String())
 //     in one object, as MariaDB writes them (rows with a NULL key add no
 //     member; NULL when no route has a member). MariaDB's member order is
 //     the order it reads the rows in, unspecified.
+//   - JSON_ARRAYAGG: the routes' arrays, their elements joined with
+//     Concat.Separator (",") in one array, as MariaDB writes them (NULL
+//     values are null elements; NULL when no route has a row). MariaDB's
+//     element order is the order it reads the rows in, unspecified.
+//     MariaDB cuts the elements at group_concat_max_len bytes (each route
+//     returns it in Concat.MaxLen) with a warning counting the elements
+//     it wrote in that order, which the merge cannot reproduce: an array
+//     that would be cut, or a route's array that may have been, is
+//     refused.
 //   - Distinct (COUNT(DISTINCT ...), SUM(DISTINCT ...)): routes group by
 //     the argument values too and return them in the hidden Args columns;
 //     the merge collects, per group, the distinct argument values (tuples

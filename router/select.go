@@ -94,7 +94,7 @@ type aggSpec struct {
 	sum      mref
 	count    mref
 	text     string
-	concat   *groupConcatSpec // GROUP_CONCAT only
+	concat   *groupConcatSpec // GROUP_CONCAT and JSON_ARRAYAGG only
 	varPop   mref             // the variance family only
 }
 
@@ -385,7 +385,7 @@ func (b *mergeBuilder) aggregate(agg *ast.AggregateFuncExpr, j int) (int, error)
 	case ast.AggFuncJsonObjectAgg:
 		fn = AggJSONObjectAgg
 	case ast.AggFuncJsonArrayagg:
-		return 0, errNotSupported("JSON_ARRAYAGG over several data nodes is not supported: MariaDB cuts it at group_concat_max_len, with a warning naming the row, which the routes' partial arrays do not tell")
+		return b.jsonArrayAgg(agg, j, text)
 	default:
 		return 0, errNotSupported("aggregate function %s over several data nodes is not supported", strings.ToUpper(agg.F))
 	}

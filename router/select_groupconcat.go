@@ -16,13 +16,15 @@ import (
 // cuts the result at the session's group_concat_max_len bytes, which
 // each route returns in the MaxLen column. The Aggregate's Column keeps
 // the route's own GROUP_CONCAT for its column definition.
+//
+// A JSON_ARRAYAGG uses Separator and MaxLen only (see Aggregate).
 type GroupConcat struct {
 	Separator string    `json:"separator"`
 	Desc      bool      `json:"desc,omitempty"`
 	MaxLen    ColumnRef `json:"maxLen"`
 }
 
-// groupConcatSpec is a GROUP_CONCAT being planned.
+// groupConcatSpec is a GROUP_CONCAT (or JSON_ARRAYAGG) being planned.
 type groupConcatSpec struct {
 	separator string
 	desc      bool
@@ -66,10 +68,29 @@ func (b *mergeBuilder) groupConcat(agg *ast.AggregateFuncExpr, j int, text strin
 	return j, nil
 }
 
-// finishGroupConcat fills a planned GROUP_CONCAT's column references.
+// jsonArrayAgg plans JSON_ARRAYAGG(expr) at field j (-1: hidden): each
+// route returns its own array, the merge joins their elements with ","
+// (the separator MariaDB writes) and checks the length against the
+// session's group_concat_max_len, which each route returns, as for
+// GROUP_CONCAT.
+func (b *mergeBuilder) jsonArrayAgg(agg *ast.AggregateFuncExpr, j int, text string) (int, error) {
+	if agg.Distinct || agg.Order != nil || len(agg.Args) != 1 {
+		return 0, errNotSupported("JSON_ARRAYAGG over several data nodes is supported without DISTINCT and ORDER BY")
+	}
+	if j < 0 {
+		j = b.addHidden(agg)
+	}
+	cs := &groupConcatSpec{separator: ","}
+	cs.maxLen = mref{field: b.addHidden(&ast.VariableExpr{Name: "group_concat_max_len", IsSystem: true}), abs: -1}
+	b.aggs = append(b.aggs, aggSpec{fn: AggJSONArrayAgg, field: j, text: text, concat: cs})
+	return j, nil
+}
+
+// finishGroupConcat fills a planned GROUP_CONCAT's (or JSON_ARRAYAGG's)
+// column references.
 func (b *mergeBuilder) finishGroupConcat(ag *Aggregate, s aggSpec, total int) {
 	ag.Concat = &GroupConcat{Separator: s.concat.separator, Desc: s.concat.desc, MaxLen: b.colRef(s.concat.maxLen, total)}
-	if !s.distinct {
+	if s.fn == AggGroupConcat && !s.distinct {
 		ag.Count = b.colRef(s.count, total)
 	}
 }

@@ -30,7 +30,7 @@ type aggSpec struct {
 	incr int
 	// negativeZero: a DOUBLE result of -0 prints as -0 (Dialect).
 	negativeZero bool
-	concat       *concatSpec // GROUP_CONCAT only
+	concat       *concatSpec // GROUP_CONCAT; JSON_ARRAYAGG's separator and limit
 }
 
 func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
@@ -41,6 +41,18 @@ func (p *pipeline) aggSpecs(aggs []router.Aggregate) ([]aggSpec, error) {
 			return nil, err
 		}
 		s := aggSpec{fn: a.Func, col: col, distinct: a.Distinct, out: p.types[col], negativeZero: p.dialect.NegativeZero}
+		if a.Func == router.AggJSONArrayAgg {
+			if a.Concat == nil {
+				return nil, &InternalError{Msg: "JSON_ARRAYAGG without its group_concat_max_len column"}
+			}
+			maxLen, err := p.column(a.Concat.MaxLen)
+			if err != nil {
+				return nil, err
+			}
+			s.concat = &concatSpec{arg: -1, count: -1, maxLen: maxLen, sep: []byte(a.Concat.Separator)}
+			out[i] = s
+			continue
+		}
 		if a.Func == router.AggGroupConcat {
 			if s.concat, err = p.concatSpec(a); err != nil {
 				return nil, err
@@ -136,14 +148,17 @@ type aggState struct {
 	has   bool    // a non-NULL SUM/AVG partial was seen
 	best  []byte  // MIN/MAX so far (owned)
 	seen  map[string]struct{}
-	// values are GROUP_CONCAT's values so far, by key, and limit its
-	// group_concat_max_len (0: not read yet, -1: none).
+	// values are GROUP_CONCAT's values so far, by key, and limit its (or
+	// JSON_ARRAYAGG's) group_concat_max_len (0: not read yet, -1: none).
 	values map[string]*concatValue
 	limit  int64
 }
 
 // add folds one row's partial values into st.
 func (s *aggSpec) add(st *aggState, row rows.Row, mem *Budget, key []byte) ([]byte, error) {
+	if s.fn == router.AggJSONArrayAgg {
+		return key, s.addArray(st, row, mem)
+	}
 	if s.concat != nil {
 		return s.addConcat(st, row, mem, key)
 	}
@@ -205,17 +220,56 @@ func addObject(st *aggState, v []byte, mem *Budget) error {
 		}
 		return &InternalError{Msg: fmt.Sprintf("partial JSON_OBJECTAGG %.40q is not an object", v)}
 	}
-	members := v[1 : len(v)-1]
+	return addMembers(st, v[1:len(v)-1], '{', ", ", mem, "JSON_OBJECTAGG")
+}
+
+// addArray adds the elements of a route's JSON_ARRAYAGG (NULL when the
+// route had no row) to the array in st.best, which holds "[" and the
+// elements so far. MariaDB cuts the elements at group_concat_max_len
+// bytes, with a warning counting the elements it wrote in the order it
+// read the rows, which the routes do not tell: an array that would be
+// cut is refused, and so is a route's array that may have been cut
+// there (a cut keeps at least group_concat_max_len - 3 bytes: it backs
+// off to a whole character, and cuts a string one byte shorter to close
+// its quote).
+func (s *aggSpec) addArray(st *aggState, row rows.Row, mem *Budget) error {
+	st.readLimit(row[s.concat.maxLen])
+	v := row[s.col]
+	if len(v) < 2 || v[0] != '[' || v[len(v)-1] != ']' {
+		if v == nil {
+			return nil
+		}
+		return &InternalError{Msg: fmt.Sprintf("partial JSON_ARRAYAGG %.40q is not an array", v)}
+	}
+	elements := v[1 : len(v)-1]
+	if st.limit > 0 {
+		if int64(len(elements)) > st.limit-4 {
+			return &NotSupportedError{What: fmt.Sprintf("JSON_ARRAYAGG across data nodes where one data node's array comes within 3 bytes of group_concat_max_len (%d; that data node may have cut it)", st.limit)}
+		}
+		total := int64(len(elements))
+		if st.best != nil {
+			total += int64(len(st.best) - 1 + len(s.concat.sep))
+		}
+		if total > st.limit {
+			return &NotSupportedError{What: fmt.Sprintf("JSON_ARRAYAGG across data nodes longer than group_concat_max_len (%d; MariaDB cuts it with a warning counting the elements in the order it read the rows, which the data nodes do not tell)", st.limit)}
+		}
+	}
+	return addMembers(st, elements, '[', string(s.concat.sep), mem, "JSON_ARRAYAGG")
+}
+
+// addMembers appends a route's members (or elements) to the JSON object
+// (or array) in st.best, which it opens with open.
+func addMembers(st *aggState, members []byte, open byte, sep string, mem *Budget, what string) error {
 	if len(members) == 0 {
 		return nil
 	}
-	if err := mem.Take(int64(len(members)+2), "JSON_OBJECTAGG"); err != nil {
+	if err := mem.Take(int64(len(members)+len(sep)+1), what); err != nil {
 		return err
 	}
 	if st.best == nil {
-		st.best = append(st.best, '{')
+		st.best = append(st.best, open)
 	} else {
-		st.best = append(st.best, ", "...)
+		st.best = append(st.best, sep...)
 	}
 	st.best = append(st.best, members...)
 	return nil
@@ -333,6 +387,11 @@ func (s *aggSpec) result(st *aggState, dst []byte) ([]byte, bool) {
 			return dst, false
 		}
 		return append(append(dst, st.best...), '}'), true
+	case router.AggJSONArrayAgg:
+		if st.best == nil {
+			return dst, false
+		}
+		return append(append(dst, st.best...), ']'), true
 	case router.AggBitOr, router.AggBitAnd, router.AggBitXor:
 		bits := st.bits
 		if !st.has && s.fn == router.AggBitAnd {

@@ -224,3 +224,39 @@ func itoaPad(i int) string {
 	}
 	return string(s)
 }
+
+// TestMergeJSONArrayAggMaxLen: the routes' arrays join with "," within the
+// session's group_concat_max_len (the hidden column); an array that
+// MariaDB would cut, or a route's array that it may have cut (within 3
+// bytes of the limit), is 1235.
+func TestMergeJSONArrayAggMaxLen(t *testing.T) {
+	cols := []*mysql.Field{strCol("JSON_ARRAYAGG(x)"), intCol("@@group_concat_max_len")}
+	spec := &router.Merge{Hidden: 1, Group: &router.Group{Aggregates: []router.Aggregate{
+		{Func: router.AggJSONArrayAgg, Column: 0, Concat: &router.GroupConcat{Separator: ",", MaxLen: -1}},
+	}}}
+	for _, tt := range []struct {
+		name   string
+		blocks [][][]*string
+		want   string
+		code   uint16
+	}{
+		{name: "no rows", blocks: [][][]*string{rowsOf(N + "|7"), rowsOf()}, want: "NULL"},
+		{name: "one route's array", blocks: [][][]*string{rowsOf(N + "|7"), rowsOf(`["a"]|7`)}, want: `["a"]`},
+		{name: "as long as the limit", blocks: [][][]*string{rowsOf("[1,1]|7"), rowsOf("[1,1]|7")}, want: "[1,1,1,1]"},
+		{name: "longer than the limit", blocks: [][][]*string{rowsOf("[1,1]|6"), rowsOf("[1,1]|6")}, code: 1235},
+		{name: "a route's array may have been cut", blocks: [][][]*string{rowsOf("[1234]|7"), rowsOf(N + "|7")}, code: 1235},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := runMerge(t, &ResultMerger{}, spec, streamsOf(cols, tt.blocks...), 1<<20)
+			if tt.code != 0 {
+				if mysqlCode(err) != tt.code {
+					t.Fatalf("got %q, %v; want error %d", got, err, tt.code)
+				}
+				return
+			}
+			if err != nil || len(got) != 1 || got[0] != tt.want {
+				t.Fatalf("got %q, %v; want %s", got, err, tt.want)
+			}
+		})
+	}
+}

@@ -59,15 +59,7 @@ func (p *pipeline) concatSpec(a router.Aggregate) (*concatSpec, error) {
 // addConcat adds the row's value (NULL skipped, as GROUP_CONCAT skips it).
 func (s *aggSpec) addConcat(st *aggState, row rows.Row, mem *Budget, key []byte) ([]byte, error) {
 	c := s.concat
-	if st.limit == 0 {
-		// The limit is the session's, the same on every route.
-		st.limit = -1
-		if v := row[c.maxLen]; v != nil {
-			if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n > 0 {
-				st.limit = n
-			}
-		}
-	}
+	st.readLimit(row[c.maxLen])
 	v := row[c.arg]
 	if v == nil {
 		return key, nil
@@ -98,6 +90,20 @@ func (s *aggSpec) addConcat(st *aggState, row rows.Row, mem *Budget, key []byte)
 	}
 	st.values[string(key)] = &concatValue{v: slices.Clone(v), n: n}
 	return key, nil
+}
+
+// readLimit reads group_concat_max_len v from the group's first row (the
+// limit is the session's, the same on every route).
+func (st *aggState) readLimit(v []byte) {
+	if st.limit != 0 {
+		return
+	}
+	st.limit = -1
+	if v != nil {
+		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n > 0 {
+			st.limit = n
+		}
+	}
 }
 
 // concatResult joins the group's values in order, cut at
