@@ -81,7 +81,7 @@ func TestJSONArrayAggMaxLen(t *testing.T) {
 		t.Fatalf("group_concat_max_len = %d: the reference cut nothing", longest-1)
 	}
 	got := e.run(ctx, e.proxyRaw, e.proxy, q)
-	if got.errCode != 1235 || !strings.Contains(got.err.Error(), "group_concat_max_len ("+strconv.Itoa(longest-1)+")") {
+	if got.errCode != 1235 || !strings.Contains(got.err.Error(), "group_concat_max_len ("+strconv.Itoa(longest-1)+";") {
 		t.Errorf("group_concat_max_len = %d: proxy %v, want 1235 naming the limit", longest-1, got.err)
 	}
 	e.check(t, diffCase{sql: "SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id ORDER BY user_id", ordered: true})
