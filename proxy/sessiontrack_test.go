@@ -164,3 +164,35 @@ func sameTrackedVariables(t *testing.T, queries []string, ref ...string) {
 	referencePrinted(t, "MariaDB", want, ref...)
 	sameSteps(t, run(e.addr, "app", "app-secret", "sharding_db"), want)
 }
+
+// TestSessionTrackTransactionCharacteristics: SET SESSION TRANSACTION
+// ISOLATION LEVEL and READ ONLY / READ WRITE report tx_isolation and
+// tx_read_only to a client that tracks them, as SET tx_isolation and SET
+// tx_read_only do; SET TRANSACTION (the next transaction only) reports
+// nothing.
+func TestSessionTrackTransactionCharacteristics(t *testing.T) {
+	sameTrackedVariables(t, []string{
+		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		"SET session_track_system_variables = '*'",
+		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		"SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+		"SET TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		"SET TRANSACTION READ ONLY",
+		"SET SESSION TRANSACTION READ ONLY",
+		"SET SESSION TRANSACTION READ WRITE",
+		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+		"SET SESSION TRANSACTION READ WRITE, ISOLATION LEVEL READ UNCOMMITTED",
+		"SET tx_isolation = 'READ-COMMITTED'",
+		"SET @@session.tx_isolation = 'SERIALIZABLE', tx_read_only = 1",
+		"SET tx_read_only = 0, time_zone = '+01:00'",
+		"SET tx_read_only = OFF",
+		"SET session_track_system_variables = 'autocommit,tx_isolation'",
+		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+		"SET SESSION TRANSACTION READ ONLY",
+		"SET tx_isolation = 'READ-COMMITTED', tx_read_only = 0",
+		"SET session_track_system_variables = 'tx_read_only'",
+		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ ONLY",
+		"SET SESSION TRANSACTION READ WRITE",
+	}, "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE: changed=true map[tx_isolation:SERIALIZABLE]",
+		"SET SESSION TRANSACTION READ ONLY: changed=true map[tx_read_only:ON]")
+}

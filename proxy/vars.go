@@ -416,32 +416,42 @@ func (s *Session) applySet(ctx context.Context, set string, next settings, track
 	return out, nil
 }
 
-// sessionValues reads session variables on bc, as text ("" for NULL).
+// sessionValues reads session variables on bc, as text ("" for NULL):
+// sql_mode alone (after every SET) with SELECT, more (the tracked
+// variables a SET assigned) as SHOW VARIABLES shows them, which is how a
+// server's session tracking reports them: ON and OFF for a boolean, where
+// SELECT @@tx_read_only says 0. (The server lists every variable to
+// filter SHOW VARIABLES, so a SET that reports nothing does not pay it.)
 func sessionValues(bc *backendConn, names []string) ([]string, error) {
-	q := "SELECT @@SESSION." + strings.Join(names, ", @@SESSION.")
-	if err := bc.send(mysql.COM_QUERY, q); err != nil {
-		return nil, err
+	q := "SELECT @@SESSION." + names[0]
+	if len(names) > 1 {
+		quoted := make([]string, len(names))
+		for i, name := range names {
+			quoted[i] = sqlString(name)
+		}
+		q = "SHOW SESSION VARIABLES WHERE Variable_name IN (" + strings.Join(quoted, ", ") + ")"
 	}
-	h, err := bc.readHead()
+	rows, err := bc.queryRows(q)
 	if err != nil {
 		return nil, err
-	}
-	if len(h.columns) != len(names) {
-		return nil, &InternalError{Msg: q + " returned no row"}
-	}
-	p, err := bc.readRow()
-	if err != nil {
-		return nil, err
-	}
-	row, err := wire.SplitTextRow(p, len(names), nil)
-	if err != nil {
-		return nil, bc.lost(err)
 	}
 	vals := make([]string, len(names))
-	for i, v := range row {
-		vals[i] = string(v)
+	if len(names) == 1 {
+		if len(rows) != 1 || len(rows[0]) != 1 {
+			return nil, &InternalError{Msg: q + " returned no row"}
+		}
+		vals[0] = string(rows[0][0])
+		return vals, nil
 	}
-	return vals, bc.discardRows()
+	for _, row := range rows {
+		for i, name := range names {
+			// sql_mode comes twice when the SET assigned it too.
+			if len(row) == 2 && strings.EqualFold(name, string(row[0])) {
+				vals[i] = string(row[1])
+			}
+		}
+	}
+	return vals, nil
 }
 
 // followSQLMode makes the session's parser read SQL as the session's
