@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -73,7 +74,7 @@ func TestSessionTrackSchema(t *testing.T) {
 // SQL_ATTR_AUTOCOMMIT from what it is told), each time it is set, and
 // not once the list leaves it out. Before, the proxy reported nothing.
 func TestSessionTrackAutocommit(t *testing.T) {
-	sameTrackedVariables(t, []string{
+	sameSessionState(t, []string{
 		"SET autocommit = 0",
 		"SET autocommit = 0",
 		"SET autocommit = ON",
@@ -110,7 +111,7 @@ func trackingConn(t *testing.T, addr, user, password, db string) *client.Conn {
 // session's value as @@SESSION.time_zone does; the proxy reports both
 // forms, and the steps write the qualified one.)
 func TestSessionTrackCharsetAndTimeZone(t *testing.T) {
-	sameTrackedVariables(t, []string{
+	sameSessionState(t, []string{
 		"SET NAMES latin1",
 		"SET NAMES latin1",
 		"SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci",
@@ -138,12 +139,13 @@ func TestSessionTrackCharsetAndTimeZone(t *testing.T) {
 		"SET time_zone = '+01:00': changed=true [time_zone=+01:00]")
 }
 
-// sameTrackedVariables runs queries in turn on MariaDB and through the
+// sameSessionState runs queries in turn on MariaDB and through the
 // proxy, each on a connection that tracks session state, and compares
 // per statement whether the state changed and the OK packet's session
 // state entries, byte for byte (okState); MariaDB's lines must include
-// ref.
-func sameTrackedVariables(t *testing.T, queries []string, ref ...string) {
+// ref. A MySQL error prints its code. {db} in a query or an entry is the schema the connection logged
+// in to.
+func sameSessionState(t *testing.T, queries []string, ref ...string) {
 	t.Helper()
 	e := startEnv(t, envOptions{})
 	refDatabase(t, e.backends[0], "track_ref")
@@ -152,9 +154,17 @@ func sameTrackedVariables(t *testing.T, queries []string, ref ...string) {
 		c := trackingConn(t, addr, user, password, db)
 		var out []string
 		for _, q := range queries {
-			changed, entries, err := okState(c, q)
+			changed, entries, err := okState(c, strings.ReplaceAll(q, "{db}", db))
+			var myErr *mysql.MyError
+			if errors.As(err, &myErr) {
+				out = append(out, fmt.Sprintf("%s: error %d", q, myErr.Code))
+				continue
+			}
 			if err != nil {
 				t.Fatalf("%s: %v", q, err)
+			}
+			for i := range entries {
+				entries[i] = strings.ReplaceAll(entries[i], db, "{db}")
 			}
 			out = append(out, fmt.Sprintf("%s: changed=%t %v", q, changed, entries))
 		}
@@ -163,6 +173,63 @@ func sameTrackedVariables(t *testing.T, queries []string, ref ...string) {
 	want := run(e.backends[0].Addr(), "root", "", "track_ref")
 	referencePrinted(t, "MariaDB", want, ref...)
 	sameSteps(t, run(e.addr, "app", "app-secret", "sharding_db"), want)
+}
+
+// TestSessionTrackStateChange: with session_track_state_change ON, the
+// OK of a statement that changed the session's state says so
+// (SESSION_TRACK_STATE_CHANGE, after the variables and the schema), as
+// MariaDB's does: any SET but SET TRANSACTION (the next transaction
+// only), a USE, PREPARE and DEALLOCATE PREPARE, CREATE and DROP
+// TEMPORARY TABLE; not BEGIN, COMMIT or ROLLBACK; not the SET that turns
+// it off. Before, the proxy never said so.
+func TestSessionTrackStateChange(t *testing.T) {
+	sameSessionState(t, []string{
+		"SET @x = 1",
+		"SET session_track_state_change = ON",
+		"SET @x = 1",
+		"SET @x = 1",
+		"SET time_zone = '+01:00'",
+		"SET sql_mode = '', @y = 2",
+		"SET autocommit = 1",
+		"SET NAMES utf8mb4",
+		"SET TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		"SET TRANSACTION READ ONLY",
+		"SET TRANSACTION READ WRITE",
+		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		"SET SESSION TRANSACTION READ WRITE",
+		"BEGIN",
+		"SET @x = 2",
+		"COMMIT",
+		"START TRANSACTION",
+		"ROLLBACK",
+		"PREPARE s FROM 'SELECT 1'",
+		"DEALLOCATE PREPARE s",
+		"CREATE TEMPORARY TABLE tt (a INT)",
+		"CREATE TEMPORARY TABLE tt (a INT)",
+		"SET TRANSACTION READ WRITE",
+		"DROP TEMPORARY TABLE tt",
+		"SET @z = 1, time_zone = 'nowhere'",
+		"SET TRANSACTION READ WRITE",
+		"SET session_track_system_variables = '*'",
+		"SET SESSION TRANSACTION READ ONLY",
+		"SET SESSION TRANSACTION READ WRITE",
+		"USE information_schema",
+		"USE {db}",
+		"USE {db}",
+		"SET session_track_schema = OFF",
+		"USE information_schema",
+		"SET session_track_schema = ON",
+		"USE {db}",
+		"SET session_track_state_change = OFF",
+		"SET @x = 3",
+		"SET session_track_state_change = 1",
+		"SET session_track_state_change = DEFAULT",
+		"SET @x = 4",
+	}, "SET @x = 1: changed=true [state-changed 1]",
+		"USE {db}: changed=true [schema {db} state-changed 1]",
+		"SET session_track_state_change = OFF: changed=true [session_track_state_change=OFF]",
+		"SET TRANSACTION READ ONLY: changed=false []",
+		"CREATE TEMPORARY TABLE tt (a INT): error 1050")
 }
 
 // okState runs q, a statement that answers with an OK packet, on c and
@@ -256,7 +323,7 @@ func stateEntry(typ byte, data []byte) string {
 // tx_read_only do; SET TRANSACTION (the next transaction only) reports
 // nothing.
 func TestSessionTrackTransactionCharacteristics(t *testing.T) {
-	sameTrackedVariables(t, []string{
+	sameSessionState(t, []string{
 		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
 		"SET session_track_system_variables = '*'",
 		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",

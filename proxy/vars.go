@@ -111,6 +111,9 @@ func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) err
 	if err := p.apply(ctx, s); err != nil {
 		return err
 	}
+	// SET TRANSACTION, for the next transaction only, changes none of
+	// the session's state that MariaDB's state change tracking reports.
+	s.stateChanged = p.isolation == "" && p.readOnlyNext == nil
 	return s.writeOK(wire.OK{}, more)
 }
 
@@ -126,6 +129,7 @@ type setPlan struct {
 	// values its OK reports when the session tracks them (by the list
 	// as the SET leaves it, as MariaDB reads it).
 	schemaTracking *bool
+	stateTracking  *bool
 	trackVars      *[]string
 	assigned       []string
 	// readOnlyNext is SET TRANSACTION READ ONLY / READ WRITE.
@@ -209,15 +213,13 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 		}
 		p.selectLimit = &limit
 	case a.IsSystem && name == "session_track_schema":
-		// The proxy writes the OK packets that report the schema (a
-		// backend connection tracks nothing); the data sources check
-		// the value.
-		if on, err := boolSetting(a.Value); err == nil {
-			p.schemaTracking = &on
-		} else if v, _ := restoreExpr(a.Value); strings.EqualFold(v, "DEFAULT") {
-			on := true // MariaDB's default
-			p.schemaTracking = &on
-		}
+		// The proxy writes the OK packets that report the schema and
+		// the state change (a backend connection tracks nothing); the
+		// data sources check the value.
+		p.schemaTracking = trackingSwitch(a.Value, true)
+		return p.assignSystem(ctx, s, name, a)
+	case a.IsSystem && name == "session_track_state_change":
+		p.stateTracking = trackingSwitch(a.Value, false)
 		return p.assignSystem(ctx, s, name, a)
 	case a.IsSystem && name == "session_track_system_variables":
 		// The proxy reports the tracked variables a SET assigns (the
@@ -242,6 +244,19 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 			return err
 		}
 		p.assignUser(a.Name, val)
+	}
+	return nil
+}
+
+// trackingSwitch reads the value of session_track_schema or
+// session_track_state_change: on, off, or MariaDB's default for DEFAULT;
+// nil for a value the data source is left to refuse.
+func trackingSwitch(e ast.ExprNode, byDefault bool) *bool {
+	if on, err := boolSetting(e); err == nil {
+		return &on
+	}
+	if v, _ := restoreExpr(e); strings.EqualFold(v, "DEFAULT") {
+		return &byDefault
 	}
 	return nil
 }
@@ -356,6 +371,9 @@ func (p *setPlan) apply(ctx context.Context, s *Session) error {
 	}
 	if p.schemaTracking != nil {
 		s.schemaTrackingOff = !*p.schemaTracking
+	}
+	if p.stateTracking != nil {
+		s.stateTracking = *p.stateTracking
 	}
 	if p.trackVars != nil {
 		s.trackVars, s.trackVarsSet = *p.trackVars, *p.trackVars != nil
