@@ -321,7 +321,8 @@ func stateEntry(typ byte, data []byte) string {
 // ISOLATION LEVEL and READ ONLY / READ WRITE report tx_isolation and
 // tx_read_only to a client that tracks them, as SET tx_isolation and SET
 // tx_read_only do; SET TRANSACTION (the next transaction only) reports
-// nothing.
+// nothing. A boolean's value is ON or OFF, as SHOW VARIABLES shows it;
+// before, the proxy reported what SELECT @@tx_read_only says, 1 or 0.
 func TestSessionTrackTransactionCharacteristics(t *testing.T) {
 	sameSessionState(t, []string{
 		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
@@ -338,6 +339,8 @@ func TestSessionTrackTransactionCharacteristics(t *testing.T) {
 		"SET @@session.tx_isolation = 'SERIALIZABLE', tx_read_only = 1",
 		"SET tx_read_only = 0, time_zone = '+01:00'",
 		"SET tx_read_only = OFF",
+		"SET foreign_key_checks = 0, sql_warnings = 1, long_query_time = 2",
+		"SET foreign_key_checks = DEFAULT, sql_warnings = DEFAULT, long_query_time = DEFAULT",
 		"SET session_track_system_variables = 'autocommit,tx_isolation'",
 		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
 		"SET SESSION TRANSACTION READ ONLY",
