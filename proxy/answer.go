@@ -82,7 +82,7 @@ func (s *Session) answerSession(ctx context.Context, st *statement) error {
 		if err := s.UseDB(n.DBName); err != nil {
 			return err
 		}
-		s.schemaChanged = true
+		s.schemaChanged, s.stateChanged = true, true
 	case *ast.SetStmt:
 		return s.handleSet(ctx, n, more)
 	case *ast.PrepareStmt:

@@ -98,6 +98,12 @@ func queryPool(ctx context.Context, p *pool, sql string) ([]Row, error) {
 	if err := bc.apply(""); err != nil {
 		return nil, err
 	}
+	return bc.queryRows(sql)
+}
+
+// queryRows runs a small query on bc and returns its rows (none for a
+// statement that returns an OK).
+func (bc *backendConn) queryRows(sql string) ([]Row, error) {
 	if err := bc.send(mysql.COM_QUERY, sql); err != nil {
 		return nil, err
 	}

@@ -112,6 +112,11 @@ func (st *sessionState) empty() bool {
 func (s *Session) beginState(b backendState) {
 	s.state.pinNext = b.pins()
 	s.state.tempDDL = b.tempDDL
+	if b.tempDDL {
+		// Its OK tells a client that tracks it that the session's state
+		// changed (endState takes that back if it fails).
+		s.stateChanged = true
+	}
 }
 
 // endState records what a statement left on the backends (only when it
@@ -119,6 +124,9 @@ func (s *Session) beginState(b backendState) {
 func (s *Session) endState(b backendState, err error) {
 	s.state.pinNext = false
 	s.state.tempDDL = false
+	if b.tempDDL && err != nil {
+		s.stateChanged = false
+	}
 	if len(s.state.pinned) == 0 {
 		return
 	}

@@ -70,8 +70,8 @@ func (s *Session) writePacket(p []byte) error {
 }
 
 // trackedState is the session state the next OK reports (a USE, a SET
-// of tracked variables since the last OK), nil when the client tracks
-// none of it.
+// of tracked variables since the last OK, that the session's state
+// changed), nil when the client tracks none of it.
 func (s *Session) trackedState() *wire.SessionState {
 	var st wire.SessionState
 	if s.schemaChanged && !s.schemaTrackingOff {
@@ -85,8 +85,9 @@ func (s *Session) trackedState() *wire.SessionState {
 		}
 		st.Variables = append(st.Variables, v)
 	}
-	s.schemaChanged, s.autocommitSet, s.trackedVars = false, false, nil
-	if st.Schema == "" && len(st.Variables) == 0 {
+	st.Changed = s.stateChanged && s.stateTracking
+	s.schemaChanged, s.autocommitSet, s.trackedVars, s.stateChanged = false, false, nil, false
+	if st.Schema == "" && len(st.Variables) == 0 && !st.Changed {
 		return nil
 	}
 	return &st
@@ -95,7 +96,7 @@ func (s *Session) trackedState() *wire.SessionState {
 // writeOK writes an OK packet with the session's status.
 func (s *Session) writeOK(ok wire.OK, more bool) error {
 	ok.Status = s.status(more)
-	if s.schemaChanged || s.autocommitSet || s.trackedVars != nil {
+	if s.schemaChanged || s.autocommitSet || s.trackedVars != nil || s.stateChanged {
 		ok.State = s.trackedState()
 	}
 	s.written = int64(ok.AffectedRows)

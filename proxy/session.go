@@ -56,6 +56,13 @@ type Session struct {
 	trackVarsSet  bool
 	trackedVars   []wire.TrackedVariable
 	autocommitSet bool
+	// stateTracking is SET session_track_state_change = ON;
+	// stateChanged: a statement changed the session's state (a SET other
+	// than SET TRANSACTION, a USE, PREPARE, DEALLOCATE PREPARE, CREATE or
+	// DROP TEMPORARY TABLE) since the last OK, which the OK tells a
+	// client that tracks it, as MariaDB does.
+	stateTracking bool
+	stateChanged  bool
 	// offeredExtended are the MariaDB extended capabilities the greeting
 	// offered (announce); extendedMetadata: the client took
 	// MARIADB_CLIENT_EXTENDED_METADATA, so every column definition it
@@ -377,7 +384,7 @@ func (s *Session) dispatch(p []byte) {
 		err = s.writeOK(wire.OK{}, false)
 	case mysql.COM_INIT_DB:
 		if err = s.UseDB(string(data)); err == nil {
-			s.schemaChanged = true
+			s.schemaChanged, s.stateChanged = true, true
 			err = s.writeOK(wire.OK{}, false)
 		}
 	case mysql.COM_QUERY:
@@ -463,6 +470,7 @@ func (s *Session) resetConnection() {
 	s.selectLimitVar = ""
 	s.schemaTrackingOff = false
 	s.trackVars, s.trackVarsSet, s.trackedVars = nil, false, nil
+	s.stateTracking, s.stateChanged = false, false
 	s.autocommit = true
 	s.lastInsertID = 0
 	s.rowCount = 0

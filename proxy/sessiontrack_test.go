@@ -1,12 +1,16 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/shardflake/shardflake/proxy/internal/wire"
 )
 
 // TestSessionTrackSchema: a client that negotiates CLIENT_SESSION_TRACK
@@ -70,7 +74,7 @@ func TestSessionTrackSchema(t *testing.T) {
 // SQL_ATTR_AUTOCOMMIT from what it is told), each time it is set, and
 // not once the list leaves it out. Before, the proxy reported nothing.
 func TestSessionTrackAutocommit(t *testing.T) {
-	sameTrackedVariables(t, []string{
+	sameSessionState(t, []string{
 		"SET autocommit = 0",
 		"SET autocommit = 0",
 		"SET autocommit = ON",
@@ -83,7 +87,7 @@ func TestSessionTrackAutocommit(t *testing.T) {
 		"SET autocommit = 0",
 		"SET session_track_system_variables = DEFAULT",
 		"SET autocommit = 1",
-	}, "SET autocommit = 0: changed=true map[autocommit:OFF]")
+	}, "SET autocommit = 0: changed=true [autocommit=OFF]")
 }
 
 // trackingConn logs in to addr with go-mysql's client, negotiating
@@ -107,7 +111,7 @@ func trackingConn(t *testing.T, addr, user, password, db string) *client.Conn {
 // session's value as @@SESSION.time_zone does; the proxy reports both
 // forms, and the steps write the qualified one.)
 func TestSessionTrackCharsetAndTimeZone(t *testing.T) {
-	sameTrackedVariables(t, []string{
+	sameSessionState(t, []string{
 		"SET NAMES latin1",
 		"SET NAMES latin1",
 		"SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci",
@@ -131,15 +135,17 @@ func TestSessionTrackCharsetAndTimeZone(t *testing.T) {
 		"SET sql_mode = DEFAULT, max_statement_time = DEFAULT",
 		"SET session_track_system_variables = DEFAULT",
 		"SET NAMES DEFAULT",
-	}, "SET NAMES latin1: changed=true map[character_set_client:latin1 character_set_connection:latin1 character_set_results:latin1]",
-		"SET time_zone = '+01:00': changed=true map[time_zone:+01:00]")
+	}, "SET NAMES latin1: changed=true [character_set_client=latin1 character_set_connection=latin1 character_set_results=latin1]",
+		"SET time_zone = '+01:00': changed=true [time_zone=+01:00]")
 }
 
-// sameTrackedVariables runs queries in turn on MariaDB and through the
+// sameSessionState runs queries in turn on MariaDB and through the
 // proxy, each on a connection that tracks session state, and compares
-// per statement whether the state changed and the variables reported;
-// MariaDB's lines must include ref.
-func sameTrackedVariables(t *testing.T, queries []string, ref ...string) {
+// per statement whether the state changed and the OK packet's session
+// state entries, byte for byte (okState); MariaDB's lines must include
+// ref. A MySQL error prints its code. {db} in a query or an entry is the schema the connection logged
+// in to.
+func sameSessionState(t *testing.T, queries []string, ref ...string) {
 	t.Helper()
 	e := startEnv(t, envOptions{})
 	refDatabase(t, e.backends[0], "track_ref")
@@ -148,19 +154,200 @@ func sameTrackedVariables(t *testing.T, queries []string, ref ...string) {
 		c := trackingConn(t, addr, user, password, db)
 		var out []string
 		for _, q := range queries {
-			r, err := c.Execute(q)
+			changed, entries, err := okState(c, strings.ReplaceAll(q, "{db}", db))
+			var myErr *mysql.MyError
+			if errors.As(err, &myErr) {
+				out = append(out, fmt.Sprintf("%s: error %d", q, myErr.Code))
+				continue
+			}
 			if err != nil {
 				t.Fatalf("%s: %v", q, err)
 			}
-			var vars map[string]string
-			if r.SessionTracking != nil {
-				vars = r.SessionTracking.Variables
+			for i := range entries {
+				entries[i] = strings.ReplaceAll(entries[i], db, "{db}")
 			}
-			out = append(out, fmt.Sprintf("%s: changed=%t %v", q, r.Status&mysql.SERVER_SESSION_STATE_CHANGED != 0, vars))
+			out = append(out, fmt.Sprintf("%s: changed=%t %v", q, changed, entries))
 		}
 		return out
 	}
 	want := run(e.backends[0].Addr(), "root", "", "track_ref")
 	referencePrinted(t, "MariaDB", want, ref...)
 	sameSteps(t, run(e.addr, "app", "app-secret", "sharding_db"), want)
+}
+
+// TestSessionTrackStateChange: with session_track_state_change ON, the
+// OK of a statement that changed the session's state says so
+// (SESSION_TRACK_STATE_CHANGE, after the variables and the schema), as
+// MariaDB's does: any SET but SET TRANSACTION (the next transaction
+// only), a USE, PREPARE and DEALLOCATE PREPARE, CREATE and DROP
+// TEMPORARY TABLE; not BEGIN, COMMIT or ROLLBACK; not the SET that turns
+// it off. Before, the proxy never said so.
+func TestSessionTrackStateChange(t *testing.T) {
+	sameSessionState(t, []string{
+		"SET @x = 1",
+		"SET session_track_state_change = ON",
+		"SET @x = 1",
+		"SET @x = 1",
+		"SET time_zone = '+01:00'",
+		"SET sql_mode = '', @y = 2",
+		"SET autocommit = 1",
+		"SET NAMES utf8mb4",
+		"SET TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		"SET TRANSACTION READ ONLY",
+		"SET TRANSACTION READ WRITE",
+		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		"SET SESSION TRANSACTION READ WRITE",
+		"BEGIN",
+		"SET @x = 2",
+		"COMMIT",
+		"START TRANSACTION",
+		"ROLLBACK",
+		"PREPARE s FROM 'SELECT 1'",
+		"DEALLOCATE PREPARE s",
+		"CREATE TEMPORARY TABLE tt (a INT)",
+		"CREATE TEMPORARY TABLE tt (a INT)",
+		"SET TRANSACTION READ WRITE",
+		"DROP TEMPORARY TABLE tt",
+		"SET @z = 1, time_zone = 'nowhere'",
+		"SET TRANSACTION READ WRITE",
+		"SET session_track_system_variables = '*'",
+		"SET SESSION TRANSACTION READ ONLY",
+		"SET SESSION TRANSACTION READ WRITE",
+		"USE information_schema",
+		"USE {db}",
+		"USE {db}",
+		"SET session_track_schema = OFF",
+		"USE information_schema",
+		"SET session_track_schema = ON",
+		"USE {db}",
+		"SET session_track_state_change = OFF",
+		"SET @x = 3",
+		"SET session_track_state_change = 1",
+		"SET session_track_state_change = DEFAULT",
+		"SET @x = 4",
+	}, "SET @x = 1: changed=true [state-changed 1]",
+		"USE {db}: changed=true [schema {db} state-changed 1]",
+		"SET session_track_state_change = OFF: changed=true [session_track_state_change=OFF]",
+		"SET TRANSACTION READ ONLY: changed=false []",
+		"CREATE TEMPORARY TABLE tt (a INT): error 1050")
+}
+
+// okState runs q, a statement that answers with an OK packet, on c and
+// reads the packet's session state as it came: whether
+// SERVER_SESSION_STATE_CHANGED is set, and its entries, sorted (MariaDB
+// writes the variables in the order of its hash). Each entry prints as
+// "NAME=VALUE" (a system variable), "schema NAME", "state-changed DATA"
+// when its bytes are exactly that form's, else as its type and its bytes.
+func okState(c *client.Conn, q string) (bool, []string, error) {
+	c.ResetSequence()
+	if err := c.WritePacket(append([]byte{0, 0, 0, 0, mysql.COM_QUERY}, q...)); err != nil {
+		return false, nil, err
+	}
+	p, err := c.ReadPacket()
+	if err != nil {
+		return false, nil, err
+	}
+	switch {
+	case wire.IsErr(p):
+		return false, nil, c.HandleErrorPacket(p)
+	case !wire.IsOK(p):
+		return false, nil, fmt.Errorf("not an OK packet: % x", p)
+	}
+	ok, err := wire.ParseOK(p, true)
+	if err != nil {
+		return false, nil, err
+	}
+	changed := ok.Status&mysql.SERVER_SESSION_STATE_CHANGED != 0
+	if !changed {
+		return false, nil, nil
+	}
+	// The state follows the header and the length-encoded info.
+	pos := 1
+	for range 2 {
+		_, _, n, _ := wire.ReadLenEncInt(p[pos:])
+		pos += n
+	}
+	pos += 4
+	_, _, n, err := wire.ReadLenEncString(p[pos:])
+	if err != nil {
+		return changed, nil, err
+	}
+	state, _, _, err := wire.ReadLenEncString(p[pos+n:])
+	if err != nil {
+		return changed, nil, err
+	}
+	var entries []string
+	for len(state) > 0 {
+		typ := state[0]
+		data, _, n, err := wire.ReadLenEncString(state[1:])
+		if err != nil {
+			return changed, nil, fmt.Errorf("session state % x: %v", state, err)
+		}
+		state = state[1+n:]
+		entries = append(entries, stateEntry(typ, data))
+	}
+	slices.Sort(entries)
+	return changed, entries, nil
+}
+
+// stateEntry prints one session state entry (okState).
+func stateEntry(typ byte, data []byte) string {
+	var fields [][]byte
+	for rest := data; len(rest) > 0; {
+		s, _, n, err := wire.ReadLenEncString(rest)
+		if err != nil {
+			fields = nil
+			break
+		}
+		fields, rest = append(fields, s), rest[n:]
+	}
+	var b []byte
+	for _, f := range fields {
+		b = wire.AppendLenEncString(b, f)
+	}
+	canonical := string(b) == string(data)
+	switch {
+	case typ == 0 && canonical && len(fields) == 2:
+		return fmt.Sprintf("%s=%s", fields[0], fields[1])
+	case typ == 1 && canonical && len(fields) == 1:
+		return fmt.Sprintf("schema %s", fields[0])
+	case typ == 2 && string(data) == "1":
+		return "state-changed 1"
+	}
+	return fmt.Sprintf("type %d %q", typ, data)
+}
+
+// TestSessionTrackTransactionCharacteristics: SET SESSION TRANSACTION
+// ISOLATION LEVEL and READ ONLY / READ WRITE report tx_isolation and
+// tx_read_only to a client that tracks them, as SET tx_isolation and SET
+// tx_read_only do; SET TRANSACTION (the next transaction only) reports
+// nothing. A boolean's value is ON or OFF, as SHOW VARIABLES shows it;
+// before, the proxy reported what SELECT @@tx_read_only says, 1 or 0.
+func TestSessionTrackTransactionCharacteristics(t *testing.T) {
+	sameSessionState(t, []string{
+		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		"SET session_track_system_variables = '*'",
+		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		"SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+		"SET TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		"SET TRANSACTION READ ONLY",
+		"SET SESSION TRANSACTION READ ONLY",
+		"SET SESSION TRANSACTION READ WRITE",
+		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+		"SET SESSION TRANSACTION READ WRITE, ISOLATION LEVEL READ UNCOMMITTED",
+		"SET tx_isolation = 'READ-COMMITTED'",
+		"SET @@session.tx_isolation = 'SERIALIZABLE', tx_read_only = 1",
+		"SET tx_read_only = 0, time_zone = '+01:00'",
+		"SET tx_read_only = OFF",
+		"SET foreign_key_checks = 0, sql_warnings = 1, long_query_time = 2",
+		"SET foreign_key_checks = DEFAULT, sql_warnings = DEFAULT, long_query_time = DEFAULT",
+		"SET session_track_system_variables = 'autocommit,tx_isolation'",
+		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+		"SET SESSION TRANSACTION READ ONLY",
+		"SET tx_isolation = 'READ-COMMITTED', tx_read_only = 0",
+		"SET session_track_system_variables = 'tx_read_only'",
+		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ ONLY",
+		"SET SESSION TRANSACTION READ WRITE",
+	}, "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE: changed=true [tx_isolation=SERIALIZABLE]",
+		"SET SESSION TRANSACTION READ ONLY: changed=true [tx_read_only=ON]")
 }

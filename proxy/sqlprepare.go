@@ -67,6 +67,7 @@ func (s *Session) sqlPrepare(ctx context.Context, st *ast.PrepareStmt, more bool
 		return &mysql.MyError{Code: 1461, State: "42000", Message: fmt.Sprintf("Can't create more than max_prepared_stmt_count statements (current value: %d)", maxSQLPrepared)}
 	}
 	s.prepared[name] = sqlPrepared{sql: text, params: sqlarg.Count(text)}
+	s.stateChanged = true
 	return s.writeOK(answer, more)
 }
 
@@ -77,6 +78,7 @@ func (s *Session) sqlDeallocate(st *ast.DeallocateStmt, more bool) error {
 		return unknownPrepared(st.Name, "DEALLOCATE PREPARE")
 	}
 	delete(s.prepared, name)
+	s.stateChanged = true
 	return s.writeOK(wire.OK{}, more)
 }
 

@@ -111,6 +111,9 @@ func (s *Session) handleSet(ctx context.Context, st *ast.SetStmt, more bool) err
 	if err := p.apply(ctx, s); err != nil {
 		return err
 	}
+	// SET TRANSACTION, for the next transaction only, changes none of
+	// the session's state that MariaDB's state change tracking reports.
+	s.stateChanged = p.isolation == "" && p.readOnlyNext == nil
 	return s.writeOK(wire.OK{}, more)
 }
 
@@ -126,6 +129,7 @@ type setPlan struct {
 	// values its OK reports when the session tracks them (by the list
 	// as the SET leaves it, as MariaDB reads it).
 	schemaTracking *bool
+	stateTracking  *bool
 	trackVars      *[]string
 	assigned       []string
 	// readOnlyNext is SET TRANSACTION READ ONLY / READ WRITE.
@@ -209,15 +213,13 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 		}
 		p.selectLimit = &limit
 	case a.IsSystem && name == "session_track_schema":
-		// The proxy writes the OK packets that report the schema (a
-		// backend connection tracks nothing); the data sources check
-		// the value.
-		if on, err := boolSetting(a.Value); err == nil {
-			p.schemaTracking = &on
-		} else if v, _ := restoreExpr(a.Value); strings.EqualFold(v, "DEFAULT") {
-			on := true // MariaDB's default
-			p.schemaTracking = &on
-		}
+		// The proxy writes the OK packets that report the schema and
+		// the state change (a backend connection tracks nothing); the
+		// data sources check the value.
+		p.schemaTracking = trackingSwitch(a.Value, true)
+		return p.assignSystem(ctx, s, name, a)
+	case a.IsSystem && name == "session_track_state_change":
+		p.stateTracking = trackingSwitch(a.Value, false)
 		return p.assignSystem(ctx, s, name, a)
 	case a.IsSystem && name == "session_track_system_variables":
 		// The proxy reports the tracked variables a SET assigns (the
@@ -242,6 +244,19 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 			return err
 		}
 		p.assignUser(a.Name, val)
+	}
+	return nil
+}
+
+// trackingSwitch reads the value of session_track_schema or
+// session_track_state_change: on, off, or MariaDB's default for DEFAULT;
+// nil for a value the data source is left to refuse.
+func trackingSwitch(e ast.ExprNode, byDefault bool) *bool {
+	if on, err := boolSetting(e); err == nil {
+		return &on
+	}
+	if v, _ := restoreExpr(e); strings.EqualFold(v, "DEFAULT") {
+		return &byDefault
 	}
 	return nil
 }
@@ -357,6 +372,9 @@ func (p *setPlan) apply(ctx context.Context, s *Session) error {
 	if p.schemaTracking != nil {
 		s.schemaTrackingOff = !*p.schemaTracking
 	}
+	if p.stateTracking != nil {
+		s.stateTracking = *p.stateTracking
+	}
 	if p.trackVars != nil {
 		s.trackVars, s.trackVarsSet = *p.trackVars, *p.trackVars != nil
 	}
@@ -416,32 +434,42 @@ func (s *Session) applySet(ctx context.Context, set string, next settings, track
 	return out, nil
 }
 
-// sessionValues reads session variables on bc, as text ("" for NULL).
+// sessionValues reads session variables on bc, as text ("" for NULL):
+// sql_mode alone (after every SET) with SELECT, more (the tracked
+// variables a SET assigned) as SHOW VARIABLES shows them, which is how a
+// server's session tracking reports them: ON and OFF for a boolean, where
+// SELECT @@tx_read_only says 0. (The server lists every variable to
+// filter SHOW VARIABLES, so a SET that reports nothing does not pay it.)
 func sessionValues(bc *backendConn, names []string) ([]string, error) {
-	q := "SELECT @@SESSION." + strings.Join(names, ", @@SESSION.")
-	if err := bc.send(mysql.COM_QUERY, q); err != nil {
-		return nil, err
+	q := "SELECT @@SESSION." + names[0]
+	if len(names) > 1 {
+		quoted := make([]string, len(names))
+		for i, name := range names {
+			quoted[i] = sqlString(name)
+		}
+		q = "SHOW SESSION VARIABLES WHERE Variable_name IN (" + strings.Join(quoted, ", ") + ")"
 	}
-	h, err := bc.readHead()
+	rows, err := bc.queryRows(q)
 	if err != nil {
 		return nil, err
-	}
-	if len(h.columns) != len(names) {
-		return nil, &InternalError{Msg: q + " returned no row"}
-	}
-	p, err := bc.readRow()
-	if err != nil {
-		return nil, err
-	}
-	row, err := wire.SplitTextRow(p, len(names), nil)
-	if err != nil {
-		return nil, bc.lost(err)
 	}
 	vals := make([]string, len(names))
-	for i, v := range row {
-		vals[i] = string(v)
+	if len(names) == 1 {
+		if len(rows) != 1 || len(rows[0]) != 1 {
+			return nil, &InternalError{Msg: q + " returned no row"}
+		}
+		vals[0] = string(rows[0][0])
+		return vals, nil
 	}
-	return vals, bc.discardRows()
+	for _, row := range rows {
+		for i, name := range names {
+			// sql_mode comes twice when the SET assigned it too.
+			if len(row) == 2 && strings.EqualFold(name, string(row[0])) {
+				vals[i] = string(row[1])
+			}
+		}
+	}
+	return vals, nil
 }
 
 // followSQLMode makes the session's parser read SQL as the session's

@@ -41,6 +41,10 @@ type SessionState struct {
 	// client tracks (SESSION_TRACK_SYSTEM_VARIABLES), with their values
 	// as SHOW VARIABLES shows them.
 	Variables []TrackedVariable
+	// Changed is that the statement changed the session's state, for a
+	// client that set session_track_state_change
+	// (SESSION_TRACK_STATE_CHANGE).
+	Changed bool
 }
 
 // TrackedVariable is a system variable's name and value, as session state.
@@ -50,8 +54,9 @@ type TrackedVariable struct{ Name, Value string }
 // (enum_session_state_type's SESSION_TRACK_SYSTEM_VARIABLES and
 // SESSION_TRACK_SCHEMA).
 const (
-	sessionTrackVariables = 0
-	sessionTrackSchema    = 1
+	sessionTrackVariables   = 0
+	sessionTrackSchema      = 1
+	sessionTrackStateChange = 2
 )
 
 // AppendOK appends an OK packet. sessionTrack is whether the client
@@ -60,7 +65,7 @@ const (
 func AppendOK(dst []byte, ok OK, sessionTrack bool) []byte {
 	status := ok.Status &^ mysql.SERVER_SESSION_STATE_CHANGED
 	st := ok.State
-	tracked := sessionTrack && st != nil && (st.Schema != "" || len(st.Variables) > 0)
+	tracked := sessionTrack && st != nil && (st.Schema != "" || len(st.Variables) > 0 || st.Changed)
 	if tracked {
 		status |= mysql.SERVER_SESSION_STATE_CHANGED
 	}
@@ -76,9 +81,10 @@ func AppendOK(dst []byte, ok OK, sessionTrack bool) []byte {
 	}
 	if tracked {
 		// The session state: its length, then its entries, in MariaDB's
-		// order (variables, schema), each its type, its length and its
-		// data: the variable's name and value, the schema's name, each
-		// length-encoded.
+		// order (variables, schema, state change), each its type, its
+		// length and its data: the variable's name and value, the
+		// schema's name, each length-encoded; the state change's "1" as
+		// it is.
 		var state []byte
 		for _, v := range st.Variables {
 			data := AppendLenEncString(AppendLenEncString(nil, []byte(v.Name)), []byte(v.Value))
@@ -87,6 +93,9 @@ func AppendOK(dst []byte, ok OK, sessionTrack bool) []byte {
 		if st.Schema != "" {
 			data := AppendLenEncString(nil, []byte(st.Schema))
 			state = append(AppendLenEncInt(append(state, sessionTrackSchema), uint64(len(data))), data...)
+		}
+		if st.Changed {
+			state = append(state, sessionTrackStateChange, 1, '1')
 		}
 		dst = AppendLenEncString(dst, state)
 	}
