@@ -351,3 +351,54 @@ func TestSessionTrackTransactionCharacteristics(t *testing.T) {
 	}, "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE: changed=true [tx_isolation=SERIALIZABLE]",
 		"SET SESSION TRANSACTION READ ONLY: changed=true [tx_read_only=ON]")
 }
+
+// TestSessionTrackTransactionInfoRefused: the proxy cannot report
+// MariaDB's transaction state (it spans the data sources a transaction
+// touched), so turning session_track_transaction_info on gets 1235 and
+// the session goes on; turning it off is accepted. Before, the SET went
+// to the data source and the OKs then never carried what was asked for.
+func TestSessionTrackTransactionInfoRefused(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	c := trackingConn(t, e.addr, "app", "app-secret", "sharding_db")
+	for _, q := range []string{
+		"SET session_track_transaction_info = STATE",
+		"SET SESSION session_track_transaction_info = 'CHARACTERISTICS'",
+		"SET @@session.session_track_transaction_info = 1",
+		"SET @mode = 'state'",
+		"SET session_track_transaction_info = @mode",
+	} {
+		if strings.HasPrefix(q, "SET @mode") {
+			if _, err := c.Execute(q); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		_, err := c.Execute(q)
+		var myErr *mysql.MyError
+		if !errors.As(err, &myErr) || myErr.Code != mysql.ER_NOT_SUPPORTED_YET || !strings.Contains(myErr.Message, "session_track_transaction_info") {
+			t.Errorf("%s: got %v, want 1235 naming session_track_transaction_info", q, err)
+		}
+	}
+	for _, q := range []string{
+		"SET session_track_transaction_info = OFF",
+		"SET session_track_transaction_info = 'off'",
+		"SET session_track_transaction_info = 0",
+		"SET session_track_transaction_info = DEFAULT",
+	} {
+		if _, err := c.Execute(q); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	// A value MariaDB refuses is the data source's to refuse.
+	var myErr *mysql.MyError
+	if _, err := c.Execute("SET session_track_transaction_info = @nothing"); !errors.As(err, &myErr) || myErr.Code != mysql.ER_WRONG_VALUE_FOR_VAR {
+		t.Errorf("SET session_track_transaction_info = @nothing (NULL): got %v, want MariaDB's 1231", err)
+	}
+	r, err := c.Execute("SELECT @@session_track_transaction_info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := r.GetString(0, 0); v != "OFF" {
+		t.Errorf("@@session_track_transaction_info = %q, want OFF", v)
+	}
+}

@@ -221,6 +221,22 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 	case a.IsSystem && name == "session_track_state_change":
 		p.stateTracking = trackingSwitch(a.Value, false)
 		return p.assignSystem(ctx, s, name, a)
+	case a.IsSystem && name == "session_track_transaction_info":
+		// MariaDB's transaction state says whether the transaction read
+		// or wrote transactional or other tables, ran an unsafe statement
+		// or sent a result set, on whichever data sources it touched:
+		// the proxy cannot report it, and refuses to be asked rather
+		// than answer with OKs that never carry it.
+		v, err := s.systemValue(ctx, a.Value)
+		if err != nil {
+			return err
+		}
+		switch strings.ToUpper(strings.Trim(v, "'\"`")) {
+		case "STATE", "CHARACTERISTICS", "1", "2":
+			return &NotSupportedError{What: "session_track_transaction_info other than OFF through the proxy (the transaction state spans data sources; the proxy does not report it)"}
+		}
+		// OFF, or a value the data source refuses (1231).
+		return p.assignSystem(ctx, s, name, a)
 	case a.IsSystem && name == "session_track_system_variables":
 		// The proxy reports the tracked variables a SET assigns (the
 		// data sources' OKs are not the client's), and autocommit, the
