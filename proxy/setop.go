@@ -13,14 +13,15 @@ import (
 	"github.com/shardflake/shardflake/router"
 )
 
-// runSetOp runs a UNION whose branches the router planned apart
-// (router.SetOpBranches, in the plan's Merge): each branch as the plan it is, its rows read
-// into memory before the next branch starts (inside a transaction the
-// branches share a data source's one connection), then the UNION's merge
-// over the branches' rows in order. The branches must agree on every
-// column's definition and collation: where they differ MariaDB widens the
-// result's type, and the proxy refuses rather than answer with other
-// column definitions.
+// runSetOp runs a UNION, INTERSECT or EXCEPT whose branches the router
+// planned apart (router.SetOpBranches, in the plan's Merge): each branch
+// as the plan it is, its rows read into memory before the next branch
+// starts (inside a transaction the branches share a data source's one
+// connection), then the plan's merge over the branches' rows in order
+// (for INTERSECT and EXCEPT, with the merge's set operation filter). The
+// branches must agree on every column's definition and collation: where
+// they differ MariaDB widens the result's type, and the proxy refuses
+// rather than answer with other column definitions.
 func runSetOp(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64, obs Observer, mode backendMode) (result, error) {
 	branches := plan.Merge.SetOp.Branches
 	streams := make([]RowStream, 0, len(branches))
@@ -57,9 +58,7 @@ func runSetOp(ctx context.Context, plan *router.Plan, conns connSource, merger M
 	}
 	streams[0] = newMemStream(cols, streams[0].(*memStream).rows)
 	// The merge asks the first branch's first route for its collations.
-	spec := *plan.Merge
-	spec.SetOp = nil
-	view := &router.Plan{Kind: router.KindSelect, Type: plan.Type, Routes: branches[0].Routes[:1], Merge: &spec}
+	view := &router.Plan{Kind: router.KindSelect, Type: plan.Type, Routes: branches[0].Routes[:1], Merge: plan.Merge}
 	rows, err := merger.Merge(ctx, view, streams, budget)
 	if err != nil {
 		return result{}, err

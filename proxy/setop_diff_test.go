@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// setOpQueries are UNIONs whose branches read different tables (t_order
-// and t_order_item, scattered or on one data node each, and the single
-// table t_union_single on ds_0), which got 1235: the proxy runs each
-// branch alone and merges them as the UNION does.
+// setOpQueries are UNIONs, INTERSECTs and EXCEPTs whose branches read
+// different tables (t_order and t_order_item, scattered or on one data
+// node each, and the single table t_union_single on ds_0), which got
+// 1235: the proxy runs each branch alone and merges them as the set
+// operation does.
 var setOpQueries = []diffCase{
 	{sql: "SELECT order_id, user_id FROM t_order WHERE qty > 2 UNION ALL SELECT order_id, user_id FROM t_order_item WHERE qty > 3"},
 	{sql: "SELECT order_id, user_id FROM t_order WHERE qty > 2 UNION SELECT order_id, user_id FROM t_order_item WHERE qty > 3"},
@@ -51,10 +52,20 @@ var setOpQueries = []diffCase{
 	{sql: "SELECT code FROM t_order UNION SELECT s FROM t_union_single", wantErr: 1235},
 	// Nullability differs (qty INT NULL, uid INT NOT NULL).
 	{sql: "SELECT qty FROM t_order UNION ALL SELECT uid FROM t_union_single", wantErr: 1235},
-	// UNION and UNION ALL mixed, INTERSECT and EXCEPT keep 1235.
+	// INTERSECT and EXCEPT: distinct rows, NULL equal to NULL, strings
+	// equal under the column's collation.
+	{sql: "SELECT user_id FROM t_order INTERSECT SELECT uid FROM t_union_single"},
+	{sql: "SELECT user_id FROM t_order EXCEPT SELECT uid FROM t_union_single ORDER BY 1", ordered: true},
+	{sql: "SELECT status FROM t_order INTERSECT SELECT s FROM t_union_single", fold: map[int]string{0: gci}},
+	{sql: "SELECT status FROM t_order EXCEPT SELECT s FROM t_union_single ORDER BY 1 LIMIT 5", ordered: true, fold: map[int]string{0: gci}},
+	{sql: "SELECT user_id, qty FROM t_order INTERSECT SELECT user_id, qty FROM t_order_item INTERSECT SELECT user_id, qty FROM t_order WHERE qty > 1"},
+	{sql: "SELECT qty FROM t_order EXCEPT SELECT qty FROM t_order_item EXCEPT SELECT qty FROM t_order WHERE user_id = 3 ORDER BY qty", ordered: true},
+	{sql: "(SELECT user_id FROM t_order WHERE qty < 3) INTERSECT (SELECT user_id FROM t_order_item) ORDER BY user_id DESC LIMIT 3", ordered: true},
+	// Mixed operators, INTERSECT ALL and EXCEPT ALL keep 1235.
 	{sql: "SELECT user_id FROM t_order UNION SELECT user_id FROM t_order_item UNION ALL SELECT uid FROM t_union_single", wantErr: 1235},
-	{sql: "SELECT user_id FROM t_order INTERSECT SELECT uid FROM t_union_single", wantErr: 1235},
-	{sql: "SELECT user_id FROM t_order EXCEPT SELECT uid FROM t_union_single", wantErr: 1235},
+	{sql: "SELECT user_id FROM t_order UNION SELECT user_id FROM t_order_item INTERSECT SELECT uid FROM t_union_single", wantErr: 1235},
+	{sql: "SELECT user_id FROM t_order INTERSECT ALL SELECT uid FROM t_union_single", wantErr: 1235},
+	{sql: "SELECT user_id FROM t_order EXCEPT ALL SELECT uid FROM t_union_single", wantErr: 1235},
 }
 
 func TestSetOpAcrossTablesDifferential(t *testing.T) {

@@ -256,14 +256,15 @@ func (s *Session) withStatementVars(plan *router.Plan) *router.Plan {
 		// A UNION's branches run their own routes (setop.go): each gets
 		// the statement's assignments; the limit is the UNION's merge's.
 		m := *p.Merge
-		set := &router.SetOpBranches{Branches: make([]*router.Plan, len(m.SetOp.Branches))}
+		set := *m.SetOp
+		set.Branches = make([]*router.Plan, len(m.SetOp.Branches))
 		for i, b := range m.SetOp.Branches {
 			bp := *b
 			bp.Routes = prefixedRoutes(b.Routes, "SET STATEMENT "+s.stmtVars.assignments+" FOR ")
 			bp.Unionable = false
 			set.Branches[i] = &bp
 		}
-		m.SetOp = set
+		m.SetOp = &set
 		p.Merge = &m
 	}
 	return &p

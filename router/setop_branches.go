@@ -11,9 +11,11 @@ import (
 // the SELECT it is, with its own merge; the proxy runs the branches one
 // after the other and merges their results as the UNION does (Merge.SetOp):
 // rows concatenated, duplicates dropped for UNION DISTINCT, the UNION's
-// ORDER BY and LIMIT applied last. Only when the whole statement cannot
-// be routed: a UNION that reaches one data node, or that liftUnion
-// plans, keeps its plan.
+// ORDER BY and LIMIT applied last. INTERSECT and EXCEPT (their DISTINCT
+// forms) run so too: the first branch's rows that the others' rows
+// hold, or do not. Only when the whole statement cannot be routed: a
+// UNION that reaches one data node, or that liftUnion plans, keeps its
+// plan.
 
 // SetOpBranches is a UNION whose branches the proxy runs apart and
 // merges: Branches are the SELECTs' plans in the statement's order, and
@@ -24,20 +26,53 @@ import (
 // the branches' column definitions or collations differ, where MariaDB
 // would widen them.
 type SetOpBranches struct {
-	Branches []*Plan `json:"branches"`
+	Operator SetOperator `json:"operator"`
+	Branches []*Plan     `json:"branches"`
 }
+
+// SetOperator is the one operator between all the branches of a
+// SetOpBranches.
+type SetOperator uint8
+
+// Set operators; INTERSECT and EXCEPT are their DISTINCT forms, the
+// first branch's distinct rows that every other branch holds (INTERSECT)
+// or none of them does (EXCEPT), NULL equal to NULL.
+const (
+	SetOpUnion SetOperator = iota + 1
+	SetOpIntersect
+	SetOpExcept
+)
+
+// String returns the operator's SQL keyword, lower-case.
+func (o SetOperator) String() string {
+	switch o {
+	case SetOpUnion:
+		return "union"
+	case SetOpIntersect:
+		return "intersect"
+	case SetOpExcept:
+		return "except"
+	}
+	return "unknown"
+}
+
+// MarshalText writes the operator by name, so plans print readably.
+func (o SetOperator) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
 // setOpBranches plans the branches of such a UNION at Prepare.
 type setOpBranches struct {
 	branches []*Prepared
 	// params is each branch's count of ?s, which take the statement's
 	// arguments in order.
-	params []int
-	merge  *selectMerge
+	params   []int
+	operator SetOperator
+	merge    *selectMerge
 }
 
-// prepareBranches plans so's branches apart when it is a UNION of plain
-// SELECTs, all UNION ALL or all UNION DISTINCT, whose ORDER BY names
+// prepareBranches plans so's branches apart when it is a UNION,
+// INTERSECT or EXCEPT of plain SELECTs with one operator throughout (all
+// UNION ALL, all UNION DISTINCT, all INTERSECT or all EXCEPT), whose
+// ORDER BY names
 // result columns by position or by the first branch's names; nil
 // otherwise (the statement keeps the error its routing gives). so must
 // not be rewritten yet.
@@ -59,13 +94,25 @@ func (r *Router) prepareBranches(a *analysis, so *ast.SetOprStmt) *setOpBranches
 		if i == 0 {
 			first = sel
 		} else {
-			if op == nil || *op != ast.UnionAll && *op != ast.Union {
+			if op == nil {
 				return nil
 			}
-			if isDistinct := *op == ast.Union; distinct == nil {
-				distinct = &isDistinct
-			} else if *distinct != isDistinct {
-				return nil // MariaDB's mixed UNION: left to the routing's error
+			operator, isDistinct := SetOpUnion, true
+			switch *op {
+			case ast.UnionAll:
+				isDistinct = false
+			case ast.Union:
+			case ast.Intersect:
+				operator = SetOpIntersect
+			case ast.Except:
+				operator = SetOpExcept
+			default:
+				return nil // INTERSECT ALL, EXCEPT ALL
+			}
+			if distinct == nil {
+				distinct, sb.operator = &isDistinct, operator
+			} else if *distinct != isDistinct || sb.operator != operator {
+				return nil // mixed operators: left to the routing's error
 			}
 		}
 		text, err := restoreBranch(sel)
@@ -127,7 +174,7 @@ func (sb *setOpBranches) bindLimit(so *ast.SetOprStmt) bool {
 // bind binds every branch with its share of args, and the UNION's merge.
 func (sb *setOpBranches) bind(args []any, tables []string) (*Plan, error) {
 	plan := &Plan{Kind: KindSelect, Type: RouteMulti, Tables: tables}
-	set := &SetOpBranches{}
+	set := &SetOpBranches{Operator: sb.operator}
 	at := 0
 	for i, p := range sb.branches {
 		var bargs []any
