@@ -162,6 +162,10 @@ func runPlan(ctx context.Context, plan *router.Plan, conns connSource, merger Me
 // run as one statement where they can (union.go); the merge is still
 // given plan, and the table hits the caller counts are plan's.
 func runPlanMode(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64, obs Observer, mode backendMode, join *joinScope) (result, error) {
+	if plan.Merge != nil && plan.Merge.SetOp != nil {
+		// A UNION whose branches run apart (setop.go).
+		return runSetOp(ctx, plan, conns, merger, budget, obs, mode)
+	}
 	ex := &execution{ctx: ctx, plan: plan, conns: conns, budget: budget, obs: obs, status: sinkOf(conns)}
 	ex.prepared = mode == backendPrepared && preparable(plan)
 	if prepareText(plan, mode) {

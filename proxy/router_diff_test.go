@@ -77,13 +77,15 @@ var routerDiffQueries = []diffCase{
 	{sql: "SELECT COUNT(*) FROM (SELECT user_id FROM t_order WHERE qty < 2 UNION SELECT user_id FROM t_order WHERE qty > 2) u"},
 	{sql: "SELECT MAX(user_id) FROM (SELECT user_id FROM t_order WHERE qty < 2 UNION SELECT user_id FROM t_order WHERE qty > 2) u", wantErr: 1235},
 	{sql: "SELECT COUNT(*) FROM (SELECT order_id FROM t_order UNION ALL SELECT order_id FROM t_order ORDER BY 1 LIMIT 3) u"},
-	// Not one table's rows on each data node: a join, a grouped branch, a
-	// branch without the sharded table, INTERSECT, mixed operators.
-	{sql: "SELECT order_id FROM t_order UNION ALL SELECT order_id FROM t_order_item", wantErr: 1235},
-	{sql: "SELECT o.order_id FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id UNION ALL SELECT order_id FROM t_order", wantErr: 1235},
-	{sql: "SELECT user_id FROM t_order GROUP BY user_id UNION ALL SELECT user_id FROM t_order WHERE qty = 1", wantErr: 1235},
+	// Not one table's rows on each data node: another table, a join, a
+	// grouped branch; each branch runs alone (setop.go).
+	{sql: "SELECT order_id FROM t_order UNION ALL SELECT order_id FROM t_order_item"},
+	{sql: "SELECT o.order_id FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id AND o.order_id = i.order_id UNION ALL SELECT order_id FROM t_order"},
+	{sql: "SELECT user_id FROM t_order GROUP BY user_id UNION ALL SELECT user_id FROM t_order WHERE qty = 1"},
+	{sql: "SELECT order_id FROM t_order WHERE qty = 1 INTERSECT SELECT order_id FROM t_order WHERE qty < 3"},
+	// A branch without the sharded table whose column MariaDB widens
+	// (BIGINT and the INT of 7), mixed operators.
 	{sql: "SELECT order_id FROM t_order WHERE qty = 1 UNION ALL SELECT 7", wantErr: 1235},
-	{sql: "SELECT order_id FROM t_order WHERE qty = 1 INTERSECT SELECT order_id FROM t_order WHERE qty < 3", wantErr: 1235},
 	{sql: "SELECT order_id FROM t_order WHERE qty = 1 UNION ALL SELECT order_id FROM t_order WHERE qty = 2 UNION SELECT order_id FROM t_order WHERE qty = 1", wantErr: 1235},
 	{sql: "SELECT order_id FROM t_order WHERE qty = 1 UNION ALL SELECT order_id FROM t_order WHERE qty = 2 ORDER BY order_id + 1", wantErr: 1235},
 	// The same read as a common table expression named once: a derived

@@ -248,16 +248,36 @@ func (s *Session) withStatementVars(plan *router.Plan) *router.Plan {
 		p.Merge = &m
 	}
 	if assignments != "" {
-		prefix := "SET STATEMENT " + assignments + " FOR "
-		p.Routes = make([]router.Route, len(plan.Routes))
-		for i, r := range plan.Routes {
-			r.SQL = prefix + r.SQL
-			p.Routes[i] = r
-		}
+		p.Routes = prefixedRoutes(plan.Routes, "SET STATEMENT "+assignments+" FOR ")
 		// (SET STATEMENT ... FOR SELECT ...) is no UNION branch.
 		p.Unionable = false
 	}
+	if p.Merge != nil && p.Merge.SetOp != nil && s.stmtVars.assignments != "" {
+		// A UNION's branches run their own routes (setop.go): each gets
+		// the statement's assignments; the limit is the UNION's merge's.
+		m := *p.Merge
+		set := *m.SetOp
+		set.Branches = make([]*router.Plan, len(m.SetOp.Branches))
+		for i, b := range m.SetOp.Branches {
+			bp := *b
+			bp.Routes = prefixedRoutes(b.Routes, "SET STATEMENT "+s.stmtVars.assignments+" FOR ")
+			bp.Unionable = false
+			set.Branches[i] = &bp
+		}
+		m.SetOp = &set
+		p.Merge = &m
+	}
 	return &p
+}
+
+// prefixedRoutes returns a copy of routes, each SQL after prefix.
+func prefixedRoutes(routes []router.Route, prefix string) []router.Route {
+	out := make([]router.Route, len(routes))
+	for i, r := range routes {
+		r.SQL = prefix + r.SQL
+		out[i] = r
+	}
+	return out
 }
 
 // firstRowsSuffice reports whether a merge needs no more than each route's

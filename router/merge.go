@@ -88,6 +88,11 @@ type Merge struct {
 	// field; the pointer makes it 136 (the 144-byte size class), a slice
 	// header would make it 152 (160).
 	Unlisted *[]UnlistedColumn `json:"unlisted,omitempty"`
+	// SetOp is set for a UNION whose branches run apart
+	// (setop_branches.go); the other fields then merge the branches'
+	// results. Beside Unlisted: a pointer keeps the Merge in the 144-byte
+	// size class, where a field of the Plan would take it to 160.
+	SetOp *SetOpBranches `json:"setOp,omitempty"`
 }
 
 // ColumnRef addresses one column of the routes' results: a value >= 0

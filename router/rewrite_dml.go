@@ -62,6 +62,9 @@ type dmlBinder struct {
 	// of sharding columns.
 	wherePins map[string][]operand
 	probe     *sqlTemplate
+	// branches plans a UNION's branches apart, for when the statement
+	// cannot be routed whole (setop_branches.go).
+	branches *setOpBranches
 }
 
 // keyChange is an UPDATE assignment to a sharding column; it is allowed
@@ -90,8 +93,8 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 		}
 		if sel, ok := s.(*ast.SelectStmt); ok && !a.system {
 			lifted = a.lift(sel)
-		} else if so, ok := s.(*ast.SetOprStmt); ok && !a.system {
-			a.liftUnion(so)
+		} else if so, ok := s.(*ast.SetOprStmt); ok && !a.system && !a.liftUnion(so) && len(a.sharded) > 0 && h == nil {
+			d.branches = r.prepareBranches(a, so)
 		}
 	case *ast.UpdateStmt:
 		var err error
@@ -154,6 +157,9 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 		default:
 			d.multi, d.multiErr = a.prepareMerge(sel, d.inListItems)
 		}
+	}
+	if so, ok := stmt.(*ast.SetOprStmt); ok && d.branches != nil && !d.branches.bindLimit(so) {
+		d.branches = nil
 	}
 	if so, ok := stmt.(*ast.SetOprStmt); ok && a.unionLift && !fixedSingle {
 		d.multi, d.multiErr = prepareUnionMerge(so)
@@ -649,6 +655,9 @@ func andFalse(where, f ast.ExprNode) ast.ExprNode {
 func (d *dmlBinder) bind(args []any) (*Plan, error) {
 	units, empty, err := d.rt.units(args)
 	if err != nil {
+		if d.branches != nil {
+			return d.branches.bind(args, d.tables)
+		}
 		return nil, err
 	}
 	tmpl := d.single
