@@ -145,6 +145,36 @@ func (s *Session) pulledSubqueries(sql string, planErr error) (what string, subs
 	return what, subs, err == nil && len(subs) > 0
 }
 
+// subqueriesFirstDescribed is what describes the columns of ps when it
+// is a SELECT whose subqueries run first: the SELECT with TRUE and NULL
+// in their place, planned, whose columns are ps's (the subqueries stand
+// in WHERE and HAVING only); nil for any other statement.
+func (s *Session) subqueriesFirstDescribed(ps *preparedStmt) *preparedStmt {
+	stmt, ok := s.parseFirst(ps.parsed)
+	sel, isSelect := stmt.(*ast.SelectStmt)
+	if !ok || !isSelect {
+		return nil
+	}
+	if subs, err := router.SelectSubqueries(stmt); err != nil || len(subs) == 0 {
+		return nil
+	}
+	keepFieldNames(sel)
+	wideSQL, err := router.ReplaceSubqueries(stmt, nil)
+	if err != nil {
+		return nil
+	}
+	stmts, err := s.parse(wideSQL)
+	if err != nil || len(stmts) != 1 {
+		return nil
+	}
+	params := countParams(stmts[0])
+	pp, err := s.srv.planner.Prepare(stmts[0], wideSQL, s.db, s.prepareOptions())
+	if err != nil {
+		return nil
+	}
+	return &preparedStmt{sql: ps.sql, parsed: wideSQL, params: params, pp: pp, snap: ps.snap, db: ps.db}
+}
+
 // statementName names an UPDATE, DELETE or SELECT in an error.
 func statementName(stmt ast.StmtNode) string {
 	switch stmt.(type) {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"strings"
 	"testing"
+
+	"github.com/go-mysql-org/go-mysql/client"
 )
 
 // selectSubqueryRows are rows besides inSubquerySchema's for text
@@ -131,6 +133,39 @@ func TestSelectSubqueryFirst(t *testing.T) {
 			if got, want := subqueryAnswer(ps[0], "", pt.args...), subqueryAnswer(ps[1], "", pt.args...); got != want {
 				t.Errorf("prepared once: %s %v\nthrough the proxy: %s\ndirectly:          %s", pt.query, pt.args, got, want)
 			}
+		}
+	}
+
+	// COM_STMT_PREPARE describes the SELECT's columns and parameters as
+	// MariaDB does, before any execute.
+	raw := [2]*client.Conn{}
+	for i, addr := range []string{e.addr, e.backends[0].Addr()} {
+		user, pass, schema := "app", "app-secret", "sharding_db"
+		if i == 1 {
+			user, pass, schema = "root", "", "selsub_ref"
+		}
+		c, err := client.Connect(addr, user, pass, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		raw[i] = c
+	}
+	for _, q := range []string{
+		"SELECT order_id, COUNT(*), SUM(amount) FROM t_order WHERE amount > (SELECT AVG(price) FROM t_order_item WHERE qty >= ?) AND user_id <> ? GROUP BY order_id",
+		"SELECT * FROM t_order WHERE status IN (SELECT status FROM t_order WHERE user_id = ?)",
+	} {
+		var got [2][2]int
+		for i, c := range raw {
+			st, err := c.Prepare(q)
+			if err != nil {
+				t.Fatalf("prepare %s, %d: %v", q, i, err)
+			}
+			got[i] = [2]int{st.ColumnNum(), st.ParamNum()}
+			st.Close()
+		}
+		if got[0] != got[1] {
+			t.Errorf("prepare %s: columns and parameters %v through the proxy, %v directly", q, got[0], got[1])
 		}
 	}
 
