@@ -237,4 +237,15 @@ func TestSelectSubqueryFirst(t *testing.T) {
 		}
 		same("SELECT COUNT(*) FROM t_order")
 	}
+
+	// More values than the proxy writes into a statement: 1235 naming the
+	// bound. The rows go straight to one data node (user_id 0, even
+	// order_id: ds_0.t_order_item_0).
+	e.backends[0].Exec(t, "ds_0", "INSERT INTO t_order_item_0 (item_id, order_id, user_id, qty) SELECT 1000000 + seq, 2 * seq, 0, -1 FROM seq_1_to_100001")
+	t.Cleanup(func() { e.backends[0].Exec(t, "ds_0", "DELETE FROM t_order_item_0 WHERE qty = -1") })
+	_, err := db.Exec("SELECT COUNT(*) FROM t_order WHERE order_id IN (SELECT item_id FROM t_order_item WHERE qty = -1 OR qty > 0)")
+	if errCode(err) != 1235 || !strings.Contains(err.Error(), "more than 100000 distinct values") {
+		t.Errorf("a subquery of 100001 values: %v, want 1235 naming the bound", err)
+	}
+	same("SELECT COUNT(*) FROM t_order WHERE order_id IN (SELECT item_id FROM t_order_item WHERE qty > 0)")
 }

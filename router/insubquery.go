@@ -1,6 +1,7 @@
 package router
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -193,7 +194,9 @@ func eachSubquery(stmt ast.StmtNode, fn func(subqueryAt) ast.ExprNode) {
 	case *ast.DeleteStmt:
 		w.forUpdate, clauses = true, []*ast.ExprNode{&s.Where}
 	case *ast.SelectStmt:
-		if s.Kind != ast.SelectStmtKindSelect || s.LockInfo != nil {
+		if s.Kind != ast.SelectStmtKindSelect || s.LockInfo != nil || s.With != nil {
+			// A subquery may read the statement's common table
+			// expressions, which it cannot run without.
 			return
 		}
 		w.scalars, w.columnCompared = true, map[*ast.SubqueryExpr]bool{}
@@ -226,6 +229,14 @@ type subqueryWalker struct {
 func (w *subqueryWalker) Enter(n ast.Node) (ast.Node, bool) {
 	switch x := n.(type) {
 	case *ast.PatternInExpr:
+		if w.scalars && x.Sel == nil && slices.ContainsFunc(x.List, isSubquery) {
+			if len(x.List) > 1 {
+				return n, true // IN ((SELECT ...), 2): left as it is
+			}
+			// MariaDB reads expr IN ((SELECT ...)), goqu's form, as
+			// expr IN (SELECT ...), not as a list of one scalar.
+			x.Sel, x.List = x.List[0], nil
+		}
 		if sel := uncorrelatedInSelect(x); sel != nil {
 			if w.forUpdate && sel.LockInfo == nil {
 				sel.LockInfo = &ast.SelectLockInfo{LockType: ast.SelectLockForUpdate}
@@ -279,6 +290,11 @@ func (w *subqueryWalker) rowComparison(x *ast.BinaryOperationExpr) bool {
 }
 
 func (w *subqueryWalker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func isSubquery(e ast.ExprNode) bool {
+	_, ok := e.(*ast.SubqueryExpr)
+	return ok
+}
 
 // uncorrelatedSelect returns the SELECT of a scalar or EXISTS subquery
 // that names no table or alias of the statement around it.

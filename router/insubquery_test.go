@@ -82,6 +82,15 @@ func TestSubqueries(t *testing.T) {
 		{name: "union", give: "SELECT * FROM t WHERE a = (SELECT a FROM u UNION SELECT a FROM v)"},
 		{name: "select list", give: "SELECT (SELECT MAX(a) FROM u) FROM t"},
 		{name: "for update", give: "SELECT * FROM t WHERE a IN (SELECT a FROM u) FOR UPDATE"},
+		{name: "with", give: "WITH sub AS (SELECT id FROM t) SELECT COUNT(*) FROM sub WHERE id IN (SELECT id FROM sub)"},
+		{name: "a list with a subquery", give: "SELECT * FROM t WHERE a IN ((SELECT a FROM u), 2)"},
+		{
+			name:   "in, the subquery in parentheses",
+			give:   "SELECT * FROM t WHERE a IN ((SELECT a FROM u))",
+			subs:   []Subquery{{SQL: "SELECT `a` FROM `u`", Kind: SubqueryIn, Strings: true}},
+			values: [][]any{{int64(1), int64(2)}},
+			want:   "SELECT * FROM `t` WHERE `a` IN (1,2)",
+		},
 		{name: "an UPDATE", give: "UPDATE t SET a = 1 WHERE k > (SELECT AVG(k) FROM u)"},
 	}
 	for _, tt := range tests {
