@@ -20,6 +20,19 @@ var inSubquerySchema = []string{
 	"INSERT INTO t_order_item (item_id, order_id, user_id, qty, price) VALUES (100, 10, 3, 1, 1.50), (101, 10, 3, 5, 2.00), (102, 11, 3, NULL, 9.99), (103, 12, 4, 7, 3.25), (104, 13, 1, 7, 1.50), (105, 14, 2, 2, 0.10), (106, 14, 2, 9, 4.00), (107, 15, 4, NULL, NULL)",
 }
 
+// inSubqueryEnv starts a proxy over bindingTestRules and makes the
+// reference database refDB; both hold inSubquerySchema's rows.
+func inSubqueryEnv(t *testing.T, refDB string) (e *testEnv, db, ref *sql.DB) {
+	t.Helper()
+	e = startEnv(t, envOptions{rules: bindingTestRules})
+	db = e.open(t)
+	t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS t_order_item") })
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS "+refDB, "CREATE DATABASE "+refDB)
+	ref = e.backends[0].Open(t, refDB)
+	execBoth(t, db, ref, inSubquerySchema...)
+	return e, db, ref
+}
+
 // TestInSubqueryFirst runs UPDATE and DELETE with `IN (SELECT ...)` over
 // binding tables (the statements Django writes for
 // filter(related__x=...).update() and an aggregate-filtered delete())
@@ -30,19 +43,7 @@ var inSubquerySchema = []string{
 // transaction rolled back and one committed, a subquery the proxy cannot
 // evaluate (1235, nothing changed) and the cap on the list's size.
 func TestInSubqueryFirst(t *testing.T) {
-	e := startEnv(t, envOptions{rules: bindingTestRules})
-	db := e.open(t)
-	t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS t_order_item") })
-	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS insub_ref", "CREATE DATABASE insub_ref")
-	ref := e.backends[0].Open(t, "insub_ref")
-	for _, q := range inSubquerySchema {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("through the proxy: %s: %v", q, err)
-		}
-		if _, err := ref.Exec(q); err != nil {
-			t.Fatalf("directly: %s: %v", q, err)
-		}
-	}
+	e, db, ref := inSubqueryEnv(t, "insub_ref")
 	contents := func(c *sql.DB) []string {
 		t.Helper()
 		return append(queryStrings(t, c, "SELECT order_id, user_id, status, amount, COALESCE(ref, 'null') FROM t_order ORDER BY order_id"),

@@ -510,7 +510,7 @@ func (s *Session) multiplexable(plan *router.Plan, src connSource, proto Protoco
 	if !s.srv.rules.Server.Multiplex {
 		return false
 	}
-	if plan.Kind != router.KindSelect || len(plan.Routes) != 1 || plan.Access != router.AccessRead || plan.Move != nil || plan.Returning != "" {
+	if plan.Kind != router.KindSelect || len(plan.Routes) != 1 || plan.Access != router.AccessRead || plan.Move != nil || plan.First != nil || plan.Returning != "" {
 		return false
 	}
 	if _, ok := src.(poolSource); !ok {

@@ -346,13 +346,13 @@ func (s *Session) executePlan(ctx context.Context, plan *router.Plan, src connSo
 	if proto == BinaryProtocol {
 		mode = backendPrepared
 	}
-	var join *joinScope
-	if s.srv.rules.Server.UnionRoutes && plan.Kind == router.KindSelect && len(plan.Routes) > 1 {
-		join = &joinScope{cache: s.srv.joins, settings: s.vars.sql()}
-	}
 	if plan.Fill != nil {
 		// An INSERT ... SELECT whose SELECT is read first (insertselect.go).
 		return s.runInsertFill(ctx, plan, src, inTxn)
+	}
+	if plan.First != nil && plan.Kind == router.KindSelect {
+		// A SELECT whose uncorrelated subqueries run first (insubquery.go).
+		return s.runSelectSubqueriesFirst(ctx, plan, src, mode)
 	}
 	if plan.First != nil {
 		// An UPDATE or DELETE whose IN subqueries run first (insubquery.go).
@@ -362,6 +362,7 @@ func (s *Session) executePlan(ctx context.Context, plan *router.Plan, src connSo
 		// An UPDATE of sharding columns that may move rows (keymove.go).
 		return s.runKeyMove(ctx, plan, src, inTxn)
 	}
+	join := s.joinScope(plan)
 	if needsGuard(plan) {
 		// A write over several routes is all-or-nothing (stmtatomic.go).
 		return s.atomically(ctx, plan, src, inTxn, func(conns connSource) (result, error) {
@@ -374,6 +375,15 @@ func (s *Session) executePlan(ctx context.Context, plan *router.Plan, src connSo
 		res, err = s.runRoutes(ctx, plan, src, mode, join)
 	}
 	return res, err
+}
+
+// joinScope is where a SELECT's routes on one data source are grouped
+// into one UNION ALL statement (union.go), nil when they are not.
+func (s *Session) joinScope(plan *router.Plan) *joinScope {
+	if s.srv.rules.Server.UnionRoutes && plan.Kind == router.KindSelect && len(plan.Routes) > 1 {
+		return &joinScope{cache: s.srv.joins, settings: s.vars.sql()}
+	}
+	return nil
 }
 
 // writeResult writes a plan's result: its rows, or its OK.

@@ -142,7 +142,7 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 			if ferr != nil {
 				return nil, ferr
 			}
-			if _, _, ok := s.inSubqueries(parsed, err); (!ok || returning != "") && !s.isDerivedCount(parsed, into) && !fill {
+			if _, _, ok := s.pulledSubqueries(parsed, err); (!ok || returning != "" || into != nil) && !s.isDerivedCount(parsed, into) && !fill {
 				return nil, err
 			}
 			// An IN subquery across data nodes, COUNT(*) of a derived

@@ -71,6 +71,12 @@ func (s *Session) stmtColumns(ps *preparedStmt, stmt ast.StmtNode) ([]*mysql.Fie
 	} else {
 		cols, err = s.localColumns(ctx, stmt)
 	}
+	if err != nil || ps.pp == nil && cols == nil {
+		// A SELECT whose subqueries run first (insubquery.go).
+		if wide := s.subqueriesFirstDescribed(ps); wide != nil {
+			cols, err = s.routedColumns(ctx, wide)
+		}
+	}
 	if err != nil {
 		if refused := s.srv.refusedAtPrepare(err); refused != nil {
 			return nil, refused

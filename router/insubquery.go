@@ -1,9 +1,11 @@
 package router
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 )
 
@@ -19,10 +21,10 @@ import (
 // statement cannot run on each data node as it is, the proxy evaluates
 // the subquery first, as a SELECT of its own (a locking read, in the
 // statement's transaction), and routes the statement with the list in
-// its place: InSubqueries finds the subqueries, ReplaceInSubqueries puts
+// its place: InSubqueries finds the subqueries, ReplaceSubqueries puts
 // their values in.
 
-// Decimal is a DECIMAL value, in MariaDB's text, for ReplaceInSubqueries:
+// Decimal is a DECIMAL value, in MariaDB's text, for ReplaceSubqueries:
 // it is written as a decimal literal, which compares exactly, where a
 // string would compare as a floating-point number.
 type Decimal string
@@ -36,104 +38,280 @@ type Decimal string
 // alone (MariaDB refuses it). InSubqueries marks the statement's
 // subqueries FOR UPDATE: parse again to use the statement elsewhere.
 func InSubqueries(stmt ast.StmtNode) ([]string, error) {
-	var sqls []string
-	var err error
-	eachInSubquery(stmt, func(p *ast.PatternInExpr, sel *ast.SelectStmt) ast.ExprNode {
-		if err != nil {
-			return p
-		}
-		if sel.LockInfo == nil {
-			sel.LockInfo = &ast.SelectLockInfo{LockType: ast.SelectLockForUpdate}
-		}
-		var sql string
-		if sql, err = restoreSQL(sel); err == nil {
-			sqls = append(sqls, sql)
-		}
-		return p
-	})
+	switch stmt.(type) {
+	case *ast.UpdateStmt, *ast.DeleteStmt:
+	default:
+		return nil, nil
+	}
+	subs, err := subqueriesOf(stmt)
+	sqls := make([]string, len(subs))
+	for i, sub := range subs {
+		sqls[i] = sub.SQL
+	}
 	return sqls, err
 }
 
-// ReplaceInSubqueries replaces the predicates InSubqueries finds in
-// stmt, in the same order, by the values of their subqueries, and
-// returns the statement's text (to parse again and plan): expr IN
-// (v1, v2, ...), the values nil, int64, uint64, string or Decimal. An
-// empty list is FALSE for IN and TRUE for NOT IN, whatever expr is, as
-// MariaDB evaluates an empty subquery. With values nil, every predicate
-// becomes TRUE: the statement then reaches every data node the rest of
-// its WHERE clause does, which includes those it reaches with any list.
-func ReplaceInSubqueries(stmt ast.StmtNode, values [][]any) (string, error) {
+// subqueriesOf returns the subqueries eachSubquery finds in stmt.
+func subqueriesOf(stmt ast.StmtNode) ([]Subquery, error) {
+	var subs []Subquery
+	var err error
+	eachSubquery(stmt, func(at subqueryAt) ast.ExprNode {
+		if err == nil {
+			var sql string
+			if sql, err = restoreSQL(at.sel); err == nil {
+				subs = append(subs, Subquery{SQL: sql, Kind: at.kind, Strings: at.strings})
+			}
+		}
+		return at.node
+	})
+	if len(subs) == 0 {
+		return nil, err
+	}
+	return subs, err
+}
+
+// SubqueryKind is how a statement uses the rows of a subquery the proxy
+// evaluates first.
+type SubqueryKind int
+
+const (
+	// SubqueryIn is expr [NOT] IN (SELECT ...): its distinct values.
+	SubqueryIn SubqueryKind = iota + 1
+	// SubqueryScalar is (SELECT ...) as a value: its one row's one
+	// column, NULL without a row.
+	SubqueryScalar
+	// SubqueryExists is [NOT] EXISTS (SELECT ...): whether it has a row.
+	SubqueryExists
+)
+
+// Subquery is an uncorrelated subquery of a SELECT that the proxy
+// evaluates first (SelectSubqueries).
+type Subquery struct {
+	// SQL is the subquery's SELECT, to plan alone.
+	SQL  string
+	Kind SubqueryKind
+	// Strings is set when a string value, written as a literal, keeps
+	// the subquery's meaning: the subquery is compared with a column,
+	// whose collation then decides, as it does against the subquery's.
+	// Elsewhere a literal would compare in the connection's collation.
+	Strings bool
+}
+
+// SelectSubqueries returns the uncorrelated subqueries of a SELECT's
+// WHERE and HAVING clauses (outside other subqueries), in their order:
+// `expr [NOT] IN (SELECT ...)` as InSubqueries finds them, scalar
+// subqueries and [NOT] EXISTS. Row comparisons, ANY/ALL and subqueries
+// over UNION are left alone, as is a locking SELECT. ReplaceSubqueries
+// puts their values in.
+func SelectSubqueries(stmt ast.StmtNode) ([]Subquery, error) {
+	if _, ok := stmt.(*ast.SelectStmt); !ok {
+		return nil, nil
+	}
+	return subqueriesOf(stmt)
+}
+
+// ReplaceSubqueries replaces the subqueries InSubqueries or
+// SelectSubqueries find in stmt, in the same order, by their values, and
+// returns the statement's text (to parse again and plan). The values are
+// nil, int64, uint64, string or Decimal: for an IN subquery its list,
+// expr IN (v1, v2, ...); for a scalar subquery none (NULL) or one; for
+// EXISTS none (FALSE) or any. An empty list is FALSE for IN and TRUE for
+// NOT IN, whatever expr is, as MariaDB evaluates an empty subquery. With
+// values nil, every IN and EXISTS becomes TRUE and every scalar NULL: an
+// UPDATE or DELETE then reaches every data node the rest of its WHERE
+// clause does, which includes those it reaches with any list.
+func ReplaceSubqueries(stmt ast.StmtNode, values [][]any) (string, error) {
 	n := 0
-	eachInSubquery(stmt, func(p *ast.PatternInExpr, _ *ast.SelectStmt) ast.ExprNode {
+	eachSubquery(stmt, func(at subqueryAt) ast.ExprNode {
 		i := n
 		n++
 		switch {
+		case values == nil && at.kind == SubqueryScalar:
+			return ast.NewValueExpr(nil, "", "")
 		case values == nil:
 			return ast.NewValueExpr(int64(1), "", "")
 		case i >= len(values):
-			return p
-		case len(values[i]) == 0:
-			if p.Not {
-				return ast.NewValueExpr(int64(1), "", "")
+			return at.node
+		case at.kind == SubqueryScalar:
+			if len(values[i]) == 0 {
+				return ast.NewValueExpr(nil, "", "")
 			}
+			return valueExpr(values[i][0])
+		case len(values[i]) == 0 && at.not, len(values[i]) > 0 && at.kind == SubqueryExists && !at.not:
+			return ast.NewValueExpr(int64(1), "", "")
+		case len(values[i]) == 0, at.kind == SubqueryExists:
 			return ast.NewValueExpr(int64(0), "", "")
 		}
+		p := at.node.(*ast.PatternInExpr)
 		list := make([]ast.ExprNode, len(values[i]))
 		for j, v := range values[i] {
-			if d, ok := v.(Decimal); ok {
-				dec := new(driver.MyDecimal)
-				if dec.FromString([]byte(d)) == nil {
-					v = dec
-				} else {
-					v = string(d)
-				}
-			}
-			list[j] = ast.NewValueExpr(v, "", "")
+			list[j] = valueExpr(v)
 		}
 		p.Sel, p.List = nil, list
 		return p
 	})
 	if values != nil && n != len(values) {
-		return "", errNotSupported("the statement has %d IN subqueries to replace, not %d", n, len(values))
+		return "", errNotSupported("the statement has %d subqueries to replace, not %d", n, len(values))
 	}
 	return restoreSQL(stmt)
 }
 
-// eachInSubquery calls fn for each predicate InSubqueries describes, with
-// the SELECT that gives its values, and puts what fn returns in its place.
-func eachInSubquery(stmt ast.StmtNode, fn func(*ast.PatternInExpr, *ast.SelectStmt) ast.ExprNode) {
-	var where *ast.ExprNode
+// valueExpr is a subquery's value as a literal; a Decimal is written as
+// a decimal literal.
+func valueExpr(v any) ast.ExprNode {
+	if d, ok := v.(Decimal); ok {
+		dec := new(driver.MyDecimal)
+		if dec.FromString([]byte(d)) == nil {
+			v = dec
+		} else {
+			v = string(d)
+		}
+	}
+	return ast.NewValueExpr(v, "", "")
+}
+
+// subqueryAt is a subquery InSubqueries or SelectSubqueries describes:
+// node is what its value replaces (the IN predicate, the scalar
+// subquery, the EXISTS), sel the SELECT that gives its values.
+type subqueryAt struct {
+	node ast.ExprNode
+	sel  *ast.SelectStmt
+	kind SubqueryKind
+	// not: NOT IN, NOT EXISTS.
+	not     bool
+	strings bool
+}
+
+// eachSubquery calls fn for each subquery InSubqueries (an UPDATE or
+// DELETE) or SelectSubqueries (a SELECT) describes, and puts what fn
+// returns in its place.
+func eachSubquery(stmt ast.StmtNode, fn func(subqueryAt) ast.ExprNode) {
+	w := &subqueryWalker{fn: fn}
+	var clauses []*ast.ExprNode
 	switch s := stmt.(type) {
 	case *ast.UpdateStmt:
-		where = &s.Where
+		w.forUpdate, clauses = true, []*ast.ExprNode{&s.Where}
 	case *ast.DeleteStmt:
-		where = &s.Where
+		w.forUpdate, clauses = true, []*ast.ExprNode{&s.Where}
+	case *ast.SelectStmt:
+		if s.Kind != ast.SelectStmtKindSelect || s.LockInfo != nil || s.With != nil {
+			// A subquery may read the statement's common table
+			// expressions, which it cannot run without.
+			return
+		}
+		w.scalars, w.columnCompared = true, map[*ast.SubqueryExpr]bool{}
+		clauses = []*ast.ExprNode{&s.Where}
+		if s.Having != nil {
+			clauses = append(clauses, &s.Having.Expr)
+		}
 	}
-	if where == nil || *where == nil {
-		return
-	}
-	if n, ok := (*where).Accept(&inSubqueryWalker{fn: fn}); ok {
-		*where = n.(ast.ExprNode)
+	for _, c := range clauses {
+		if *c == nil {
+			continue
+		}
+		if n, ok := (*c).Accept(w); ok {
+			*c = n.(ast.ExprNode)
+		}
 	}
 }
 
-type inSubqueryWalker struct {
-	fn func(*ast.PatternInExpr, *ast.SelectStmt) ast.ExprNode
+type subqueryWalker struct {
+	fn func(subqueryAt) ast.ExprNode
+	// scalars: scalar subqueries and EXISTS too (a SELECT's).
+	scalars bool
+	// forUpdate: the subqueries read FOR UPDATE (an UPDATE's or
+	// DELETE's).
+	forUpdate bool
+	// columnCompared are the scalar subqueries compared with a column.
+	columnCompared map[*ast.SubqueryExpr]bool
 }
 
-func (w *inSubqueryWalker) Enter(n ast.Node) (ast.Node, bool) {
+func (w *subqueryWalker) Enter(n ast.Node) (ast.Node, bool) {
 	switch x := n.(type) {
 	case *ast.PatternInExpr:
-		if sel := uncorrelatedInSelect(x); sel != nil {
-			return w.fn(x, sel), true
+		if w.scalars && x.Sel == nil && slices.ContainsFunc(x.List, isSubquery) {
+			if len(x.List) > 1 {
+				return n, true // IN ((SELECT ...), 2): left as it is
+			}
+			// MariaDB reads expr IN ((SELECT ...)), goqu's form, as
+			// expr IN (SELECT ...), not as a list of one scalar.
+			x.Sel, x.List = x.List[0], nil
 		}
+		if sel := uncorrelatedInSelect(x); sel != nil {
+			if w.forUpdate && sel.LockInfo == nil {
+				sel.LockInfo = &ast.SelectLockInfo{LockType: ast.SelectLockForUpdate}
+			}
+			_, column := x.Expr.(*ast.ColumnNameExpr)
+			return w.fn(subqueryAt{node: x, sel: sel, kind: SubqueryIn, not: x.Not, strings: column || !w.scalars}), true
+		}
+		// A row's or another kind of subquery: left as it is.
+		return n, x.Sel != nil
 	case *ast.SubqueryExpr:
-		return n, true // an EXISTS, a scalar subquery, a row's subquery
+		if sel := uncorrelatedSelect(x); w.scalars && sel != nil && oneColumn(sel) {
+			return w.fn(subqueryAt{node: x, sel: sel, kind: SubqueryScalar, strings: w.columnCompared[x]}), true
+		}
+		return n, true
+	case *ast.ExistsSubqueryExpr:
+		if sq, ok := x.Sel.(*ast.SubqueryExpr); ok && w.scalars {
+			if sel := uncorrelatedSelect(sq); sel != nil {
+				return w.fn(subqueryAt{node: x, sel: sel, kind: SubqueryExists, not: x.Not}), true
+			}
+		}
+		return n, true
+	case *ast.CompareSubqueryExpr, *ast.RowExpr:
+		return n, true // ANY, ALL; a row
+	case *ast.BinaryOperationExpr:
+		return n, w.scalars && w.rowComparison(x)
 	}
 	return n, false
 }
 
-func (w *inSubqueryWalker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+// rowComparison reports whether x may compare rows (a row or two
+// subqueries), which are left as they are, and notes a scalar subquery
+// compared with a column.
+func (w *subqueryWalker) rowComparison(x *ast.BinaryOperationExpr) bool {
+	_, lrow := x.L.(*ast.RowExpr)
+	_, rrow := x.R.(*ast.RowExpr)
+	lsub, lok := x.L.(*ast.SubqueryExpr)
+	rsub, rok := x.R.(*ast.SubqueryExpr)
+	if lrow || rrow || (lok && rok) {
+		return true
+	}
+	switch x.Op {
+	case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
+		if _, col := x.R.(*ast.ColumnNameExpr); col && lok {
+			w.columnCompared[lsub] = true
+		}
+		if _, col := x.L.(*ast.ColumnNameExpr); col && rok {
+			w.columnCompared[rsub] = true
+		}
+	}
+	return false
+}
+
+func (w *subqueryWalker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func isSubquery(e ast.ExprNode) bool {
+	_, ok := e.(*ast.SubqueryExpr)
+	return ok
+}
+
+// uncorrelatedSelect returns the SELECT of a scalar or EXISTS subquery
+// that names no table or alias of the statement around it.
+func uncorrelatedSelect(sq *ast.SubqueryExpr) *ast.SelectStmt {
+	sel, ok := sq.Query.(*ast.SelectStmt)
+	if !ok || correlated(sel) {
+		return nil
+	}
+	return sel
+}
+
+// oneColumn reports whether sel selects one column and no wildcard: a
+// scalar subquery of several is a row, whose error MariaDB words by
+// where it stands (4078 in a comparison, 1241 elsewhere).
+func oneColumn(sel *ast.SelectStmt) bool {
+	return sel.Fields != nil && len(sel.Fields.Fields) == 1 && sel.Fields.Fields[0].WildCard == nil
+}
 
 // uncorrelatedInSelect returns the SELECT whose values the IN predicate p
 // tests, or nil when p does not test one uncorrelated single value.

@@ -7,13 +7,18 @@ import (
 	"github.com/pingcap/tidb/pkg/parser"
 )
 
-func TestInSubqueries(t *testing.T) {
+// TestSubqueries: the subqueries an UPDATE's or DELETE's WHERE
+// (InSubqueries) and a SELECT's WHERE and HAVING (SelectSubqueries) give
+// the proxy to evaluate first, and the statement with their values in.
+func TestSubqueries(t *testing.T) {
 	tests := []struct {
 		name    string
 		give    string
-		selects []string
+		selects []string   // an UPDATE's or DELETE's
+		subs    []Subquery // a SELECT's
 		values  [][]any
 		want    string // the statement with values in
+		wide    string // with TRUE and NULL in
 	}{
 		{
 			name:    "django update",
@@ -47,8 +52,46 @@ func TestInSubqueries(t *testing.T) {
 		{name: "limit, not wrapped", give: "DELETE FROM t WHERE id IN (SELECT id FROM u LIMIT 3)"},
 		{name: "row", give: "DELETE FROM t WHERE (a, b) IN (SELECT a, b FROM u)"},
 		{name: "inside EXISTS", give: "DELETE FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.id IN (SELECT id FROM v))"},
-		{name: "a SELECT", give: "SELECT * FROM t WHERE id IN (SELECT id FROM u)"},
+		{name: "a SELECT", give: "SELECT * FROM t WHERE id IN (SELECT id FROM u)", subs: []Subquery{{SQL: "SELECT `id` FROM `u`", Kind: SubqueryIn, Strings: true}}},
 		{name: "a list", give: "DELETE FROM t WHERE id IN (1, 2)"},
+		{
+			name: "scalar, in, exists",
+			give: "SELECT id FROM t WHERE k > (SELECT AVG(k) FROM t) AND c IN (SELECT c FROM u WHERE u.x = 1) AND NOT EXISTS (SELECT * FROM v) HAVING MAX(k) = (SELECT 3 FROM w)",
+			subs: []Subquery{
+				{SQL: "SELECT AVG(`k`) FROM `t`", Kind: SubqueryScalar, Strings: true},
+				{SQL: "SELECT `c` FROM `u` WHERE `u`.`x`=1", Kind: SubqueryIn, Strings: true},
+				{SQL: "SELECT * FROM `v`", Kind: SubqueryExists},
+				{SQL: "SELECT 3 FROM `w`", Kind: SubqueryScalar},
+			},
+			values: [][]any{{Decimal("2.5000")}, {"a'b", nil}, {}, {int64(3)}},
+			want:   "SELECT `id` FROM `t` WHERE `k`>2.5000 AND `c` IN ('a''b',NULL) AND 1 HAVING MAX(`k`)=3",
+			wide:   "SELECT `id` FROM `t` WHERE `k`>NULL AND 1 AND 1 HAVING MAX(`k`)=NULL",
+		},
+		{
+			name:   "empty scalar, not in, exists with rows",
+			give:   "SELECT 1 FROM t WHERE (SELECT k FROM u) + 1 = 2 OR id NOT IN (SELECT id FROM u) OR EXISTS (SELECT 1 FROM u) OR NOT EXISTS (SELECT 1 FROM u)",
+			subs:   []Subquery{{SQL: "SELECT `k` FROM `u`", Kind: SubqueryScalar}, {SQL: "SELECT `id` FROM `u`", Kind: SubqueryIn, Strings: true}, {SQL: "SELECT 1 FROM `u`", Kind: SubqueryExists}, {SQL: "SELECT 1 FROM `u`", Kind: SubqueryExists}},
+			values: [][]any{{}, {}, {int64(1)}, {int64(1)}},
+			want:   "SELECT 1 FROM `t` WHERE NULL+1=2 OR 1 OR 1 OR 0",
+		},
+		{name: "correlated", give: "SELECT * FROM t WHERE k > (SELECT AVG(u.k) FROM u WHERE u.id = t.id)"},
+		{name: "row comparison", give: "SELECT * FROM t WHERE (a, b) = (SELECT a, b FROM u)"},
+		{name: "two columns", give: "SELECT * FROM t WHERE a = (SELECT a, b FROM u)"},
+		{name: "any", give: "SELECT * FROM t WHERE a > ANY (SELECT a FROM u)"},
+		{name: "row in", give: "SELECT * FROM t WHERE (a, b) IN (SELECT a, b FROM u)"},
+		{name: "union", give: "SELECT * FROM t WHERE a = (SELECT a FROM u UNION SELECT a FROM v)"},
+		{name: "select list", give: "SELECT (SELECT MAX(a) FROM u) FROM t"},
+		{name: "for update", give: "SELECT * FROM t WHERE a IN (SELECT a FROM u) FOR UPDATE"},
+		{name: "with", give: "WITH sub AS (SELECT id FROM t) SELECT COUNT(*) FROM sub WHERE id IN (SELECT id FROM sub)"},
+		{name: "a list with a subquery", give: "SELECT * FROM t WHERE a IN ((SELECT a FROM u), 2)"},
+		{
+			name:   "in, the subquery in parentheses",
+			give:   "SELECT * FROM t WHERE a IN ((SELECT a FROM u))",
+			subs:   []Subquery{{SQL: "SELECT `a` FROM `u`", Kind: SubqueryIn, Strings: true}},
+			values: [][]any{{int64(1), int64(2)}},
+			want:   "SELECT * FROM `t` WHERE `a` IN (1,2)",
+		},
+		{name: "an UPDATE", give: "UPDATE t SET a = 1 WHERE k > (SELECT AVG(k) FROM u)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,17 +104,34 @@ func TestInSubqueries(t *testing.T) {
 			if err != nil || !slices.Equal(selects, tt.selects) {
 				t.Fatalf("InSubqueries = %q, %v; want %q", selects, err, tt.selects)
 			}
-			if tt.want == "" {
-				return
-			}
 			stmt, _ = p.ParseOneStmt(tt.give, "", "")
-			got, err := ReplaceInSubqueries(stmt, tt.values)
-			if err != nil || got != tt.want {
-				t.Errorf("ReplaceInSubqueries = %q, %v; want %q", got, err, tt.want)
+			subs, err := SelectSubqueries(stmt)
+			if err != nil || !slices.Equal(subs, tt.subs) {
+				t.Fatalf("SelectSubqueries = %+v, %v; want %+v", subs, err, tt.subs)
 			}
-			if _, err := p.ParseOneStmt(got, "", ""); err != nil {
-				t.Errorf("%s does not parse: %v", got, err)
-			}
+			checkReplace(t, tt.give, tt.values, tt.want)
+			checkReplace(t, tt.give, nil, tt.wide)
 		})
+	}
+}
+
+// checkReplace checks ReplaceSubqueries of give with values (none when
+// want is empty), and that its text parses.
+func checkReplace(t *testing.T, give string, values [][]any, want string) {
+	t.Helper()
+	if want == "" {
+		return
+	}
+	p := parser.New()
+	stmt, err := p.ParseOneStmt(give, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReplaceSubqueries(stmt, values)
+	if err != nil || got != want {
+		t.Errorf("ReplaceSubqueries(%v) = %q, %v; want %q", values, got, err, want)
+	}
+	if _, err := p.ParseOneStmt(got, "", ""); err != nil {
+		t.Errorf("%s does not parse: %v", got, err)
 	}
 }

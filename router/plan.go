@@ -204,14 +204,17 @@ type DroppedTable struct {
 	Nodes []config.DataNode `json:"nodes"`
 }
 
-// SubqueriesFirst is an UPDATE or DELETE that runs in two steps, in one
-// atomic write: the SELECTs of its IN subqueries, then the statement with
-// their values in place of the subqueries (ReplaceInSubqueries).
+// SubqueriesFirst is an UPDATE, DELETE or SELECT that runs in two steps
+// (an UPDATE or DELETE in one atomic write): the SELECTs of its
+// uncorrelated subqueries, then the statement with their values in place
+// of the subqueries (ReplaceSubqueries).
 type SubqueriesFirst struct {
-	// Selects are the subqueries' plans, SELECT ... FOR UPDATE, in the
-	// order ReplaceInSubqueries takes their values.
+	// Selects are the subqueries' plans (an UPDATE's or DELETE's SELECT
+	// ... FOR UPDATE), in the order ReplaceSubqueries takes their values.
 	Selects []*Plan `json:"selects"`
-	// Statement is the UPDATE or DELETE's text, to parse again.
+	// Subqueries are what the statement makes of each one's rows.
+	Subqueries []Subquery `json:"subqueries"`
+	// Statement is the statement's text, to parse again.
 	Statement string `json:"statement"`
 }
 
