@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/shardflake/shardflake/internal/sqllex"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
+	"github.com/shardflake/shardflake/proxy/merge"
 )
 
 // SHOW WARNINGS, SHOW ERRORS and @@warning_count/@@error_count describe
@@ -36,12 +38,15 @@ type diagnostics struct {
 	// stale: a statement without tables runs; the first condition it
 	// raises replaces what is kept.
 	stale bool
+	// concatMerged: the merge joins the statement's GROUP_CONCATs, and
+	// the data nodes' warnings 1260 are dropped (MergesConcat).
+	concatMerged bool
 }
 
 // reset starts afresh, for a statement that uses tables.
 func (d *diagnostics) reset() {
 	d.mu.Lock()
-	d.warnings, d.err, d.stale, d.beyond = nil, nil, false, 0
+	d.warnings, d.err, d.stale, d.beyond, d.concatMerged = nil, nil, false, 0, false
 	d.mu.Unlock()
 }
 
@@ -54,13 +59,16 @@ func (d *diagnostics) keep() {
 
 func (d *diagnostics) clearStale() {
 	if d.stale {
-		d.warnings, d.err, d.stale, d.beyond = nil, nil, false, 0
+		d.warnings, d.err, d.stale, d.beyond, d.concatMerged = nil, nil, false, 0, false
 	}
 }
 
 func (d *diagnostics) add(rows []Row) {
 	d.mu.Lock()
 	d.clearStale()
+	if d.concatMerged {
+		rows = slices.DeleteFunc(rows, concatCut)
+	}
 	d.warnings = append(d.warnings, rows...)
 	d.mu.Unlock()
 }
@@ -133,7 +141,41 @@ func (d *diagnostics) counts() (warnings, errs int64) {
 	return int64(len(all)) + beyond, int64(len(errRows))
 }
 
-type diagnosticsKey struct{}
+// diagnosticsKey is the merge's key for the statement's Warner, which
+// the diagnostics are: one key, so a merge's own warnings (a
+// GROUP_CONCAT it cut) join the backends' at no cost to a statement that
+// raises none.
+type diagnosticsKey = merge.WarnerKey
+
+// MergeWarning implements merge.Warner: the statement keeps the first
+// loadMaxWarnings warnings (MariaDB's max_error_count, 64 by default) and
+// counts the others.
+func (d *diagnostics) MergeWarning(level string, code uint16, message string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.clearStale()
+	if len(d.warnings) >= loadMaxWarnings {
+		d.beyond++
+		return
+	}
+	d.warnings = append(d.warnings, rowOf(level, uint64(code), message))
+}
+
+// MergesConcat implements merge.Warner: the data nodes' warnings 1260
+// kept so far are dropped, and those that come later are not kept. The
+// merge's own come after it says so.
+func (d *diagnostics) MergesConcat() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.clearStale()
+	d.concatMerged = true
+	d.warnings = slices.DeleteFunc(d.warnings, concatCut)
+}
+
+// concatCut reports whether w is warning 1260, a GROUP_CONCAT cut.
+func concatCut(w Row) bool {
+	return len(w) == 3 && string(w[1]) == "1260"
+}
 
 // withDiagnostics gives a statement's context the session's diagnostics,
 // where the lanes of its execution put the backends' warnings.

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -24,6 +25,11 @@ type concatSpec struct {
 	sep      []byte
 	desc     bool
 	distinct bool
+	// warner takes the warning of a cut (nil: none); joined counts the
+	// values this GROUP_CONCAT joined in the statement (see
+	// concatResult).
+	warner Warner
+	joined int64
 }
 
 // concatValue is one value of a group and how often it occurs.
@@ -44,7 +50,10 @@ func (p *pipeline) concatSpec(a router.Aggregate) (*concatSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs := &concatSpec{arg: arg, argType: p.types[arg], count: -1, maxLen: maxLen, sep: []byte(a.Concat.Separator), desc: a.Concat.Desc, distinct: a.Distinct}
+	cs := &concatSpec{arg: arg, argType: p.types[arg], count: -1, maxLen: maxLen, sep: []byte(a.Concat.Separator), desc: a.Concat.Desc, distinct: a.Distinct, warner: warnerOf(p.ctx)}
+	if cs.warner != nil {
+		cs.warner.MergesConcat()
+	}
 	if err := cs.argType.OrderError(); err != nil {
 		return nil, notMergeable("GROUP_CONCAT", p.fields[arg], err)
 	}
@@ -109,6 +118,14 @@ func (st *aggState) readLimit(v []byte) {
 // concatResult joins the group's values in order, cut at
 // group_concat_max_len bytes (at a character boundary), or NULL when the
 // group had none.
+//
+// A cut raises MariaDB's warning 1260, "Row N was cut by
+// GROUP_CONCAT()", once per cut group. MariaDB's N is the count of
+// values that GROUP_CONCAT joined in the statement, the cut one included
+// (a cut group joins no more), in the order it read the groups. The merge
+// counts so too (c.joined), in the order it finishes the groups: group
+// key order when the routes come sorted by it, as MariaDB groups, and the
+// hash's order otherwise, where N may differ from MariaDB's.
 func (s *aggSpec) concatResult(st *aggState, dst []byte) ([]byte, bool) {
 	c := s.concat
 	if len(st.values) == 0 {
@@ -141,7 +158,13 @@ func (s *aggSpec) concatResult(st *aggState, dst []byte) ([]byte, bool) {
 			}
 			first = false
 			dst = append(dst, cv.v...)
-			if int64(len(dst)-start) >= limit {
+			c.joined++
+			// A value that only fills the limit is no cut: the next
+			// one may be.
+			if int64(len(dst)-start) > limit {
+				if c.warner != nil {
+					c.warner.MergeWarning("Warning", 1260, fmt.Sprintf("Row %d was cut by GROUP_CONCAT()", c.joined))
+				}
 				utf8Text := s.out.Collation != nil && (s.out.Collation.Charset == "utf8mb4" || s.out.Collation.Charset == "utf8mb3")
 				return cutText(dst, start+int(limit), utf8Text), true
 			}

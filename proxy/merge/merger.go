@@ -116,3 +116,28 @@ func (c *concatStream) Next() (rows.Row, error) {
 func (c *concatStream) Close() error {
 	return rows.CloseAll(c.streams)
 }
+
+// Warner takes the warnings a merge raises itself, as MariaDB would raise
+// them for the statement (SHOW WARNINGS, the result's warning count). The
+// statement's context holds it under WarnerKey; a merge without
+// GROUP_CONCAT never looks it up.
+type Warner interface {
+	// MergeWarning adds a warning the merge raised.
+	MergeWarning(level string, code uint16, message string)
+	// MergesConcat says that the merge joins the statement's
+	// GROUP_CONCATs itself: the data nodes' own warnings 1260 (their
+	// GROUP_CONCAT columns, cut within a route's finer groups, which the
+	// merge replaces) are not the statement's.
+	MergesConcat()
+}
+
+// WarnerKey is the context key of the statement's Warner. The key is
+// exported so that a caller's own context type can answer it without a
+// context.WithValue per statement.
+type WarnerKey struct{}
+
+// warnerOf returns ctx's Warner, or nil.
+func warnerOf(ctx context.Context) Warner {
+	w, _ := ctx.Value(WarnerKey{}).(Warner)
+	return w
+}
