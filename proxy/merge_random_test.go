@@ -407,21 +407,8 @@ func containsColumn(cols []genColumn, name string) bool {
 // number of cases with -merge.cases or SHARDFLAKE_MERGE_CASES.
 func TestMergeRandomized(t *testing.T) {
 	e := diffEnvironment(t)
-	seed := *mergeSeed
-	if seed == 0 {
-		if s, err := strconv.ParseUint(os.Getenv("SHARDFLAKE_MERGE_SEED"), 10, 64); err == nil {
-			seed = s
-		} else {
-			seed = uint64(time.Now().UnixNano())
-		}
-	}
-	cases := *mergeCases
-	if cases == 0 {
-		cases = 500
-		if n, err := strconv.Atoi(os.Getenv("SHARDFLAKE_MERGE_CASES")); err == nil && n > 0 {
-			cases = n
-		}
-	}
+	seed := seedSetting(*mergeSeed, "SHARDFLAKE_MERGE_SEED", uint64(time.Now().UnixNano()))
+	cases := countSetting(*mergeCases, "SHARDFLAKE_MERGE_CASES", 500)
 	t.Logf("seed %d (replay with SHARDFLAKE_MERGE_SEED=%d), %d cases", seed, seed, cases)
 	g := &generator{r: rand.New(rand.NewPCG(seed, seed^0x5f5f))}
 	failures := 0
@@ -437,4 +424,28 @@ func TestMergeRandomized(t *testing.T) {
 	if t.Failed() {
 		t.Errorf("seed %d: replay with SHARDFLAKE_MERGE_SEED=%d", seed, seed)
 	}
+}
+
+// seedSetting is a random test's seed: the flag's value, else the
+// environment variable's, else fallback.
+func seedSetting(flagValue uint64, env string, fallback uint64) uint64 {
+	if flagValue != 0 {
+		return flagValue
+	}
+	if s, err := strconv.ParseUint(os.Getenv(env), 10, 64); err == nil {
+		return s
+	}
+	return fallback
+}
+
+// countSetting is a random test's number of cases: the flag's value,
+// else the environment variable's when positive, else fallback.
+func countSetting(flagValue int, env string, fallback int) int {
+	if flagValue != 0 {
+		return flagValue
+	}
+	if n, err := strconv.Atoi(os.Getenv(env)); err == nil && n > 0 {
+		return n
+	}
+	return fallback
 }

@@ -61,6 +61,12 @@ var setOpQueries = []diffCase{
 	{sql: "SELECT user_id, qty FROM t_order INTERSECT SELECT user_id, qty FROM t_order_item INTERSECT SELECT user_id, qty FROM t_order WHERE qty > 1"},
 	{sql: "SELECT qty FROM t_order EXCEPT SELECT qty FROM t_order_item EXCEPT SELECT qty FROM t_order WHERE user_id = 3 ORDER BY qty", ordered: true},
 	{sql: "(SELECT user_id FROM t_order WHERE qty < 3) INTERSECT (SELECT user_id FROM t_order_item) ORDER BY user_id DESC LIMIT 3", ordered: true},
+	// A branch whose conditions reach no data node is empty, the others
+	// are not: the routing, which pairs the tables' data nodes as a
+	// join's, found none in common and ran every branch with AND 0.
+	{sql: "SELECT user_id FROM t_order WHERE user_id = 1 AND user_id = 2 UNION ALL SELECT user_id FROM t_order_item WHERE user_id = 3"},
+	{sql: "SELECT user_id FROM t_order_item WHERE user_id = 3 UNION SELECT user_id FROM t_order WHERE user_id = 1 AND user_id = 2 ORDER BY 1", ordered: true},
+	{sql: "SELECT uid FROM t_union_single EXCEPT SELECT user_id FROM t_order WHERE user_id = 1 AND user_id = 2 ORDER BY 1", ordered: true},
 	// Mixed operators, INTERSECT ALL and EXCEPT ALL keep 1235.
 	{sql: "SELECT user_id FROM t_order UNION SELECT user_id FROM t_order_item UNION ALL SELECT uid FROM t_union_single", wantErr: 1235},
 	{sql: "SELECT user_id FROM t_order UNION SELECT user_id FROM t_order_item INTERSECT SELECT uid FROM t_union_single", wantErr: 1235},

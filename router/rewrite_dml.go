@@ -654,7 +654,10 @@ func andFalse(where, f ast.ExprNode) ast.ExprNode {
 
 func (d *dmlBinder) bind(args []any) (*Plan, error) {
 	units, empty, err := d.rt.units(args)
-	if err != nil {
+	if err != nil || empty && d.branches != nil {
+		// A UNION's routing pairs its tables' data nodes as a join's
+		// would: none in common is no answer for a UNION, only for the
+		// branch whose conditions reach no data node.
 		if d.branches != nil {
 			return d.branches.bind(args, d.tables)
 		}
