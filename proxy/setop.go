@@ -25,7 +25,7 @@ import (
 func runSetOp(ctx context.Context, plan *router.Plan, conns connSource, merger Merger, budget int64, obs Observer, mode backendMode) (result, error) {
 	branches := plan.Merge.SetOp.Branches
 	streams := make([]RowStream, 0, len(branches))
-	left := budget
+	mem := merge.NewBudget(budget)
 	for i, b := range branches {
 		res, err := runPlanMode(ctx, b, conns, merger, budget, obs, mode, nil)
 		if err != nil {
@@ -34,8 +34,7 @@ func runSetOp(ctx context.Context, plan *router.Plan, conns connSource, merger M
 		if res.rows == nil {
 			return result{}, &InternalError{Msg: fmt.Sprintf("branch %d of a UNION returned no result set", i+1)}
 		}
-		var rows []Row
-		rows, left, err = readAllRows(res.rows, left)
+		rows, err := readAllRows(res.rows, mem)
 		cols := res.rows.Columns()
 		res.rows.Close()
 		if err != nil {
@@ -66,29 +65,23 @@ func runSetOp(ctx context.Context, plan *router.Plan, conns connSource, merger M
 	return result{rows: rows}, nil
 }
 
-// readAllRows reads rs to its end, each row copied, within budget bytes
-// (none when budget is 0); it returns the budget left.
-func readAllRows(rs RowStream, budget int64) ([]Row, int64, error) {
+// readAllRows reads rs to its end into rows that stay valid, each row
+// taken from mem, the statement's mergeMemoryBytes that the branches
+// share.
+func readAllRows(rs RowStream, mem *merge.Budget) ([]Row, error) {
 	var out []Row
 	for {
 		row, err := rs.Next()
 		if errors.Is(err, io.EOF) {
-			return out, budget, nil
+			return out, nil
 		}
 		if err != nil {
-			return nil, budget, err
+			return nil, err
 		}
-		row = row.Clone()
-		if budget > 0 {
-			n := int64(24 * len(row))
-			for _, v := range row {
-				n += int64(len(v))
-			}
-			if budget -= n; budget <= 0 {
-				return nil, budget, &NotSupportedError{What: "a UNION across tables whose branches return more rows than mergeMemoryBytes holds"}
-			}
+		if err := mem.Take(merge.RowBytes(row), "the branches of a UNION across tables"); err != nil {
+			return nil, err
 		}
-		out = append(out, row)
+		out = append(out, row.Clone())
 	}
 }
 

@@ -486,7 +486,7 @@ func groupsAdjacent(keys, sorted []int) bool {
 // newGroup starts a group with row, which it copies.
 func (g *grouper) newGroup(row rows.Row, what string) (*group, error) {
 	first := row.Clone()
-	if err := g.mem.Take(rowBytes(first)+int64(64*len(g.aggs)), what); err != nil {
+	if err := g.mem.Take(RowBytes(first)+int64(64*len(g.aggs)), what); err != nil {
 		return nil, err
 	}
 	return &group{first: first, states: make([]aggState, len(g.aggs))}, nil

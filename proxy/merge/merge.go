@@ -530,8 +530,9 @@ func (b *Budget) Take(n int64, what string) error {
 // Give returns n bytes taken earlier.
 func (b *Budget) Give(n int64) { b.left += n }
 
-// rowBytes estimates what holding a cloned row costs.
-func rowBytes(r rows.Row) int64 {
+// RowBytes estimates what holding a cloned row costs, as a Budget is
+// asked for it.
+func RowBytes(r rows.Row) int64 {
 	n := int64(48 + 24*len(r))
 	for _, v := range r {
 		n += int64(len(v))

@@ -222,9 +222,9 @@ func (m *memSort) build() error {
 			if m.cmp(seqRow{row, seq}, m.rows[0]) >= 0 {
 				continue
 			}
-			m.mem.Give(rowBytes(m.rows[0].row))
+			m.mem.Give(RowBytes(m.rows[0].row))
 			c := row.Clone()
-			if err := m.mem.Take(rowBytes(c), "ORDER BY"); err != nil {
+			if err := m.mem.Take(RowBytes(c), "ORDER BY"); err != nil {
 				return err
 			}
 			m.rows[0] = seqRow{c, seq}
@@ -232,7 +232,7 @@ func (m *memSort) build() error {
 			continue
 		}
 		c := row.Clone()
-		if err := m.mem.Take(rowBytes(c)+16, "ORDER BY"); err != nil {
+		if err := m.mem.Take(RowBytes(c)+16, "ORDER BY"); err != nil {
 			return err
 		}
 		if m.bound > 0 {
