@@ -27,6 +27,9 @@ func (s *Session) answerLocal(ctx context.Context, st *statement) (*router.Plan,
 			// mariadb-admin variables names the server mariadb-admin
 			// version names.
 			st.out.variables = map[string]string{"version": s.srv.version(), "version_comment": versionComment}
+			if !n.GlobalScope {
+				st.out.variables["unique_checks"] = onOff(!s.uniqueChecksOff)
+			}
 		}
 		if n.Tp == ast.ShowStatus && !n.GlobalScope {
 			// The default data source's session is not the client's:

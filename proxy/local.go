@@ -181,6 +181,12 @@ func (s *Session) localValue(e ast.ExprNode) (any, bool) {
 				return int64(1), true
 			}
 			return int64(0), true
+		case "unique_checks":
+			// The session's own (uniqueChecksValue).
+			if s.uniqueChecksOff {
+				return int64(0), true
+			}
+			return int64(1), true
 		case "in_transaction":
 			if s.txn.active {
 				return int64(1), true
@@ -231,7 +237,7 @@ func localColumn(e ast.ExprNode, name string, v any) *mysql.Field {
 		switch strings.ToLower(x.Name) {
 		case "warning_count", "error_count", "last_insert_id", "identity", "in_transaction":
 			return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 21, mysql.UNSIGNED_FLAG)
-		case "autocommit":
+		case "autocommit", "unique_checks":
 			return itemInt(name, mysql.MYSQL_TYPE_LONGLONG, 1, 0)
 		}
 	}

@@ -101,6 +101,9 @@ type Session struct {
 	// logical caches logicalColumn's answers.
 	logical    map[*mysql.Field]*logicalCol
 	autocommit bool
+	// uniqueChecksOff is SET unique_checks = 0, which the data sources
+	// are not sent (uniqueChecksValue).
+	uniqueChecksOff bool
 	// prepared holds the SQL-level prepared statements by lower-case
 	// name (sqlprepare.go).
 	prepared map[string]sqlPrepared
@@ -472,6 +475,7 @@ func (s *Session) resetConnection() {
 	s.trackVars, s.trackVarsSet, s.trackedVars = nil, false, nil
 	s.stateTracking, s.stateChanged = false, false
 	s.autocommit = true
+	s.uniqueChecksOff = false
 	s.lastInsertID = 0
 	s.rowCount = 0
 	s.found = 0

@@ -85,6 +85,12 @@ func splitSetStatement(sql string, mode sqlarg.Mode) (vars stmtVars, rest string
 				return stmtVars{}, "", true, err
 			}
 			vars.limitSet = true
+		case lower == "unique_checks":
+			// The data sources keep their unique checks
+			// (uniqueChecksValue).
+			if _, err := uniqueChecksValue(value); err != nil {
+				return stmtVars{}, "", true, err
+			}
 		default:
 			parts = append(parts, lower+"="+value)
 		}

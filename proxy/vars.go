@@ -139,6 +139,9 @@ type setPlan struct {
 	// selectLimit is SET sql_select_limit's value, the session's own
 	// (stmtvars.go): "" for DEFAULT.
 	selectLimit *string
+	// uniqueChecks is SET unique_checks' value, the session's own
+	// (uniqueChecksValue says why).
+	uniqueChecks *bool
 }
 
 // assign reads one assignment of SET statement st.
@@ -186,6 +189,17 @@ func (p *setPlan) assign(ctx context.Context, s *Session, st *ast.SetStmt, a *as
 			return err
 		}
 		p.autocommit = &on
+	case a.IsSystem && !a.IsGlobal && name == "unique_checks":
+		v, err := s.systemValue(ctx, a.Value)
+		if err != nil {
+			return err
+		}
+		on, err := uniqueChecksValue(v)
+		if err != nil {
+			return err
+		}
+		p.uniqueChecks = &on
+		p.assigned = append(p.assigned, name)
 	case a.IsSystem && name == "tx_isolation_one_shot":
 		level, err := restoreExpr(a.Value)
 		if err != nil {
@@ -364,12 +378,23 @@ func (p *setPlan) tracked(s *Session) []string {
 
 // apply makes the SET's changes: on the data sources, then the session's.
 func (p *setPlan) apply(ctx context.Context, s *Session) error {
+	tracked := p.tracked(s)
+	var own []wire.TrackedVariable
+	if i := slices.Index(tracked, "unique_checks"); i >= 0 && p.uniqueChecks != nil {
+		// The session's own value, not the data sources'.
+		tracked = slices.Delete(slices.Clone(tracked), i, i+1)
+		own = append(own, wire.TrackedVariable{Name: "unique_checks", Value: onOff(*p.uniqueChecks)})
+	}
 	if len(p.assignments) > 0 {
-		vals, err := s.applySet(ctx, "SET "+strings.Join(p.assignments, ", "), p.next, p.tracked(s))
+		vals, err := s.applySet(ctx, "SET "+strings.Join(p.assignments, ", "), p.next, tracked)
 		if err != nil {
 			return err
 		}
 		s.trackedVars = append(s.trackedVars, vals...)
+	}
+	s.trackedVars = append(s.trackedVars, own...)
+	if p.uniqueChecks != nil {
+		s.uniqueChecksOff = !*p.uniqueChecks
 	}
 	if p.txnMode != nil && *p.txnMode != s.txnMode {
 		if s.inTransaction() && len(s.txn.conns) > 0 {
@@ -513,6 +538,12 @@ func (s *Session) followSQLMode(text string) {
 // data source, so that replaying the assignment on other connections
 // gives the same value (SET @t = NOW() must not change per connection).
 func (s *Session) userVarValue(ctx context.Context, e ast.ExprNode) (string, error) {
+	// The values only the proxy knows (@@unique_checks, LAST_INSERT_ID(),
+	// ...) are written in first: the data source's are not the session's.
+	r := &localRewriter{s: s}
+	if n, ok := e.Accept(r); ok && r.changed {
+		e = n.(ast.ExprNode)
+	}
 	val, err := restoreExpr(e)
 	if err != nil {
 		return "", err
@@ -589,6 +620,36 @@ func valueText(v ast.ValueExpr) string {
 }
 
 // boolSetting reads ON/OFF/1/0/TRUE/FALSE.
+// uniqueChecksValue reads the value of SET unique_checks (the literal
+// systemValue gives). The session keeps it and answers it (@@unique_checks,
+// SHOW VARIABLES, session tracking), but the data sources are never sent
+// unique_checks = 0: with it and foreign_key_checks = 0, MariaDB's first
+// INSERT or LOAD DATA into an empty table in a transaction locks the
+// whole table until the transaction ends (its bulk insert). One server
+// sees two such transactions wait on each other and rolls one back; two
+// sessions whose transactions take tables on two data sources in other
+// orders (myloader's threads loading chunks of one sharded table) wait on
+// each other across servers, which neither server sees, until
+// innodb_lock_wait_timeout fails both. unique_checks = 0 only permits the
+// server to skip checks; with the checks kept, a load is slower into an
+// empty table and its duplicate keys fail at once.
+func uniqueChecksValue(v string) (bool, error) {
+	switch strings.ToUpper(strings.Trim(v, "'`\"")) {
+	case "1", "ON", "TRUE", "DEFAULT":
+		return true, nil
+	case "0", "OFF", "FALSE":
+		return false, nil
+	}
+	return false, mysql.NewDefaultError(mysql.ER_WRONG_VALUE_FOR_VAR, "unique_checks", strings.Trim(v, "'\""))
+}
+
+func onOff(on bool) string {
+	if on {
+		return "ON"
+	}
+	return "OFF"
+}
+
 func boolSetting(e ast.ExprNode) (bool, error) {
 	s, err := restoreExpr(e)
 	if err != nil {
