@@ -51,7 +51,7 @@ func runSetOp(ctx context.Context, plan *router.Plan, conns connSource, merger M
 		return result{}, err
 	}
 	m := plan.Merge
-	cols, err := unionColumns(streams[0].Columns(), m == nil || !m.Distinct && len(m.OrderBy) == 0)
+	cols, err := unionColumns(streams[0].Columns(), streamedSetOp(m))
 	if err != nil {
 		return result{}, err
 	}
@@ -98,6 +98,15 @@ func sameBranchColumns(first, cols []*mysql.Field, i int) error {
 		}
 	}
 	return nil
+}
+
+// streamedSetOp reports whether MariaDB would stream the set operation
+// merged by m, a UNION ALL without ORDER BY, rather than read it through
+// a temporary table (UNION DISTINCT, INTERSECT, EXCEPT, their ALL forms,
+// an ORDER BY over the result), which changes its column definitions
+// (unionColumns) and compares its values.
+func streamedSetOp(m *router.Merge) bool {
+	return m == nil || !m.Distinct && len(m.OrderBy) == 0 && (m.SetOp == nil || m.SetOp.Operator == router.SetOpUnion)
 }
 
 // unionFlags are the column flags a UNION's result column keeps from
@@ -160,7 +169,7 @@ func unionColumns(cols []*mysql.Field, streamed bool) ([]*mysql.Field, error) {
 // by its coercibility rules, or refuse the mix.
 func sameBranchCollations(ctx context.Context, plan *router.Plan, merger Merger) error {
 	m := plan.Merge
-	if m == nil || !m.Distinct && len(m.OrderBy) == 0 {
+	if streamedSetOp(m) {
 		return nil
 	}
 	rm, ok := merger.(*merge.ResultMerger)
@@ -170,7 +179,7 @@ func sameBranchCollations(ctx context.Context, plan *router.Plan, merger Merger)
 	var first []uint16
 	for i, b := range plan.Merge.SetOp.Branches {
 		if b.Merge != nil && (b.Merge.Hidden > 0 || b.Merge.Describe) {
-			return &NotSupportedError{What: "a UNION DISTINCT or ORDER BY across tables whose branch computes columns across data nodes"}
+			return &NotSupportedError{What: "a UNION DISTINCT, INTERSECT, EXCEPT or ORDER BY across tables whose branch computes columns across data nodes"}
 		}
 		ids, err := rm.Collations.RouteCollations(ctx, b.Routes[0])
 		if err != nil {
@@ -179,7 +188,7 @@ func sameBranchCollations(ctx context.Context, plan *router.Plan, merger Merger)
 		if i == 0 {
 			first = ids
 		} else if !slices.Equal(first, ids) {
-			return &NotSupportedError{What: "a UNION DISTINCT or ORDER BY across tables whose branches' columns have different collations"}
+			return &NotSupportedError{What: "a UNION DISTINCT, INTERSECT, EXCEPT or ORDER BY across tables whose branches' columns have different collations"}
 		}
 	}
 	return nil

@@ -67,11 +67,23 @@ var setOpQueries = []diffCase{
 	{sql: "SELECT user_id FROM t_order WHERE user_id = 1 AND user_id = 2 UNION ALL SELECT user_id FROM t_order_item WHERE user_id = 3"},
 	{sql: "SELECT user_id FROM t_order_item WHERE user_id = 3 UNION SELECT user_id FROM t_order WHERE user_id = 1 AND user_id = 2 ORDER BY 1", ordered: true},
 	{sql: "SELECT uid FROM t_union_single EXCEPT SELECT user_id FROM t_order WHERE user_id = 1 AND user_id = 2 ORDER BY 1", ordered: true},
-	// Mixed operators, INTERSECT ALL and EXCEPT ALL keep 1235.
+	// INTERSECT ALL and EXCEPT ALL count the copies: user_id and uid
+	// repeat within each branch (NULLs too), strings equal under the
+	// collation count as one value.
+	{sql: "SELECT user_id FROM t_order INTERSECT ALL SELECT uid FROM t_union_single"},
+	{sql: "SELECT user_id FROM t_order EXCEPT ALL SELECT uid FROM t_union_single ORDER BY 1", ordered: true},
+	{sql: "SELECT uid FROM t_union_single EXCEPT ALL SELECT user_id FROM t_order_item WHERE user_id = 3"},
+	{sql: "SELECT user_id FROM t_order_item INTERSECT ALL SELECT user_id FROM t_order"},
+	{sql: "SELECT qty FROM t_order INTERSECT ALL SELECT qty FROM t_order_item ORDER BY 1 LIMIT 6", ordered: true},
+	{sql: "SELECT qty FROM t_order EXCEPT ALL SELECT qty FROM t_order_item EXCEPT ALL SELECT qty FROM t_order WHERE user_id = 3"},
+	{sql: "SELECT user_id, qty FROM t_order INTERSECT ALL SELECT user_id, qty FROM t_order_item INTERSECT ALL SELECT user_id, qty FROM t_order WHERE qty > 1"},
+	{sql: "SELECT status FROM t_order INTERSECT ALL SELECT s FROM t_union_single", fold: map[int]string{0: gci}},
+	{sql: "SELECT status FROM t_order EXCEPT ALL SELECT s FROM t_union_single", fold: map[int]string{0: gci}},
+	{sql: "SELECT uid, s FROM t_union_single EXCEPT ALL SELECT user_id, status FROM t_order WHERE user_id = 1 AND user_id = 2"},
+	// Mixed operators keep 1235.
 	{sql: "SELECT user_id FROM t_order UNION SELECT user_id FROM t_order_item UNION ALL SELECT uid FROM t_union_single", wantErr: 1235},
 	{sql: "SELECT user_id FROM t_order UNION SELECT user_id FROM t_order_item INTERSECT SELECT uid FROM t_union_single", wantErr: 1235},
-	{sql: "SELECT user_id FROM t_order INTERSECT ALL SELECT uid FROM t_union_single", wantErr: 1235},
-	{sql: "SELECT user_id FROM t_order EXCEPT ALL SELECT uid FROM t_union_single", wantErr: 1235},
+	{sql: "SELECT user_id FROM t_order INTERSECT ALL SELECT uid FROM t_union_single INTERSECT SELECT uid FROM t_union_single", wantErr: 1235},
 }
 
 func TestSetOpAcrossTablesDifferential(t *testing.T) {

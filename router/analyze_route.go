@@ -578,7 +578,7 @@ func (rt *routing) notPairable(h int) error {
 	a := rt.a
 	ref := a.sharded[h]
 	if a.setOp {
-		return errNotSupported("UNION, INTERSECT and EXCEPT over sharded table %s are supported only when every branch reaches the same single data node, or for plain SELECTs with one operator throughout (all UNION ALL, all UNION, all INTERSECT or all EXCEPT; not INTERSECT ALL or EXCEPT ALL), without WITH, whose ORDER BY names result columns", ref.name)
+		return errNotSupported("UNION, INTERSECT and EXCEPT over sharded table %s are supported only when every branch reaches the same single data node, or for plain SELECTs with one operator throughout (all UNION ALL, all UNION, all INTERSECT [ALL] or all EXCEPT [ALL]), without WITH, whose ORDER BY names result columns", ref.name)
 	}
 	for _, o := range a.sharded {
 		if o.nested && o.follows < 0 {

@@ -34,9 +34,13 @@ type SetOpBranches struct {
 // SetOpBranches.
 type SetOperator uint8
 
-// Set operators; INTERSECT and EXCEPT are their DISTINCT forms, the
-// first branch's distinct rows that every other branch holds (INTERSECT)
-// or none of them does (EXCEPT), NULL equal to NULL.
+// Set operators, NULL equal to NULL. INTERSECT and EXCEPT under the
+// Merge's Distinct are the first branch's distinct rows that every other
+// branch holds (INTERSECT) or none of them does (EXCEPT); without it they
+// are INTERSECT ALL and EXCEPT ALL, which count: a row the first branch
+// holds n times is kept as many times as every other branch holds it, up
+// to n (INTERSECT ALL), or n less the times the others hold it (EXCEPT
+// ALL).
 const (
 	SetOpUnion SetOperator = iota + 1
 	SetOpIntersect
@@ -71,7 +75,8 @@ type setOpBranches struct {
 
 // prepareBranches plans so's branches apart when it is a UNION,
 // INTERSECT or EXCEPT of plain SELECTs with one operator throughout (all
-// UNION ALL, all UNION DISTINCT, all INTERSECT or all EXCEPT), whose
+// UNION ALL, all UNION DISTINCT, all INTERSECT [ALL] or all EXCEPT [ALL]),
+// whose
 // ORDER BY names
 // result columns by position or by the first branch's names; nil
 // otherwise (the statement keeps the error its routing gives). so must
@@ -106,8 +111,12 @@ func (r *Router) prepareBranches(a *analysis, so *ast.SetOprStmt) *setOpBranches
 				operator = SetOpIntersect
 			case ast.Except:
 				operator = SetOpExcept
+			case ast.IntersectAll:
+				operator, isDistinct = SetOpIntersect, false
+			case ast.ExceptAll:
+				operator, isDistinct = SetOpExcept, false
 			default:
-				return nil // INTERSECT ALL, EXCEPT ALL
+				return nil
 			}
 			if distinct == nil {
 				distinct, sb.operator = &isDistinct, operator

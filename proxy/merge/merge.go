@@ -141,15 +141,15 @@ func (m *ResultMerger) merge(ctx context.Context, plan *router.Plan, streams []r
 	if set := spec.SetOp; set != nil && (set.Operator == router.SetOpIntersect || set.Operator == router.SetOpExcept) {
 		// INTERSECT or EXCEPT over a set operation's branches (ungrouped,
 		// unsorted, in order): the first branch's rows kept by the others.
-		if !spec.Distinct || spec.Group != nil || len(spec.Sort) > 0 {
-			return nil, &InternalError{Msg: "INTERSECT or EXCEPT without DISTINCT or over grouped or sorted routes"}
+		if spec.Group != nil || len(spec.Sort) > 0 {
+			return nil, &InternalError{Msg: "INTERSECT or EXCEPT over grouped or sorted routes"}
 		}
 		for i := range p.visible {
 			if err := p.types[i].EqualError(); err != nil {
 				return nil, notMergeable(set.Operator.String(), p.fields[i], err)
 			}
 		}
-		src = newSetOpFilter(set.Operator, streams, p.types[:p.visible], p.mem)
+		src = newSetOpFilter(set.Operator, !spec.Distinct, streams, p.types[:p.visible], p.mem)
 	}
 	if src, err = p.distinct(spec, src, sorted); err != nil {
 		return nil, err

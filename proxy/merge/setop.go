@@ -13,19 +13,30 @@ import (
 // every other branch holds (INTERSECT) or that none does (EXCEPT),
 // comparing rows by their visible columns' keys as DISTINCT does (the
 // columns' collations, NULL equal to NULL). It reads the other branches
-// whole before the first row; the DISTINCT after it drops duplicates.
+// whole before the first row. Under DISTINCT, which drops the duplicates
+// after it, a row is kept whenever the others hold it (or do not); under
+// ALL each row the others hold is matched once: INTERSECT ALL keeps a
+// first-branch row while every other branch has a copy left and uses one
+// of each, EXCEPT ALL drops it while some other branch has a copy left
+// and uses that one. MariaDB counts ALL's copies in a temporary table of
+// one row per key, so every copy it returns is the first row of its key
+// it read ('new' for 'NEW' under a case-insensitive collation): so are
+// the filter's (reps), of the first branch's rows in the order it reads
+// them.
 type setOpFilter struct {
 	first     rows.Stream
 	others    []rows.Stream
 	intersect bool
+	all       bool
 	types     []sqlvalue.Type
 	mem       *Budget
-	sets      []map[string]struct{}
+	counts    []map[string]int
+	reps      map[string]rows.Row
 	key       []byte
 }
 
-func newSetOpFilter(op router.SetOperator, streams []rows.Stream, types []sqlvalue.Type, mem *Budget) *setOpFilter {
-	return &setOpFilter{first: streams[0], others: streams[1:], intersect: op == router.SetOpIntersect, types: types, mem: mem}
+func newSetOpFilter(op router.SetOperator, all bool, streams []rows.Stream, types []sqlvalue.Type, mem *Budget) *setOpFilter {
+	return &setOpFilter{first: streams[0], others: streams[1:], intersect: op == router.SetOpIntersect, all: all, types: types, mem: mem}
 }
 
 func (f *setOpFilter) rowKey(row rows.Row) string {
@@ -37,8 +48,9 @@ func (f *setOpFilter) rowKey(row rows.Row) string {
 }
 
 func (f *setOpFilter) readOthers() error {
+	f.counts = make([]map[string]int, 0, len(f.others))
 	for _, s := range f.others {
-		set := map[string]struct{}{}
+		counts := map[string]int{}
 		for {
 			row, err := s.Next()
 			if errors.Is(err, io.EOF) {
@@ -48,21 +60,49 @@ func (f *setOpFilter) readOthers() error {
 				return err
 			}
 			k := f.rowKey(row)
-			if _, ok := set[k]; ok {
+			if n, ok := counts[k]; ok {
+				counts[k] = n + 1
 				continue
 			}
 			if err := f.mem.Take(int64(len(k))+48, "INTERSECT or EXCEPT"); err != nil {
 				return err
 			}
-			set[k] = struct{}{}
+			counts[k] = 1
 		}
-		f.sets = append(f.sets, set)
+		f.counts = append(f.counts, counts)
 	}
 	return nil
 }
 
+// keep reports whether the first branch's row of key k is in the
+// result, using the copies it matches under ALL.
+func (f *setOpFilter) keep(k string) bool {
+	if f.intersect {
+		for _, c := range f.counts {
+			if c[k] == 0 {
+				return false
+			}
+		}
+		if f.all {
+			for _, c := range f.counts {
+				c[k]--
+			}
+		}
+		return true
+	}
+	for _, c := range f.counts {
+		if n := c[k]; n > 0 {
+			if f.all {
+				c[k] = n - 1
+			}
+			return false
+		}
+	}
+	return true
+}
+
 func (f *setOpFilter) Next() (rows.Row, error) {
-	if f.sets == nil {
+	if f.counts == nil {
 		if err := f.readOthers(); err != nil {
 			return nil, err
 		}
@@ -73,15 +113,23 @@ func (f *setOpFilter) Next() (rows.Row, error) {
 			return nil, err
 		}
 		k := f.rowKey(row)
-		keep := true
-		for _, set := range f.sets {
-			if _, ok := set[k]; ok != f.intersect {
-				keep = false
-				break
-			}
+		if !f.keep(k) {
+			continue
 		}
-		if keep {
+		if !f.all {
 			return row, nil
 		}
+		if rep, ok := f.reps[k]; ok {
+			return rep.Clone(), nil // later stages may fill columns in place
+		}
+		if f.reps == nil {
+			f.reps = map[string]rows.Row{}
+		}
+		rep := row.Clone()
+		if err := f.mem.Take(RowBytes(rep)+int64(len(k))+48, "INTERSECT ALL or EXCEPT ALL"); err != nil {
+			return nil, err
+		}
+		f.reps[k] = rep
+		return rep.Clone(), nil
 	}
 }
