@@ -2,14 +2,16 @@ package proxy
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
-// TestMaxConnectionsPerQuery: an UPDATE over both tables of each data
-// source runs on two backend connections per data source by default and
-// on one with server.maxConnectionsPerQuery 1 (one backend transaction
+// TestMaxConnectionsPerQuery: an INSERT of rows for both tables of each
+// data source runs on two backend connections per data source by default
+// and on one with server.maxConnectionsPerQuery 1 (one backend transaction
 // there), as a trigger on every physical table records CONNECTION_ID();
-// the rows changed are the same.
+// the rows written are the same. An UPDATE over both tables runs on one
+// connection per data source either way (guardConns).
 func TestMaxConnectionsPerQuery(t *testing.T) {
 	for _, tt := range []struct {
 		server string
@@ -22,27 +24,36 @@ func TestMaxConnectionsPerQuery(t *testing.T) {
 			e := startEnv(t, envOptions{server: tt.server, databases: "cpq", pooled: true})
 			createTables(t, e)
 			db := e.open(t)
-			for id := 1; id <= 8; id++ {
-				if _, err := db.Exec("INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, 'a')", id, (id-1)/2%2+1); err != nil {
-					t.Fatal(err)
+			for i := range 2 {
+				execAll(t, e.backend(t, i), "CREATE TABLE cpq_log (conn BIGINT NOT NULL, op CHAR(1) NOT NULL)")
+				for _, op := range []string{"INSERT", "UPDATE"} {
+					for j := range 2 {
+						execAll(t, e.backend(t, i), fmt.Sprintf("CREATE TRIGGER cpq_log_%s_%d AFTER %s ON t_order_%d FOR EACH ROW INSERT INTO cpq_log VALUES (CONNECTION_ID(), '%c')", op, j, op, j, op[0]))
+					}
 				}
 			}
-			for i := range 2 {
-				execAll(t, e.backend(t, i), "CREATE TABLE cpq_log (conn BIGINT NOT NULL)",
-					"CREATE TRIGGER cpq_log_0 AFTER UPDATE ON t_order_0 FOR EACH ROW INSERT INTO cpq_log VALUES (CONNECTION_ID())",
-					"CREATE TRIGGER cpq_log_1 AFTER UPDATE ON t_order_1 FOR EACH ROW INSERT INTO cpq_log VALUES (CONNECTION_ID())")
+			var rows []string
+			for id := 1; id <= 8; id++ {
+				rows = append(rows, fmt.Sprintf("(%d, %d, 'a')", id, (id-1)/2%2+1))
 			}
-			res, err := db.Exec("UPDATE t_order SET status = 'b'")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n, _ := res.RowsAffected(); n != 8 {
-				t.Errorf("%d rows changed, want 8", n)
-			}
-			for i := range 2 {
-				got := queryStrings(t, e.backend(t, i), "SELECT COUNT(*), COUNT(DISTINCT conn) FROM cpq_log")
-				if want := "4," + tt.want; len(got) != 1 || got[0] != want {
-					t.Errorf("ds_%d: rows logged, connections %v; want %s", i, got, want)
+			for _, st := range []struct {
+				sql, op, conns string
+			}{
+				{"INSERT INTO t_order (order_id, user_id, status) VALUES " + strings.Join(rows, ", "), "I", tt.want},
+				{"UPDATE t_order SET status = 'b'", "U", "1"},
+			} {
+				res, err := db.Exec(st.sql)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n, _ := res.RowsAffected(); n != 8 {
+					t.Errorf("%s: %d rows, want 8", st.sql, n)
+				}
+				for i := range 2 {
+					got := queryStrings(t, e.backend(t, i), "SELECT COUNT(*), COUNT(DISTINCT conn) FROM cpq_log WHERE op = '"+st.op+"'")
+					if want := "4," + st.conns; len(got) != 1 || got[0] != want {
+						t.Errorf("%s: ds_%d: rows logged, connections %v; want %s", st.sql, i, got, want)
+					}
 				}
 			}
 		})
