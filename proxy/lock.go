@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -55,13 +58,68 @@ func (s *Session) handleLockTables(ctx context.Context, st *ast.LockTablesStmt, 
 	if err := s.unlockTables(); err != nil {
 		return err
 	}
-	for _, ds := range slices.Sorted(maps.Keys(byDS)) {
+	order := slices.Sorted(maps.Keys(byDS))
+	start := time.Now()
+	var limit time.Duration
+	for attempt := 1; ; attempt++ {
+		busy, err := s.lockEach(ctx, order, byDS)
+		if !busy {
+			if err != nil {
+				return err
+			}
+			return s.writeOK(wire.OK{}, more)
+		}
+		// Another session's transaction holds a table of a later data
+		// source, and may be waiting for one this statement had locked
+		// on an earlier one: everything was released, and the statement
+		// tries again, for as long as the session's lock_wait_timeout.
+		if attempt == 1 {
+			v, err := s.userVarValue(ctx, &ast.VariableExpr{Name: "lock_wait_timeout", IsSystem: true})
+			if err != nil {
+				return err
+			}
+			secs, _ := strconv.ParseFloat(v, 64)
+			limit = time.Duration(secs * float64(time.Second))
+		}
+		if time.Since(start) >= limit {
+			return mysql.NewDefaultError(mysql.ER_LOCK_WAIT_TIMEOUT)
+		}
+		pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(20*time.Millisecond)))
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(pause):
+		}
+	}
+}
+
+// lockOthersWait is how long, in seconds, LOCK TABLES waits for the tables
+// of a data source while it holds the locks it took on the data sources
+// before it (in name order). The first waits as long as the session's
+// lock_wait_timeout, as on MariaDB: it holds nothing yet. A later one may
+// be held by another session's transaction that waits for a table this
+// statement locked on an earlier data source (it wrote on the later one
+// first): a deadlock neither server sees, which would last the
+// transaction's and the statement's lock_wait_timeout (a day by default;
+// mariadb-dump's LOCK TABLES ... READ against a proxy taking writes).
+const lockOthersWait = 1
+
+// lockEach takes the locks of byDS on each data source in order, all or
+// none (a failure unlocks what it locked); busy reports a failure to lock
+// a data source after the first within lockOthersWait, which the caller
+// retries.
+func (s *Session) lockEach(ctx context.Context, order []string, byDS map[string][]string) (busy bool, err error) {
+	for i, ds := range order {
 		bc, err := s.lockConn(ctx, ds)
 		if err == nil {
+			stmt := "LOCK TABLES " + strings.Join(byDS[ds], ", ")
+			if i > 0 {
+				stmt += " WAIT " + strconv.Itoa(lockOthersWait)
+			}
 			// It may wait for other sessions' locks: KILL QUERY and the
 			// statement timeout stop it.
 			stop := bc.watch(ctx)
-			_, err = bc.exec("LOCK TABLES " + strings.Join(byDS[ds], ", "))
+			_, err = bc.exec(stmt)
 			stop()
 			err = cancelled(ctx, err)
 		}
@@ -70,14 +128,15 @@ func (s *Session) handleLockTables(ctx context.Context, st *ast.LockTablesStmt, 
 			if uerr := s.unlockTables(); uerr != nil {
 				s.log.Warn("UNLOCK TABLES after a failed LOCK TABLES", "err", errLine(uerr))
 			}
-			return err
+			var my *mysql.MyError
+			return i > 0 && errors.As(err, &my) && my.Code == mysql.ER_LOCK_WAIT_TIMEOUT, err
 		}
 		if s.state.tableLocks == nil {
 			s.state.tableLocks = map[string]bool{}
 		}
 		s.state.tableLocks[ds] = true
 	}
-	return s.writeOK(wire.OK{}, more)
+	return false, nil
 }
 
 // handleUnlockTables runs UNLOCK TABLES: a transaction open while tables
