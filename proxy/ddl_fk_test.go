@@ -348,8 +348,9 @@ func execBoth(t *testing.T, db, ref *sql.DB, stmts ...string) {
 // physical table's <physical table>_ibfk_1) and drops it under that name
 // with ALTER TABLE ... DROP FOREIGN KEY. Through the proxy and on one
 // MariaDB: the same names, the drop, an explicit name in InnoDB's form
-// added and dropped again, and 1091 for a name no table has. Before, the
-// proxy dropped <name>_<physical table> and answered 1091.
+// added and dropped again, and 1091 for a name no table has, naming it as
+// the client wrote it. Before, the proxy dropped <name>_<physical table>
+// and answered 1091; its 1091 named the physical table's constraint.
 func TestDropUnnamedForeignKey(t *testing.T) {
 	e := startEnv(t, envOptions{rules: fkRules})
 	db := e.open(t)
@@ -390,11 +391,11 @@ func TestDropUnnamedForeignKey(t *testing.T) {
 	compare("after ADD FOREIGN KEY unnamed and fk_item_ibfk_7", 2)
 	both("ALTER TABLE fk_item DROP FOREIGN KEY fk_item_ibfk_7")
 	compare("after DROP FOREIGN KEY fk_item_ibfk_7", 1)
-	for _, q := range []string{"ALTER TABLE fk_item DROP FOREIGN KEY fk_item_ibfk_9", "ALTER TABLE fk_item DROP FOREIGN KEY fk_item_ibfk_7"} {
+	for _, q := range []string{"ALTER TABLE fk_item DROP FOREIGN KEY fk_item_ibfk_9", "ALTER TABLE fk_item DROP FOREIGN KEY fk_item_ibfk_7", "ALTER TABLE fk_item DROP FOREIGN KEY fk_nosuch"} {
 		_, perr := db.Exec(q)
 		_, rerr := ref.Exec(q)
-		if errCode(perr) != 1091 || errCode(rerr) != 1091 {
-			t.Errorf("%s: proxy %v, reference %v; want 1091 from both", q, perr, rerr)
+		if errCode(perr) != 1091 || errCode(rerr) != 1091 || perr.Error() != rerr.Error() {
+			t.Errorf("%s: proxy %v, reference %v; want the same 1091 from both", q, perr, rerr)
 		}
 	}
 	if got := queryStrings(t, db, "SELECT 1"); len(got) != 1 {
