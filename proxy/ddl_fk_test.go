@@ -340,3 +340,65 @@ func execBoth(t *testing.T, db, ref *sql.DB, stmts ...string) {
 		}
 	}
 }
+
+// TestDropUnnamedForeignKey runs what Sequelize's sync({ alter: true })
+// sends for a model whose belongsTo made an unnamed foreign key: it reads
+// the constraint's name from information_schema.KEY_COLUMN_USAGE
+// (<table>_ibfk_1, InnoDB's name, which the proxy shows for each
+// physical table's <physical table>_ibfk_1) and drops it under that name
+// with ALTER TABLE ... DROP FOREIGN KEY. Through the proxy and on one
+// MariaDB: the same names, the drop, an explicit name in InnoDB's form
+// added and dropped again, and 1091 for a name no table has, naming it as
+// the client wrote it. Before, the proxy dropped <name>_<physical table>
+// and answered 1091; its 1091 named the physical table's constraint.
+func TestDropUnnamedForeignKey(t *testing.T) {
+	e := startEnv(t, envOptions{rules: fkRules})
+	db := e.open(t)
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS fkdrop_ref", "CREATE DATABASE fkdrop_ref")
+	ref := e.backends[0].Open(t, "fkdrop_ref")
+	both := func(stmts ...string) { t.Helper(); execBoth(t, db, ref, stmts...) }
+	t.Cleanup(func() {
+		db.Exec("DROP TABLE IF EXISTS fk_item")
+		db.Exec("DROP TABLE IF EXISTS fk_order")
+		e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS fkdrop_ref")
+	})
+	both("DROP TABLE IF EXISTS fk_item", "DROP TABLE IF EXISTS fk_order",
+		"CREATE TABLE IF NOT EXISTS `fk_order` (`order_id` BIGINT auto_increment , `user_id` INTEGER NOT NULL, PRIMARY KEY (`order_id`)) ENGINE=InnoDB",
+		"CREATE TABLE IF NOT EXISTS `fk_item` (`item_id` BIGINT auto_increment , `order_id` BIGINT NOT NULL, `user_id` INTEGER NOT NULL, PRIMARY KEY (`item_id`), FOREIGN KEY (`order_id`) REFERENCES `fk_order` (`order_id`) ON DELETE CASCADE ON UPDATE CASCADE) ENGINE=InnoDB")
+	keys := "SELECT CONSTRAINT_NAME, TABLE_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME FROM INFORMATION_SCHEMA.KEY_COLUMN_USAGE WHERE TABLE_NAME = 'fk_item' AND CONSTRAINT_NAME != 'PRIMARY' AND CONSTRAINT_SCHEMA = DATABASE() ORDER BY CONSTRAINT_NAME"
+	compare := func(label string, want int) {
+		t.Helper()
+		got, wantRows := queryStrings(t, db, keys), queryStrings(t, ref, keys)
+		if !slices.Equal(got, wantRows) || len(wantRows) != want {
+			t.Errorf("%s: %s\nproxy:     %q\nreference: %q (want %d rows)", label, keys, got, wantRows, want)
+		}
+		for _, q := range []string{"SHOW CREATE TABLE fk_item"} {
+			if got, want := queryStrings(t, db, q), queryStrings(t, ref, q); !slices.Equal(got, want) {
+				t.Errorf("%s: %s\nproxy:     %q\nreference: %q", label, q, got, want)
+			}
+		}
+	}
+	compare("after CREATE TABLE", 1)
+	both("ALTER TABLE `fk_item` DROP FOREIGN KEY `fk_item_ibfk_1`")
+	compare("after DROP FOREIGN KEY fk_item_ibfk_1", 0)
+	for i := range 2 {
+		if got := queryStrings(t, e.backend(t, i), "SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'fk\\_item\\_%'"); got[0] != "0" {
+			t.Errorf("ds_%d: %s foreign keys left on fk_item's physical tables", i, got[0])
+		}
+	}
+	both("ALTER TABLE fk_item ADD FOREIGN KEY (order_id) REFERENCES fk_order (order_id)",
+		"ALTER TABLE fk_item ADD CONSTRAINT fk_item_ibfk_7 FOREIGN KEY (order_id) REFERENCES fk_order (order_id)")
+	compare("after ADD FOREIGN KEY unnamed and fk_item_ibfk_7", 2)
+	both("ALTER TABLE fk_item DROP FOREIGN KEY fk_item_ibfk_7")
+	compare("after DROP FOREIGN KEY fk_item_ibfk_7", 1)
+	for _, q := range []string{"ALTER TABLE fk_item DROP FOREIGN KEY fk_item_ibfk_9", "ALTER TABLE fk_item DROP FOREIGN KEY fk_item_ibfk_7", "ALTER TABLE fk_item DROP FOREIGN KEY fk_nosuch"} {
+		_, perr := db.Exec(q)
+		_, rerr := ref.Exec(q)
+		if errCode(perr) != 1091 || errCode(rerr) != 1091 || perr.Error() != rerr.Error() {
+			t.Errorf("%s: proxy %v, reference %v; want the same 1091 from both", q, perr, rerr)
+		}
+	}
+	if got := queryStrings(t, db, "SELECT 1"); len(got) != 1 {
+		t.Errorf("the connection after 1091: %q", got)
+	}
+}

@@ -172,10 +172,15 @@ const (
 	mariaDBManual = "corresponds to your MariaDB server version"
 )
 
+// dropForeignKeyMessage begins MariaDB's 1091 for a foreign key that
+// ALTER TABLE ... DROP FOREIGN KEY does not find.
+const dropForeignKeyMessage = "Can't DROP FOREIGN KEY `"
+
 // logicalNames replaces, in a backend's message, every word that is a
 // data source's database or a physical table with the logical name, and
 // a constraint's physical name after CONSTRAINT (in the messages of
-// foreign keys, 1451 and 1452, and CHECK, 4025) with the client's.
+// foreign keys, 1451 and 1452, and CHECK, 4025) or in 1091's "Can't DROP
+// FOREIGN KEY" with the client's.
 func (srv *Server) logicalNames(msg string) string {
 	var b strings.Builder
 	changed := false
@@ -193,8 +198,11 @@ func (srv *Server) logicalNames(msg string) string {
 		}
 		word := msg[i:j]
 		constraint := word
-		if strings.EqualFold(last, "CONSTRAINT") {
+		switch {
+		case strings.EqualFold(last, "CONSTRAINT"):
 			constraint = snap.messageConstraint(msg, word)
+		case strings.EqualFold(last, "KEY") && strings.HasPrefix(msg, dropForeignKeyMessage):
+			constraint = snap.droppedConstraint(word)
 		}
 		switch {
 		case constraint != word:

@@ -36,12 +36,26 @@ func (s *snapshot) logicalConstraint(physical, name string) string {
 // <name>_<physical table> as the router names a sharded table's
 // constraints, or InnoDB's <physical table>_ibfk_N.
 func (s *snapshot) messageConstraint(msg, name string) string {
+	return s.constraintNamed(name, func(physical string) bool { return strings.Contains(msg, "`"+physical+"`") })
+}
+
+// droppedConstraint returns the name the client gave the foreign key that
+// MariaDB's 1091 "Can't DROP FOREIGN KEY `name`" calls name: the message
+// names no table, so a physical table that name carries is the one.
+func (s *snapshot) droppedConstraint(name string) string {
+	return s.constraintNamed(name, func(string) bool { return true })
+}
+
+// constraintNamed returns the name the client gave constraint name of a
+// physical table that name carries (as <name>_<physical table> or
+// <physical table>_ibfk_N) and named accepts, or name itself.
+func (s *snapshot) constraintNamed(name string, named func(physical string) bool) string {
 	for k := 1; k < len(name)-1; k++ {
 		if name[k] != '_' {
 			continue
 		}
 		for _, physical := range []string{name[k+1:], name[:k]} {
-			if _, ok := s.physicalTable[physical]; ok && strings.Contains(msg, "`"+physical+"`") {
+			if _, ok := s.physicalTable[physical]; ok && named(physical) {
 				if l := s.logicalConstraint(physical, name); l != name {
 					return l
 				}

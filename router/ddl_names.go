@@ -34,6 +34,32 @@ import (
 type constraintName struct {
 	name  string
 	table int // the hole of the table the constraint belongs to
+	// innoDB is the _ibfk_N of a name in InnoDB's form for an unnamed
+	// foreign key, <logical table>_ibfk_N (what the proxy shows for the
+	// physical table's <physical table>_ibfk_N): the hole is filled with
+	// <physical table>_ibfk_N, not suffixed, so DROP FOREIGN KEY under
+	// the name a client read back from information_schema (Sequelize's
+	// sync({ alter: true })) finds the constraint.
+	innoDB string
+}
+
+// innoDBForeignKey returns the _ibfk_N of name when name is
+// <table>_ibfk_N, InnoDB's name for table's N-th unnamed foreign key.
+func innoDBForeignKey(name, table string) (string, bool) {
+	if len(name) <= len(table) || !strings.EqualFold(name[:len(table)], table) {
+		return "", false
+	}
+	rest := name[len(table):]
+	const mark = "_ibfk_"
+	if len(rest) <= len(mark) || !strings.EqualFold(rest[:len(mark)], mark) {
+		return "", false
+	}
+	for _, c := range rest[len(mark):] {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return rest, true
 }
 
 // maxIdentifier is the longest name MariaDB and MySQL accept.
@@ -135,6 +161,10 @@ func (r *Router) prepareConstraints(a *analysis, stmt ast.StmtNode) error {
 		if utf8.RuneCountInString(name) > maxIdentifier {
 			return "", newError(CodeTooLongIdent, "42000", "Identifier name '%s' is too long", name)
 		}
+		if suffix, ok := innoDBForeignKey(name, owner.name); ok && longest+len(suffix) <= maxIdentifier {
+			a.names = append(a.names, constraintName{name: name, table: owner.hole, innoDB: suffix})
+			return marker(holeName, len(a.names)-1), nil
+		}
 		room := maxIdentifier - longest - 1
 		fitted, ok := fitConstraintName(name, room)
 		if !ok {
@@ -225,6 +255,10 @@ func (a *analysis) refOf(tn *ast.TableName) *tableRef {
 // data node of each hole is nodes[hole].
 func (a *analysis) fillName(b *strings.Builder, id int, nodes []int) {
 	n := a.names[id]
-	ref := a.sharded[n.table]
-	writeName(b, ConstraintSuffix(n.name, ref.info.rule.DataNodes[nodes[n.table]].Table))
+	physical := a.sharded[n.table].info.rule.DataNodes[nodes[n.table]].Table
+	if n.innoDB != "" {
+		writeName(b, physical+n.innoDB)
+		return
+	}
+	writeName(b, ConstraintSuffix(n.name, physical))
 }
