@@ -106,6 +106,11 @@ func TestSelectListSubqueryFirst(t *testing.T) {
 		sameColumns(q)
 	}
 
+	// A join of binding tables; qualified columns are named by their
+	// names. (The key flags of a join's columns are MariaDB's plan's,
+	// which the data nodes' and the reference's differ on.)
+	same("SELECT o.order_id, i.qty, (SELECT MAX(amount) FROM t_order) mx FROM t_order o JOIN t_order_item i ON i.order_id = o.order_id AND i.user_id = o.user_id ORDER BY o.order_id, i.item_id")
+
 	// MariaDB's errors, as MariaDB words them; the connection goes on.
 	d.errors(
 		"SELECT order_id, (SELECT qty FROM t_order_item) FROM t_order",

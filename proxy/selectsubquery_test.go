@@ -193,6 +193,9 @@ func TestSelectSubqueryFirst(t *testing.T) {
 		"SELECT order_id FROM t_order WHERE status IN (SELECT status FROM t_order WHERE user_id = 2) ORDER BY order_id",
 		"SELECT order_id FROM t_order WHERE status NOT IN (SELECT status FROM t_order WHERE user_id = 1) ORDER BY order_id",
 		"SELECT order_id FROM t_order WHERE status = (SELECT status FROM t_order WHERE user_id = 1 AND order_id = 17) ORDER BY order_id",
+		// Qualified columns are named by their names (o.order_id is
+		// order_id).
+		"SELECT o.order_id, o.status FROM t_order o WHERE o.amount < (SELECT MAX(price) FROM t_order_item) ORDER BY o.order_id",
 		// Two subqueries, one of them beside a sharding column.
 		"SELECT order_id FROM t_order WHERE user_id IN (SELECT user_id FROM t_order_item WHERE qty = 7) AND amount < (SELECT MAX(price) FROM t_order_item) ORDER BY order_id",
 	} {
