@@ -203,7 +203,10 @@ func (s *Session) subqueriesFirstColumns(ctx context.Context, ps *preparedStmt) 
 			return nil, false, nil
 		}
 		subCols, err := s.routedColumns(ctx, alone)
-		if err != nil || len(subCols) != 1 {
+		if err == nil && len(subCols) != 1 {
+			err = mysql.NewError(mysql.ER_OPERAND_COLUMNS, "Operand should contain 1 column(s)")
+		}
+		if err != nil {
 			return nil, true, err
 		}
 		col, err := subqueryColumn(subCols[0], "")

@@ -143,6 +143,14 @@ func TestSelectListSubqueryFirst(t *testing.T) {
 		"SELECT order_id, (SELECT * FROM t_order_item WHERE qty > 1000) FROM t_order",
 	)
 
+	// Prepared: MariaDB refuses the prepare, the proxy the execute, with
+	// the same error.
+	q := "SELECT order_id, (SELECT qty, price FROM t_order_item WHERE qty > ?) FROM t_order"
+	if want := same(q, 1); !strings.HasPrefix(want, "error: Error 1241") {
+		t.Errorf("%s directly: %s; the reference is not what this test assumes", q, want)
+	}
+	sameColumns(q, 1)
+
 	// Prepared, ? outside the subquery and inside it: MariaDB names the
 	// column by the text with its ?s.
 	for _, pt := range []struct {
