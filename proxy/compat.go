@@ -99,13 +99,18 @@ func (srv sessionServer) setVarName(ctx context.Context, name string) (string, e
 // returns the column names the client's text would (the restored form
 // quotes names: @@`tx_isolation`). String literals and NULL keep none:
 // MariaDB labels them by their value (_utf8mb4'x' is x, null is
-// NULL), and so does the backend the restored literal.
+// NULL), and so does the backend the restored literal. A column keeps
+// none either: MariaDB names it by its name as written, without the
+// table that qualifies it (o.id is id), as the restored column is.
 func keepFieldNames(sel *ast.SelectStmt) {
 	if sel.Fields == nil {
 		return
 	}
 	for _, f := range sel.Fields.Fields {
 		if f.WildCard != nil || f.AsName.O != "" {
+			continue
+		}
+		if _, column := f.Expr.(*ast.ColumnNameExpr); column {
 			continue
 		}
 		if v, ok := f.Expr.(ast.ValueExpr); ok {

@@ -33,7 +33,11 @@ import (
 // subquery): each subquery is read as a SELECT of its own, merged across
 // data nodes as any, on the statement's connections (the transaction's
 // inside one); the SELECT with their values in is planned and routed as
-// any SELECT, pruned by them.
+// any SELECT, pruned by them. A select field that is such a subquery by
+// itself is evaluated so too; its column is described as MariaDB
+// describes the subquery's (subqueryColumn), not as the literal written
+// in its place, and its 1242 waits for the SELECT's first row, as
+// MariaDB's does (fieldReferenced).
 
 // Bounds of a subquery's values, so that the statement written with them
 // stays far below MariaDB's max_allowed_packet (16 MiB by default): past
@@ -47,9 +51,9 @@ const (
 // refused with planErr, as a plan with First when an uncorrelated
 // subquery is what the router cannot run per data node; otherwise it
 // returns planErr. A SELECT's subqueries (SelectSubqueries: IN, scalar,
-// EXISTS in WHERE and HAVING) are read as any SELECT, on the
-// statement's connections; the SELECT with their values in is then
-// planned and routed, pruned by the values, as any SELECT.
+// EXISTS in WHERE and HAVING, scalar select fields) are read as any
+// SELECT, on the statement's connections; the SELECT with their values
+// in is then planned and routed, pruned by the values, as any SELECT.
 func (s *Session) subqueriesFirstPlan(st *statement, planErr error) (*router.Plan, error) {
 	if st.returning != "" || st.out.into != nil || st.out.found != nil || st.out.count != nil {
 		return nil, planErr
@@ -90,6 +94,9 @@ func (s *Session) subqueriesFirstPlan(st *statement, planErr error) (*router.Pla
 		}
 		return nil, err
 	}
+	if st.args != nil {
+		s.nameFieldSubqueries(st.sql, subs)
+	}
 	first := &router.SubqueriesFirst{Statement: sql, Subqueries: subs}
 	dss := map[string]bool{}
 	for _, sub := range subs {
@@ -120,6 +127,22 @@ func (s *Session) subqueriesFirstPlan(st *statement, planErr error) (*router.Pla
 
 const aSelect = "a SELECT"
 
+// nameFieldSubqueries names the select-list subqueries of subs, found in
+// a prepared statement's text with its arguments written in, by the
+// client's text (its ?s), as MariaDB names their columns.
+func (s *Session) nameFieldSubqueries(clientSQL string, subs []router.Subquery) {
+	stmt, ok := s.parseFirst(clientSQL)
+	sel, isSelect := stmt.(*ast.SelectStmt)
+	if !ok || !isSelect || sel.Fields == nil {
+		return
+	}
+	for i, sub := range subs {
+		if sub.Field > 0 && sub.Field <= len(sel.Fields.Fields) {
+			subs[i].Name = fieldName(sel.Fields.Fields[sub.Field-1])
+		}
+	}
+}
+
 // pulledSubqueries returns the subqueries of sql, an UPDATE, DELETE or
 // SELECT the router refused with planErr, when the proxy may evaluate
 // them first (router.InSubqueries, router.SelectSubqueries), and what the
@@ -145,34 +168,75 @@ func (s *Session) pulledSubqueries(sql string, planErr error) (what string, subs
 	return what, subs, err == nil && len(subs) > 0
 }
 
-// subqueriesFirstDescribed is what describes the columns of ps when it
-// is a SELECT whose subqueries run first: the SELECT with TRUE and NULL
-// in their place, planned, whose columns are ps's (the subqueries stand
-// in WHERE and HAVING only); nil for any other statement.
-func (s *Session) subqueriesFirstDescribed(ps *preparedStmt) *preparedStmt {
+// subqueriesFirstColumns returns the columns of ps when it is a SELECT
+// whose subqueries run first (ok): those of the SELECT with TRUE and
+// NULL in the subqueries' place, planned and described as any, with the
+// column of each select field that is a subquery described as MariaDB
+// describes it (subqueryColumn), from the subquery's SELECT described
+// alone.
+func (s *Session) subqueriesFirstColumns(ctx context.Context, ps *preparedStmt) (cols []*mysql.Field, ok bool, err error) {
 	stmt, ok := s.parseFirst(ps.parsed)
 	sel, isSelect := stmt.(*ast.SelectStmt)
 	if !ok || !isSelect {
-		return nil
+		return nil, false, nil
 	}
-	if subs, err := router.SelectSubqueries(stmt); err != nil || len(subs) == 0 {
-		return nil
+	subs, err := router.SelectSubqueries(stmt)
+	if err != nil || len(subs) == 0 {
+		return nil, false, nil
 	}
+	fields := fieldLayout(sel)
 	keepFieldNames(sel)
 	wideSQL, err := router.ReplaceSubqueries(stmt, nil)
 	if err != nil {
-		return nil
+		return nil, false, nil
 	}
-	stmts, err := s.parse(wideSQL)
+	wide, ok := s.describedPrepared(ps, wideSQL)
+	if !ok {
+		return nil, false, nil
+	}
+	for _, sub := range subs {
+		if sub.Field == 0 {
+			continue
+		}
+		alone, ok := s.describedPrepared(ps, sub.SQL)
+		if !ok {
+			return nil, false, nil
+		}
+		subCols, err := s.routedColumns(ctx, alone)
+		if err == nil && len(subCols) != 1 {
+			err = mysql.NewError(mysql.ER_OPERAND_COLUMNS, "Operand should contain 1 column(s)")
+		}
+		if err != nil {
+			return nil, true, err
+		}
+		col, err := subqueryColumn(subCols[0], "")
+		if err != nil {
+			return nil, true, err
+		}
+		fields.at = append(fields.at, sub.Field)
+		fields.described = append(fields.described, col)
+	}
+	if cols, err = s.routedColumns(ctx, wide); err != nil || len(fields.at) == 0 {
+		return cols, true, err
+	}
+	cols, err = fields.columns(cols)
+	return cols, true, err
+}
+
+// describedPrepared is text, a statement standing in for ps (ps's with
+// its subqueries replaced, or one of them), prepared for describing its
+// columns.
+func (s *Session) describedPrepared(ps *preparedStmt, text string) (*preparedStmt, bool) {
+	stmts, err := s.parse(text)
 	if err != nil || len(stmts) != 1 {
-		return nil
+		return nil, false
 	}
 	params := countParams(stmts[0])
-	pp, err := s.srv.planner.Prepare(stmts[0], wideSQL, s.db, s.prepareOptions())
+	pp, err := s.srv.planner.Prepare(stmts[0], text, s.db, s.prepareOptions())
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	return &preparedStmt{sql: ps.sql, parsed: wideSQL, params: params, pp: pp, snap: ps.snap, db: ps.db}
+	return &preparedStmt{sql: ps.sql, parsed: text, params: params, pp: pp, snap: ps.snap, db: ps.db}, true
 }
 
 // statementName names an UPDATE, DELETE or SELECT in an error.
@@ -228,7 +292,7 @@ func (s *Session) planRead(sql string) (*router.Plan, error) {
 // in its own atomic write over the data sources of plan's routes.
 func (s *Session) runSubqueriesFirst(ctx context.Context, plan *router.Plan, src connSource, inTxn bool) (result, error) {
 	return s.atomically(ctx, plan, src, inTxn, func(conns connSource) (result, error) {
-		plan, err := s.withSubqueryValues(ctx, plan.First, conns)
+		plan, _, err := s.withSubqueryValues(ctx, plan.First, conns)
 		if err != nil {
 			return result{}, err
 		}
@@ -243,40 +307,203 @@ func (s *Session) runSubqueriesFirst(ctx context.Context, plan *router.Plan, src
 // src: its subqueries, then the SELECT with their values, as the client's
 // SELECT runs (mode).
 func (s *Session) runSelectSubqueriesFirst(ctx context.Context, plan *router.Plan, src connSource, mode backendMode) (result, error) {
-	plan, err := s.withSubqueryValues(ctx, plan.First, src)
+	plan, fields, err := s.withSubqueryValues(ctx, plan.First, src)
 	if err != nil {
 		return result{}, err
 	}
 	plan = s.withStatementVars(plan) // sql_select_limit is the outer SELECT's
-	return s.runRoutes(ctx, plan, src, mode, s.joinScope(plan))
+	if fields == nil {
+		return s.runRoutes(ctx, plan, src, mode, s.joinScope(plan))
+	}
+	// The rows are read as text and written again for the columns as
+	// MariaDB describes the subqueries' (a binary row is encoded by its
+	// column's type).
+	res, err := s.runRoutes(ctx, plan, src, backendText, s.joinScope(plan))
+	if err != nil || res.rows == nil {
+		return res, err
+	}
+	cols, err := fields.columns(res.rows.Columns())
+	if err != nil {
+		res.rows.Close()
+		return result{}, err
+	}
+	res.rows = relabeled{RowStream: res.rows, cols: cols}
+	if fields.tooManyRows != nil {
+		res.rows = &failedRows{RowStream: res.rows, err: fields.tooManyRows}
+	}
+	return res, nil
+}
+
+// failedRows fails with err at its first row, and has none without.
+type failedRows struct {
+	RowStream
+	err error
+}
+
+func (f *failedRows) Next() (Row, error) {
+	if _, err := f.RowStream.Next(); err != nil {
+		return nil, err
+	}
+	return nil, f.err
+}
+
+// fieldSubqueries are the select fields of a SELECT that are scalar
+// subqueries evaluated first, with their columns as MariaDB describes
+// them (subqueryColumn).
+type fieldSubqueries struct {
+	// fields is the number of select fields; wildcards, the positions
+	// (from 1) of those that are wildcards.
+	fields    int
+	wildcards []int
+	// at are the subqueries' positions (from 1), described their
+	// columns.
+	at        []int
+	described []*mysql.Field
+	// tooManyRows is the error of a subquery of more than one row,
+	// which the statement gets with its first row (fieldReferenced).
+	tooManyRows error
+}
+
+// isTooManyRows reports whether err is MariaDB's 1242.
+func isTooManyRows(err error) bool {
+	var my *mysql.MyError
+	return errors.As(err, &my) && my.Code == mysql.ER_SUBQUERY_NO_1_ROW
+}
+
+// fieldReferenced reports whether sel's GROUP BY, ORDER BY (by position
+// or name) or HAVING names its select field at position field (from 1),
+// which MariaDB then evaluates before it reads a row: a subquery of more
+// than one row there fails even when the SELECT has no row. Elsewhere in
+// the select list it fails with the first row only.
+func fieldReferenced(sel *ast.SelectStmt, field int) bool {
+	name := sel.Fields.Fields[field-1].AsName.L
+	refers := func(e ast.ExprNode) bool {
+		switch x := e.(type) {
+		case *ast.PositionExpr:
+			return x.N == field
+		case *ast.ColumnNameExpr:
+			return x.Name.Table.L == "" && x.Name.Name.L == name
+		}
+		return false
+	}
+	var items []*ast.ByItem
+	if sel.GroupBy != nil {
+		items = append(items, sel.GroupBy.Items...)
+	}
+	if sel.OrderBy != nil {
+		items = append(items, sel.OrderBy.Items...)
+	}
+	if slices.ContainsFunc(items, func(b *ast.ByItem) bool { return refers(b.Expr) }) {
+		return true
+	}
+	if sel.Having == nil {
+		return false
+	}
+	f := &columnFinder{refers: refers}
+	sel.Having.Expr.Accept(f)
+	return f.found
+}
+
+// columnFinder looks for an expression refers accepts.
+type columnFinder struct {
+	refers func(ast.ExprNode) bool
+	found  bool
+}
+
+func (f *columnFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if e, ok := n.(ast.ExprNode); ok && f.refers(e) {
+		f.found = true
+	}
+	return n, f.found
+}
+
+func (f *columnFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// columns returns the result's columns cols (the SELECT's with the
+// subqueries' values written in) with the subqueries' own in their
+// place, named as cols names them unless the subquery has a name. A
+// field between two wildcards has no known column: 1235.
+func (f *fieldSubqueries) columns(cols []*mysql.Field) ([]*mysql.Field, error) {
+	out := slices.Clone(cols)
+	for i, at := range f.at {
+		var idx int
+		switch {
+		case len(f.wildcards) == 0 || at < f.wildcards[0]:
+			idx = at - 1
+		case at > f.wildcards[len(f.wildcards)-1]:
+			idx = len(cols) - (f.fields - at) - 1
+		default:
+			idx = -1
+		}
+		if idx < 0 || idx >= len(cols) {
+			return nil, &NotSupportedError{What: "a SELECT whose select list holds a subquery spanning data nodes between two wildcards"}
+		}
+		c := *f.described[i]
+		if c.Name == nil {
+			c.Name = cols[idx].Name
+		}
+		out[idx] = &c
+	}
+	return out, nil
 }
 
 // withSubqueryValues reads first's subqueries on conns and plans its
-// statement with their values in.
-func (s *Session) withSubqueryValues(ctx context.Context, first *router.SubqueriesFirst, conns connSource) (*router.Plan, error) {
+// statement with their values in; fields describes the select fields
+// that are subqueries, nil when none is.
+func (s *Session) withSubqueryValues(ctx context.Context, first *router.SubqueriesFirst, conns connSource) (plan *router.Plan, fields *fieldSubqueries, err error) {
 	stmt, ok := s.parseFirst(first.Statement)
 	if !ok {
-		return nil, &InternalError{Msg: "a statement with subqueries does not parse again"}
+		return nil, nil, &InternalError{Msg: "a statement with subqueries does not parse again"}
 	}
 	if sel, ok := stmt.(*ast.SelectStmt); ok {
 		// The statement is written again: its columns keep the names
 		// the client's text gives them (COUNT(*), not COUNT(1)).
 		keepFieldNames(sel)
+		fields = fieldLayout(sel)
 	}
 	what := statementName(stmt)
 	values := make([][]any, len(first.Selects))
 	for i, sel := range first.Selects {
-		vs, err := s.subqueryValues(ctx, sel, first.Subqueries[i], conns, what)
+		sub := first.Subqueries[i]
+		vs, col, err := s.subqueryValues(ctx, sel, sub, conns, what)
+		if sub.Field > 0 && col != nil && isTooManyRows(err) && !fieldReferenced(stmt.(*ast.SelectStmt), sub.Field) {
+			// MariaDB evaluates a select field for the rows it
+			// returns: without a row, no error.
+			vs, err, fields.tooManyRows = nil, nil, err
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		values[i] = vs
+		if sub.Field > 0 {
+			fields.at = append(fields.at, sub.Field)
+			fields.described = append(fields.described, col)
+		}
 	}
 	sql, err := router.ReplaceSubqueries(stmt, values)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return s.planText(sql)
+	if fields != nil && len(fields.at) == 0 {
+		fields = nil
+	}
+	plan, err = s.planText(sql)
+	return plan, fields, err
+}
+
+// fieldLayout is where sel's wildcards stand among its fields.
+func fieldLayout(sel *ast.SelectStmt) *fieldSubqueries {
+	f := &fieldSubqueries{}
+	if sel.Fields == nil {
+		return f
+	}
+	f.fields = len(sel.Fields.Fields)
+	for i, field := range sel.Fields.Fields {
+		if field.WildCard != nil {
+			f.wildcards = append(f.wildcards, i+1)
+		}
+	}
+	return f
 }
 
 // readRows runs a read of the proxy's own (a plan of SELECTs) on conns,
@@ -297,8 +524,10 @@ func (s *Session) readRows(ctx context.Context, plan *router.Plan, conns connSou
 // subqueryValues runs a subquery's SELECT and returns its values as
 // ReplaceSubqueries takes them: an IN subquery's distinct values, NULL
 // included; a scalar subquery's value, none without a row; one value
-// when an EXISTS subquery has a row. what names the statement in errors.
-func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub router.Subquery, conns connSource, what string) ([]any, error) {
+// when an EXISTS subquery has a row. For a select field's subquery it
+// returns the field's column too, as MariaDB describes it
+// (subqueryColumn). what names the statement in errors.
+func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub router.Subquery, conns connSource, what string) ([]any, *mysql.Field, error) {
 	unchanged := "; nothing was changed"
 	if what == aSelect {
 		unchanged = ""
@@ -308,15 +537,21 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 	if errors.As(err, &my) && my.Code == mysql.ER_BAD_FIELD_ERROR {
 		// An unqualified column of the statement around it: the
 		// subquery is correlated after all, and cannot run alone.
-		return nil, &NotSupportedError{What: fmt.Sprintf("%s whose subquery spans data nodes and names a column it does not select from (correlated with the statement around it?): run alone, it gets %q", what, my.Message)}
+		return nil, nil, &NotSupportedError{What: fmt.Sprintf("%s whose subquery spans data nodes and names a column it does not select from (correlated with the statement around it?): run alone, it gets %q", what, my.Message)}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	cols := rows.Columns()
 	if len(cols) != 1 && sub.Kind != router.SubqueryExists {
-		return nil, mysql.NewError(mysql.ER_OPERAND_COLUMNS, "Operand should contain 1 column(s)")
+		return nil, nil, mysql.NewError(mysql.ER_OPERAND_COLUMNS, "Operand should contain 1 column(s)")
+	}
+	var col *mysql.Field
+	if sub.Field > 0 {
+		if col, err = subqueryColumn(cols[0], sub.Name); err != nil {
+			return nil, nil, err
+		}
 	}
 	seen := map[any]bool{}
 	values := []any{}
@@ -328,21 +563,21 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		switch sub.Kind {
 		case router.SubqueryExists:
-			return []any{int64(1)}, nil
+			return []any{int64(1)}, nil, nil
 		case router.SubqueryScalar:
 			if size > 0 {
-				return nil, mysql.NewError(mysql.ER_SUBQUERY_NO_1_ROW, "Subquery returns more than 1 row")
+				return nil, col, mysql.NewError(mysql.ER_SUBQUERY_NO_1_ROW, "Subquery returns more than 1 row")
 			}
 			scalar, size = row[0], 1
 			continue
 		}
 		v, err := subqueryValue(cols[0], row[0], sub, what, unchanged)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if seen[v] {
 			continue
@@ -351,17 +586,17 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 		values = append(values, v)
 		size += len(row[0])
 		if len(values) > maxSubqueryValues || size > maxSubqueryBytes {
-			return nil, &NotSupportedError{What: fmt.Sprintf("%s whose IN subquery spans data nodes and returns more than %d distinct values or %d MiB (the proxy evaluates it first and writes its values into the statement)%s", what, maxSubqueryValues, maxSubqueryBytes>>20, unchanged)}
+			return nil, nil, &NotSupportedError{What: fmt.Sprintf("%s whose IN subquery spans data nodes and returns more than %d distinct values or %d MiB (the proxy evaluates it first and writes its values into the statement)%s", what, maxSubqueryValues, maxSubqueryBytes>>20, unchanged)}
 		}
 	}
 	if sub.Kind == router.SubqueryScalar && size > 0 {
 		v, err := subqueryValue(cols[0], scalar, sub, what, unchanged)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		values = append(values, v)
 	}
-	return values, nil
+	return values, col, nil
 }
 
 // subqueryValue is a subquery's value as ReplaceSubqueries writes it:
@@ -396,6 +631,40 @@ func subqueryValue(f *mysql.Field, v []byte, sub router.Subquery, what, unchange
 	return nil, &NotSupportedError{What: fmt.Sprintf("%s whose subquery spans data nodes and selects column %s of type %s (the proxy evaluates such a subquery first, for integer, decimal and text values)%s", what, f.Name, fieldTypeName(f), unchanged)}
 }
 
+// subqueryColumn is the column MariaDB describes for a select field that
+// is a scalar subquery whose SELECT, run alone, describes its column as
+// f: f's type, length, decimals and character set, no table or original
+// name, nullable whatever f is, BINARY on numbers (and UNSIGNED
+// if f is), NOT_FIXED_DEC decimals on a table's text column (read on
+// MariaDB 10.11).
+// name, unless empty, names it. A ZEROFILL number (which MariaDB widens),
+// ENUM and SET (which it describes as VARCHAR), TEXT (whose length it
+// multiplies) and the types subqueryValue refuses get 1235.
+func subqueryColumn(f *mysql.Field, name string) (*mysql.Field, error) {
+	c := &mysql.Field{Type: f.Type, Charset: f.Charset, ColumnLength: f.ColumnLength, Decimal: f.Decimal}
+	if name != "" {
+		c.Name = []byte(name)
+	}
+	described := false
+	switch f.Type {
+	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG,
+		mysql.MYSQL_TYPE_LONGLONG, mysql.MYSQL_TYPE_YEAR, mysql.MYSQL_TYPE_NEWDECIMAL, mysql.MYSQL_TYPE_DECIMAL:
+		c.Flag = f.Flag&mysql.UNSIGNED_FLAG | mysql.BINARY_FLAG
+		described = f.Flag&mysql.ZEROFILL_FLAG == 0 || f.Type == mysql.MYSQL_TYPE_YEAR // YEAR is always ZEROFILL
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING:
+		if len(f.OrgName) > 0 {
+			// A table's column says 0; as an expression it has
+			// NOT_FIXED_DEC, as other strings (MAX(enum) has 0).
+			c.Decimal = notFixedDecimals
+		}
+		described = f.Charset != 63 && f.Flag&(mysql.ENUM_FLAG|mysql.SET_FLAG) == 0
+	}
+	if !described {
+		return nil, &NotSupportedError{What: fmt.Sprintf("a SELECT whose select list holds a subquery spanning data nodes of column %s of type %s (the proxy evaluates such a subquery first and describes its column as MariaDB does for integers, decimals and VARCHAR or CHAR text; not ZEROFILL, ENUM, SET, TEXT or other types)", f.Name, fieldTypeName(f))}
+	}
+	return c, nil
+}
+
 // fieldTypeName names the types subqueryValue refuses.
 func fieldTypeName(f *mysql.Field) string {
 	switch f.Type {
@@ -417,9 +686,20 @@ func fieldTypeName(f *mysql.Field) string {
 		return "JSON"
 	case mysql.MYSQL_TYPE_GEOMETRY:
 		return "GEOMETRY"
+	case mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_BLOB:
+		if f.Charset != 63 {
+			return "TEXT"
+		}
 	}
-	if f.Charset == 63 {
+	switch {
+	case f.Charset == 63:
 		return "binary string"
+	case f.Flag&mysql.ENUM_FLAG != 0:
+		return "ENUM"
+	case f.Flag&mysql.SET_FLAG != 0:
+		return "SET"
+	case f.Flag&mysql.ZEROFILL_FLAG != 0:
+		return "ZEROFILL number"
 	}
 	return "code " + strconv.Itoa(int(f.Type))
 }

@@ -43,6 +43,114 @@ func subqueryAnswer(c any, q string, args ...any) string {
 	return strings.Join(cols, ",") + ": " + strings.Join(out, "; ")
 }
 
+// subqueryDiff compares statements through the proxy (db) and on the
+// reference database (ref) holding the same rows.
+type subqueryDiff struct {
+	t       *testing.T
+	db, ref *sql.DB
+}
+
+// same compares q's answers (subqueryAnswer) and returns the
+// reference's.
+func (d subqueryDiff) same(q string, args ...any) string {
+	d.t.Helper()
+	got, want := subqueryAnswer(d.db, q, args...), subqueryAnswer(d.ref, q, args...)
+	if got != want {
+		d.t.Errorf("%s %v\nthrough the proxy: %s\ndirectly:          %s", q, args, got, want)
+	}
+	return want
+}
+
+// errors compares queries that MariaDB answers with 1241 or 1242; the
+// connection goes on.
+func (d subqueryDiff) errors(queries ...string) {
+	d.t.Helper()
+	for _, q := range queries {
+		if want := d.same(q); !strings.HasPrefix(want, "error: Error 124") {
+			d.t.Errorf("%s directly: %s; the reference is not what this test assumes", q, want)
+		}
+		d.same("SELECT COUNT(*) FROM t_order")
+	}
+}
+
+// preparedTwice compares q prepared once and executed twice with args.
+func (d subqueryDiff) preparedTwice(q string, args ...any) {
+	d.t.Helper()
+	var ps [2]*sql.Stmt
+	for i, c := range []*sql.DB{d.db, d.ref} {
+		var err error
+		if ps[i], err = c.Prepare(q); err != nil {
+			d.t.Fatalf("prepare %s, %d: %v", q, i, err)
+		}
+		defer ps[i].Close()
+	}
+	for range 2 {
+		if got, want := subqueryAnswer(ps[0], "", args...), subqueryAnswer(ps[1], "", args...); got != want {
+			d.t.Errorf("prepared once: %s %v\nthrough the proxy: %s\ndirectly:          %s", q, args, got, want)
+		}
+	}
+}
+
+// inTransaction compares queries inside a transaction that has added
+// an item of qty 50 to order 18, then rolls it back.
+func (d subqueryDiff) inTransaction(queries ...string) {
+	d.t.Helper()
+	var txs [2]*sql.Tx
+	for i, c := range []*sql.DB{d.db, d.ref} {
+		var err error
+		if txs[i], err = c.Begin(); err != nil {
+			d.t.Fatal(err)
+		}
+		if _, err := txs[i].Exec("INSERT INTO t_order_item (item_id, order_id, user_id, qty, price) VALUES (300, 18, 2, 50, 6.00)"); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	for _, q := range queries {
+		got, want := subqueryAnswer(txs[0], q), subqueryAnswer(txs[1], q)
+		if got != want || strings.HasSuffix(want, ": ") || strings.HasPrefix(want, "error") {
+			d.t.Errorf("in a transaction: %s\nthrough the proxy: %s\ndirectly:          %s", q, got, want)
+		}
+	}
+	for _, tx := range txs {
+		if err := tx.Rollback(); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+}
+
+// refused checks that each query gets 1235 naming its reason, and that
+// the connection goes on.
+func (d subqueryDiff) refused(tests []struct{ query, reason string }) {
+	d.t.Helper()
+	for _, tt := range tests {
+		_, err := d.db.Exec(tt.query)
+		if errCode(err) != 1235 || !strings.Contains(err.Error(), tt.reason) {
+			d.t.Errorf("%s: %v, want 1235 naming %s", tt.query, err, tt.reason)
+		}
+		d.same("SELECT COUNT(*) FROM t_order")
+	}
+}
+
+// subqueryConns are raw connections through the proxy and to the
+// reference database refDB.
+func subqueryConns(t *testing.T, e *testEnv, refDB string) [2]*client.Conn {
+	t.Helper()
+	var raw [2]*client.Conn
+	for i, addr := range []string{e.addr, e.backends[0].Addr()} {
+		user, pass, schema := "app", "app-secret", "sharding_db"
+		if i == 1 {
+			user, pass, schema = "root", "", refDB
+		}
+		c, err := client.Connect(addr, user, pass, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		raw[i] = c
+	}
+	return raw
+}
+
 // TestSelectSubqueryFirst runs SELECTs whose uncorrelated subqueries
 // over sharded tables the router cannot keep with the outer statement
 // (IN, NOT IN, scalar, EXISTS, in WHERE and HAVING) through the proxy,
@@ -52,14 +160,8 @@ func subqueryAnswer(c any, q string, args ...any) string {
 func TestSelectSubqueryFirst(t *testing.T) {
 	e, db, ref := inSubqueryEnv(t, "selsub_ref")
 	execBoth(t, db, ref, selectSubqueryRows...)
-	same := func(q string, args ...any) string {
-		t.Helper()
-		got, want := subqueryAnswer(db, q, args...), subqueryAnswer(ref, q, args...)
-		if got != want {
-			t.Errorf("%s %v\nthrough the proxy: %s\ndirectly:          %s", q, args, got, want)
-		}
-		return want
-	}
+	d := subqueryDiff{t: t, db: db, ref: ref}
+	same := d.same
 
 	for _, q := range []string{
 		// Scalar: a DECIMAL average, in WHERE and HAVING.
@@ -91,6 +193,9 @@ func TestSelectSubqueryFirst(t *testing.T) {
 		"SELECT order_id FROM t_order WHERE status IN (SELECT status FROM t_order WHERE user_id = 2) ORDER BY order_id",
 		"SELECT order_id FROM t_order WHERE status NOT IN (SELECT status FROM t_order WHERE user_id = 1) ORDER BY order_id",
 		"SELECT order_id FROM t_order WHERE status = (SELECT status FROM t_order WHERE user_id = 1 AND order_id = 17) ORDER BY order_id",
+		// Qualified columns are named by their names (o.order_id is
+		// order_id).
+		"SELECT o.order_id, o.status FROM t_order o WHERE o.amount < (SELECT MAX(price) FROM t_order_item) ORDER BY o.order_id",
 		// Two subqueries, one of them beside a sharding column.
 		"SELECT order_id FROM t_order WHERE user_id IN (SELECT user_id FROM t_order_item WHERE qty = 7) AND amount < (SELECT MAX(price) FROM t_order_item) ORDER BY order_id",
 	} {
@@ -98,15 +203,10 @@ func TestSelectSubqueryFirst(t *testing.T) {
 	}
 
 	// MariaDB's errors, as MariaDB words them; the connection goes on.
-	for _, q := range []string{
+	d.errors(
 		"SELECT order_id FROM t_order WHERE ref = (SELECT qty FROM t_order_item)",
 		"SELECT order_id FROM t_order WHERE ref IN (SELECT qty, price FROM t_order_item)",
-	} {
-		if want := same(q); !strings.HasPrefix(want, "error: Error 124") {
-			t.Errorf("%s directly: %s; the reference is not what this test assumes", q, want)
-		}
-		same("SELECT COUNT(*) FROM t_order")
-	}
+	)
 
 	// Prepared with ? in the outer statement and in the subquery.
 	for _, pt := range []struct {
@@ -121,36 +221,12 @@ func TestSelectSubqueryFirst(t *testing.T) {
 	} {
 		same(pt.query, pt.args...)
 		// The same statement prepared once, executed twice.
-		var ps [2]*sql.Stmt
-		for i, c := range []*sql.DB{db, ref} {
-			var err error
-			if ps[i], err = c.Prepare(pt.query); err != nil {
-				t.Fatalf("prepare %s, %d: %v", pt.query, i, err)
-			}
-			defer ps[i].Close()
-		}
-		for range 2 {
-			if got, want := subqueryAnswer(ps[0], "", pt.args...), subqueryAnswer(ps[1], "", pt.args...); got != want {
-				t.Errorf("prepared once: %s %v\nthrough the proxy: %s\ndirectly:          %s", pt.query, pt.args, got, want)
-			}
-		}
+		d.preparedTwice(pt.query, pt.args...)
 	}
 
 	// COM_STMT_PREPARE describes the SELECT's columns and parameters as
 	// MariaDB does, before any execute.
-	raw := [2]*client.Conn{}
-	for i, addr := range []string{e.addr, e.backends[0].Addr()} {
-		user, pass, schema := "app", "app-secret", "sharding_db"
-		if i == 1 {
-			user, pass, schema = "root", "", "selsub_ref"
-		}
-		c, err := client.Connect(addr, user, pass, schema)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		raw[i] = c
-	}
+	raw := subqueryConns(t, e, "selsub_ref")
 	for _, q := range []string{
 		"SELECT order_id, COUNT(*), SUM(amount) FROM t_order WHERE amount > (SELECT AVG(price) FROM t_order_item WHERE qty >= ?) AND user_id <> ? GROUP BY order_id",
 		"SELECT * FROM t_order WHERE status IN (SELECT status FROM t_order WHERE user_id = ?)",
@@ -170,30 +246,10 @@ func TestSelectSubqueryFirst(t *testing.T) {
 	}
 
 	// Inside a transaction the subquery reads the transaction's rows.
-	var txs [2]*sql.Tx
-	for i, c := range []*sql.DB{db, ref} {
-		var err error
-		if txs[i], err = c.Begin(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := txs[i].Exec("INSERT INTO t_order_item (item_id, order_id, user_id, qty, price) VALUES (300, 18, 2, 50, 6.00)"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range []string{
+	d.inTransaction(
 		"SELECT order_id FROM t_order WHERE order_id IN (SELECT order_id FROM t_order_item WHERE qty = 50)",
 		"SELECT order_id FROM t_order WHERE amount < (SELECT MAX(price) FROM t_order_item) ORDER BY order_id",
-	} {
-		got, want := subqueryAnswer(txs[0], q), subqueryAnswer(txs[1], q)
-		if got != want || strings.HasSuffix(want, ": ") {
-			t.Errorf("in a transaction: %s\nthrough the proxy: %s\ndirectly:          %s", q, got, want)
-		}
-	}
-	for _, tx := range txs {
-		if err := tx.Rollback(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
 
 	// The SELECT with the values in reaches only the data nodes they
 	// name: with ds_1's t_order tables away, a SELECT whose subquery
@@ -225,18 +281,12 @@ func TestSelectSubqueryFirst(t *testing.T) {
 	// literal would not compare as the subquery does, 1235 naming why. A
 	// scalar subquery of two columns (a row; MariaDB's error depends on
 	// where it stands) and one in the select list stay as they were.
-	for _, tt := range []struct{ query, reason string }{
+	d.refused([]struct{ query, reason string }{
 		{"SELECT order_id FROM t_order WHERE ref = (SELECT qty, price FROM t_order_item WHERE qty > 1000)", "must reach the same single data node"},
 		{"SELECT order_id, ref NOT IN (SELECT qty FROM t_order_item) FROM t_order", "must reach the same single data node"},
 		{"SELECT COUNT(*) FROM t_order WHERE 'NEW' = (SELECT MAX(status) FROM t_order WHERE user_id = 2)", "collation"},
 		{"SELECT COUNT(*) FROM t_order WHERE amount > (SELECT AVG(price) * 1e0 FROM t_order_item)", "DOUBLE"},
-	} {
-		_, err := db.Exec(tt.query)
-		if errCode(err) != 1235 || !strings.Contains(err.Error(), tt.reason) {
-			t.Errorf("%s: %v, want 1235 naming %s", tt.query, err, tt.reason)
-		}
-		same("SELECT COUNT(*) FROM t_order")
-	}
+	})
 
 	// More values than the proxy writes into a statement: 1235 naming the
 	// bound. The rows go straight to one data node (user_id 0, even

@@ -73,8 +73,8 @@ func (s *Session) stmtColumns(ps *preparedStmt, stmt ast.StmtNode) ([]*mysql.Fie
 	}
 	if err != nil || ps.pp == nil && cols == nil {
 		// A SELECT whose subqueries run first (insubquery.go).
-		if wide := s.subqueriesFirstDescribed(ps); wide != nil {
-			cols, err = s.routedColumns(ctx, wide)
+		if first, ok, ferr := s.subqueriesFirstColumns(ctx, ps); ok {
+			cols, err = first, ferr
 		}
 	}
 	if err != nil {

@@ -222,8 +222,9 @@
 // joins of unrelated sharded tables (binding tables too, unless the join
 // equates all their sharding columns) and uncorrelated subqueries across
 // data nodes (an UPDATE's or DELETE's IN (SELECT ...), and a SELECT's IN,
-// scalar and EXISTS subqueries in WHERE and HAVING, the proxy evaluates
-// first, with InSubqueries, SelectSubqueries and ReplaceSubqueries); INTERSECT, EXCEPT, a UNION other than
+// scalar and EXISTS subqueries in WHERE and HAVING and scalar subqueries
+// that are select fields by themselves, the proxy evaluates first, with
+// InSubqueries, SelectSubqueries and ReplaceSubqueries); INTERSECT, EXCEPT, a UNION other than
 // of plain SELECTs each reading the same one sharded table (setop_lift.go), recursive CTEs and CTEs read twice
 // across data nodes; across data nodes also window functions whose
 // PARTITION BY does not name every sharding column of a sharded table of

@@ -59,7 +59,7 @@ func subqueriesOf(stmt ast.StmtNode) ([]Subquery, error) {
 		if err == nil {
 			var sql string
 			if sql, err = restoreSQL(at.sel); err == nil {
-				subs = append(subs, Subquery{SQL: sql, Kind: at.kind, Strings: at.strings})
+				subs = append(subs, Subquery{SQL: sql, Kind: at.kind, Strings: at.strings, Field: at.field})
 			}
 		}
 		return at.node
@@ -95,14 +95,26 @@ type Subquery struct {
 	// whose collation then decides, as it does against the subquery's.
 	// Elsewhere a literal would compare in the connection's collation.
 	Strings bool
+	// Field is the position, from 1, of the select field the scalar
+	// subquery is by itself (0 in WHERE and HAVING): the proxy describes
+	// that result column as MariaDB describes a subquery's, not the
+	// literal's.
+	Field int
+	// Name is that column's name when the statement run is not the
+	// client's text (a prepared statement's, with its arguments written
+	// in: MariaDB names the column by the text with its ?s); the proxy
+	// sets it.
+	Name string
 }
 
 // SelectSubqueries returns the uncorrelated subqueries of a SELECT's
-// WHERE and HAVING clauses (outside other subqueries), in their order:
-// `expr [NOT] IN (SELECT ...)` as InSubqueries finds them, scalar
-// subqueries and [NOT] EXISTS. Row comparisons, ANY/ALL and subqueries
-// over UNION are left alone, as is a locking SELECT. ReplaceSubqueries
-// puts their values in.
+// select list, WHERE and HAVING clauses (outside other subqueries), in
+// their order: select fields that are a scalar subquery by themselves
+// (Django's Subquery annotation; a subquery inside a field's expression
+// is left alone), and in WHERE and HAVING `expr [NOT] IN (SELECT ...)`
+// as InSubqueries finds them, scalar subqueries and [NOT] EXISTS. Row
+// comparisons, ANY/ALL and subqueries over UNION are left alone, as is a
+// locking SELECT. ReplaceSubqueries puts their values in.
 func SelectSubqueries(stmt ast.StmtNode) ([]Subquery, error) {
 	if _, ok := stmt.(*ast.SelectStmt); !ok {
 		return nil, nil
@@ -180,6 +192,9 @@ type subqueryAt struct {
 	// not: NOT IN, NOT EXISTS.
 	not     bool
 	strings bool
+	// field: the select field's position, from 1, for a scalar
+	// subquery that is a field by itself.
+	field int
 }
 
 // eachSubquery calls fn for each subquery InSubqueries (an UPDATE or
@@ -200,6 +215,7 @@ func eachSubquery(stmt ast.StmtNode, fn func(subqueryAt) ast.ExprNode) {
 			return
 		}
 		w.scalars, w.columnCompared = true, map[*ast.SubqueryExpr]bool{}
+		fieldSubqueries(s, fn)
 		clauses = []*ast.ExprNode{&s.Where}
 		if s.Having != nil {
 			clauses = append(clauses, &s.Having.Expr)
@@ -211,6 +227,27 @@ func eachSubquery(stmt ast.StmtNode, fn func(subqueryAt) ast.ExprNode) {
 		}
 		if n, ok := (*c).Accept(w); ok {
 			*c = n.(ast.ExprNode)
+		}
+	}
+}
+
+// fieldSubqueries calls fn for each select field of sel that is an
+// uncorrelated scalar subquery by itself, and puts what fn
+// returns in its place. Its value is only shown, so a string written as
+// a literal means the same, unless HAVING may compare it by its alias.
+func fieldSubqueries(sel *ast.SelectStmt, fn func(subqueryAt) ast.ExprNode) {
+	if sel.Fields == nil {
+		return
+	}
+	for i, f := range sel.Fields.Fields {
+		x, ok := f.Expr.(*ast.SubqueryExpr)
+		if !ok {
+			continue
+		}
+		// One of several columns is MariaDB's 1241 here, which the
+		// proxy gives when it reads the subquery.
+		if sub := uncorrelatedSelect(x); sub != nil {
+			f.Expr = fn(subqueryAt{node: x, sel: sub, kind: SubqueryScalar, strings: sel.Having == nil, field: i + 1})
 		}
 	}
 }
