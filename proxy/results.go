@@ -79,11 +79,7 @@ func (s *Session) trackedState() *wire.SessionState {
 	}
 	st.Variables = s.trackedVars
 	if s.autocommitSet && s.tracks("autocommit") {
-		v := wire.TrackedVariable{Name: "autocommit", Value: "OFF"}
-		if s.autocommit {
-			v.Value = "ON"
-		}
-		st.Variables = append(st.Variables, v)
+		st.Variables = append(st.Variables, wire.TrackedVariable{Name: "autocommit", Value: onOff(s.autocommit)})
 	}
 	st.Changed = s.stateChanged && s.stateTracking
 	s.schemaChanged, s.autocommitSet, s.trackedVars, s.stateChanged = false, false, nil, false

@@ -380,9 +380,10 @@ func (p *setPlan) tracked(s *Session) []string {
 func (p *setPlan) apply(ctx context.Context, s *Session) error {
 	tracked := p.tracked(s)
 	var own []wire.TrackedVariable
-	if i := slices.Index(tracked, "unique_checks"); i >= 0 && p.uniqueChecks != nil {
-		// The session's own value, not the data sources'.
-		tracked = slices.Delete(slices.Clone(tracked), i, i+1)
+	if i := slices.Index(tracked, "unique_checks"); i >= 0 {
+		// Assigned by this SET, the session's own value, not the data
+		// sources'.
+		tracked = slices.Delete(tracked, i, i+1)
 		own = append(own, wire.TrackedVariable{Name: "unique_checks", Value: onOff(*p.uniqueChecks)})
 	}
 	if len(p.assignments) > 0 {
@@ -619,7 +620,6 @@ func valueText(v ast.ValueExpr) string {
 	return strings.Trim(s, "'`\"")
 }
 
-// boolSetting reads ON/OFF/1/0/TRUE/FALSE.
 // uniqueChecksValue reads the value of SET unique_checks (the literal
 // systemValue gives). The session keeps it and answers it (@@unique_checks,
 // SHOW VARIABLES, session tracking), but the data sources are never sent
@@ -634,15 +634,14 @@ func valueText(v ast.ValueExpr) string {
 // server to skip checks; with the checks kept, a load is slower into an
 // empty table and its duplicate keys fail at once.
 func uniqueChecksValue(v string) (bool, error) {
-	switch strings.ToUpper(strings.Trim(v, "'`\"")) {
-	case "1", "ON", "TRUE", "DEFAULT":
+	if strings.EqualFold(v, "DEFAULT") {
 		return true, nil
-	case "0", "OFF", "FALSE":
-		return false, nil
 	}
-	return false, mysql.NewDefaultError(mysql.ER_WRONG_VALUE_FOR_VAR, "unique_checks", strings.Trim(v, "'\""))
+	return boolText("unique_checks", v)
 }
 
+// onOff is a boolean variable's value as SHOW VARIABLES and session
+// tracking give it.
 func onOff(on bool) string {
 	if on {
 		return "ON"
@@ -650,18 +649,26 @@ func onOff(on bool) string {
 	return "OFF"
 }
 
+// boolSetting reads ON/OFF/1/0/TRUE/FALSE, the value of autocommit (or
+// of another boolean, whose error the caller does not pass on).
 func boolSetting(e ast.ExprNode) (bool, error) {
 	s, err := restoreExpr(e)
 	if err != nil {
 		return false, err
 	}
+	return boolText("autocommit", s)
+}
+
+// boolText reads s, a boolean variable's value as written (quoted or
+// not), or answers MariaDB's 1231 naming the variable.
+func boolText(name, s string) (bool, error) {
 	switch strings.ToUpper(strings.Trim(s, "'`\"")) {
 	case "1", "ON", "TRUE":
 		return true, nil
 	case "0", "OFF", "FALSE":
 		return false, nil
 	}
-	return false, mysql.NewDefaultError(mysql.ER_WRONG_VALUE_FOR_VAR, "autocommit", s)
+	return false, mysql.NewDefaultError(mysql.ER_WRONG_VALUE_FOR_VAR, name, strings.Trim(s, "'\""))
 }
 
 type subqueryFinder struct{ found bool }
