@@ -125,11 +125,13 @@ func (f *setOpFilter) Next() (rows.Row, error) {
 		if f.reps == nil {
 			f.reps = map[string]rows.Row{}
 		}
-		rep := row.Clone()
-		if err := f.mem.Take(RowBytes(rep)+int64(len(k))+48, "INTERSECT ALL or EXCEPT ALL"); err != nil {
+		// The branches' rows are held whole already (runSetOp reads each
+		// into memory under the same budget): the first of a value is
+		// kept as it is, and only its key is counted.
+		if err := f.mem.Take(int64(len(k))+48, "INTERSECT ALL or EXCEPT ALL"); err != nil {
 			return nil, err
 		}
-		f.reps[k] = rep
-		return rep.Clone(), nil
+		f.reps[k] = row
+		return row.Clone(), nil
 	}
 }
