@@ -65,6 +65,12 @@ func (s *Session) runAdmin(ctx context.Context, st adminStmt, out output) error 
 	case adminBindingOrphans:
 		cols, rows, err = s.bindingOrphans(ctx)
 	case adminAdoptKeys:
+		// It writes the generator's stored maximum (every proxy's
+		// next block starts above it): an operator's statement, as
+		// RELOAD RULES is.
+		if !s.privileges().RulesAdmin {
+			return privilegeNeeded("RULES ADMIN (server.users rulesAdmin: true)")
+		}
 		cols, rows, err = s.srv.adoptKeys(st.table)
 	case adminReadwriteRules:
 		cols, rows = s.srv.readwriteRules()

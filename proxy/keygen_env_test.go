@@ -184,7 +184,7 @@ func TestTicketKeysTwoProxiesFailover(t *testing.T) {
 	gen := fmt.Sprintf(`{ type: TICKET, props: { urls: "jdbc:mysql://%s/tickets, jdbc:mysql://%s/tickets", username: root, retry-after-milliseconds: 200, fetch-timeout-milliseconds: 2000 } }`,
 		tickets[0].Addr(), tickets[1].Addr())
 	rules := keygenRules("t_tk", gen)
-	envs := []*testEnv{startEnv(t, envOptions{rules: rules}), startEnv(t, envOptions{rules: rules})}
+	envs := []*testEnv{startEnv(t, envOptions{rules: rules, server: adoptUsers}), startEnv(t, envOptions{rules: rules, server: adoptUsers})}
 	createKeyTable(t, envs[0], "t_tk")
 
 	var stoppedAt atomic.Int64
@@ -411,6 +411,12 @@ func TestSegmentKeysTwoProxiesStoreDown(t *testing.T) {
 	}
 }
 
+// adoptUsers are the server.users of a test that runs ADOPT SHARDING KEY
+// GENERATOR, which needs rulesAdmin; other has no such privilege.
+const adoptUsers = `users:
+  - { user: app, password: app-secret, rulesAdmin: true }
+  - { user: other, password: other-secret }`
+
 // TestTicketGuardCountsTheServersClass: a proxy whose odd ticket server
 // is behind keys another proxy took from the even one (here written with
 // the even key) still issues, since only odd keys can meet its tickets;
@@ -439,7 +445,7 @@ func TestTicketGuardCountsTheServersClass(t *testing.T) {
 	if _, err := db.Exec("INSERT INTO t_tc (id, user_id) VALUES (2001, 3)"); err != nil {
 		t.Fatal(err)
 	}
-	e2 := startEnv(t, envOptions{rules: keygenRules("t_tc", gen)})
+	e2 := startEnv(t, envOptions{rules: keygenRules("t_tc", gen), server: adoptUsers})
 	db2 := e2.open(t)
 	db2.SetMaxOpenConns(1)
 	_, err = db2.Exec("INSERT INTO t_tc (user_id) VALUES (4)")
@@ -449,6 +455,19 @@ func TestTicketGuardCountsTheServersClass(t *testing.T) {
 	var n int
 	if err := db2.QueryRow("SELECT COUNT(*) FROM t_tc").Scan(&n); err != nil || n != 3 {
 		t.Fatalf("after the refusal: %d rows, %v; want 3 and the connection usable", n, err)
+	}
+	// ADOPT writes the generator's stored maximum: an account without
+	// rulesAdmin gets 1227 and the generator stays where it was.
+	other, err := sql.Open("mysql", e2.dsn("other", "other-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Exec("ADOPT SHARDING KEY GENERATOR FOR t_tc"); errCode(err) != 1227 || !strings.Contains(err.Error(), "RULES ADMIN") {
+		t.Fatalf("ADOPT without rulesAdmin: %v, want 1227 naming RULES ADMIN", err)
+	}
+	if _, err := db2.Exec("INSERT INTO t_tc (user_id) VALUES (4)"); errCode(err) != 1105 {
+		t.Fatalf("INSERT after a refused ADOPT: %v, want the generator's 1105 still", err)
 	}
 	var name, typ, tables string
 	var adopted int64
@@ -467,7 +486,7 @@ func TestTicketGuardCountsTheServersClass(t *testing.T) {
 func TestAdoptExistingTable(t *testing.T) {
 	seg := mariadbtest.Start(t, mariadbtest.Options{Databases: []string{"ids"}})
 	gen := fmt.Sprintf(`{ type: SEGMENT, props: { url: "jdbc:mysql://%s/ids", username: root, step: 10, retry-after-milliseconds: 0 } }`, seg.Addr())
-	e := startEnv(t, envOptions{rules: keygenRules("t_ad", gen)})
+	e := startEnv(t, envOptions{rules: keygenRules("t_ad", gen), server: adoptUsers})
 	createKeyTable(t, e, "t_ad")
 	db := e.open(t)
 	// Rows an AUTO_INCREMENT application wrote before the move.
