@@ -83,6 +83,17 @@ var errMuxFallback = errors.New("multiplex: run on a pooled connection")
 // get shared connections of their own in one pool.
 const maxMuxCharsets = 3
 
+// maxMuxQueue is how many commands a shared connection holds (written
+// and queued) before a statement passes it by. One backend thread answers
+// a shared connection's commands one after another, so without a bound
+// every plain read of a data source would wait its turn on as many
+// threads as there are shared connections however many cores the server
+// has: under more sessions than that, the rest run on pooled connections,
+// in parallel on the server, as with the switch off. Eight keeps the
+// writes that carry several commands at once (the switch's gain) and a
+// point select's wait behind others at a few of their times.
+const maxMuxQueue = 8
+
 // muxSet is a pool's shared connections.
 type muxSet struct {
 	pool *pool
@@ -105,10 +116,11 @@ type muxSet struct {
 	// commands queued (statements and prepares), responses the responses
 	// read, and reads those of them of which nothing had arrived when the
 	// reader began them (multiplex_metrics.go); left counts the
-	// statements that left a stalled connection for a pooled one, and
-	// bypassed those that found every shared connection stalled.
+	// statements that left a stalled connection for a pooled one,
+	// bypassed those that found every shared connection stalled, and
+	// full those that found the others full (maxMuxQueue).
 	writes, commands, responses, reads atomic.Int64
-	left, bypassed                     atomic.Int64
+	left, bypassed, full               atomic.Int64
 }
 
 // muxConn is one shared backend connection: writes are combined by the
@@ -209,7 +221,8 @@ func (p *pool) multiplexed(s *config.Server) *muxSet {
 // pick returns the shared connection carrying character-set settings
 // names with the shortest queue and no stall, dialing one while there are
 // fewer than n. errMuxFallback: names would be one too many, or every
-// connection is stalled (its oldest command out longer than maxWait).
+// connection is stalled (its oldest command out longer than maxWait) or
+// full (maxMuxQueue commands).
 func (m *muxSet) pick(ctx context.Context, names string) (*muxConn, error) {
 	m.mu.Lock()
 	conns, known := m.conns[names]
@@ -257,6 +270,7 @@ func (m *muxSet) pick(ctx context.Context, names string) (*muxConn, error) {
 	var best *muxConn
 	depth := -1
 	var now time.Time
+	full := false
 	for _, c := range conns {
 		c.mu.Lock()
 		d := len(c.queue)
@@ -268,13 +282,21 @@ func (m *muxSet) pick(ctx context.Context, names string) (*muxConn, error) {
 			stalled = now.Sub(c.headSince) > m.maxWait
 		}
 		c.mu.Unlock()
+		if !stalled && d >= maxMuxQueue {
+			full = true
+			continue
+		}
 		if !stalled && (depth < 0 || d < depth) {
 			best, depth = c, d
 		}
 	}
 	m.mu.Unlock()
 	if best == nil {
-		m.bypassed.Add(1)
+		if full {
+			m.full.Add(1)
+		} else {
+			m.bypassed.Add(1)
+		}
 		return nil, errMuxFallback
 	}
 	return best, nil

@@ -8,7 +8,7 @@ import "github.com/prometheus/client_golang/prometheus"
 type muxCollector struct {
 	srv                                *Server
 	commands, writes, responses, reads *prometheus.Desc
-	left, bypassed                     *prometheus.Desc
+	left, bypassed, full               *prometheus.Desc
 }
 
 func newMuxCollector(srv *Server) *muxCollector {
@@ -21,11 +21,12 @@ func newMuxCollector(srv *Server) *muxCollector {
 		reads:     prometheus.NewDesc("shardflake_multiplex_response_reads_total", "Responses of which nothing had arrived when the reader began them: each took a read of its own; responses / reads is the responses a read returned.", l, nil),
 		left:      prometheus.NewDesc("shardflake_multiplex_left_total", "Statements that waited server.multiplexMaxWait on a shared connection behind another session's command out as long, and ran on a pooled connection instead.", l, nil),
 		bypassed:  prometheus.NewDesc("shardflake_multiplex_bypassed_total", "Multiplexable statements that ran on a pooled connection because the oldest command on every shared connection had been out longer than server.multiplexMaxWait.", l, nil),
+		full:      prometheus.NewDesc("shardflake_multiplex_full_total", "Multiplexable statements that ran on a pooled connection because every shared connection already held 8 commands (under more sessions than that, a data source's plain reads run in parallel on it as with the switch off).", l, nil),
 	}
 }
 
 func (c *muxCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.commands, c.writes, c.responses, c.reads, c.left, c.bypassed} {
+	for _, d := range []*prometheus.Desc{c.commands, c.writes, c.responses, c.reads, c.left, c.bypassed, c.full} {
 		ch <- d
 	}
 }
@@ -52,5 +53,6 @@ func (c *muxCollector) Collect(ch chan<- prometheus.Metric) {
 		count(c.reads, m.reads.Load())
 		count(c.left, m.left.Load())
 		count(c.bypassed, m.bypassed.Load())
+		count(c.full, m.full.Load())
 	}
 }

@@ -158,3 +158,85 @@ func TestMultiplexSlowReadDoesNotBlock(t *testing.T) {
 		t.Errorf("the shared connection answered %d of the %d reads after the slow one", got, sessions*rounds)
 	}
 }
+
+// TestMultiplexFullQueuePassesBy: behind a read that waits (a table lock
+// held directly on the backend), the one shared connection of ds_0 takes
+// commands until it holds maxMuxQueue of them; more sessions' point
+// selects pass it by and are answered on pooled connections at once,
+// where with no bound they would all wait for the one backend thread.
+// Once the lock goes, every statement queued gets its own answer.
+func TestMultiplexFullQueuePassesBy(t *testing.T) {
+	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1" + muxUnbounded})
+	createTables(t, e)
+	ctx := context.Background()
+	db := e.open(t)
+	if _, err := db.Exec("INSERT INTO t_plain (id, v) VALUES (1, 'v1')"); err != nil {
+		t.Fatal(err)
+	}
+	const extra = 3
+	sessions := maxMuxQueue - 1 + extra
+	for i := 1; i <= sessions; i++ {
+		// user_id 0: every row on ds_0.
+		if _, err := db.Exec("INSERT INTO t_order (order_id, user_id, status) VALUES (?, 0, ?)", i, fmt.Sprintf("s%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := answerOf(ctx, db, "SELECT v FROM t_plain WHERE id = 1"); got != "[v]|v1," {
+		t.Fatalf("warm-up read: %s", got)
+	}
+	conns := make([]*sql.Conn, sessions)
+	for g := range conns {
+		conns[g] = e.conn(t)
+	}
+	m := e.srv.current().pools["ds_0"].mux
+	lock := lockDirectly(ctx, t, e)
+	slow := startQueuedRead(ctx, t, e, "SELECT v, 'slow' AS tag FROM t_plain WHERE id = 1")
+	waitFor(t, func() bool { return backendRunning(t, e, "slow") == 1 })
+
+	answers := make(chan string, sessions)
+	for g, c := range conns {
+		go func() {
+			q := fmt.Sprintf("SELECT status FROM t_order WHERE order_id = %d AND user_id = 0", g+1)
+			answers <- fmt.Sprintf("%d:%s", g+1, answerOf(ctx, c, q))
+		}()
+	}
+	t.Cleanup(func() { lock.ExecContext(ctx, "UNLOCK TABLES") })
+	check := func(a string) {
+		t.Helper()
+		var id int
+		var rest string
+		if _, err := fmt.Sscanf(a, "%d:%s", &id, &rest); err != nil || rest != fmt.Sprintf("[status]|s%d,", id) {
+			t.Errorf("point select answered %q", a)
+		}
+	}
+	// extra sessions find the connection full and are answered while the
+	// lock is held; the others wait on it behind the slow read.
+	for range extra {
+		select {
+		case a := <-answers:
+			check(a)
+		case <-time.After(30 * time.Second):
+			n, _ := muxQueue(e, "ds_0")
+			t.Fatalf("point selects past a full shared connection not answered; %d commands queued, %d passed it by", n, m.full.Load())
+		}
+	}
+	if n, _ := muxQueue(e, "ds_0"); n != maxMuxQueue || m.full.Load() != extra {
+		t.Fatalf("%d commands on the shared connection and %d statements passed it by; want %d and %d", n, m.full.Load(), maxMuxQueue, extra)
+	}
+	select {
+	case a := <-answers:
+		t.Fatalf("a statement queued behind the lock answered: %s", a)
+	case got := <-slow.got:
+		t.Fatalf("the slow read answered while the lock is held: %s", got)
+	default:
+	}
+	if _, err := lock.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-slow.got; got != "[v tag]|v1,slow," {
+		t.Errorf("the slow read: got %s", got)
+	}
+	for range sessions - extra {
+		check(<-answers)
+	}
+}
