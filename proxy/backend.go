@@ -531,6 +531,13 @@ func (bc *backendConn) reset() error {
 // apply makes the connection carry a session's settings ("" for none):
 // nothing when they are already in effect, a SET when the connection has
 // only the baseline, and a reset first when it carries another session's.
+//
+// A statement prepared on the connection keeps what the settings meant
+// when it was prepared: MariaDB reads its literals in the character set
+// of that moment (CHARSET('x'), a string's bytes) and its operators under
+// that sql_mode (|| under PIPES_AS_CONCAT). So the statements go with the
+// settings they were prepared under: a reset deallocates them, and a SET
+// on top of the baseline closes them (the closes go out with the SET).
 func (bc *backendConn) apply(settings string) error {
 	if bc.applied == settings {
 		return nil
@@ -541,6 +548,7 @@ func (bc *backendConn) apply(settings string) error {
 		}
 	}
 	if settings != "" {
+		bc.closeStmts()
 		if _, err := bc.exec("SET " + settings); err != nil {
 			return err
 		}
@@ -557,6 +565,9 @@ func (bc *backendConn) applyPinned(settings string) error {
 	if bc.applied == settings || settings == "" {
 		return nil
 	}
+	// Its prepared statements were prepared under the old settings
+	// (apply).
+	bc.closeStmts()
 	if _, err := bc.exec("SET " + settings); err != nil {
 		return err
 	}

@@ -553,3 +553,113 @@ func TestPrepareTooManyPlaceholders(t *testing.T) {
 		t.Errorf("65535 placeholders: rows\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestBackendStatementsFollowSessionSettings: a text query with an
+// integer literal runs as a statement prepared on the pooled connection,
+// and MariaDB keeps in a prepared statement what the session's settings
+// meant when it was prepared (the character set its literals were read
+// in, || under the sql_mode of that moment). A session with other
+// settings that takes the same connection next, and a session that
+// changes its settings inside a transaction, must get the answer its own
+// settings give on MariaDB, not the one of the statement prepared before.
+func TestBackendStatementsFollowSessionSettings(t *testing.T) {
+	e := startEnv(t, envOptions{pooled: true})
+	createTables(t, e)
+	ctx := context.Background()
+	for _, q := range []string{"INSERT INTO t_plain (id, v) VALUES (2, 'plain')", "INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'plain')"} {
+		if _, err := e.open(t).Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// t_plain is on ds_0, the default data source, whose connection runs
+	// a SET to check it; the row of t_order on ds_1, whose connections
+	// take the session's settings when a statement needs them. Each
+	// query's answer on one MariaDB is its t_plain twin's.
+	queries := []string{
+		"SELECT v, 'd\u00e9j\u00e0' AS lit, CHARSET('x') FROM t_plain WHERE id = 2",
+		"SELECT v || 'x' AS c FROM t_plain WHERE id = 2",
+		"SELECT status AS v, 'd\u00e9j\u00e0' AS lit, CHARSET('x') FROM t_order WHERE user_id = 1 AND order_id = 1",
+		"SELECT status || 'x' AS c FROM t_order WHERE user_id = 1 AND order_id = 1",
+	}
+	twin := func(q string) string {
+		q = strings.Replace(q, "status", "v", 1)
+		q = strings.Replace(q, "v AS v", "v", 1)
+		return strings.Replace(q, "FROM t_order WHERE user_id = 1 AND order_id = 1", "FROM t_plain WHERE id = 2", 1)
+	}
+	direct := func(param, set string) map[string]string {
+		c, err := openWith(t, e.backends[0].DSN("ds_0"), param).Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if set != "" {
+			if _, err := c.ExecContext(ctx, set); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := map[string]string{}
+		for _, q := range queries {
+			want[q] = answerOf(ctx, c, twin(q))
+		}
+		return want
+	}
+	// Prepared on the pooled connections by a session of the baseline.
+	warm := func() {
+		c := e.conn(t)
+		for range 3 {
+			for _, q := range queries {
+				answerOf(ctx, c, q)
+			}
+		}
+	}
+	for _, tc := range []struct{ param, set string }{
+		{"charset=latin1", ""},
+		{"", "SET sql_mode = 'PIPES_AS_CONCAT'"},
+		{"collation=latin1_swedish_ci", "SET sql_mode = CONCAT(@@sql_mode, ',PIPES_AS_CONCAT')"},
+	} {
+		want := direct(tc.param, tc.set)
+		if base := direct("", ""); base[queries[0]] == want[queries[0]] && base[queries[1]] == want[queries[1]] {
+			t.Fatalf("%q %q answers as the baseline: the case cannot tell", tc.param, tc.set)
+		}
+		warm()
+		c := e.conn(t, nonEmpty(tc.param)...)
+		if tc.set != "" {
+			if _, err := c.ExecContext(ctx, tc.set); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, q := range queries {
+			if got := answerOf(ctx, c, q); got != want[q] {
+				t.Errorf("%q %q, %s:\n got %s\nwant %s", tc.param, tc.set, q, got, want[q])
+			}
+		}
+		// In a transaction the settings change on the pinned connection,
+		// after the statements were prepared there.
+		warm()
+		tx := e.conn(t)
+		if _, err := tx.ExecContext(ctx, "BEGIN"); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range queries {
+			answerOf(ctx, tx, q)
+		}
+		if tc.param != "" {
+			if _, err := tx.ExecContext(ctx, "SET NAMES latin1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if tc.set != "" {
+			if _, err := tx.ExecContext(ctx, tc.set); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, q := range queries {
+			if got := answerOf(ctx, tx, q); got != want[q] {
+				t.Errorf("in a transaction, %q %q, %s:\n got %s\nwant %s", tc.param, tc.set, q, got, want[q])
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "COMMIT"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

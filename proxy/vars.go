@@ -447,6 +447,9 @@ func (s *Session) applySet(ctx context.Context, set string, next settings, track
 		return nil, err
 	}
 	bc := bcs[0]
+	// The statements prepared on it keep the settings the SET changes
+	// (backendConn.apply).
+	bc.closeStmts()
 	var vals []string
 	if _, err = bc.exec(set); err == nil {
 		vals, err = sessionValues(bc, append([]string{"sql_mode"}, tracked...))
@@ -463,6 +466,7 @@ func (s *Session) applySet(ctx context.Context, set string, next settings, track
 	src.release(bc)
 	for _, ds := range s.txn.order {
 		pinned := s.txn.conns[ds]
+		pinned.closeStmts()
 		if _, err := pinned.exec(set); err != nil {
 			return nil, err
 		}
