@@ -35,7 +35,9 @@ import (
 // resets), a single-route SELECT that
 // the router classed as a plain read (router.AccessRead: no FOR UPDATE,
 // no INTO, no user or system variables, no LAST_INSERT_ID(), FOUND_ROWS(),
-// SLEEP() or named locks), sent as COM_STMT_EXECUTE of a statement
+// SLEEP() or named locks, and no call of a function that is not
+// MariaDB's own, a stored function that may write: a plain read may run
+// twice here), sent as COM_STMT_EXECUTE of a statement
 // prepared on the shared connection (once per connection and SQL text)
 // for a client's COM_STMT_EXECUTE, and for a text query where a pooled
 // connection would run it so too (textprepared.go), else as text

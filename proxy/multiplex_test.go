@@ -498,3 +498,54 @@ func TestMultiplexUnpreparable(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiplexStoredFunctionRunsOnce: a plain read that calls a
+// function by name may call a stored function that writes, and a
+// multiplexed read runs twice when its answer carries warnings (once on
+// the shared connection, again on a pooled one for SHOW WARNINGS). Such
+// a read runs on a pooled connection only, so the function's INSERT is
+// done once, as on MariaDB; a read without a call still runs on the
+// shared connection.
+func TestMultiplexStoredFunctionRunsOnce(t *testing.T) {
+	e := startEnv(t, envOptions{server: "multiplex: on\nmultiplexConnections: 1" + muxUnbounded})
+	createTables(t, e)
+	ctx := context.Background()
+	db := e.open(t)
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec("INSERT INTO t_plain (id, v) VALUES (1, 'v1')"); err != nil {
+		t.Fatal(err)
+	}
+	b := e.backend(t, 0)
+	for _, q := range []string{
+		"DROP FUNCTION IF EXISTS bump", "DROP TABLE IF EXISTS calls", "CREATE TABLE calls (n INT)",
+		"CREATE FUNCTION bump(x INT) RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO calls VALUES (x); RETURN x; END",
+	} {
+		if _, err := b.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { b.Exec("DROP FUNCTION IF EXISTS bump"); b.Exec("DROP TABLE IF EXISTS calls") })
+	if got := answerOf(ctx, db, "SELECT v FROM t_plain WHERE id = 1"); got != "[v]|v1," {
+		t.Fatalf("plain read: %s", got)
+	}
+	before := muxAnswered(e, "ds_0")
+	if before == 0 {
+		t.Fatal("a plain read did not run on the shared connection")
+	}
+	// CAST('1x' AS SIGNED) leaves warning 1292 on the answer.
+	if got := answerOf(ctx, db, "SELECT bump(7), CAST('1x' AS SIGNED) FROM t_plain WHERE id = 1"); got != "[bump(7) CAST('1x' AS SIGNED)]|7,1," {
+		t.Fatalf("read calling a stored function: %s", got)
+	}
+	var code int
+	var level, msg string
+	if err := db.QueryRow("SHOW WARNINGS").Scan(&level, &code, &msg); err != nil || code != 1292 {
+		t.Fatalf("SHOW WARNINGS: %d %q, %v; want 1292", code, msg, err)
+	}
+	var calls int
+	if err := b.QueryRow("SELECT COUNT(*) FROM calls WHERE n = 7").Scan(&calls); err != nil || calls != 1 {
+		t.Fatalf("the stored function ran %d times, %v; want once", calls, err)
+	}
+	if n := muxAnswered(e, "ds_0"); n != before {
+		t.Errorf("the shared connection answered %d statements more; a read calling a function must not run there", n-before)
+	}
+}
