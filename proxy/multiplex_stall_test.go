@@ -122,12 +122,7 @@ func TestMultiplexSlowReadDoesNotBlock(t *testing.T) {
 		t.Fatalf("the slow read answered while the lock is held: %s", got)
 	default:
 	}
-	if _, err := lock.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
-		t.Fatal(err)
-	}
-	if got := <-slow.got; got != "[v tag]|v1,slow," {
-		t.Errorf("the slow read: got %s", got)
-	}
+	unlockSlowRead(ctx, t, lock, slow)
 	// The shared connection is in step: every session's reads, each with
 	// its own answer, run on it again.
 	waitFor(t, func() bool { n, _ := muxQueue(e, "ds_0"); return n == 0 })
@@ -230,13 +225,20 @@ func TestMultiplexFullQueuePassesBy(t *testing.T) {
 		t.Fatalf("the slow read answered while the lock is held: %s", got)
 	default:
 	}
+	unlockSlowRead(ctx, t, lock, slow)
+	for range sessions - extra {
+		check(<-answers)
+	}
+}
+
+// unlockSlowRead releases the table lock the slow read of the stall
+// tests waits for, and checks the slow read's own answer.
+func unlockSlowRead(ctx context.Context, t *testing.T, lock *sql.Conn, slow *queuedSession) {
+	t.Helper()
 	if _, err := lock.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-slow.got; got != "[v tag]|v1,slow," {
 		t.Errorf("the slow read: got %s", got)
-	}
-	for range sessions - extra {
-		check(<-answers)
 	}
 }
