@@ -86,11 +86,22 @@ func TestSubqueries(t *testing.T) {
 			subs: []Subquery{
 				{SQL: "SELECT MAX(`a`) FROM `u`", Kind: SubqueryScalar, Field: 1},
 				{SQL: "SELECT `b`,`c` FROM `v`", Kind: SubqueryScalar, Field: 3},
+				{SQL: "SELECT MIN(`a`) FROM `u`", Kind: SubqueryScalar, Field: 4, Expression: true},
 				{SQL: "SELECT AVG(`k`) FROM `u`", Kind: SubqueryScalar, Strings: true},
 			},
-			values: [][]any{{"x"}, {}, {Decimal("1.5")}},
-			want:   "SELECT 'x',`id`,NULL AS `bc`,1+(SELECT MIN(`a`) FROM `u`),(SELECT MAX(`u`.`a`) FROM `u` WHERE `u`.`id`=`t`.`id`) FROM `t` WHERE `k`>1.5 HAVING `id`>0",
-			wide:   "SELECT NULL,`id`,NULL AS `bc`,1+(SELECT MIN(`a`) FROM `u`),(SELECT MAX(`u`.`a`) FROM `u` WHERE `u`.`id`=`t`.`id`) FROM `t` WHERE `k`>NULL HAVING `id`>0",
+			values: [][]any{{"x"}, {}, {TypedDecimal{Value: "2.50", Precision: 11, Scale: 2}}, {Decimal("1.5")}},
+			want:   "SELECT 'x',`id`,NULL AS `bc`,1+if(1, CAST(2.50 AS DECIMAL(11, 2)), NULL),(SELECT MAX(`u`.`a`) FROM `u` WHERE `u`.`id`=`t`.`id`) FROM `t` WHERE `k`>1.5 HAVING `id`>0",
+			wide:   "SELECT NULL,`id`,NULL AS `bc`,1+NULL,(SELECT MAX(`u`.`a`) FROM `u` WHERE `u`.`id`=`t`.`id`) FROM `t` WHERE `k`>NULL HAVING `id`>0",
+		},
+		{
+			name: "select list, inside expressions",
+			give: "SELECT COALESCE((SELECT MAX(a) FROM u), 0) + 1, SUM(k - (SELECT AVG(k) / 2 FROM u)) AS s, (SELECT x FROM v) IN (SELECT y FROM w), EXISTS (SELECT 1 FROM u), k > ALL (SELECT k FROM u) FROM t",
+			subs: []Subquery{
+				{SQL: "SELECT MAX(`a`) FROM `u`", Kind: SubqueryScalar, Field: 1, Expression: true},
+				{SQL: "SELECT AVG(`k`)/2 FROM `u`", Kind: SubqueryScalar, Field: 2, Expression: true, Rounded: true, Aggregated: true, PerRow: true},
+			},
+			values: [][]any{{TypedDecimal{Null: true, Precision: 65, Scale: 30}}, {TypedDecimal{Value: "-0.5", Precision: 1, Scale: 1}}},
+			want:   "SELECT COALESCE(if(1, CAST(NULL AS DECIMAL(65, 30)), NULL), 0)+1,SUM(`k`-if(1, CAST(-0.5 AS DECIMAL(1, 1)), NULL)) AS `s`,(SELECT `x` FROM `v`) IN (SELECT `y` FROM `w`),EXISTS (SELECT 1 FROM `u`),`k`>ALL (SELECT `k` FROM `u`) FROM `t`",
 		},
 		{
 			name:   "select list, no HAVING: text means the same",
