@@ -22,6 +22,7 @@ func TestSelectListExpressionSubqueryFirst(t *testing.T) {
 		"SELECT order_id, amount - (SELECT SUM(price) FROM t_order_item) FROM t_order ORDER BY order_id",
 		"SELECT item_id, qty * (SELECT MIN(price) FROM t_order_item), u + (SELECT MAX(price) FROM t_order_item) uu FROM t_order_item ORDER BY item_id",
 		"SELECT item_id, f - (SELECT MAX(price) FROM t_order_item) FROM t_order_item ORDER BY item_id",
+		"SELECT order_id, amount + (SELECT SUM(qty) FROM t_order_item), amount * (SELECT MIN(amount - 10) FROM t_order) FROM t_order ORDER BY order_id",
 		"SELECT order_id, (SELECT MAX(price) FROM t_order_item) - (SELECT MIN(amount) FROM t_order) + amount, (SELECT MAX(price * qty) FROM t_order_item) * 2 FROM t_order ORDER BY order_id",
 		// COALESCE, IFNULL, IF, CASE; NULL from no row and from a row.
 		"SELECT COALESCE((SELECT MAX(price) FROM t_order_item WHERE qty > 1000), 0) + 1 AS c, order_id FROM t_order ORDER BY order_id",
