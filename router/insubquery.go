@@ -315,12 +315,19 @@ func fieldSubqueries(sel *ast.SelectStmt, fn func(subqueryAt) ast.ExprNode) {
 	}
 }
 
-// expressionSubqueries calls fn for each uncorrelated scalar subquery of
-// one column inside the expression of select field field, outside other
-// subqueries, and puts what fn returns in its place.
+// expressionSubqueries calls fn for each uncorrelated scalar subquery
+// inside the expression of select field field, outside other subqueries,
+// and puts what fn returns in its place: of one column, or of any number
+// as an argument of a function or a unary operator, where several are
+// MariaDB's 1241, which the proxy gives when it reads the subquery (an
+// operand of a binary operator gets MariaDB's 4078, naming the other
+// operand's type: left as it is).
 type expressionSubqueries struct {
 	fn    func(subqueryAt) ast.ExprNode
 	field int
+	// arguments are the subqueries that are arguments of a function or
+	// a unary operator.
+	arguments map[*ast.SubqueryExpr]bool
 	// aggregates counts the aggregate and window functions Enter is
 	// inside.
 	aggregates int
@@ -330,17 +337,55 @@ type expressionSubqueries struct {
 func (w *expressionSubqueries) Enter(n ast.Node) (ast.Node, bool) {
 	switch x := n.(type) {
 	case *ast.SubqueryExpr:
-		if sel := uncorrelatedSelect(x); sel != nil && oneColumn(sel) {
+		if sel := uncorrelatedSelect(x); sel != nil && (oneColumn(sel) || w.arguments[x]) {
 			return w.fn(subqueryAt{node: x, sel: sel, kind: SubqueryScalar, field: w.field, expression: true, aggregated: w.aggregates > 0, perRow: w.perRow}), true
 		}
 		return n, true
-	case *ast.AggregateFuncExpr, *ast.WindowFuncExpr:
+	case *ast.FuncCallExpr:
+		if rowArgument(x.FnName.L) {
+			w.noteArguments(x.Args)
+		}
+	case *ast.UnaryOperationExpr:
+		switch x.Op {
+		case opcode.Minus, opcode.Plus, opcode.Not, opcode.Not2:
+			w.noteArguments([]ast.ExprNode{x.V})
+		}
+	case *ast.AggregateFuncExpr:
+		if rowArgument(strings.ToLower(x.F)) {
+			w.noteArguments(x.Args)
+		}
+		w.aggregates++
+	case *ast.WindowFuncExpr:
 		w.aggregates++
 	case *ast.PatternInExpr, *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr:
 		// IN, EXISTS, ANY and ALL over a subquery are left as they are.
 		return n, true
 	}
 	return n, false
+}
+
+// rowArgument reports whether MariaDB refuses a subquery of several
+// columns as an argument of function name (lower case) with 1241 (read
+// on 10.11; GREATEST and LEAST, for two, answer 4078).
+func rowArgument(name string) bool {
+	switch name {
+	case ast.Coalesce, ast.Ifnull, ast.Nullif, ast.If, ast.Abs, ast.Round, ast.Floor, ast.Truncate,
+		ast.IsNull, ast.Interval, ast.Field, ast.Elt, ast.Concat, ast.ConcatWS, ast.JSONArray,
+		ast.AggFuncCount, ast.AggFuncMax, ast.AggFuncMin, ast.AggFuncSum, ast.AggFuncAvg, ast.AggFuncGroupConcat:
+		return true
+	}
+	return false
+}
+
+func (w *expressionSubqueries) noteArguments(args []ast.ExprNode) {
+	for _, a := range args {
+		if sq, ok := a.(*ast.SubqueryExpr); ok {
+			if w.arguments == nil {
+				w.arguments = map[*ast.SubqueryExpr]bool{}
+			}
+			w.arguments[sq] = true
+		}
+	}
 }
 
 func (w *expressionSubqueries) Leave(n ast.Node) (ast.Node, bool) {

@@ -110,6 +110,14 @@ func TestSubqueries(t *testing.T) {
 			values: [][]any{{int64(7)}},
 			want:   "SELECT 7 AS `m` FROM `t`",
 		},
+		{
+			name: "select list, several columns",
+			give: "SELECT COALESCE((SELECT a, b FROM u), 1), -(SELECT * FROM u), k - (SELECT a, b FROM u), GREATEST((SELECT a, b FROM u), 1) FROM t",
+			subs: []Subquery{
+				{SQL: "SELECT `a`,`b` FROM `u`", Kind: SubqueryScalar, Field: 1, Expression: true},
+				{SQL: "SELECT * FROM `u`", Kind: SubqueryScalar, Field: 2, Expression: true},
+			},
+		},
 		{name: "for update", give: "SELECT * FROM t WHERE a IN (SELECT a FROM u) FOR UPDATE"},
 		{name: "with", give: "WITH sub AS (SELECT id FROM t) SELECT COUNT(*) FROM sub WHERE id IN (SELECT id FROM sub)"},
 		{name: "a list with a subquery", give: "SELECT * FROM t WHERE a IN ((SELECT a FROM u), 2)"},
