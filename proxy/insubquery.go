@@ -97,7 +97,9 @@ func (s *Session) subqueriesFirstPlan(st *statement, planErr error) (*router.Pla
 		return nil, err
 	}
 	if st.args != nil {
-		s.nameFieldSubqueries(st.sql, subs)
+		if err := s.nameFieldSubqueries(st.sql, subs); err != nil {
+			return nil, err
+		}
 	}
 	first := &router.SubqueriesFirst{Statement: sql, Subqueries: subs}
 	dss := map[string]bool{}
@@ -131,19 +133,49 @@ const aSelect = "a SELECT"
 
 // nameFieldSubqueries names the select-list subqueries of subs, found in
 // a prepared statement's text with its arguments written in, by the
-// client's text (its ?s), as MariaDB names their columns.
-func (s *Session) nameFieldSubqueries(clientSQL string, subs []router.Subquery) {
+// client's text (its ?s), as MariaDB names their columns. A field whose
+// expression holds a subquery and a ? outside the subqueries' WHERE
+// clauses is refused: MariaDB types it by the argument's bound type
+// (? * (SELECT COUNT(*) ...) is 41 long for a BIGINT argument), where
+// the proxy writes the argument in as a literal.
+func (s *Session) nameFieldSubqueries(clientSQL string, subs []router.Subquery) error {
 	stmt, ok := s.parseFirst(clientSQL)
 	sel, isSelect := stmt.(*ast.SelectStmt)
 	if !ok || !isSelect || sel.Fields == nil {
-		return
+		return nil
 	}
 	for i, sub := range subs {
 		if sub.Field > 0 && sub.Field <= len(sel.Fields.Fields) {
-			subs[i].Name = fieldName(sel.Fields.Fields[sub.Field-1])
+			field := sel.Fields.Fields[sub.Field-1]
+			if sub.Expression && typedParam(field.Expr) {
+				return &NotSupportedError{What: "a prepared SELECT whose select field holds, inside an expression, a subquery spanning data nodes and a ? outside the subquery's WHERE clause (MariaDB types the field by the argument's type; the proxy evaluates the subquery first and writes the argument in)"}
+			}
+			subs[i].Name = fieldName(field)
 		}
 	}
+	return nil
 }
+
+// typedParam reports whether e holds a ? outside the WHERE clauses of
+// its subqueries, where the argument's type may make the type of e.
+func typedParam(e ast.ExprNode) bool {
+	all, filters := &paramCounter{}, &paramCounter{}
+	e.Accept(all)
+	e.Accept(&whereVisitor{of: filters})
+	return all.n > filters.n
+}
+
+// whereVisitor has of visit the WHERE clause of each SELECT it finds.
+type whereVisitor struct{ of ast.Visitor }
+
+func (w *whereVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	if sel, ok := n.(*ast.SelectStmt); ok && sel.Where != nil {
+		sel.Where.Accept(w.of)
+	}
+	return n, false
+}
+
+func (w *whereVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // pulledSubqueries returns the subqueries of sql, an UPDATE, DELETE or
 // SELECT the router refused with planErr, when the proxy may evaluate
@@ -704,20 +736,18 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 // column as f, can be written in as MariaDB computes and describes the
 // expression around it (expressionValue): a signed DECIMAL whose value
 // MariaDB shows with all its digits (not an AVG's or a division's,
-// which it keeps with more decimals than it shows). Other types keep
-// 1235, naming the type: no form written in gives an integer's length
-// and type or a string's collation derivation as the subquery's (read on
-// MariaDB 10.11).
+// which it keeps with more decimals than it shows), a BIGINT (COUNT) or
+// BIGINT UNSIGNED. Other types keep 1235, naming the type: no form
+// written in gives a smaller integer's type and length or a string's
+// collation derivation as the subquery's (read on MariaDB 10.11).
 func expressionColumn(f *mysql.Field, sub router.Subquery) error {
 	const what = "a SELECT whose select field holds, inside an expression, a subquery spanning data nodes"
-	if f.Type != mysql.MYSQL_TYPE_NEWDECIMAL || f.Flag&(mysql.UNSIGNED_FLAG|mysql.ZEROFILL_FLAG) != 0 {
-		return &NotSupportedError{What: fmt.Sprintf("%s of column %s of type %s (the proxy evaluates such a subquery first for signed DECIMAL values, which it can write in as MariaDB types the subquery)", what, f.Name, expressionTypeName(f))}
+	cast, _, _, ok := numberCast(f)
+	if !ok {
+		return &NotSupportedError{What: fmt.Sprintf("%s of column %s of type %s (the proxy evaluates such a subquery first for signed DECIMAL, BIGINT and BIGINT UNSIGNED values, which it can write in as MariaDB types the subquery)", what, f.Name, expressionTypeName(f))}
 	}
-	if sub.Rounded {
+	if cast == router.CastDecimal && sub.Rounded {
 		return &NotSupportedError{What: fmt.Sprintf("%s with an AVG or a division (MariaDB computes the expression with more decimals of its value than it shows, which the proxy cannot read)", what)}
-	}
-	if p, _ := decimalPrecision(f); p < 1 || p > 65 || int(f.Decimal) > 38 || int(f.Decimal) > p {
-		return &NotSupportedError{What: fmt.Sprintf("%s of column %s of DECIMAL length %d, decimals %d", what, f.Name, f.ColumnLength, f.Decimal)}
 	}
 	return nil
 }
@@ -725,21 +755,45 @@ func expressionColumn(f *mysql.Field, sub router.Subquery) error {
 // expressionValue is v, the value of a scalar subquery inside the
 // expression of a select field (nil for NULL, or none), written in typed
 // as its column f (expressionColumn).
-func expressionValue(f *mysql.Field, v any) router.TypedDecimal {
-	p, scale := decimalPrecision(f)
-	d, _ := v.(router.Decimal)
-	return router.TypedDecimal{Value: d, Null: v == nil, Precision: p, Scale: scale}
+func expressionValue(f *mysql.Field, v any) router.TypedNumber {
+	cast, precision, scale, _ := numberCast(f)
+	t := router.TypedNumber{Null: v == nil, Precision: precision, Scale: scale, As: cast}
+	switch v := v.(type) {
+	case router.Decimal:
+		t.Value = v
+	case int64:
+		t.Value = router.Decimal(strconv.FormatInt(v, 10))
+	case uint64:
+		t.Value = router.Decimal(strconv.FormatUint(v, 10))
+	}
+	return t
 }
 
-// decimalPrecision is the precision and scale of f, a signed DECIMAL:
-// its length counts a sign and, with decimals, a point.
-func decimalPrecision(f *mysql.Field) (precision, scale int) {
-	scale = int(f.Decimal)
-	precision = int(f.ColumnLength) - 1
-	if scale > 0 {
-		precision--
+// numberCast is how a value of column f is written in typed as f
+// (router.TypedNumber), ok when MariaDB so types it as f (read on 10.11):
+// a signed DECIMAL as itself, its precision and scale read from its
+// length (which counts a sign and, with decimals, a point); a BIGINT of
+// length 10 to 21 (COUNT's is 21) as a DECIMAL of one digit less cast AS
+// SIGNED; a BIGINT UNSIGNED (20) as a DECIMAL(20) cast AS UNSIGNED.
+func numberCast(f *mysql.Field) (cast router.NumberCast, precision, scale int, ok bool) {
+	if f.Flag&mysql.ZEROFILL_FLAG != 0 {
+		return 0, 0, 0, false
 	}
-	return precision, scale
+	unsigned := f.Flag&mysql.UNSIGNED_FLAG != 0
+	switch {
+	case f.Type == mysql.MYSQL_TYPE_NEWDECIMAL && !unsigned:
+		scale = int(f.Decimal)
+		precision = int(f.ColumnLength) - 1
+		if scale > 0 {
+			precision--
+		}
+		return router.CastDecimal, precision, scale, precision >= 1 && precision <= 65 && scale <= 38 && scale <= precision
+	case f.Type == mysql.MYSQL_TYPE_LONGLONG && !unsigned:
+		return router.CastSigned, int(f.ColumnLength) - 1, 0, f.ColumnLength >= 10 && f.ColumnLength <= 21
+	case f.Type == mysql.MYSQL_TYPE_LONGLONG:
+		return router.CastUnsigned, 20, 0, f.ColumnLength == 20
+	}
+	return 0, 0, 0, false
 }
 
 // expressionTypeName names f's type for expressionColumn's error.
@@ -747,14 +801,14 @@ func expressionTypeName(f *mysql.Field) string {
 	switch {
 	case f.Flag&mysql.ZEROFILL_FLAG != 0:
 		return "ZEROFILL number"
-	case f.Type == mysql.MYSQL_TYPE_NEWDECIMAL:
+	case f.Type == mysql.MYSQL_TYPE_NEWDECIMAL && f.Flag&mysql.UNSIGNED_FLAG != 0:
 		return "DECIMAL UNSIGNED"
 	case f.Charset != 63 && (f.Type == mysql.MYSQL_TYPE_VARCHAR || f.Type == mysql.MYSQL_TYPE_VAR_STRING || f.Type == mysql.MYSQL_TYPE_STRING):
 		return "text"
 	}
 	switch f.Type {
 	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONGLONG:
-		return "integer"
+		return fmt.Sprintf("integer of length %d", f.ColumnLength)
 	case mysql.MYSQL_TYPE_YEAR:
 		return "YEAR"
 	}

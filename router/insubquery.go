@@ -105,7 +105,7 @@ type Subquery struct {
 	Field int
 	// Expression is set when the scalar subquery stands inside the
 	// expression of select field Field: its value is written in typed as
-	// the subquery (TypedDecimal), for MariaDB to compute and describe the
+	// the subquery (TypedNumber), for MariaDB to compute and describe the
 	// field as it does with the subquery.
 	Expression bool
 	// Rounded is set when the subquery's value may hold more digits
@@ -148,7 +148,7 @@ func SelectSubqueries(stmt ast.StmtNode) ([]Subquery, error) {
 // ReplaceSubqueries replaces the subqueries InSubqueries or
 // SelectSubqueries find in stmt, in the same order, by their values, and
 // returns the statement's text (to parse again and plan). The values are
-// nil, int64, uint64, string, Decimal or TypedDecimal: for an IN subquery its list,
+// nil, int64, uint64, string, Decimal or TypedNumber: for an IN subquery its list,
 // expr IN (v1, v2, ...); for a scalar subquery none (NULL) or one; for
 // EXISTS none (FALSE) or any; nil leaves a subquery inside a select
 // field's expression in place. An empty list is FALSE for IN and TRUE for
@@ -192,24 +192,39 @@ func ReplaceSubqueries(stmt ast.StmtNode, values [][]any) (string, error) {
 	return restoreSQL(stmt)
 }
 
-// TypedDecimal is the value of a scalar subquery inside an expression of
-// the select list whose column is a signed DECIMAL(Precision, Scale), for
-// ReplaceSubqueries. It is written as IF(1, CAST(Value AS
-// DECIMAL(Precision, Scale)), NULL) (Value NULL when Null is set): MariaDB
-// gives that the subquery's type, precision, scale and nullability, so an
-// expression around it is computed and described as around the subquery
-// (read on 10.11), where a bare literal would change the expression's
-// length and decimals and make it NOT NULL.
-type TypedDecimal struct {
+// TypedNumber is the value of a scalar subquery inside an expression of
+// the select list, for ReplaceSubqueries, written typed as the subquery's
+// column: IF(1, CAST(Value AS DECIMAL(Precision, Scale)), NULL) for a
+// signed DECIMAL; for a BIGINT (As CastSigned or CastUnsigned) that
+// DECIMAL of scale 0 cast again AS SIGNED or UNSIGNED, which MariaDB
+// gives the length Precision+1, or 20. Value is NULL when Null is set.
+// MariaDB gives the form the subquery's type, length, decimals and
+// nullability, so an expression around it is computed and described as
+// around the subquery (read on 10.11), where a bare literal would change
+// the expression's length and decimals and make it NOT NULL.
+type TypedNumber struct {
 	Value            Decimal
 	Null             bool
 	Precision, Scale int
+	As               NumberCast
 }
 
+// NumberCast is the type a TypedNumber is cast to at last.
+type NumberCast int
+
+const (
+	// CastDecimal leaves it a DECIMAL.
+	CastDecimal NumberCast = iota
+	// CastSigned casts it AS SIGNED (BIGINT).
+	CastSigned
+	// CastUnsigned casts it AS UNSIGNED (BIGINT UNSIGNED).
+	CastUnsigned
+)
+
 // valueExpr is a subquery's value as a literal; a Decimal is written as
-// a decimal literal, a TypedDecimal as the typed expression it describes.
+// a decimal literal, a TypedNumber as the typed expression it describes.
 func valueExpr(v any) ast.ExprNode {
-	if t, ok := v.(TypedDecimal); ok {
+	if t, ok := v.(TypedNumber); ok {
 		var value ast.ExprNode = ast.NewValueExpr(nil, "", "")
 		if !t.Null {
 			value = valueExpr(t.Value)
@@ -217,8 +232,15 @@ func valueExpr(v any) ast.ExprNode {
 		tp := types.NewFieldType(mysql.TypeNewDecimal)
 		tp.SetFlen(t.Precision)
 		tp.SetDecimal(t.Scale)
-		cast := &ast.FuncCastExpr{Expr: value, Tp: tp, FunctionType: ast.CastFunction}
-		return &ast.FuncCallExpr{FnName: ast.NewCIStr(ast.If), Args: []ast.ExprNode{ast.NewValueExpr(int64(1), "", ""), cast, ast.NewValueExpr(nil, "", "")}}
+		value = &ast.FuncCastExpr{Expr: value, Tp: tp, FunctionType: ast.CastFunction}
+		if t.As != CastDecimal {
+			tp := types.NewFieldType(mysql.TypeLonglong)
+			if t.As == CastUnsigned {
+				tp.AddFlag(mysql.UnsignedFlag)
+			}
+			value = &ast.FuncCastExpr{Expr: value, Tp: tp, FunctionType: ast.CastFunction}
+		}
+		return &ast.FuncCallExpr{FnName: ast.NewCIStr(ast.If), Args: []ast.ExprNode{ast.NewValueExpr(int64(1), "", ""), value, ast.NewValueExpr(nil, "", "")}}
 	}
 	if d, ok := v.(Decimal); ok {
 		dec := new(driver.MyDecimal)

@@ -89,8 +89,8 @@ func TestSubqueries(t *testing.T) {
 				{SQL: "SELECT MIN(`a`) FROM `u`", Kind: SubqueryScalar, Field: 4, Expression: true},
 				{SQL: "SELECT AVG(`k`) FROM `u`", Kind: SubqueryScalar, Strings: true},
 			},
-			values: [][]any{{"x"}, {}, {TypedDecimal{Value: "2.50", Precision: 11, Scale: 2}}, {Decimal("1.5")}},
-			want:   "SELECT 'x',`id`,NULL AS `bc`,1+if(1, CAST(2.50 AS DECIMAL(11, 2)), NULL),(SELECT MAX(`u`.`a`) FROM `u` WHERE `u`.`id`=`t`.`id`) FROM `t` WHERE `k`>1.5 HAVING `id`>0",
+			values: [][]any{{"x"}, {}, {TypedNumber{Value: "18446744073709551615", Precision: 20, As: CastUnsigned}}, {Decimal("1.5")}},
+			want:   "SELECT 'x',`id`,NULL AS `bc`,1+if(1, CAST(CAST(18446744073709551615 AS DECIMAL(20)) AS UNSIGNED), NULL),(SELECT MAX(`u`.`a`) FROM `u` WHERE `u`.`id`=`t`.`id`) FROM `t` WHERE `k`>1.5 HAVING `id`>0",
 			wide:   "SELECT NULL,`id`,NULL AS `bc`,1+NULL,(SELECT MAX(`u`.`a`) FROM `u` WHERE `u`.`id`=`t`.`id`) FROM `t` WHERE `k`>NULL HAVING `id`>0",
 		},
 		{
@@ -100,8 +100,8 @@ func TestSubqueries(t *testing.T) {
 				{SQL: "SELECT MAX(`a`) FROM `u`", Kind: SubqueryScalar, Field: 1, Expression: true},
 				{SQL: "SELECT AVG(`k`)/2 FROM `u`", Kind: SubqueryScalar, Field: 2, Expression: true, Rounded: true, Aggregated: true, PerRow: true},
 			},
-			values: [][]any{{TypedDecimal{Null: true, Precision: 65, Scale: 30}}, {TypedDecimal{Value: "-0.5", Precision: 1, Scale: 1}}},
-			want:   "SELECT COALESCE(if(1, CAST(NULL AS DECIMAL(65, 30)), NULL), 0)+1,SUM(`k`-if(1, CAST(-0.5 AS DECIMAL(1, 1)), NULL)) AS `s`,(SELECT `x` FROM `v`) IN (SELECT `y` FROM `w`),EXISTS (SELECT 1 FROM `u`),`k`>ALL (SELECT `k` FROM `u`) FROM `t`",
+			values: [][]any{{TypedNumber{Null: true, Precision: 20, As: CastSigned}}, {TypedNumber{Value: "-0.5", Precision: 1, Scale: 1}}},
+			want:   "SELECT COALESCE(if(1, CAST(CAST(NULL AS DECIMAL(20)) AS SIGNED), NULL), 0)+1,SUM(`k`-if(1, CAST(-0.5 AS DECIMAL(1, 1)), NULL)) AS `s`,(SELECT `x` FROM `v`) IN (SELECT `y` FROM `w`),EXISTS (SELECT 1 FROM `u`),`k`>ALL (SELECT `k` FROM `u`) FROM `t`",
 		},
 		{
 			name:   "select list, no HAVING: text means the same",
