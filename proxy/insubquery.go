@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -726,9 +727,21 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 		if len(values) > 0 {
 			v = values[0]
 		}
-		values = []any{expressionValue(col, v)}
+		t := expressionValue(col, v)
+		if !fits(t) {
+			// CAST would clip it to the column's precision.
+			return nil, nil, &keptSubquery{err: &NotSupportedError{What: fmt.Sprintf("a SELECT whose select field holds, inside an expression, a subquery spanning data nodes whose value %s has more digits than its column %s describes", t.Value, col.Name)}}
+		}
+		values = []any{t}
 	}
 	return values, col, nil
+}
+
+// fits reports whether t's value has no more digits before its point
+// than its precision and scale leave.
+func fits(t router.TypedNumber) bool {
+	whole, _, _ := strings.Cut(strings.TrimLeft(string(t.Value), "-"), ".")
+	return len(strings.TrimLeft(whole, "0")) <= t.Precision-t.Scale
 }
 
 // expressionColumn checks that the value of sub, a scalar subquery
