@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -37,7 +38,9 @@ import (
 // itself is evaluated so too; its column is described as MariaDB
 // describes the subquery's (subqueryColumn), not as the literal written
 // in its place, and its 1242 waits for the SELECT's first row, as
-// MariaDB's does (fieldReferenced).
+// MariaDB's does (fieldReferenced). One inside a field's expression is
+// written in typed as the subquery (expressionValue), so that MariaDB
+// computes and describes the field as it does with the subquery.
 
 // Bounds of a subquery's values, so that the statement written with them
 // stays far below MariaDB's max_allowed_packet (16 MiB by default): past
@@ -95,7 +98,9 @@ func (s *Session) subqueriesFirstPlan(st *statement, planErr error) (*router.Pla
 		return nil, err
 	}
 	if st.args != nil {
-		s.nameFieldSubqueries(st.sql, subs)
+		if err := s.nameFieldSubqueries(st.sql, subs); err != nil {
+			return nil, err
+		}
 	}
 	first := &router.SubqueriesFirst{Statement: sql, Subqueries: subs}
 	dss := map[string]bool{}
@@ -129,19 +134,49 @@ const aSelect = "a SELECT"
 
 // nameFieldSubqueries names the select-list subqueries of subs, found in
 // a prepared statement's text with its arguments written in, by the
-// client's text (its ?s), as MariaDB names their columns.
-func (s *Session) nameFieldSubqueries(clientSQL string, subs []router.Subquery) {
+// client's text (its ?s), as MariaDB names their columns. A field whose
+// expression holds a subquery and a ? outside the subqueries' WHERE
+// clauses is refused: MariaDB types it by the argument's bound type
+// (? * (SELECT COUNT(*) ...) is 41 long for a BIGINT argument), where
+// the proxy writes the argument in as a literal.
+func (s *Session) nameFieldSubqueries(clientSQL string, subs []router.Subquery) error {
 	stmt, ok := s.parseFirst(clientSQL)
 	sel, isSelect := stmt.(*ast.SelectStmt)
 	if !ok || !isSelect || sel.Fields == nil {
-		return
+		return nil
 	}
 	for i, sub := range subs {
 		if sub.Field > 0 && sub.Field <= len(sel.Fields.Fields) {
-			subs[i].Name = fieldName(sel.Fields.Fields[sub.Field-1])
+			field := sel.Fields.Fields[sub.Field-1]
+			if sub.Expression && typedParam(field.Expr) {
+				return &NotSupportedError{What: "a prepared SELECT whose select field holds, inside an expression, a subquery spanning data nodes and a ? outside the subquery's WHERE clause (MariaDB types the field by the argument's type; the proxy evaluates the subquery first and writes the argument in)"}
+			}
+			subs[i].Name = fieldName(field)
 		}
 	}
+	return nil
 }
+
+// typedParam reports whether e holds a ? outside the WHERE clauses of
+// its subqueries, where the argument's type may make the type of e.
+func typedParam(e ast.ExprNode) bool {
+	all, filters := &paramCounter{}, &paramCounter{}
+	e.Accept(all)
+	e.Accept(&whereVisitor{of: filters})
+	return all.n > filters.n
+}
+
+// whereVisitor has of visit the WHERE clause of each SELECT it finds.
+type whereVisitor struct{ of ast.Visitor }
+
+func (w *whereVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	if sel, ok := n.(*ast.SelectStmt); ok && sel.Where != nil {
+		sel.Where.Accept(w.of)
+	}
+	return n, false
+}
+
+func (w *whereVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // pulledSubqueries returns the subqueries of sql, an UPDATE, DELETE or
 // SELECT the router refused with planErr, when the proxy may evaluate
@@ -186,15 +221,10 @@ func (s *Session) subqueriesFirstColumns(ctx context.Context, ps *preparedStmt) 
 	}
 	fields := fieldLayout(sel)
 	keepFieldNames(sel)
-	wideSQL, err := router.ReplaceSubqueries(stmt, nil)
-	if err != nil {
-		return nil, false, nil
-	}
-	wide, ok := s.describedPrepared(ps, wideSQL)
-	if !ok {
-		return nil, false, nil
-	}
-	for _, sub := range subs {
+	// A subquery inside a field's expression is written in as a NULL of
+	// its type (expressionValue), for MariaDB to describe the field.
+	var values [][]any
+	for i, sub := range subs {
 		if sub.Field == 0 {
 			continue
 		}
@@ -209,12 +239,29 @@ func (s *Session) subqueriesFirstColumns(ctx context.Context, ps *preparedStmt) 
 		if err != nil {
 			return nil, true, err
 		}
+		if sub.Expression {
+			if values == nil {
+				values = make([][]any, len(subs))
+			}
+			if expressionColumn(subCols[0], sub) == nil {
+				values[i] = []any{expressionValue(subCols[0], nil)}
+			} // else left in place, as the execute leaves it
+			continue
+		}
 		col, err := subqueryColumn(subCols[0], "")
 		if err != nil {
 			return nil, true, err
 		}
 		fields.at = append(fields.at, sub.Field)
 		fields.described = append(fields.described, col)
+	}
+	wideSQL, err := router.ReplaceSubqueries(stmt, values)
+	if err != nil {
+		return nil, false, nil
+	}
+	wide, ok := s.describedPrepared(ps, wideSQL)
+	if !ok {
+		return nil, false, nil
 	}
 	if cols, err = s.routedColumns(ctx, wide); err != nil || len(fields.at) == 0 {
 		return cols, true, err
@@ -359,6 +406,12 @@ type fieldSubqueries struct {
 	// columns.
 	at        []int
 	described []*mysql.Field
+	// named are the positions (from 1) of fields whose expression holds
+	// a subquery, with the name MariaDB gives them (a prepared
+	// statement's text, with its ?s), names those names; their columns
+	// are otherwise MariaDB's.
+	named []int
+	names []string
 	// tooManyRows is the error of a subquery of more than one row,
 	// which the statement gets with its first row (fieldReferenced).
 	tooManyRows error
@@ -368,6 +421,27 @@ type fieldSubqueries struct {
 func isTooManyRows(err error) bool {
 	var my *mysql.MyError
 	return errors.As(err, &my) && my.Code == mysql.ER_SUBQUERY_NO_1_ROW
+}
+
+// tooManyRowsLater reports whether tooMany, the 1242 of sub, a select
+// field's subquery, waits for the SELECT's first row, as MariaDB's does
+// when it evaluates the field for the rows it returns; otherwise it
+// returns the error the statement gets at once. A field that is a
+// subquery, or a constant expression around it, is evaluated at once
+// where GROUP BY, ORDER BY or HAVING names it (fieldReferenced); one
+// whose value changes from row to row, for its rows. Inside an aggregate
+// the subquery is evaluated for the rows the SELECT reads, which the
+// proxy sees only as groups: with GROUP BY and without HAVING a group
+// is a row read; otherwise (a SELECT without GROUP BY returns a row
+// without reading one) the proxy cannot tell, and refuses the statement.
+func tooManyRowsLater(sel *ast.SelectStmt, sub router.Subquery, tooMany error) (bool, error) {
+	switch {
+	case sub.Aggregated && (sel.GroupBy == nil || sel.Having != nil):
+		return false, &NotSupportedError{What: "a SELECT whose aggregate holds a subquery spanning data nodes of more than one row, without GROUP BY or with HAVING (MariaDB fails only if the aggregate reads a row, which the proxy cannot tell)"}
+	case sub.Aggregated, sub.PerRow:
+		return true, tooMany
+	}
+	return !fieldReferenced(sel, sub.Field), tooMany
 }
 
 // fieldReferenced reports whether sel's GROUP BY, ORDER BY (by position
@@ -421,22 +495,14 @@ func (f *columnFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // columns returns the result's columns cols (the SELECT's with the
 // subqueries' values written in) with the subqueries' own in their
-// place, named as cols names them unless the subquery has a name. A
-// field between two wildcards has no known column: 1235.
+// place, named as cols names them unless the subquery has a name, and
+// the fields named renamed.
 func (f *fieldSubqueries) columns(cols []*mysql.Field) ([]*mysql.Field, error) {
 	out := slices.Clone(cols)
 	for i, at := range f.at {
-		var idx int
-		switch {
-		case len(f.wildcards) == 0 || at < f.wildcards[0]:
-			idx = at - 1
-		case at > f.wildcards[len(f.wildcards)-1]:
-			idx = len(cols) - (f.fields - at) - 1
-		default:
-			idx = -1
-		}
-		if idx < 0 || idx >= len(cols) {
-			return nil, &NotSupportedError{What: "a SELECT whose select list holds a subquery spanning data nodes between two wildcards"}
+		idx, err := f.index(at, len(cols))
+		if err != nil {
+			return nil, err
 		}
 		c := *f.described[i]
 		if c.Name == nil {
@@ -444,7 +510,33 @@ func (f *fieldSubqueries) columns(cols []*mysql.Field) ([]*mysql.Field, error) {
 		}
 		out[idx] = &c
 	}
+	for i, at := range f.named {
+		idx, err := f.index(at, len(cols))
+		if err != nil {
+			return nil, err
+		}
+		c := *out[idx]
+		c.Name = []byte(f.names[i])
+		out[idx] = &c
+	}
 	return out, nil
+}
+
+// index is the position, from 0, among n result columns of the select
+// field at position at (from 1). A field between two wildcards has no
+// known column: 1235.
+func (f *fieldSubqueries) index(at, n int) (int, error) {
+	idx := -1
+	switch {
+	case len(f.wildcards) == 0 || at < f.wildcards[0]:
+		idx = at - 1
+	case at > f.wildcards[len(f.wildcards)-1]:
+		idx = n - (f.fields - at) - 1
+	}
+	if idx < 0 || idx >= n {
+		return 0, &NotSupportedError{What: "a SELECT whose select list holds a subquery spanning data nodes between two wildcards"}
+	}
+	return idx, nil
 }
 
 // withSubqueryValues reads first's subqueries on conns and plans its
@@ -463,19 +555,37 @@ func (s *Session) withSubqueryValues(ctx context.Context, first *router.Subqueri
 	}
 	what := statementName(stmt)
 	values := make([][]any, len(first.Selects))
+	var unwritten error
 	for i, sel := range first.Selects {
 		sub := first.Subqueries[i]
 		vs, col, err := s.subqueryValues(ctx, sel, sub, conns, what)
-		if sub.Field > 0 && col != nil && isTooManyRows(err) && !fieldReferenced(stmt.(*ast.SelectStmt), sub.Field) {
-			// MariaDB evaluates a select field for the rows it
-			// returns: without a row, no error.
-			vs, err, fields.tooManyRows = nil, nil, err
+		if sub.Expression && sub.Name != "" {
+			fields.named = append(fields.named, sub.Field)
+			fields.names = append(fields.names, sub.Name)
+		}
+		var kept *keptSubquery
+		if errors.As(err, &kept) {
+			// Left in place: the router may keep it with the
+			// statement (a broadcast table's), else its reason.
+			unwritten = kept.err
+			continue
+		}
+		if sub.Field > 0 && col != nil && isTooManyRows(err) {
+			var later bool
+			if later, err = tooManyRowsLater(stmt.(*ast.SelectStmt), sub, err); later {
+				// MariaDB evaluates a select field for the rows it
+				// returns: without a row, no error.
+				vs, err, fields.tooManyRows = nil, nil, err
+				if sub.Expression {
+					vs = []any{expressionValue(col, nil)}
+				}
+			}
 		}
 		if err != nil {
 			return nil, nil, err
 		}
 		values[i] = vs
-		if sub.Field > 0 {
+		if sub.Field > 0 && !sub.Expression {
 			fields.at = append(fields.at, sub.Field)
 			fields.described = append(fields.described, col)
 		}
@@ -484,12 +594,22 @@ func (s *Session) withSubqueryValues(ctx context.Context, first *router.Subqueri
 	if err != nil {
 		return nil, nil, err
 	}
-	if fields != nil && len(fields.at) == 0 {
+	if fields != nil && len(fields.at) == 0 && len(fields.named) == 0 && fields.tooManyRows == nil {
 		fields = nil
 	}
 	plan, err = s.planText(sql)
+	if err != nil && unwritten != nil {
+		err = unwritten
+	}
 	return plan, fields, err
 }
+
+// keptSubquery is the error of a subquery inside a select field's
+// expression whose value cannot be written in (expressionColumn): the
+// subquery is left in place.
+type keptSubquery struct{ err error }
+
+func (k *keptSubquery) Error() string { return k.err.Error() }
 
 // fieldLayout is where sel's wildcards stand among its fields.
 func fieldLayout(sel *ast.SelectStmt) *fieldSubqueries {
@@ -548,7 +668,13 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 		return nil, nil, mysql.NewError(mysql.ER_OPERAND_COLUMNS, "Operand should contain 1 column(s)")
 	}
 	var col *mysql.Field
-	if sub.Field > 0 {
+	switch {
+	case sub.Expression:
+		if err := expressionColumn(cols[0], sub); err != nil {
+			return nil, nil, &keptSubquery{err: err}
+		}
+		col = cols[0]
+	case sub.Field > 0:
 		if col, err = subqueryColumn(cols[0], sub.Name); err != nil {
 			return nil, nil, err
 		}
@@ -596,7 +722,110 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 		}
 		values = append(values, v)
 	}
+	if sub.Expression {
+		var v any
+		if len(values) > 0 {
+			v = values[0]
+		}
+		t := expressionValue(col, v)
+		if !fits(t) {
+			// CAST would clip it to the column's precision.
+			return nil, nil, &keptSubquery{err: &NotSupportedError{What: fmt.Sprintf("a SELECT whose select field holds, inside an expression, a subquery spanning data nodes whose value %s has more digits than its column %s describes", t.Value, col.Name)}}
+		}
+		values = []any{t}
+	}
 	return values, col, nil
+}
+
+// fits reports whether t's value has no more digits before its point
+// than its precision and scale leave.
+func fits(t router.TypedNumber) bool {
+	whole, _, _ := strings.Cut(strings.TrimLeft(string(t.Value), "-"), ".")
+	return len(strings.TrimLeft(whole, "0")) <= t.Precision-t.Scale
+}
+
+// expressionColumn checks that the value of sub, a scalar subquery
+// inside the expression of a select field whose SELECT describes its
+// column as f, can be written in as MariaDB computes and describes the
+// expression around it (expressionValue): a signed DECIMAL whose value
+// MariaDB shows with all its digits (not an AVG's or a division's,
+// which it keeps with more decimals than it shows), a BIGINT (COUNT) or
+// BIGINT UNSIGNED. Other types keep 1235, naming the type: no form
+// written in gives a smaller integer's type and length or a string's
+// collation derivation as the subquery's (read on MariaDB 10.11).
+func expressionColumn(f *mysql.Field, sub router.Subquery) error {
+	const what = "a SELECT whose select field holds, inside an expression, a subquery spanning data nodes"
+	cast, _, _, ok := numberCast(f)
+	if !ok {
+		return &NotSupportedError{What: fmt.Sprintf("%s of column %s of type %s (the proxy evaluates such a subquery first for signed DECIMAL, BIGINT and BIGINT UNSIGNED values, which it can write in as MariaDB types the subquery)", what, f.Name, expressionTypeName(f))}
+	}
+	if cast == router.CastDecimal && sub.Rounded {
+		return &NotSupportedError{What: fmt.Sprintf("%s with an AVG or a division (MariaDB computes the expression with more decimals of its value than it shows, which the proxy cannot read)", what)}
+	}
+	return nil
+}
+
+// expressionValue is v, the value of a scalar subquery inside the
+// expression of a select field (nil for NULL, or none), written in typed
+// as its column f (expressionColumn).
+func expressionValue(f *mysql.Field, v any) router.TypedNumber {
+	cast, precision, scale, _ := numberCast(f)
+	t := router.TypedNumber{Null: v == nil, Precision: precision, Scale: scale, As: cast}
+	switch v := v.(type) {
+	case router.Decimal:
+		t.Value = v
+	case int64:
+		t.Value = router.Decimal(strconv.FormatInt(v, 10))
+	case uint64:
+		t.Value = router.Decimal(strconv.FormatUint(v, 10))
+	}
+	return t
+}
+
+// numberCast is how a value of column f is written in typed as f
+// (router.TypedNumber), ok when MariaDB so types it as f (read on 10.11):
+// a signed DECIMAL as itself, its precision and scale read from its
+// length (which counts a sign and, with decimals, a point); a BIGINT of
+// length 10 to 21 (COUNT's is 21) as a DECIMAL of one digit less cast AS
+// SIGNED; a BIGINT UNSIGNED (20) as a DECIMAL(20) cast AS UNSIGNED.
+func numberCast(f *mysql.Field) (cast router.NumberCast, precision, scale int, ok bool) {
+	if f.Flag&mysql.ZEROFILL_FLAG != 0 {
+		return 0, 0, 0, false
+	}
+	unsigned := f.Flag&mysql.UNSIGNED_FLAG != 0
+	switch {
+	case f.Type == mysql.MYSQL_TYPE_NEWDECIMAL && !unsigned:
+		scale = int(f.Decimal)
+		precision = int(f.ColumnLength) - 1
+		if scale > 0 {
+			precision--
+		}
+		return router.CastDecimal, precision, scale, precision >= 1 && precision <= 65 && scale <= 38 && scale <= precision
+	case f.Type == mysql.MYSQL_TYPE_LONGLONG && !unsigned:
+		return router.CastSigned, int(f.ColumnLength) - 1, 0, f.ColumnLength >= 10 && f.ColumnLength <= 21
+	case f.Type == mysql.MYSQL_TYPE_LONGLONG:
+		return router.CastUnsigned, 20, 0, f.ColumnLength == 20
+	}
+	return 0, 0, 0, false
+}
+
+// expressionTypeName names f's type for expressionColumn's error.
+func expressionTypeName(f *mysql.Field) string {
+	switch {
+	case f.Flag&mysql.ZEROFILL_FLAG != 0:
+		return "ZEROFILL number"
+	case f.Type == mysql.MYSQL_TYPE_NEWDECIMAL && f.Flag&mysql.UNSIGNED_FLAG != 0:
+		return "DECIMAL UNSIGNED"
+	case f.Charset != 63 && (f.Type == mysql.MYSQL_TYPE_VARCHAR || f.Type == mysql.MYSQL_TYPE_VAR_STRING || f.Type == mysql.MYSQL_TYPE_STRING):
+		return "text"
+	}
+	switch f.Type {
+	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONGLONG:
+		return fmt.Sprintf("integer of length %d", f.ColumnLength)
+	case mysql.MYSQL_TYPE_YEAR:
+		return "YEAR"
+	}
+	return fieldTypeName(f)
 }
 
 // subqueryValue is a subquery's value as ReplaceSubqueries writes it:

@@ -223,7 +223,8 @@
 // equates all their sharding columns) and uncorrelated subqueries across
 // data nodes (an UPDATE's or DELETE's IN (SELECT ...), and a SELECT's IN,
 // scalar and EXISTS subqueries in WHERE and HAVING and scalar subqueries
-// that are select fields by themselves, the proxy evaluates first, with
+// of the select fields, by themselves or inside an expression, the proxy
+// evaluates first, with
 // InSubqueries, SelectSubqueries and ReplaceSubqueries); INTERSECT, EXCEPT, a UNION other than
 // of plain SELECTs each reading the same one sharded table (setop_lift.go), recursive CTEs and CTEs read twice
 // across data nodes; across data nodes also window functions whose

@@ -5,8 +5,10 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/pingcap/tidb/pkg/parser/types"
 )
 
 // Django on MariaDB writes filter(related__x=...).update() as
@@ -59,7 +61,8 @@ func subqueriesOf(stmt ast.StmtNode) ([]Subquery, error) {
 		if err == nil {
 			var sql string
 			if sql, err = restoreSQL(at.sel); err == nil {
-				subs = append(subs, Subquery{SQL: sql, Kind: at.kind, Strings: at.strings, Field: at.field})
+				subs = append(subs, Subquery{SQL: sql, Kind: at.kind, Strings: at.strings, Field: at.field,
+					Expression: at.expression, Rounded: at.expression && rounded(at.sel), Aggregated: at.aggregated, PerRow: at.perRow})
 			}
 		}
 		return at.node
@@ -100,6 +103,26 @@ type Subquery struct {
 	// that result column as MariaDB describes a subquery's, not the
 	// literal's.
 	Field int
+	// Expression is set when the scalar subquery stands inside the
+	// expression of select field Field: its value is written in typed as
+	// the subquery (TypedNumber), for MariaDB to compute and describe the
+	// field as it does with the subquery.
+	Expression bool
+	// Rounded is set when the subquery's value may hold more digits
+	// than its column's decimals (an AVG, a division: MariaDB keeps
+	// nine decimal digits and shows fewer), so that the value as read
+	// is not the value an expression around it computes with.
+	Rounded bool
+	// Aggregated is set when that subquery stands inside an aggregate
+	// or window function, which MariaDB evaluates for the rows it
+	// reads, not for those it returns.
+	Aggregated bool
+	// PerRow is set when the expression of that select field reads a
+	// column, an aggregate, a window, a variable or a function whose
+	// value changes from row to row: MariaDB evaluates it for rows only.
+	// Otherwise it is constant, and MariaDB evaluates it before it reads
+	// a row where GROUP BY, ORDER BY or HAVING names the field.
+	PerRow bool
 	// Name is that column's name when the statement run is not the
 	// client's text (a prepared statement's, with its arguments written
 	// in: MariaDB names the column by the text with its ?s); the proxy
@@ -109,9 +132,9 @@ type Subquery struct {
 
 // SelectSubqueries returns the uncorrelated subqueries of a SELECT's
 // select list, WHERE and HAVING clauses (outside other subqueries), in
-// their order: select fields that are a scalar subquery by themselves
-// (Django's Subquery annotation; a subquery inside a field's expression
-// is left alone), and in WHERE and HAVING `expr [NOT] IN (SELECT ...)`
+// their order: scalar subqueries of the select fields, by themselves
+// (Django's Subquery annotation) or inside a field's expression
+// (F('amount') - Subquery(...)), and in WHERE and HAVING `expr [NOT] IN (SELECT ...)`
 // as InSubqueries finds them, scalar subqueries and [NOT] EXISTS. Row
 // comparisons, ANY/ALL and subqueries over UNION are left alone, as is a
 // locking SELECT. ReplaceSubqueries puts their values in.
@@ -125,9 +148,10 @@ func SelectSubqueries(stmt ast.StmtNode) ([]Subquery, error) {
 // ReplaceSubqueries replaces the subqueries InSubqueries or
 // SelectSubqueries find in stmt, in the same order, by their values, and
 // returns the statement's text (to parse again and plan). The values are
-// nil, int64, uint64, string or Decimal: for an IN subquery its list,
+// nil, int64, uint64, string, Decimal or TypedNumber: for an IN subquery its list,
 // expr IN (v1, v2, ...); for a scalar subquery none (NULL) or one; for
-// EXISTS none (FALSE) or any. An empty list is FALSE for IN and TRUE for
+// EXISTS none (FALSE) or any; nil leaves a subquery inside a select
+// field's expression in place. An empty list is FALSE for IN and TRUE for
 // NOT IN, whatever expr is, as MariaDB evaluates an empty subquery. With
 // values nil, every IN and EXISTS becomes TRUE and every scalar NULL: an
 // UPDATE or DELETE then reaches every data node the rest of its WHERE
@@ -142,7 +166,7 @@ func ReplaceSubqueries(stmt ast.StmtNode, values [][]any) (string, error) {
 			return ast.NewValueExpr(nil, "", "")
 		case values == nil:
 			return ast.NewValueExpr(int64(1), "", "")
-		case i >= len(values):
+		case i >= len(values), at.expression && values[i] == nil:
 			return at.node
 		case at.kind == SubqueryScalar:
 			if len(values[i]) == 0 {
@@ -168,9 +192,56 @@ func ReplaceSubqueries(stmt ast.StmtNode, values [][]any) (string, error) {
 	return restoreSQL(stmt)
 }
 
+// TypedNumber is the value of a scalar subquery inside an expression of
+// the select list, for ReplaceSubqueries, written typed as the subquery's
+// column: IF(1, CAST(Value AS DECIMAL(Precision, Scale)), NULL) for a
+// signed DECIMAL; for a BIGINT (As CastSigned or CastUnsigned) that
+// DECIMAL of scale 0 cast again AS SIGNED or UNSIGNED, which MariaDB
+// gives the length Precision+1, or 20. Value is NULL when Null is set.
+// MariaDB gives the form the subquery's type, length, decimals and
+// nullability, so an expression around it is computed and described as
+// around the subquery (read on 10.11), where a bare literal would change
+// the expression's length and decimals and make it NOT NULL.
+type TypedNumber struct {
+	Value            Decimal
+	Null             bool
+	Precision, Scale int
+	As               NumberCast
+}
+
+// NumberCast is the type a TypedNumber is cast to at last.
+type NumberCast int
+
+const (
+	// CastDecimal leaves it a DECIMAL.
+	CastDecimal NumberCast = iota
+	// CastSigned casts it AS SIGNED (BIGINT).
+	CastSigned
+	// CastUnsigned casts it AS UNSIGNED (BIGINT UNSIGNED).
+	CastUnsigned
+)
+
 // valueExpr is a subquery's value as a literal; a Decimal is written as
-// a decimal literal.
+// a decimal literal, a TypedNumber as the typed expression it describes.
 func valueExpr(v any) ast.ExprNode {
+	if t, ok := v.(TypedNumber); ok {
+		var value ast.ExprNode = ast.NewValueExpr(nil, "", "")
+		if !t.Null {
+			value = valueExpr(t.Value)
+		}
+		tp := types.NewFieldType(mysql.TypeNewDecimal)
+		tp.SetFlen(t.Precision)
+		tp.SetDecimal(t.Scale)
+		value = &ast.FuncCastExpr{Expr: value, Tp: tp, FunctionType: ast.CastFunction}
+		if t.As != CastDecimal {
+			tp := types.NewFieldType(mysql.TypeLonglong)
+			if t.As == CastUnsigned {
+				tp.AddFlag(mysql.UnsignedFlag)
+			}
+			value = &ast.FuncCastExpr{Expr: value, Tp: tp, FunctionType: ast.CastFunction}
+		}
+		return &ast.FuncCallExpr{FnName: ast.NewCIStr(ast.If), Args: []ast.ExprNode{ast.NewValueExpr(int64(1), "", ""), value, ast.NewValueExpr(nil, "", "")}}
+	}
 	if d, ok := v.(Decimal); ok {
 		dec := new(driver.MyDecimal)
 		if dec.FromString([]byte(d)) == nil {
@@ -193,8 +264,13 @@ type subqueryAt struct {
 	not     bool
 	strings bool
 	// field: the select field's position, from 1, for a scalar
-	// subquery that is a field by itself.
-	field int
+	// subquery that is a field by itself or inside its expression
+	// (expression).
+	field      int
+	expression bool
+	// aggregated: inside an aggregate or window function; perRow: the
+	// field's expression is not constant (Subquery.PerRow).
+	aggregated, perRow bool
 }
 
 // eachSubquery calls fn for each subquery InSubqueries (an UPDATE or
@@ -231,10 +307,11 @@ func eachSubquery(stmt ast.StmtNode, fn func(subqueryAt) ast.ExprNode) {
 	}
 }
 
-// fieldSubqueries calls fn for each select field of sel that is an
-// uncorrelated scalar subquery by itself, and puts what fn
-// returns in its place. Its value is only shown, so a string written as
-// a literal means the same, unless HAVING may compare it by its alias.
+// fieldSubqueries calls fn for each uncorrelated scalar subquery of
+// sel's select fields, a field by itself or inside a field's expression
+// (outside other subqueries), and puts what fn returns in its place. A
+// field's value is only shown, so a string written as a literal means
+// the same, unless HAVING may compare it by its alias.
 func fieldSubqueries(sel *ast.SelectStmt, fn func(subqueryAt) ast.ExprNode) {
 	if sel.Fields == nil {
 		return
@@ -242,6 +319,14 @@ func fieldSubqueries(sel *ast.SelectStmt, fn func(subqueryAt) ast.ExprNode) {
 	for i, f := range sel.Fields.Fields {
 		x, ok := f.Expr.(*ast.SubqueryExpr)
 		if !ok {
+			if f.Expr != nil {
+				rows := &rowReader{}
+				f.Expr.Accept(rows)
+				w := &expressionSubqueries{fn: fn, field: i + 1, perRow: rows.found}
+				if n, ok := f.Expr.Accept(w); ok {
+					f.Expr = n.(ast.ExprNode)
+				}
+			}
 			continue
 		}
 		// One of several columns is MariaDB's 1241 here, which the
@@ -251,6 +336,130 @@ func fieldSubqueries(sel *ast.SelectStmt, fn func(subqueryAt) ast.ExprNode) {
 		}
 	}
 }
+
+// expressionSubqueries calls fn for each uncorrelated scalar subquery
+// inside the expression of select field field, outside other subqueries,
+// and puts what fn returns in its place: of one column, or of any number
+// as an argument of a function or a unary operator, where several are
+// MariaDB's 1241, which the proxy gives when it reads the subquery (an
+// operand of a binary operator gets MariaDB's 4078, naming the other
+// operand's type: left as it is).
+type expressionSubqueries struct {
+	fn    func(subqueryAt) ast.ExprNode
+	field int
+	// arguments are the subqueries that are arguments of a function or
+	// a unary operator.
+	arguments map[*ast.SubqueryExpr]bool
+	// aggregates counts the aggregate and window functions Enter is
+	// inside.
+	aggregates int
+	perRow     bool
+}
+
+func (w *expressionSubqueries) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.SubqueryExpr:
+		if sel := uncorrelatedSelect(x); sel != nil && (oneColumn(sel) || w.arguments[x]) {
+			return w.fn(subqueryAt{node: x, sel: sel, kind: SubqueryScalar, field: w.field, expression: true, aggregated: w.aggregates > 0, perRow: w.perRow}), true
+		}
+		return n, true
+	case *ast.FuncCallExpr:
+		if rowArgument(x.FnName.L) {
+			w.noteArguments(x.Args)
+		}
+	case *ast.UnaryOperationExpr:
+		switch x.Op {
+		case opcode.Minus, opcode.Plus, opcode.Not, opcode.Not2:
+			w.noteArguments([]ast.ExprNode{x.V})
+		}
+	case *ast.AggregateFuncExpr:
+		if rowArgument(strings.ToLower(x.F)) {
+			w.noteArguments(x.Args)
+		}
+		w.aggregates++
+	case *ast.WindowFuncExpr:
+		w.aggregates++
+	case *ast.PatternInExpr, *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr:
+		// IN, EXISTS, ANY and ALL over a subquery are left as they are.
+		return n, true
+	}
+	return n, false
+}
+
+// rowArgument reports whether MariaDB refuses a subquery of several
+// columns as an argument of function name (lower case) with 1241 (read
+// on 10.11; GREATEST and LEAST, for two, answer 4078).
+func rowArgument(name string) bool {
+	switch name {
+	case ast.Coalesce, ast.Ifnull, ast.Nullif, ast.If, ast.Abs, ast.Round, ast.Floor, ast.Truncate,
+		ast.IsNull, ast.Interval, ast.Field, ast.Elt, ast.Concat, ast.ConcatWS, ast.JSONArray,
+		ast.AggFuncCount, ast.AggFuncMax, ast.AggFuncMin, ast.AggFuncSum, ast.AggFuncAvg, ast.AggFuncGroupConcat:
+		return true
+	}
+	return false
+}
+
+func (w *expressionSubqueries) noteArguments(args []ast.ExprNode) {
+	for _, a := range args {
+		if sq, ok := a.(*ast.SubqueryExpr); ok {
+			if w.arguments == nil {
+				w.arguments = map[*ast.SubqueryExpr]bool{}
+			}
+			w.arguments[sq] = true
+		}
+	}
+}
+
+func (w *expressionSubqueries) Leave(n ast.Node) (ast.Node, bool) {
+	switch n.(type) {
+	case *ast.AggregateFuncExpr, *ast.WindowFuncExpr:
+		w.aggregates--
+	}
+	return n, true
+}
+
+// rowReader looks, outside subqueries, for what makes an expression's
+// value change from row to row (Subquery.PerRow).
+type rowReader struct{ found bool }
+
+func (r *rowReader) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.SubqueryExpr:
+		return n, true
+	case *ast.ColumnNameExpr, *ast.AggregateFuncExpr, *ast.WindowFuncExpr, *ast.VariableExpr:
+		r.found = true
+	case *ast.FuncCallExpr:
+		switch x.FnName.L {
+		case ast.Rand, ast.UUID, ast.UUIDShort, ast.Sleep, "nextval", "lastval", "sys_guid":
+			r.found = true
+		}
+	}
+	return n, r.found
+}
+
+func (r *rowReader) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// rounded reports whether sel's value may hold more decimal digits than
+// MariaDB shows: an AVG or a division in it.
+func rounded(sel *ast.SelectStmt) bool {
+	f := &roundedFinder{}
+	sel.Accept(f)
+	return f.found
+}
+
+type roundedFinder struct{ found bool }
+
+func (f *roundedFinder) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.AggregateFuncExpr:
+		f.found = f.found || strings.EqualFold(x.F, ast.AggFuncAvg)
+	case *ast.BinaryOperationExpr:
+		f.found = f.found || x.Op == opcode.Div
+	}
+	return n, f.found
+}
+
+func (f *roundedFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 type subqueryWalker struct {
 	fn func(subqueryAt) ast.ExprNode

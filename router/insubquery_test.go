@@ -86,11 +86,22 @@ func TestSubqueries(t *testing.T) {
 			subs: []Subquery{
 				{SQL: "SELECT MAX(`a`) FROM `u`", Kind: SubqueryScalar, Field: 1},
 				{SQL: "SELECT `b`,`c` FROM `v`", Kind: SubqueryScalar, Field: 3},
+				{SQL: "SELECT MIN(`a`) FROM `u`", Kind: SubqueryScalar, Field: 4, Expression: true},
 				{SQL: "SELECT AVG(`k`) FROM `u`", Kind: SubqueryScalar, Strings: true},
 			},
-			values: [][]any{{"x"}, {}, {Decimal("1.5")}},
-			want:   "SELECT 'x',`id`,NULL AS `bc`,1+(SELECT MIN(`a`) FROM `u`),(SELECT MAX(`u`.`a`) FROM `u` WHERE `u`.`id`=`t`.`id`) FROM `t` WHERE `k`>1.5 HAVING `id`>0",
-			wide:   "SELECT NULL,`id`,NULL AS `bc`,1+(SELECT MIN(`a`) FROM `u`),(SELECT MAX(`u`.`a`) FROM `u` WHERE `u`.`id`=`t`.`id`) FROM `t` WHERE `k`>NULL HAVING `id`>0",
+			values: [][]any{{"x"}, {}, {TypedNumber{Value: "18446744073709551615", Precision: 20, As: CastUnsigned}}, {Decimal("1.5")}},
+			want:   "SELECT 'x',`id`,NULL AS `bc`,1+if(1, CAST(CAST(18446744073709551615 AS DECIMAL(20)) AS UNSIGNED), NULL),(SELECT MAX(`u`.`a`) FROM `u` WHERE `u`.`id`=`t`.`id`) FROM `t` WHERE `k`>1.5 HAVING `id`>0",
+			wide:   "SELECT NULL,`id`,NULL AS `bc`,1+NULL,(SELECT MAX(`u`.`a`) FROM `u` WHERE `u`.`id`=`t`.`id`) FROM `t` WHERE `k`>NULL HAVING `id`>0",
+		},
+		{
+			name: "select list, inside expressions",
+			give: "SELECT COALESCE((SELECT MAX(a) FROM u), 0) + 1, SUM(k - (SELECT AVG(k) / 2 FROM u)) AS s, (SELECT x FROM v) IN (SELECT y FROM w), EXISTS (SELECT 1 FROM u), k > ALL (SELECT k FROM u) FROM t",
+			subs: []Subquery{
+				{SQL: "SELECT MAX(`a`) FROM `u`", Kind: SubqueryScalar, Field: 1, Expression: true},
+				{SQL: "SELECT AVG(`k`)/2 FROM `u`", Kind: SubqueryScalar, Field: 2, Expression: true, Rounded: true, Aggregated: true, PerRow: true},
+			},
+			values: [][]any{{TypedNumber{Null: true, Precision: 20, As: CastSigned}}, {TypedNumber{Value: "-0.5", Precision: 1, Scale: 1}}},
+			want:   "SELECT COALESCE(if(1, CAST(CAST(NULL AS DECIMAL(20)) AS SIGNED), NULL), 0)+1,SUM(`k`-if(1, CAST(-0.5 AS DECIMAL(1, 1)), NULL)) AS `s`,(SELECT `x` FROM `v`) IN (SELECT `y` FROM `w`),EXISTS (SELECT 1 FROM `u`),`k`>ALL (SELECT `k` FROM `u`) FROM `t`",
 		},
 		{
 			name:   "select list, no HAVING: text means the same",
@@ -98,6 +109,14 @@ func TestSubqueries(t *testing.T) {
 			subs:   []Subquery{{SQL: "SELECT MAX(`a`) FROM `u`", Kind: SubqueryScalar, Strings: true, Field: 1}},
 			values: [][]any{{int64(7)}},
 			want:   "SELECT 7 AS `m` FROM `t`",
+		},
+		{
+			name: "select list, several columns",
+			give: "SELECT COALESCE((SELECT a, b FROM u), 1), -(SELECT * FROM u), k - (SELECT a, b FROM u), GREATEST((SELECT a, b FROM u), 1) FROM t",
+			subs: []Subquery{
+				{SQL: "SELECT `a`,`b` FROM `u`", Kind: SubqueryScalar, Field: 1, Expression: true},
+				{SQL: "SELECT * FROM `u`", Kind: SubqueryScalar, Field: 2, Expression: true},
+			},
 		},
 		{name: "for update", give: "SELECT * FROM t WHERE a IN (SELECT a FROM u) FOR UPDATE"},
 		{name: "with", give: "WITH sub AS (SELECT id FROM t) SELECT COUNT(*) FROM sub WHERE id IN (SELECT id FROM sub)"},
