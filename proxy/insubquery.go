@@ -105,7 +105,11 @@ func (s *Session) subqueriesFirstPlan(st *statement, planErr error) (*router.Pla
 	first := &router.SubqueriesFirst{Statement: sql, Subqueries: subs}
 	dss := map[string]bool{}
 	for _, sub := range subs {
-		plan, err := s.planRead(sub.SQL)
+		read := sub.SQL
+		if sub.Average != "" {
+			read = sub.Average
+		}
+		plan, err := s.planRead(read)
 		if err != nil {
 			return nil, &NotSupportedError{What: fmt.Sprintf("%s whose subquery spans data nodes (%s); the proxy evaluates such a subquery first, and cannot evaluate this one: %s", what, errLine(planErr), errLine(err))}
 		}
@@ -664,6 +668,9 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 	}
 	defer rows.Close()
 	cols := rows.Columns()
+	if sub.Average != "" {
+		return averageValues(rows, sub, what, unchanged)
+	}
 	if len(cols) != 1 && sub.Kind != router.SubqueryExists {
 		return nil, nil, mysql.NewError(mysql.ER_OPERAND_COLUMNS, "Operand should contain 1 column(s)")
 	}
@@ -735,6 +742,50 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 		values = []any{t}
 	}
 	return values, col, nil
+}
+
+// averageValues reads the SUM and COUNT rows of an AVG subquery
+// (Subquery.Average) as the Quotients of its values: none without a row,
+// NULL for an empty SUM, each IN value once.
+func averageValues(rows RowStream, sub router.Subquery, what, unchanged string) ([]any, *mysql.Field, error) {
+	cols := rows.Columns()
+	switch {
+	case len(cols) != 2:
+		return nil, nil, &InternalError{Msg: fmt.Sprintf("an AVG subquery read as SUM and COUNT returned %d columns", len(cols))}
+	case cols[0].Type != mysql.MYSQL_TYPE_NEWDECIMAL:
+		// A DOUBLE's: subqueryValue refuses the average's type too.
+		return nil, nil, &NotSupportedError{What: fmt.Sprintf("%s whose subquery spans data nodes and averages values of type %s (the proxy evaluates such a subquery first, for integer, decimal and text values)%s", what, fieldTypeName(cols[0]), unchanged)}
+	}
+	seen := map[any]bool{}
+	values := []any{}
+	for {
+		row, err := rows.Next()
+		if errors.Is(err, io.EOF) {
+			return values, nil, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if sub.Kind == router.SubqueryScalar && len(values) > 0 {
+			return nil, nil, mysql.NewError(mysql.ER_SUBQUERY_NO_1_ROW, "Subquery returns more than 1 row")
+		}
+		var v any
+		if row[0] != nil {
+			n, err := strconv.ParseInt(string(row[1]), 10, 64)
+			if err != nil {
+				return nil, nil, &InternalError{Msg: fmt.Sprintf("an AVG subquery's COUNT %q", row[1])}
+			}
+			v = router.Quotient{Sum: router.Decimal(row[0]), Count: n}
+		}
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		values = append(values, v)
+		if len(values) > maxSubqueryValues {
+			return nil, nil, &NotSupportedError{What: fmt.Sprintf("%s whose IN subquery spans data nodes and returns more than %d distinct values (the proxy evaluates it first and writes its values into the statement)%s", what, maxSubqueryValues, unchanged)}
+		}
+	}
 }
 
 // fits reports whether t's value has no more digits before its point

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"database/sql"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -298,4 +299,48 @@ func TestSelectSubqueryFirst(t *testing.T) {
 		t.Errorf("a subquery of 100001 values: %v, want 1235 naming the bound", err)
 	}
 	same("SELECT COUNT(*) FROM t_order WHERE order_id IN (SELECT item_id FROM t_order_item WHERE qty > 0)")
+}
+
+// TestSubqueryAverageFullPrecision: MariaDB shows an AVG with 4 more
+// decimals than its argument but compares with the value it computed,
+// which holds more (3.191428571 where it shows 3.191429). A subquery's
+// AVG the proxy evaluates first must compare so too: a constant between
+// the shown and the computed value is on the same side of it, and the
+// shown value is not IN a list of such averages.
+func TestSubqueryAverageFullPrecision(t *testing.T) {
+	_, db, ref := inSubqueryEnv(t, "subavg_ref")
+	execBoth(t, db, ref, selectSubqueryRows...)
+	d := subqueryDiff{t: t, db: db, ref: ref}
+	var shown, sum string
+	var count int64
+	if err := ref.QueryRow("SELECT AVG(price), SUM(price), COUNT(price) FROM t_order_item").Scan(&shown, &sum, &count); err != nil {
+		t.Fatal(err)
+	}
+	s, ok1 := new(big.Rat).SetString(sum)
+	r, ok2 := new(big.Rat).SetString(shown)
+	if !ok1 || !ok2 {
+		t.Fatalf("AVG %s, SUM %s", shown, sum)
+	}
+	exact := s.Quo(s, big.NewRat(count, 1))
+	if exact.Cmp(r) == 0 {
+		t.Fatalf("AVG(price) %s is exact (SUM %s over %d rows): the test cannot tell", shown, sum, count)
+	}
+	// Halfway between the computed and the shown value.
+	between := new(big.Rat).Add(exact, r)
+	between.Quo(between, big.NewRat(2, 1))
+	mid := between.FloatString(12)
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM t_order WHERE " + mid + " > (SELECT AVG(price) FROM t_order_item)",
+		"SELECT COUNT(*) FROM t_order WHERE " + mid + " < (SELECT AVG(price) FROM t_order_item)",
+		"SELECT COUNT(*) FROM t_order WHERE " + mid + "e0 > (SELECT AVG(price) FROM t_order_item)",
+		"SELECT COUNT(*) FROM t_order WHERE " + shown + " = (SELECT AVG(price) FROM t_order_item)",
+		"SELECT COUNT(*) FROM t_order WHERE " + shown + " IN (SELECT AVG(DISTINCT price) FROM t_order_item GROUP BY user_id)",
+		"SELECT COUNT(*) FROM t_order WHERE " + shown + " NOT IN (SELECT AVG(price) FROM t_order_item GROUP BY user_id)",
+		"SELECT COUNT(*) FROM t_order WHERE " + shown + " IN (SELECT AVG(price) FROM t_order_item GROUP BY user_id)",
+		"SELECT COUNT(*) FROM t_order WHERE (SELECT AVG(qty) FROM t_order_item) > ref",
+		"SELECT COUNT(*) FROM t_order WHERE ref > (SELECT AVG(qty) FROM t_order_item WHERE qty > 1000)",
+	} {
+		d.same(q)
+	}
+	d.same("SELECT COUNT(*) FROM t_order WHERE ? > (SELECT AVG(price) FROM t_order_item WHERE qty >= ?)", mid, 0)
 }

@@ -61,8 +61,12 @@ func subqueriesOf(stmt ast.StmtNode) ([]Subquery, error) {
 		if err == nil {
 			var sql string
 			if sql, err = restoreSQL(at.sel); err == nil {
-				subs = append(subs, Subquery{SQL: sql, Kind: at.kind, Strings: at.strings, Field: at.field,
-					Expression: at.expression, Rounded: at.expression && rounded(at.sel), Aggregated: at.aggregated, PerRow: at.perRow})
+				sub := Subquery{SQL: sql, Kind: at.kind, Strings: at.strings, Field: at.field,
+					Expression: at.expression, Rounded: at.expression && rounded(at.sel), Aggregated: at.aggregated, PerRow: at.perRow}
+				if at.field == 0 && at.kind != SubqueryExists {
+					sub.Average, err = averageParts(at.sel)
+				}
+				subs = append(subs, sub)
 			}
 		}
 		return at.node
@@ -123,6 +127,10 @@ type Subquery struct {
 	// Otherwise it is constant, and MariaDB evaluates it before it reads
 	// a row where GROUP BY, ORDER BY or HAVING names the field.
 	PerRow bool
+	// Average, when set, is the subquery of a WHERE or HAVING clause as
+	// a SELECT of the SUM and the COUNT it averages (averageParts): the
+	// proxy runs it instead of SQL and writes in a Quotient.
+	Average string
 	// Name is that column's name when the statement run is not the
 	// client's text (a prepared statement's, with its arguments written
 	// in: MariaDB names the column by the text with its ?s); the proxy
@@ -192,6 +200,39 @@ func ReplaceSubqueries(stmt ast.StmtNode, values [][]any) (string, error) {
 	return restoreSQL(stmt)
 }
 
+// averageParts returns sel as a SELECT of the SUM and the COUNT of what it
+// averages, when its one field is AVG([DISTINCT] x) and neither ORDER BY
+// nor HAVING may name it; "" otherwise. MariaDB shows an average with
+// four more decimals than x has, but computes with more (22.34 / 7 is
+// 3.191429 shown, 3.191428571 as a DOUBLE), and a value compared as a
+// DOUBLE, or multiplied, is the one it computed: the proxy writes in
+// (SUM / COUNT) (Quotient), which MariaDB computes as it computes the
+// AVG (read on 10.11), instead of the value it shows.
+func averageParts(sel *ast.SelectStmt) (string, error) {
+	if sel.Fields == nil || len(sel.Fields.Fields) != 1 || sel.OrderBy != nil || sel.Having != nil {
+		return "", nil
+	}
+	field := sel.Fields.Fields[0]
+	avg, ok := field.Expr.(*ast.AggregateFuncExpr)
+	if !ok || !strings.EqualFold(avg.F, ast.AggFuncAvg) || len(avg.Args) != 1 {
+		return "", nil
+	}
+	fields := sel.Fields.Fields
+	sel.Fields.Fields = []*ast.SelectField{
+		{Expr: &ast.AggregateFuncExpr{F: ast.AggFuncSum, Args: avg.Args, Distinct: avg.Distinct}},
+		{Expr: &ast.AggregateFuncExpr{F: ast.AggFuncCount, Args: avg.Args, Distinct: avg.Distinct}},
+	}
+	defer func() { sel.Fields.Fields = fields }()
+	return restoreSQL(sel)
+}
+
+// Quotient is the value of an AVG subquery read as its SUM and COUNT
+// (Subquery.Average), written in as (Sum / Count).
+type Quotient struct {
+	Sum   Decimal
+	Count int64
+}
+
 // TypedNumber is the value of a scalar subquery inside an expression of
 // the select list, for ReplaceSubqueries, written typed as the subquery's
 // column: IF(1, CAST(Value AS DECIMAL(Precision, Scale)), NULL) for a
@@ -224,6 +265,9 @@ const (
 // valueExpr is a subquery's value as a literal; a Decimal is written as
 // a decimal literal, a TypedNumber as the typed expression it describes.
 func valueExpr(v any) ast.ExprNode {
+	if q, ok := v.(Quotient); ok {
+		return &ast.ParenthesesExpr{Expr: &ast.BinaryOperationExpr{Op: opcode.Div, L: valueExpr(q.Sum), R: ast.NewValueExpr(q.Count, "", "")}}
+	}
 	if t, ok := v.(TypedNumber); ok {
 		var value ast.ExprNode = ast.NewValueExpr(nil, "", "")
 		if !t.Null {

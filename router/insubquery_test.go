@@ -58,7 +58,7 @@ func TestSubqueries(t *testing.T) {
 			name: "scalar, in, exists",
 			give: "SELECT id FROM t WHERE k > (SELECT AVG(k) FROM t) AND c IN (SELECT c FROM u WHERE u.x = 1) AND NOT EXISTS (SELECT * FROM v) HAVING MAX(k) = (SELECT 3 FROM w)",
 			subs: []Subquery{
-				{SQL: "SELECT AVG(`k`) FROM `t`", Kind: SubqueryScalar, Strings: true},
+				{SQL: "SELECT AVG(`k`) FROM `t`", Kind: SubqueryScalar, Strings: true, Average: "SELECT SUM(`k`),COUNT(`k`) FROM `t`"},
 				{SQL: "SELECT `c` FROM `u` WHERE `u`.`x`=1", Kind: SubqueryIn, Strings: true},
 				{SQL: "SELECT * FROM `v`", Kind: SubqueryExists},
 				{SQL: "SELECT 3 FROM `w`", Kind: SubqueryScalar},
@@ -87,7 +87,7 @@ func TestSubqueries(t *testing.T) {
 				{SQL: "SELECT MAX(`a`) FROM `u`", Kind: SubqueryScalar, Field: 1},
 				{SQL: "SELECT `b`,`c` FROM `v`", Kind: SubqueryScalar, Field: 3},
 				{SQL: "SELECT MIN(`a`) FROM `u`", Kind: SubqueryScalar, Field: 4, Expression: true},
-				{SQL: "SELECT AVG(`k`) FROM `u`", Kind: SubqueryScalar, Strings: true},
+				{SQL: "SELECT AVG(`k`) FROM `u`", Kind: SubqueryScalar, Strings: true, Average: "SELECT SUM(`k`),COUNT(`k`) FROM `u`"},
 			},
 			values: [][]any{{"x"}, {}, {TypedNumber{Value: "18446744073709551615", Precision: 20, As: CastUnsigned}}, {Decimal("1.5")}},
 			want:   "SELECT 'x',`id`,NULL AS `bc`,1+if(1, CAST(CAST(18446744073709551615 AS DECIMAL(20)) AS UNSIGNED), NULL),(SELECT MAX(`u`.`a`) FROM `u` WHERE `u`.`id`=`t`.`id`) FROM `t` WHERE `k`>1.5 HAVING `id`>0",
