@@ -3,6 +3,8 @@ package proxy
 import (
 	"fmt"
 	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
 // The random differential generator's select-list subqueries and core
@@ -155,8 +157,11 @@ func (g *featStatement) coreAggregate() (string, bool) {
 	case 5:
 		return g.pick("MIN", "MAX") + "(status)", true
 	case 6:
-		c := g.pick("qty", "amount", "big", "status", "day")
-		return fmt.Sprintf("GROUP_CONCAT(%s ORDER BY %s%s, order_id%s SEPARATOR %s)", c, c, g.pick("", " DESC"), g.pick("", " DESC"), g.constant(g.pick("|", "", ", ", "--"))), false
+		// Ordered by its argument only (the proxy refuses other keys
+		// across data nodes), which ties only equal values: not status,
+		// whose equal strings differ.
+		c := g.pick("qty", "amount", "big", "day")
+		return fmt.Sprintf("GROUP_CONCAT(%s ORDER BY %s%s SEPARATOR %s)", c, c, g.pick("", " DESC"), g.constant(g.pick("|", "", ", ", "--"))), false
 	case 7:
 		return fmt.Sprintf("GROUP_CONCAT(DISTINCT %s ORDER BY %s%s)", g.pick("qty", "amount", "big"), "1", g.pick("", " DESC")), false
 	}
@@ -229,6 +234,10 @@ func (g *featStatement) coreMerge() diffCase {
 			order := []string{}
 			if a := cols[1]; !strings.HasPrefix(a, "GROUP_CONCAT") && !strings.HasPrefix(a, "MIN(status") && !strings.HasPrefix(a, "MAX(status") && g.r.IntN(2) == 0 {
 				order = append(order, a+dir())
+				// Ordered by an aggregate, MariaDB sorts its groups in a
+				// temporary table, whose GROUP_CONCAT column, a BLOB,
+				// is flagged BLOB: a plan's flag, as planFlags.
+				tc.ignoreFlags |= mysql.BLOB_FLAG
 			}
 			order = append(order, key+dir())
 			tc.sql += " ORDER BY " + strings.Join(order, ", ") + limit()
