@@ -452,7 +452,9 @@ func tooManyRowsLater(sel *ast.SelectStmt, sub router.Subquery, tooMany error) (
 // or name) or HAVING names its select field at position field (from 1),
 // which MariaDB then evaluates before it reads a row: a subquery of more
 // than one row there fails even when the SELECT has no row. Elsewhere in
-// the select list it fails with the first row only.
+// the select list it fails with the first row only. Under LIMIT 0
+// MariaDB reads nothing and sorts or groups nothing, so only HAVING's
+// reference counts (read on 10.11).
 func fieldReferenced(sel *ast.SelectStmt, field int) bool {
 	name := sel.Fields.Fields[field-1].AsName.L
 	refers := func(e ast.ExprNode) bool {
@@ -471,7 +473,7 @@ func fieldReferenced(sel *ast.SelectStmt, field int) bool {
 	if sel.OrderBy != nil {
 		items = append(items, sel.OrderBy.Items...)
 	}
-	if slices.ContainsFunc(items, func(b *ast.ByItem) bool { return refers(b.Expr) }) {
+	if !zeroLimit(sel) && slices.ContainsFunc(items, func(b *ast.ByItem) bool { return refers(b.Expr) }) {
 		return true
 	}
 	if sel.Having == nil {

@@ -99,17 +99,29 @@ func (s *Session) localSelect(sel *ast.SelectStmt) (RowStream, bool) {
 		row = append(row, rowOf(v)[0])
 	}
 	rows := []Row{row}
-	if sel.Limit != nil {
-		if c, ok := sel.Limit.Count.(ast.ValueExpr); ok && c.GetValue() != nil {
-			if n, ok := c.GetValue().(uint64); ok && n == 0 {
-				rows = nil
-			}
-			if n, ok := c.GetValue().(int64); ok && n == 0 {
-				rows = nil
-			}
-		}
+	if zeroLimit(sel) {
+		rows = nil
 	}
 	return newMemStream(cols, rows), true
+}
+
+// zeroLimit reports whether sel's LIMIT is 0, a literal (a prepared
+// statement's argument written in): MariaDB reads nothing for it.
+func zeroLimit(sel *ast.SelectStmt) bool {
+	if sel.Limit == nil {
+		return false
+	}
+	c, ok := sel.Limit.Count.(ast.ValueExpr)
+	if !ok {
+		return false
+	}
+	switch n := c.GetValue().(type) {
+	case uint64:
+		return n == 0
+	case int64:
+		return n == 0
+	}
+	return false
 }
 
 // fieldName is the column name MySQL gives a select field: its alias, or

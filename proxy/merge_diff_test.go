@@ -38,7 +38,8 @@ const (
 
 // diffRules shards t_order over 2 data sources x 4 tables (user_id % 2,
 // order_id % 4), t_order_item bound to it, and t_range by ranges of id
-// over the data sources and grp over the tables.
+// over the data sources and grp over the tables; t_feat_broadcast, which
+// TestNewFeaturesRandomDifferential creates, is a broadcast table.
 func diffRules(backends []*mariadbtest.Server, server string) string {
 	var ds strings.Builder
 	for i, b := range backends[:2] {
@@ -76,6 +77,8 @@ rules:
       item_table:  { type: INLINE, props: { algorithm-expression: "t_order_item_${order_id %% 4}" } }
       id_range:    { type: BOUNDARY_RANGE, props: { sharding-ranges: "0" } }
       grp_table:   { type: INLINE, props: { algorithm-expression: "t_range_${grp %% 2}" } }
+  - !BROADCAST
+    tables: [t_feat_broadcast]
 `, diffLogicalDB, indent(server), ds.String())
 }
 

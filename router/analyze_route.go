@@ -3,6 +3,7 @@ package router
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -519,15 +520,41 @@ func oneTableUnits(ti *tableInfo, set nodeSet) []unit {
 
 // singleUnit handles references that do not pair: each must reach exactly
 // one data node, all on one data source.
+//
+// A subquery (or a set operation's branch) whose own conditions reach no
+// data node reads no row wherever it runs: it takes a data node of the
+// unit's data source, and the statement around it keeps its rows (NOT
+// EXISTS, NOT IN, a COUNT in the select list). Only when a top-level
+// table reaches none is the statement empty (emptyUnit's false
+// condition), and then only if no subquery reads a data node: its rows
+// would still count in the select list or HAVING of the statement's
+// one row of aggregates (SELECT COUNT(*), (SELECT COUNT(*) FROM t)).
 func (rt *routing) singleUnit(sets []nodeSet) ([]unit, error) {
 	a := rt.a
 	u := unit{nodes: make([]int, len(a.sharded))}
 	if rt.strictHole >= 0 && sets[rt.strictHole].count() == 0 {
 		return nil, errNotSupported("INSERT ... SELECT into %s: its literal sharding values name no data node (NULL has none)", a.sharded[rt.strictHole].name)
 	}
+	topEmpty, nestedReads := false, -1
+	for h, ref := range a.sharded {
+		switch n := sets[h].count(); {
+		case n == 0 && !ref.nested:
+			topEmpty = true
+		case n > 0 && ref.nested && nestedReads < 0:
+			nestedReads = h
+		}
+	}
+	if topEmpty {
+		if nestedReads >= 0 {
+			return nil, rt.notPairableIn(nestedReads, sets)
+		}
+		return nil, nil
+	}
+	var readsNothing []int
 	for h, ref := range a.sharded {
 		if sets[h].count() == 0 {
-			return nil, nil
+			readsNothing = append(readsNothing, h)
+			continue
 		}
 		if sets[h].count() > 1 {
 			return nil, rt.notPairableIn(h, sets)
@@ -535,11 +562,30 @@ func (rt *routing) singleUnit(sets []nodeSet) ([]unit, error) {
 		node := sets[h].first()
 		u.nodes[h] = node
 		ds := ref.info.rule.DataNodes[node].DataSource
-		if h == 0 {
+		if u.ds == "" {
 			u.ds = ds
 		} else if ds != u.ds {
 			return nil, rt.notPairableIn(h, sets)
 		}
+		if h == rt.primary {
+			u.order = node
+		}
+	}
+	if u.ds == "" {
+		// Every sharded table is in a subquery that reads nothing: the
+		// statement's own tables are single (on the default data
+		// source) or broadcast ones.
+		u.ds = rt.r.defaultDS
+		if !rt.singles {
+			u.ds = a.sharded[0].info.rule.DataNodes[0].DataSource
+		}
+	}
+	for _, h := range readsNothing {
+		node := a.sharded[h].info.firstNodeOn(u.ds)
+		if node < 0 {
+			return nil, rt.notPairableIn(h, sets)
+		}
+		u.nodes[h] = node
 		if h == rt.primary {
 			u.order = node
 		}
@@ -633,13 +679,7 @@ func (rt *routing) emptyUnit() (unit, error) {
 	for _, ds := range candidates {
 		ok := true
 		for h, ref := range a.sharded {
-			node := -1
-			for i, n := range ref.info.rule.DataNodes {
-				if n.DataSource == ds {
-					node = i
-					break
-				}
-			}
+			node := ref.info.firstNodeOn(ds)
 			if node < 0 {
 				ok = false
 				break
@@ -653,6 +693,12 @@ func (rt *routing) emptyUnit() (unit, error) {
 		}
 	}
 	return u, errNotSupported("no data node can hold a row this statement matches, and its tables share no data source to answer it empty")
+}
+
+// firstNodeOn returns the index of the table's first data node on data
+// source ds, -1 when none is there.
+func (ti *tableInfo) firstNodeOn(ds string) int {
+	return slices.IndexFunc(ti.rule.DataNodes, func(n config.DataNode) bool { return n.DataSource == ds })
 }
 
 // sliced reports whether a unit at position order belongs to the slice
