@@ -267,7 +267,11 @@ func (s *Session) classifyExecute(st *statement, ex *ast.ExecuteStmt) error {
 		return &ParseError{Err: fmt.Errorf("the prepared statement %s is not one statement", ex.Name)}
 	}
 	st.sql, st.node, st.whole = text, stmts[0], false
-	return s.classifyNode(st)
+	if err := s.classifyNode(st); err != nil {
+		return err
+	}
+	st.out.names = p.names
+	return nil
 }
 
 // cachedShape classifies a text query by the plan of its shape: its

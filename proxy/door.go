@@ -57,9 +57,13 @@ type output struct {
 	// count, when set, answers the count of the rows instead of the rows
 	// (derivedcount.go).
 	count *rowCounter
+	// names, when set, renames result columns by position, from 0, or
+	// from -1 for the last: an EXECUTE's fields that hold a ?
+	// (paramNames).
+	names map[int]string
 }
 
-// columns returns cols as out describes them: derived and local.
+// columns returns cols as out describes them: derived, local and names.
 func (out output) columns(cols []*mysql.Field) []*mysql.Field {
 	if out.derived != nil {
 		cols = out.derived.columns(cols)
@@ -69,6 +73,19 @@ func (out output) columns(cols []*mysql.Field) []*mysql.Field {
 		for i, f := range out.local {
 			if i < len(cols) {
 				cols[i] = f
+			}
+		}
+	}
+	if out.names != nil {
+		cols = slices.Clone(cols)
+		for i, name := range out.names {
+			if i < 0 {
+				i += len(cols)
+			}
+			if i >= 0 && i < len(cols) {
+				f := *cols[i]
+				f.Name = []byte(name)
+				cols[i] = &f
 			}
 		}
 	}

@@ -420,3 +420,58 @@ func TestLoadDataLocal(t *testing.T) {
 		t.Errorf("afterwards COUNT(*) = %s", got)
 	}
 }
+
+// TestSQLPreparedColumnNames: MariaDB names a select field of a PREPARE'd
+// SELECT by the prepared text, ?s and all (? + 1), where EXECUTE through
+// the proxy runs the text with the values written in; the proxy names
+// those columns as MariaDB does, before and after a wildcard, in a UNION's
+// first SELECT too. Aliased fields and fields without a ? keep their
+// names.
+func TestSQLPreparedColumnNames(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	createTables(t, e)
+	ctx := context.Background()
+	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS sqlnames_ref", "CREATE DATABASE sqlnames_ref",
+		"CREATE TABLE sqlnames_ref.t_order (order_id BIGINT NOT NULL, user_id INT NOT NULL, status VARCHAR(32), PRIMARY KEY (order_id))")
+	ref, err := e.backends[0].Open(t, "sqlnames_ref").Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	c := e.conn(t)
+	script := []string{
+		"INSERT INTO t_order (order_id, user_id, status) VALUES (1, 3, 'a'), (2, 4, 'b'), (3, 3, 'c')",
+		"SET @u = 3, @s = 'x', @n = 5, @one = 1",
+		"PREPARE p1 FROM 'SELECT order_id, ? + 1, CONCAT(?,  status) AS c, ?*2, status FROM t_order WHERE user_id = ? ORDER BY order_id'",
+		"PREPARE p2 FROM 'SELECT ?, (SELECT COUNT(*) FROM t_order WHERE user_id = ?), UPPER( ? ) FROM t_order WHERE order_id = 1'",
+		"PREPARE p3 FROM 'SELECT ? - 1, t_order.*, ? FROM t_order WHERE order_id = ?'",
+		"PREPARE p4 FROM 'SELECT *, ? + 1 FROM t_order WHERE order_id = ?'",
+		"PREPARE p5 FROM 'SELECT CONCAT(status, ?) FROM t_order WHERE user_id = ? UNION ALL SELECT ? FROM t_order WHERE order_id = ?'",
+	}
+	for _, q := range script {
+		for _, conn := range []*sql.Conn{c, ref} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	answer := func(conn *sql.Conn, q string) string {
+		rows, err := conn.QueryContext(ctx, q)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		defer rows.Close()
+		cols, _ := rows.Columns()
+		out, err := rowStrings(rows, ",")
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return strings.Join(cols, " | ") + ": " + strings.Join(out, "; ")
+	}
+	for _, q := range []string{"EXECUTE p1 USING @n, @s, @n, @u", "EXECUTE p2 USING @s, @u, @s", "EXECUTE p3 USING @n, @s, @u", "EXECUTE p4 USING @n, @one", "EXECUTE p5 USING @s, @u, @s, @one"} {
+		got, want := answer(c, q), answer(ref, q)
+		if got != want || strings.HasPrefix(want, "error") {
+			t.Errorf("%s\nthrough the proxy: %s\ndirectly:          %s", q, got, want)
+		}
+	}
+}

@@ -164,7 +164,7 @@ func (s *Session) writeRows(rows RowStream, out output) error {
 	if err != nil {
 		return err
 	}
-	if out.derived != nil || out.local != nil {
+	if out.derived != nil || out.local != nil || out.names != nil {
 		// Rows are converted for the columns' new types.
 		cols = out.columns(cols)
 		rows = relabeled{RowStream: rows, cols: cols}

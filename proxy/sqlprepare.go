@@ -24,6 +24,9 @@ import (
 type sqlPrepared struct {
 	sql    string
 	params int
+	// names are the names MariaDB gives the result columns of select
+	// fields that hold a ? (paramNames), by output.names's positions.
+	names map[int]string
 }
 
 // maxSQLPrepared bounds a session's SQL-level prepared statements, as
@@ -48,6 +51,7 @@ func (s *Session) sqlPrepare(ctx context.Context, st *ast.PrepareStmt, more bool
 		}
 	}
 	answer := wire.OK{Info: "Statement prepared"}
+	var names map[int]string
 	if _, _, into, isInto := s.parseSelectInto(text); isInto {
 		answer.Warnings = s.warnIntoLast(into)
 	} else {
@@ -58,6 +62,7 @@ func (s *Session) sqlPrepare(ctx context.Context, st *ast.PrepareStmt, more bool
 		if len(stmts) != 1 {
 			return &mysql.MyError{Code: 1295, State: "HY000", Message: "This command is not supported in the prepared statement protocol yet"}
 		}
+		names = paramNames(stmts[0])
 	}
 	name := strings.ToLower(st.Name)
 	if s.prepared == nil {
@@ -66,9 +71,56 @@ func (s *Session) sqlPrepare(ctx context.Context, st *ast.PrepareStmt, more bool
 	if _, ok := s.prepared[name]; !ok && len(s.prepared) >= maxSQLPrepared {
 		return &mysql.MyError{Code: 1461, State: "42000", Message: fmt.Sprintf("Can't create more than max_prepared_stmt_count statements (current value: %d)", maxSQLPrepared)}
 	}
-	s.prepared[name] = sqlPrepared{sql: text, params: sqlarg.Count(text)}
+	s.prepared[name] = sqlPrepared{sql: text, params: sqlarg.Count(text), names: names}
 	s.stateChanged = true
 	return s.writeOK(answer, more)
+}
+
+// paramNames returns, for a SELECT, the names of its select fields that
+// hold a ? and no alias, by result column: from 0 before the first
+// wildcard, from -1 (the last column) back after the last one (fields
+// between two wildcards are left out: the proxy does not count the
+// columns a wildcard stands for here). MariaDB names such a column by the
+// prepared text, ?s and all (? + 1), where EXECUTE runs the text with the
+// values written in (5 + 1); the session renames them back.
+func paramNames(stmt ast.StmtNode) map[int]string {
+	// A set operation's columns are named by its first SELECT.
+	sel := firstSelect(stmt)
+	if sel == nil || sel.Fields == nil {
+		return nil
+	}
+	fields := sel.Fields.Fields
+	first, last := len(fields), -1
+	for i, f := range fields {
+		if f.WildCard != nil {
+			first, last = min(first, i), i
+		}
+	}
+	var names map[int]string
+	for i, f := range fields {
+		var at int
+		switch {
+		case i < first:
+			at = i
+		case i > last:
+			at = i - len(fields)
+		default:
+			continue
+		}
+		if f.AsName.L != "" || f.Expr == nil {
+			continue
+		}
+		params := &paramCounter{}
+		f.Expr.Accept(params)
+		if params.n == 0 {
+			continue
+		}
+		if names == nil {
+			names = map[int]string{}
+		}
+		names[at] = fieldName(f)
+	}
+	return names
 }
 
 // sqlDeallocate answers DEALLOCATE PREPARE and DROP PREPARE.
