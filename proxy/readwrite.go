@@ -20,9 +20,9 @@ import (
 // Read/write splitting (!READWRITE_SPLITTING): a group is one data source
 // to the router and to the rest of the proxy, whose pool (Server.pools)
 // connects to the group's primary. At execution, a plan the router marked
-// router.AccessRead (or AccessReadCalls: Access.Replica) may go to one of
-// the group's replicas instead; every other plan, and reads that must
-// see what only the primary has, stay on the primary. The replicas have pools of their own, kept here, and a
+// router.AccessRead may go to one of the group's replicas instead; every
+// other plan, and reads that must see what only the primary has, stay on
+// the primary. The replicas have pools of their own, kept here, and a
 // monitor (readwrite_monitor.go) that excludes a replica that is stopped,
 // lagging or unreachable. Read-your-writes (readwrite_gtid.go) makes a
 // replica read wait until the replica has applied the session's (or the
@@ -261,7 +261,7 @@ func (rs *rwSource) acquire(ctx context.Context, ds string, n int) ([]*backendCo
 	if g == nil {
 		return rs.inner.acquire(ctx, ds, n)
 	}
-	if rs.plan.Access.Replica() {
+	if rs.plan.Access == router.AccessRead {
 		bcs, ok, err := rs.fromReplica(ctx, g, rs.s.srv.connsPerQuery(n))
 		if ok {
 			return bcs, err
@@ -455,7 +455,7 @@ func (rs *rwSource) release(bc *backendConn) {
 		}
 		return
 	}
-	if !rs.plan.Access.Replica() && !rs.inTxn {
+	if rs.plan.Access != router.AccessRead && !rs.inTxn {
 		// Autocommit writes (and a statement guard's commit) are done:
 		// the next read must see them.
 		for _, r := range rs.plan.Routes {

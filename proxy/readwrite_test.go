@@ -268,6 +268,34 @@ func TestReadwriteSplittingReplication(t *testing.T) {
 		mustExec(t, c, "DELETE FROM t_order WHERE order_id IN (100, 101, 102, 103, 104)")
 	})
 
+	// A SELECT that calls a stored function, which may write (the classic
+	// ticket function), runs on the primary: a replica would refuse the
+	// write with 1290, or take it and diverge.
+	t.Run("a stored function's read on the primary", func(t *testing.T) {
+		// The binary log refuses a function that writes without this.
+		r.Primary.Exec(t, "rw_0", "SET GLOBAL log_bin_trust_function_creators = 1", "CREATE TABLE tickets (id INT AUTO_INCREMENT PRIMARY KEY)",
+			"CREATE FUNCTION next_ticket() RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO tickets VALUES (); RETURN LAST_INSERT_ID(); END")
+		t.Cleanup(func() { r.Primary.Exec(t, "rw_0", "DROP FUNCTION next_ticket", "DROP TABLE tickets") })
+		if err := r.WaitReplicas(10 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		e := startRWEnv(t, r, "")
+		c := e.conn(t)
+		ctx := context.Background()
+		d := counters.delta(t, "Com_select", func() {
+			for i := range 4 {
+				var ticket int
+				var status string
+				if err := c.QueryRowContext(ctx, "SELECT next_ticket(), status FROM t_order WHERE order_id = ?", i+1).Scan(&ticket, &status); err != nil || ticket != i+1 {
+					t.Fatalf("ticket read %d: %d, %v", i, ticket, err)
+				}
+			}
+		})
+		if d[0] != 4 || d[1] != 0 || d[2] != 0 {
+			t.Errorf("Com_select of 4 reads calling a stored function: primary %d, replicas %d and %d; want 4, 0, 0", d[0], d[1], d[2])
+		}
+	})
+
 	t.Run("admin statements, metrics and readyz", func(t *testing.T) {
 		e := startRWEnv(t, r, "maxReplicationLag: 30s")
 		c := e.conn(t)

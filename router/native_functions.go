@@ -6,7 +6,7 @@ package router
 // of one of these names is always MariaDB's function (a stored function
 // of the same name is reached only through its schema), so it reads and
 // changes nothing but what it is given; a call of any other name may be
-// a stored function, which may write (AccessReadCalls). The list is the
+// a stored function, which may write (statementAccess). The list is the
 // function topics of MariaDB 10.11's help tables; a function missing from
 // it is only taken for a stored one.
 var nativeFunctions = map[string]bool{

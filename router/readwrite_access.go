@@ -8,8 +8,7 @@ import "github.com/pingcap/tidb/pkg/parser/ast"
 // itself, or rules without !READWRITE_SPLITTING) means the primary.
 type Access uint8
 
-// Accesses. Only AccessRead and AccessReadCalls may go to a replica
-// (Replica).
+// Accesses. Only AccessRead may go to a replica.
 const (
 	// AccessWrite is a statement that changes data, or that the router
 	// does not know to be a plain read.
@@ -25,25 +24,14 @@ const (
 	AccessSessionRead
 	// AccessWriteRouteOnly carries ShardingSphere's WRITE_ROUTE_ONLY hint.
 	AccessWriteRouteOnly
-	// AccessReadCalls is a plain SELECT that calls a function that is not
-	// MariaDB's own (nativeFunctions): a stored function, which may
-	// write. A replica may answer it as any plain read (as ShardingSphere
-	// sends it), but it is never run twice or left running after its
-	// client gave up, which multiplexing (the proxy's multiplex.go) may do
-	// to AccessRead plans.
-	AccessReadCalls
 )
-
-// Replica reports whether a read/write group's replica may answer a plan
-// of access a.
-func (a Access) Replica() bool { return a == AccessRead || a == AccessReadCalls }
 
 // String returns the access as metrics and explain output name it.
 func (a Access) String() string {
 	switch a {
 	case AccessWrite:
 		return "write"
-	case AccessRead, AccessReadCalls:
+	case AccessRead:
 		return "read"
 	case AccessLockingRead:
 		return "locking_read"
@@ -89,7 +77,7 @@ func statementAccess(stmt ast.StmtNode, h *hints) Access {
 type accessFinder struct{ access Access }
 
 func (f *accessFinder) set(a Access) {
-	rank := map[Access]int{AccessRead: 0, AccessReadCalls: 1, AccessSessionRead: 2, AccessLockingRead: 3, AccessWrite: 4}
+	rank := map[Access]int{AccessRead: 0, AccessSessionRead: 1, AccessLockingRead: 2, AccessWrite: 3}
 	if rank[a] > rank[f.access] {
 		f.access = a
 	}
@@ -115,8 +103,14 @@ func (f *accessFinder) Enter(n ast.Node) (ast.Node, bool) {
 		case sessionFuncs[x.FnName.L]:
 			f.set(AccessSessionRead)
 		case x.Schema.L != "" || !nativeFunctions[x.FnName.L]:
-			// db.f() is always a stored function.
-			f.set(AccessReadCalls)
+			// A stored function (db.f() always is) may write: the
+			// SELECT runs on the primary, where its writes belong
+			// (a replica would refuse them with 1290, or diverge),
+			// counts as the session's write for read-your-writes, and
+			// is never run twice or left running after its client
+			// gave up, as multiplexing (the proxy's multiplex.go) may
+			// do to a plain read.
+			f.set(AccessWrite)
 		}
 	}
 	return n, false

@@ -224,7 +224,7 @@ func printPlan(w io.Writer, plan *router.Plan, keys map[string]idgen.KeyGenerato
 	}
 	if plan.Access != 0 {
 		where := "the primary"
-		if plan.Access.Replica() {
+		if plan.Access == router.AccessRead {
 			where = "a replica"
 		}
 		fmt.Fprintf(&b, "access: %s (read/write groups: %s)\n", plan.Access, where)
