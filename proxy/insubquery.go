@@ -670,10 +670,12 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 	}
 	defer rows.Close()
 	cols := rows.Columns()
+	value := func(row Row) (any, error) { return subqueryValue(cols[0], row[0], sub, what, unchanged) }
 	if sub.Average != "" {
-		return averageValues(rows, sub, what, unchanged)
-	}
-	if len(cols) != 1 && sub.Kind != router.SubqueryExists {
+		if value, err = averageValue(cols, what, unchanged); err != nil {
+			return nil, nil, err
+		}
+	} else if len(cols) != 1 && sub.Kind != router.SubqueryExists {
 		return nil, nil, mysql.NewError(mysql.ER_OPERAND_COLUMNS, "Operand should contain 1 column(s)")
 	}
 	var col *mysql.Field
@@ -690,7 +692,7 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 	}
 	seen := map[any]bool{}
 	values := []any{}
-	var scalar []byte
+	var scalar Row
 	size := 0
 	for {
 		row, err := rows.Next()
@@ -707,10 +709,10 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 			if size > 0 {
 				return nil, col, mysql.NewError(mysql.ER_SUBQUERY_NO_1_ROW, "Subquery returns more than 1 row")
 			}
-			scalar, size = row[0], 1
+			scalar, size = row, 1
 			continue
 		}
-		v, err := subqueryValue(cols[0], row[0], sub, what, unchanged)
+		v, err := value(row)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -725,7 +727,7 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 		}
 	}
 	if sub.Kind == router.SubqueryScalar && size > 0 {
-		v, err := subqueryValue(cols[0], scalar, sub, what, unchanged)
+		v, err := value(scalar)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -746,48 +748,27 @@ func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub rout
 	return values, col, nil
 }
 
-// averageValues reads the SUM and COUNT rows of an AVG subquery
-// (Subquery.Average) as the Quotients of its values: none without a row,
-// NULL for an empty SUM, each IN value once.
-func averageValues(rows RowStream, sub router.Subquery, what, unchanged string) ([]any, *mysql.Field, error) {
-	cols := rows.Columns()
+// averageValue checks the columns of an AVG subquery read as its SUM and
+// COUNT (Subquery.Average) and returns how a row of them is read: as the
+// Quotient written in for the average, NULL for an empty SUM.
+func averageValue(cols []*mysql.Field, what, unchanged string) (func(Row) (any, error), error) {
 	switch {
 	case len(cols) != 2:
-		return nil, nil, &InternalError{Msg: fmt.Sprintf("an AVG subquery read as SUM and COUNT returned %d columns", len(cols))}
+		return nil, &InternalError{Msg: fmt.Sprintf("an AVG subquery read as SUM and COUNT returned %d columns", len(cols))}
 	case cols[0].Type != mysql.MYSQL_TYPE_NEWDECIMAL:
 		// A DOUBLE's: subqueryValue refuses the average's type too.
-		return nil, nil, &NotSupportedError{What: fmt.Sprintf("%s whose subquery spans data nodes and averages values of type %s (the proxy evaluates such a subquery first, for integer, decimal and text values)%s", what, fieldTypeName(cols[0]), unchanged)}
+		return nil, &NotSupportedError{What: fmt.Sprintf("%s whose subquery spans data nodes and averages values of type %s (the proxy evaluates such a subquery first, for integer, decimal and text values)%s", what, fieldTypeName(cols[0]), unchanged)}
 	}
-	seen := map[any]bool{}
-	values := []any{}
-	for {
-		row, err := rows.Next()
-		if errors.Is(err, io.EOF) {
-			return values, nil, nil
+	return func(row Row) (any, error) {
+		if row[0] == nil {
+			return nil, nil
 		}
+		n, err := strconv.ParseInt(string(row[1]), 10, 64)
 		if err != nil {
-			return nil, nil, err
+			return nil, &InternalError{Msg: fmt.Sprintf("an AVG subquery's COUNT %q", row[1])}
 		}
-		if sub.Kind == router.SubqueryScalar && len(values) > 0 {
-			return nil, nil, mysql.NewError(mysql.ER_SUBQUERY_NO_1_ROW, "Subquery returns more than 1 row")
-		}
-		var v any
-		if row[0] != nil {
-			n, err := strconv.ParseInt(string(row[1]), 10, 64)
-			if err != nil {
-				return nil, nil, &InternalError{Msg: fmt.Sprintf("an AVG subquery's COUNT %q", row[1])}
-			}
-			v = router.Quotient{Sum: router.Decimal(row[0]), Count: n}
-		}
-		if seen[v] {
-			continue
-		}
-		seen[v] = true
-		values = append(values, v)
-		if len(values) > maxSubqueryValues {
-			return nil, nil, &NotSupportedError{What: fmt.Sprintf("%s whose IN subquery spans data nodes and returns more than %d distinct values (the proxy evaluates it first and writes its values into the statement)%s", what, maxSubqueryValues, unchanged)}
-		}
-	}
+		return router.Quotient{Sum: router.Decimal(row[0]), Count: n}, nil
+	}, nil
 }
 
 // fits reports whether t's value has no more digits before its point
