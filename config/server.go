@@ -33,9 +33,9 @@ type Server struct {
 	// MaxConnectionsPerQuery caps the backend connections one statement
 	// takes from one data source (1 to 8, default 8): routes beyond it
 	// share them. With 1, as ShardingSphere's max-connections-size-per-query
-	// default, a statement's routes on one data source run one after
-	// another on one connection, and a write over several of its tables is
-	// one backend transaction there.
+	// default, a read's (and LOAD DATA's) routes on one data source run
+	// one after another on one connection. A write takes one connection
+	// per data source whatever the setting, one backend transaction there.
 	MaxConnectionsPerQuery int
 	// HandshakeTimeout bounds the login handshake (default 10s).
 	HandshakeTimeout time.Duration

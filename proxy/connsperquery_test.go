@@ -6,12 +6,14 @@ import (
 	"testing"
 )
 
-// TestMaxConnectionsPerQuery: an INSERT of rows for both tables of each
-// data source runs on two backend connections per data source by default
-// and on one with server.maxConnectionsPerQuery 1 (one backend transaction
-// there), as a trigger on every physical table records CONNECTION_ID();
-// the rows written are the same. An UPDATE over both tables runs on one
-// connection per data source either way (guardConns).
+// TestMaxConnectionsPerQuery: a SELECT over both tables of each data
+// source reads them on two backend connections per data source by
+// default and on one with server.maxConnectionsPerQuery 1, as
+// CONNECTION_ID() in its rows shows. An INSERT of rows for both tables
+// and an UPDATE over both run on one connection per data source (one
+// backend transaction there) either way (guardConns), as a trigger on
+// every physical table records CONNECTION_ID(); the rows written are the
+// same.
 func TestMaxConnectionsPerQuery(t *testing.T) {
 	for _, tt := range []struct {
 		server string
@@ -39,7 +41,7 @@ func TestMaxConnectionsPerQuery(t *testing.T) {
 			for _, st := range []struct {
 				sql, op, conns string
 			}{
-				{"INSERT INTO t_order (order_id, user_id, status) VALUES " + strings.Join(rows, ", "), "I", tt.want},
+				{"INSERT INTO t_order (order_id, user_id, status) VALUES " + strings.Join(rows, ", "), "I", "1"},
 				{"UPDATE t_order SET status = 'b'", "U", "1"},
 			} {
 				res, err := db.Exec(st.sql)
@@ -55,6 +57,11 @@ func TestMaxConnectionsPerQuery(t *testing.T) {
 						t.Errorf("%s: ds_%d: rows logged, connections %v; want %s", st.sql, i, got, want)
 					}
 				}
+			}
+			// user_id 1 is ds_1, 2 is ds_0.
+			got := queryStrings(t, db, "SELECT user_id, COUNT(DISTINCT conn) FROM (SELECT user_id, CONNECTION_ID() AS conn FROM t_order) AS r GROUP BY user_id ORDER BY user_id")
+			if want := fmt.Sprintf("[1,%s 2,%s]", tt.want, tt.want); fmt.Sprint(got) != want {
+				t.Errorf("a SELECT over both tables: connections by user_id %v, want %s", got, want)
 			}
 		})
 	}

@@ -77,11 +77,10 @@ func (s *Session) atomically(ctx context.Context, plan *router.Plan, src connSou
 	return res, guard.finish(err)
 }
 
-// begin takes the connections plan's execution will use (as many per
-// data source as execution.assign asks for, in data-source name order,
-// but one for an UPDATE or DELETE: guardConns) and starts the statement's
-// transaction or savepoint on each. On error the caller still calls
-// finish.
+// begin takes the connections plan's execution will use (one per data
+// source, guardConns, in data-source name order) and starts the
+// statement's transaction or savepoint on each. On error the caller
+// still calls finish.
 func (g *stmtGuard) begin(ctx context.Context, plan *router.Plan) error {
 	counts := map[string]int{}
 	for _, r := range plan.Routes {
@@ -89,7 +88,7 @@ func (g *stmtGuard) begin(ctx context.Context, plan *router.Plan) error {
 	}
 	order := slices.Sorted(maps.Keys(counts))
 	for _, ds := range order {
-		bcs, err := g.inner.acquire(ctx, ds, guardConns(plan, counts[ds]))
+		bcs, err := g.inner.acquire(ctx, ds, guardConns)
 		if err != nil {
 			return err
 		}
@@ -128,25 +127,21 @@ func (g *stmtGuard) begin(ctx context.Context, plan *router.Plan) error {
 	return errors.Join(errs...)
 }
 
-// guardConns is the number of connections a multi-route write takes from
-// a data source it has routes routes on. An UPDATE or DELETE takes one:
-// its routes there run one after the other in one backend transaction,
-// as inside a client's transaction. On several connections each route
-// would be a transaction of its own, which keeps its row locks until the
-// proxy commits them all: two such statements over the same rows (two
-// jobs updating one table) could each hold a data node's rows that the
-// other waits for, on one server that sees no deadlock (the cycle passes
-// through the proxy), until innodb_lock_wait_timeout failed both (1205
-// after 50 s), where one MariaDB runs them one after the other. On one
-// connection the second waits for the first, or the server sees the
-// cycle and answers 1213 at once. An INSERT (and LOAD DATA) keeps a
-// connection per data node: new rows seldom wait for another statement's.
-func guardConns(plan *router.Plan, routes int) int {
-	if plan.Kind == router.KindUpdate || plan.Kind == router.KindDelete {
-		return 1
-	}
-	return min(routes, maxConnsPerDataSource)
-}
+// A multi-route write takes one connection from each data source it
+// writes on: its routes there run one after the other in one backend
+// transaction, as inside a client's transaction (and as ShardingSphere's
+// default of one connection per query, and Vitess's one per shard, run
+// them). On a connection per physical table each route would be a
+// transaction of its own, holding its row locks until the proxy commits
+// them all: two statements over the same rows in the other order (two
+// jobs updating one table, two workers upserting or inserting the same
+// keys) could each hold a data node's rows the other waits for, on one
+// server that sees no deadlock (the cycle passes through the proxy),
+// until innodb_lock_wait_timeout failed both with 1205 after 50 s,
+// where one MariaDB runs them one after the other. On one connection
+// the second waits for the first, or the server sees the cycle and
+// answers 1213 at once. LOAD DATA keeps its lanes (loaddata_lanes.go).
+const guardConns = 1
 
 // acquire hands out the connections begin took.
 func (g *stmtGuard) acquire(ctx context.Context, ds string, n int) ([]*backendConn, error) {
