@@ -63,7 +63,10 @@ type mergeBuilder struct {
 	distinct []ast.ExprNode // arguments of DISTINCT aggregates, grouped by on routes
 	// distinctFields are the hidden fields of distinct.
 	distinctFields []int
-	computed       []computedSpec
+	// exactArgs marks the distinct arguments whose every spelling counts
+	// (a GROUP_CONCAT without DISTINCT): routes group by their bytes too.
+	exactArgs []bool
+	computed  []computedSpec
 	// partials are the hidden fields with an AVG's partial SUM and COUNT,
 	// which a merged SUM or COUNT of the same argument may reuse.
 	partials []int
@@ -438,6 +441,7 @@ func (b *mergeBuilder) distinctArg(arg ast.ExprNode) int {
 	j := b.addHidden(arg)
 	b.distinct = append(b.distinct, arg)
 	b.distinctFields = append(b.distinctFields, j)
+	b.exactArgs = append(b.exactArgs, false)
 	return j
 }
 

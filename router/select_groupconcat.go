@@ -1,6 +1,8 @@
 package router
 
 import (
+	"slices"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 )
@@ -61,6 +63,11 @@ func (b *mergeBuilder) groupConcat(agg *ast.AggregateFuncExpr, j int, text strin
 	s := aggSpec{fn: AggGroupConcat, field: j, text: text, distinct: agg.Distinct, concat: cs}
 	s.args = []mref{{field: b.distinctArg(arg), abs: -1}}
 	if !agg.Distinct {
+		// Each row's own spelling: values equal under the argument's
+		// collation ('new', 'NEW', 'New ') are still joined as written,
+		// so a route groups by the bytes too, not only by the collation
+		// (which would count every spelling as the one it kept).
+		b.exactArgs[slices.Index(b.distinctFields, s.args[0].field)] = true
 		s.count = mref{field: b.addHidden(&ast.AggregateFuncExpr{F: ast.AggFuncCount, Args: []ast.ExprNode{arg}}), abs: -1}
 	}
 	cs.maxLen = mref{field: b.addHidden(&ast.VariableExpr{Name: "group_concat_max_len", IsSystem: true}), abs: -1}

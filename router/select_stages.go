@@ -1,6 +1,11 @@
 package router
 
-import "github.com/pingcap/tidb/pkg/parser/ast"
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/charset"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/types"
+)
 
 // The stages of prepareMerge, in the order it calls them: read the select
 // list, plan its aggregates and the expressions over them, the GROUP BY
@@ -217,8 +222,11 @@ func (b *mergeBuilder) planShape(m *selectMerge) error {
 // the select list.
 func (b *mergeBuilder) rewriteRoutes(m *selectMerge) {
 	sel := b.sel
-	for _, arg := range b.distinct {
+	for i, arg := range b.distinct {
 		sel.GroupBy.Items = append(sel.GroupBy.Items, &ast.ByItem{Expr: arg})
+		if b.exactArgs[i] {
+			sel.GroupBy.Items = append(sel.GroupBy.Items, &ast.ByItem{Expr: castBinary(arg)})
+		}
 	}
 	sel.Having = nil
 	if sel.Limit != nil {
@@ -306,4 +314,13 @@ func (b *mergeBuilder) finishHaving(m *selectMerge, total int) {
 	} else {
 		m.merge.Having = b.having
 	}
+}
+
+// castBinary is CAST(e AS BINARY): e's bytes, compared as bytes.
+func castBinary(e ast.ExprNode) ast.ExprNode {
+	tp := types.NewFieldType(mysql.TypeVarString)
+	tp.SetCharset(charset.CharsetBin)
+	tp.SetCollate(charset.CollationBin)
+	tp.AddFlag(mysql.BinaryFlag)
+	return &ast.FuncCastExpr{Expr: e, Tp: tp, FunctionType: ast.CastFunction}
 }
