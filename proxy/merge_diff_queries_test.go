@@ -272,7 +272,8 @@ var diffQueries = []diffCase{
 	{sql: "SELECT * FROM t_order UNION SELECT * FROM t_order"},
 	{sql: "SELECT * FROM t_order WHERE qty > 1 UNION ALL SELECT * FROM t_order WHERE qty < 1 ORDER BY 1 LIMIT 6", ordered: true},
 	{sql: "SELECT * FROM t_order INTERSECT SELECT * FROM t_order", wantErr: 1235},
-	{sql: "SELECT GROUP_CONCAT(status ORDER BY order_id) FROM t_order", wantErr: 1235}, // ORDER BY other than the argument
+	{sql: "SELECT GROUP_CONCAT(status ORDER BY order_id) FROM t_order"},
+	{sql: "SELECT GROUP_CONCAT(DISTINCT status ORDER BY order_id) FROM t_order", wantErr: 1235}, // DISTINCT, ORDER BY other than the argument
 	{sql: "SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id WITH ROLLUP", ordered: true},
 	{sql: "SELECT user_id + 1, COUNT(*) FROM t_order GROUP BY user_id WITH ROLLUP", wantErr: 1235}, // an expression of the key in a super row
 }

@@ -11,8 +11,9 @@ import (
 
 // TestGroupConcatDifferential: GROUP_CONCAT across data nodes answers as
 // one MariaDB holding all the rows: DISTINCT, SEPARATOR, ORDER BY its
-// argument (either way), next to other aggregates and HAVING, and cut at
-// the session's group_concat_max_len (they got 1235).
+// argument (either way) or other expressions, next to other aggregates
+// and HAVING, and cut at the session's group_concat_max_len (they got
+// 1235).
 func TestGroupConcatDifferential(t *testing.T) {
 	e := diffEnvironment(t)
 	for _, tc := range []diffCase{
@@ -24,7 +25,15 @@ func TestGroupConcatDifferential(t *testing.T) {
 		{sql: "SELECT user_id, GROUP_CONCAT(qty ORDER BY qty SEPARATOR '') AS q FROM t_order GROUP BY user_id HAVING COUNT(*) > 7"},
 		{sql: "SELECT GROUP_CONCAT(DISTINCT user_id ORDER BY user_id DESC) FROM t_order WHERE qty IS NULL"},
 		{sql: "SELECT GROUP_CONCAT(qty) FROM t_order WHERE qty > 1000"},
-		{sql: "SELECT GROUP_CONCAT(status ORDER BY order_id) FROM t_order", wantErr: 1235},
+		// ORDER BY other expressions than the argument: routes group by
+		// them too (order_id is unique: no ties).
+		{sql: "SELECT GROUP_CONCAT(status ORDER BY order_id) FROM t_order"},
+		{sql: "SELECT user_id, GROUP_CONCAT(qty ORDER BY order_id DESC SEPARATOR '|') FROM t_order GROUP BY user_id"},
+		{sql: "SELECT user_id, GROUP_CONCAT(status ORDER BY qty DESC, order_id), COUNT(*) FROM t_order GROUP BY user_id HAVING COUNT(*) > 2 ORDER BY user_id", ordered: true},
+		{sql: "SELECT GROUP_CONCAT(order_id ORDER BY amount, order_id DESC) FROM t_order WHERE user_id IN (1, 2, 3, 4)"},
+		{sql: "SELECT GROUP_CONCAT(CONCAT(status, ':', qty) ORDER BY day DESC, order_id SEPARATOR '; ') AS g FROM t_order"},
+		{sql: "SELECT user_id, GROUP_CONCAT(order_id ORDER BY order_id), GROUP_CONCAT(status ORDER BY LOWER(status), order_id DESC) FROM t_order GROUP BY user_id"},
+		{sql: "SELECT GROUP_CONCAT(DISTINCT status ORDER BY order_id) FROM t_order", wantErr: 1235},
 		{sql: "SELECT user_id, GROUP_CONCAT(qty ORDER BY qty), COUNT(DISTINCT amount), GROUP_CONCAT(DISTINCT day ORDER BY day) FROM t_order GROUP BY user_id"},
 		// The reference sorts through a temporary table, which describes
 		// the column as a BLOB of another length.
@@ -35,6 +44,13 @@ func TestGroupConcatDifferential(t *testing.T) {
 	} {
 		e.check(t, tc)
 	}
+	// A NULL key of a GROUP_CONCAT's ORDER BY sorts as MariaDB sorts it
+	// there (not first, as in ORDER BY): every type of key, either way.
+	for _, k := range []string{"qty", "qty DESC", "amount", "amount DESC", "score", "score DESC", "day", "day DESC", "created", "created DESC", "status", "status DESC", "note", "code DESC", "city", "flag", "big DESC", "TIME(created)", "TIME(created) DESC", "HEX(code)", "CAST(code AS BINARY) DESC"} {
+		e.check(t, diffCase{sql: "SELECT user_id, GROUP_CONCAT(order_id ORDER BY " + k + ", order_id) FROM t_order GROUP BY user_id"})
+	}
+	// An ENUM orders by its position, which the result does not carry.
+	e.check(t, diffCase{sql: "SELECT GROUP_CONCAT(order_id ORDER BY prio, order_id) FROM t_order", wantErr: 1235})
 
 	// Without DISTINCT or ORDER BY MariaDB gives the values in the order
 	// it reads them: the same values, in some order. So does an ORDER BY
@@ -68,6 +84,7 @@ func TestGroupConcatDifferential(t *testing.T) {
 	for _, sql := range []string{
 		"SELECT user_id, GROUP_CONCAT(order_id ORDER BY order_id DESC) FROM t_order GROUP BY user_id ORDER BY user_id",
 		"SELECT GROUP_CONCAT(DISTINCT HEX(status) ORDER BY HEX(status)) FROM t_order",
+		"SELECT user_id, GROUP_CONCAT(status ORDER BY order_id DESC) FROM t_order GROUP BY user_id ORDER BY user_id",
 	} {
 		g, w := e.run(ctx, e.proxyRaw, e.proxy, sql), e.run(ctx, e.refRaw, e.ref, sql)
 		if d := compareResults(diffCase{sql: sql, ordered: true}, g, w); d != "" {

@@ -24,6 +24,10 @@ type GroupConcat struct {
 	Separator string    `json:"separator"`
 	Desc      bool      `json:"desc,omitempty"`
 	MaxLen    ColumnRef `json:"maxLen"`
+	// Order is GROUP_CONCAT(x ORDER BY y, ...) on other expressions than
+	// x (without DISTINCT): routes group by them too, and the merge
+	// orders a group's values by their columns, then by x.
+	Order []OrderKey `json:"order,omitempty"`
 }
 
 // groupConcatSpec is a GROUP_CONCAT (or JSON_ARRAYAGG) being planned.
@@ -31,12 +35,15 @@ type groupConcatSpec struct {
 	separator string
 	desc      bool
 	maxLen    mref
+	order     []mref
+	orderDesc []bool
 }
 
 // groupConcat plans GROUP_CONCAT([DISTINCT] expr [ORDER BY expr [ASC |
-// DESC]] [SEPARATOR s]) at field j (-1: hidden). Several expressions, or
-// an ORDER BY on anything but the argument, are refused: the merge sees
-// only the argument's values.
+// DESC], ...] [SEPARATOR s]) at field j (-1: hidden). Several
+// expressions are refused, and so is DISTINCT with an ORDER BY on
+// anything but the argument (MariaDB orders each distinct value by one
+// of its rows' keys, which one the routes cannot tell).
 func (b *mergeBuilder) groupConcat(agg *ast.AggregateFuncExpr, j int, text string) (int, error) {
 	if len(agg.Args) != 2 {
 		return 0, errNotSupported("GROUP_CONCAT of several expressions over several data nodes is not supported; concatenate them with CONCAT inside GROUP_CONCAT")
@@ -47,18 +54,29 @@ func (b *mergeBuilder) groupConcat(agg *ast.AggregateFuncExpr, j int, text strin
 		return 0, errNotSupported("GROUP_CONCAT with this SEPARATOR over several data nodes is not supported")
 	}
 	cs := &groupConcatSpec{separator: sep.GetString()}
+	var others []*ast.ByItem // ORDER BY items other than the argument alone
 	if agg.Order != nil {
 		argText, _ := exprText(arg)
-		if len(agg.Order.Items) != 1 {
-			return 0, errNotSupported("GROUP_CONCAT ... ORDER BY over several data nodes is supported on its argument only")
+		if orderText, _ := exprText(agg.Order.Items[0].Expr); len(agg.Order.Items) == 1 && orderText == argText {
+			cs.desc = agg.Order.Items[0].Desc
+		} else {
+			others = agg.Order.Items
 		}
-		if orderText, _ := exprText(agg.Order.Items[0].Expr); orderText != argText {
-			return 0, errNotSupported("GROUP_CONCAT ... ORDER BY over several data nodes is supported on its argument only")
+	}
+	for _, it := range others {
+		if agg.Distinct {
+			return 0, errNotSupported("GROUP_CONCAT(DISTINCT ... ORDER BY ...) over several data nodes is supported ordered by its argument only")
 		}
-		cs.desc = agg.Order.Items[0].Desc
+		if _, ok := it.Expr.(*ast.PositionExpr); ok || containsAggregate(it.Expr) {
+			return 0, errNotSupported("GROUP_CONCAT ... ORDER BY over several data nodes is supported on expressions of the rows")
+		}
 	}
 	if j < 0 {
 		j = b.addHidden(agg)
+	}
+	for _, it := range others {
+		cs.order = append(cs.order, mref{field: b.distinctArg(it.Expr), abs: -1})
+		cs.orderDesc = append(cs.orderDesc, it.Desc)
 	}
 	s := aggSpec{fn: AggGroupConcat, field: j, text: text, distinct: agg.Distinct, concat: cs}
 	s.args = []mref{{field: b.distinctArg(arg), abs: -1}}
@@ -97,6 +115,9 @@ func (b *mergeBuilder) jsonArrayAgg(agg *ast.AggregateFuncExpr, j int, text stri
 // column references.
 func (b *mergeBuilder) finishGroupConcat(ag *Aggregate, s aggSpec, total int) {
 	ag.Concat = &GroupConcat{Separator: s.concat.separator, Desc: s.concat.desc, MaxLen: b.colRef(s.concat.maxLen, total)}
+	for i, r := range s.concat.order {
+		ag.Concat.Order = append(ag.Concat.Order, OrderKey{Column: b.colRef(r, total), Desc: s.concat.orderDesc[i]})
+	}
 	if s.fn == AggGroupConcat && !s.distinct {
 		ag.Count = b.colRef(s.count, total)
 	}
