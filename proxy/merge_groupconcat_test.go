@@ -11,9 +11,9 @@ import (
 
 // TestGroupConcatDifferential: GROUP_CONCAT across data nodes answers as
 // one MariaDB holding all the rows: DISTINCT, SEPARATOR, ORDER BY its
-// argument (either way) or other expressions, next to other aggregates
-// and HAVING, and cut at the session's group_concat_max_len (they got
-// 1235).
+// argument (either way) or other expressions, several expressions, next
+// to other aggregates and HAVING, and cut at the session's
+// group_concat_max_len (they got 1235).
 func TestGroupConcatDifferential(t *testing.T) {
 	e := diffEnvironment(t)
 	for _, tc := range []diffCase{
@@ -34,6 +34,12 @@ func TestGroupConcatDifferential(t *testing.T) {
 		{sql: "SELECT GROUP_CONCAT(CONCAT(status, ':', qty) ORDER BY day DESC, order_id SEPARATOR '; ') AS g FROM t_order"},
 		{sql: "SELECT user_id, GROUP_CONCAT(order_id ORDER BY order_id), GROUP_CONCAT(status ORDER BY LOWER(status), order_id DESC) FROM t_order GROUP BY user_id"},
 		{sql: "SELECT GROUP_CONCAT(DISTINCT status ORDER BY order_id) FROM t_order", wantErr: 1235},
+		// Several expressions: a row with a NULL one is skipped.
+		{sql: "SELECT user_id, GROUP_CONCAT(status, ':', qty ORDER BY order_id) FROM t_order GROUP BY user_id"},
+		{sql: "SELECT GROUP_CONCAT(order_id, '-', amount, city ORDER BY order_id DESC SEPARATOR '|') AS g, COUNT(*) FROM t_order"},
+		{sql: "SELECT user_id, GROUP_CONCAT(code, note, score ORDER BY created DESC, order_id) FROM t_order GROUP BY user_id"},
+		{sql: "SELECT user_id, GROUP_CONCAT(day, flag ORDER BY day, flag, order_id) FROM t_order GROUP BY user_id HAVING COUNT(*) > 1"},
+		{sql: "SELECT GROUP_CONCAT(DISTINCT status, qty) FROM t_order", wantErr: 1235},
 		{sql: "SELECT user_id, GROUP_CONCAT(qty ORDER BY qty), COUNT(DISTINCT amount), GROUP_CONCAT(DISTINCT day ORDER BY day) FROM t_order GROUP BY user_id"},
 		// The reference sorts through a temporary table, which describes
 		// the column as a BLOB of another length.
@@ -63,6 +69,7 @@ func TestGroupConcatDifferential(t *testing.T) {
 		"SELECT user_id, GROUP_CONCAT(status ORDER BY status) FROM t_order WHERE LOWER(status) = 'new' GROUP BY user_id ORDER BY user_id",
 		"SELECT 0, GROUP_CONCAT(status ORDER BY status DESC) FROM t_order",
 		"SELECT COUNT(DISTINCT status), GROUP_CONCAT(status) FROM t_order WHERE qty > 2",
+		"SELECT user_id, GROUP_CONCAT(status, '/', qty SEPARATOR ',') FROM t_order GROUP BY user_id ORDER BY user_id",
 	} {
 		got, want := e.run(ctx, e.proxyRaw, e.proxy, q), e.run(ctx, e.refRaw, e.ref, q)
 		if got.err != nil || want.err != nil || len(got.rows) != len(want.rows) || len(want.rows) == 0 {
@@ -85,6 +92,7 @@ func TestGroupConcatDifferential(t *testing.T) {
 		"SELECT user_id, GROUP_CONCAT(order_id ORDER BY order_id DESC) FROM t_order GROUP BY user_id ORDER BY user_id",
 		"SELECT GROUP_CONCAT(DISTINCT HEX(status) ORDER BY HEX(status)) FROM t_order",
 		"SELECT user_id, GROUP_CONCAT(status ORDER BY order_id DESC) FROM t_order GROUP BY user_id ORDER BY user_id",
+		"SELECT user_id, GROUP_CONCAT(qty, status ORDER BY order_id) FROM t_order GROUP BY user_id ORDER BY user_id",
 	} {
 		g, w := e.run(ctx, e.proxyRaw, e.proxy, sql), e.run(ctx, e.refRaw, e.ref, sql)
 		if d := compareResults(diffCase{sql: sql, ordered: true}, g, w); d != "" {

@@ -41,15 +41,23 @@ type groupConcatSpec struct {
 
 // groupConcat plans GROUP_CONCAT([DISTINCT] expr [ORDER BY expr [ASC |
 // DESC], ...] [SEPARATOR s]) at field j (-1: hidden). Several
-// expressions are refused, and so is DISTINCT with an ORDER BY on
-// anything but the argument (MariaDB orders each distinct value by one
-// of its rows' keys, which one the routes cannot tell).
+// expressions are one, their CONCAT, without DISTINCT (which compares
+// them one by one, each under its collation) and refused with it; so is
+// DISTINCT with an ORDER BY on anything but the argument (MariaDB orders
+// each distinct value by one of its rows' keys, which one the routes
+// cannot tell).
 func (b *mergeBuilder) groupConcat(agg *ast.AggregateFuncExpr, j int, text string) (int, error) {
-	if len(agg.Args) != 2 {
-		return 0, errNotSupported("GROUP_CONCAT of several expressions over several data nodes is not supported; concatenate them with CONCAT inside GROUP_CONCAT")
-	}
+	n := len(agg.Args) - 1 // the last is the separator
 	arg := agg.Args[0]
-	sep, ok := agg.Args[1].(*test_driver.ValueExpr)
+	if n > 1 {
+		if agg.Distinct {
+			return 0, errNotSupported("GROUP_CONCAT(DISTINCT ...) of several expressions over several data nodes is not supported; concatenate them with CONCAT inside GROUP_CONCAT")
+		}
+		// A row's value is its expressions' text joined, and it is
+		// skipped when one is NULL: CONCAT's value.
+		arg = &ast.FuncCallExpr{FnName: ast.NewCIStr(ast.Concat), Args: agg.Args[:n]}
+	}
+	sep, ok := agg.Args[n].(*test_driver.ValueExpr)
 	if !ok {
 		return 0, errNotSupported("GROUP_CONCAT with this SEPARATOR over several data nodes is not supported")
 	}
