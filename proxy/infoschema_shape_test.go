@@ -84,7 +84,7 @@ func TestInfoSchemaShapesDifferential(t *testing.T) {
 		// drizzle-kit pull names STATISTICS' columns with schema and
 		// table (the schema in any case, the table as FROM names it).
 		"select TABLE_NAME, INDEX_NAME, COLUMN_NAME, NON_UNIQUE from INFORMATION_SCHEMA.STATISTICS WHERE INFORMATION_SCHEMA.STATISTICS.TABLE_SCHEMA = '%[1]s' and INFORMATION_SCHEMA.STATISTICS.INDEX_NAME = 'PRIMARY' and information_schema.STATISTICS.TABLE_NAME LIKE 'is\\_%%' ORDER BY Information_Schema.STATISTICS.TABLE_NAME",
-		"SELECT information_schema.TABLES.TABLE_NAME FROM information_schema.TABLES WHERE information_schema.TABLES.TABLE_SCHEMA = '%[1]s' AND EXISTS (SELECT 1 FROM information_schema.COLUMNS WHERE information_schema.COLUMNS.TABLE_SCHEMA = information_schema.TABLES.TABLE_SCHEMA AND information_schema.COLUMNS.TABLE_NAME = information_schema.TABLES.TABLE_NAME AND COLUMN_NAME = 'user_id') ORDER BY 1",
+		"SELECT information_schema.TABLES.TABLE_NAME FROM information_schema.TABLES WHERE information_schema.TABLES.TABLE_SCHEMA = '%[1]s' AND EXISTS (SELECT 1 FROM information_schema.COLUMNS WHERE information_schema.COLUMNS.TABLE_SCHEMA = information_schema.TABLES.TABLE_SCHEMA AND information_schema.COLUMNS.TABLE_NAME = information_schema.TABLES.TABLE_NAME AND COLUMN_NAME = 'user_id') AND information_schema.TABLES.TABLE_NAME LIKE 'is\\_%%' ORDER BY 1",
 	}
 	for _, q := range queries {
 		got := queryStrings(t, db, fmt.Sprintf(q, "sharding_db"))
