@@ -57,6 +57,30 @@ func TestUnknownColumnClause(t *testing.T) {
 	}
 }
 
+// TestSetOpOrderByUnknownColumn: a UNION, INTERSECT or EXCEPT across
+// t_order and t_order_item (the proxy runs its branches apart and sorts
+// their rows itself) whose ORDER BY names no result column gets
+// MariaDB's 1054, as text and prepared: a name (Drizzle's unionAll
+// ordered by the key of its selection, sql`u`, where the column is named
+// user_id), after a name it has, or a position past the last column, of
+// a select list with or without a wildcard. The names got 1235 (the
+// proxy could not sort by them), the positions 1105 (an internal error).
+func TestSetOpOrderByUnknownColumn(t *testing.T) {
+	e := diffEnvironment(t)
+	for _, q := range []string{
+		"(SELECT user_id FROM t_order) UNION ALL (SELECT user_id FROM t_order_item) ORDER BY u LIMIT 5",
+		"SELECT user_id FROM t_order INTERSECT SELECT user_id FROM t_order_item ORDER BY u",
+		"SELECT user_id FROM t_order UNION ALL SELECT qty FROM t_order_item ORDER BY qty",
+		"SELECT user_id AS u FROM t_order UNION SELECT user_id FROM t_order_item ORDER BY U DESC, nosuch",
+		"SELECT user_id, order_id FROM t_order EXCEPT SELECT user_id, order_id FROM t_order_item ORDER BY 1, NoSuch",
+		"SELECT user_id FROM t_order UNION SELECT user_id FROM t_order_item ORDER BY 2",
+		"SELECT user_id, qty FROM t_order UNION ALL SELECT user_id, qty FROM t_order_item ORDER BY 1, 3 DESC",
+		"SELECT * FROM t_order_item UNION ALL SELECT order_id, order_id, user_id, qty, amount FROM t_order ORDER BY 9",
+	} {
+		t.Run(q, func(t *testing.T) { e.sameErrorBothWays(t, q) })
+	}
+}
+
 // TestUnknownFunctionCase: a stored function that does not exist, called
 // in a statement on a sharded table, is named in MariaDB's 1305 as the
 // client wrote it, not upper-cased by the restore of the routes' SQL; on

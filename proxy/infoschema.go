@@ -79,6 +79,7 @@ func (s *Session) infoSchemaSelect(ctx context.Context, sel ast.StmtNode, out *o
 		columns []*mysql.Field
 	}
 	derivedOf := map[string]read{} // each table is read once per statement
+	unaliased := map[string]bool{} // derived tables named as the table they replace
 	for _, t := range tablesOf(sel) {
 		it, ok := logicalInfoTables[t.Name.L]
 		if !ok {
@@ -98,12 +99,21 @@ func (s *Session) infoSchemaSelect(ctx context.Context, sel ast.StmtNode, out *o
 		}
 		r := &tableReplacer{target: t, with: node.(ast.ResultSetNode)}
 		sel.Accept(r)
+		if r.named {
+			unaliased[t.Name.L] = true
+		}
 		if r.alias != "" {
 			if out.derived == nil {
 				out.derived = derivedTables{}
 			}
 			out.derived[r.alias] = derived.columns
 		}
+	}
+	if len(unaliased) > 0 {
+		// information_schema.STATISTICS.TABLE_SCHEMA (drizzle-kit pull)
+		// names a column of the table a derived table has replaced: the
+		// derived table, named STATISTICS, has no schema.
+		sel.Accept(&infoColumnUnqualifier{tables: unaliased})
 	}
 	// DATABASE() must name the logical schema, not the backend's.
 	sel.Accept(&localRewriter{s: s})
@@ -297,17 +307,20 @@ func (s *Session) queryResultOn(ctx context.Context, conns connSource, ds, sql s
 }
 
 // tableReplacer puts a derived table where a table name was, and says
-// the derived table's name.
+// the derived table's name, and whether it is the table's own (named: the
+// table had no alias).
 type tableReplacer struct {
 	target *ast.TableName
 	with   ast.ResultSetNode
 	alias  string
+	named  bool
 }
 
 func (r *tableReplacer) Enter(n ast.Node) (ast.Node, bool) {
 	if ts, ok := n.(*ast.TableSource); ok && ts.Source == r.target {
 		if ts.AsName.O == "" {
 			ts.AsName = r.target.Name
+			r.named = true
 		}
 		ts.Source = r.with
 		r.alias = ts.AsName.O
@@ -368,3 +381,19 @@ type relabeled struct {
 func (r relabeled) Columns() []*mysql.Field { return r.cols }
 
 func (r *tableReplacer) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// infoColumnUnqualifier drops information_schema from the columns that
+// name it with one of tables (lower case), which derived tables of the
+// same name have replaced.
+type infoColumnUnqualifier struct {
+	tables map[string]bool
+}
+
+func (u *infoColumnUnqualifier) Enter(n ast.Node) (ast.Node, bool) {
+	if c, ok := n.(*ast.ColumnName); ok && isInfoSchema(c.Schema.O) && u.tables[c.Table.L] {
+		c.Schema = ast.CIStr{}
+	}
+	return n, false
+}
+
+func (u *infoColumnUnqualifier) Leave(n ast.Node) (ast.Node, bool) { return n, true }

@@ -44,6 +44,8 @@ func runSetOp(ctx context.Context, plan *router.Plan, conns connSource, merger M
 			if err := sameBranchColumns(streams[0].Columns(), cols, i); err != nil {
 				return result{}, err
 			}
+		} else if err := orderByPositions(plan.Merge, len(cols)); err != nil {
+			return result{}, err
 		}
 		streams = append(streams, newMemStream(cols, rows))
 	}
@@ -63,6 +65,19 @@ func runSetOp(ctx context.Context, plan *router.Plan, conns connSource, merger M
 		return result{}, err
 	}
 	return result{rows: rows}, nil
+}
+
+// orderByPositions refuses the ORDER BY of a set operation whose
+// position is past its n columns, as MariaDB does (1054): the router
+// knows the columns only when the first SELECT has no wildcard, and the
+// set operation's ORDER BY is the merge's, never the data nodes'.
+func orderByPositions(m *router.Merge, n int) error {
+	for _, k := range m.OrderBy {
+		if i := k.Column.Index(n); i < 0 || i >= n {
+			return mysql.NewError(mysql.ER_BAD_FIELD_ERROR, fmt.Sprintf("Unknown column '%d' in 'ORDER BY'", int(k.Column)+1))
+		}
+	}
+	return nil
 }
 
 // readAllRows reads rs to its end into rows that stay valid, each row

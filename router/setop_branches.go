@@ -152,6 +152,47 @@ func (r *Router) prepareBranches(a *analysis, so *ast.SetOprStmt) *setOpBranches
 	return sb
 }
 
+// unknownUnionOrderName is MariaDB's 1054 for a set operation whose
+// ORDER BY names no result column, when the proxy cannot run it whole on
+// one data node: the result's columns take the first SELECT's names, and
+// the ORDER BY sees only those. Nil unless every ORDER BY item up to the
+// unknown name is a position in range or a bare name, and the first
+// SELECT names each of its columns plainly (no wildcard, no unaliased
+// expression, whose name is its text).
+func unknownUnionOrderName(so *ast.SetOprStmt) error {
+	if so.OrderBy == nil || so.SelectList == nil || len(so.SelectList.Selects) == 0 {
+		return nil
+	}
+	first, _ := unionBranchSelect(so.SelectList.Selects[0])
+	if first == nil || first.Fields == nil {
+		return nil
+	}
+	for _, f := range first.Fields.Fields {
+		if _, isColumn := f.Expr.(*ast.ColumnNameExpr); f.WildCard != nil || f.AsName.L == "" && !isColumn {
+			return nil
+		}
+	}
+	for _, by := range so.OrderBy.Items {
+		_, found := unionOrderColumn(first, by.Expr)
+		switch x := by.Expr.(type) {
+		case *ast.PositionExpr:
+			if !found || x.N > len(first.Fields.Fields) {
+				return nil
+			}
+		case *ast.ColumnNameExpr:
+			if x.Name.Table.L != "" {
+				return nil
+			}
+			if !found {
+				return newError(CodeBadField, "42S22", "Unknown column '%s' in 'ORDER BY'", x.Name.Name.O)
+			}
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
 // restoreBranch restores a UNION's branch as a statement of its own,
 // each unaliased expression of its select list named by the client's
 // text (COUNT(*), not the COUNT(1) the restored text would give), as the
