@@ -4,8 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/shardflake/shardflake/config"
 )
 
 // deadlockEnv is the proxy over the two shared servers with t_order's
@@ -21,7 +25,12 @@ const deadlockRows = "INSERT INTO t_order (order_id, user_id, status) VALUES (1,
 
 func startDeadlockEnv(t *testing.T, server string) *deadlockEnv {
 	t.Helper()
-	e := startEnv(t, envOptions{server: server})
+	return startDeadlockEnvWith(t, envOptions{server: server})
+}
+
+func startDeadlockEnvWith(t *testing.T, opts envOptions) *deadlockEnv {
+	t.Helper()
+	e := startEnv(t, opts)
 	createTables(t, e)
 	mustExec(t, e.conn(t), deadlockRows)
 	e.backends[0].Exec(t, "", "DROP DATABASE IF EXISTS deadlock_ref", "CREATE DATABASE deadlock_ref",
@@ -254,5 +263,48 @@ func TestDeadlockDetectionOff(t *testing.T) {
 	mustExec(t, b, "ROLLBACK")
 	if n := e.srv.deadlocks.found.Load(); n != 0 {
 		t.Errorf("deadlocks found: %d, want 0", n)
+	}
+}
+
+// TestDeadlockDetectionWithoutProcessPrivilege: when the proxy's account
+// may not read a data source's lock waits (MariaDB wants the PROCESS
+// privilege for INNODB_TRX), the proxy says so once per data source and
+// a deadlock through it lasts until the lock wait timeout, as before.
+func TestDeadlockDetectionWithoutProcessPrivilege(t *testing.T) {
+	backends := sharedServers(t)
+	for _, b := range backends {
+		b.Exec(t, "", "DROP USER IF EXISTS sfnoprocess", "CREATE USER sfnoprocess IDENTIFIED BY 'pw'",
+			"GRANT ALL ON ds_0.* TO sfnoprocess", "GRANT ALL ON ds_1.* TO sfnoprocess")
+	}
+	t.Cleanup(func() {
+		for _, b := range backends {
+			b.Exec(t, "", "DROP USER IF EXISTS sfnoprocess")
+		}
+	})
+	text := rulesYAML(backends, "lockWaitTimeout: 3s\n  deadlockDetection: 200ms", "")
+	text = strings.ReplaceAll(text, `username: root, password: ""`, `username: sfnoprocess, password: pw`)
+	rules, err := config.Parse([]byte(text), "test-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	e := startDeadlockEnvWith(t, envOptions{rulesFile: rules, logger: slog.New(slog.NewTextHandler(logs, nil))})
+	a, b := e.conn(t), e.conn(t)
+	gotA, gotB := crossingTransactions(t, a, b, func() int { return e.lockWaitsOn(t, 1) })
+	if errCode(gotA.err) != 1205 || gotA.took < 3*time.Second {
+		t.Errorf("a's second update: %v after %v, want 1205 after the lock wait timeout of 3s", gotA.err, gotA.took)
+	}
+	if code := errCode(gotB.err); code != 0 && code != 1205 {
+		t.Errorf("b's second update: %v, want it to go on or 1205", gotB.err)
+	}
+	mustExec(t, a, "ROLLBACK")
+	mustExec(t, b, "ROLLBACK")
+	for _, ds := range []string{"ds_0", "ds_1"} {
+		if n := strings.Count(logs.String(), "datasource="+ds+" err="); n != 1 {
+			t.Errorf("warnings that %s's lock waits cannot be read: %d, want 1; logs:\n%s", ds, n, logs)
+		}
+	}
+	if !strings.Contains(logs.String(), "PROCESS") {
+		t.Errorf("the warning does not name the privilege MariaDB wants:\n%s", logs)
 	}
 }
