@@ -56,9 +56,15 @@ type Server struct {
 	// LockWaitTimeout is applied to every backend session as
 	// innodb_lock_wait_timeout (whole seconds); 0 leaves the data
 	// source's own setting (MariaDB's default is 50s). A deadlock between
-	// data sources is detected by no server: it ends only when a lock
-	// wait times out.
+	// data sources is detected by no server: the proxy's detector
+	// (DeadlockDetection) ends it, or else a lock wait timeout does.
 	LockWaitTimeout time.Duration
+	// DeadlockDetection is how long a statement runs before the proxy
+	// asks the data sources it waits on for their lock waits and ends a
+	// deadlock that crosses data sources with 1213, as one MariaDB would
+	// (default DefaultDeadlockDetection; 0, "off" in the file: none, such
+	// a deadlock lasts until a lock wait times out).
+	DeadlockDetection time.Duration
 	// UnionRoutes joins the routes of a multi-route SELECT that share a
 	// data source into one statement, (q1) UNION ALL (q2) ..., so the
 	// data source answers once instead of once per table (default true;
@@ -163,6 +169,12 @@ const (
 	DefaultSlowStatementThreshold = time.Second
 	DefaultMergeMemoryBytes       = 64 << 20
 	DefaultMultiplexMaxWait       = 10 * time.Millisecond
+	DefaultDeadlockDetection      = time.Second
+	// MinDeadlockDetection is deadlockDetection's least value: InnoDB
+	// refreshes information_schema's lock tables only when they were
+	// last read over 0.1 s ago, so reading them more often reads the
+	// same lock waits again and again.
+	MinDeadlockDetection = 200 * time.Millisecond
 	// DefaultVersion is what the proxy announces when the default data
 	// source's version is unknown: a MySQL 5.7 number, the dialect
 	// MariaDB 10.x backends speak (utf8mb4_general_ci, tx_isolation, the query cache
@@ -219,7 +231,7 @@ func (m MultiSourceTransactions) String() string {
 func serverKeys() []string {
 	return []string{"listen", "metricsListen", "users", "defaultDataSource", "tls", "authPlugin",
 		"maxConnections", "maxConnectionsPerQuery", "handshakeTimeout", "statementTimeout", "multiSourceTransactions",
-		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout",
+		"slowStatementThreshold", "maxScatterRows", "mergeMemoryBytes", "version", "lockWaitTimeout", "deadlockDetection",
 		"unionRoutes", "multiplex", "multiplexConnections", "multiplexMaxWait", "moveUpdatedRows", "bindingJoins", "cpuScheduling", "traffic", "transactionMode", "cluster"}
 }
 
@@ -305,6 +317,11 @@ func (d *decoder) server(r *Rules, n *yaml.Node, root *yaml.Node) {
 		case lw > MaxLockWaitTimeout:
 			d.errorf(f.get("lockWaitTimeout"), "server.lockWaitTimeout must be at most %s", MaxLockWaitTimeout)
 		}
+	}
+	if v := f.get("deadlockDetection"); strings.EqualFold(d.str(v, "server.deadlockDetection"), "off") {
+		s.DeadlockDetection = 0
+	} else if s.DeadlockDetection = d.duration(v, "server.deadlockDetection", DefaultDeadlockDetection); s.DeadlockDetection < MinDeadlockDetection {
+		d.errorf(v, "server.deadlockDetection must be off or a duration of at least %s, got %s", MinDeadlockDetection, s.DeadlockDetection)
 	}
 	s.UnionRoutes = d.boolean(f.get("unionRoutes"), "server.unionRoutes", true)
 	switch v := strings.ToLower(d.str(f.get("multiplex"), "server.multiplex")); v {

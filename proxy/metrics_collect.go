@@ -17,7 +17,7 @@ func (srv *Server) attachMetrics(m *metrics.Metrics) error {
 	if srv.current().rw != nil {
 		cs = append(cs, newReadwriteCollector(srv.current().rw))
 	}
-	cs = append(cs, newTrafficCollector(srv.traffic), newXACollector(srv.xa), newMuxCollector(srv))
+	cs = append(cs, newTrafficCollector(srv.traffic), newXACollector(srv.xa), newMuxCollector(srv), newDeadlockCollector(&srv.deadlocks))
 	return m.Attach(cs...)
 }
 

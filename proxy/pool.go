@@ -478,15 +478,7 @@ func (p *pool) discard(bc *backendConn) {
 // a connection of its own (the pool may be exhausted, and the kill must
 // not wait behind the statement it kills).
 func (p *pool) killQuery(id uint32) {
-	addr := net.JoinHostPort(p.ds.Host, strconv.Itoa(p.ds.Port))
-	ctx, cancel := context.WithTimeout(context.Background(), p.connectTimeout)
-	defer cancel()
-	dialer := &net.Dialer{Timeout: p.connectTimeout}
-	c, err := client.ConnectWithDialer(ctx, "tcp", addr, p.ds.User, p.ds.Password, "", dialer.DialContext, func(c *client.Conn) error {
-		c.ReadTimeout = p.connectTimeout
-		c.WriteTimeout = p.connectTimeout
-		return nil
-	})
+	c, err := p.adminConn()
 	if err != nil {
 		p.log.Warn("KILL QUERY: cannot connect", "backend_conn", id, "err", errLine(err))
 		return
@@ -495,6 +487,22 @@ func (p *pool) killQuery(id uint32) {
 	if _, err := c.Execute("KILL QUERY " + strconv.FormatUint(uint64(id), 10)); err != nil {
 		p.log.Debug("KILL QUERY failed", "backend_conn", id, "err", errLine(err))
 	}
+}
+
+// adminConn opens a connection of its own to p's server, outside the
+// pool, for what must not wait for a pooled connection (KILL QUERY,
+// the lock waits of deadlockDetector); its reads and writes time out
+// after the pool's connectTimeout.
+func (p *pool) adminConn() (*client.Conn, error) {
+	addr := net.JoinHostPort(p.ds.Host, strconv.Itoa(p.ds.Port))
+	ctx, cancel := context.WithTimeout(context.Background(), p.connectTimeout)
+	defer cancel()
+	dialer := &net.Dialer{Timeout: p.connectTimeout}
+	return client.ConnectWithDialer(ctx, "tcp", addr, p.ds.User, p.ds.Password, "", dialer.DialContext, func(c *client.Conn) error {
+		c.ReadTimeout = p.connectTimeout
+		c.WriteTimeout = p.connectTimeout
+		return nil
+	})
 }
 
 // maintain closes idle connections past their idle timeout or lifetime

@@ -101,6 +101,8 @@ type Server struct {
 	// xa coordinates transactions over several data sources in
 	// transactionMode xa and recovers their in-doubt branches (xa.go).
 	xa *xaCoordinator
+	// deadlocks ends deadlocks that cross data sources (deadlock.go).
+	deadlocks deadlockDetector
 
 	// live are the snapshots not dead yet (snapshot_live.go).
 	live liveSnapshots
@@ -217,6 +219,7 @@ func (s *Server) Serve(l net.Listener) error {
 	s.listeners[l] = true
 	s.mu.Unlock()
 	s.xa.rec.start(l.Addr().String())
+	s.deadlocks.start(s)
 	defer func() {
 		s.mu.Lock()
 		delete(s.listeners, l)
@@ -324,6 +327,17 @@ func (s *Server) session(id uint64) *Session {
 	return s.sessions[uint32(id)]
 }
 
+// sessionList returns the sessions registered now.
+func (s *Server) sessionList() []*Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sessions := make([]*Session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		sessions = append(sessions, sess)
+	}
+	return sessions
+}
+
 // Shutdown stops accepting connections, closes idle client connections,
 // lets statements in flight finish and then closes their connections,
 // and finally closes the backend pools. When ctx ends first, the
@@ -336,12 +350,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		l.Close()
 	}
 	s.handshakes.closeAll()
-	sessions := make([]*Session, 0, len(s.sessions))
-	for _, sess := range s.sessions {
-		sessions = append(sessions, sess)
-	}
 	s.mu.Unlock()
-	for _, sess := range sessions {
+	s.deadlocks.close()
+	for _, sess := range s.sessionList() {
 		sess.closeIfIdle()
 	}
 	done := make(chan struct{})

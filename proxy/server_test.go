@@ -352,11 +352,17 @@ func collectProcessList(e *testEnv) map[string]string {
 // waitFor polls cond until it holds, failing the test after 10 s.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
+	waitEvery(t, 10*time.Millisecond, cond)
+}
+
+// waitEvery is waitFor polling every period.
+func waitEvery(t *testing.T, period time.Duration, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatal("condition not met within 10s")
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(period)
 	}
 }

@@ -523,6 +523,15 @@ func (h *heldConns) remove(bc *backendConn) bool {
 	return true
 }
 
+// each calls f for every tracked connection, under the lock.
+func (h *heldConns) each(f func(bc *backendConn)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for bc := range h.m {
+		f(bc)
+	}
+}
+
 // releaseAll closes whatever a failed statement left behind: the
 // connections are in an unknown state.
 func (h *heldConns) releaseAll() {

@@ -568,12 +568,7 @@ func (srv *Server) processList(user string, full bool) RowStream {
 		itemInt("Time", mysql.MYSQL_TYPE_LONG, 7, mysql.NOT_NULL_FLAG), itemString("State", 30, 0), info,
 		{Name: []byte("Progress"), Charset: charsetBinary, ColumnLength: 7, Type: mysql.MYSQL_TYPE_DOUBLE,
 			Flag: mysql.NOT_NULL_FLAG | mysql.BINARY_FLAG, Decimal: 3}}
-	srv.mu.Lock()
-	sessions := make([]*Session, 0, len(srv.sessions))
-	for _, s := range srv.sessions {
-		sessions = append(sessions, s)
-	}
-	srv.mu.Unlock()
+	sessions := srv.sessionList()
 	slices.SortFunc(sessions, func(a, b *Session) int { return int(a.id) - int(b.id) })
 	now := time.Now()
 	var rows []Row

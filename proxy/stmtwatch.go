@@ -124,6 +124,31 @@ func (w *stmtWatch) cancel(cause error) {
 	}
 }
 
+// cancelStarted cancels the running statement with cause if it is the
+// one that began at start (statement), reporting whether it did.
+func (w *stmtWatch) cancelStarted(start time.Time, cause error) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.running || w.cancelF == nil || !w.start.Equal(start) {
+		return false
+	}
+	w.cancelF(cause)
+	w.killBackendsLocked()
+	return true
+}
+
+// statement reports when the running statement began, appending to
+// reading the backend connections it is reading a response from;
+// running is false between statements.
+func (w *stmtWatch) statement(reading []*backendConn) (start time.Time, _ []*backendConn, running bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.running || w.cancelF == nil {
+		return start, reading, false
+	}
+	return w.start, append(reading, w.backends...), true
+}
+
 // killBackendsLocked kills the statement on the backend connections it
 // is reading, each on a goroutine of its own (what context.AfterFunc
 // would do), once the statement's context is cancelled.
