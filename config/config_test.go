@@ -444,7 +444,7 @@ func TestServerDefaults(t *testing.T) {
 		DefaultDataSource: "ds_0", AuthPlugin: AuthNativePassword, MaxConnections: 1024, MaxConnectionsPerQuery: 8,
 		HandshakeTimeout: 10 * time.Second, StatementTimeout: 0, MultiSourceTransactions: MultiSourceAllow,
 		SlowStatementThreshold: time.Second, MaxScatterRows: 0, MergeMemoryBytes: 64 << 20, Version: "",
-		UnionRoutes: true, MultiplexConnections: 1, MultiplexMaxWait: 10 * time.Millisecond, DeadlockDetection: time.Second, MoveUpdatedRows: true, TransactionMode: TransactionLocal,
+		UnionRoutes: true, MultiplexConnections: 1, MultiplexMaxWait: 10 * time.Millisecond, DeadlockDetection: 250 * time.Millisecond, MoveUpdatedRows: true, TransactionMode: TransactionLocal,
 		Limits: Limits{
 			MaxAllowedPacket: 64 << 20, PacketMemoryBytes: 256 << 20, WaitTimeout: 8 * time.Hour,
 			NetReadTimeout: 30 * time.Second, MaxHandshakes: 128, MaxPreparedStatements: 16382,
@@ -481,7 +481,7 @@ func TestServerSettings(t *testing.T) {
   mergeMemoryBytes: 16MiB
   version: 8.0.36-shardflake
   lockWaitTimeout: 5s
-  deadlockDetection: 250ms
+  deadlockDetection: 400ms
   unionRoutes: false
   multiplex: on
   multiplexConnections: 4
@@ -505,7 +505,7 @@ func TestServerSettings(t *testing.T) {
 		AuthPlugin: AuthCachingSHA2, MaxConnections: 50, MaxConnectionsPerQuery: 2, HandshakeTimeout: 2 * time.Second,
 		StatementTimeout: 90 * time.Second, MultiSourceTransactions: MultiSourceReject,
 		SlowStatementThreshold: 250 * time.Millisecond, MaxScatterRows: 100000, MergeMemoryBytes: 16 << 20,
-		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second, DeadlockDetection: 250 * time.Millisecond, MoveUpdatedRows: true,
+		Version: "8.0.36-shardflake", LockWaitTimeout: 5 * time.Second, DeadlockDetection: 400 * time.Millisecond, MoveUpdatedRows: true,
 		Multiplex: true, MultiplexConnections: 4, MultiplexMaxWait: 50 * time.Millisecond, CPUScheduling: SchedulingNormal, TransactionMode: TransactionXA,
 		Limits: Limits{
 			MaxAllowedPacket: 1 << 30, PacketMemoryBytes: 256 << 20, WaitTimeout: 10 * time.Minute,

@@ -169,7 +169,7 @@ const (
 	DefaultSlowStatementThreshold = time.Second
 	DefaultMergeMemoryBytes       = 64 << 20
 	DefaultMultiplexMaxWait       = 10 * time.Millisecond
-	DefaultDeadlockDetection      = time.Second
+	DefaultDeadlockDetection      = 250 * time.Millisecond
 	// MinDeadlockDetection is deadlockDetection's least value: InnoDB
 	// refreshes information_schema's lock tables only when they were
 	// last read over 0.1 s ago, so reading them more often reads the
