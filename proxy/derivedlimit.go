@@ -60,7 +60,7 @@ func (s *Session) chosenRows(ctx context.Context, sel *router.Plan, sub router.S
 		return nil, err
 	}
 	if key == nil {
-		return nil, refuse("selects no unique key of its table (all the columns of its PRIMARY KEY, or the column of a UNIQUE key of one column, without NULL in the rows chosen)")
+		return nil, refuse("selects no unique key of its table (all the columns of its PRIMARY KEY or of a UNIQUE key, without NULL in the rows chosen)")
 	}
 	out := router.ChosenRows{Key: key, Rows: make([][]any, len(chosen))}
 	size := 0
