@@ -22,14 +22,15 @@ const sequelizeInclude = "SELECT `Order`.*, `Items`.`item_id` AS `Items.item_id`
 func seqInclude(inner, outer string) string { return fmt.Sprintf(sequelizeInclude, inner, outer) }
 
 // TestDerivedLimitFirst runs the statements Sequelize writes for a
-// hasMany include with a limit (findAll, findAndCountAll) through the
-// proxy over binding tables on 2 data sources x 2 tables, whose parents
-// and their children live on several data nodes, and on one MariaDB
-// holding the same rows: the proxy reads the derived table with its
-// ORDER BY and LIMIT first, across data nodes, and joins the children to
-// the rows it chose. Rows (in order, or as a multiset where the ORDER BY
-// leaves the children of a parent in no order) and column definitions
-// must be MariaDB's, as text and prepared (LIMIT ? and a WHERE ?), with
+// hasMany include with a limit (findAll, findAndCountAll, a nested
+// include) through the proxy over binding tables on 2 data sources x 2
+// tables, whose parents and their children live on several data nodes,
+// and on one MariaDB holding the same rows: the proxy reads the derived
+// table with its ORDER BY and LIMIT first, across data nodes, and joins
+// the children to the rows it chose. Rows (in order, or as a multiset
+// where the ORDER BY leaves the children of a parent in no order) and
+// column definitions (but for the children's key flags, a plan's) must
+// be MariaDB's, as text and prepared (LIMIT ? and a WHERE ?), with
 // OFFSET, ORDER BY DESC, a WHERE whose collation matches 'new', 'NEW'
 // and 'new ', no row, a LIMIT past the rows, an OFFSET past the end, a
 // UNIQUE key instead of the PRIMARY KEY, and inside a transaction whose
@@ -37,7 +38,7 @@ func seqInclude(inner, outer string) string { return fmt.Sprintf(sequelizeInclud
 // MariaDB's answer: the parents chosen and their children are checked.
 // Refused with 1235 naming why: rows equal in the ORDER BY on both sides
 // of the LIMIT or the OFFSET, an ORDER BY of an expression not selected,
-// no unique key selected.
+// no unique key selected; the connection goes on.
 func TestDerivedLimitFirst(t *testing.T) {
 	e, db, ref := inSubqueryEnv(t, "dlimit_ref")
 	execBoth(t, db, ref, selectSubqueryRows...)
@@ -67,6 +68,12 @@ func TestDerivedLimitFirst(t *testing.T) {
 		// chosen: no tie at the LIMIT.
 		seqInclude("ORDER BY `Order`.`status` ASC LIMIT 4", " ORDER BY `Order`.`order_id`, `Items`.`qty`"),
 		seqInclude("ORDER BY `Order`.`status` DESC LIMIT 1", " ORDER BY `Order`.`order_id`, `Items`.`qty`"),
+		// A nested include (Order -> Items -> their Order), captured.
+		"SELECT `Order`.*, `Items`.`item_id` AS `Items.item_id`, `Items`.`order_id` AS `Items.order_id`, `Items`.`user_id` AS `Items.user_id`, `Items`.`qty` AS `Items.qty`, " +
+			"`Items->Order`.`order_id` AS `Items.Order.order_id`, `Items->Order`.`user_id` AS `Items.Order.user_id`, `Items->Order`.`status` AS `Items.Order.status` " +
+			"FROM (SELECT `Order`.`order_id`, `Order`.`user_id`, `Order`.`status` FROM `t_order` AS `Order` ORDER BY `Order`.`order_id` ASC LIMIT 3) AS `Order` " +
+			"LEFT OUTER JOIN `t_order_item` AS `Items` ON `Order`.`order_id` = `Items`.`order_id` LEFT OUTER JOIN `t_order` AS `Items->Order` ON `Items`.`order_id` = `Items->Order`.`order_id` " +
+			"ORDER BY `Order`.`order_id` ASC, `Items`.`qty` ASC;",
 		"SELECT o.order_id, o.amount, i.item_id, i.price FROM (SELECT order_id, amount FROM t_order WHERE amount > 1 ORDER BY amount DESC LIMIT 1, 2) AS o " +
 			"JOIN t_order_item AS i ON i.order_id = o.order_id ORDER BY o.amount DESC, i.item_id",
 	}
