@@ -109,6 +109,9 @@ func (s *Session) subqueriesFirstPlan(st *statement, planErr error) (*router.Pla
 		if sub.Average != "" {
 			read = sub.Average
 		}
+		if sub.Derived != nil && sub.Derived.Refused != "" {
+			return nil, &NotSupportedError{What: fmt.Sprintf("%s whose derived table with LIMIT spans data nodes (%s); the proxy evaluates such a derived table first, and cannot evaluate this one: %s", what, errLine(planErr), sub.Derived.Refused)}
+		}
 		plan, err := s.planRead(read)
 		if err != nil {
 			return nil, &NotSupportedError{What: fmt.Sprintf("%s whose subquery spans data nodes (%s); the proxy evaluates such a subquery first, and cannot evaluate this one: %s", what, errLine(planErr), errLine(err))}
@@ -654,6 +657,10 @@ func (s *Session) readRows(ctx context.Context, plan *router.Plan, conns connSou
 // returns the field's column too, as MariaDB describes it
 // (subqueryColumn). what names the statement in errors.
 func (s *Session) subqueryValues(ctx context.Context, sel *router.Plan, sub router.Subquery, conns connSource, what string) ([]any, *mysql.Field, error) {
+	if sub.Kind == router.SubqueryDerived {
+		vs, err := s.chosenRows(ctx, sel, sub, conns, what)
+		return vs, nil, err
+	}
 	unchanged := "; nothing was changed"
 	if what == aSelect {
 		unchanged = ""

@@ -50,6 +50,9 @@ type scope struct {
 	// derived are the lower-case aliases of derived tables and CTEs
 	// visible in the block: names that resolve to no table reference.
 	derived map[string]bool
+	// lifted are the derived tables of the block that route as the
+	// sharded table they read (liftJoinedDerived), by alias.
+	lifted map[string]*liftedDerived
 	// conds are the conjuncts that must hold for every row of the block:
 	// WHERE and the ON conditions of inner joins.
 	conds []ast.ExprNode

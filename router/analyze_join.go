@@ -219,10 +219,17 @@ func (a *analysis) conjunctEqs(s *scope, e ast.ExprNode, out []colEq) []colEq {
 // colEqs resolves both sides of an equality (x in block sx, y in block sy).
 func (a *analysis) colEqs(sx *scope, x *ast.ColumnName, sy *scope, y *ast.ColumnName) []colEq {
 	rx, ry := a.anyRefs(sx, x), a.anyRefs(sy, y)
+	cx, cy := x.Name.L, y.Name.L
+	if ref, col, ok := a.derivedColumn(sx, x); ok {
+		rx, cx = []int{ref}, col
+	}
+	if ref, col, ok := a.derivedColumn(sy, y); ok {
+		ry, cy = []int{ref}, col
+	}
 	var out []colEq
 	for _, i := range rx {
 		for _, j := range ry {
-			out = append(out, colEq{i, x.Name.L, j, y.Name.L})
+			out = append(out, colEq{i, cx, j, cy})
 		}
 	}
 	return out

@@ -89,6 +89,9 @@ const (
 	SubqueryScalar
 	// SubqueryExists is [NOT] EXISTS (SELECT ...): whether it has a row.
 	SubqueryExists
+	// SubqueryDerived is a derived table of the FROM clause with LIMIT
+	// (DerivedLimit): the rows it chooses, by key (ChosenRows).
+	SubqueryDerived
 )
 
 // Subquery is an uncorrelated subquery of a SELECT that the proxy
@@ -131,6 +134,8 @@ type Subquery struct {
 	// a SELECT of the SUM and the COUNT it averages (averageParts): the
 	// proxy runs it instead of SQL and writes in a Quotient.
 	Average string
+	// Derived describes a SubqueryDerived's read.
+	Derived *DerivedLimit
 	// Name is that column's name when the statement run is not the
 	// client's text (a prepared statement's, with its arguments written
 	// in: MariaDB names the column by the text with its ?s); the proxy
@@ -147,10 +152,15 @@ type Subquery struct {
 // comparisons, ANY/ALL and subqueries over UNION are left alone, as is a
 // locking SELECT. ReplaceSubqueries puts their values in.
 func SelectSubqueries(stmt ast.StmtNode) ([]Subquery, error) {
-	if _, ok := stmt.(*ast.SelectStmt); !ok {
+	sel, ok := stmt.(*ast.SelectStmt)
+	if !ok {
 		return nil, nil
 	}
-	return subqueriesOf(stmt)
+	subs, err := subqueriesOf(stmt)
+	if err != nil {
+		return subs, err
+	}
+	return derivedLimits(sel, subs)
 }
 
 // ReplaceSubqueries replaces the subqueries InSubqueries or
@@ -194,6 +204,17 @@ func ReplaceSubqueries(stmt ast.StmtNode, values [][]any) (string, error) {
 		p.Sel, p.List = nil, list
 		return p
 	})
+	if sel, ok := stmt.(*ast.SelectStmt); ok {
+		var rest [][]any
+		if values != nil {
+			rest = values[min(n, len(values)):]
+		}
+		derived, err := replaceDerived(sel, rest, values == nil)
+		if err != nil {
+			return "", err
+		}
+		n += derived
+	}
 	if values != nil && n != len(values) {
 		return "", errNotSupported("the statement has %d subqueries to replace, not %d", n, len(values))
 	}

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -129,6 +130,39 @@ func TestSubqueries(t *testing.T) {
 			want:   "SELECT * FROM `t` WHERE `a` IN (1,2)",
 		},
 		{name: "an UPDATE", give: "UPDATE t SET a = 1 WHERE k > (SELECT AVG(k) FROM u)"},
+		{
+			name: "derived table with ORDER BY and LIMIT (Sequelize's include)",
+			give: "SELECT `Order`.*, `Items`.`qty` AS `Items.qty` FROM (SELECT `Order`.`order_id`, `Order`.`user_id` FROM `t_order` AS `Order` WHERE `Order`.`user_id` > 1 ORDER BY `Order`.`user_id` DESC, 1 LIMIT 3) AS `Order` LEFT OUTER JOIN `t_order_item` AS `Items` ON `Order`.`order_id` = `Items`.`order_id` ORDER BY `Order`.`user_id` DESC",
+			subs: []Subquery{{SQL: "SELECT `Order`.`order_id`,`Order`.`user_id` FROM `t_order` AS `Order` WHERE `Order`.`user_id`>1 ORDER BY `Order`.`user_id` DESC,1 LIMIT 4", Kind: SubqueryDerived, Strings: true,
+				Derived: &DerivedLimit{Count: 3, Columns: []int{0, 1}, Order: []int{1, 0}}}},
+			values: [][]any{{ChosenRows{Key: []int{0}, Rows: [][]any{{int64(7)}, {uint64(18446744073709551615)}}}}},
+			want:   "SELECT `Order`.*,`Items`.`qty` AS `Items.qty` FROM (SELECT `Order`.`order_id`,`Order`.`user_id` FROM `t_order` AS `Order` WHERE (`Order`.`user_id`>1) AND `Order`.`order_id` IN (7,18446744073709551615) LIMIT 18446744073709551615) AS `Order` LEFT JOIN `t_order_item` AS `Items` ON `Order`.`order_id`=`Items`.`order_id` ORDER BY `Order`.`user_id` DESC",
+			wide:   "SELECT `Order`.*,`Items`.`qty` AS `Items.qty` FROM (SELECT `Order`.`order_id`,`Order`.`user_id` FROM `t_order` AS `Order` WHERE `Order`.`user_id`>1 LIMIT 18446744073709551615) AS `Order` LEFT JOIN `t_order_item` AS `Items` ON `Order`.`order_id`=`Items`.`order_id` ORDER BY `Order`.`user_id` DESC",
+		},
+		{
+			name: "derived table with OFFSET, a key of two columns, an alias ordered",
+			give: "SELECT * FROM (SELECT a, b AS bb, c + 1 AS c1 FROM t ORDER BY bb LIMIT 5, 2) d JOIN u ON u.a = d.a",
+			subs: []Subquery{{SQL: "SELECT `a`,`b` AS `bb`,`c`+1 AS `c1` FROM `t` ORDER BY `bb` LIMIT 4,4", Kind: SubqueryDerived, Strings: true,
+				Derived: &DerivedLimit{Skip: 1, Count: 2, Columns: []int{0, 1}, Order: []int{1}}}},
+			values: [][]any{{ChosenRows{Key: []int{0, 1}, Rows: [][]any{{int64(1), "x"}, {int64(2), "y"}}}}},
+			want:   "SELECT * FROM (SELECT `a`,`b` AS `bb`,`c`+1 AS `c1` FROM `t` WHERE ROW(`a`,`b`) IN (ROW(1,'x'),ROW(2,'y')) LIMIT 18446744073709551615) AS `d` JOIN `u` ON `u`.`a`=`d`.`a`",
+		},
+		{
+			name:   "derived table choosing no row",
+			give:   "SELECT * FROM (SELECT a FROM t LIMIT 2) d JOIN u ON u.a = d.a",
+			subs:   []Subquery{{SQL: "SELECT `a` FROM `t` LIMIT 3", Kind: SubqueryDerived, Strings: true, Derived: &DerivedLimit{Count: 2, Columns: []int{0}}}},
+			values: [][]any{{ChosenRows{}}},
+			want:   "SELECT * FROM (SELECT `a` FROM `t` WHERE 0 LIMIT 18446744073709551615) AS `d` JOIN `u` ON `u`.`a`=`d`.`a`",
+		},
+		{
+			name: "derived table ordered by an expression it does not select",
+			give: "SELECT * FROM (SELECT a FROM t ORDER BY a + 1 LIMIT 2) d JOIN u ON u.a = d.a",
+			subs: []Subquery{{SQL: "SELECT `a` FROM `t` ORDER BY `a`+1 LIMIT 3", Kind: SubqueryDerived, Strings: true,
+				Derived: &DerivedLimit{Count: 2, Columns: []int{0}, Refused: "its ORDER BY names an expression it does not select"}}},
+		},
+		{name: "derived table with a wildcard", give: "SELECT * FROM (SELECT * FROM t LIMIT 2) d JOIN u ON u.a = d.a"},
+		{name: "derived table grouped", give: "SELECT * FROM (SELECT a, COUNT(*) FROM t GROUP BY a LIMIT 2) d JOIN u ON u.a = d.a"},
+		{name: "derived table without LIMIT", give: "SELECT * FROM (SELECT a FROM t LIMIT 18446744073709551615) d JOIN u ON u.a = d.a"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,7 +177,7 @@ func TestSubqueries(t *testing.T) {
 			}
 			stmt, _ = p.ParseOneStmt(tt.give, "", "")
 			subs, err := SelectSubqueries(stmt)
-			if err != nil || !slices.Equal(subs, tt.subs) {
+			if err != nil || !slices.EqualFunc(subs, tt.subs, func(a, b Subquery) bool { return reflect.DeepEqual(a, b) }) {
 				t.Fatalf("SelectSubqueries = %+v, %v; want %+v", subs, err, tt.subs)
 			}
 			checkReplace(t, tt.give, tt.values, tt.want)

@@ -92,7 +92,9 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 			return err
 		}
 		if sel, ok := s.(*ast.SelectStmt); ok && !a.system {
-			lifted = a.lift(sel)
+			if lifted = a.lift(sel); lifted == liftNone {
+				a.liftJoinedDerived(sel)
+			}
 		} else if so, ok := s.(*ast.SetOprStmt); ok && !a.system && !a.liftUnion(so) && len(a.sharded) > 0 && h == nil {
 			d.branches = r.prepareBranches(a, so)
 			if d.branches == nil {

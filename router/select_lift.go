@@ -266,7 +266,7 @@ func (a *analysis) rowwise(sel *ast.SelectStmt, kind liftKind) bool {
 		sel.SelectIntoOpt != nil || sel.With != nil || sel.Fields == nil {
 		return false
 	}
-	if sel.Limit != nil && (kind == liftDerived || sel.Limit.Offset != nil) {
+	if sel.Limit != nil && !unboundedLimit(sel.Limit) && (kind == liftDerived || sel.Limit.Offset != nil) {
 		return false
 	}
 	for _, f := range sel.Fields.Fields {

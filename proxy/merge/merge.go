@@ -437,21 +437,11 @@ func (p *pipeline) resolveTypes(collations []uint16) {
 	p.types = make([]sqlvalue.Type, p.n)
 	for i, f := range p.fields {
 		var coll uint16
-		if collations != nil && isStringField(f) {
+		if collations != nil && sqlvalue.IsText(f) {
 			coll = collations[i]
 		}
 		p.types[i] = sqlvalue.TypeOf(f, coll)
 	}
-}
-
-func isStringField(f *mysql.Field) bool {
-	switch f.Type {
-	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING,
-		mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB,
-		mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET:
-		return f.Charset != sqlvalue.BinaryID
-	}
-	return false
 }
 
 // column resolves a ColumnRef, failing on one outside the row.

@@ -196,6 +196,18 @@ func (t Type) EqualError() error {
 	return nil
 }
 
+// IsText reports a column of a string type that is not binary, whose
+// values compare in a collation.
+func IsText(f *mysql.Field) bool {
+	switch f.Type {
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING,
+		mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB,
+		mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET:
+		return f.Charset != BinaryID
+	}
+	return false
+}
+
 // Compare returns -1, 0 or +1 as a sorts before, equal to or after b in
 // ascending order; NULL (nil) sorts first.
 func (t Type) Compare(a, b []byte) int {

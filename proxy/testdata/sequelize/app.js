@@ -1,9 +1,10 @@
 // A small Sequelize application (mysql2 driver), run by
 // TestSequelizeApplication through the proxy and against one MariaDB:
 // sync() creating the tables, a model with hasMany/belongsTo loaded with
-// include, bulkCreate, findAndCountAll paging, managed and nested
-// transactions (savepoints) with a failing inner one, a rollback, save()
-// of a row that writes every column, a grouped aggregate, an upsert. It
+// include, bulkCreate, findAndCountAll paging, includes with a limit
+// (findAll, findAndCountAll), managed and nested transactions
+// (savepoints) with a failing inner one, a rollback, save() of a row
+// that writes every column, a grouped aggregate, an upsert. It
 // prints one line per step; both runs must print the same. Keys are not
 // printed: the proxy's and MariaDB's differ.
 const { Sequelize, DataTypes, Op } = require('sequelize');
@@ -56,6 +57,11 @@ Item.belongsTo(Order, { foreignKey: 'order_id', targetKey: 'order_id', constrain
   await Order.bulkCreate(Array.from({ length: 25 }, (_, i) => ({ user_id: 10 + (i % 4), status: 'b' + String(i).padStart(2, '0') })));
   const page = await Order.findAndCountAll({ where: { user_id: [10, 11, 12, 13] }, order: [['status', 'DESC']], limit: 5, offset: 10 });
   out('page', page.count, page.rows.map(r => r.status));
+  // A hasMany include with a limit: the parents in a derived table with
+  // the ORDER BY and LIMIT, their children joined to it.
+  const parents = await Order.findAll({ include: [Item], order: [['order_id', 'ASC'], [Item, 'qty', 'ASC']], limit: 3 });
+  const counted = await Order.findAndCountAll({ where: { user_id: [1, 2, 5] }, include: [Item], order: [['order_id', 'DESC']], limit: 2, offset: 1 });
+  out('include limit', parents.map(r => [r.status, r.Items.map(i => i.qty)]), counted.count, counted.rows.map(r => [r.status, r.Items.length]));
 
   eager.status = 'PAID';
   await eager.save();
