@@ -59,6 +59,17 @@ func (e *deadlockEnv) lockWaitsOn(t *testing.T, i int) int {
 	return n
 }
 
+// modifyingOne counts the transactions of backend i's server that have
+// modified one row (and meet and, a condition on INNODB_TRX).
+func (e *deadlockEnv) modifyingOne(t *testing.T, i int, and string) int {
+	t.Helper()
+	var n int
+	if err := e.backend(t, i).QueryRow("SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_rows_modified = 1" + and).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // refConn is a connection to the reference MariaDB.
 func (e *deadlockEnv) refConn(t *testing.T) *sql.Conn {
 	t.Helper()
@@ -185,18 +196,20 @@ func TestDeadlockAcrossDataSourcesAutocommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Close()
+	// InnoDB's lock tables are a snapshot taken when read over 0.1 s
+	// after the last one: the last test's waits and transactions would
+	// satisfy the waits below at once, before x and y got there.
+	time.Sleep(200 * time.Millisecond)
 	mustExec(t, holder, "BEGIN")
 	mustExec(t, holder, "SELECT * FROM t_order_0 WHERE order_id = 4 FOR UPDATE")
 	xDone := timedExec(x, "UPDATE t_order SET status = 'x' WHERE order_id IN (1, 4, 5)")
 	waitForLockWaits(t, func() bool { return e.lockWaitsOn(t, 1) == 1 })
+	// x's part on ds_0 runs beside it: x holds order 1 once it has.
+	waitForLockWaits(t, func() bool { return e.modifyingOne(t, 0, "") == 1 })
 	yDone := timedExec(y, "UPDATE t_order SET status = 'y' WHERE order_id IN (1, 5)")
 	// y holds order 5 and waits for order 1.
 	waitForLockWaits(t, func() bool { return e.lockWaitsOn(t, 0) == 1 })
-	waitForLockWaits(t, func() bool {
-		var n int
-		e.backend(t, 1).QueryRow("SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_rows_modified = 1 AND trx_state = 'RUNNING'").Scan(&n)
-		return n == 1
-	})
+	waitForLockWaits(t, func() bool { return e.modifyingOne(t, 1, " AND trx_state = 'RUNNING'") == 1 })
 	mustExec(t, holder, "COMMIT")
 	gotX, gotY := <-xDone, <-yDone
 	if gotX.err != nil {
