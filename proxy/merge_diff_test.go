@@ -370,7 +370,8 @@ type diffCase struct {
 	// from the reference's. Those two compare only when derived is "".
 	derived string
 	// planMeta: the routes run another plan than the reference (see
-	// planFlags): besides ignoreFlags, a computed string or DOUBLE
+	// planFlags): besides ignoreFlags, a computed column's org_name (its
+	// alias through a temporary table) and a computed string or DOUBLE
 	// column's length and decimals may differ the way MariaDB's item and
 	// temporary-table descriptions of one value differ (MAX(d) 23 or 22
 	// long, MIN(s) with 39 or 0 decimals).
@@ -513,6 +514,11 @@ func compareFields(got, want []*mysql.Field, ignoreFlags uint16, planMeta bool, 
 		wd := def{string(w.Name), string(w.OrgName), string(w.Table), string(w.OrgTable), string(wschema), w.Charset, w.ColumnLength, w.Type, w.Flag &^ ignoreFlags, w.Decimal}
 		if planMeta && len(g.OrgName) == 0 && (g.Type == mysql.MYSQL_TYPE_DOUBLE || g.Type == mysql.MYSQL_TYPE_VAR_STRING || g.Type == mysql.MYSQL_TYPE_BLOB) {
 			gd.Length, gd.Decimal = wd.Length, wd.Decimal
+		}
+		if planMeta && gd.Table == "" && wd.Table == "" {
+			// A computed column read back from a temporary table is
+			// named there: org_name is its alias.
+			gd.OrgName = wd.OrgName
 		}
 		if derived != "" && gd.Table == derived && wd.Table == derived {
 			gd.OrgName, gd.OrgTable = wd.OrgName, wd.OrgTable

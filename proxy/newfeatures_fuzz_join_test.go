@@ -239,7 +239,9 @@ func (g *featStatement) joinLimit() string { return g.limitOffset(12, 12, 40) }
 // joinSelect returns one statement over a join or a derived table.
 func (g *featStatement) joinSelect() diffCase {
 	tc := diffCase{fold: map[int]string{}}
-	switch g.r.IntN(8) {
+	switch g.r.IntN(10) {
+	case 8, 9:
+		tc = g.joinORM()
 	case 0, 1:
 		// Rows of the join.
 		f := g.joinSource()
@@ -324,9 +326,10 @@ func (g *featStatement) joinSelect() diffCase {
 		tc.ignoreFlags, tc.planMeta = planFlags, true
 	case 5, 6:
 		// A derived table of t_order joined with its items or the
-		// broadcast table.
+		// broadcast table (1235 across data nodes: seldom), or one over
+		// a join that an outer block reads.
 		var cols []string
-		switch g.r.IntN(7) {
+		switch g.r.IntN(10) {
 		case 0:
 			ow := g.plainWhere(featTables[0])
 			d := joinFrom{aliases: []string{"o", "i"}}
@@ -343,7 +346,7 @@ func (g *featStatement) joinSelect() diffCase {
 				tc.sql += " ORDER BY o.user_id, b.id, b.qty" + g.joinLimit()
 				tc.ordered = true
 			}
-		case 3, 4, 5, 6:
+		case 3, 4, 5, 6, 7, 8, 9:
 			// One derived table over a join whose rows every data node
 			// gives alone, read by an outer block that groups, filters or
 			// orders them.
@@ -415,6 +418,98 @@ func (g *featStatement) joinSelect() diffCase {
 		// NOT_NULL_FLAG through a temporary table (GROUP BY with ORDER
 		// BY): the routes' plans differ.
 		tc.ignoreFlags |= mysql.NOT_NULL_FLAG
+	}
+	return tc
+}
+
+// joinORM returns one of the statements ORMs write over the binding
+// tables: a page's count with LIMIT inside, a row of aggregates over a
+// join, a count of children per parent (Django's annotate(Count), its
+// Subquery count), a self-join, parents filtered by a grouped IN.
+func (g *featStatement) joinORM() diffCase {
+	tc := diffCase{fold: map[int]string{}}
+	binding := func() joinFrom {
+		return joinFrom{from: fmt.Sprintf("t_order o %s t_order_item i ON %s", g.pick("JOIN", "LEFT JOIN"), g.bindingOn()), aliases: []string{"o", "i"}}
+	}
+	switch g.r.IntN(7) {
+	case 0:
+		f := binding()
+		c := g.joinColumnOf(f)
+		tc.sql = fmt.Sprintf("SELECT COUNT(*) FROM (SELECT %s FROM %s%s%s) AS t", c.name, f.from, g.joinWhere(f), g.pick(
+			" LIMIT 5", " ORDER BY o.order_id, i.item_id LIMIT 7", " ORDER BY o.order_id DESC, i.item_id LIMIT 3 OFFSET 4", ""))
+		tc.ignoreFlags, tc.planMeta = planFlags, true
+	case 1:
+		f := g.joinSource()
+		var cols []string
+		for range 1 + g.r.IntN(4) {
+			c := g.joinColumnOf(f)
+			switch g.r.IntN(4) {
+			case 0:
+				cols = append(cols, "COUNT(DISTINCT "+c.name+")")
+			case 1:
+				if c.str {
+					tc.fold[len(cols)] = gci
+				}
+				cols = append(cols, g.pick("MIN", "MAX")+"("+c.name+")")
+			case 2:
+				cols = append(cols, "COUNT("+c.name+")")
+			default:
+				cols = append(cols, "COUNT(*)")
+			}
+		}
+		tc.sql = fmt.Sprintf("SELECT %s FROM %s%s", strings.Join(cols, ", "), f.from, g.joinWhere(f))
+		tc.ignoreFlags, tc.planMeta = planFlags, true
+	case 2:
+		// Django's annotate(n=Count('items')).order_by('-n')[:k].
+		f := joinFrom{from: "t_order o LEFT OUTER JOIN t_order_item i ON o.order_id = i.order_id AND o.user_id = i.user_id", aliases: []string{"o", "i"}}
+		tc.sql = fmt.Sprintf("SELECT o.order_id, o.status, COUNT(i.item_id) AS n, SUM(i.price) AS total FROM %s%s GROUP BY o.order_id, o.status", f.from, g.joinWhere(f))
+		if g.r.IntN(2) == 0 {
+			tc.sql += fmt.Sprintf(" HAVING COUNT(i.item_id) %s %s", g.pick(">", "<=", "="), g.constant(g.r.IntN(4)))
+		}
+		tc.sql += " ORDER BY n" + g.pick("", " DESC") + ", o.order_id" + g.pick("", " DESC") + g.joinLimit()
+		tc.ordered = true
+		tc.ignoreFlags, tc.planMeta = planFlags, true
+	case 3:
+		// Django's annotate(n=Subquery(items.filter(order=OuterRef('pk'))
+		// .values('order').annotate(c=Count('*')).values('c'))).
+		tc.sql = fmt.Sprintf("SELECT o.order_id, (SELECT COUNT(*) FROM t_order_item x WHERE x.order_id = o.order_id AND x.user_id = o.user_id%s) AS n FROM t_order o%s",
+			g.pick("", " AND x.qty > 1"), g.plainWhere(featTables[0]))
+		if g.r.IntN(2) == 0 {
+			tc.sql += " ORDER BY n DESC, o.order_id" + g.joinLimit()
+			tc.ordered, tc.ignoreFlags, tc.planMeta = true, planFlags, true
+		}
+	case 4:
+		// A self-join on all the sharding columns.
+		f := joinFrom{from: "t_order a " + g.pick("JOIN", "LEFT JOIN") + " t_order b ON a.order_id = b.order_id AND a.user_id = b.user_id AND b.qty " + g.pick(">", "<") + " a.user_id", aliases: []string{"a", "b"}}
+		tc.sql = fmt.Sprintf("SELECT a.order_id, b.order_id, b.qty FROM %s WHERE a.status %s %s", f.from, g.pick("<>", "="), g.constant(g.pick("new", "paid", "z")))
+		if g.r.IntN(2) == 0 {
+			tc.sql += " ORDER BY a.order_id DESC, b.order_id" + g.joinLimit()
+			tc.ordered, tc.ignoreFlags = true, planFlags
+		}
+	case 5:
+		// Parents by an aggregate of their children, uncorrelated.
+		tc.sql = fmt.Sprintf("SELECT o.order_id, o.status FROM t_order o WHERE o.order_id %s (SELECT U0.order_id FROM t_order_item U0 GROUP BY U0.order_id HAVING %s(U0.%s) %s %s)",
+			g.pick("IN", "NOT IN"), g.pick("COUNT", "SUM", "MAX"), g.pick("qty", "price", "item_id"), g.pick(">", "<", ">="), g.constant(g.r.IntN(4)))
+		if g.r.IntN(2) == 0 {
+			tc.sql += " ORDER BY o.order_id" + g.joinLimit()
+			tc.ordered, tc.ignoreFlags = true, planFlags
+		}
+	default:
+		// Two grouping columns across a join.
+		f := binding()
+		a, b := g.joinColumnOf(f), g.joinColumnOf(f)
+		if a.str {
+			tc.fold[0] = gci
+		}
+		if b.str {
+			tc.fold[1] = gci
+		}
+		tc.sql = fmt.Sprintf("SELECT %s, %s, COUNT(*), SUM(i.qty) FROM %s%s GROUP BY %s, %s", a.name, b.name, f.from, g.joinWhere(f), a.name, b.name)
+		tc.ignoreFlags, tc.planMeta = planFlags, true
+		if g.r.IntN(2) == 0 {
+			tc.sql += g.orderLimit(4)
+			tc.ordered = true
+		}
 	}
 	return tc
 }

@@ -444,7 +444,7 @@ func featEnvironment(t *testing.T) *diffEnv {
 // the proxy and on the reference, and compares column definitions, rows
 // (in order where ORDER BY fixes it, JSON arrays as the multiset of their
 // elements) and errors (number and message); the proxy may refuse with
-// 1235, any other difference fails. The seed is 12 (two of its joins
+// 1235, any other difference fails. The seed is 12 (four of its joins
 // kept a broadcast table's rows once per data node before
 // TestOuterJoinKeptRowsOnce's fix), or SHARDFLAKE_NEWFEAT_SEED; 360
 // statements, or SHARDFLAKE_NEWFEAT_CASES; every kind, or only kind
