@@ -122,16 +122,18 @@ type analysis struct {
 type keptOuterJoin struct {
 	kept     string // the kept side's first table, "" for none
 	nullable string // the nullable side's first sharded table
-	// block are the nullable side's references of the join's own block.
-	block []int
+	// block are the nullable side's references of the join's own block,
+	// keptBlock the kept side's; scope is that block.
+	block, keptBlock []int
+	scope            *scope
 }
 
 // noteOuterJoin records in a.keptOuter an outer join whose kept side
 // (all its references, derived tables' too) reads no sharded table and
 // whose nullable side does; block are the nullable side's references of
 // the join's block.
-func (a *analysis) noteOuterJoin(kept, nullable []*tableRef, block []int) {
-	j := keptOuterJoin{block: block}
+func (a *analysis) noteOuterJoin(s *scope, kept, nullable []*tableRef, keptBlock, block []int) {
+	j := keptOuterJoin{block: block, keptBlock: keptBlock, scope: s}
 	for _, ref := range kept {
 		if ref.kind == refSharded {
 			return
@@ -426,9 +428,9 @@ func (a *analysis) walkFrom(n ast.ResultSetNode, s *scope, nested, inner bool) e
 		left, right := s.refs[start:mid:mid], s.refs[mid:len(s.refs):len(s.refs)]
 		switch n.Tp {
 		case ast.LeftJoin:
-			a.noteOuterJoin(a.refs[allStart:allMid], a.refs[allMid:], right)
+			a.noteOuterJoin(s, a.refs[allStart:allMid], a.refs[allMid:], left, right)
 		case ast.RightJoin:
-			a.noteOuterJoin(a.refs[allMid:], a.refs[allStart:allMid], left)
+			a.noteOuterJoin(s, a.refs[allMid:], a.refs[allStart:allMid], right, left)
 		}
 		if len(n.Using) > 0 || n.NaturalJoin {
 			a.addUsingEqs(s, n, left, right)

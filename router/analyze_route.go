@@ -177,7 +177,7 @@ func (rt *routing) keptOuterRepeats() error {
 				break
 			}
 		}
-		if rejected {
+		if rejected || rt.a.nullsMerge(j) {
 			continue
 		}
 		kept := j.kept

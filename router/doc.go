@@ -90,8 +90,11 @@
 //     rows of broadcast tables or tables without rules (t_dict LEFT JOIN
 //     t_order) with a sharded table on its nullable side runs on one data
 //     node only, unless its WHERE clause drops the NULL-extended rows (a
-//     condition on a sharding column of the nullable side): each data
-//     node would return the kept rows it finds no match for; else 1235.
+//     condition on a sharding column of the nullable side) or the
+//     statement groups by (or is DISTINCT over) the kept side's columns
+//     with COUNT, SUM, MIN, MAX or AVG of a nullable side's column
+//     (nullsMerge): each data node would return the kept rows it finds no
+//     match for; else 1235.
 //   - Subqueries and derived tables: pushed down when everything reaches one
 //     data node, or when a subquery on a binding table (or the same table)
 //     equates all its sharding columns with the outer table's (EXISTS,
