@@ -81,10 +81,10 @@ func compareStats(got, want diffResult) string {
 	if got.err != nil || want.err != nil {
 		return fmt.Sprintf("error: proxy %v, reference %v", got.err, want.err)
 	}
-	if d := compareFields(got.fields, want.fields, 0, false); d != "" {
+	if d := compareFields(got.fields, want.fields, 0, false, ""); d != "" {
 		return d
 	}
-	if d := compareColumnTypes(got.colTypes, want.colTypes); d != "" {
+	if d := compareColumnTypes(got.colTypes, want.colTypes, 0); d != "" {
 		return d
 	}
 	if len(got.rows) != len(want.rows) {

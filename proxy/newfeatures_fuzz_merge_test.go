@@ -181,6 +181,18 @@ func (g *featStatement) coreAggregates(tc *diffCase, cols []string, most int) []
 	return cols
 }
 
+// limitOffset returns, a third of the time each, LIMIT below count,
+// LIMIT below paged with an OFFSET below offset, or "".
+func (g *featStatement) limitOffset(count, paged, offset int) string {
+	switch g.r.IntN(3) {
+	case 0:
+		return fmt.Sprintf(" LIMIT %s", g.constant(g.r.IntN(count)))
+	case 1:
+		return fmt.Sprintf(" LIMIT %s OFFSET %s", g.constant(g.r.IntN(paged)), g.constant(g.r.IntN(offset)))
+	}
+	return ""
+}
+
 // coreMerge returns a SELECT over t_order that the proxy merges across
 // data nodes: rows ordered by several columns (t_order's key last, so
 // that no two rows tie) with LIMIT and OFFSET, or groups or one row of
@@ -188,15 +200,7 @@ func (g *featStatement) coreAggregates(tc *diffCase, cols []string, most int) []
 func (g *featStatement) coreMerge() diffCase {
 	tc := diffCase{fold: map[int]string{}}
 	dir := func() string { return g.pick("", " DESC") }
-	limit := func() string {
-		switch g.r.IntN(3) {
-		case 0:
-			return fmt.Sprintf(" LIMIT %s", g.constant(g.r.IntN(20)))
-		case 1:
-			return fmt.Sprintf(" LIMIT %s OFFSET %s", g.constant(g.r.IntN(12)), g.constant(g.r.IntN(90)))
-		}
-		return ""
-	}
+	limit := func() string { return g.limitOffset(20, 12, 90) }
 	switch g.r.IntN(3) {
 	case 0:
 		cols := []string{"order_id"}

@@ -369,12 +369,21 @@ func (g *featStatement) jsonArrayAgg() diffCase {
 	return tc
 }
 
-// newFeatureStatement returns one random statement of the five kinds,
-// some of its constants as ? with their arguments.
-func newFeatureStatement(r *rand.Rand) (diffCase, []any) {
+// featKinds is the number of kinds of statement newFeatureStatement
+// writes.
+const featKinds = 6
+
+// newFeatureStatement returns one random statement of the kinds, or of
+// kind only (0 to featKinds-1) when it is not -1, some of its constants
+// as ? with their arguments.
+func newFeatureStatement(r *rand.Rand, only int) (diffCase, []any) {
 	g := &featStatement{r: r, prepared: true}
 	var tc diffCase
-	switch r.IntN(5) {
+	kind := only
+	if kind < 0 {
+		kind = r.IntN(featKinds)
+	}
+	switch kind {
 	case 0:
 		tc = g.setOp()
 	case 1:
@@ -383,8 +392,10 @@ func newFeatureStatement(r *rand.Rand) (diffCase, []any) {
 		tc = g.jsonArrayAgg()
 	case 3:
 		tc = g.selectListSubquery()
-	default:
+	case 4:
 		tc = g.coreMerge()
+	default:
+		tc = g.joinSelect()
 	}
 	return tc, g.args
 }
@@ -426,21 +437,30 @@ func featEnvironment(t *testing.T) *diffEnv {
 // HAVING and as select fields), JSON_ARRAYAGG across data nodes and the
 // core merges (ORDER BY over several columns, LIMIT with OFFSET, GROUP BY
 // with COUNT(DISTINCT), SUM and AVG of DECIMALs and BIGINT UNSIGNED near
-// 2^64, GROUP_CONCAT with ORDER BY and SEPARATOR, HAVING) over sharded,
-// binding, single and broadcast tables with WHERE, DISTINCT, ORDER BY,
-// LIMIT and OFFSET, each as text and prepared with ?, through the proxy
-// and on the reference, and compares column definitions, rows (in order
-// where ORDER BY fixes it, JSON arrays as the multiset of their elements)
-// and errors (number and message); the proxy may refuse with 1235, any
-// other difference fails. The seed is 1, or SHARDFLAKE_NEWFEAT_SEED; 300
-// statements, or SHARDFLAKE_NEWFEAT_CASES. SHARDFLAKE_NEWFEAT_SQL
+// 2^64, GROUP_CONCAT with ORDER BY and SEPARATOR, HAVING), and joins and
+// derived tables as ORMs write them (newfeatures_fuzz_join_test.go) over
+// sharded, binding, single and broadcast tables with WHERE, DISTINCT,
+// ORDER BY, LIMIT and OFFSET, each as text and prepared with ?, through
+// the proxy and on the reference, and compares column definitions, rows
+// (in order where ORDER BY fixes it, JSON arrays as the multiset of their
+// elements) and errors (number and message); the proxy may refuse with
+// 1235, any other difference fails. The seed is 12 (four of its joins
+// kept a broadcast table's rows once per data node before
+// TestOuterJoinKeptRowsOnce's fix), or SHARDFLAKE_NEWFEAT_SEED; 360
+// statements, or SHARDFLAKE_NEWFEAT_CASES; every kind, or only kind
+// SHARDFLAKE_NEWFEAT_KIND (1 to featKinds, in newFeatureStatement's
+// order: 6 for the joins). SHARDFLAKE_NEWFEAT_SQL
 // (statements separated by ";;") prints those statements' answers, both
-// sides', instead, for minimizing a difference.
+// sides', instead, for minimizing a difference; SHARDFLAKE_NEWFEAT_REFUSALS
+// logs each statement refused with 1235 and why, for steering the
+// generator away from what the proxy refuses.
 func TestNewFeaturesRandomDifferential(t *testing.T) {
 	e := featEnvironment(t)
 	ctx := context.Background()
-	seed := seedSetting(0, "SHARDFLAKE_NEWFEAT_SEED", 1)
-	cases := countSetting(0, "SHARDFLAKE_NEWFEAT_CASES", 300)
+	seed := seedSetting(0, "SHARDFLAKE_NEWFEAT_SEED", 12)
+	cases := countSetting(0, "SHARDFLAKE_NEWFEAT_CASES", 360)
+	only := countSetting(0, "SHARDFLAKE_NEWFEAT_KIND", 0) - 1
+	logRefusals := os.Getenv("SHARDFLAKE_NEWFEAT_REFUSALS") != ""
 	if sqls := os.Getenv("SHARDFLAKE_NEWFEAT_SQL"); sqls != "" {
 		for _, q := range strings.Split(sqls, ";;") {
 			got, want := e.run(ctx, e.proxyRaw, e.proxy, q), e.run(ctx, e.refRaw, e.ref, q)
@@ -457,7 +477,7 @@ func TestNewFeaturesRandomDifferential(t *testing.T) {
 	r := rand.New(rand.NewPCG(seed, seed^0x5f5f))
 	refused, failures := 0, 0
 	for i := range cases {
-		tc, args := newFeatureStatement(r)
+		tc, args := newFeatureStatement(r, only)
 		if strings.Contains(tc.sql, "DISTINCT") && strings.Contains(tc.sql, "(SELECT") {
 			// MariaDB describes a DISTINCT's columns by its plan: under
 			// a semi-join they carry PART_KEY_FLAG and lose PRI_KEY_FLAG
@@ -483,6 +503,9 @@ func TestNewFeaturesRandomDifferential(t *testing.T) {
 				got, want = e.run(ctx, e.proxyRaw, e.proxy, tc.sql), e.run(ctx, e.refRaw, e.ref, tc.sql)
 			}
 			if got.errCode == 1235 {
+				if logRefusals && !prepared {
+					t.Logf("REFUSED %s\n  %v", tc.sql, got.err)
+				}
 				refused++
 				continue
 			}

@@ -111,6 +111,47 @@ type analysis struct {
 	// names are the constraint names a sharded table's DDL gives each
 	// physical table (ddl_names.go), by name hole.
 	names []constraintName
+	// keptOuter are the outer joins whose kept side reads no sharded
+	// table while their nullable side does.
+	keptOuter []keptOuterJoin
+}
+
+// keptOuterJoin is an outer join whose kept side reads only broadcast
+// tables, tables without rules or no table (t_dict LEFT JOIN t_order):
+// every data node it runs on returns the kept rows it finds no match
+// for, with NULLs, so the statement must reach one data node, unless its
+// block's WHERE clause drops those rows (a routing condition on a
+// sharding column of the nullable side, which NULL fails).
+type keptOuterJoin struct {
+	kept     string // the kept side's first table, "" for none
+	nullable string // the nullable side's first sharded table
+	// block are the nullable side's references of the join's own block,
+	// keptBlock the kept side's; scope is that block.
+	block, keptBlock []int
+	scope            *scope
+}
+
+// noteOuterJoin records in a.keptOuter an outer join whose kept side
+// (all its references, derived tables' too) reads no sharded table and
+// whose nullable side does; block are the nullable side's references of
+// the join's block.
+func (a *analysis) noteOuterJoin(s *scope, kept, nullable []*tableRef, keptBlock, block []int) {
+	j := keptOuterJoin{block: block, keptBlock: keptBlock, scope: s}
+	for _, ref := range kept {
+		if ref.kind == refSharded {
+			return
+		}
+		if j.kept == "" {
+			j.kept = ref.orig
+		}
+	}
+	for _, ref := range nullable {
+		if ref.kind == refSharded {
+			j.nullable = ref.orig
+			a.keptOuter = append(a.keptOuter, j)
+			return
+		}
+	}
 }
 
 // inSubquery is "outer IN (SELECT inner ...)" or "x IN (list)" in block s.
@@ -375,19 +416,25 @@ func (a *analysis) walkFrom(n ast.ResultSetNode, s *scope, nested, inner bool) e
 	case *ast.Join:
 		// The nullable side of an outer join keeps the other side's rows
 		// whatever its own ON conditions say.
-		start := len(s.refs)
+		start, allStart := len(s.refs), len(a.refs)
 		if n.Left != nil {
 			if err := a.walkFrom(n.Left, s, nested, inner && n.Tp != ast.RightJoin); err != nil {
 				return err
 			}
 		}
-		mid := len(s.refs)
+		mid, allMid := len(s.refs), len(a.refs)
 		if n.Right != nil {
 			if err := a.walkFrom(n.Right, s, nested, inner && n.Tp != ast.LeftJoin); err != nil {
 				return err
 			}
 		}
 		left, right := s.refs[start:mid:mid], s.refs[mid:len(s.refs):len(s.refs)]
+		switch n.Tp {
+		case ast.LeftJoin:
+			a.noteOuterJoin(s, a.refs[allStart:allMid], a.refs[allMid:], left, right)
+		case ast.RightJoin:
+			a.noteOuterJoin(s, a.refs[allMid:], a.refs[allStart:allMid], right, left)
+		}
 		if len(n.Using) > 0 || n.NaturalJoin {
 			a.addUsingEqs(s, n, left, right)
 		}

@@ -91,6 +91,10 @@ type routing struct {
 	staticEmpty    bool
 	staticErr      error
 	hasStatic      bool
+	// keptOuterErr refuses a statement of several units whose outer join
+	// would repeat its kept rows on each (keptOuterJoin), nil when none
+	// can.
+	keptOuterErr error
 }
 
 // newRouting prepares routing for a statement whose references a holds.
@@ -144,6 +148,7 @@ func (r *Router) newRouting(a *analysis, h *hints, write bool) (*routing, error)
 		rt.holeGroups[h] = groups
 	}
 	rt.aligned = a.alignedRefs()
+	rt.keptOuterErr = rt.keptOuterRepeats()
 	for h, ref := range a.sharded {
 		if !ref.nested {
 			rt.primary = h
@@ -156,6 +161,32 @@ func (r *Router) newRouting(a *analysis, h *hints, write bool) (*routing, error)
 	rt.paramDependent = paramDependent
 	rt.recompute(paramDependent)
 	return rt, nil
+}
+
+// keptOuterRepeats returns the error for the first outer join of
+// a.keptOuter whose NULL-extended rows the WHERE clause keeps: none of
+// the references of its nullable side in its block is a sharded one that
+// each condition group of the block restricts (holeGroups without a nil
+// group), which NULL would fail.
+func (rt *routing) keptOuterRepeats() error {
+	for _, j := range rt.a.keptOuter {
+		rejected := false
+		for _, idx := range j.block {
+			if h := rt.a.refs[idx].hole; h >= 0 && !slices.ContainsFunc(rt.holeGroups[h], func(g []atom) bool { return g == nil }) {
+				rejected = true
+				break
+			}
+		}
+		if rejected || rt.a.nullsMerge(j) {
+			continue
+		}
+		kept := j.kept
+		if kept == "" {
+			kept = "a derived table"
+		}
+		return errNotSupported("an outer join that keeps the rows of %s, which reads no sharded table, with sharded table %s on its nullable side must reach one data node: each data node would return the kept rows it finds no match for", kept, j.nullable)
+	}
+	return nil
 }
 
 // recompute refreshes the units cached for statements whose routing
@@ -239,6 +270,9 @@ func (rt *routing) unsliced(args []any) ([]unit, error) {
 			return nil, err
 		}
 		units = u
+	}
+	if len(units) > 1 && rt.keptOuterErr != nil {
+		return nil, rt.keptOuterErr
 	}
 	if rt.singles {
 		for _, u := range units {

@@ -86,7 +86,15 @@
 //     on the default data source; unrelated sharded tables join only when
 //     each reaches one data node, all on the same data source (the
 //     statement then runs there), else 1235 asking for a join condition
-//     that equates the sharding columns.
+//     that equates the sharding columns. An outer join that keeps the
+//     rows of broadcast tables or tables without rules (t_dict LEFT JOIN
+//     t_order) with a sharded table on its nullable side runs on one data
+//     node only, unless its WHERE clause drops the NULL-extended rows (a
+//     condition on a sharding column of the nullable side) or the
+//     statement groups by (or is DISTINCT over) the kept side's columns
+//     with COUNT, SUM, MIN, MAX or AVG of a nullable side's column
+//     (nullsMerge): each data node would return the kept rows it finds no
+//     match for; else 1235.
 //   - Subqueries and derived tables: pushed down when everything reaches one
 //     data node, or when a subquery on a binding table (or the same table)
 //     equates all its sharding columns with the outer table's (EXISTS,

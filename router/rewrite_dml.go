@@ -124,6 +124,11 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 	if err != nil {
 		return err
 	}
+	if (d.kind == KindUpdate || d.kind == KindDelete) && rt.keptOuterErr != nil {
+		// A kept row without a match changes nothing, on any data node.
+		rt.keptOuterErr = nil
+		rt.recompute(rt.paramDependent)
+	}
 	d.rt = rt
 	d.tables = a.tables()
 	if top != nil && len(d.keyChanges) > 0 {
