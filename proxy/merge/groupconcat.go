@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -102,18 +101,21 @@ func (s *aggSpec) addConcat(st *aggState, row rows.Row, mem *Budget, key []byte)
 	} else {
 		key = append(key[:0], v...) // equal under the collation, still two values
 	}
-	for i, col := range c.ordCols {
-		o := row[col]
-		if o == nil {
-			var err error
-			if o, err = nullOrderKey(c.order[i].typ); err != nil {
-				return key, err
+	if len(c.ordCols) > 0 {
+		// The value and each ORDER BY key, each after its length and a
+		// colon: read from the front, one way only.
+		k := lengthPrefixed(nil, key)
+		for i, col := range c.ordCols {
+			o := row[col]
+			if o == nil {
+				var err error
+				if o, err = nullOrderKey(c.order[i].typ); err != nil {
+					return key, err
+				}
 			}
+			k = lengthPrefixed(k, o)
 		}
-		// Each key's bytes after their length: a value and its keys
-		// as one.
-		key = binary.AppendUvarint(key, uint64(len(o)))
-		key = append(key, o...)
+		key = k
 	}
 	if st.values == nil {
 		st.values = map[string]*concatValue{}
@@ -138,6 +140,12 @@ func (s *aggSpec) addConcat(st *aggState, row rows.Row, mem *Budget, key []byte)
 	}
 	st.values[string(key)] = cv
 	return key, nil
+}
+
+// lengthPrefixed appends b to dst after its length and a colon.
+func lengthPrefixed(dst, b []byte) []byte {
+	dst = strconv.AppendInt(dst, int64(len(b)), 10)
+	return append(append(dst, ':'), b...)
 }
 
 // nullOrderKey is what a NULL ORDER BY key of a GROUP_CONCAT sorts as.
