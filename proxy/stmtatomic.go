@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"errors"
-	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -82,11 +81,12 @@ func (s *Session) atomically(ctx context.Context, plan *router.Plan, src connSou
 // statement's transaction or savepoint on each. On error the caller
 // still calls finish.
 func (g *stmtGuard) begin(ctx context.Context, plan *router.Plan) error {
-	counts := map[string]int{}
+	order := make([]string, 0, len(plan.Routes))
 	for _, r := range plan.Routes {
-		counts[r.DataSource]++
+		order = append(order, r.DataSource)
 	}
-	order := slices.Sorted(maps.Keys(counts))
+	slices.Sort(order)
+	order = slices.Compact(order)
 	for _, ds := range order {
 		bcs, err := g.inner.acquire(ctx, ds, guardConns)
 		if err != nil {

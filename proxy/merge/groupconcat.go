@@ -101,9 +101,11 @@ func (s *aggSpec) addConcat(st *aggState, row rows.Row, mem *Budget, key []byte)
 	} else {
 		key = append(key[:0], v...) // equal under the collation, still two values
 	}
+	var ord rows.Row // the ORDER BY keys, NULLs as GROUP_CONCAT sorts them
 	if len(c.ordCols) > 0 {
 		// The value and each ORDER BY key, each after its length and a
 		// colon: read from the front, one way only.
+		ord = make(rows.Row, len(c.ordCols))
 		k := lengthPrefixed(nil, key)
 		for i, col := range c.ordCols {
 			o := row[col]
@@ -113,6 +115,7 @@ func (s *aggSpec) addConcat(st *aggState, row rows.Row, mem *Budget, key []byte)
 					return key, err
 				}
 			}
+			ord[i] = o
 			k = lengthPrefixed(k, o)
 		}
 		key = k
@@ -129,15 +132,10 @@ func (s *aggSpec) addConcat(st *aggState, row rows.Row, mem *Budget, key []byte)
 	if err := mem.Take(int64(2*len(key))+64, "GROUP_CONCAT"); err != nil {
 		return key, err
 	}
-	cv := &concatValue{v: slices.Clone(v), n: n}
-	if len(c.ordCols) > 0 {
-		cv.ord = make(rows.Row, len(c.ordCols))
-		for i, col := range c.ordCols {
-			if cv.ord[i] = slices.Clone(row[col]); cv.ord[i] == nil {
-				cv.ord[i], _ = nullOrderKey(c.order[i].typ)
-			}
-		}
+	for i, o := range ord {
+		ord[i] = slices.Clone(o) // the row's bytes are the route's buffer
 	}
+	cv := &concatValue{v: slices.Clone(v), ord: ord, n: n}
 	st.values[string(key)] = cv
 	return key, nil
 }
