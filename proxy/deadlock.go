@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -63,7 +64,22 @@ type deadlockDetector struct {
 	// ended at the last look, by session, with their start.
 	unreadable map[string]bool
 	victims    map[*Session]time.Time
+	// admin are the connections of its own the loop reads lock waits on,
+	// by pool, kept from one look to the next: under long lock waits it
+	// looks four times a second, and a server should not see (and log,
+	// with an audit plugin) a new connection each time.
+	admin map[*pool]*adminLink
 }
+
+// adminLink is one of the detector's connections, with its last use.
+type adminLink struct {
+	c    *client.Conn
+	used time.Time
+}
+
+// adminIdle is how long the detector keeps a connection it has not used:
+// a pool that a reload replaced is not asked again.
+const adminIdle = 30 * time.Second
 
 // start starts the detector for srv, once.
 func (d *deadlockDetector) start(srv *Server) {
@@ -71,6 +87,7 @@ func (d *deadlockDetector) start(srv *Server) {
 		d.stop, d.done = make(chan struct{}), make(chan struct{})
 		d.unreadable = map[string]bool{}
 		d.victims = map[*Session]time.Time{}
+		d.admin = map[*pool]*adminLink{}
 		go d.loop(srv)
 	})
 }
@@ -93,6 +110,7 @@ func (d *deadlockDetector) close() {
 // with the detection off it looks every second whether it is still off.
 func (d *deadlockDetector) loop(srv *Server) {
 	defer close(d.done)
+	defer d.closeAdmin(time.Time{})
 	every := func() time.Duration {
 		if iv := srv.current().rules.Server.DeadlockDetection; iv > 0 {
 			return iv
@@ -110,6 +128,7 @@ func (d *deadlockDetector) loop(srv *Server) {
 		if iv := srv.current().rules.Server.DeadlockDetection; iv > 0 {
 			d.check(srv, iv)
 		}
+		d.closeAdmin(time.Now().Add(-adminIdle))
 		t.Reset(every())
 	}
 }
@@ -176,7 +195,7 @@ func (d *deadlockDetector) check(srv *Server, iv time.Duration) {
 	}
 	modified := map[backendThread]int64{}
 	for addr, p := range servers {
-		waits, err := lockWaits(p)
+		waits, err := d.lockWaits(p)
 		if err != nil {
 			if !d.unreadable[addr] {
 				d.unreadable[addr] = true
@@ -290,22 +309,40 @@ type lockWait struct {
 }
 
 // lockWaits reads the lock waits of p's server on a connection of its
-// own: the pool's may all be held by the statements that wait.
-func lockWaits(p *pool) ([]lockWait, error) {
+// own (the pool's may all be held by the statements that wait), the one
+// it read them on last time if it still answers.
+func (d *deadlockDetector) lockWaits(p *pool) ([]lockWait, error) {
+	if l := d.admin[p]; l != nil {
+		delete(d.admin, p)
+		if res, err := l.c.Execute(lockWaitsSQL); err == nil {
+			l.used = time.Now()
+			d.admin[p] = l
+			return readLockWaits(res)
+		}
+		// Closed by the server (wait_timeout, a restart): a new one.
+		l.c.Close()
+	}
 	c, err := p.adminConn()
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
 	res, err := c.Execute(lockWaitsSQL)
 	if err != nil {
+		c.Close()
 		return nil, err
 	}
+	d.admin[p] = &adminLink{c: c, used: time.Now()}
+	return readLockWaits(res)
+}
+
+// readLockWaits reads the rows of lockWaitsSQL.
+func readLockWaits(res *mysql.Result) ([]lockWait, error) {
 	defer res.Close()
 	waits := make([]lockWait, 0, res.RowNumber())
 	for i := range res.RowNumber() {
 		var vals [4]int64
 		for j := range vals {
+			var err error
 			if vals[j], err = res.GetInt(i, j); err != nil {
 				return nil, err
 			}
@@ -313,6 +350,17 @@ func lockWaits(p *pool) ([]lockWait, error) {
 		waits = append(waits, lockWait{waiting: uint32(vals[0]), holding: uint32(vals[1]), waitingModified: vals[2], holdingModified: vals[3]})
 	}
 	return waits, nil
+}
+
+// closeAdmin closes the detector's connections last used before idle
+// (all of them for the zero time).
+func (d *deadlockDetector) closeAdmin(idle time.Time) {
+	for p, l := range d.admin {
+		if idle.IsZero() || l.used.Before(idle) {
+			l.c.Close()
+			delete(d.admin, p)
+		}
+	}
 }
 
 // deadlockCollector reports the deadlocks found at scrape time.

@@ -70,6 +70,22 @@ func (e *deadlockEnv) modifyingOne(t *testing.T, i int, and string) int {
 	return n
 }
 
+// serverConnections sums the connections both servers have accepted
+// (their Connections status, which counts this read's own too).
+func (e *deadlockEnv) serverConnections(t *testing.T) int {
+	t.Helper()
+	n := 0
+	for i := range 2 {
+		var name string
+		var v int
+		if err := e.backend(t, i).QueryRow("SHOW GLOBAL STATUS LIKE 'Connections'").Scan(&name, &v); err != nil {
+			t.Fatal(err)
+		}
+		n += v
+	}
+	return n
+}
+
 // refConn is a connection to the reference MariaDB.
 func (e *deadlockEnv) refConn(t *testing.T) *sql.Conn {
 	t.Helper()
@@ -241,7 +257,14 @@ func TestDeadlockDetectionNoFalsePositive(t *testing.T) {
 	mustExec(t, b, "UPDATE t_order SET status = 'b' WHERE user_id = 1 AND order_id = 4")
 	bDone := timedExec(b, "UPDATE t_order SET status = 'b' WHERE order_id IN (1, 2)")
 	waitForLockWaits(t, func() bool { return e.lockWaitsOn(t, 0)+e.lockWaitsOn(t, 1) > 0 })
+	before := e.serverConnections(t)
 	time.Sleep(3 * time.Second) // the holder's transaction goes on
+	// The detector looked about 15 times, and read the servers' lock
+	// waits each time; it did so on one connection per server, where it
+	// opened a new one each time (about 30 over both servers).
+	if opened := e.serverConnections(t) - before; opened > 4 {
+		t.Errorf("connections opened to the servers while b waited: %d, want at most 4 (the detector's own, kept)", opened)
+	}
 	mustExec(t, a, "COMMIT")
 	got := <-bDone
 	if got.err != nil {
