@@ -239,6 +239,38 @@ func CollationByID(id uint16) *Collation {
 	return nil
 }
 
+// CharsetOfID returns the charset of MariaDB's collation id when it is
+// one whose text the merge can read (utf8mb4, utf8mb3, latin1, ascii,
+// binary), or "". A text column's definition carries the connection's
+// collation (SET NAMES ... COLLATE), not the column's: the merge compares
+// in the column's own collation (ForText) and needs only the charset of
+// the connection's, which may be one it cannot compare in itself
+// (latin1_german2_ci, utf8mb4_uca1400_ai_ci).
+func CharsetOfID(id uint16) string {
+	if c := CollationByID(id); c != nil {
+		return c.Charset
+	}
+	switch {
+	case id >= 2048 && id < 2304: // the uca1400 collations, 256 a charset
+		return "utf8mb3"
+	case id >= 2304 && id < 2560:
+		return "utf8mb4"
+	case id >= 1024 && id < 2048: // a NO PAD collation is its PAD one's id + 1024
+		id -= 1024
+	}
+	switch {
+	case id == 5 || id == 8 || id == 15 || id == 31 || id == 47 || id == 48 || id == 49 || id == 94:
+		return "latin1"
+	case id == 11 || id == 65:
+		return "ascii"
+	case id == 33 || id == 83 || id >= 192 && id <= 215 || id == 223 || id >= 576 && id <= 578:
+		return "utf8mb3"
+	case id == 45 || id == 46 || id >= 224 && id <= 247 || id >= 608 && id <= 610:
+		return "utf8mb4"
+	}
+	return ""
+}
+
 // CollationByName returns the collation called name (lower case, as
 // information_schema spells it), or nil.
 func CollationByName(name string) *Collation {

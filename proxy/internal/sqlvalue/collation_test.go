@@ -362,3 +362,39 @@ func BenchmarkCompareSysbenchC(b *testing.B) {
 		})
 	}
 }
+
+// TestCharsetOfID: the charset of every collation the live server lists
+// (information_schema.COLLATION_CHARACTER_SET_APPLICABILITY, which has
+// the uca1400 ones too) is the server's, for the charsets the merge
+// reads, and "" for the others.
+func TestCharsetOfID(t *testing.T) {
+	db := mariadb(t)
+	rows, err := db.Query("SELECT ID, FULL_COLLATION_NAME, CHARACTER_SET_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var id uint16
+		var name, cs string
+		if err := rows.Scan(&id, &name, &cs); err != nil {
+			t.Fatal(err)
+		}
+		want := ""
+		switch cs {
+		case "utf8mb4", "utf8mb3", "latin1", "ascii", "binary":
+			want = cs
+			n++
+		}
+		if got := CharsetOfID(id); got != want {
+			t.Errorf("CharsetOfID(%d) (%s) = %q, want %q", id, name, got, want)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 100 {
+		t.Errorf("the server listed %d collations of the merge's charsets, want over 100", n)
+	}
+}

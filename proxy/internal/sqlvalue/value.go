@@ -140,8 +140,8 @@ func TypeOf(f *mysql.Field, collation uint16) Type {
 		if collation != 0 && t.Collation != nil {
 			// The values arrive in the connection's charset, which the
 			// definition's collation id names.
-			if rc := CollationByID(f.Charset); rc != nil {
-				t.Collation = t.Collation.ForText(rc.Charset)
+			if cs := CharsetOfID(f.Charset); cs != "" {
+				t.Collation = t.Collation.ForText(cs)
 			} else {
 				t.Collation = nil
 			}
