@@ -92,10 +92,17 @@ func (s *Session) subqueriesFirstPlan(st *statement, planErr error) (*router.Pla
 	}
 	wide, err := s.planText(wideSQL)
 	if err != nil {
-		if what == aSelect {
-			return nil, planErr
+		if what != aSelect {
+			return nil, err
 		}
-		return nil, err
+		if slices.ContainsFunc(subs, func(sub router.Subquery) bool { return sub.Derived != nil }) {
+			// The derived table read first is not what the router
+			// refuses: its error names what is (a subquery inside the
+			// derived table that does not pair, Sequelize's required:
+			// true correlated on another column).
+			return nil, &NotSupportedError{What: fmt.Sprintf("%s whose derived table with LIMIT spans data nodes (%s); the proxy evaluates such a derived table first, and cannot run the statement over the rows it chose: %s", what, errLine(planErr), errLine(err))}
+		}
+		return nil, planErr
 	}
 	if st.args != nil {
 		if err := s.nameFieldSubqueries(st.sql, subs); err != nil {

@@ -31,5 +31,6 @@ func TestSequelizeApplication(t *testing.T) {
 	})
 	app.sameThroughProxy(t, e, e.backends[0], "sq_ref",
 		`"inner" "inner fails"`, `"after nested" [[2,"outer"],[5,"after"]]`, `"rolled back" 0 0`, `"created" 1 "NEW" true`,
-		`"include limit" [["NEW",[1,2,3]],["outer",[]],["after",[]]] 5 [["outer",0],["NEW",3]]`)
+		`"include limit" [["NEW",[1,2,3]],["outer",[]],["after",[]]] 5 [["outer",0],["NEW",3]]`,
+		`"include required" [["after",[4]]] 3 [["NEW",[2,3]]]`)
 }

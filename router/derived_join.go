@@ -85,7 +85,12 @@ func eachDerivedTable(sel *ast.SelectStmt, fn func(ts *ast.TableSource, inner *a
 
 // liftable returns inner, a derived table's SELECT, as a liftedDerived
 // when it reads one sharded table alone, row by row, and selects only
-// its columns; nil otherwise.
+// its columns; nil otherwise. A sharded table in a subquery of its WHERE
+// clause stays nested: it pairs with the derived table's data node when
+// correlated with its table as a subquery is with a top-level one
+// (bindCorrelated), as Sequelize's required: true include writes it
+// (WHERE (SELECT order_id FROM t_order_item WHERE t_order_item.order_id
+// = t_order.order_id LIMIT 1) IS NOT NULL), and else routing refuses it.
 func (a *analysis) liftable(inner *ast.SelectStmt) *liftedDerived {
 	s := a.scopeOf[inner]
 	if s == nil || !a.rowwise(inner, liftDerived) || hasWindows(inner) || inner.LockInfo != nil ||
@@ -104,9 +109,8 @@ func (a *analysis) liftable(inner *ast.SelectStmt) *liftedDerived {
 		switch {
 		case ref.scope == s && d.ref < 0:
 			d.ref = ref.idx
-		case within(ref.scope, s):
-			// A second sharded table, or one in a subquery of the
-			// derived table.
+		case ref.scope == s:
+			// A second sharded table.
 			return nil
 		}
 	}

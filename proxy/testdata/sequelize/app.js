@@ -2,7 +2,7 @@
 // TestSequelizeApplication through the proxy and against one MariaDB:
 // sync() creating the tables, a model with hasMany/belongsTo loaded with
 // include, bulkCreate, findAndCountAll paging, includes with a limit
-// (findAll, findAndCountAll), managed and nested transactions
+// (findAll, findAndCountAll, required: true), managed and nested transactions
 // (savepoints) with a failing inner one, a rollback, save() of a row
 // that writes every column, a grouped aggregate, an upsert. It
 // prints one line per step; both runs must print the same. Keys are not
@@ -62,6 +62,14 @@ Item.belongsTo(Order, { foreignKey: 'order_id', targetKey: 'order_id', constrain
   const parents = await Order.findAll({ include: [Item], order: [['order_id', 'ASC'], [Item, 'qty', 'ASC']], limit: 3 });
   const counted = await Order.findAndCountAll({ where: { user_id: [1, 2, 5] }, include: [Item], order: [['order_id', 'DESC']], limit: 2, offset: 1 });
   out('include limit', parents.map(r => [r.status, r.Items.map(i => i.qty)]), counted.count, counted.rows.map(r => [r.status, r.Items.length]));
+  // required: true pages only the parents with a child, by a subquery
+  // on the children correlated on the parent's key inside the derived
+  // table, and INNER JOINs them.
+  const after = await Order.findOne({ where: { user_id: 5 } });
+  await Item.create({ order_id: after.order_id, user_id: 5, qty: 4 });
+  const withItems = await Order.findAll({ include: [{ model: Item, required: true }], order: [['order_id', 'ASC'], [Item, 'qty', 'ASC']], limit: 1, offset: 1 });
+  const countedWith = await Order.findAndCountAll({ where: { user_id: [1, 2, 5] }, include: [{ model: Item, required: true, where: { qty: { [Op.gt]: 1 } } }], order: [['order_id', 'DESC']], limit: 1, offset: 1 });
+  out('include required', withItems.map(r => [r.status, r.Items.map(i => i.qty)]), countedWith.count, countedWith.rows.map(r => [r.status, r.Items.map(i => i.qty).sort()]));
 
   eager.status = 'PAID';
   await eager.save();
