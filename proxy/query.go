@@ -43,8 +43,10 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 	}()
 	// The parser runs every /*! comment and no /*M! one; MariaDB decides
 	// by the version after the marker.
-	if id, ok := mariaDBVersionID(s.srv.version()); ok {
-		sql = sqllex.ParserText(sql, s.lexMode(), id)
+	if sqllex.HasExecutable(sql) {
+		if id, ok := mariaDBVersionID(s.srv.version()); ok {
+			sql = sqllex.ParserText(sql, s.lexMode(), id)
+		}
 	}
 	stmts, _, err = s.parser.Parse(sql, "", "")
 	if err != nil {

@@ -38,6 +38,12 @@ func (t Token) version(sql string) (version, end int, ok bool) {
 	return version, end, true
 }
 
+// HasExecutable reports whether sql may hold an executable comment (its
+// markers may stand inside a string too).
+func HasExecutable(sql string) bool {
+	return strings.Contains(sql, "/*!") || strings.Contains(sql, "/*M!")
+}
+
 // ParserText returns sql with its executable comments written as the
 // TiDB parser must see them to read what a MariaDB server of version id
 // (Runs) reads: one the server runs keeps a /*! marker, its M and
@@ -49,7 +55,7 @@ func (t Token) version(sql string) (version, end int, ok bool) {
 // when it holds no executable comment. An unterminated comment stays as
 // it is, the syntax error it is.
 func ParserText(sql string, mode Mode, id int) string {
-	if !strings.Contains(sql, "/*!") && !strings.Contains(sql, "/*M!") {
+	if !HasExecutable(sql) {
 		return sql
 	}
 	var b []byte
