@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"net"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,29 @@ func (srv *Server) version() string {
 		return *v
 	}
 	return ServerVersion
+}
+
+// mariaDBVersionID returns MariaDB version v as the server's
+// MYSQL_VERSION_ID (10.11.19-MariaDB-shardflake is 101119), which decides
+// which executable comments it runs; false for another server's version.
+func mariaDBVersionID(v string) (int, bool) {
+	if !isMariaDB(v) {
+		return 0, false
+	}
+	v = strings.TrimPrefix(v, mariaDBCompatPrefix)
+	id := 0
+	for _, part := range strings.SplitN(v, ".", 3) {
+		n := 0
+		for n < len(part) && part[n] >= '0' && part[n] <= '9' {
+			n++
+		}
+		p, err := strconv.Atoi(part[:n])
+		if err != nil || p > 99 {
+			return 0, false
+		}
+		id = id*100 + p
+	}
+	return id, true
 }
 
 // learnVersion asks the default data source its version, once, so the

@@ -41,6 +41,13 @@ func (s *Session) parse(sql string) (stmts []ast.StmtNode, err error) {
 			stmts, err = nil, fmt.Errorf("the SQL parser cannot read this statement: %v", r)
 		}
 	}()
+	// The parser runs every /*! comment and no /*M! one; MariaDB decides
+	// by the version after the marker.
+	if sqllex.HasExecutable(sql) {
+		if id, ok := mariaDBVersionID(s.srv.version()); ok {
+			sql = sqllex.ParserText(sql, s.lexMode(), id)
+		}
+	}
 	stmts, _, err = s.parser.Parse(sql, "", "")
 	if err != nil {
 		// BEGIN WORK, COMMIT WORK, ROLLBACK WORK [TO SAVEPOINT x] and

@@ -183,6 +183,12 @@ func TestSelectSubqueryFirst(t *testing.T) {
 		"SELECT COUNT(*) FROM t_order WHERE NULL IN (SELECT qty FROM t_order_item WHERE qty > 1000) IS NULL",
 		"SELECT order_id FROM t_order WHERE amount IN (SELECT price FROM t_order_item) ORDER BY order_id",
 		"SELECT * FROM t_order WHERE order_id IN (SELECT * FROM (SELECT order_id FROM t_order_item WHERE qty >= 7) subquery) ORDER BY order_id",
+		// MikroORM's page of parents with their children (populate with
+		// limit): the IN subquery reads the one column of a derived table
+		// that holds the LIMIT, which MariaDB refuses in the IN subquery
+		// itself (1235).
+		"SELECT o.order_id, o.status, i.qty FROM t_order AS o LEFT JOIN t_order_item AS i ON o.order_id = i.order_id WHERE o.order_id IN (SELECT o.order_id FROM (SELECT o.order_id FROM t_order AS o LEFT JOIN t_order_item AS i ON o.order_id = i.order_id GROUP BY o.order_id ORDER BY MIN(o.amount) DESC LIMIT 3 OFFSET 1) AS o) ORDER BY o.amount DESC, i.qty",
+		"SELECT order_id FROM t_order WHERE order_id IN (SELECT order_id FROM (SELECT order_id AS order_id FROM t_order ORDER BY amount LIMIT 2) x) ORDER BY order_id",
 		// EXISTS and NOT EXISTS.
 		"SELECT order_id FROM t_order WHERE EXISTS (SELECT 1 FROM t_order_item WHERE qty > 8) ORDER BY order_id",
 		"SELECT order_id FROM t_order WHERE EXISTS (SELECT * FROM t_order_item WHERE qty > 1000) ORDER BY order_id",

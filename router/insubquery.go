@@ -653,14 +653,14 @@ func uncorrelatedInSelect(p *ast.PatternInExpr) *ast.SelectStmt {
 }
 
 // derivedOnly returns the SELECT of sel's one derived table when sel is
-// just SELECT * FROM (SELECT ...) alias.
+// just SELECT * FROM (SELECT ...) alias (Django's wrapping), or SELECT
+// alias.c FROM (SELECT ... c ...) alias of the derived table's one column
+// (MikroORM's, for a page of parents with their children: WHERE
+// a0.id IN (SELECT a0.id FROM (SELECT a0.id ... LIMIT 3) AS a0)).
 func derivedOnly(sel *ast.SelectStmt) *ast.SelectStmt {
 	if sel.From == nil || sel.From.TableRefs == nil || sel.From.TableRefs.Right != nil || sel.Where != nil ||
 		sel.GroupBy != nil || sel.Having != nil || sel.OrderBy != nil || sel.Limit != nil || sel.Distinct ||
 		sel.LockInfo != nil || len(sel.WindowSpecs) > 0 || sel.With != nil || sel.Fields == nil || len(sel.Fields.Fields) != 1 {
-		return nil
-	}
-	if wc := sel.Fields.Fields[0].WildCard; wc == nil || wc.Table.L != "" {
 		return nil
 	}
 	ts, ok := sel.From.TableRefs.Left.(*ast.TableSource)
@@ -671,7 +671,32 @@ func derivedOnly(sel *ast.SelectStmt) *ast.SelectStmt {
 	if !ok {
 		return nil
 	}
+	if wc := sel.Fields.Fields[0].WildCard; wc != nil {
+		if wc.Table.L != "" {
+			return nil
+		}
+		return inner
+	}
+	if !derivedColumn(sel.Fields.Fields[0].Expr, ts.AsName.L, inner) {
+		return nil
+	}
 	return inner
+}
+
+// derivedColumn reports whether e names the one column of inner, a
+// derived table called alias, unqualified or by that alias.
+func derivedColumn(e ast.ExprNode, alias string, inner *ast.SelectStmt) bool {
+	c, ok := e.(*ast.ColumnNameExpr)
+	if !ok || c.Name.Schema.L != "" || c.Name.Table.L != "" && c.Name.Table.L != alias ||
+		inner.Fields == nil || len(inner.Fields.Fields) != 1 {
+		return false
+	}
+	f := inner.Fields.Fields[0]
+	name := f.AsName.L
+	if ic, ok := f.Expr.(*ast.ColumnNameExpr); ok && name == "" {
+		name = ic.Name.Name.L
+	}
+	return name != "" && name == c.Name.Name.L
 }
 
 // correlated reports whether sel qualifies a column with a name that no

@@ -129,6 +129,26 @@ func TestSubqueries(t *testing.T) {
 			values: [][]any{{int64(1), int64(2)}},
 			want:   "SELECT * FROM `t` WHERE `a` IN (1,2)",
 		},
+		{
+			name:   "in, the one column of a derived table with LIMIT (MikroORM's)",
+			give:   "SELECT * FROM t WHERE a IN (SELECT d.a FROM (SELECT u.a FROM u ORDER BY b LIMIT 2) AS d)",
+			subs:   []Subquery{{SQL: "SELECT `u`.`a` FROM `u` ORDER BY `b` LIMIT 2", Kind: SubqueryIn, Strings: true}},
+			values: [][]any{{int64(1), int64(2)}},
+			want:   "SELECT * FROM `t` WHERE `a` IN (1,2)",
+		},
+		{
+			name:    "in, the aliased column of a derived table, unqualified",
+			give:    "DELETE FROM t WHERE a IN (SELECT x FROM (SELECT MAX(a) AS x FROM u GROUP BY b LIMIT 2) AS d)",
+			selects: []string{"SELECT MAX(`a`) AS `x` FROM `u` GROUP BY `b` LIMIT 2 FOR UPDATE"},
+			values:  [][]any{{int64(3)}},
+			want:    "DELETE FROM `t` WHERE `a` IN (3)",
+		},
+		{
+			name:    "in, an expression of a derived table's column: the SELECT as it is",
+			give:    "DELETE FROM t WHERE a IN (SELECT d.a + 1 FROM (SELECT a FROM u LIMIT 2) AS d)",
+			selects: []string{"SELECT `d`.`a`+1 FROM (SELECT `a` FROM `u` LIMIT 2) AS `d` FOR UPDATE"},
+		},
+		{name: "in, another table's column", give: "DELETE FROM t WHERE a IN (SELECT e.a FROM (SELECT a FROM u LIMIT 2) AS d)"},
 		{name: "an UPDATE", give: "UPDATE t SET a = 1 WHERE k > (SELECT AVG(k) FROM u)"},
 		{
 			name: "derived table with ORDER BY and LIMIT (Sequelize's include)",

@@ -38,7 +38,7 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 /usr/bin/python3 -c 'import alembic' >/dev/null 2>&1 || need+=(python3-alembic) # TestAlembicApplication
 /usr/bin/python3 -c 'import aiomysql' >/dev/null 2>&1 || need+=(python3-aiomysql) # TestAiomysqlApplication (and SQLAlchemy's asyncio engine over it)
 /usr/bin/python3 -c 'import pony' >/dev/null 2>&1 || need+=(python3-pony) # TestPonyApplication
-command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication, TestTypeORMApplication, TestKnexApplication, TestDrizzleApplication
+command -v node >/dev/null 2>&1 || need+=(nodejs) # TestSequelizeApplication, TestTypeORMApplication, TestKnexApplication, TestDrizzleApplication, TestMikroORMApplication
 command -v npm >/dev/null 2>&1 || need+=(npm) # and TestMariadbNodeApplication, TestMysqljsApplication (npm_packages)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless) # TestConnectorJApplication
 [ -f /usr/share/java/mariadb-java-client.jar ] || need+=(libmariadb-java)
@@ -60,12 +60,12 @@ command -v pt-archiver >/dev/null 2>&1 || need+=(percona-toolkit) # TestPerconaT
 compgen -G '/usr/lib/*/odbc/libmaodbc.so' >/dev/null || need+=(odbc-mariadb) # MariaDB Connector/ODBC, the driver it loads
 
 # npm_packages installs the Node.js applications' packages (Sequelize;
-# TypeORM, Knex and Drizzle; mariadb and mysql), each pinned by its
+# TypeORM, Knex and Drizzle; MikroORM; mariadb and mysql), each pinned by its
 # package-lock.json, once.
 npm_packages() {
 	local root app
 	root="$(cd "$(dirname "$0")/.." && pwd)/proxy/testdata"
-	for app in sequelize/sequelize typeorm/typeorm typeorm/knex typeorm/drizzle-orm nodedrivers/mariadb nodedrivers/mysql; do
+	for app in sequelize/sequelize typeorm/typeorm typeorm/knex typeorm/drizzle-orm mikroorm/@mikro-orm/core nodedrivers/mariadb nodedrivers/mysql; do
 		if [ ! -d "$root/${app%%/*}/node_modules/${app#*/}" ]; then
 			echo "install-deps: npm ci in $root/${app%%/*}" >&2
 			npm ci --prefix "$root/${app%%/*}" --no-audit --no-fund --loglevel=error

@@ -17,7 +17,8 @@
 //     ("--1" is minus minus one).
 //   - /* ... */ is a comment; it ends at the first */ (comments do not
 //     nest). /*! ... */ and /*M! ... */ are executable comments, whose
-//     text the server runs as SQL; /*+ ... */ holds optimizer hints.
+//     text the server runs as SQL, when the version number after the
+//     marker allows (Token.Runs); /*+ ... */ holds optimizer hints.
 //     An executable comment ends at its first */ here too, where MariaDB,
 //     reading its text as code, would pass over a */ inside a string in
 //     it (no statement the proxy reads so far puts one there).

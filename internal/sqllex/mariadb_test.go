@@ -3,6 +3,7 @@ package sqllex
 import (
 	"database/sql"
 	"encoding/hex"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -127,18 +128,60 @@ func TestRulesAgainstMariaDB(t *testing.T) {
 	for _, give := range []string{"`a``b`", "`a\\b`", "`x y`"} {
 		t.Run("name "+give, func(t *testing.T) {
 			tok := At(give, 0, Backslash)
-			rows, err := db.Query("SELECT 1 AS " + give)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			cols, err := rows.Columns()
-			if err != nil {
-				t.Fatal(err)
-			}
+			cols := columns(t, db, "SELECT 1 AS "+give)
 			if want := Unquote(give, tok, Backslash); len(cols) != 1 || cols[0] != want {
 				t.Errorf("MariaDB names the column %q, Unquote %q", cols, want)
 			}
 		})
 	}
+}
+
+// TestRunsAgainstMariaDB: Token.Runs says of each executable comment
+// what a live MariaDB does with SELECT 1 <comment>: two columns when it
+// runs the comment's ", 2", one when it skips it; the versions around
+// the server's own are built from its VERSION().
+func TestRunsAgainstMariaDB(t *testing.T) {
+	srv := mariadbtest.Start(t, mariadbtest.Options{})
+	db := srv.Open(t, "")
+	var version string
+	if err := db.QueryRow("SELECT VERSION()").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	id := 0
+	for _, part := range strings.SplitN(strings.SplitN(version, "-", 2)[0], ".", 3) {
+		n, err := strconv.Atoi(part)
+		if err != nil {
+			t.Fatalf("VERSION() %q: %v", version, err)
+		}
+		id = id*100 + n
+	}
+	for _, v := range []string{
+		"", "12345", "50699", "50700", "80013", "99999", "000000", "050700",
+		strconv.Itoa(id), strconv.Itoa(id + 1), strconv.Itoa(id - 1), strconv.Itoa(id+1) + "0",
+	} {
+		for _, marker := range []string{"/*!", "/*M!"} {
+			give := marker + v + " , 2 */"
+			t.Run(give, func(t *testing.T) {
+				cols := columns(t, db, "SELECT 1 "+give)
+				if got, want := At(give, 0, Backslash).Runs(give, id), len(cols) == 2; got != want {
+					t.Errorf("Runs = %v for version %d; MariaDB answers %d columns", got, id, len(cols))
+				}
+			})
+		}
+	}
+}
+
+// columns returns the names of the columns of q's answer.
+func columns(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cols
 }

@@ -377,7 +377,7 @@ func Unescape(c byte) byte {
 // other comments included, stays as it is; sql itself comes back when it
 // holds no executable comment.
 func ExecutableText(sql string, mode Mode) string {
-	if !strings.Contains(sql, "/*!") && !strings.Contains(sql, "/*M!") {
+	if !HasExecutable(sql) {
 		return sql
 	}
 	var b strings.Builder

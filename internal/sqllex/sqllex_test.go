@@ -246,3 +246,27 @@ func TestQuoteEndByteByByte(t *testing.T) {
 		walk([]byte{q})
 	}
 }
+
+func TestParserText(t *testing.T) {
+	tests := []struct {
+		give, want string
+	}{
+		{"SELECT 1", "SELECT 1"},
+		{"SELECT a /*!80013 , b */ FROM t", "SELECT a                 FROM t"},
+		{"SELECT a /*!50699 , b */ FROM t", "SELECT a /*!      , b */ FROM t"},
+		{"SELECT a /*M!80013 , b */ FROM t", "SELECT a /*!       , b */ FROM t"},
+		{"SELECT a /*!101119 , b */ FROM t", "SELECT a /*!       , b */ FROM t"},
+		{"SELECT a /*!101120 , b */ FROM t", "SELECT a                  FROM t"},
+		{"SELECT a /*M!101120 , b */ FROM t", "SELECT a                   FROM t"},
+		{"SELECT a /*!, b */, '/*!80013 x */' FROM t", "SELECT a /*!, b */, '/*!80013 x */' FROM t"},
+		{"SELECT a /*!1234 , b */", "SELECT a /*!1234 , b */"},
+		{"SELECT a /*!80013 , b", "SELECT a /*!80013 , b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			if got := ParserText(tt.give, Backslash, 101119); got != tt.want {
+				t.Errorf("ParserText(%q) = %q, want %q", tt.give, got, tt.want)
+			}
+		})
+	}
+}
