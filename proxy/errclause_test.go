@@ -81,6 +81,29 @@ func TestSetOpOrderByUnknownColumn(t *testing.T) {
 	}
 }
 
+// TestSetOpOrderByQualifiedColumn: a set operation over t_order and
+// t_order_item whose ORDER BY names a column with its table's name (or
+// an alias's, or the schema's and table's), anywhere outside a subquery,
+// gets MariaDB's 1250 naming that table as written, before an unknown
+// name of the ORDER BY, a position past the select list or an unknown
+// table of a branch, as text and prepared; each got 1235.
+func TestSetOpOrderByQualifiedColumn(t *testing.T) {
+	e := diffEnvironment(t)
+	for _, q := range []string{
+		"SELECT order_id FROM t_order UNION SELECT order_id FROM t_order ORDER BY t_order.order_id",
+		"SELECT user_id FROM t_order UNION ALL SELECT user_id FROM t_order_item ORDER BY t_order_item.user_id LIMIT 3",
+		"SELECT o.user_id FROM t_order o INTERSECT SELECT i.user_id FROM t_order_item i ORDER BY o.user_id DESC",
+		"(SELECT user_id FROM t_order) EXCEPT (SELECT user_id FROM t_order_item) ORDER BY T_Order.user_id",
+		"SELECT user_id FROM t_order UNION SELECT user_id FROM t_order_item ORDER BY ABS(t_order.user_id) + 1",
+		"SELECT user_id FROM t_order UNION SELECT user_id FROM t_order_item ORDER BY user_id, sharding_db.t_order.nosuch",
+		"SELECT user_id FROM t_order UNION SELECT user_id FROM t_order_item ORDER BY nosuch, x.user_id",
+		"SELECT user_id FROM t_order UNION SELECT user_id FROM t_order_item ORDER BY 2, t_order.user_id",
+		"SELECT user_id FROM t_order UNION ALL SELECT user_id FROM no_such_table ORDER BY t_order.user_id",
+	} {
+		t.Run(q, func(t *testing.T) { e.sameErrorBothWays(t, q) })
+	}
+}
+
 // TestUnknownFunctionCase: a stored function that does not exist, called
 // in a statement on a sharded table, is named in MariaDB's 1305 as the
 // client wrote it, not upper-cased by the restore of the routes' SQL; on
