@@ -158,7 +158,7 @@ func (s *Session) writeRowsWhere(ctx context.Context, cols []*mysql.Field, rows 
 	if where == nil {
 		return s.writeRows(newMemStream(cols, rows), out)
 	}
-	derived, err := derivedSQL(cols, rows)
+	derived, err := derivedSQL(cols, nil, rows)
 	if err != nil {
 		return err
 	}
