@@ -146,6 +146,10 @@ func TestFoldedPosition(t *testing.T) {
 		{sql: "SELECT order_id, qty FROM t_order ORDER BY (TRUE) DESC LIMIT 4", ordered: true},
 		{sql: "SELECT user_id % 3, COUNT(*) FROM t_order GROUP BY (1)"},
 		{sql: "SELECT user_id, SUM(qty) FROM t_order GROUP BY +1 ORDER BY (1) LIMIT 4", ordered: true},
+		// GROUP_CONCAT's own ORDER BY (1) is its first argument, which
+		// the merge refuses as it refuses ORDER BY 1 there; it joined
+		// each group's values unordered.
+		{sql: "SELECT user_id % 2, GROUP_CONCAT(order_id ORDER BY (1) DESC) FROM t_order GROUP BY 1", wantErr: 1235},
 	} {
 		e.check(t, tc)
 		if d := compareResults(tc, e.runPrepared(e.proxyRaw, tc.sql), e.runPrepared(e.refRaw, tc.sql)); d != "" {
