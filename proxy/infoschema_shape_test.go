@@ -103,7 +103,8 @@ func TestInfoSchemaShapesDifferential(t *testing.T) {
 // named apart by case and by '_' against letters come in MariaDB's order
 // for a client on utf8mb4_bin or utf8mb4_unicode_ci, in ORDER BY, MIN,
 // MAX and a range of names, as text and prepared, beside a sharded
-// table. The proxy's rows sorted in the client's collation.
+// table, and SHOW TABLES ... WHERE compares them so. The proxy's rows
+// sorted and compared in the client's collation.
 func TestInfoSchemaCollationOrder(t *testing.T) {
 	e := startEnv(t, envOptions{rules: isRules})
 	ctx := context.Background()
@@ -161,6 +162,17 @@ func TestInfoSchemaCollationOrder(t *testing.T) {
 		q := "SELECT TABLE_NAME " + of + " AND TABLE_NAME <> ? ORDER BY TABLE_NAME"
 		if got, want := queryStrings(t, pc, q, "x"), queryStrings(t, rc, q, "x"); !slices.Equal(got, want) {
 			t.Errorf("%s: %s (prepared)\nproxy:     %q\nreference: %q", collation, q, got, want)
+		}
+		// SHOW ... WHERE compares the names as information_schema's
+		// columns do (it got none of these rows).
+		for _, q := range []string{
+			"SHOW TABLES WHERE Tables_in_%s LIKE 'isc%%' AND Tables_in_%[1]s > 'isc_Abc'",
+			"SHOW FULL TABLES WHERE Tables_in_%s IN ('ISC_ABC', 'IS_Order')",
+		} {
+			got, want := queryStrings(t, pc, fmt.Sprintf(q, "sharding_db")), queryStrings(t, rc, fmt.Sprintf(q, "isref"))
+			if !slices.Equal(got, want) || len(want) == 0 {
+				t.Errorf("%s: %s\nproxy:     %q\nreference: %q", collation, q, got, want)
+			}
 		}
 		pc.Close()
 		rc.Close()
