@@ -9,9 +9,11 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/charset"
 	"github.com/pingcap/tidb/pkg/parser/format"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
+	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -163,6 +165,7 @@ func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTabl
 		homes[n.DataSource][n.Table] = logical
 	}
 	var columns []*mysql.Field
+	var collations []uint16
 	var rows []Row
 	for _, ds := range dsOrder {
 		db := rules.DataSource(ds).Database
@@ -174,12 +177,20 @@ func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTabl
 		if ds != rules.DefaultDataSource && it.tableCol == "" {
 			continue
 		}
-		res, err := s.queryResult(ctx, ds, "SELECT * FROM information_schema."+name+" WHERE "+where)
+		read := "SELECT * FROM information_schema." + name + " WHERE " + where
+		res, err := s.queryResult(ctx, ds, read)
 		if err != nil {
 			return "", nil, err
 		}
 		if columns == nil {
 			columns = res.columns
+			if s.srv.collations != nil {
+				// The rows sort and compare in their columns' own
+				// collations, not the client's (derivedSQL).
+				if collations, err = s.srv.collations.RouteCollations(ctx, router.Route{DataSource: ds, SQL: read}); err != nil {
+					return "", nil, err
+				}
+			}
 		}
 		idx := func(col string) int {
 			for i, f := range res.columns {
@@ -225,13 +236,16 @@ func (s *Session) derivedInfoTable(ctx context.Context, name string, it infoTabl
 			return "", nil, err
 		}
 	}
-	sql, err := derivedSQL(columns, rows)
+	sql, err := derivedSQL(columns, collations, rows)
 	return sql, columns, err
 }
 
 // derivedSQL writes rows as SELECT literal AS col, ... UNION ALL ...; no
-// rows gives a SELECT of NULLs that returns nothing.
-func derivedSQL(columns []*mysql.Field, rows []Row) (string, error) {
+// rows gives a SELECT of NULLs that returns nothing. collations, when
+// not nil, are the columns' own collation ids (0: not a string column),
+// in which their strings are written (collatedLiteral); otherwise a
+// string is in the connection's collation.
+func derivedSQL(columns []*mysql.Field, collations []uint16, rows []Row) (string, error) {
 	var b []byte
 	if len(rows) == 0 {
 		b = append(b, "SELECT "...)
@@ -259,6 +273,10 @@ func derivedSQL(columns []*mysql.Field, rows []Row) (string, error) {
 				b = append(b, "NULL"...)
 			case isNumeric(columns[i].Type):
 				b = append(b, v...)
+			case i < len(collations) && collations[i] != 0:
+				if b, err = collatedLiteral(b, v, collations[i]); err != nil {
+					return "", err
+				}
 			default:
 				if b, err = sqlarg.AppendLiteral(b, string(v), sqlarg.Backslash); err != nil {
 					return "", err
@@ -271,6 +289,40 @@ func derivedSQL(columns []*mysql.Field, rows []Row) (string, error) {
 		}
 	}
 	return string(b), nil
+}
+
+// collatedLiteral appends v as a string of collation id:
+// CAST('v' AS CHAR CHARSET cs), which MariaDB gives cs's default
+// collation and a column's derivation (IMPLICIT), also through the
+// derived table's UNION ALL, so that the client's ORDER BY, comparisons
+// and GROUP BY read it as the column it stands for; COLLATE names
+// another collation than utf8mb3_general_ci (utf8mb3's default, and
+// every MariaDB information_schema text column's). A collation the
+// merge does not know, or TiDB's parser would not read back, leaves v a
+// plain literal.
+func collatedLiteral(b []byte, v []byte, id uint16) ([]byte, error) {
+	c := sqlvalue.CollationByID(id)
+	plain := c == nil || c.Charset == "binary"
+	if !plain && id != sqlvalue.Utf8mb3GeneralCI {
+		_, err := charset.GetCollationByName(c.Name)
+		plain = err != nil
+	}
+	if plain {
+		return sqlarg.AppendLiteral(b, string(v), sqlarg.Backslash)
+	}
+	b = append(b, "CAST("...)
+	b, err := sqlarg.AppendLiteral(b, string(v), sqlarg.Backslash)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, " AS CHAR CHARSET "...)
+	b = append(b, c.Charset...)
+	b = append(b, ')')
+	if id != sqlvalue.Utf8mb3GeneralCI {
+		b = append(b, " COLLATE "...)
+		b = append(b, c.Name...)
+	}
+	return b, nil
 }
 
 func appendIdent(b []byte, name string) []byte {

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"testing"
@@ -92,5 +94,87 @@ func TestInfoSchemaShapesDifferential(t *testing.T) {
 		if !slices.Equal(got, want) || len(want) == 0 {
 			t.Errorf("%s\nproxy:     %q\nreference: %q", q, got, want)
 		}
+	}
+}
+
+// TestInfoSchemaCollationOrder: information_schema rows through the proxy
+// sort and compare in their columns' own collation (utf8mb3_general_ci,
+// as MariaDB describes them), not in the client's: tables and columns
+// named apart by case and by '_' against letters come in MariaDB's order
+// for a client on utf8mb4_bin or utf8mb4_unicode_ci, in ORDER BY, MIN,
+// MAX and a range of names, as text and prepared, beside a sharded
+// table, and SHOW TABLES ... WHERE compares them so. The proxy's rows
+// sorted and compared in the client's collation.
+func TestInfoSchemaCollationOrder(t *testing.T) {
+	e := startEnv(t, envOptions{rules: isRules})
+	ctx := context.Background()
+	db := e.open(t)
+	e.backends[0].Exec(t, "ds_0", "CREATE DATABASE IF NOT EXISTS isref")
+	ref := e.backends[0].Open(t, "isref")
+	tables := []string{"isc_Abc", "isc_abd", "isc_a_b", "isc_aBa", "is_order"}
+	drop := func() {
+		for _, name := range tables {
+			db.Exec("DROP TABLE IF EXISTS " + name)
+			ref.Exec("DROP TABLE IF EXISTS " + name)
+		}
+	}
+	drop()
+	t.Cleanup(drop)
+	for _, name := range tables {
+		q := "CREATE TABLE " + name + " (order_id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, Zeta INT, a_col INT, aCol INT, Acm INT)"
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("proxy: %s: %v", q, err)
+		}
+		if _, err := ref.Exec(q); err != nil {
+			t.Fatalf("reference: %s: %v", q, err)
+		}
+	}
+	of := "FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND (TABLE_NAME LIKE 'isc\\_%' OR TABLE_NAME = 'is_order')"
+	queries := []string{
+		"SELECT TABLE_NAME " + of + " ORDER BY TABLE_NAME",
+		"SELECT TABLE_NAME " + of + " ORDER BY TABLE_NAME DESC LIMIT 3",
+		"SELECT MIN(TABLE_NAME), MAX(TABLE_NAME) " + of,
+		"SELECT TABLE_NAME " + of + " AND TABLE_NAME > 'isc_Abc' ORDER BY 1",
+		"SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'isc_a_b' ORDER BY COLUMN_NAME",
+		"SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('is_order', 'isc_aBa') ORDER BY COLUMN_NAME DESC, TABLE_NAME",
+	}
+	for _, collation := range []string{"utf8mb4_bin", "utf8mb4_unicode_ci"} {
+		pc, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := ref.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []*sql.Conn{pc, rc} {
+			if _, err := c.ExecContext(ctx, "SET NAMES utf8mb4 COLLATE "+collation); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, q := range queries {
+			got, want := queryStrings(t, pc, q), queryStrings(t, rc, q)
+			if !slices.Equal(got, want) || len(want) == 0 {
+				t.Errorf("%s: %s\nproxy:     %q\nreference: %q", collation, q, got, want)
+			}
+		}
+		// Prepared: a ? for the name.
+		q := "SELECT TABLE_NAME " + of + " AND TABLE_NAME <> ? ORDER BY TABLE_NAME"
+		if got, want := queryStrings(t, pc, q, "x"), queryStrings(t, rc, q, "x"); !slices.Equal(got, want) {
+			t.Errorf("%s: %s (prepared)\nproxy:     %q\nreference: %q", collation, q, got, want)
+		}
+		// SHOW ... WHERE compares the names as information_schema's
+		// columns do (it got none of these rows).
+		for _, q := range []string{
+			"SHOW TABLES WHERE Tables_in_%s LIKE 'isc%%' AND Tables_in_%[1]s > 'isc_Abc'",
+			"SHOW FULL TABLES WHERE Tables_in_%s IN ('ISC_ABC', 'IS_Order')",
+		} {
+			got, want := queryStrings(t, pc, fmt.Sprintf(q, "sharding_db")), queryStrings(t, rc, fmt.Sprintf(q, "isref"))
+			if !slices.Equal(got, want) || len(want) == 0 {
+				t.Errorf("%s: %s\nproxy:     %q\nreference: %q", collation, q, got, want)
+			}
+		}
+		pc.Close()
+		rc.Close()
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/format"
 
 	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
+	"github.com/shardflake/shardflake/proxy/internal/sqlvalue"
 	"github.com/shardflake/shardflake/proxy/internal/wire"
 	"github.com/shardflake/shardflake/router"
 )
@@ -149,6 +150,21 @@ func withPattern(name string, st *ast.ShowStmt) string {
 	return name
 }
 
+// showCollations are the collations of a SHOW's columns on MariaDB,
+// whose SHOW statements read information_schema: utf8mb3_general_ci for
+// a text column. The derived rows a SHOW's WHERE reads take them
+// (derivedSQL), so that it compares names as MariaDB does, not in the
+// client's collation.
+func showCollations(cols []*mysql.Field) []uint16 {
+	ids := make([]uint16, len(cols))
+	for i, f := range cols {
+		if sqlvalue.IsText(f) {
+			ids[i] = sqlvalue.Utf8mb3GeneralCI
+		}
+	}
+	return ids
+}
+
 // writeRowsWhere writes the rows of a SHOW the proxy answers itself, those
 // that its WHERE clause (nil: none) keeps: the default data source
 // evaluates the condition over them, handed as a derived table whose
@@ -158,7 +174,7 @@ func (s *Session) writeRowsWhere(ctx context.Context, cols []*mysql.Field, rows 
 	if where == nil {
 		return s.writeRows(newMemStream(cols, rows), out)
 	}
-	derived, err := derivedSQL(cols, rows)
+	derived, err := derivedSQL(cols, showCollations(cols), rows)
 	if err != nil {
 		return err
 	}

@@ -140,7 +140,7 @@ func (s *Session) tableStatusRows(ctx context.Context, want []logicalTable) ([]*
 // ... WHERE condition selects, evaluated by the default data source over
 // the rows written as a derived table.
 func (s *Session) whereRows(ctx context.Context, columns []*mysql.Field, rows []Row, where ast.ExprNode) ([]Row, error) {
-	derived, err := derivedSQL(columns, rows)
+	derived, err := derivedSQL(columns, showCollations(columns), rows)
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,7 @@ const (
 	CodeTooLongIdent   uint16 = 1059 // ER_TOO_LONG_IDENT, 42000
 	CodeWrongFieldSpec uint16 = 1063 // ER_WRONG_FIELD_SPEC, 42000
 	CodeWrongUsage     uint16 = 1221 // ER_WRONG_USAGE, HY000
+	CodeTableNotHere   uint16 = 1250 // ER_TABLENAME_NOT_ALLOWED_HERE, 42000
 )
 
 // StateOf returns the SQLSTATE of a code in the router's catalog, and
@@ -53,7 +54,7 @@ func StateOf(code uint16) (string, bool) {
 	switch code {
 	case CodeUnknown, CodeWrongArgs, CodeWrongUsage:
 		return "HY000", true
-	case CodeParse, CodeNotSupported, CodeBadDB, CodeFieldTwice, CodeNonUniqTable, CodeTooLongIdent, CodeWrongFieldSpec:
+	case CodeParse, CodeNotSupported, CodeBadDB, CodeFieldTwice, CodeNonUniqTable, CodeTooLongIdent, CodeWrongFieldSpec, CodeTableNotHere:
 		return "42000", true
 	case CodeNoSuchTable:
 		return "42S02", true

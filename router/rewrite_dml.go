@@ -98,7 +98,7 @@ func (r *Router) prepareDML(p *Prepared, a *analysis, stmt ast.StmtNode, h *hint
 		} else if so, ok := s.(*ast.SetOprStmt); ok && !a.system && !a.liftUnion(so) && len(a.sharded) > 0 && h == nil {
 			d.branches = r.prepareBranches(a, so)
 			if d.branches == nil {
-				if err := unknownUnionOrderName(so); err != nil {
+				if err := unionOrderError(so); err != nil {
 					return err
 				}
 			}

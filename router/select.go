@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/shardflake/shardflake/algorithm"
@@ -117,6 +118,9 @@ func (a *analysis) prepareMerge(sel *ast.SelectStmt, lists func(ast.ExprNode) []
 		return nil, err
 	}
 	if err := b.planComputed(); err != nil {
+		return nil, err
+	}
+	if err := b.foldPositions(); err != nil {
 		return nil, err
 	}
 	if err := b.planGroupKeys(); err != nil {
@@ -445,18 +449,17 @@ func (b *mergeBuilder) distinctArg(arg ast.ExprNode) int {
 	return j
 }
 
-// keyRef resolves a GROUP BY or ORDER BY item to a result column, adding
-// a hidden column when the select list does not hold it.
-func (b *mergeBuilder) keyRef(e ast.ExprNode, clause string, aliasFirst bool) (mref, error) {
+// keyRef resolves a GROUP BY or ORDER BY item (of b.clause) to a result
+// column, adding a hidden column when the select list does not hold it.
+func (b *mergeBuilder) keyRef(e ast.ExprNode, aliasFirst bool) (mref, error) {
 	if pe, ok := e.(*ast.PositionExpr); ok {
-		p := pe.N
-		if b.wildLo >= 0 && p >= 1 {
-			return mref{abs: p - 1}, nil
+		if err := b.badPosition(pe.N); err != nil {
+			return mref{}, err
 		}
-		if p < 1 || p > b.visible {
-			return mref{}, newError(CodeBadField, "42S22", "Unknown column '%d' in '%s'", p, clause)
+		if b.wildLo >= 0 {
+			return mref{abs: pe.N - 1}, nil
 		}
-		return b.field(p - 1), nil
+		return b.field(pe.N - 1), nil
 	}
 	if agg, ok := e.(*ast.AggregateFuncExpr); ok {
 		j, err := b.aggregate(agg, -1)
@@ -466,8 +469,8 @@ func (b *mergeBuilder) keyRef(e ast.ExprNode, clause string, aliasFirst bool) (m
 		return b.field(j), nil
 	}
 	if containsAggregate(e) {
-		if clause != "order clause" {
-			return mref{}, errNotSupported("an expression over aggregates in the %s cannot be merged across data nodes", clause)
+		if b.clause != ClauseOrderBy {
+			return mref{}, errNotSupported("an expression over aggregates in the %s cannot be merged across data nodes", b.clause)
 		}
 		// The routes compute it for its type; the merge replaces the
 		// value before sorting.
@@ -480,6 +483,80 @@ func (b *mergeBuilder) keyRef(e ast.ExprNode, clause string, aliasFirst bool) (m
 		return mref{field: j, abs: -1}, nil
 	}
 	return mref{field: b.addHidden(e), abs: -1}, nil
+}
+
+// badPosition is MariaDB's 1054 for a position of the select list in
+// b.clause that the list lacks; nil for one it has (any from 1 on with a
+// wildcard, whose columns the routes' own answers count).
+func (b *mergeBuilder) badPosition(p int) error {
+	if p < 1 || p > b.visible && b.wildLo < 0 {
+		return newError(CodeBadField, "42S22", "Unknown column '%d' in '%s'", p, b.clause)
+	}
+	return nil
+}
+
+// foldPositions makes a position of each ORDER BY and GROUP BY item that
+// MariaDB's parser folds into an integer literal ((2), +1, -(-1), TRUE),
+// which it reads as a position of the select list as it reads 2: TiDB's
+// parser makes a position of the bare literal alone, and the merge would
+// take the others for constants it need not sort or group by. Then it
+// gives MariaDB's 1054 for an ORDER BY position the list lacks, before
+// planGroupKeys looks at GROUP BY's: MariaDB resolves ORDER BY first.
+func (b *mergeBuilder) foldPositions() error {
+	if b.sel.GroupBy != nil {
+		foldPositions(b.sel.GroupBy.Items)
+	}
+	if b.sel.OrderBy == nil {
+		return nil
+	}
+	foldPositions(b.sel.OrderBy.Items)
+	b.clause = ClauseOrderBy
+	defer func() { b.clause = 0 }()
+	for _, it := range b.sel.OrderBy.Items {
+		if pe, ok := it.Expr.(*ast.PositionExpr); ok {
+			if err := b.badPosition(pe.N); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func foldPositions(items []*ast.ByItem) {
+	for _, it := range items {
+		if _, ok := it.Expr.(*ast.PositionExpr); ok {
+			continue
+		}
+		if n, ok := foldedInteger(it.Expr); ok {
+			it.Expr = &ast.PositionExpr{N: n}
+		}
+	}
+}
+
+// foldedInteger returns the integer MariaDB's parser folds e into: an
+// integer literal in parentheses or after signs, each - negating it.
+// Within int32, where the number is the one MariaDB prints.
+func foldedInteger(e ast.ExprNode) (int, bool) {
+	switch x := e.(type) {
+	case *driver.ValueExpr:
+		if x.Kind() == driver.KindInt64 {
+			n := x.GetInt64()
+			return int(n), n >= math.MinInt32 && n <= math.MaxInt32
+		}
+	case *ast.PositionExpr:
+		return x.N, x.P == nil
+	case *ast.ParenthesesExpr:
+		return foldedInteger(x.Expr)
+	case *ast.UnaryOperationExpr:
+		n, ok := foldedInteger(x.V)
+		switch x.Op {
+		case opcode.Plus:
+			return n, ok
+		case opcode.Minus:
+			return -n, ok
+		}
+	}
+	return 0, false
 }
 
 // match finds the visible field an expression names: by alias (for an

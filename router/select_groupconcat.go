@@ -75,7 +75,8 @@ func (b *mergeBuilder) groupConcat(agg *ast.AggregateFuncExpr, j int, text strin
 		if agg.Distinct {
 			return 0, errNotSupported("GROUP_CONCAT(DISTINCT ... ORDER BY ...) over several data nodes is supported ordered by its argument only")
 		}
-		if _, ok := it.Expr.(*ast.PositionExpr); ok || containsAggregate(it.Expr) {
+		_, position := it.Expr.(*ast.PositionExpr)
+		if _, folded := foldedInteger(it.Expr); position || folded || containsAggregate(it.Expr) {
 			return 0, errNotSupported("GROUP_CONCAT ... ORDER BY over several data nodes is supported on expressions of the rows")
 		}
 	}

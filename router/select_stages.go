@@ -88,7 +88,7 @@ func (b *mergeBuilder) planGroupKeys() error {
 	b.clause = ClauseGroupBy
 	defer func() { b.clause = 0 }()
 	for _, it := range b.sel.GroupBy.Items {
-		ref, err := b.keyRef(it.Expr, "group statement", false)
+		ref, err := b.keyRef(it.Expr, false)
 		if err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ func (b *mergeBuilder) planOrder() error {
 		if isConstant(it.Expr) {
 			continue
 		}
-		ref, err := b.keyRef(it.Expr, "order clause", true)
+		ref, err := b.keyRef(it.Expr, true)
 		if err != nil {
 			return err
 		}

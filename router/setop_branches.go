@@ -152,16 +152,29 @@ func (r *Router) prepareBranches(a *analysis, so *ast.SetOprStmt) *setOpBranches
 	return sb
 }
 
-// unknownUnionOrderName is MariaDB's 1054 for a set operation whose
-// ORDER BY names no result column, when the proxy cannot run it whole on
-// one data node: the result's columns take the first SELECT's names, and
-// the ORDER BY sees only those. Nil unless every ORDER BY item up to the
+// unionOrderError is the error MariaDB gives for a set operation's
+// ORDER BY that names no result column, when the proxy cannot run the
+// statement whole on one data node. A column named with its table's (or
+// schema's and table's) name, anywhere in the ORDER BY outside a
+// subquery, is MariaDB's 1250 as it parses the statement, before it reads
+// a branch's tables: the result's columns belong to no table. Otherwise
+// the result's columns take the first SELECT's names, and the ORDER BY
+// sees only those (1054); nil unless every ORDER BY item up to the
 // unknown name is a position in range or a bare name, and the first
 // SELECT names each of its columns plainly (no wildcard, no unaliased
 // expression, whose name is its text).
-func unknownUnionOrderName(so *ast.SetOprStmt) error {
+func unionOrderError(so *ast.SetOprStmt) error {
 	if so.OrderBy == nil || so.SelectList == nil || len(so.SelectList.Selects) == 0 {
 		return nil
+	}
+	for _, by := range so.OrderBy.Items {
+		var names nameFinder
+		by.Expr.Accept(&names)
+		for _, n := range names.names {
+			if n.Name.Table.O != "" {
+				return newError(CodeTableNotHere, "42000", "Table '%s' from one of the SELECTs cannot be used in ORDER BY", n.Name.Table.O)
+			}
+		}
 	}
 	first, _ := unionBranchSelect(so.SelectList.Selects[0])
 	if first == nil || first.Fields == nil {
