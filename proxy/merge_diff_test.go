@@ -82,6 +82,20 @@ rules:
 `, diffLogicalDB, indent(server), ds.String())
 }
 
+// diffPhysical names a data source's physical tables of a logical table
+// under diffRules: four of each, two of t_range.
+func diffPhysical(logical string) []string {
+	n := 4
+	if logical == "t_range" {
+		n = 2
+	}
+	var out []string
+	for j := range n {
+		out = append(out, fmt.Sprintf("%s_%d", logical, j))
+	}
+	return out
+}
+
 // diffSchema is the logical tables' definition, the same for the physical
 // and the reference tables. The string columns cover the collations the
 // merge must compare with: the default (utf8mb4_general_ci), unicode_ci,
@@ -286,17 +300,7 @@ func newDiffEnv(backends []*mariadbtest.Server, server string) (*diffEnv, error)
 		return nil
 	}
 	for i := range 2 {
-		err := setup(backends[i], fmt.Sprintf("mg_%d", i), func(logical string) []string {
-			n := 4
-			if logical == "t_range" {
-				n = 2
-			}
-			var out []string
-			for j := range n {
-				out = append(out, fmt.Sprintf("%s_%d", logical, j))
-			}
-			return out
-		})
+		err := setup(backends[i], fmt.Sprintf("mg_%d", i), diffPhysical)
 		if err != nil {
 			return nil, err
 		}

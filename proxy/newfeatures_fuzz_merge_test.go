@@ -267,6 +267,8 @@ func inlineArgs(q string, args []any) string {
 		b.WriteString(q[:i])
 		if s, ok := a.(string); ok {
 			b.WriteString(quoteString(s))
+		} else if a == nil {
+			b.WriteString("NULL")
 		} else {
 			fmt.Fprint(&b, a)
 		}

@@ -218,30 +218,10 @@ type writeDiffEnv struct {
 func newWriteDiffEnv(t *testing.T, backends []*mariadbtest.Server) *writeDiffEnv {
 	t.Helper()
 	ctx := context.Background()
+	schema := map[string]string{"t_order": diffSchema["t_order"], "t_order_item": diffSchema["t_order_item"]}
 	setup := func(b *mariadbtest.Server, db string, tables func(logical string) []string) {
 		t.Helper()
-		d, err := b.DB("")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Close()
-		stmts := []string{"DROP DATABASE IF EXISTS " + db, "CREATE DATABASE " + db}
-		for _, logical := range []string{"t_order", "t_order_item"} {
-			for _, name := range tables(logical) {
-				stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s.%s %s", db, name, diffSchema[logical]))
-			}
-		}
-		for _, s := range stmts {
-			if _, err := d.ExecContext(ctx, s); err != nil {
-				t.Fatalf("%s: %v", s, err)
-			}
-		}
-		t.Cleanup(func() {
-			if d, err := b.DB(""); err == nil {
-				d.Exec("DROP DATABASE IF EXISTS " + db)
-				d.Close()
-			}
-		})
+		createDatabase(t, b, db, schema, tables)
 	}
 	for i := range 2 {
 		setup(backends[i], fmt.Sprintf("rw_%d", i), func(logical string) []string {
@@ -273,6 +253,35 @@ func newWriteDiffEnv(t *testing.T, backends []*mariadbtest.Server) *writeDiffEnv
 		}
 	}
 	return &writeDiffEnv{proxy: proxy, ref: ref}
+}
+
+// createDatabase makes database db on b afresh, with each logical table of
+// schema (its definition) as the tables physical names, and drops it when
+// t ends.
+func createDatabase(t *testing.T, b *mariadbtest.Server, db string, schema map[string]string, physical func(logical string) []string) {
+	t.Helper()
+	d, err := b.DB("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	stmts := []string{"DROP DATABASE IF EXISTS " + db, "CREATE DATABASE " + db}
+	for logical, def := range schema {
+		for _, name := range physical(logical) {
+			stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s.%s %s", db, name, def))
+		}
+	}
+	for _, s := range stmts {
+		if _, err := d.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	t.Cleanup(func() {
+		if d, err := b.DB(""); err == nil {
+			d.Exec("DROP DATABASE IF EXISTS " + db)
+			d.Close()
+		}
+	})
 }
 
 // startRulesProxy serves rules on a loopback port for one test and returns

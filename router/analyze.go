@@ -86,7 +86,10 @@ type analysis struct {
 	scopes  []*scope
 	ctes    map[string]bool
 	params  []*driver.ParamMarkerExpr // in text order
-	sharded []*tableRef               // refs with a hole, in hole order
+	// setsInsertID: the statement calls LAST_INSERT_ID(expr), which
+	// sets the session's value (collectParams notes it on its walk).
+	setsInsertID bool
+	sharded      []*tableRef // refs with a hole, in hole order
 	// setOp marks UNION/INTERSECT/EXCEPT: branches are nested blocks.
 	setOp bool
 	// unionLift: a UNION whose branches each read one sharded table, the
@@ -565,13 +568,22 @@ func (a *analysis) collectParams(stmt ast.Node) {
 		p.Order = i
 	}
 	a.params = c.params
+	a.setsInsertID = c.setsInsertID
 }
 
-type paramCollector struct{ params []*driver.ParamMarkerExpr }
+type paramCollector struct {
+	params       []*driver.ParamMarkerExpr
+	setsInsertID bool
+}
 
 func (c *paramCollector) Enter(n ast.Node) (ast.Node, bool) {
-	if p, ok := n.(*driver.ParamMarkerExpr); ok {
-		c.params = append(c.params, p)
+	switch x := n.(type) {
+	case *driver.ParamMarkerExpr:
+		c.params = append(c.params, x)
+	case *ast.FuncCallExpr:
+		if x.FnName.L == "last_insert_id" && len(x.Args) > 0 {
+			c.setsInsertID = true
+		}
 	}
 	return n, false
 }

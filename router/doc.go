@@ -214,7 +214,9 @@
 // of several tables or with ORDER BY/LIMIT (a single-table UPDATE runs:
 // rows that stay are proven or checked, rows that belong elsewhere are
 // moved, keymove.go), and in ON DUPLICATE KEY UPDATE other than
-// col = VALUES(col); an
+// col = VALUES(col); a write that calls LAST_INSERT_ID(expr) over several
+// data nodes of a sharded table (oneInsertID: MariaDB keeps the value of
+// the last row it changes, which the routes' OK packets do not tell); an
 // INSERT without a column list into a sharded table (unless
 // WithTableColumns knows the columns), or with an expression as sharding
 // value; an INSERT ... SELECT the proxy runs in two steps whose ON

@@ -357,6 +357,9 @@ type Prepared struct {
 	// generated keys: Bind returns it as is.
 	static *Plan
 	b      binder
+	// setsInsertID: a write that calls LAST_INSERT_ID(expr), which may
+	// reach one data node only (oneInsertID).
+	setsInsertID bool
 }
 
 // binder plans one execution.
@@ -392,7 +395,28 @@ func (p *Prepared) Bind(args []any) (*Plan, error) {
 	if p.kind == KindOther {
 		return nil, &Error{Code: CodeNotSupported, State: "42000", Message: "statement is answered by the proxy, not routed", Err: ErrProxyStatement}
 	}
-	return p.b.bind(args)
+	plan, err := p.b.bind(args)
+	if err == nil && p.setsInsertID {
+		err = oneInsertID(plan)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// oneInsertID refuses a write that calls LAST_INSERT_ID(expr) on several
+// routes of a sharded table. MariaDB keeps the value set for the last row
+// it changed, in its order (the last duplicate row of an INSERT ... ON
+// DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)); each route's OK packet
+// gives the last of its own rows, and none tells which route's came last
+// (nor that a route set 0). A broadcast table's copies set the same
+// value.
+func oneInsertID(plan *Plan) error {
+	if len(plan.Routes) > 1 && plan.Type != RouteBroadcast {
+		return errNotSupported("LAST_INSERT_ID(expr) in a write that reaches several data nodes (%d): MariaDB keeps the value set for the last row it changes, which their answers do not tell; write the rows of one data node per statement, or set the value in a statement of its own", len(plan.Routes))
+	}
+	return nil
 }
 
 // Prepare analyzes one parsed statement. sql is its text (hints are read
@@ -488,6 +512,14 @@ func (r *Router) PrepareWith(stmt ast.StmtNode, sql string, db string, opts Prep
 	}
 	if p.kind == 0 {
 		p.kind = kind
+	}
+	if a.setsInsertID && (kind == KindInsert || kind == KindUpdate || kind == KindDelete) {
+		p.setsInsertID = true
+		if p.static != nil {
+			if err := oneInsertID(p.static); err != nil {
+				return nil, err
+			}
+		}
 	}
 	p.tables = a.tables()
 	a.release()
