@@ -182,8 +182,16 @@ func (s *Session) runDerivedTemp(ctx context.Context, plan *router.Plan, src con
 	}
 	held := heldConn{bc: bcs[0]}
 	quiet := withDiagnostics(ctx, nil) // the proxy's own statements warn nobody
+	on := func(sql string, kind router.StatementKind) *router.Plan {
+		return &router.Plan{Kind: kind, Routes: []router.Route{{DataSource: m.DataSource, SQL: sql}}}
+	}
 	run := func(ctx context.Context, sql string, kind router.StatementKind) (result, error) {
-		p := &router.Plan{Kind: kind, Routes: []router.Route{{DataSource: m.DataSource, SQL: sql}}}
+		p := on(sql, kind)
+		if kind == router.KindSelect {
+			// sql_select_limit is the statement's, not the derived
+			// table's.
+			p = s.withStatementVars(p)
+		}
 		return runPlanMode(ctx, p, held, s.srv.merger, s.srv.rules.Server.MergeMemoryBytes, s.srv.obs, backendText, nil)
 	}
 	if _, err := run(quiet, create, router.KindOther); err != nil {

@@ -78,6 +78,25 @@ func TestDerivedTempTable(t *testing.T) {
 	sameMultiset(t, db, ref, statusAvg)
 	meta(statusAvg + " LIMIT 0")
 
+	// sql_select_limit cuts the statement's rows, not the derived
+	// table's.
+	var limited [2]string
+	for i, c := range []*sql.DB{db, ref} {
+		conn, err := c.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.ExecContext(context.Background(), "SET sql_select_limit = 2"); err != nil {
+			t.Fatal(err)
+		}
+		limited[i] = subqueryAnswer(conn, "SELECT * FROM (SELECT user_id, COUNT(*) n FROM t_order GROUP BY user_id) t ORDER BY n DESC, user_id")
+		conn.ExecContext(context.Background(), "SET sql_select_limit = DEFAULT")
+		conn.Close()
+	}
+	if limited[0] != limited[1] || strings.Count(limited[1], ";") != 1 {
+		t.Errorf("under sql_select_limit = 2\nthrough the proxy: %s\ndirectly:          %s", limited[0], limited[1])
+	}
+
 	// Inside a transaction the derived table sees its new row; after the
 	// ROLLBACK it does not.
 	inTxn := "SELECT * FROM (SELECT user_id, COUNT(*) n, SUM(amount) s FROM t_order GROUP BY user_id) t ORDER BY n DESC, user_id LIMIT 3"
