@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -35,7 +36,8 @@ import (
 // definitions those of a derived table (no schema, the base table's
 // logical name or none). More rows than maxSubqueryValues or
 // maxSubqueryBytes, and columns the proxy cannot declare as they are
-// (ENUM, SET, TIMESTAMP, BIT, GEOMETRY, ...), get 1235.
+// (ENUM, SET, FLOAT, TIMESTAMP, BIT, GEOMETRY, ...) or name (longer than
+// 64 characters), get 1235.
 
 // derivedTempTable is the temporary table's name, which no statement of
 // the client's sees.
@@ -260,6 +262,9 @@ func (s *Session) derivedTempCreate(ctx context.Context, read *router.Plan, cols
 			return "", mysql.NewError(mysql.ER_DUP_FIELDNAME, fmt.Sprintf("Duplicate column name '%s'", name))
 		}
 		seen[strings.ToLower(name)] = true
+		if utf8.RuneCountInString(name) > 64 || strings.HasSuffix(name, " ") {
+			return "", &NotSupportedError{What: fmt.Sprintf("a derived table spanning data nodes read by a statement the proxy cannot merge, whose column %q is longer than 64 characters or ends in a space (the proxy reads such a derived table into a temporary table, whose columns cannot be so named): give it a shorter alias", name)}
+		}
 		var coll uint16
 		if i < len(collations) {
 			coll = collations[i]
@@ -327,9 +332,7 @@ func derivedColumnType(f *mysql.Field, coll uint16) (string, error) {
 		}
 		return "DECIMAL(" + strconv.Itoa(precision) + "," + dec + ")" + attrs, nil
 	case mysql.MYSQL_TYPE_FLOAT:
-		if f.Decimal == notFixedDecimals && f.ColumnLength == 12 {
-			return "FLOAT" + attrs, nil
-		}
+		return "", refuse(", not FLOAT, whose text MariaDB writes with 6 digits of its value")
 	case mysql.MYSQL_TYPE_DOUBLE:
 		if f.Decimal == notFixedDecimals && f.ColumnLength == 22 {
 			return "DOUBLE" + attrs, nil

@@ -11,8 +11,8 @@ import (
 // utf8mb4 text in a collation of its own, a binary string and an ENUM,
 // with values in some rows.
 var derivedTempColumns = []string{
-	"ALTER TABLE t_order ADD COLUMN created DATETIME(3) NULL, ADD COLUMN label VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NULL, ADD COLUMN raw VARBINARY(8) NULL, ADD COLUMN kind ENUM('a','b') NULL",
-	"UPDATE t_order SET created = '2026-01-02 03:04:05.678', label = 'Émile', raw = X'00FF10', kind = 'a' WHERE order_id = 10",
+	"ALTER TABLE t_order ADD COLUMN created DATETIME(3) NULL, ADD COLUMN label VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NULL, ADD COLUMN raw VARBINARY(8) NULL, ADD COLUMN kind ENUM('a','b') NULL, ADD COLUMN ratio FLOAT NULL",
+	"UPDATE t_order SET created = '2026-01-02 03:04:05.678', label = 'Émile', raw = X'00FF10', kind = 'a', ratio = 1.2345678 WHERE order_id = 10",
 	"UPDATE t_order SET created = '2025-12-31 23:59:59.999', label = 'emile', raw = X'', kind = 'b' WHERE order_id = 13",
 	"UPDATE t_order SET created = '2026-01-02 03:04:05.678', label = 'zoë', raw = X'7F' WHERE order_id = 16",
 	"UPDATE t_order SET label = 'ÿ' WHERE order_id = 17",
@@ -29,10 +29,12 @@ var derivedTempColumns = []string{
 // must be MariaDB's; NULLs, DECIMAL, DATETIME(3), utf8mb4 text in its
 // own collation and binary strings round-trip. Inside a transaction the
 // derived table sees the transaction's new row, and after a ROLLBACK it
-// does not. Two columns of one name get MariaDB's 1060; a derived table
-// of more than 4 MiB and an ENUM column get 1235 naming why; the
-// connection goes on, and no temporary table is left on the backend
-// connection. All of them got 1235 before.
+// does not; sql_select_limit cuts the statement's rows, not the derived
+// table's. Two columns of one name get MariaDB's 1060; a derived table
+// of more than 4 MiB, an ENUM or a FLOAT column (whose text has 6
+// digits) and a column name longer than 64 characters get 1235 naming
+// why; the connection goes on, and no temporary table is left on the
+// backend connection. All of them got 1235 before.
 func TestDerivedTempTable(t *testing.T) {
 	e, db, ref := inSubqueryEnv(t, "dtemp_ref")
 	execBoth(t, db, ref, selectSubqueryRows...)
@@ -133,6 +135,8 @@ func TestDerivedTempTable(t *testing.T) {
 	d.refused([]struct{ query, reason string }{
 		{"SELECT MAX(LENGTH(big)) FROM (SELECT order_id, REPEAT('x', 500000) big FROM t_order GROUP BY order_id) t", "more than 100000 rows or 4 MiB"},
 		{"SELECT * FROM (SELECT DISTINCT kind FROM t_order) t ORDER BY kind", "column kind is of type ENUM"},
+		{"SELECT MAX(ratio) FROM (SELECT DISTINCT ratio FROM t_order) t", "column ratio is of type FLOAT"},
+		{"SELECT * FROM (SELECT user_id AS " + strings.Repeat("u", 65) + ", COUNT(*) FROM t_order GROUP BY user_id) t ORDER BY 1", "is longer than 64 characters"},
 	})
 	// The connection goes on, with the statement's answer.
 	conn, err := db.Conn(context.Background())
