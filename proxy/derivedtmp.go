@@ -198,7 +198,7 @@ func (s *Session) runDerivedTemp(ctx context.Context, plan *router.Plan, src con
 	}
 	if _, err := run(quiet, create, router.KindOther); err != nil {
 		src.release(held.bc)
-		return result{}, err
+		return result{}, readOnlyRefusal(err)
 	}
 	res, err := func() (result, error) {
 		for _, ins := range inserts {
@@ -225,6 +225,18 @@ func (s *Session) runDerivedTemp(ctx context.Context, plan *router.Plan, src con
 	}
 	src.release(held.bc)
 	return res, err
+}
+
+// readOnlyRefusal is err, the error of creating a derived table's
+// temporary table, as the client hears it: in a READ ONLY transaction or
+// session MariaDB creates none (1792), where it reads the derived table
+// itself, so the statement is one the proxy cannot run there (1235).
+func readOnlyRefusal(err error) error {
+	var my *mysql.MyError
+	if errors.As(err, &my) && my.Code == mysql.ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION {
+		return &NotSupportedError{What: "a derived table spanning data nodes read by a statement the proxy cannot merge, in a READ ONLY transaction (the proxy reads such a derived table into a temporary table, which MariaDB does not create there)"}
+	}
+	return err
 }
 
 // heldConn is one connection every route of the proxy's own statements
@@ -565,7 +577,7 @@ func (s *Session) derivedTempColumns(ctx context.Context, ps *preparedStmt) (col
 	bc.nc.SetReadDeadline(time.Now().Add(metaTimeout))
 	defer bc.nc.SetReadDeadline(time.Time{})
 	if _, err := bc.exec(create); err != nil {
-		return nil, true, err
+		return nil, true, readOnlyRefusal(err)
 	}
 	cols, err = bc.prepareColumns(outerSQL)
 	if _, derr := bc.exec("DROP TEMPORARY TABLE IF EXISTS " + derivedTempTable); derr != nil && !bc.broken {

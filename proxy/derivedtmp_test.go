@@ -138,11 +138,23 @@ func TestDerivedTempTable(t *testing.T) {
 		{"SELECT MAX(ratio) FROM (SELECT DISTINCT ratio FROM t_order) t", "column ratio is of type FLOAT"},
 		{"SELECT * FROM (SELECT user_id AS " + strings.Repeat("u", 65) + ", COUNT(*) FROM t_order GROUP BY user_id) t ORDER BY 1", "is longer than 64 characters"},
 	})
-	// The connection goes on, with the statement's answer.
-	conn, err := db.Conn(context.Background())
+	// In a READ ONLY transaction MariaDB creates no temporary table:
+	// 1235, and the transaction goes on.
+	conn0, err := db.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	for _, q := range []string{"START TRANSACTION READ ONLY", "SELECT * FROM (SELECT user_id, COUNT(*) n FROM t_order GROUP BY user_id) t ORDER BY n DESC, user_id LIMIT 3", "SELECT COUNT(*) FROM t_order", "COMMIT"} {
+		_, err := conn0.ExecContext(context.Background(), q)
+		if strings.HasPrefix(q, "SELECT *") {
+			if errCode(err) != 1235 || !strings.Contains(err.Error(), "READ ONLY transaction") {
+				t.Errorf("%s in a READ ONLY transaction: %v, want 1235", q, err)
+			}
+		} else if err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	conn0.Close()
+	// The statement goes on being answered.
 	d.same("SELECT * FROM (SELECT user_id, COUNT(*) n FROM t_order GROUP BY user_id) t ORDER BY n DESC, user_id LIMIT 3")
 }
