@@ -218,7 +218,11 @@ func (s *Session) runDerivedTemp(ctx context.Context, plan *router.Plan, src con
 		res.rows = newMemStream(cols, all)
 		return res, nil
 	}()
-	if _, derr := run(quiet, "DROP TEMPORARY TABLE IF EXISTS "+derivedTempTable, router.KindOther); derr != nil && !held.bc.broken {
+	// Dropped also after the client's KILL QUERY cancelled the
+	// statement: closing a transaction's connection would end it.
+	dropCtx, cancel := context.WithTimeout(context.WithoutCancel(quiet), metaTimeout)
+	defer cancel()
+	if _, derr := run(dropCtx, "DROP TEMPORARY TABLE IF EXISTS "+derivedTempTable, router.KindOther); derr != nil && !held.bc.broken {
 		// A connection that may keep the table goes no further.
 		s.log.Warn("the temporary table of a derived table could not be dropped; closing the connection", "datasource", m.DataSource, "err", errLine(derr))
 		held.bc.close()

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -157,4 +158,39 @@ func TestDerivedTempTable(t *testing.T) {
 	conn0.Close()
 	// The statement goes on being answered.
 	d.same("SELECT * FROM (SELECT user_id, COUNT(*) n FROM t_order GROUP BY user_id) t ORDER BY n DESC, user_id LIMIT 3")
+}
+
+// TestDerivedTempTableKilled: KILL QUERY of a statement running over a
+// derived table the proxy read into a temporary table, inside a
+// transaction, ends the statement with MariaDB's 1317 and leaves the
+// transaction open with its earlier write, as on MariaDB; the temporary
+// table is dropped all the same, and COMMIT commits the write.
+func TestDerivedTempTableKilled(t *testing.T) {
+	e, db, _ := inSubqueryEnv(t, "dtempkill_ref")
+	ctx := context.Background()
+	c := e.conn(t)
+	var id int64
+	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, c, "BEGIN")
+	mustExec(t, c, "INSERT INTO t_order (order_id, user_id, status, amount) VALUES (19, 3, 'txn', 9.50)")
+	kill := func() {
+		if _, err := e.conn(t).ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := cancelInTxn(t, c, "SELECT user_id, SLEEP(30) FROM (SELECT user_id, COUNT(*) n FROM t_order GROUP BY user_id) t",
+		func() bool { return backendRunning(t, e, "SLEEP(30)") == 1 }, kill, func() {}, "SELECT COUNT(*) = 1 FROM t_order WHERE order_id = 19")
+	if got.code != 1317 || got.inTransaction != "1" || got.visible != "1" {
+		t.Errorf("killed over a derived table in a transaction: %s; want 1317, the transaction open with its write", got)
+	}
+	if _, err := c.ExecContext(ctx, "SELECT 1 FROM _shardflake_derived"); errCode(err) != 1146 {
+		t.Errorf("the temporary table after the killed statement: %v, want 1146", err)
+	}
+	mustExec(t, c, "COMMIT")
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM t_order WHERE order_id = 19").Scan(&n); err != nil || n != 1 {
+		t.Errorf("after COMMIT: %d rows of order 19, %v", n, err)
+	}
 }
