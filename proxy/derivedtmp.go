@@ -56,19 +56,19 @@ func (s *Session) derivedTempPlan(st *statement) (plan *router.Plan, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	innerSQL, outerSQL, ok := s.derivedTempParts(sql)
+	parts, ok := s.derivedTempParts(sql)
 	if !ok {
 		return nil, false
 	}
-	inner, err := s.planRead(innerSQL)
+	inner, err := s.planRead(parts.inner)
 	if err != nil || len(inner.Routes) == 0 || inner.First != nil {
 		return nil, false
 	}
 	ds := inner.Routes[0].DataSource
 	s.diag.reset()
 	plan = &router.Plan{Kind: router.KindSelect, Type: inner.Type, Tables: inner.Tables, Access: inner.Access,
-		First: &router.SubqueriesFirst{Selects: []*router.Plan{inner}, Statement: outerSQL,
-			Materialize: &router.MaterializedDerived{DataSource: ds, Table: derivedTempTable}}}
+		First: &router.SubqueriesFirst{Selects: []*router.Plan{inner}, Statement: parts.outer,
+			Materialize: &router.MaterializedDerived{DataSource: ds, Table: derivedTempTable, Origins: parts.origins}}}
 	seen := map[string]bool{}
 	for _, r := range inner.Routes {
 		if !seen[r.DataSource] {
@@ -83,51 +83,115 @@ func (s *Session) derivedTempPlan(st *statement) (plan *router.Plan, ok bool) {
 // over one derived table the proxy materializes: its executes run as
 // text.
 func (s *Session) isDerivedTemp(sql string, into *selectInto) bool {
-	_, _, ok := s.derivedTempParts(sql)
+	_, ok := s.derivedTempParts(sql)
 	return ok && into == nil
 }
 
-// derivedTempParts returns, for sql, a SELECT whose FROM is one derived
-// table (a SELECT with an alias) and which names no other table and
-// nothing only the proxy answers, the derived table's query and the
-// SELECT with derivedTempTable in its place; both keep the column names
-// the client's text gives.
-func (s *Session) derivedTempParts(sql string) (inner, outer string, ok bool) {
+// derivedTempText is a SELECT over one derived table, split for
+// reading the derived table into a temporary table.
+type derivedTempText struct {
+	// inner is the derived table's query; outer, the SELECT with
+	// derivedTempTable in its place; both keep the column names the
+	// client's text gives.
+	inner, outer string
+	origins      map[string]string // router.MaterializedDerived.Origins
+}
+
+// derivedTempParts splits sql, a SELECT whose FROM is one derived table
+// (a SELECT with an alias) and which names no other table and nothing
+// only the proxy answers.
+func (s *Session) derivedTempParts(sql string) (parts derivedTempText, ok bool) {
 	stmts, err := s.parse(sql)
 	if err != nil || len(stmts) != 1 {
-		return "", "", false
+		return parts, false
 	}
 	sel, isSelect := stmts[0].(*ast.SelectStmt)
 	if !isSelect || sel.Kind != ast.SelectStmtKindSelect || sel.LockInfo != nil || sel.SelectIntoOpt != nil || sel.With != nil ||
 		sel.SelectStmtOpts != nil && sel.SelectStmtOpts.CalcFoundRows || sel.Fields == nil ||
 		sel.From == nil || sel.From.TableRefs == nil || sel.From.TableRefs.Right != nil {
-		return "", "", false
+		return parts, false
 	}
 	src, isSource := sel.From.TableRefs.Left.(*ast.TableSource)
 	if !isSource || src.AsName.L == "" {
-		return "", "", false
+		return parts, false
 	}
 	query, isQuery := src.Source.(*ast.SelectStmt)
 	if !isQuery || query.With != nil || query.LockInfo != nil || query.SelectIntoOpt != nil || !hasTable(query) || sessionBound(query) {
-		return "", "", false
+		return parts, false
 	}
+	parts.origins = minMaxOrigins(query)
 	keepFieldNames(query)
 	var b strings.Builder
 	if err := query.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
-		return "", "", false
+		return parts, false
 	}
-	inner = b.String()
+	parts.inner = b.String()
 	src.Source = &ast.TableName{Name: ast.NewCIStr(derivedTempTable)}
 	if len(tablesOf(sel)) != 1 || sessionBound(sel) {
 		// Another table, or a subquery over one.
-		return "", "", false
+		return parts, false
 	}
 	keepFieldNames(sel)
 	b.Reset()
 	if err := sel.Restore(format.NewRestoreCtx(restoreFlags, &b)); err != nil {
-		return "", "", false
+		return parts, false
 	}
-	return inner, b.String(), true
+	parts.outer = b.String()
+	return parts, true
+}
+
+// minMaxOrigins returns, by select field name (lower case), the table of
+// each field of sel that is MIN or MAX of a column whose table is known:
+// named by its alias or name, or the only table of sel's FROM.
+func minMaxOrigins(sel *ast.SelectStmt) map[string]string {
+	if sel.From == nil || sel.From.TableRefs == nil || sel.Fields == nil {
+		return nil
+	}
+	tables := map[string]string{} // alias or name -> name
+	var only string
+	sources := 0
+	var walk func(n ast.ResultSetNode)
+	walk = func(n ast.ResultSetNode) {
+		switch x := n.(type) {
+		case *ast.Join:
+			walk(x.Left)
+			if x.Right != nil {
+				walk(x.Right)
+			}
+		case *ast.TableSource:
+			sources++
+			if tn, ok := x.Source.(*ast.TableName); ok {
+				alias := tn.Name.L
+				if x.AsName.L != "" {
+					alias = x.AsName.L
+				}
+				tables[alias], only = tn.Name.O, tn.Name.O
+			}
+		}
+	}
+	walk(sel.From.TableRefs)
+	var origins map[string]string
+	for _, f := range sel.Fields.Fields {
+		agg, ok := f.Expr.(*ast.AggregateFuncExpr)
+		if f.WildCard != nil || !ok || len(agg.Args) != 1 || (!strings.EqualFold(agg.F, ast.AggFuncMax) && !strings.EqualFold(agg.F, ast.AggFuncMin)) {
+			continue
+		}
+		col, ok := agg.Args[0].(*ast.ColumnNameExpr)
+		if !ok {
+			continue
+		}
+		table := tables[col.Name.Table.L]
+		if col.Name.Table.L == "" && sources == 1 {
+			table = only
+		}
+		if table != "" {
+			if origins == nil {
+				origins = map[string]string{}
+			}
+			origins[strings.ToLower(fieldName(f))] = table
+		}
+	}
+	return origins
 }
 
 // sessionBound reports whether n reads what only the proxy knows of the
@@ -210,7 +274,7 @@ func (s *Session) runDerivedTemp(ctx context.Context, plan *router.Plan, src con
 		if err != nil || res.rows == nil {
 			return res, err
 		}
-		cols := derivedColumns(res.rows.Columns(), derived, m.Table)
+		cols := derivedColumns(res.rows.Columns(), derived, m)
 		all, err := drainClone(res.rows)
 		if err != nil {
 			return result{}, err
@@ -500,29 +564,32 @@ func derivedTooLarge() error {
 }
 
 // derivedColumns returns cols, the columns of the statement run over
-// table, as MariaDB describes them over the derived table whose columns,
-// as read, are derived: a column of the derived table has no schema, the
-// derived table's own origin (its base table and column, or none for an
-// expression) and its NO_DEFAULT_VALUE flag, where the temporary table
-// gives its own.
-func derivedColumns(cols, derived []*mysql.Field, table string) []*mysql.Field {
+// m's temporary table, as MariaDB describes them over the derived table
+// whose columns, as read, are derived: a column of the derived table has
+// no schema, keeps its name as its original name, is of its base table
+// when it is a table's column or MIN or MAX of one (m.Origins), else of
+// none, and has the read's NO_DEFAULT_VALUE flag where the temporary
+// table gives its own.
+func derivedColumns(cols, derived []*mysql.Field, m *router.MaterializedDerived) []*mysql.Field {
 	out := make([]*mysql.Field, len(cols))
 	for i, f := range cols {
 		out[i] = f
-		if string(f.OrgTable) != table {
+		if string(f.OrgTable) != m.Table {
 			continue
 		}
 		c := *f
-		c.Schema = nil
-		c.OrgTable = nil
+		c.Schema, c.OrgTable = nil, nil
 		for _, d := range derived {
 			if strings.EqualFold(string(d.Name), string(f.OrgName)) {
 				if len(d.OrgTable) > 0 {
-					c.OrgTable, c.OrgName = d.OrgTable, d.OrgName
+					c.OrgTable = d.OrgTable
 				}
 				c.Flag = c.Flag&^noDefaultValueFlag | d.Flag&noDefaultValueFlag
 				break
 			}
+		}
+		if table, ok := m.Origins[strings.ToLower(string(f.OrgName))]; ok && c.OrgTable == nil {
+			c.OrgTable = []byte(table)
 		}
 		out[i] = &c
 	}
@@ -551,11 +618,11 @@ func (s *Session) subqueriesOrDerivedPlan(st *statement, planErr error) (*router
 // columns made on a connection of its first route's data source, and the
 // statement over it prepared there, described as over the derived table.
 func (s *Session) derivedTempColumns(ctx context.Context, ps *preparedStmt) (cols []*mysql.Field, ok bool, err error) {
-	innerSQL, outerSQL, ok := s.derivedTempParts(ps.parsed)
+	parts, ok := s.derivedTempParts(ps.parsed)
 	if !ok {
 		return nil, false, nil
 	}
-	inner, ok := s.describedPrepared(ps, innerSQL)
+	inner, ok := s.describedPrepared(ps, parts.inner)
 	if !ok || inner.pp.Kind() != router.KindSelect {
 		return nil, false, nil
 	}
@@ -583,12 +650,12 @@ func (s *Session) derivedTempColumns(ctx context.Context, ps *preparedStmt) (col
 	if _, err := bc.exec(create); err != nil {
 		return nil, true, readOnlyRefusal(err)
 	}
-	cols, err = bc.prepareColumns(outerSQL)
+	cols, err = bc.prepareColumns(parts.outer)
 	if _, derr := bc.exec("DROP TEMPORARY TABLE IF EXISTS " + derivedTempTable); derr != nil && !bc.broken {
 		bc.close()
 	}
 	if err != nil {
 		return nil, true, err
 	}
-	return derivedColumns(cols, derived, derivedTempTable), true, nil
+	return derivedColumns(cols, derived, &router.MaterializedDerived{Table: derivedTempTable, Origins: parts.origins}), true, nil
 }

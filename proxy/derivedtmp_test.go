@@ -72,8 +72,15 @@ func TestDerivedTempTable(t *testing.T) {
 		"SELECT label, COUNT(*) FROM (SELECT label, created FROM t_order GROUP BY label, created) t GROUP BY label ORDER BY label",
 		"SELECT MAX(created), MIN(raw), HEX(MAX(raw)) FROM (SELECT DISTINCT created, raw FROM t_order) t",
 		"SELECT x.a, x.c FROM (SELECT amount * 2 AS a, CONCAT(status, '!') c FROM t_order GROUP BY order_id) x ORDER BY x.a",
+		// A column's alias is its original name there; MIN and MAX of a
+		// column are of its table.
+		"SELECT * FROM (SELECT o.user_id AS u, MAX(o.label) ml, MIN(amount), MAX(amount + 0) m0, MIN(o.raw) AS r FROM t_order AS o GROUP BY o.user_id) x ORDER BY u",
+		"SELECT x.u AS uu, x.ml FROM (SELECT user_id AS u, MAX(label) ml FROM t_order GROUP BY user_id) x ORDER BY uu",
 	)
-	d.preparedTwice("SELECT * FROM (SELECT user_id, COUNT(*) n FROM t_order WHERE amount > ? GROUP BY user_id) t ORDER BY n DESC, user_id LIMIT ?", 1, 2)
+	withArgs := "SELECT * FROM (SELECT user_id, COUNT(*) n, MAX(label) l FROM t_order WHERE amount > ? GROUP BY user_id) t WHERE n >= ? ORDER BY n DESC, user_id LIMIT ?"
+	d.preparedTwice(withArgs, 1, 1, 2)
+	meta(withArgs, 1, 1, 2)
+	meta(withArgs, 100, 1, 2)
 	// SQLAlchemy's and Django's aggregate of an aggregate, grouped by a
 	// text column whose collation makes 'new', 'NEW' and 'new ' one
 	// group, in no order: the same rows.

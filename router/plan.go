@@ -231,6 +231,10 @@ type MaterializedDerived struct {
 	DataSource string `json:"dataSource"`
 	// Table is the temporary table's name in the statement.
 	Table string `json:"table"`
+	// Origins name, by the derived table's column (lower case), the
+	// table of a column that is MIN or MAX of a table's column, which
+	// MariaDB describes as of that table where the read describes none.
+	Origins map[string]string `json:"origins,omitempty"`
 }
 
 // RowLimit is the LIMIT of an UPDATE or DELETE over several data nodes.
