@@ -144,32 +144,22 @@ func (s *Session) derivedTempParts(sql string) (parts derivedTempText, ok bool) 
 // each field of sel that is MIN or MAX of a column whose table is known:
 // named by its alias or name, or the only table of sel's FROM.
 func minMaxOrigins(sel *ast.SelectStmt) map[string]string {
-	if sel.From == nil || sel.From.TableRefs == nil || sel.Fields == nil {
+	if sel.Fields == nil {
 		return nil
 	}
 	tables := map[string]string{} // alias or name -> name
 	var only string
 	sources := 0
-	var walk func(n ast.ResultSetNode)
-	walk = func(n ast.ResultSetNode) {
-		switch x := n.(type) {
-		case *ast.Join:
-			walk(x.Left)
-			if x.Right != nil {
-				walk(x.Right)
+	router.EachTableSource(sel, func(ts *ast.TableSource) {
+		sources++
+		if tn, ok := ts.Source.(*ast.TableName); ok {
+			alias := tn.Name.L
+			if ts.AsName.L != "" {
+				alias = ts.AsName.L
 			}
-		case *ast.TableSource:
-			sources++
-			if tn, ok := x.Source.(*ast.TableName); ok {
-				alias := tn.Name.L
-				if x.AsName.L != "" {
-					alias = x.AsName.L
-				}
-				tables[alias], only = tn.Name.O, tn.Name.O
-			}
+			tables[alias], only = tn.Name.O, tn.Name.O
 		}
-	}
-	walk(sel.From.TableRefs)
+	})
 	var origins map[string]string
 	for _, f := range sel.Fields.Fields {
 		agg, ok := f.Expr.(*ast.AggregateFuncExpr)
