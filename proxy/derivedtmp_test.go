@@ -32,7 +32,7 @@ var derivedTempColumns = []string{
 // derived table sees the transaction's new row, and after a ROLLBACK it
 // does not; sql_select_limit cuts the statement's rows, not the derived
 // table's. Two columns of one name get MariaDB's 1060; a derived table
-// of more than 4 MiB, an ENUM or a FLOAT column (whose text has 6
+// of more than 100,000 rows or 4 MiB, an ENUM or a FLOAT column (whose text has 6
 // digits) and a column name longer than 64 characters get 1235 naming
 // why; the connection goes on, and no temporary table is left on the
 // backend connection. All of them got 1235 before.
@@ -163,6 +163,19 @@ func TestDerivedTempTable(t *testing.T) {
 		}
 	}
 	conn0.Close()
+	// More than 100,000 rows (100,008 items, read in two INSERT ...
+	// SELECTs from MariaDB's sequence engine on the default data source).
+	for _, q := range []string{
+		"INSERT INTO t_order_item (item_id, order_id, user_id) SELECT seq + 1000, seq, seq FROM seq_1_to_50000",
+		"INSERT INTO t_order_item (item_id, order_id, user_id) SELECT seq + 51000, seq, seq FROM seq_1_to_50000",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	d.refused([]struct{ query, reason string }{
+		{"SELECT MAX(n) FROM (SELECT item_id, COUNT(*) n FROM t_order_item GROUP BY item_id) t", "more than 100000 rows or 4 MiB"},
+	})
 	// The statement goes on being answered.
 	d.same("SELECT * FROM (SELECT user_id, COUNT(*) n FROM t_order GROUP BY user_id) t ORDER BY n DESC, user_id LIMIT 3")
 }
