@@ -32,10 +32,11 @@ var derivedTempColumns = []string{
 // derived table sees the transaction's new row, and after a ROLLBACK it
 // does not; sql_select_limit cuts the statement's rows, not the derived
 // table's. Two columns of one name get MariaDB's 1060; a derived table
-// of more than 100,000 rows or 4 MiB, an ENUM or a FLOAT column (whose text has 6
-// digits) and a column name longer than 64 characters get 1235 naming
-// why; the connection goes on, and no temporary table is left on the
-// backend connection. All of them got 1235 before.
+// of more than 100,000 rows or 4 MiB, an ENUM or a FLOAT column (whose
+// text has 6 digits), a column name longer than 64 characters and a
+// READ ONLY transaction get 1235 naming why; the connection goes on, and
+// no temporary table is left on the backend connection. All of them got
+// 1235 before.
 func TestDerivedTempTable(t *testing.T) {
 	e, db, ref := inSubqueryEnv(t, "dtemp_ref")
 	execBoth(t, db, ref, selectSubqueryRows...)
