@@ -238,11 +238,8 @@ func (s *Session) runDerivedTemp(ctx context.Context, plan *router.Plan, src con
 	}
 	held := heldConn{bc: bcs[0]}
 	quiet := withDiagnostics(ctx, nil) // the proxy's own statements warn nobody
-	on := func(sql string, kind router.StatementKind) *router.Plan {
-		return &router.Plan{Kind: kind, Routes: []router.Route{{DataSource: m.DataSource, SQL: sql}}}
-	}
 	run := func(ctx context.Context, sql string, kind router.StatementKind) (result, error) {
-		p := on(sql, kind)
+		p := &router.Plan{Kind: kind, Routes: []router.Route{{DataSource: m.DataSource, SQL: sql}}}
 		if kind == router.KindSelect {
 			// sql_select_limit is the statement's, not the derived
 			// table's.
@@ -276,7 +273,7 @@ func (s *Session) runDerivedTemp(ctx context.Context, plan *router.Plan, src con
 	// statement: closing a transaction's connection would end it.
 	dropCtx, cancel := context.WithTimeout(context.WithoutCancel(quiet), metaTimeout)
 	defer cancel()
-	if _, derr := run(dropCtx, "DROP TEMPORARY TABLE IF EXISTS "+derivedTempTable, router.KindOther); derr != nil && !held.bc.broken {
+	if _, derr := run(dropCtx, string(appendIdent([]byte("DROP TEMPORARY TABLE IF EXISTS "), m.Table)), router.KindOther); derr != nil && !held.bc.broken {
 		// A connection that may keep the table goes no further.
 		s.log.Warn("the temporary table of a derived table could not be dropped; closing the connection", "datasource", m.DataSource, "err", errLine(derr))
 		held.bc.close()
@@ -641,7 +638,7 @@ func (s *Session) derivedTempColumns(ctx context.Context, ps *preparedStmt) (col
 		return nil, true, readOnlyRefusal(err)
 	}
 	cols, err = bc.prepareColumns(parts.outer)
-	if _, derr := bc.exec("DROP TEMPORARY TABLE IF EXISTS " + derivedTempTable); derr != nil && !bc.broken {
+	if _, derr := bc.exec(string(appendIdent([]byte("DROP TEMPORARY TABLE IF EXISTS "), derivedTempTable))); derr != nil && !bc.broken {
 		bc.close()
 	}
 	if err != nil {
