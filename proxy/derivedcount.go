@@ -35,14 +35,9 @@ func (s *Session) derivedCountPlan(st *statement) (plan *router.Plan, ok bool) {
 	if st.returning != "" || st.out.into != nil || st.out.found != nil {
 		return nil, false
 	}
-	sql := st.sql
-	if st.args != nil {
-		// A prepared statement's arguments are written in, as for a
-		// route that runs as text.
-		var err error
-		if sql, err = sqlarg.Interpolate(sql, st.args, sqlarg.Backslash); err != nil {
-			return nil, false
-		}
+	sql, ok := textWithArgs(st)
+	if !ok {
+		return nil, false
 	}
 	innerSQL, name, ok := s.derivedCount(sql)
 	if !ok {
@@ -54,6 +49,16 @@ func (s *Session) derivedCountPlan(st *statement) (plan *router.Plan, ok bool) {
 	}
 	st.out.count = &rowCounter{name: name}
 	return inner, true
+}
+
+// textWithArgs is st's text with a prepared statement's arguments written
+// in, as for a route that runs as text.
+func textWithArgs(st *statement) (string, bool) {
+	if st.args == nil {
+		return st.sql, true
+	}
+	sql, err := sqlarg.Interpolate(st.sql, st.args, sqlarg.Backslash)
+	return sql, err == nil
 }
 
 // derivedCount returns, for sql that is only COUNT(*) of one derived

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"testing"
 )
 
@@ -74,8 +73,10 @@ func TestCountOverDerivedTable(t *testing.T) {
 			t.Errorf("prepared %s %v: %s, MariaDB %s", c.sql, c.args, got, want)
 		}
 	}
+	// Another aggregate over it reads the derived table into a temporary
+	// table (derivedtmp.go).
 	q = "SELECT SUM(n) FROM (SELECT status, COUNT(*) AS n FROM t_order GROUP BY status) s"
-	if got := connResult(t, proxy, q); !strings.Contains(got, "Error 1235") {
-		t.Errorf("%s: %s", q, got)
+	if got, want := connResult(t, proxy, q), connResult(t, ref, q); got != want {
+		t.Errorf("%s: %s, MariaDB %s", q, got, want)
 	}
 }

@@ -249,22 +249,32 @@ func (s *Session) fillRows(ctx context.Context, fill *router.InsertFill, conns c
 		if err != nil {
 			return nil, err
 		}
-		b := []byte{'('}
-		for i, v := range row {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendFillValue(b, cols[i], v, mode); err != nil {
-				return nil, err
-			}
+		b, err := appendFillRow(nil, cols, row, mode)
+		if err != nil {
+			return nil, err
 		}
-		b = append(b, ')')
 		out = append(out, b)
 		size += len(b)
 		if len(out) > maxFillRows || size > maxFillBytes {
 			return nil, &NotSupportedError{What: fmt.Sprintf("an INSERT ... SELECT that the data nodes cannot run as it is and that selects more than %d rows or %d MiB (the proxy reads its rows first and inserts them); nothing was inserted: copy in batches, e.g. by ranges of a key", maxFillRows, maxFillBytes>>20)}
 		}
 	}
+}
+
+// appendFillRow appends a selected row as a row of literals,
+// "(1,'a',NULL)" (appendFillValue).
+func appendFillRow(b []byte, cols []*mysql.Field, row Row, mode sqlarg.Mode) ([]byte, error) {
+	b = append(b, '(')
+	for i, v := range row {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendFillValue(b, cols[i], v, mode); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ')'), nil
 }
 
 // appendFillValue appends a selected value as the literal that inserts

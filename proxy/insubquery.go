@@ -13,7 +13,6 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
-	"github.com/shardflake/shardflake/proxy/internal/sqlarg"
 	"github.com/shardflake/shardflake/router"
 )
 
@@ -61,14 +60,9 @@ func (s *Session) subqueriesFirstPlan(st *statement, planErr error) (*router.Pla
 	if st.returning != "" || st.out.into != nil || st.out.found != nil || st.out.count != nil {
 		return nil, planErr
 	}
-	sql := st.sql
-	if st.args != nil {
-		// A prepared statement's arguments are written in, as for a
-		// route that runs as text.
-		var err error
-		if sql, err = sqlarg.Interpolate(sql, st.args, sqlarg.Backslash); err != nil {
-			return nil, planErr
-		}
+	sql, ok := textWithArgs(st)
+	if !ok {
+		return nil, planErr
 	}
 	what, subs, ok := s.pulledSubqueries(sql, planErr)
 	if !ok {
@@ -368,6 +362,10 @@ func (s *Session) runSubqueriesFirst(ctx context.Context, plan *router.Plan, src
 // src: its subqueries, then the SELECT with their values, as the client's
 // SELECT runs (mode).
 func (s *Session) runSelectSubqueriesFirst(ctx context.Context, plan *router.Plan, src connSource, mode backendMode) (result, error) {
+	if plan.First.Materialize != nil {
+		// A derived table read into a temporary table (derivedtmp.go).
+		return s.runDerivedTemp(ctx, plan, src)
+	}
 	plan, fields, err := s.withSubqueryValues(ctx, plan.First, src)
 	if err != nil {
 		return result{}, err

@@ -212,8 +212,10 @@ func (s *Session) routedPlan(st *statement) (*router.Plan, error) {
 				// INSERT ... SELECT read first (insertselect.go).
 				return plan, ferr
 			}
-			// An IN subquery across data nodes (insubquery.go).
-			return s.subqueriesFirstPlan(st, err)
+			// An IN subquery across data nodes (insubquery.go), or a
+			// derived table read first into a temporary table
+			// (derivedtmp.go).
+			return s.subqueriesOrDerivedPlan(st, err)
 		}
 		if pp, err = withReturning(pp, st.returning); err != nil {
 			return nil, err
@@ -251,8 +253,9 @@ func (s *Session) routedPlan(st *statement) (*router.Plan, error) {
 			// INSERT ... SELECT read first, seen with the arguments.
 			return plan, ferr
 		}
-		// An IN subquery across data nodes, seen with the arguments.
-		return s.subqueriesFirstPlan(st, err)
+		// An IN subquery across data nodes, or a derived table read
+		// first, seen with the arguments.
+		return s.subqueriesOrDerivedPlan(st, err)
 	}
 	return plan, nil
 }

@@ -142,12 +142,13 @@ func (s *Session) prepare(sql string) (*preparedStmt, error) {
 			if ferr != nil {
 				return nil, ferr
 			}
-			if _, _, ok := s.pulledSubqueries(parsed, err); (!ok || returning != "" || into != nil) && !s.isDerivedCount(parsed, into) && !fill {
+			if _, _, ok := s.pulledSubqueries(parsed, err); (!ok || returning != "" || into != nil) && !s.isDerivedCount(parsed, into) && !s.isDerivedTemp(parsed, into) && !fill {
 				return nil, err
 			}
 			// An IN subquery across data nodes, COUNT(*) of a derived
-			// table across data nodes, or an INSERT ... SELECT read
-			// first: each execute runs the statement as text, its
+			// table across data nodes, a derived table read into a
+			// temporary table, or an INSERT ... SELECT read first:
+			// each execute runs the statement as text, its
 			// arguments written in, and the subquery first
 			// (insubquery.go), the derived table's query counted
 			// (derivedcount.go) or the SELECT read (insertselect.go).

@@ -75,6 +75,10 @@ func (s *Session) stmtColumns(ps *preparedStmt, stmt ast.StmtNode) ([]*mysql.Fie
 		// A SELECT whose subqueries run first (insubquery.go).
 		if first, ok, ferr := s.subqueriesFirstColumns(ctx, ps); ok {
 			cols, err = first, ferr
+		} else if derived, ok, derr := s.derivedTempColumns(ctx, ps); ok {
+			// A derived table read into a temporary table
+			// (derivedtmp.go).
+			cols, err = derived, derr
 		}
 	}
 	if err != nil {
@@ -141,17 +145,7 @@ func (s *Session) routedColumns(ctx context.Context, ps *preparedStmt) ([]*mysql
 	if ps.pp.Kind() != router.KindSelect {
 		return nil, nil
 	}
-	var plan *router.Plan
-	var err error
-	for _, v := range standIns {
-		args := make([]any, ps.params)
-		for i := range args {
-			args[i] = v
-		}
-		if plan, err = ps.pp.Bind(args); err == nil {
-			break
-		}
-	}
+	plan, err := standInPlan(ps)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +179,20 @@ func (s *Session) routedColumns(ctx context.Context, ps *preparedStmt) ([]*mysql
 		cols = cols[:len(cols)-plan.Merge.Hidden]
 	}
 	return cols, nil
+}
+
+// standInPlan binds ps's plan to stand-in values for its arguments.
+func standInPlan(ps *preparedStmt) (plan *router.Plan, err error) {
+	for _, v := range standIns {
+		args := make([]any, ps.params)
+		for i := range args {
+			args[i] = v
+		}
+		if plan, err = ps.pp.Bind(args); err == nil {
+			return plan, nil
+		}
+	}
+	return nil, err
 }
 
 // localColumns returns the columns of a statement the session answers:

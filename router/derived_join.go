@@ -63,6 +63,16 @@ func (a *analysis) liftJoinedDerived(sel *ast.SelectStmt) {
 // eachDerivedTable calls fn for each derived table of sel's FROM clause
 // that is a SELECT (not a set operation).
 func eachDerivedTable(sel *ast.SelectStmt, fn func(ts *ast.TableSource, inner *ast.SelectStmt)) {
+	EachTableSource(sel, func(ts *ast.TableSource) {
+		if inner, ok := ts.Source.(*ast.SelectStmt); ok {
+			fn(ts, inner)
+		}
+	})
+}
+
+// EachTableSource calls fn for each table source (a table or a derived
+// table) of sel's FROM clause, through its joins, left to right.
+func EachTableSource(sel *ast.SelectStmt, fn func(ts *ast.TableSource)) {
 	if sel.From == nil || sel.From.TableRefs == nil {
 		return
 	}
@@ -75,9 +85,7 @@ func eachDerivedTable(sel *ast.SelectStmt, fn func(ts *ast.TableSource, inner *a
 				walk(x.Right)
 			}
 		case *ast.TableSource:
-			if inner, ok := x.Source.(*ast.SelectStmt); ok {
-				fn(x, inner)
-			}
+			fn(x)
 		}
 	}
 	walk(sel.From.TableRefs)

@@ -216,6 +216,25 @@ type SubqueriesFirst struct {
 	Subqueries []Subquery `json:"subqueries"`
 	// Statement is the statement's text, to parse again.
 	Statement string `json:"statement"`
+	// Materialize is set for a SELECT whose only table is one derived
+	// table that the router cannot merge across data nodes under the
+	// statement around it: Selects[0] is the derived table's query, and
+	// Statement is the SELECT with a temporary table in its place.
+	Materialize *MaterializedDerived `json:"materialize,omitempty"`
+}
+
+// MaterializedDerived is a derived table the proxy reads first, merged
+// across data nodes, into a temporary table of its own on one data
+// source, where the statement around it then runs, as MariaDB
+// materializes a derived table.
+type MaterializedDerived struct {
+	DataSource string `json:"dataSource"`
+	// Table is the temporary table's name in the statement.
+	Table string `json:"table"`
+	// Origins name, by the derived table's column (lower case), the
+	// table of a column that is MIN or MAX of a table's column, which
+	// MariaDB describes as of that table where the read describes none.
+	Origins map[string]string `json:"origins,omitempty"`
 }
 
 // RowLimit is the LIMIT of an UPDATE or DELETE over several data nodes.
