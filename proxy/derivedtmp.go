@@ -116,7 +116,7 @@ func (s *Session) derivedTempParts(sql string) (parts derivedTempText, ok bool) 
 		return parts, false
 	}
 	query, isQuery := src.Source.(*ast.SelectStmt)
-	if !isQuery || query.With != nil || query.LockInfo != nil || query.SelectIntoOpt != nil || !hasTable(query) || sessionBound(query) {
+	if !isQuery || query.With != nil || query.LockInfo != nil || query.SelectIntoOpt != nil || !hasTable(query) || s.sessionBound(query) {
 		return parts, false
 	}
 	parts.origins = minMaxOrigins(query)
@@ -127,7 +127,7 @@ func (s *Session) derivedTempParts(sql string) (parts derivedTempText, ok bool) 
 	}
 	parts.inner = b.String()
 	src.Source = &ast.TableName{Name: ast.NewCIStr(derivedTempTable)}
-	if len(tablesOf(sel)) != 1 || sessionBound(sel) {
+	if len(tablesOf(sel)) != 1 || s.sessionBound(sel) {
 		// Another table, or a subquery over one.
 		return parts, false
 	}
@@ -184,25 +184,28 @@ func minMaxOrigins(sel *ast.SelectStmt) map[string]string {
 	return origins
 }
 
-// sessionBound reports whether n reads what only the proxy knows of the
-// client's session (variables, DATABASE(), LAST_INSERT_ID(), ...),
-// which a data source's session would answer for itself.
-func sessionBound(n ast.Node) bool {
-	f := &sessionFinder{}
+// sessionBound reports whether n reads what the proxy answers for the
+// client's session (localValue: DATABASE(), CONNECTION_ID(), VERSION(),
+// @@warning_count, ...), or a variable, or sets LAST_INSERT_ID(expr):
+// run on a data source's connection, the data source's session would
+// answer for itself.
+func (s *Session) sessionBound(n ast.Node) bool {
+	f := &sessionFinder{s: s}
 	n.Accept(f)
 	return f.found
 }
 
-type sessionFinder struct{ found bool }
+type sessionFinder struct {
+	s     *Session
+	found bool
+}
 
 func (f *sessionFinder) Enter(n ast.Node) (ast.Node, bool) {
 	switch x := n.(type) {
 	case *ast.VariableExpr:
 		f.found = true
 	case *ast.FuncCallExpr:
-		switch x.FnName.L {
-		case "database", "schema", "last_insert_id", "found_rows", "row_count", "connection_id",
-			"user", "current_user", "session_user", "system_user", "current_role":
+		if _, local := f.s.localValue(x); local || x.FnName.L == "last_insert_id" {
 			f.found = true
 		}
 	}

@@ -177,6 +177,22 @@ func TestDerivedTempTable(t *testing.T) {
 	d.refused([]struct{ query, reason string }{
 		{"SELECT MAX(n) FROM (SELECT item_id, COUNT(*) n FROM t_order_item GROUP BY item_id) t", "more than 100000 rows or 4 MiB"},
 	})
+	// What the proxy answers for the session (VERSION(), DATABASE(),
+	// CONNECTION_ID()) is never a data source's answer: the statement
+	// answers the proxy's value, or is refused (1235).
+	for _, fn := range []string{"VERSION()", "DATABASE()", "CONNECTION_ID()"} {
+		var own string
+		if err := db.QueryRow("SELECT " + fn).Scan(&own); err != nil {
+			t.Fatal(err)
+		}
+		q := "SELECT " + fn + ", n FROM (SELECT user_id, COUNT(*) n FROM t_order GROUP BY user_id) t ORDER BY n DESC LIMIT 1"
+		var got string
+		var n int
+		err := db.QueryRow(q).Scan(&got, &n)
+		if (err == nil && got != own) || (err != nil && errCode(err) != 1235) {
+			t.Errorf("%s: %q, %v; want the proxy's %q or 1235", q, got, err, own)
+		}
+	}
 	// The statement goes on being answered.
 	d.same("SELECT * FROM (SELECT user_id, COUNT(*) n FROM t_order GROUP BY user_id) t ORDER BY n DESC, user_id LIMIT 3")
 }
